@@ -1,0 +1,5 @@
+import sys
+
+from chainlab.cli import main
+
+sys.exit(main())

@@ -1,0 +1,13 @@
+"""Placeholder until its issue lands."""
+
+from chainlab.errors import ChainlabError
+
+HELP = "(not implemented yet)"
+
+
+def add_arguments(parser):
+    parser.add_argument("args", nargs="*")
+
+
+def run(args):
+    raise ChainlabError("'report' is not implemented yet")

@@ -1,0 +1,145 @@
+-- chainlab result store, schema version 1 (chainlab/store/__init__.py: SCHEMA_VERSION).
+-- One DuckDB file per campaign run. Units: *_ns nanoseconds, *_us microseconds, bytes.
+-- Nothing here holds a path of the machine that made it.
+
+CREATE TABLE meta (
+    key   VARCHAR PRIMARY KEY,      -- 'schema_version', 'created_by'
+    value VARCHAR NOT NULL
+);
+
+-- One row per `chainlab run` invocation (a --resume adds a row; scenarios keep their run_id).
+CREATE TABLE runs (
+    run_id              VARCHAR PRIMARY KEY,  -- uuid4 hex
+    started_at          TIMESTAMP NOT NULL,   -- UTC
+    ended_at            TIMESTAMP,            -- NULL while running or if killed
+    status              VARCHAR NOT NULL,     -- running | completed | interrupted | failed
+    campaign_file_name  VARCHAR NOT NULL,     -- base name only, never a path
+    campaign_file_sha256 VARCHAR NOT NULL,
+    campaign_toml       VARCHAR NOT NULL,     -- the file's full text
+    chainlab_version    VARCHAR NOT NULL,
+    chainlab_commit     VARCHAR,              -- git commit (+ '-dirty'), NULL outside git
+    engine_info         JSON NOT NULL,        -- `chainlab-engine info` output
+    openssl_version     VARCHAR NOT NULL,     -- e.g. '3.5.5'
+    openssl_patch_sha   VARCHAR NOT NULL,     -- hash of the applied patch set
+    machine             JSON NOT NULL,        -- cpu_model, cores, memory_bytes, kernel, governor, os
+    options             JSON NOT NULL         -- command-line options of the run (seed, order, ...)
+);
+
+-- The deduplicated scenario space: one row per scenario_id, whatever campaigns share it.
+CREATE TABLE scenarios (
+    scenario_id     VARCHAR PRIMARY KEY,     -- e.g. x25519mlkem768__slh_root__ml_int__ml_leaf
+    kex             VARCHAR NOT NULL,        -- OpenSSL group name, e.g. X25519MLKEM768
+    kex_family      VARCHAR NOT NULL,        -- classical | hybrid | pure_pq
+    depth           INTEGER NOT NULL,        -- 1..4
+    root_alg        VARCHAR,                 -- NULL at depth 1
+    int1_alg        VARCHAR,                 -- first intermediate below the root (depth >= 3)
+    int2_alg        VARCHAR,                 -- second intermediate (depth 4)
+    leaf_alg        VARCHAR NOT NULL,
+    served_chain    VARCHAR NOT NULL,        -- leaf | leaf+intermediates | full
+    handshake_mode  VARCHAR NOT NULL,        -- full | resumed
+    cert_compression VARCHAR NOT NULL,       -- none | zlib | brotli | zstd
+    network         VARCHAR NOT NULL,        -- network profile name ('loopback')
+    params          JSON NOT NULL            -- everything above plus anything else, as declared
+);
+
+CREATE TABLE campaign_scenarios (
+    campaign    VARCHAR NOT NULL,            -- e.g. 'A'
+    scenario_id VARCHAR NOT NULL,
+    PRIMARY KEY (campaign, scenario_id)
+);
+
+-- One row per scenario executed (written in the same transaction as its samples).
+CREATE TABLE scenario_runs (
+    run_id          VARCHAR NOT NULL,
+    scenario_id     VARCHAR NOT NULL,
+    status          VARCHAR NOT NULL,        -- completed | failed
+    started_at      TIMESTAMP NOT NULL,
+    ended_at        TIMESTAMP NOT NULL,
+    n_measured      INTEGER NOT NULL,        -- non-warm-up handshakes attempted
+    n_ok            INTEGER NOT NULL,
+    n_failed        INTEGER NOT NULL,
+    n_warmup        INTEGER NOT NULL,
+    stop_reason     VARCHAR NOT NULL,        -- fixed_count | ci_target | max_count | time_cap | failed
+    ci_rel_halfwidth DOUBLE,                 -- achieved 95 % CI half-width / mean (total_ns)
+    failure_cause   VARCHAR,                 -- dominant error_category when status = failed
+    pki_sha256      VARCHAR NOT NULL,        -- hash over the served chain file
+    served_chain_der_bytes INTEGER NOT NULL, -- DER bytes of the certificates the server sends
+    served_chain_len INTEGER NOT NULL,
+    engine_seconds  DOUBLE NOT NULL,         -- wall time inside engine handshake loops
+    server_exit     VARCHAR,                 -- how the server process ended: 'sigterm', 'crashed: ...'
+    PRIMARY KEY (run_id, scenario_id)
+);
+
+-- Certificates of each scenario's hierarchy, as generated (position 0 = leaf).
+CREATE TABLE certificates (
+    scenario_id VARCHAR NOT NULL,
+    position    INTEGER NOT NULL,            -- 0 leaf, 1 first issuer above it, ...
+    role        VARCHAR NOT NULL,            -- leaf | int1 | int2 | root | self-signed
+    algorithm   VARCHAR NOT NULL,
+    der_bytes   INTEGER NOT NULL,
+    sha256      VARCHAR NOT NULL,
+    served      BOOLEAN NOT NULL,            -- sent under the scenario's served_chain policy
+    PRIMARY KEY (scenario_id, position)
+);
+
+-- One row per handshake: the client record paired with the server record of the same
+-- connection (conn_id = first 8 bytes of the ClientHello random). server_* are NULL when
+-- the server never saw the connection.
+CREATE TABLE samples (
+    run_id          VARCHAR NOT NULL,
+    scenario_id     VARCHAR NOT NULL,
+    seq             BIGINT NOT NULL,
+    warmup          BOOLEAN NOT NULL,
+    conn_id         VARCHAR,
+    start_unix_ns   HUGEINT NOT NULL,
+    outcome         VARCHAR NOT NULL,        -- ok | failed
+    error_category  VARCHAR,
+    error_detail    VARCHAR,
+    connect_ns      BIGINT,
+    handshake_ns    BIGINT,
+    total_ns        BIGINT,                  -- the latency: connect + TLS handshake
+    client_cpu_ns   BIGINT,
+    client_cpu_user_us BIGINT,
+    client_cpu_sys_us  BIGINT,
+    bytes_read      BIGINT,                  -- client side, to end of handshake
+    bytes_written   BIGINT,
+    conn_bytes_read BIGINT,                  -- client side, whole connection
+    conn_bytes_written BIGINT,
+    grp             VARCHAR,                 -- negotiated group
+    sigalg          VARCHAR,                 -- negotiated signature scheme
+    resumed         BOOLEAN,
+    verify          BOOLEAN NOT NULL,
+    chain_len       INTEGER,                 -- observed peer chain
+    chain_der_bytes BIGINT,
+    server_handshake_ns BIGINT,
+    server_cpu_ns   BIGINT,
+    server_cpu_user_us BIGINT,
+    server_cpu_sys_us  BIGINT,
+    server_bytes_read  BIGINT,
+    server_bytes_written BIGINT,
+    server_outcome  VARCHAR,
+    server_error_category VARCHAR,
+    PRIMARY KEY (run_id, scenario_id, seq)
+);
+
+-- The observed peer chain, once per scenario run (from the first successful handshake).
+CREATE TABLE observed_chain (
+    run_id      VARCHAR NOT NULL,
+    scenario_id VARCHAR NOT NULL,
+    position    INTEGER NOT NULL,            -- 0 = leaf, as sent
+    der_bytes   INTEGER NOT NULL,
+    subject     VARCHAR NOT NULL,
+    sig_alg     VARCHAR NOT NULL,
+    key_alg     VARCHAR NOT NULL,
+    PRIMARY KEY (run_id, scenario_id, position)
+);
+
+-- Network profiles as configured and as calibrated before use (emulated links only).
+CREATE TABLE network_profiles (
+    run_id      VARCHAR NOT NULL,
+    profile     VARCHAR NOT NULL,
+    configured  JSON NOT NULL,               -- delay, jitter, rate, loss, mtu, queue, initcwnd
+    measured    JSON,                        -- rtt_ms, rate_mbit, loss (NULL for loopback)
+    flagged     BOOLEAN NOT NULL,            -- measured RTT or rate off by > 5 %
+    PRIMARY KEY (run_id, profile)
+);

@@ -1,0 +1,192 @@
+//! Command-line interface of the engine. Parsing only: each subcommand's module validates
+//! the values (algorithm names, files, ports) and reports a one-line error naming the bad
+//! value and the allowed ones.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(name = "chainlab-engine", version, about = "chainlab's measuring engine")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Generate an X.509 hierarchy (depth 1-4) into a fixed file layout.
+    Pki(PkiArgs),
+    /// Run the TLS 1.3 server; one JSON record per accepted connection.
+    Serve(ServeArgs),
+    /// Run the measuring client; one JSON record per handshake.
+    Handshake(HandshakeArgs),
+    /// Print the engine's build facts (OpenSSL version, patch hash, algorithms) as JSON.
+    Info(InfoArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PkiArgs {
+    /// Algorithms from root to leaf, comma-separated; one per position, depth = count (1-4).
+    /// A single algorithm gives a self-signed leaf. See `info` for the accepted names.
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub chain: Vec<String>,
+    /// Output directory (created; existing hierarchy files in it are replaced).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Seed for deterministic keys, serials and signatures (any string).
+    #[arg(long, default_value = "chainlab")]
+    pub seed: String,
+    /// DNS names for the leaf's subjectAltName (127.0.0.1 and ::1 are always added).
+    #[arg(long, value_delimiter = ',', default_value = "localhost")]
+    pub dns: Vec<String>,
+}
+
+/// Which certificates the server sends in its Certificate message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+pub enum ChainPolicy {
+    /// The leaf only.
+    #[value(name = "leaf")]
+    #[serde(rename = "leaf")]
+    Leaf,
+    /// The leaf and every intermediate (what RFC 8446 asks of a server).
+    #[value(name = "leaf+intermediates")]
+    #[serde(rename = "leaf+intermediates")]
+    LeafIntermediates,
+    /// The leaf, every intermediate and the root.
+    #[value(name = "full")]
+    #[serde(rename = "full")]
+    Full,
+}
+
+impl ChainPolicy {
+    /// File name of this policy's chain file in a hierarchy directory.
+    pub fn file_name(self) -> &'static str {
+        match self {
+            ChainPolicy::Leaf => "chain-leaf.pem",
+            ChainPolicy::LeafIntermediates => "chain-leaf+intermediates.pem",
+            ChainPolicy::Full => "chain-full.pem",
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ChainPolicy::Leaf => "leaf",
+            ChainPolicy::LeafIntermediates => "leaf+intermediates",
+            ChainPolicy::Full => "full",
+        }
+    }
+}
+
+/// RFC 8879 certificate compression algorithm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Compression {
+    None,
+    Zlib,
+    Brotli,
+    Zstd,
+}
+
+/// Options shared by server and client: what the TLS 1.3 context offers.
+#[derive(Debug, Clone, Args)]
+pub struct TlsArgs {
+    /// Key-exchange groups in preference order, colon-separated OpenSSL names
+    /// (e.g. X25519MLKEM768, X25519, MLKEM768, P-256).
+    #[arg(long, default_value = "X25519MLKEM768")]
+    pub groups: String,
+    /// Signature schemes, colon-separated TLS names (e.g. mldsa65:slhdsa_shake_128f);
+    /// default: the library's list (which includes the SLH-DSA schemes of this build).
+    #[arg(long)]
+    pub sigalgs: Option<String>,
+    /// Certificate compression to offer (client) or use (server).
+    #[arg(long, value_enum, default_value = "none")]
+    pub cert_compression: Compression,
+    /// Largest Certificate message accepted, in bytes. OpenSSL's default (100 KiB) rejects
+    /// deep SLH-DSA chains with "excessive message size"; 1 MiB holds any depth-4 chain.
+    #[arg(long, default_value_t = 1 << 20)]
+    pub max_cert_list: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Hierarchy directory written by `pki`.
+    #[arg(long)]
+    pub pki: PathBuf,
+    /// Address to listen on; port 0 picks a free port (reported in the ready line).
+    #[arg(long, default_value = "127.0.0.1:0")]
+    pub listen: SocketAddr,
+    /// Certificates the server sends.
+    #[arg(long, value_enum, default_value = "leaf+intermediates")]
+    pub chain: ChainPolicy,
+    #[command(flatten)]
+    pub tls: TlsArgs,
+    /// Session tickets issued per full handshake (0 disables resumption).
+    #[arg(long, default_value_t = 0)]
+    pub tickets: u32,
+    /// Where records go ("-" for standard output). The ready line always goes to stdout.
+    #[arg(long, default_value = "-")]
+    pub records: String,
+    /// Connections handled concurrently (1 = one at a time, as the paper's s_server).
+    #[arg(long, default_value_t = 1)]
+    pub workers: usize,
+    /// Give up on a connection whose peer stalls for this long (ms).
+    #[arg(long, default_value_t = 10_000)]
+    pub io_timeout_ms: u64,
+    /// Stop after this many connections (default: run until SIGTERM/SIGINT).
+    #[arg(long)]
+    pub max_connections: Option<u64>,
+    /// Turn off per-connection instrumentation (CPU clocks, byte counting, records): for
+    /// measuring the instrumentation's own overhead only.
+    #[arg(long)]
+    pub no_instrument: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HandshakeArgs {
+    /// Server address.
+    #[arg(long)]
+    pub connect: SocketAddr,
+    /// Trust anchor (the hierarchy's root, `ca.pem` in a `pki` directory).
+    #[arg(long)]
+    pub ca: Option<PathBuf>,
+    /// Extra untrusted certificates for path building (intermediates the server does not send).
+    #[arg(long)]
+    pub untrusted: Option<PathBuf>,
+    /// Skip chain verification (recorded in every record).
+    #[arg(long)]
+    pub no_verify: bool,
+    /// Name sent in SNI and checked against the leaf's subjectAltName.
+    #[arg(long, default_value = "localhost")]
+    pub servername: String,
+    #[command(flatten)]
+    pub tls: TlsArgs,
+    /// Number of measured handshakes.
+    #[arg(long, conflicts_with = "duration_ms")]
+    pub count: Option<u64>,
+    /// Run measured handshakes for this long (ms) instead of a count.
+    #[arg(long)]
+    pub duration_ms: Option<u64>,
+    /// Warm-up handshakes before the measured ones (recorded with "warmup": true).
+    #[arg(long, default_value_t = 0)]
+    pub warmup: u64,
+    /// Resume sessions: every handshake after the first full one offers the last ticket.
+    #[arg(long)]
+    pub resume: bool,
+    /// Connect and handshake timeout (ms); a server that stalls longer is recorded as hung.
+    #[arg(long, default_value_t = 10_000)]
+    pub timeout_ms: u64,
+    /// Where records go ("-" for standard output).
+    #[arg(long, default_value = "-")]
+    pub records: String,
+    /// First sequence number (so a resumed campaign continues numbering).
+    #[arg(long, default_value_t = 0)]
+    pub seq_start: u64,
+    /// Turn off instrumentation (CPU clocks, byte counting, chain capture): latency only.
+    #[arg(long)]
+    pub no_instrument: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct InfoArgs {}

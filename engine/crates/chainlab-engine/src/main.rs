@@ -1,0 +1,29 @@
+//! chainlab-engine: the measuring half of chainlab.
+//!
+//! One binary, four subcommands, in workflow order: `pki` builds hierarchies, `serve` runs the
+//! TLS 1.3 server, `handshake` runs the measuring client, `info` describes the build. Every
+//! subcommand writes raw records (JSON Lines, see `record`); nothing here summarizes.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use chainlab_engine::cli::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Pki(args) => chainlab_engine::pki::run(&args),
+        Command::Serve(args) => chainlab_engine::tls::server::run(&args),
+        Command::Handshake(args) => chainlab_engine::tls::client::run(&args),
+        Command::Info(args) => chainlab_engine::info::run(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            // One line, naming the bad value and what is allowed (see cli::UsageError).
+            eprintln!("chainlab-engine: error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}

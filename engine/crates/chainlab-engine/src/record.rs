@@ -1,0 +1,148 @@
+//! The engine's output: one JSON object per line. `docs/engine-records.md` documents every
+//! field and its unit; bump `SCHEMA` on any incompatible change (the Python store checks it).
+//!
+//! Units: durations in nanoseconds (`*_ns`) from `CLOCK_MONOTONIC`; CPU in nanoseconds from
+//! `CLOCK_THREAD_CPUTIME_ID` (`cpu_ns`) and microseconds from `getrusage(RUSAGE_THREAD)`
+//! (`cpu_user_us`, `cpu_sys_us`); bytes as counted at the socket (TLS records, not TCP/IP
+//! headers).
+
+use std::io::Write;
+
+use serde::Serialize;
+
+/// Schema identifier carried by every record.
+pub const SCHEMA: &str = "chainlab.engine.record/1";
+
+/// Why a handshake did not complete. Stable names: the store and reports key on them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCategory {
+    /// TCP connect refused (nothing listening, or the server died).
+    ConnectRefused,
+    /// TCP connect did not finish within the timeout.
+    ConnectTimeout,
+    /// The peer stopped answering mid-handshake (a hung server or client).
+    HandshakeTimeout,
+    /// The peer closed or reset the connection mid-handshake (e.g. a killed server).
+    PeerClosed,
+    /// Certificate chain verification failed (wrong root, bad name, expired, ...).
+    VerifyFailed,
+    /// No key-exchange group in common.
+    NoSharedGroup,
+    /// No signature scheme in common, or the certificate's type is not usable.
+    NoSharedSigalg,
+    /// The peer sent a fatal alert not covered above (alert name in `error_detail`).
+    TlsAlert,
+    /// A TLS protocol error on our side not covered above.
+    TlsError,
+    /// Any other socket error.
+    IoError,
+}
+
+/// Certificate as observed by the client in the peer chain.
+#[derive(Debug, Clone, Serialize)]
+pub struct ObservedCert {
+    pub der_bytes: usize,
+    pub subject: String,
+    /// Signature algorithm of this certificate (the issuer's key type), e.g. "ML-DSA-65".
+    pub sig_alg: String,
+    /// Public key algorithm of this certificate, e.g. "SLH-DSA-SHAKE-128f".
+    pub key_alg: String,
+}
+
+/// One client-side handshake.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClientRecord {
+    pub schema: &'static str,
+    pub side: &'static str, // "client"
+    pub seq: u64,
+    pub warmup: bool,
+    /// First 8 bytes of the ClientHello random, hex; the server records the same value.
+    pub conn_id: Option<String>,
+    pub local_port: Option<u16>,
+    /// Wall-clock start (Unix ns) for ordering and drift analysis only; never for durations.
+    pub start_unix_ns: u128,
+    pub connect_ns: Option<u64>,
+    pub handshake_ns: Option<u64>,
+    /// connect_ns + handshake_ns: the latency a user waits for.
+    pub total_ns: Option<u64>,
+    pub cpu_ns: Option<u64>,
+    pub cpu_user_us: Option<u64>,
+    pub cpu_sys_us: Option<u64>,
+    /// Bytes at the socket up to the end of the handshake (client Finished sent).
+    pub bytes_read: Option<u64>,
+    pub bytes_written: Option<u64>,
+    /// Bytes over the whole connection, through close_notify in both directions.
+    pub conn_bytes_read: Option<u64>,
+    pub conn_bytes_written: Option<u64>,
+    pub group: Option<String>,
+    pub sigalg: Option<String>,
+    pub resumed: Option<bool>,
+    pub verify: bool,
+    pub peer_chain: Option<Vec<ObservedCert>>,
+    pub outcome: Outcome,
+    pub error_category: Option<ErrorCategory>,
+    pub error_detail: Option<String>,
+}
+
+/// One server-side connection.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServerRecord {
+    pub schema: &'static str,
+    pub side: &'static str, // "server"
+    pub seq: u64,
+    pub conn_id: Option<String>,
+    pub peer_port: Option<u16>,
+    pub accept_unix_ns: u128,
+    /// Wall time from accept() returning to SSL_accept() returning.
+    pub handshake_ns: Option<u64>,
+    /// Handling thread's CPU over the same span.
+    pub cpu_ns: Option<u64>,
+    pub cpu_user_us: Option<u64>,
+    pub cpu_sys_us: Option<u64>,
+    /// Bytes at the socket up to the end of SSL_accept (includes NewSessionTicket if any).
+    pub bytes_read: Option<u64>,
+    pub bytes_written: Option<u64>,
+    pub conn_bytes_read: Option<u64>,
+    pub conn_bytes_written: Option<u64>,
+    pub group: Option<String>,
+    pub sigalg: Option<String>,
+    pub resumed: Option<bool>,
+    pub outcome: Outcome,
+    pub error_category: Option<ErrorCategory>,
+    pub error_detail: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Ok,
+    Failed,
+}
+
+/// Line-oriented writer: one record, one line, flushed, so a crash loses at most the record
+/// being written and a reader can follow the file live.
+pub struct RecordWriter {
+    out: Box<dyn Write + Send>,
+}
+
+impl RecordWriter {
+    /// "-" is standard output; anything else is a file, created or truncated.
+    pub fn open(target: &str) -> anyhow::Result<Self> {
+        let out: Box<dyn Write + Send> = if target == "-" {
+            Box::new(std::io::stdout())
+        } else {
+            let file = std::fs::File::create(target)
+                .map_err(|e| anyhow::anyhow!("cannot create records file {target:?}: {e}"))?;
+            Box::new(std::io::BufWriter::new(file))
+        };
+        Ok(Self { out })
+    }
+
+    pub fn write<T: Serialize>(&mut self, record: &T) -> anyhow::Result<()> {
+        serde_json::to_writer(&mut self.out, record)?;
+        self.out.write_all(b"\n")?;
+        self.out.flush()?;
+        Ok(())
+    }
+}

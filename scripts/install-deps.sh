@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the Debian packages chainlab needs, only those missing. Idempotent.
+#   build: perl/make/gcc for OpenSSL; zlib, brotli, zstd headers for certificate compression
+#   run:   iproute2 for network namespaces; chromium for the report's rendering test
+set -euo pipefail
+pkgs=(build-essential perl pkg-config zlib1g-dev libbrotli-dev libzstd-dev iproute2 chromium)
+missing=()
+for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+    echo "chainlab needs these Debian packages: ${missing[*]}" >&2
+    echo "install them with: sudo apt-get install -y ${missing[*]}" >&2
+    exit 1
+fi
+echo "installing Debian packages: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
