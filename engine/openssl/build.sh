@@ -15,8 +15,11 @@ engine=$(dirname "$here")
 version=${OPENSSL_SRC_VERSION:-300.5.5+3.5.5}
 upstream=${version#*+}                  # 3.5.5
 series=$(echo "$upstream" | cut -d. -f1,2) # 3.5
-patchdir="$here/patches"
-[ -d "$here/patches/$series" ] && patchdir="$here/patches/$series"
+patchdir="$here/patches/$series"   # one folder of patches per OpenSSL series
+if ! ls "$patchdir"/*.patch >/dev/null 2>&1; then
+    echo "openssl: no patches for OpenSSL $series in $patchdir (have: $(ls "$here/patches" | tr '\n' ' '))" >&2
+    exit 1
+fi
 
 cache=${CHAINLAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/chainlab}
 patch_hash=$(cat "$patchdir"/*.patch | sha256sum | cut -c1-16)
