@@ -6,6 +6,7 @@
 #   OPENSSL_SRC_VERSION   openssl-src crate version (default: the 3.5 LTS pin below;
 #                         400.0.2+4.0.3 builds OpenSSL 4.0 with the patches under patches/4.0)
 #   CHAINLAB_CACHE        cache root (default: $XDG_CACHE_HOME/chainlab or ~/.cache/chainlab)
+#   OPENSSL_LINK          the symlink to point at the build (default: engine/.openssl)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,7 +27,7 @@ patch_hash=$(cat "$patchdir"/*.patch | sha256sum | cut -c1-16)
 prefix="$cache/openssl/$upstream-$patch_hash"
 
 link_build() {
-    ln -sfn "$prefix" "$engine/.openssl"
+    ln -sfn "$prefix" "${OPENSSL_LINK:-$engine/.openssl}"
     echo "openssl: $upstream (patches $patch_hash) at $prefix"
 }
 

@@ -8,7 +8,9 @@ fn main() {
     for lib in ["z", "brotlienc", "brotlidec", "brotlicommon", "zstd"] {
         println!("cargo:rustc-link-lib=dylib={lib}");
     }
-    let dir = PathBuf::from(std::env::var("OPENSSL_DIR").expect("OPENSSL_DIR is set by engine/.cargo/config.toml"));
+    let dir = PathBuf::from(
+        std::env::var("OPENSSL_DIR").expect("OPENSSL_DIR is set by engine/.cargo/config.toml"),
+    );
     let facts = dir.join("chainlab-openssl.json");
     println!("cargo:rerun-if-changed={}", facts.display());
     println!("cargo:rerun-if-env-changed=OPENSSL_DIR");

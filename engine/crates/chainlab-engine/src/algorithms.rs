@@ -41,18 +41,78 @@ pub const ALGORITHMS: &[Algorithm] = &[
     alg("ML-DSA-44", Family::MlDsa, "mldsa44", true),
     alg("ML-DSA-65", Family::MlDsa, "mldsa65", true),
     alg("ML-DSA-87", Family::MlDsa, "mldsa87", true),
-    alg("SLH-DSA-SHA2-128s", Family::SlhDsa, "slhdsa_sha2_128s", true),
-    alg("SLH-DSA-SHA2-128f", Family::SlhDsa, "slhdsa_sha2_128f", true),
-    alg("SLH-DSA-SHA2-192s", Family::SlhDsa, "slhdsa_sha2_192s", true),
-    alg("SLH-DSA-SHA2-192f", Family::SlhDsa, "slhdsa_sha2_192f", true),
-    alg("SLH-DSA-SHA2-256s", Family::SlhDsa, "slhdsa_sha2_256s", true),
-    alg("SLH-DSA-SHA2-256f", Family::SlhDsa, "slhdsa_sha2_256f", true),
-    alg("SLH-DSA-SHAKE-128s", Family::SlhDsa, "slhdsa_shake_128s", true),
-    alg("SLH-DSA-SHAKE-128f", Family::SlhDsa, "slhdsa_shake_128f", true),
-    alg("SLH-DSA-SHAKE-192s", Family::SlhDsa, "slhdsa_shake_192s", true),
-    alg("SLH-DSA-SHAKE-192f", Family::SlhDsa, "slhdsa_shake_192f", true),
-    alg("SLH-DSA-SHAKE-256s", Family::SlhDsa, "slhdsa_shake_256s", true),
-    alg("SLH-DSA-SHAKE-256f", Family::SlhDsa, "slhdsa_shake_256f", true),
+    alg(
+        "SLH-DSA-SHA2-128s",
+        Family::SlhDsa,
+        "slhdsa_sha2_128s",
+        true,
+    ),
+    alg(
+        "SLH-DSA-SHA2-128f",
+        Family::SlhDsa,
+        "slhdsa_sha2_128f",
+        true,
+    ),
+    alg(
+        "SLH-DSA-SHA2-192s",
+        Family::SlhDsa,
+        "slhdsa_sha2_192s",
+        true,
+    ),
+    alg(
+        "SLH-DSA-SHA2-192f",
+        Family::SlhDsa,
+        "slhdsa_sha2_192f",
+        true,
+    ),
+    alg(
+        "SLH-DSA-SHA2-256s",
+        Family::SlhDsa,
+        "slhdsa_sha2_256s",
+        true,
+    ),
+    alg(
+        "SLH-DSA-SHA2-256f",
+        Family::SlhDsa,
+        "slhdsa_sha2_256f",
+        true,
+    ),
+    alg(
+        "SLH-DSA-SHAKE-128s",
+        Family::SlhDsa,
+        "slhdsa_shake_128s",
+        true,
+    ),
+    alg(
+        "SLH-DSA-SHAKE-128f",
+        Family::SlhDsa,
+        "slhdsa_shake_128f",
+        true,
+    ),
+    alg(
+        "SLH-DSA-SHAKE-192s",
+        Family::SlhDsa,
+        "slhdsa_shake_192s",
+        true,
+    ),
+    alg(
+        "SLH-DSA-SHAKE-192f",
+        Family::SlhDsa,
+        "slhdsa_shake_192f",
+        true,
+    ),
+    alg(
+        "SLH-DSA-SHAKE-256s",
+        Family::SlhDsa,
+        "slhdsa_shake_256s",
+        true,
+    ),
+    alg(
+        "SLH-DSA-SHAKE-256f",
+        Family::SlhDsa,
+        "slhdsa_shake_256f",
+        true,
+    ),
     alg("ECDSA-P256", Family::Ecdsa, "ecdsa_secp256r1_sha256", true),
     alg("ECDSA-P384", Family::Ecdsa, "ecdsa_secp384r1_sha384", true),
     alg("Ed25519", Family::EdDsa, "ed25519", true),
@@ -85,6 +145,9 @@ mod tests {
     fn lookup_is_case_insensitive_and_errors_list_names() {
         assert_eq!(lookup("ml-dsa-65").unwrap().name, "ML-DSA-65");
         let err = lookup("ML-DSA-66").unwrap_err().to_string();
-        assert!(err.contains("\"ML-DSA-66\"") && err.contains("SLH-DSA-SHAKE-256f"), "{err}");
+        assert!(
+            err.contains("\"ML-DSA-66\"") && err.contains("SLH-DSA-SHAKE-256f"),
+            "{err}"
+        );
     }
 }

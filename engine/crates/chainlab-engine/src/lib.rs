@@ -8,6 +8,7 @@ pub mod algorithms;
 pub mod cli;
 pub mod cpu;
 pub mod info;
+pub mod ossl;
 pub mod pki;
 pub mod record;
 pub mod tls;
