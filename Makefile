@@ -7,10 +7,12 @@
 
 SHELL := /bin/bash
 PY := .venv/bin/python
-CARGO := cargo
+CARGO := cd engine && cargo
 ENGINE := engine/target/release/chainlab-engine
 CAMPAIGN ?= campaigns/signature-placement.toml
 STORE ?= results/$(basename $(notdir $(CAMPAIGN))).duckdb
+# OpenSSL source: the openssl-src crate version (3.5 LTS by default; 400.0.2+4.0.3 for 4.0).
+export OPENSSL_SRC_VERSION
 
 .PHONY: run test setup deps openssl engine python lint bench clean
 
@@ -19,7 +21,7 @@ run: setup
 	$(PY) -m chainlab report $(STORE)
 
 test: setup lint
-	cd engine && $(CARGO) test --release --workspace -- --test-threads=1
+	$(CARGO) test --release --workspace -- --test-threads=1
 	$(PY) -m pytest -q
 
 setup: deps openssl engine python
@@ -30,8 +32,15 @@ deps:
 openssl: deps
 	@engine/openssl/build.sh
 
+# engine/.cargo/config.toml points cargo at engine/.openssl; when that link moves to another
+# OpenSSL build (OPENSSL_SRC_VERSION=400.0.2+4.0.3 for 4.0), forget what was linked to the old.
 engine: openssl
-	cd engine && $(CARGO) build --release --workspace
+	@now=$$(readlink -f engine/.openssl); was=$$(cat engine/target/.openssl-linked 2>/dev/null); \
+	if [ -n "$$was" ] && [ "$$was" != "$$now" ]; then \
+		echo "OpenSSL changed ($$was -> $$now): relinking the engine"; \
+		(cd engine && cargo clean --release -p openssl-sys -p openssl -p chainlab-engine); \
+	fi; mkdir -p engine/target && echo "$$now" > engine/target/.openssl-linked
+	$(CARGO) build --release --workspace
 
 python: .venv/.installed
 
@@ -42,13 +51,13 @@ python: .venv/.installed
 	touch $@
 
 lint: python engine
-	cd engine && $(CARGO) fmt --all -- --check
-	cd engine && $(CARGO) clippy --release --workspace --all-targets -- -D warnings
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
 	.venv/bin/ruff check chainlab tests
 	.venv/bin/ruff format --check chainlab tests
 
 bench: setup
-	$(PY) -m chainlab.bench engine
+	$(PY) -m chainlab bench engine
 
 clean:
 	rm -rf engine/target .venv results
