@@ -1,13 +1,58 @@
-"""Placeholder until its issue lands."""
+"""Run a campaign file into a result store.
 
-from chainlab.errors import ChainlabError
+Per scenario: the hierarchy (generated once, then cached), an engine server and measuring
+client batches as separate processes, warm-up handshakes recorded as warm-up, then fixed or
+adaptive sampling. Each scenario is committed to the store in one transaction when it ends;
+Ctrl-C loses at most the scenario in flight and `--resume` continues where a run stopped.
+"""
 
-HELP = "(not implemented yet)"
+from pathlib import Path
+
+from chainlab.campaign import load
+
+HELP = "run a campaign file into a result store (DuckDB)"
 
 
 def add_arguments(parser):
-    parser.add_argument("args", nargs="*")
+    parser.add_argument("file", help="campaign file (TOML)")
+    parser.add_argument(
+        "--store",
+        type=Path,
+        help="result store to write (default: results/<file stem>.duckdb)",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue an existing store, skipping scenarios it holds as completed",
+    )
+    parser.add_argument(
+        "--campaign",
+        action="append",
+        metavar="NAME",
+        help="only these campaigns of the file (repeatable; default: all)",
+    )
+    parser.add_argument("--seed", type=int, help="PKI and order seed (default: the file's)")
+    parser.add_argument(
+        "--order",
+        choices=["random", "interleaved", "declared"],
+        help="scenario order (default: the file's campaign.order)",
+    )
 
 
-def run(args):
-    raise ChainlabError("'run' is not implemented yet")
+def run(args) -> int:
+    campaign = load(args.file)  # validation first: a bad file stops here, nothing written
+    from chainlab.runner.campaign import RunOptions
+    from chainlab.runner.campaign import run as run_campaign
+
+    store = args.store or Path("results") / f"{Path(args.file).stem}.duckdb"
+    summary = run_campaign(
+        campaign,
+        RunOptions(
+            store=store,
+            resume=args.resume,
+            campaigns=args.campaign,
+            seed=args.seed,
+            order=args.order,
+        ),
+    )
+    return 0 if not summary.interrupted else 130

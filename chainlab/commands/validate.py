@@ -1,13 +1,67 @@
-"""Placeholder until its issue lands."""
+"""Check a campaign file and list the scenarios it expands to, with an estimated run time.
 
-from chainlab.errors import ChainlabError
+Nothing runs and nothing is written. Every problem is printed on its own line with the file,
+the key path, the bad value and what is allowed; the exit status is then 2.
+"""
 
-HELP = "(not implemented yet)"
+from chainlab.campaign import estimate, load
+
+HELP = "check a campaign file; list its scenarios and estimated run time"
 
 
 def add_arguments(parser):
-    parser.add_argument("args", nargs="*")
+    parser.add_argument("file", help="campaign file (TOML)")
+    parser.add_argument(
+        "--campaign",
+        action="append",
+        metavar="NAME",
+        help="only these campaigns of the file (repeatable; default: all)",
+    )
 
 
-def run(args):
-    raise ChainlabError("'validate' is not implemented yet")
+def run(args) -> int:
+    c = load(args.file)
+    selected = c.select(args.campaign)
+    names = args.campaign or list(c.campaigns)
+    member = {}
+    for camp, sid in c.memberships(names):
+        member.setdefault(sid, []).append(camp)
+    print(
+        f"{c.path.name}: campaign {c.name!r}, {len(selected)} scenarios "
+        f"(campaigns: {', '.join(f'{n} ({len(c.campaigns[n])})' for n in names)}), "
+        f"order {c.order}, seed {c.seed}"
+    )
+    if c.baseline:
+        print(f"baseline: {c.baseline}")
+    width = max(len(s.scenario_id) for s in selected)
+    print(
+        f"{'scenario':<{width}}  {'campaigns':<9}  {'sampling':<28}  {'est. handshakes':>17}"
+        f"  {'est. time':>9}"
+    )
+    lo = exp = hi = 0.0
+    for s in selected:
+        e = estimate.scenario(s)
+        p = s.sampling
+        if p.mode == "fixed":
+            samp = f"fixed {p.count}"
+            counts = f"{e.handshakes_expected}"
+        else:
+            cap = f", cap {p.time_cap_s:g}s" if p.time_cap_s else ""
+            samp = f"adaptive {100 * p.target_rel_halfwidth:g}% {p.min}-{p.max}{cap}"
+            counts = f"~{e.handshakes_expected} ({e.handshakes_low}-{e.handshakes_high})"
+        lo, exp, hi = lo + e.seconds_low, exp + e.seconds_expected, hi + e.seconds_high
+        print(
+            f"{s.scenario_id:<{width}}  {','.join(member[s.scenario_id]):<9}  {samp:<28}  "
+            f"{counts:>17}  {estimate.fmt_duration(e.seconds_expected):>9}"
+        )
+    shared = [sid for sid, cs in member.items() if len(cs) > 1]
+    if shared:
+        print(f"{len(shared)} scenarios are shared by several campaigns and run once")
+    print(
+        f"estimated run time: {estimate.fmt_duration(exp)} "
+        f"(range {estimate.fmt_duration(lo)} to {estimate.fmt_duration(hi)}; cost model in "
+        "docs/campaigns.md; hierarchies not yet cached add their signing time)"
+    )
+    for n in c.notes:
+        print(f"note: {n}")
+    return 0

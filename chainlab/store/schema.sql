@@ -67,6 +67,11 @@ CREATE TABLE scenario_runs (
     served_chain_len INTEGER NOT NULL,
     engine_seconds  DOUBLE NOT NULL,         -- wall time inside engine handshake loops
     server_exit     VARCHAR,                 -- how the server process ended: 'sigterm', 'crashed: ...'
+    -- added by the runner (campaign issue); readers may ignore them:
+    sampling        JSON,                    -- the scenario's resolved sampling policy
+    batches         INTEGER,                 -- client processes run (each a batch of handshakes)
+    wall_seconds    DOUBLE,                  -- the scenario's wall time (PKI, processes, sampling)
+    failure_detail  VARCHAR,                 -- a human-readable account when status = failed
     PRIMARY KEY (run_id, scenario_id)
 );
 

@@ -1,0 +1,85 @@
+"""Names a campaign file may use: signature algorithms and key-exchange groups.
+
+The signature algorithms are the engine's table (`chainlab-engine info`, from
+`engine/crates/chainlab-engine/src/algorithms.rs`). Validation must work without a built
+engine (a fresh checkout, CI before the engine step), so a copy is kept here;
+`tests/campaign/test_algorithms.py` fails when the copy and the engine's table differ.
+"""
+
+from __future__ import annotations
+
+import re
+
+# (canonical name, family, TLS 1.3 signature scheme) - same order as the engine's table.
+SIGNATURE_ALGORITHMS: tuple[tuple[str, str, str], ...] = (
+    ("ML-DSA-44", "ml-dsa", "mldsa44"),
+    ("ML-DSA-65", "ml-dsa", "mldsa65"),
+    ("ML-DSA-87", "ml-dsa", "mldsa87"),
+    ("SLH-DSA-SHA2-128s", "slh-dsa", "slhdsa_sha2_128s"),
+    ("SLH-DSA-SHA2-128f", "slh-dsa", "slhdsa_sha2_128f"),
+    ("SLH-DSA-SHA2-192s", "slh-dsa", "slhdsa_sha2_192s"),
+    ("SLH-DSA-SHA2-192f", "slh-dsa", "slhdsa_sha2_192f"),
+    ("SLH-DSA-SHA2-256s", "slh-dsa", "slhdsa_sha2_256s"),
+    ("SLH-DSA-SHA2-256f", "slh-dsa", "slhdsa_sha2_256f"),
+    ("SLH-DSA-SHAKE-128s", "slh-dsa", "slhdsa_shake_128s"),
+    ("SLH-DSA-SHAKE-128f", "slh-dsa", "slhdsa_shake_128f"),
+    ("SLH-DSA-SHAKE-192s", "slh-dsa", "slhdsa_shake_192s"),
+    ("SLH-DSA-SHAKE-192f", "slh-dsa", "slhdsa_shake_192f"),
+    ("SLH-DSA-SHAKE-256s", "slh-dsa", "slhdsa_shake_256s"),
+    ("SLH-DSA-SHAKE-256f", "slh-dsa", "slhdsa_shake_256f"),
+    ("ECDSA-P256", "ecdsa", "ecdsa_secp256r1_sha256"),
+    ("ECDSA-P384", "ecdsa", "ecdsa_secp384r1_sha384"),
+    ("Ed25519", "ed-dsa", "ed25519"),
+    ("RSA-2048", "rsa", "rsa_pss_rsae_sha256"),
+    ("RSA-3072", "rsa", "rsa_pss_rsae_sha256"),
+)
+
+ALGORITHM_NAMES: tuple[str, ...] = tuple(a[0] for a in SIGNATURE_ALGORITHMS)
+ALGORITHM_FAMILY: dict[str, str] = {a[0]: a[1] for a in SIGNATURE_ALGORITHMS}
+
+# TLS 1.3 key-exchange groups (OpenSSL 3.5 names) and the family the analysis groups them by:
+# classical (ECDHE / FFDHE), hybrid (ECDHE + ML-KEM), pure_pq (ML-KEM alone).
+GROUPS: dict[str, str] = {
+    "X25519": "classical",
+    "X448": "classical",
+    "P-256": "classical",
+    "P-384": "classical",
+    "P-521": "classical",
+    "ffdhe2048": "classical",
+    "ffdhe3072": "classical",
+    "ffdhe4096": "classical",
+    "ffdhe6144": "classical",
+    "ffdhe8192": "classical",
+    "X25519MLKEM768": "hybrid",
+    "SecP256r1MLKEM768": "hybrid",
+    "SecP384r1MLKEM1024": "hybrid",
+    "MLKEM512": "pure_pq",
+    "MLKEM768": "pure_pq",
+    "MLKEM1024": "pure_pq",
+}
+
+SERVED_CHAINS = ("leaf", "leaf+intermediates", "full")
+HANDSHAKE_MODES = ("full", "resumed")
+CERT_COMPRESSIONS = ("none", "zlib", "brotli", "zstd")
+
+
+def canonical_algorithm(name: str, allowed: tuple[str, ...] = ALGORITHM_NAMES) -> str | None:
+    """The canonical spelling of a signature algorithm (case-insensitive), or None."""
+    for a in allowed:
+        if a.lower() == name.strip().lower():
+            return a
+    return None
+
+
+def canonical_group(name: str) -> str | None:
+    """The canonical spelling of a key-exchange group (case-insensitive), or None."""
+    for g in GROUPS:
+        if g.lower() == name.strip().lower():
+            return g
+    return None
+
+
+def token(name: str) -> str:
+    """Id token of an algorithm or group name: lower case, letters and digits only
+    (ML-DSA-65 -> mldsa65, X25519MLKEM768 -> x25519mlkem768, P-256 -> p256)."""
+    return re.sub(r"[^a-z0-9]", "", name.lower())

@@ -1,0 +1,160 @@
+"""What a validated campaign file becomes: scenarios, their sampling policies, campaigns."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from chainlab.campaign.algorithms import GROUPS
+
+# Axis values that are not written into a scenario id (the id names only what differs).
+DEFAULT_SERVED_CHAIN = "leaf+intermediates"
+DEFAULT_HANDSHAKE_MODE = "full"
+DEFAULT_CERT_COMPRESSION = "none"
+LOOPBACK = "loopback"
+
+# Roles of the positions of a hierarchy of each depth, root first (the store's column names).
+ROLES = {
+    1: ("self",),
+    2: ("root", "leaf"),
+    3: ("root", "int", "leaf"),
+    4: ("root", "int1", "int2", "leaf"),
+}
+
+
+@dataclass(frozen=True)
+class SamplingPolicy:
+    """How many handshakes a scenario gets. See docs/sampling.md for the adaptive rule."""
+
+    mode: str  # "fixed" | "adaptive"
+    count: int  # fixed mode: measured handshakes
+    target_rel_halfwidth: float  # adaptive: stop when CI half-width / mean <= this
+    confidence: float  # level of that interval
+    min: int  # adaptive: never stop on the CI before this many successful handshakes
+    max: int  # adaptive: never measure more than this many handshakes
+    time_cap_s: float | None  # stop a scenario's sampling after this long (None: no cap)
+    warmup: int  # warm-up handshakes before the first batch (recorded, not analysed)
+    batch_warmup: int  # warm-up handshakes at the start of each later batch (new client)
+    timeout_ms: int  # connect + handshake timeout handed to the engine client
+    max_failed_fraction: float  # more failed handshakes than this marks the scenario failed
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class NetworkProfile:
+    """An emulated link, as declared in `[network.<name>]` (None = not set, link default)."""
+
+    name: str
+    delay_ms: float = 0.0
+    jitter_ms: float = 0.0
+    rate_mbit: float | None = None
+    loss: float = 0.0
+    mtu: int = 1500
+    queue_packets: int | None = None
+    initcwnd: int | None = None
+    backend: str = "tun"
+    seed: int = 1  # the link's random seed (jitter, loss), so a profile replays identically
+    description: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One point of the matrix: everything that defines a measured configuration."""
+
+    scenario_id: str
+    kex: str
+    hierarchy: tuple[str, ...]  # canonical algorithm names, root first, leaf last
+    served_chain: str
+    handshake_mode: str
+    cert_compression: str
+    network: str
+    sampling: SamplingPolicy = field(compare=False)
+
+    @property
+    def depth(self) -> int:
+        return len(self.hierarchy)
+
+    @property
+    def kex_family(self) -> str:
+        return GROUPS[self.kex]
+
+    @property
+    def leaf_alg(self) -> str:
+        return self.hierarchy[-1]
+
+    @property
+    def root_alg(self) -> str | None:
+        return self.hierarchy[0] if self.depth >= 2 else None
+
+    @property
+    def int1_alg(self) -> str | None:
+        return self.hierarchy[1] if self.depth >= 3 else None
+
+    @property
+    def int2_alg(self) -> str | None:
+        return self.hierarchy[2] if self.depth >= 4 else None
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        return ROLES[self.depth]
+
+    def params(self) -> dict:
+        """The scenario's defining parameters (stored as `scenarios.params`)."""
+        return {
+            "scenario_id": self.scenario_id,
+            "kex": self.kex,
+            "kex_family": self.kex_family,
+            "depth": self.depth,
+            "hierarchy": list(self.hierarchy),
+            "root_alg": self.root_alg,
+            "int1_alg": self.int1_alg,
+            "int2_alg": self.int2_alg,
+            "leaf_alg": self.leaf_alg,
+            "served_chain": self.served_chain,
+            "handshake_mode": self.handshake_mode,
+            "cert_compression": self.cert_compression,
+            "network": self.network,
+        }
+
+
+@dataclass
+class Campaign:
+    """A validated, expanded campaign file."""
+
+    path: Path
+    text: str
+    sha256: str
+    name: str
+    description: str
+    seed: int
+    order: str
+    baseline: str | None
+    aliases: dict[str, str]
+    networks: dict[str, NetworkProfile]
+    scenarios: dict[str, Scenario]  # every scenario of every campaign, in declaration order
+    campaigns: dict[str, list[str]]  # campaign name -> scenario ids, declaration order
+    analysis: dict
+    notes: list[str] = field(default_factory=list)  # non-fatal remarks for `validate`
+
+    def select(self, names: list[str] | None = None) -> list[Scenario]:
+        """Scenarios of the named campaigns (all when None), each once, declaration order."""
+        from chainlab.errors import ChainlabError
+
+        chosen = names if names else list(self.campaigns)
+        for n in chosen:
+            if n not in self.campaigns:
+                raise ChainlabError(
+                    f"{self.path.name}: no campaign {n!r}; allowed: {', '.join(self.campaigns)}"
+                )
+        wanted = {sid for n in chosen for sid in self.campaigns[n]}
+        return [s for sid, s in self.scenarios.items() if sid in wanted]
+
+    def memberships(self, names: list[str] | None = None) -> list[tuple[str, str]]:
+        """(campaign, scenario_id) pairs of the named campaigns (all when None)."""
+        chosen = names if names else list(self.campaigns)
+        return [(c, sid) for c in chosen for sid in self.campaigns[c]]

@@ -1,0 +1,248 @@
+"""Runs a campaign into a store: order, resume, interrupts, one transaction per scenario.
+
+Guarantees:
+- a scenario's samples and its `scenario_runs` row are committed together, after the
+  scenario ends; an interrupt or crash loses at most the scenario in flight (in the
+  interleaved order: the scenarios not yet finished);
+- SIGINT/SIGTERM stop the engine processes (process groups, in `finally`), mark the run
+  `interrupted` and exit 130; a SIGKILL of chainlab takes the engines down through their
+  parent-death signal;
+- `--resume` skips scenarios the store already holds as completed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import signal
+import subprocess
+import tempfile
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from chainlab import __version__, engine, machine
+from chainlab.campaign.model import Campaign, Scenario
+from chainlab.errors import ChainlabError
+from chainlab.runner.progress import Progress
+from chainlab.runner.scenario import RunContext, ScenarioExecution
+from chainlab.store import Store
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM: stop, clean up, mark the run interrupted."""
+
+
+class SignalGuard:
+    """Turns SIGINT/SIGTERM into Interrupted, except inside `deferred()` (a store commit),
+    where the signal waits until the block ends."""
+
+    def __init__(self):
+        self.deferring = False
+        self.pending: int | None = None
+        self._old = {}
+
+    def __enter__(self):
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self._old[sig] = signal.signal(sig, self._handler)
+        return self
+
+    def __exit__(self, *exc):
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+
+    def _handler(self, signum, _frame):
+        if self.deferring:
+            self.pending = signum
+            return
+        raise Interrupted(signal.Signals(signum).name)
+
+    @contextlib.contextmanager
+    def deferred(self):
+        self.deferring = True
+        try:
+            yield
+        finally:
+            self.deferring = False
+            if self.pending is not None:
+                sig, self.pending = self.pending, None
+                raise Interrupted(signal.Signals(sig).name)
+
+
+@dataclass
+class RunOptions:
+    store: Path
+    resume: bool = False
+    campaigns: list[str] | None = None
+    seed: int | None = None
+    order: str | None = None
+    live_progress: bool | None = None
+
+
+@dataclass
+class RunSummary:
+    run_id: str
+    store: Path
+    completed: list[str]
+    failed: list[str]
+    skipped: list[str]
+    interrupted: bool
+    wall_seconds: float
+    engine_seconds: float
+
+
+def ordered(scenarios: list[Scenario], order: str, seed: int) -> list[Scenario]:
+    """Scenario order: 'declared', or 'random' (a seeded shuffle, so a rerun with the same
+    seed repeats it). 'interleaved' keeps the declared list; the runner alternates batches."""
+    out = list(scenarios)
+    if order == "random":
+        random.Random(seed).shuffle(out)
+    return out
+
+
+def git_commit(repo: Path) -> str | None:
+    """HEAD of the repository chainlab runs from, '-dirty' if tracked files changed."""
+    if not (repo / ".git").exists():
+        return None
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(repo), "rev-parse", "HEAD"],
+            capture_output=True, text=True, timeout=10, check=True,
+        ).stdout.strip()  # fmt: skip
+        dirty = subprocess.run(
+            ["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True, text=True, timeout=10, check=True,
+        ).stdout.strip()  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head + ("-dirty" if dirty else "") if head else None
+
+
+def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
+    import time
+
+    t0 = time.monotonic()
+    selected = campaign.select(opts.campaigns)
+    seed = campaign.seed if opts.seed is None else opts.seed
+    order = opts.order or campaign.order
+    eng = engine.path()
+    info = engine.info()
+
+    if opts.store.exists() and not opts.resume:
+        raise ChainlabError(
+            f"store {opts.store} exists; pass --resume to continue it, or --store for a new one"
+        )
+    store = Store.open_or_create(opts.store)
+    run_id = uuid.uuid4().hex
+    try:
+        done = store.completed_scenarios() if opts.resume else set()
+        todo = [s for s in ordered(selected, order, seed) if s.scenario_id not in done]
+        skipped = [s.scenario_id for s in selected if s.scenario_id in done]
+        store.register_scenarios(selected, campaign.memberships(opts.campaigns))
+        # We hold the store's write lock, so a run still marked running was killed.
+        store.mark_dead_runs()
+        store.begin_run(
+            {
+                "run_id": run_id,
+                "started_at": datetime.now(UTC).replace(tzinfo=None),
+                "status": "running",
+                "campaign_file_name": campaign.path.name,
+                "campaign_file_sha256": campaign.sha256,
+                "campaign_toml": campaign.text,
+                "chainlab_version": __version__,
+                "chainlab_commit": git_commit(engine.REPO),
+                "engine_info": info,
+                "openssl_version": info["openssl_build"]["openssl_version"],
+                "openssl_patch_sha": info["openssl_build"]["patch_sha256_16"],
+                "machine": machine.describe(),
+                "options": {
+                    "campaigns": opts.campaigns or list(campaign.campaigns),
+                    "seed": seed,
+                    "order": order,
+                    "resume": opts.resume,
+                    "skipped_completed": len(skipped),
+                    "scenarios": len(todo),
+                },
+            }
+        )
+        progress = Progress(todo, live=opts.live_progress)
+        summary = RunSummary(run_id, opts.store, [], [], skipped, False, 0.0, 0.0)
+        status = "failed"
+        with SignalGuard() as guard, tempfile.TemporaryDirectory(prefix="chainlab-run-") as tmp:
+            ctx = RunContext(eng, run_id, seed, Path(tmp), campaign.networks, progress)
+            try:
+                if skipped:
+                    progress._line(
+                        f"chainlab: --resume: {len(skipped)} scenarios already "
+                        "completed in the store, skipped"
+                    )
+                progress.start()
+                if order == "interleaved":
+                    _run_interleaved(ctx, todo, store, guard, progress, summary)
+                else:
+                    _run_sequential(ctx, todo, store, guard, progress, summary)
+                status = "completed"
+            except KeyboardInterrupt:
+                summary.interrupted = True
+                status = "interrupted"
+                raise
+            finally:
+                with guard.deferred():
+                    store.end_run(run_id, status)
+                summary.wall_seconds = time.monotonic() - t0
+                progress.finish(
+                    f"chainlab: run {status}: {len(summary.completed)} completed, "
+                    f"{len(summary.failed)} failed, {len(summary.skipped)} skipped; "
+                    f"store {opts.store}"
+                )
+        return summary
+    finally:
+        store.close()
+
+
+def _store_result(store, guard, ex, progress, summary) -> None:
+    result = ex.result()
+    with guard.deferred():
+        store.write_scenario(result)
+    summary.engine_seconds += result.scenario_run["engine_seconds"]
+    (summary.completed if result.status == "completed" else summary.failed).append(ex.s.scenario_id)
+    progress.scenario_end(ex, result)
+
+
+def _run_sequential(ctx, todo, store, guard, progress, summary) -> None:
+    for s in todo:
+        ex = ScenarioExecution(ctx, s)
+        progress.scenario_start(ex)
+        try:
+            ex.prepare()
+            ex.open()
+            while not ex.step():
+                progress.scenario_step(ex)
+        finally:
+            ex.close()
+        _store_result(store, guard, ex, progress, summary)
+
+
+def _run_interleaved(ctx, todo, store, guard, progress, summary) -> None:
+    """Round robin: every unfinished scenario gets one batch per round (server restarted
+    per visit), so a slow drift of the machine is spread over all scenarios."""
+    active = []
+    for s in todo:
+        ex = ScenarioExecution(ctx, s)
+        ex.prepare()
+        active.append(ex)
+    while active:
+        still = []
+        for ex in active:
+            progress.scenario_start(ex)
+            try:
+                ex.open()
+                finished = ex.step()
+            finally:
+                ex.close()
+            if finished:
+                _store_result(store, guard, ex, progress, summary)
+            else:
+                still.append(ex)
+        active = still

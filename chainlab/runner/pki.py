@@ -1,0 +1,146 @@
+"""Hierarchies for scenarios: generated once by `chainlab-engine pki`, cached, reused.
+
+`pki` output is deterministic in (algorithms, seed, engine build), so the cache key is
+exactly that: the algorithms root to leaf, the seed and the SHA-256 of the engine binary (a
+rebuilt engine may encode certificates differently). Cache: `$CHAINLAB_PKI_CACHE`, else
+`$XDG_CACHE_HOME/chainlab/pki`, else `~/.cache/chainlab/pki`. A hierarchy is generated into
+a temporary directory and renamed into place, so a killed run never leaves a half one.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from chainlab.campaign.algorithms import token
+from chainlab.campaign.model import Scenario
+
+CHAIN_FILES = {
+    "leaf": "chain-leaf.pem",
+    "leaf+intermediates": "chain-leaf+intermediates.pem",
+    "full": "chain-full.pem",
+}
+PEM_RE = re.compile(rb"-----BEGIN CERTIFICATE-----(.+?)-----END CERTIFICATE-----", re.S)
+
+
+class PkiError(Exception):
+    pass
+
+
+def cache_root() -> Path:
+    if os.environ.get("CHAINLAB_PKI_CACHE"):
+        return Path(os.environ["CHAINLAB_PKI_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "chainlab" / "pki"
+
+
+@functools.lru_cache(maxsize=8)
+def _binary_sha256(path: str, _mtime: int) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def ensure(engine: Path, hierarchy: tuple[str, ...], seed: int) -> Path:
+    """The directory of the hierarchy (root first), generating it on a cache miss."""
+    binary = _binary_sha256(str(engine), engine.stat().st_mtime_ns)
+    key = hashlib.sha256(
+        json.dumps({"hierarchy": list(hierarchy), "seed": str(seed), "engine": binary}).encode()
+    ).hexdigest()[:16]
+    root = cache_root()
+    final = root / f"{'-'.join(token(a) for a in hierarchy)}-s{seed}-{key}"
+    if (final / "manifest.json").is_file():
+        return final
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".gen-", dir=root))
+    try:
+        out = subprocess.run(
+            [
+                str(engine),
+                "pki",
+                "--chain",
+                ",".join(hierarchy),
+                "--out",
+                str(tmp / "pki"),
+                "--seed",
+                str(seed),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=3600,  # a depth-4 SLH-DSA-256s hierarchy signs 4 times at ~1 s each
+            check=False,
+        )
+        if out.returncode != 0:
+            last = (out.stderr.strip().splitlines() or [f"exit {out.returncode}"])[-1]
+            raise PkiError(f"pki --chain {','.join(hierarchy)} failed: {last}")
+        try:
+            os.rename(tmp / "pki", final)
+        except OSError:
+            if not (final / "manifest.json").is_file():  # not a concurrent run's copy
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return final
+
+
+def pem_certs(path: Path) -> list[bytes]:
+    """DER of every certificate in a PEM file, in file order."""
+    return [base64.b64decode(b"".join(m.split())) for m in PEM_RE.findall(path.read_bytes())]
+
+
+@dataclass
+class ServedChain:
+    file: Path
+    sha256: str  # of the chain file
+    der_bytes: int
+    length: int
+
+
+def served_chain(pki_dir: Path, policy: str) -> ServedChain:
+    f = pki_dir / CHAIN_FILES[policy]
+    if not f.is_file():
+        raise PkiError(f"hierarchy has no {f.name}")
+    ders = pem_certs(f)
+    return ServedChain(
+        f, hashlib.sha256(f.read_bytes()).hexdigest(), sum(map(len, ders)), len(ders)
+    )
+
+
+def certificate_rows(pki_dir: Path, s: Scenario) -> list[dict]:
+    """`certificates` rows (position 0 = leaf) from the hierarchy's full chain file, with the
+    algorithms of the scenario and whether the served chain carries each certificate."""
+    full = pem_certs(pki_dir / CHAIN_FILES["full"])
+    if len(full) != s.depth:
+        raise PkiError(f"{CHAIN_FILES['full']} holds {len(full)} certificates, expected {s.depth}")
+    served = {
+        hashlib.sha256(d).hexdigest() for d in pem_certs(pki_dir / CHAIN_FILES[s.served_chain])
+    }
+    leaf_first_algs = list(reversed(s.hierarchy))
+    leaf_first_roles = list(reversed(s.roles))
+    rows = []
+    for pos, der in enumerate(full):
+        digest = hashlib.sha256(der).hexdigest()
+        role = leaf_first_roles[pos]
+        rows.append(
+            {
+                "scenario_id": s.scenario_id,
+                "position": pos,
+                "role": {"self": "self-signed", "int": "int1"}.get(role, role),
+                "algorithm": leaf_first_algs[pos],
+                "der_bytes": len(der),
+                "sha256": digest,
+                "served": digest in served,
+            }
+        )
+    return rows

@@ -1,0 +1,152 @@
+"""Engine processes: started in their own process group, never outliving chainlab.
+
+Each engine process gets its own session (so a terminal's Ctrl-C reaches chainlab only, which
+then stops the engines in order) and a parent-death signal (so even a SIGKILL of chainlab
+takes them down: the kernel sends SIGKILL to the child when its parent dies).
+`stop_group` is called in `finally` blocks; a group that ignores SIGTERM is killed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import select
+import selectors
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _child_setup() -> None:  # runs in the child between fork and exec
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def spawn(argv: list[str], stdout, stderr, cwd: Path | None = None) -> subprocess.Popen:
+    """Starts argv in a new session, killed if chainlab dies."""
+    return subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=stderr,
+        cwd=cwd,
+        start_new_session=True,
+        preexec_fn=_child_setup,  # safe: chainlab spawns from its only thread
+    )
+
+
+def wait_exit(proc: subprocess.Popen, timeout_s: float) -> bool:
+    """Waits up to `timeout_s` for the process to exit, waking the moment it does (pidfd),
+    not at the next poll tick; True when it has exited."""
+    if proc.poll() is not None:
+        return True
+    try:
+        fd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):  # pre-5.3 kernel: Popen's own polling wait
+        try:
+            proc.wait(timeout=timeout_s)
+            return True
+        except subprocess.TimeoutExpired:
+            return False
+    try:
+        select.select([fd], [], [], timeout_s)
+    finally:
+        os.close(fd)
+    return proc.poll() is not None
+
+
+def stop_group(proc: subprocess.Popen, grace_s: float = 5.0) -> str:
+    """SIGTERM the process group, SIGKILL it after `grace_s`; says how the process ended."""
+    if proc.poll() is not None:
+        return describe_exit(proc.returncode)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        _killpg(proc.pid)
+        proc.wait()
+        return f"killed: did not stop within {grace_s:g} s of SIGTERM"
+    _killpg(proc.pid)  # anything the process left in its group
+    rc = proc.returncode
+    return "sigterm" if rc in (0, -signal.SIGTERM) else describe_exit(rc)
+
+
+def _killpg(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def describe_exit(rc: int) -> str:
+    if rc < 0:
+        try:
+            name = signal.Signals(-rc).name
+        except ValueError:
+            name = f"signal {-rc}"
+        return f"crashed: {name}"
+    return "exited: 0" if rc == 0 else f"crashed: exit {rc}"
+
+
+def tail(path: Path, lines: int = 1) -> str:
+    """The last non-empty lines of a text file ('' when missing), for error messages."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return ""
+    got = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return " | ".join(got[-lines:])
+
+
+class ServerStartError(Exception):
+    pass
+
+
+def wait_ready(proc: subprocess.Popen, timeout_s: float, stderr_path: Path) -> dict:
+    """Reads the server's ready line (JSON, `"event": "ready"`) from its stdout.
+
+    Waits on the pipe (select), never a fixed sleep; raises ServerStartError with the
+    server's last stderr line when it exits or stays silent past `timeout_s`.
+    """
+    deadline = time.monotonic() + timeout_s
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    buf = b""
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ServerStartError(
+                    f"server printed no ready line within {timeout_s:g} s"
+                    + (f" ({tail(stderr_path)})" if tail(stderr_path) else "")
+                )
+            if not sel.select(timeout=min(left, 0.5)):
+                if proc.poll() is not None:
+                    raise ServerStartError(
+                        f"server {describe_exit(proc.returncode)} before ready: "
+                        f"{tail(stderr_path) or 'no message'}"
+                    )
+                continue
+            chunk = os.read(proc.stdout.fileno(), 4096)
+            if not chunk:
+                proc.wait(timeout=5)
+                raise ServerStartError(
+                    f"server {describe_exit(proc.returncode)} before ready: "
+                    f"{tail(stderr_path) or 'no message'}"
+                )
+            buf += chunk
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                try:
+                    msg = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(msg, dict) and msg.get("event") == "ready":
+                    return msg
+    finally:
+        sel.close()

@@ -1,0 +1,141 @@
+"""Progress on stderr: two live lines (campaign, scenario) on a terminal; one plain line per
+finished scenario when stderr is not a terminal or CI=true.
+
+The campaign ETA is the cost model's estimate of the scenarios left (chainlab.campaign.
+estimate), scaled by how the finished scenarios' measured time compared with their estimate.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from chainlab.campaign import estimate
+
+BAR = 20
+
+
+def _bar(frac: float) -> str:
+    frac = min(max(frac, 0.0), 1.0)
+    full = int(round(frac * BAR))
+    return "[" + "#" * full + "." * (BAR - full) + "]"
+
+
+def _pct(x) -> str:
+    return "-" if x is None else f"{100 * x:.2f}%"
+
+
+class Progress:
+    def __init__(self, scenarios, live: bool | None = None, stream=None):
+        self.stream = stream or sys.stderr
+        if live is None:
+            live = self.stream.isatty() and os.environ.get("CI", "").lower() not in ("true", "1")
+        self.live = live
+        self.total = len(scenarios)
+        self.estimates = {s.scenario_id: estimate.scenario(s).seconds_expected for s in scenarios}
+        self.done = 0
+        self.spent_est = 0.0
+        self.spent_real = 0.0
+        self.t0 = time.monotonic()
+        self.current = None
+        self._last_draw = 0.0
+        self._drawn = False
+        self._finished: set[str] = set()
+
+    def eta(self, current_left: float = 0.0) -> float:
+        left = sum(v for k, v in self.estimates.items() if k not in self._finished)
+        ratio = self.spent_real / self.spent_est if self.spent_est > 0 else 1.0
+        return left * ratio + current_left
+
+    def start(self) -> None:
+        total = sum(self.estimates.values())
+        self._line(f"chainlab: {self.total} scenarios, estimated {estimate.fmt_duration(total)}")
+
+    def scenario_start(self, execution) -> None:
+        self.current = execution
+        self._draw(execution, 0, 0, force=True)
+
+    def scenario_tick(self, execution, batch_done: int, batch_total: int) -> None:
+        if self.live and time.monotonic() - self._last_draw >= 0.5:
+            self._draw(execution, batch_done, batch_total)
+
+    def scenario_step(self, execution) -> None:
+        if self.live:
+            self._draw(execution, 0, 0, force=True)
+
+    def scenario_end(self, execution, result) -> None:
+        sid = execution.s.scenario_id
+        self.done += 1
+        self._finished.add(sid)
+        row = result.scenario_run
+        self.spent_est += self.estimates.get(sid, 0.0)
+        self.spent_real += row["wall_seconds"]
+        self._clear()
+        msg = (
+            f"[{self.done}/{self.total}] {sid}: {row['status']} ({row['stop_reason']}) "
+            f"n={row['n_ok']}/{row['n_measured']} ci={_pct(row['ci_rel_halfwidth'])} "
+            f"{estimate.fmt_duration(row['wall_seconds'])}"
+        )
+        if row["status"] == "failed":
+            msg += f" cause={row['failure_cause']}: {row['failure_detail']}"
+        if self.done < self.total:
+            msg += f"; campaign ETA {estimate.fmt_duration(self.eta())}"
+        self._line(msg)
+
+    def finish(self, summary: str) -> None:
+        self._clear()
+        self._line(summary)
+
+    # -- drawing -----------------------------------------------------------------------
+
+    def _line(self, text: str) -> None:
+        print(text, file=self.stream, flush=True)
+
+    def _clear(self) -> None:
+        if self.live and self._drawn:
+            self.stream.write("\r\x1b[2K\x1b[1A\x1b[2K")
+            self.stream.flush()
+            self._drawn = False
+
+    def _draw(self, ex, batch_done: int, batch_total: int, force: bool = False) -> None:
+        if not self.live:
+            return
+        now = time.monotonic()
+        if not force and now - self._last_draw < 0.5:
+            return
+        self._last_draw = now
+        p = ex.policy
+        n = ex.attempted + max(0, batch_done - (p.warmup if ex.batches <= 1 else p.batch_warmup))
+        if p.mode == "fixed":
+            target_n = p.count
+        else:
+            target_n = p.max
+            if ex.n_ok >= 2:
+                from chainlab.runner.sampler import predicted_count
+
+                target_n = min(max(predicted_count(ex.ok_values, p), p.min), p.max)
+        frac = n / max(target_n, 1)
+        if p.time_cap_s:
+            frac = max(frac, ex.sampling_s / p.time_cap_s)
+        per = ex.seconds_per_handshake or ex.estimated_s_per_handshake
+        left_here = max(0, target_n - n) * per
+        if p.time_cap_s:
+            left_here = min(left_here, max(0.0, p.time_cap_s - ex.sampling_s))
+        c_frac = (self.done + min(frac, 1.0)) / max(self.total, 1)
+        line1 = (
+            f"campaign {_bar(c_frac)} {self.done}/{self.total} "
+            f"elapsed {estimate.fmt_duration(now - self.t0)} "
+            f"ETA {estimate.fmt_duration(self.eta(left_here))}"
+        )
+        line2 = (
+            f"scenario {_bar(frac)} n={n}/{target_n} ci={_pct(ex.rel_halfwidth)}"
+            f"->{_pct(p.target_rel_halfwidth) if p.mode == 'adaptive' else 'fixed'} "
+            f"{ex.s.scenario_id}"
+        )
+        width = 200
+        if self._drawn:
+            self.stream.write("\r\x1b[1A\x1b[2K")
+        self.stream.write(line1[:width] + "\n\x1b[2K" + line2[:width])
+        self.stream.flush()
+        self._drawn = True

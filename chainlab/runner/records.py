@@ -1,0 +1,109 @@
+"""Engine records (JSON Lines, docs/engine-records.md) into store rows.
+
+Client and server records of one connection carry the same `conn_id` (the first 8 bytes of
+the ClientHello random); a sample row is the client record with the server's fields added
+(server_* NULL when the server never saw the connection, e.g. connect refused).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from chainlab.engine import RECORD_SCHEMA
+
+
+class RecordError(Exception):
+    pass
+
+
+def read(path: Path) -> list[dict]:
+    """Every complete record in a JSON Lines file. A last line without its newline is a
+    record cut by a killed writer and is skipped; any other bad line is an error."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    lines = data.split(b"\n")
+    if lines and lines[-1] != b"":
+        lines = lines[:-1]  # cut mid-write
+    out = []
+    for i, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError as e:
+            raise RecordError(f"{path.name} line {i}: not JSON ({e})") from None
+        if rec.get("schema") != RECORD_SCHEMA:
+            raise RecordError(
+                f"{path.name} line {i}: record schema {rec.get('schema')!r}, expected "
+                f"{RECORD_SCHEMA!r}"
+            )
+        out.append(rec)
+    return out
+
+
+def count_lines(path: Path) -> int:
+    """Complete records written so far (for live progress; no parsing)."""
+    try:
+        with path.open("rb") as f:
+            return f.read().count(b"\n")
+    except FileNotFoundError:
+        return 0
+
+
+def sample_rows(run_id: str, scenario_id: str, client: list[dict], server: list[dict]):
+    """Store rows for client records, paired with server records by conn_id."""
+    by_conn = {r["conn_id"]: r for r in server if r.get("conn_id")}
+    rows = []
+    for c in client:
+        s = by_conn.get(c.get("conn_id")) if c.get("conn_id") else None
+        chain = c.get("peer_chain")
+        rows.append(
+            {
+                "run_id": run_id,
+                "scenario_id": scenario_id,
+                "seq": c["seq"],
+                "warmup": bool(c.get("warmup")),
+                "conn_id": c.get("conn_id"),
+                "start_unix_ns": c["start_unix_ns"],
+                "outcome": c["outcome"],
+                "error_category": c.get("error_category"),
+                "error_detail": c.get("error_detail"),
+                "connect_ns": c.get("connect_ns"),
+                "handshake_ns": c.get("handshake_ns"),
+                "total_ns": c.get("total_ns"),
+                "client_cpu_ns": c.get("cpu_ns"),
+                "client_cpu_user_us": c.get("cpu_user_us"),
+                "client_cpu_sys_us": c.get("cpu_sys_us"),
+                "bytes_read": c.get("bytes_read"),
+                "bytes_written": c.get("bytes_written"),
+                "conn_bytes_read": c.get("conn_bytes_read"),
+                "conn_bytes_written": c.get("conn_bytes_written"),
+                "grp": c.get("group"),
+                "sigalg": c.get("sigalg"),
+                "resumed": c.get("resumed"),
+                "verify": bool(c.get("verify")),
+                "chain_len": len(chain) if chain is not None else None,
+                "chain_der_bytes": sum(x["der_bytes"] for x in chain) if chain else None,
+                "server_handshake_ns": s.get("handshake_ns") if s else None,
+                "server_cpu_ns": s.get("cpu_ns") if s else None,
+                "server_cpu_user_us": s.get("cpu_user_us") if s else None,
+                "server_cpu_sys_us": s.get("cpu_sys_us") if s else None,
+                "server_bytes_read": s.get("bytes_read") if s else None,
+                "server_bytes_written": s.get("bytes_written") if s else None,
+                "server_outcome": s.get("outcome") if s else None,
+                "server_error_category": s.get("error_category") if s else None,
+            }
+        )
+    return rows
+
+
+def loop_seconds(client: list[dict]) -> float:
+    """Wall time of one client's handshake loop: first handshake start to last one's end."""
+    if not client:
+        return 0.0
+    first = min(r["start_unix_ns"] for r in client)
+    last = max(r["start_unix_ns"] + (r.get("total_ns") or 0) for r in client)
+    return max(0, last - first) / 1e9

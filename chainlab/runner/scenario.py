@@ -1,0 +1,417 @@
+"""One scenario: PKI, server process, client batches, the sampling rule, the result rows.
+
+Lifecycle: `prepare()` (hierarchy from the cache), then one or more visits of
+`open()` (emulated link if any, server started and its ready line awaited), `step()`
+(one client batch; returns True when the scenario is done), `close()` (server stopped,
+its records read). A sequential run makes one visit; the interleaved order makes one visit
+per batch. `result()` gives the rows the store writes in one transaction.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import subprocess
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from chainlab.campaign import estimate
+from chainlab.campaign.model import LOOPBACK, NetworkProfile, Scenario
+from chainlab.runner import pki, processes, records, sampler
+
+# How long a server may take to print its ready line: it loads one hierarchy and binds a
+# socket, well under a second normally; generous for a loaded shared machine.
+SERVER_READY_TIMEOUT_S = 20.0
+# Progress poll interval while a client batch runs: reading the records file's size twice a
+# second costs nothing measurable next to the engine's two busy processes.
+POLL_S = 0.5
+# A flagged network profile: calibration off the configured value by more than this.
+CALIBRATION_TOLERANCE = 0.05
+
+
+@dataclass
+class RunContext:
+    engine: Path
+    run_id: str
+    seed: int
+    workdir: Path
+    networks: dict[str, NetworkProfile]
+    progress: object  # chainlab.runner.progress.Progress
+    calibrated: set = field(default_factory=set)  # network profiles already stored this run
+
+
+@dataclass
+class ScenarioResult:
+    scenario_run: dict
+    samples: list[dict]
+    observed_chain: list[dict]
+    certificates: list[dict]
+    network: dict | None
+
+    @property
+    def status(self) -> str:
+        return self.scenario_run["status"]
+
+
+class ScenarioFailed(Exception):
+    def __init__(self, cause: str, detail: str):
+        super().__init__(f"{cause}: {detail}")
+        self.cause = cause
+        self.detail = detail
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+class ScenarioExecution:
+    def __init__(self, ctx: RunContext, scenario: Scenario):
+        self.ctx = ctx
+        self.s = scenario
+        self.policy = scenario.sampling
+        self.dir = ctx.workdir / scenario.scenario_id
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.started_at = _now()
+        self.t0 = time.monotonic()
+        self.client: list[dict] = []
+        self.server: list[dict] = []
+        self.ok_values: list[int] = []
+        self.attempted = 0
+        self.failed = 0
+        self.warmups = 0
+        self.batches = 0
+        self.visits = 0
+        self.next_seq = 0
+        self.engine_s = 0.0
+        self.sampling_s = 0.0
+        self.seconds_per_handshake: float | None = None
+        self.done = False
+        self.stop_reason: str | None = None
+        self.rel_halfwidth: float | None = None
+        self.failure_cause: str | None = None
+        self.failure_detail: str | None = None
+        self.server_exit: str | None = None
+        self.pki_dir: Path | None = None
+        self.chain: pki.ServedChain | None = None
+        self.certificates: list[dict] = []
+        self.network_row: dict | None = None
+        self._server_proc: subprocess.Popen | None = None
+        self._server_addr: str | None = None
+        self._link_stack: contextlib.ExitStack | None = None
+        self._link = None
+        self.estimated_s_per_handshake = estimate.handshake_ms(scenario) / 1000
+
+    # -- failure -----------------------------------------------------------------------
+
+    def fail(self, cause: str, detail: str) -> None:
+        self.done = True
+        self.stop_reason = "failed"
+        self.failure_cause = cause
+        self.failure_detail = detail
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    def prepare(self) -> None:
+        try:
+            self.pki_dir = pki.ensure(self.ctx.engine, self.s.hierarchy, self.ctx.seed)
+            self.chain = pki.served_chain(self.pki_dir, self.s.served_chain)
+            self.certificates = pki.certificate_rows(self.pki_dir, self.s)
+        except (pki.PkiError, OSError, subprocess.TimeoutExpired) as e:
+            self.fail("pki_failed", str(e))
+
+    def open(self) -> None:
+        """Starts the link (emulated networks) and the server for one visit."""
+        if self.done:
+            return
+        self.visits += 1
+        try:
+            if self.s.network != LOOPBACK:
+                self._open_link()
+            self._start_server()
+        except ScenarioFailed as e:
+            self.fail(e.cause, e.detail)
+            self.close()
+
+    def _open_link(self) -> None:
+        profile = self.ctx.networks[self.s.network]
+        try:
+            from chainlab.network import emulated_link
+        except ImportError:
+            raise ScenarioFailed(
+                "network_unavailable",
+                f"network profile {profile.name!r} needs chainlab.network.emulated_link, which "
+                "this installation lacks",
+            ) from None
+        stack = contextlib.ExitStack()
+        try:
+            self._link = stack.enter_context(emulated_link(profile.to_dict(), f"cl{self.visits}"))
+        except Exception as e:  # the link module's own errors: the scenario fails, not the run
+            stack.close()
+            raise ScenarioFailed("network_setup_failed", f"{type(e).__name__}: {e}") from None
+        self._link_stack = stack
+        measured = dict(getattr(self._link, "calibration", None) or {}) or None
+        self.network_row = {
+            "run_id": self.ctx.run_id,
+            "profile": profile.name,
+            "configured": profile.to_dict(),
+            "measured": measured,
+            "flagged": _flagged(profile, measured),
+        }
+
+    def _start_server(self) -> None:
+        s = self.s
+        host = self._link.server_addr if self._link is not None else "127.0.0.1"
+        rec = self.dir / f"server-{self.visits}.jsonl"
+        argv = [
+            str(self.ctx.engine), "serve",
+            "--pki", str(self.pki_dir),
+            "--listen", f"{host}:0",
+            "--chain", s.served_chain,
+            "--groups", s.kex,
+            "--cert-compression", s.cert_compression,
+            "--tickets", "1" if s.handshake_mode == "resumed" else "0",
+            "--io-timeout-ms", str(self.policy.timeout_ms),
+            "--records", str(rec),
+        ]  # fmt: skip
+        if self._link is not None:
+            argv = self._link.server_cmd(argv)
+        err = self.dir / f"server-{self.visits}.stderr"
+        with err.open("wb") as errf:
+            self._server_proc = processes.spawn(argv, subprocess.PIPE, errf)
+        try:
+            ready = processes.wait_ready(self._server_proc, SERVER_READY_TIMEOUT_S, err)
+        except processes.ServerStartError as e:
+            raise ScenarioFailed("server_start_failed", str(e)) from None
+        self._server_addr = ready.get("addr")
+        if not self._server_addr:
+            raise ScenarioFailed("server_start_failed", f"ready line without addr: {ready}")
+
+    def close(self) -> None:
+        """Stops the server (and link) of this visit and collects the server's records."""
+        if self._server_proc is not None:
+            ended = processes.stop_group(self._server_proc)
+            if self._server_proc.stdout is not None:
+                self._server_proc.stdout.close()
+            if self.server_exit is None or self.server_exit == "sigterm":
+                self.server_exit = ended
+            self._server_proc = None
+            try:
+                self.server += records.read(self.dir / f"server-{self.visits}.jsonl")
+            except records.RecordError as e:
+                self.fail("bad_records", str(e))
+        if self._link_stack is not None:
+            self._link_stack.close()
+            self._link_stack = None
+            self._link = None
+
+    # -- sampling ----------------------------------------------------------------------
+
+    def decide(self) -> sampler.Decision:
+        return sampler.decide(
+            self.policy,
+            self.ok_values,
+            self.attempted,
+            self.failed,
+            self.sampling_s,
+            self.seconds_per_handshake or self.estimated_s_per_handshake,
+        )
+
+    def step(self) -> bool:
+        """Runs one client batch (or stops); True when the scenario is done."""
+        if self.done:
+            return True
+        d = self.decide()
+        self.rel_halfwidth = d.rel_halfwidth
+        if d.stop:
+            self._finish(d.reason)
+            return True
+        warm = self.policy.warmup if self.batches == 0 else self.policy.batch_warmup
+        self._run_batch(d.batch, warm)
+        if not self.done and self._server_proc is not None and self._server_proc.poll() is not None:
+            self.server_exit = processes.describe_exit(self._server_proc.returncode)
+            tail = processes.tail(self.dir / f"server-{self.visits}.stderr")
+            self.fail(
+                "server_exited",
+                f"server {self.server_exit} before the scenario ended"
+                + (f": {tail}" if tail else ""),
+            )
+        if self.done:
+            return True
+        d = self.decide()
+        self.rel_halfwidth = d.rel_halfwidth
+        if d.stop:
+            self._finish(d.reason)
+        return self.done
+
+    def _run_batch(self, count: int, warm: int) -> None:
+        s = self.s
+        self.batches += 1
+        rec = self.dir / f"client-{self.batches}.jsonl"
+        err = self.dir / f"client-{self.batches}.stderr"
+        argv = [
+            str(self.ctx.engine), "handshake",
+            "--connect", self._server_addr,
+            "--ca", str(self.pki_dir / "ca.pem"),
+            "--groups", s.kex,
+            "--cert-compression", s.cert_compression,
+            "--count", str(count),
+            "--warmup", str(warm),
+            "--seq-start", str(self.next_seq),
+            "--timeout-ms", str(self.policy.timeout_ms),
+            "--records", str(rec),
+        ]  # fmt: skip
+        if s.served_chain == "leaf" and s.depth >= 3:
+            # The server omits the intermediates: the client gets them as untrusted path
+            # material, as a browser with an intermediate cache would.
+            argv += ["--untrusted", str(self.pki_dir / "intermediates.pem")]
+        if s.handshake_mode == "resumed":
+            argv.append("--resume")
+        if self._link is not None:
+            argv = self._link.client_cmd(argv)
+
+        cap_left = None
+        if self.policy.time_cap_s is not None:
+            # Cut a batch that overruns the cap by far (a much slower machine than estimated).
+            cap_left = self.policy.time_cap_s - self.sampling_s
+            cap_left += max(10.0, 0.5 * self.policy.time_cap_s)
+        t_start = time.monotonic()
+        cut = False
+        with err.open("wb") as errf:
+            proc = processes.spawn(argv, subprocess.DEVNULL, errf)
+            try:
+                while True:
+                    if processes.wait_exit(proc, POLL_S):
+                        break
+                    done_now = records.count_lines(rec)
+                    self.ctx.progress.scenario_tick(self, done_now, count + warm)
+                    if cap_left is not None and time.monotonic() - t_start > cap_left:
+                        cut = True
+                        break
+            finally:
+                processes.stop_group(proc)
+        wall = time.monotonic() - t_start
+        self.sampling_s += wall
+        try:
+            got = records.read(rec)
+        except records.RecordError as e:
+            self.fail("bad_records", str(e))
+            return
+        if proc.returncode not in (0, None) and not got and not cut:
+            tail = processes.tail(err)
+            self.fail(
+                "client_error",
+                f"client {processes.describe_exit(proc.returncode)}"
+                + (f": {tail}" if tail else ""),
+            )
+            return
+        self.client += got
+        loop = records.loop_seconds(got)
+        self.engine_s += loop
+        if got:
+            self.next_seq = max(r["seq"] for r in got) + 1
+            self.seconds_per_handshake = (loop or wall) / len(got)
+        for r in got:
+            if r.get("warmup"):
+                self.warmups += 1
+                continue
+            self.attempted += 1
+            if r["outcome"] == "ok" and r.get("total_ns") is not None:
+                self.ok_values.append(r["total_ns"])
+            else:
+                self.failed += 1
+        if cut:
+            self.sampling_s = max(self.sampling_s, self.policy.time_cap_s or 0.0)
+
+    def _finish(self, reason: str) -> None:
+        self.done = True
+        self.stop_reason = reason
+        if reason == "failed":
+            causes = collections.Counter(
+                r.get("error_category") or "unknown"
+                for r in self.client
+                if not r.get("warmup") and r["outcome"] != "ok"
+            )
+            cause, n = causes.most_common(1)[0] if causes else ("unknown", 0)
+            self.failure_cause = cause
+            self.failure_detail = (
+                f"{self.failed} of {self.attempted} measured handshakes failed; "
+                f"most often {cause} ({n})"
+            )
+
+    # -- result ------------------------------------------------------------------------
+
+    @property
+    def n_ok(self) -> int:
+        return len(self.ok_values)
+
+    def result(self) -> ScenarioResult:
+        run_id, sid = self.ctx.run_id, self.s.scenario_id
+        status = "failed" if self.stop_reason == "failed" else "completed"
+        observed = []
+        first_ok = next(
+            (r for r in self.client if r["outcome"] == "ok" and r.get("peer_chain")), None
+        )
+        if first_ok is not None:
+            for pos, c in enumerate(first_ok["peer_chain"]):
+                observed.append(
+                    {
+                        "run_id": run_id,
+                        "scenario_id": sid,
+                        "position": pos,
+                        "der_bytes": c["der_bytes"],
+                        "subject": c.get("subject", ""),
+                        "sig_alg": c.get("sig_alg", ""),
+                        "key_alg": c.get("key_alg", ""),
+                    }
+                )
+        row = {
+            "run_id": run_id,
+            "scenario_id": sid,
+            "status": status,
+            "started_at": self.started_at,
+            "ended_at": _now(),
+            "n_measured": self.attempted,
+            "n_ok": self.n_ok,
+            "n_failed": self.failed,
+            "n_warmup": self.warmups,
+            "stop_reason": self.stop_reason or "failed",
+            "ci_rel_halfwidth": _finite(self.rel_halfwidth),
+            "failure_cause": self.failure_cause if status == "failed" else None,
+            "pki_sha256": self.chain.sha256 if self.chain else "",
+            "served_chain_der_bytes": self.chain.der_bytes if self.chain else 0,
+            "served_chain_len": self.chain.length if self.chain else 0,
+            "engine_seconds": self.engine_s,
+            "server_exit": self.server_exit,
+            "sampling": self.policy.to_dict(),
+            "batches": self.batches,
+            "wall_seconds": time.monotonic() - self.t0,
+            "failure_detail": self.failure_detail if status == "failed" else None,
+        }
+        return ScenarioResult(
+            scenario_run=row,
+            samples=records.sample_rows(run_id, sid, self.client, self.server),
+            observed_chain=observed,
+            certificates=self.certificates,
+            network=self.network_row,
+        )
+
+
+def _finite(x):
+    import math
+
+    return x if x is not None and math.isfinite(x) else None
+
+
+def _flagged(profile: NetworkProfile, measured: dict | None) -> bool:
+    """Measured RTT or rate off the configured one by more than CALIBRATION_TOLERANCE."""
+    if not measured:
+        return False
+    rtt, want_rtt = measured.get("rtt_ms"), 2 * profile.delay_ms
+    if rtt is not None and want_rtt > 0 and abs(rtt - want_rtt) / want_rtt > CALIBRATION_TOLERANCE:
+        return True
+    rate = measured.get("rate_mbit")
+    if rate is not None and profile.rate_mbit:
+        return abs(rate - profile.rate_mbit) / profile.rate_mbit > CALIBRATION_TOLERANCE
+    return False

@@ -1,0 +1,375 @@
+"""The result store: one DuckDB file per campaign run (`schema.sql` is the contract).
+
+    import chainlab
+    st = chainlab.open("results/quick.duckdb")     # read-only
+    st.samples            # pandas DataFrame, one row per handshake (client + server paired)
+    st.scenarios, st.scenario_runs, st.runs, st.campaign_scenarios, st.certificates,
+    st.observed_chain, st.network_profiles
+    st.query("SELECT ... FROM samples WHERE ...", [params])
+
+Writes are transactional: a scenario's samples and its `scenario_runs` row are committed
+together, so a killed run leaves a store that opens and holds every completed scenario.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pyarrow as pa
+
+from chainlab.errors import ChainlabError
+
+SCHEMA_VERSION = 1
+SCHEMA_SQL = Path(__file__).with_name("schema.sql")
+TABLES = (
+    "runs",
+    "scenarios",
+    "campaign_scenarios",
+    "scenario_runs",
+    "certificates",
+    "samples",
+    "observed_chain",
+    "network_profiles",
+)
+
+# Column types of `samples` as handed to DuckDB (same order as the table).
+SAMPLE_COLUMNS = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("scenario_id", pa.string()),
+        ("seq", pa.int64()),
+        ("warmup", pa.bool_()),
+        ("conn_id", pa.string()),
+        ("start_unix_ns", pa.int64()),
+        ("outcome", pa.string()),
+        ("error_category", pa.string()),
+        ("error_detail", pa.string()),
+        ("connect_ns", pa.int64()),
+        ("handshake_ns", pa.int64()),
+        ("total_ns", pa.int64()),
+        ("client_cpu_ns", pa.int64()),
+        ("client_cpu_user_us", pa.int64()),
+        ("client_cpu_sys_us", pa.int64()),
+        ("bytes_read", pa.int64()),
+        ("bytes_written", pa.int64()),
+        ("conn_bytes_read", pa.int64()),
+        ("conn_bytes_written", pa.int64()),
+        ("grp", pa.string()),
+        ("sigalg", pa.string()),
+        ("resumed", pa.bool_()),
+        ("verify", pa.bool_()),
+        ("chain_len", pa.int32()),
+        ("chain_der_bytes", pa.int64()),
+        ("server_handshake_ns", pa.int64()),
+        ("server_cpu_ns", pa.int64()),
+        ("server_cpu_user_us", pa.int64()),
+        ("server_cpu_sys_us", pa.int64()),
+        ("server_bytes_read", pa.int64()),
+        ("server_bytes_written", pa.int64()),
+        ("server_outcome", pa.string()),
+        ("server_error_category", pa.string()),
+    ]
+)
+
+
+class Store:
+    """A result store file. Use `create`, `open` or `open_or_create`, not the constructor."""
+
+    def __init__(self, path: Path, con: duckdb.DuckDBPyConnection, read_only: bool):
+        self.path = path
+        self.con = con
+        self.read_only = read_only
+
+    # -- opening -----------------------------------------------------------------------
+
+    @classmethod
+    def create(cls, path) -> Store:
+        path = Path(path)
+        if path.exists():
+            raise ChainlabError(f"store {path} already exists; open it, or choose another path")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        con = _connect(path, read_only=False)
+        try:
+            con.begin()
+            con.execute(SCHEMA_SQL.read_text())
+            con.execute(
+                "INSERT INTO meta VALUES ('schema_version', ?), ('created_by', ?)",
+                [str(SCHEMA_VERSION), f"chainlab {_version()}"],
+            )
+            con.commit()
+        except Exception:
+            con.close()
+            path.unlink(missing_ok=True)
+            raise
+        return cls(path, con, read_only=False)
+
+    @classmethod
+    def open(cls, path, read_only: bool = True) -> Store:
+        path = Path(path)
+        if not path.is_file():
+            raise ChainlabError(
+                f"no store at {path}; `chainlab run CAMPAIGN --store {path}` creates one"
+            )
+        con = _connect(path, read_only=read_only)
+        try:
+            _check_version(path, con)
+        except Exception:
+            con.close()
+            raise
+        return cls(path, con, read_only=read_only)
+
+    @classmethod
+    def open_or_create(cls, path) -> Store:
+        path = Path(path)
+        return cls.open(path, read_only=False) if path.exists() else cls.create(path)
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- reading -----------------------------------------------------------------------
+
+    def query(self, sql: str, params=None) -> pd.DataFrame:
+        return self.con.execute(sql, params or []).df()
+
+    def table(self, name: str) -> pd.DataFrame:
+        if name not in TABLES:
+            raise ChainlabError(f"no table {name!r}; allowed: {', '.join(TABLES)}")
+        if name == "samples":
+            # HUGEINT would become float64 in pandas and lose nanoseconds: hand out int64.
+            return self.query(
+                "SELECT * REPLACE (CAST(start_unix_ns AS BIGINT) AS start_unix_ns) "
+                "FROM samples ORDER BY run_id, scenario_id, seq"
+            )
+        return self.query(f"SELECT * FROM {name}")
+
+    samples = property(lambda self: self.table("samples"))
+    scenarios = property(lambda self: self.table("scenarios"))
+    scenario_runs = property(lambda self: self.table("scenario_runs"))
+    runs = property(lambda self: self.table("runs"))
+    campaign_scenarios = property(lambda self: self.table("campaign_scenarios"))
+    certificates = property(lambda self: self.table("certificates"))
+    observed_chain = property(lambda self: self.table("observed_chain"))
+    network_profiles = property(lambda self: self.table("network_profiles"))
+
+    def completed_scenarios(self) -> set[str]:
+        rows = self.con.execute(
+            "SELECT DISTINCT scenario_id FROM scenario_runs WHERE status = 'completed'"
+        ).fetchall()
+        return {r[0] for r in rows}
+
+    # -- writing -----------------------------------------------------------------------
+
+    def begin_run(self, run: dict) -> None:
+        """Inserts the `runs` row of a starting run (status 'running')."""
+        cols = list(run)
+        vals = [json.dumps(v) if isinstance(v, dict) else v for v in run.values()]
+        self._write(
+            lambda: self.con.execute(
+                f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+                vals,
+            )
+        )
+
+    def end_run(self, run_id: str, status: str) -> None:
+        self._write(
+            lambda: self.con.execute(
+                "UPDATE runs SET status = ?, ended_at = now() AT TIME ZONE 'UTC' WHERE run_id = ?",
+                [status, run_id],
+            )
+        )
+
+    def mark_dead_runs(self) -> None:
+        """Runs still 'running' when a writer opens the store were killed (the writer holds
+        the file's lock, so no other run is alive): mark them 'interrupted' (ended_at stays
+        NULL: when they died is unknown)."""
+        self._write(
+            lambda: self.con.execute(
+                "UPDATE runs SET status = 'interrupted' WHERE status = 'running'"
+            )
+        )
+
+    def register_scenarios(self, scenarios, memberships) -> None:
+        """Adds scenarios and campaign membership; refuses a scenario id the store already
+        holds with other parameters (a changed alias would silently mix two experiments)."""
+        existing = dict(self.con.execute("SELECT scenario_id, params FROM scenarios").fetchall())
+
+        def work():
+            for s in scenarios:
+                params = s.params()
+                old = existing.get(s.scenario_id)
+                if old is not None:
+                    old = json.loads(old)
+                    if old != params:
+                        diff = sorted(k for k in params if old.get(k) != params[k])
+                        k = diff[0]
+                        raise ChainlabError(
+                            f"store {self.path} holds scenario {s.scenario_id} with {k} = "
+                            f"{old.get(k)!r}, the campaign file now says {params[k]!r}; run the "
+                            "changed campaign into a new store (--store)"
+                        )
+                    continue
+                self.con.execute(
+                    "INSERT INTO scenarios VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        s.scenario_id,
+                        s.kex,
+                        s.kex_family,
+                        s.depth,
+                        s.root_alg,
+                        s.int1_alg,
+                        s.int2_alg,
+                        s.leaf_alg,
+                        s.served_chain,
+                        s.handshake_mode,
+                        s.cert_compression,
+                        s.network,
+                        json.dumps(params),
+                    ],
+                )
+            for campaign, sid in memberships:
+                self.con.execute(
+                    "INSERT INTO campaign_scenarios VALUES (?, ?) ON CONFLICT DO NOTHING",
+                    [campaign, sid],
+                )
+
+        self._write(work)
+
+    def write_scenario(self, result) -> None:
+        """One transaction: the scenario_runs row, its samples, observed chain, certificates
+        and network calibration. Nothing of it is visible unless all of it is."""
+
+        def work():
+            self._insert_scenario_run(result.scenario_run)
+            self._insert_samples(result.samples)
+            self._insert_observed_chain(result.observed_chain)
+            for c in result.certificates:
+                self.con.execute(
+                    "INSERT INTO certificates VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                    [
+                        c[k]
+                        for k in (
+                            "scenario_id",
+                            "position",
+                            "role",
+                            "algorithm",
+                            "der_bytes",
+                            "sha256",
+                            "served",
+                        )
+                    ],
+                )
+            if result.network is not None:
+                n = result.network
+                self.con.execute(
+                    "INSERT INTO network_profiles VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                    [
+                        n["run_id"],
+                        n["profile"],
+                        json.dumps(n["configured"]),
+                        json.dumps(n["measured"]) if n["measured"] is not None else None,
+                        n["flagged"],
+                    ],
+                )
+
+        self._write(work)
+
+    def _insert_scenario_run(self, row: dict) -> None:
+        row = {k: json.dumps(v) if isinstance(v, dict) else v for k, v in row.items()}
+        cols = list(row)
+        self.con.execute(
+            f"INSERT INTO scenario_runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+            list(row.values()),
+        )
+
+    def _insert_samples(self, rows: list[dict]) -> None:
+        if not rows:
+            return
+        table = pa.Table.from_pylist(rows, schema=SAMPLE_COLUMNS)
+        self.con.register("_new_samples", table)
+        try:
+            self.con.execute("INSERT INTO samples SELECT * FROM _new_samples")
+        finally:
+            self.con.unregister("_new_samples")
+
+    def _insert_observed_chain(self, rows: list[dict]) -> None:
+        for r in rows:
+            self.con.execute(
+                "INSERT INTO observed_chain VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    r[k]
+                    for k in (
+                        "run_id",
+                        "scenario_id",
+                        "position",
+                        "der_bytes",
+                        "subject",
+                        "sig_alg",
+                        "key_alg",
+                    )
+                ],
+            )
+
+    def _write(self, work) -> None:
+        if self.read_only:
+            raise ChainlabError(f"store {self.path} is open read-only")
+        self.con.begin()
+        try:
+            work()
+        except BaseException:
+            self.con.rollback()
+            raise
+        self.con.commit()
+
+
+def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+    try:
+        return duckdb.connect(str(path), read_only=read_only)
+    except duckdb.IOException as e:
+        msg = str(e)
+        if "lock" in msg.lower():
+            raise ChainlabError(
+                f"store {path} is in use by another process (a running `chainlab run`?); "
+                "open it when that ends"
+            ) from None
+        raise ChainlabError(f"cannot open store {path}: {msg.splitlines()[0]}") from None
+    except duckdb.Error as e:
+        raise ChainlabError(
+            f"{path} is not a chainlab store (DuckDB: {str(e).splitlines()[0]})"
+        ) from None
+
+
+def _check_version(path: Path, con) -> None:
+    try:
+        row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except duckdb.CatalogException:
+        row = None
+    if row is None:
+        raise ChainlabError(f"{path} is not a chainlab store (no schema version)")
+    version = int(row[0])
+    if version != SCHEMA_VERSION:
+        if version < SCHEMA_VERSION:
+            what = (
+                f"it was written by an older chainlab: read it with that version (e.g. "
+                f"`chainlab export {path}` there), or re-run its campaign into a new store"
+            )
+        else:
+            what = "it was written by a newer chainlab: upgrade chainlab to read it"
+        raise ChainlabError(
+            f"store {path} has schema version {version}, this chainlab reads version "
+            f"{SCHEMA_VERSION}; {what}"
+        )
+
+
+def _version() -> str:
+    from chainlab import __version__
+
+    return __version__

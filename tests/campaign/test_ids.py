@@ -1,0 +1,63 @@
+"""Scenario ids: composed from parts, read back into the same parts."""
+
+import pytest
+
+from chainlab.campaign import ids
+
+ALGS = {"ml": "ML-DSA-65", "slh": "SLH-DSA-SHAKE-192s", "mldsa44": "ML-DSA-44"}
+
+
+@pytest.mark.parametrize(
+    "parts,expected",
+    [
+        (
+            (
+                "X25519MLKEM768",
+                ["slh", "ml", "ml"],
+                "leaf+intermediates",
+                "full",
+                "none",
+                "loopback",
+            ),
+            "x25519mlkem768__slh_root__ml_int__ml_leaf",
+        ),
+        (("X25519", ["ml"], "leaf+intermediates", "full", "none", "loopback"), "x25519__ml_self"),
+        (
+            ("MLKEM768", ["ml", "ml", "slh", "mldsa44"], "full", "resumed", "zstd", "wan"),
+            "mlkem768__ml_root__ml_int1__slh_int2__mldsa44_leaf__served_full__resumed__zstd__net_wan",
+        ),
+        (
+            ("P-256", ["ml", "ml"], "leaf", "full", "brotli", "loopback"),
+            "p256__ml_root__ml_leaf__served_leaf__brotli",
+        ),
+    ],
+)
+def test_compose_and_decode_round_trip(parts, expected):
+    kex, toks, served, mode, comp, net = parts
+    sid = ids.compose(kex, toks, served, mode, comp, net)
+    assert sid == expected
+    back = ids.decode(sid, ALGS, {"wan"})
+    assert back == {
+        "kex": kex,
+        "hierarchy": tuple(ALGS[t] for t in toks),
+        "served_chain": served,
+        "handshake_mode": mode,
+        "cert_compression": comp,
+        "network": net,
+    }
+
+
+@pytest.mark.parametrize(
+    "bad,fragment",
+    [
+        ("x25519mlkem786__ml_root__ml_leaf", "unknown key-exchange token"),
+        ("x25519__ml_leaf__ml_root", "positions leaf/root"),
+        ("x25519__ml_root__foo_leaf", "unknown algorithm token 'foo'"),
+        ("x25519__ml_root__ml_leaf__net_lan", "unknown part 'net_lan'"),
+        ("x25519__ml_root__ml_leaf__zlib__resumed", "canonical form"),
+        ("x25519", "0 certificate positions"),
+    ],
+)
+def test_decode_names_the_bad_part(bad, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        ids.decode(bad, ALGS, {"wan"})

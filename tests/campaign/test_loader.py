@@ -1,0 +1,245 @@
+"""Campaign files: validation messages, matrix expansion, id stability, deduplication."""
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from chainlab.campaign import CampaignError, load
+
+REPO = Path(__file__).resolve().parents[2]
+
+GOOD = """
+[campaign]
+name = "t"
+baseline = "x25519mlkem768__ml_root__ml_leaf"
+
+[aliases]
+ml = "ML-DSA-65"
+slhf = "SLH-DSA-SHAKE-128f"
+
+[network.wan]
+delay_ms = 20
+rate_mbit = 50
+
+[sampling]
+min = 50
+
+[[sampling.override]]
+where = { leaf = "slhf" }
+min = 10
+
+[matrix.m]
+kex = ["X25519", "X25519MLKEM768"]
+hierarchy = [["ml", "ml"], ["ml", "slhf"], ["ml", "ml", "ml"]]
+exclude = [{ kex = "X25519", depth = 3 }]
+
+[matrix.n]
+kex = ["X25519MLKEM768"]
+hierarchy = [["ml", "ml"], ["slhf"], ["ml", "ml", "ml", "slhf"]]
+handshake_mode = ["full", "resumed"]
+network = ["loopback", "wan"]
+served_chain = ["leaf+intermediates", "full"]
+cert_compression = ["none", "zlib"]
+
+[campaigns.one]
+matrices = ["m"]
+
+[campaigns.two]
+matrices = ["n"]
+scenarios = ["x25519__ml_root__slhf_leaf"]
+"""
+
+
+def write(tmp_path, text, name="c.toml"):
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(text))
+    return p
+
+
+def test_good_file_expands_and_ids_are_compositional(tmp_path):
+    c = load(write(tmp_path, GOOD))
+    one = [s.scenario_id for s in c.select(["one"])]
+    assert one == [
+        "x25519__ml_root__ml_leaf",
+        "x25519__ml_root__slhf_leaf",
+        "x25519mlkem768__ml_root__ml_leaf",
+        "x25519mlkem768__ml_root__slhf_leaf",
+        "x25519mlkem768__ml_root__ml_int__ml_leaf",
+    ]
+    two = {s.scenario_id for s in c.select(["two"])}
+    assert len(two) == 3 * 2 * 2 * 2 * 2 + 1
+    assert "x25519mlkem768__slhf_self" in two
+    assert "x25519mlkem768__ml_root__ml_int1__ml_int2__slhf_leaf" in two
+    assert "x25519mlkem768__ml_root__ml_leaf__served_full__resumed__zlib__net_wan" in two
+    s = c.scenarios["x25519mlkem768__ml_root__ml_leaf__served_full__resumed__zlib__net_wan"]
+    assert (s.served_chain, s.handshake_mode, s.cert_compression, s.network) == (
+        "full",
+        "resumed",
+        "zlib",
+        "wan",
+    )
+    # Sampling overrides follow the scenario's properties.
+    assert c.scenarios["x25519__ml_root__slhf_leaf"].sampling.min == 10
+    assert c.scenarios["x25519__ml_root__ml_leaf"].sampling.min == 50
+    assert c.networks["wan"].rate_mbit == 50
+
+
+def test_ids_are_stable_and_shared_scenarios_run_once(tmp_path):
+    p = write(tmp_path, GOOD)
+    a, b = load(p), load(p)
+    assert list(a.scenarios) == list(b.scenarios)
+    assert a.campaigns == b.campaigns
+    # x25519mlkem768__ml_root__ml_leaf is in both campaigns but once in the scenario space.
+    shared = "x25519mlkem768__ml_root__ml_leaf"
+    assert shared in a.campaigns["one"] and shared in a.campaigns["two"]
+    everything = [s.scenario_id for s in a.select()]
+    assert len(everything) == len(set(everything))
+    assert everything.count(shared) == 1
+    assert ("one", shared) in a.memberships() and ("two", shared) in a.memberships()
+
+
+def test_bundled_files_validate():
+    sp = load(REPO / "campaigns" / "signature-placement.toml")
+    assert len(sp.scenarios) == 15  # Table 14's 17 rows, two of which are the same scenario
+    assert set(sp.campaigns) == {"A", "B", "C", "D"}
+    assert sp.baseline == "x25519mlkem768__ml_root__ml_int__ml_leaf"
+    slh_leaf = [s for s in sp.scenarios.values() if s.leaf_alg == "SLH-DSA-SHAKE-192s"]
+    assert len(slh_leaf) == 8
+    # Table 1's ids, in this file's notation.
+    for sid in [
+        "x25519__ml_root__ml_leaf",
+        "x25519__slh_root__slh_leaf",
+        "x25519mlkem768__ml_root__slh_leaf",
+        "x25519mlkem768__slh_root__ml_int__ml_leaf",
+        "x25519mlkem768__ml_root__slh_int__slh_leaf",
+        "mlkem768__slh_root__ml_int__ml_leaf",
+        "mlkem768__slh_root__slh_leaf",
+    ]:
+        assert sid in sp.scenarios
+    q = load(REPO / "campaigns" / "quick.toml")
+    assert 4 <= len(q.scenarios) <= 8
+
+
+BAD = [
+    # (name, campaign text, fragments every message must hold)
+    (
+        "unknown_key",
+        GOOD.replace("[sampling]\nmin = 50", "[sampling]\nmin = 50\ntarget_rel_halfwith = 0.01"),
+        ["sampling.target_rel_halfwith", "unknown key", "allowed:", "'target_rel_halfwidth'"],
+    ),
+    (
+        "misspelt_algorithm",
+        GOOD.replace('ml = "ML-DSA-65"', 'ml = "ML-DSA-66"'),
+        ["aliases.ml", "'ML-DSA-66'", "allowed:", "ML-DSA-65"],
+    ),
+    (
+        "misspelt_group",
+        GOOD.replace('kex = ["X25519", "X25519MLKEM768"]', 'kex = ["X25519", "X25519MLKEM786"]'),
+        ["matrix.m.kex[1]", "'X25519MLKEM786'", "allowed:", "X25519MLKEM768"],
+    ),
+    (
+        "impossible_depth",
+        GOOD.replace('["ml", "ml", "ml"]]\nexclude', '["ml", "ml", "ml", "ml", "ml"]]\nexclude'),
+        ["matrix.m.hierarchy[2]", "impossible depth 5", "allowed: 1 to 4"],
+    ),
+    (
+        "bad_number",
+        GOOD.replace("[sampling]\nmin = 50", "[sampling]\nmin = 50\ntarget_rel_halfwidth = -0.1"),
+        ["sampling.target_rel_halfwidth", "-0.1", "allowed: a number > 0"],
+    ),
+    (
+        "bad_type",
+        GOOD.replace("delay_ms = 20", 'delay_ms = "20ms"'),
+        ["network.wan.delay_ms", "'20ms'", "expected a number"],
+    ),
+    (
+        "min_above_max",
+        GOOD.replace("[sampling]\nmin = 50", "[sampling]\nmin = 50\nmax = 20"),
+        ["sampling.min", "min exceeds max", "allowed: min <= max"],
+    ),
+    (
+        "bad_scenario_id",
+        GOOD.replace('"x25519__ml_root__slhf_leaf"]', '"x25519__ml_root__slh_leaf"]'),
+        [
+            "campaigns.two.scenarios[0]",
+            "'x25519__ml_root__slh_leaf'",
+            "unknown algorithm token",
+            "allowed:",
+        ],
+    ),
+    (
+        "bad_choice",
+        GOOD.replace('name = "t"', 'name = "t"\norder = "shuffled"'),
+        ["campaign.order", "'shuffled'", "allowed: random, interleaved, declared"],
+    ),
+    (
+        "baseline_not_a_scenario",
+        GOOD.replace('baseline = "x25519mlkem768__ml_root__ml_leaf"', 'baseline = "nope"'),
+        ["campaign.baseline", "'nope'", "allowed:"],
+    ),
+    ("invalid_toml", GOOD + "\n[matrix.m\n", ["invalid TOML", "line"]),
+]
+
+
+@pytest.mark.parametrize("name,text,fragments", BAD, ids=[b[0] for b in BAD])
+def test_each_bad_input_is_named_in_process(tmp_path, name, text, fragments):
+    p = write(tmp_path, text, f"{name}.toml")
+    with pytest.raises(CampaignError) as e:
+        load(p)
+    msg = str(e.value)
+    assert str(p) in msg
+    for f in fragments:
+        assert f in msg, f"{f!r} not in {msg!r}"
+
+
+def run_cli(args, cwd):
+    env = dict(os.environ, PYTHONPATH=str(REPO), CI="true")
+    return subprocess.run(
+        [sys.executable, "-m", "chainlab", *args],
+        cwd=cwd, capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("name,text,fragments", BAD, ids=[b[0] for b in BAD])
+def test_validate_and_run_reject_bad_files_and_write_nothing(tmp_path, name, text, fragments):
+    work = tmp_path / "work"
+    work.mkdir()
+    p = write(work, text, f"{name}.toml")
+    before = sorted(work.rglob("*"))
+    for cmd in (["validate", p.name], ["run", p.name]):
+        out = run_cli(cmd, work)
+        assert out.returncode == 2, out.stderr
+        assert out.stdout == ""
+        lines = out.stderr.strip().splitlines()
+        assert lines and all(p.name in ln for ln in lines), out.stderr
+        for f in fragments:
+            assert f in out.stderr
+    assert sorted(work.rglob("*")) == before  # no store, no results/ directory
+
+
+def test_all_problems_are_reported_together(tmp_path):
+    text = GOOD.replace('ml = "ML-DSA-65"', 'ml = "ML-DSA-66"').replace(
+        "[sampling]\nmin = 50", "[sampling]\nmin = 0"
+    )
+    with pytest.raises(CampaignError) as e:
+        load(write(tmp_path, text))
+    assert len(e.value.problems) >= 2
+    assert any("sampling.min" in p for p in e.value.problems)
+
+
+def test_resumed_mode_needs_a_warmup(tmp_path):
+    text = GOOD.replace("[sampling]\nmin = 50", "[sampling]\nmin = 50\nbatch_warmup = 0")
+    with pytest.raises(CampaignError) as e:
+        load(write(tmp_path, text))
+    assert "sampling.batch_warmup" in str(e.value) and "resumed" in str(e.value)
+
+
+def test_two_aliases_for_one_algorithm_are_refused(tmp_path):
+    text = GOOD.replace('ml = "ML-DSA-65"', 'ml = "ML-DSA-65"\nml2 = "ml-dsa-65"')
+    with pytest.raises(CampaignError) as e:
+        load(write(tmp_path, text))
+    assert "aliases.ml2" in str(e.value) and "one alias per algorithm" in str(e.value)

@@ -1,0 +1,52 @@
+import os
+from pathlib import Path
+
+import pytest
+
+from chainlab import engine
+from chainlab.errors import ChainlabError
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def engine_bin():
+    try:
+        p = engine.path()
+        engine.info()
+    except ChainlabError as e:
+        pytest.fail(f"these tests need the engine (make engine): {e}")
+    return p
+
+
+@pytest.fixture(scope="session")
+def pki_cache(tmp_path_factory):
+    """A PKI cache of this test session: engine command lines name it, so the process scan
+    finds exactly this session's engines."""
+    d = tmp_path_factory.mktemp("pki-cache")
+    old = os.environ.get("CHAINLAB_PKI_CACHE")
+    os.environ["CHAINLAB_PKI_CACHE"] = str(d)
+    yield d
+    if old is None:
+        os.environ.pop("CHAINLAB_PKI_CACHE", None)
+    else:
+        os.environ["CHAINLAB_PKI_CACHE"] = old
+
+
+def engine_processes(marker: str) -> list[str]:
+    """Command lines of live chainlab-engine processes mentioning `marker` (a /proc scan)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = next(
+                (ln for ln in (d / "status").read_text().splitlines() if ln.startswith("State:")),
+                "",
+            )
+        except OSError:
+            continue
+        if "chainlab-engine" in cmd and marker in cmd and "zombie" not in state:
+            out.append(cmd)
+    return out

@@ -1,0 +1,231 @@
+"""End to end with the real engine: quick.toml into a store, a killed run resumed, Ctrl-C,
+and a scenario whose server goes away. Each asserts that no engine process is left."""
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import chainlab
+from chainlab.campaign import load
+from chainlab.runner.campaign import RunOptions, run
+
+from .conftest import REPO, engine_processes
+
+QUICK = REPO / "campaigns" / "quick.toml"
+pytestmark = pytest.mark.slow
+
+
+def cli(args, cwd, env_extra=None, **kw):
+    env = dict(os.environ, PYTHONPATH=str(REPO), CI="true", **(env_extra or {}))
+    return subprocess.Popen(
+        [sys.executable, "-m", "chainlab", *args], cwd=cwd, env=env, text=True, **kw
+    )
+
+
+def no_engines_left(marker, within_s=5.0):
+    deadline = time.monotonic() + within_s
+    while engine_processes(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert engine_processes(marker) == []
+
+
+@pytest.fixture(scope="module")
+def quick_store(tmp_path_factory, engine_bin, pki_cache):
+    d = tmp_path_factory.mktemp("quick")
+    store = d / "quick.duckdb"
+    t0 = time.monotonic()
+    p = cli(["run", str(QUICK), "--store", str(store)], d, stderr=subprocess.PIPE)
+    _, err = p.communicate(timeout=300)
+    wall = time.monotonic() - t0
+    assert p.returncode == 0, err
+    no_engines_left(str(pki_cache))
+    return store, err, wall
+
+
+def test_quick_campaign_end_to_end(quick_store):
+    store, err, wall = quick_store
+    assert wall < 120, f"quick.toml took {wall:.0f} s"
+    c = load(QUICK)
+    ids = set(c.scenarios)
+    assert "run completed: 6 completed, 0 failed" in err
+    st = chainlab.open(store)
+    try:
+        sr = st.scenario_runs
+        assert set(sr["scenario_id"]) == ids
+        assert (sr["status"] == "completed").all()
+        assert sr["stop_reason"].isin(["ci_target", "max_count", "time_cap"]).all()
+        assert (sr["server_exit"] == "sigterm").all()
+        s = st.samples
+        meas = s[~s["warmup"]]
+        # scenario_runs counts are the samples' counts
+        for _, r in sr.iterrows():
+            ms = meas[meas["scenario_id"] == r["scenario_id"]]
+            assert len(ms) == r["n_measured"] and (ms["outcome"] == "ok").sum() == r["n_ok"]
+            ws = s[(s["scenario_id"] == r["scenario_id"]) & s["warmup"]]
+            assert len(ws) == r["n_warmup"] >= 1
+            seqs = sorted(s[s["scenario_id"] == r["scenario_id"]]["seq"])
+            assert seqs == list(range(len(seqs)))  # batches continue the numbering
+        # client and server records are paired: the server wrote what the client read
+        ok = meas[meas["outcome"] == "ok"]
+        assert ok["server_cpu_ns"].notna().all()
+        assert (ok["bytes_read"] == ok["server_bytes_written"]).all()
+        kex = ok["scenario_id"].map(lambda x: c.scenarios[x].kex.lower())
+        assert (ok["grp"].str.lower() == kex).all()  # OpenSSL spells x25519 in lower case
+        # the observed chain is what the server sends
+        for _, r in sr.iterrows():
+            oc = st.observed_chain.query("scenario_id == @r.scenario_id")
+            assert len(oc) == r["served_chain_len"]
+            assert oc["der_bytes"].sum() == r["served_chain_der_bytes"]
+        # shared scenarios are stored once, with both memberships
+        cs = st.campaign_scenarios
+        shared = "x25519mlkem768__ml_root__ml_leaf"
+        assert set(cs[cs["scenario_id"] == shared]["campaign"]) == {"kex", "depth"}
+        assert len(st.scenarios) == len(ids)
+        run = st.runs.iloc[0]
+        assert run["status"] == "completed" and run["ended_at"] is not None
+        assert run["campaign_file_name"] == "quick.toml"
+        assert run["campaign_file_sha256"] == hashlib.sha256(QUICK.read_bytes()).hexdigest()
+        assert run["openssl_version"].startswith("3.")
+        machine = json.loads(run["machine"])
+        assert machine["cores"] >= 1 and machine["kernel"]
+        assert str(REPO) not in run["machine"] and str(REPO) not in run["options"]
+        certs = st.certificates
+        assert set(certs["scenario_id"]) == ids
+    finally:
+        st.close()
+
+
+def wait_for_first_scenario(p):
+    """Reads the run's stderr until the first scenario is committed (its line printed)."""
+    lines = []
+    for line in p.stderr:
+        lines.append(line)
+        if line.startswith("[1/"):
+            return lines
+    raise AssertionError("run ended before the first scenario: " + "".join(lines))
+
+
+def test_killed_run_resumes_to_the_same_completed_set(tmp_path, quick_store, pki_cache):
+    store = tmp_path / "k.duckdb"
+    p = cli(["run", str(QUICK), "--store", str(store)], tmp_path, stderr=subprocess.PIPE)
+    try:
+        wait_for_first_scenario(p)
+        p.send_signal(signal.SIGKILL)
+    finally:
+        p.wait(timeout=30)
+    no_engines_left(str(pki_cache))  # the parent-death signal took them down
+    st = chainlab.open(store)  # a killed run leaves a store that opens
+    first = st.completed_scenarios()
+    assert 1 <= len(first) < 6
+    st.close()
+
+    p = cli(["run", str(QUICK), "--store", str(store), "--resume"], tmp_path,
+            stderr=subprocess.PIPE)  # fmt: skip
+    _, err = p.communicate(timeout=300)
+    assert p.returncode == 0, err
+    assert f"{len(first)} scenarios already completed" in err
+    no_engines_left(str(pki_cache))
+
+    ref = chainlab.open(quick_store[0])
+    st = chainlab.open(store)
+    try:
+        assert st.completed_scenarios() == ref.completed_scenarios()
+        # every scenario ran to completion exactly once: no duplicate samples
+        sr = st.scenario_runs
+        assert sr.groupby("scenario_id").size().max() == 1
+        per = st.query("SELECT scenario_id, count(DISTINCT run_id) AS runs, count(*) AS n, "
+                       "count(DISTINCT seq) AS seqs FROM samples GROUP BY 1")  # fmt: skip
+        assert (per["runs"] == 1).all() and (per["n"] == per["seqs"]).all()
+        runs = st.runs.sort_values("started_at")
+        assert list(runs["status"]) == ["interrupted", "completed"]
+        assert runs.iloc[0]["ended_at"] is None or str(runs.iloc[0]["ended_at"]) == "NaT"
+    finally:
+        st.close()
+        ref.close()
+
+
+def test_ctrl_c_marks_the_run_interrupted(tmp_path, engine_bin, pki_cache):
+    store = tmp_path / "i.duckdb"
+    p = cli(["run", str(QUICK), "--store", str(store), "--order", "declared"], tmp_path,
+            stderr=subprocess.PIPE)  # fmt: skip
+    try:
+        wait_for_first_scenario(p)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 130, err
+    no_engines_left(str(pki_cache))
+    st = chainlab.open(store)
+    try:
+        assert st.runs.iloc[0]["status"] == "interrupted"
+        assert len(st.completed_scenarios()) >= 1
+        assert set(st.samples["scenario_id"]) == st.completed_scenarios()
+    finally:
+        st.close()
+
+
+def test_a_scenario_whose_server_goes_away_fails_and_the_campaign_goes_on(
+    tmp_path, engine_bin, pki_cache, monkeypatch
+):
+    # An engine whose server stops accepting after 12 connections, as a crashed one would.
+    wrapper = tmp_path / "engine-wrapper"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        f'if [ "$1" = serve ]; then exec {engine_bin} "$@" --max-connections 12; fi\n'
+        f'exec {engine_bin} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("CHAINLAB_ENGINE", str(wrapper))
+    toml = tmp_path / "f.toml"
+    toml.write_text(
+        '[aliases]\nml = "ML-DSA-65"\n'
+        '[sampling]\nmode = "fixed"\ncount = 40\nwarmup = 2\ntimeout_ms = 2000\n'
+        '[matrix.m]\nkex = ["X25519", "X25519MLKEM768"]\nhierarchy = [["ml", "ml"]]\n'
+    )
+    summary = run(load(toml), RunOptions(store=tmp_path / "f.duckdb", live_progress=False))
+    assert sorted(summary.failed) == ["x25519__ml_root__ml_leaf",
+                                      "x25519mlkem768__ml_root__ml_leaf"]  # fmt: skip
+    no_engines_left(str(pki_cache))
+    st = chainlab.open(tmp_path / "f.duckdb")
+    try:
+        sr = st.scenario_runs
+        assert (sr["status"] == "failed").all()
+        assert (sr["stop_reason"] == "failed").all()
+        for _, r in sr.iterrows():
+            assert r["failure_cause"] in ("server_exited", "connect_refused")
+            assert r["n_failed"] > 0 and r["n_ok"] <= 12
+            assert r["failure_detail"]
+        assert st.runs.iloc[0]["status"] == "completed"
+    finally:
+        st.close()
+
+
+def test_interleaved_order_alternates_batches(tmp_path, engine_bin, pki_cache):
+    toml = tmp_path / "il.toml"
+    toml.write_text(
+        '[campaign]\norder = "interleaved"\n[aliases]\nml = "ML-DSA-65"\n'
+        # a target no run meets: every scenario runs to max, in several batches
+        "[sampling]\ntarget_rel_halfwidth = 0.0001\nmin = 20\nmax = 60\nwarmup = 2\n"
+        '[matrix.m]\nkex = ["X25519", "X25519MLKEM768"]\nhierarchy = [["ml", "ml"]]\n'
+    )
+    summary = run(load(toml), RunOptions(store=tmp_path / "il.duckdb", live_progress=False))
+    assert len(summary.completed) == 2
+    no_engines_left(str(pki_cache))
+    st = chainlab.open(tmp_path / "il.duckdb")
+    try:
+        sr = st.scenario_runs
+        assert (sr["stop_reason"] == "max_count").all() and (sr["batches"] >= 2).all()
+        s = st.samples.sort_values("start_unix_ns")
+        # batches alternate: the scenario id changes more than once along the time axis
+        changes = (s["scenario_id"] != s["scenario_id"].shift()).sum() - 1
+        assert changes >= 3
+    finally:
+        st.close()

@@ -1,0 +1,196 @@
+"""The result store: schema version, transactions, the read API, export."""
+
+from datetime import datetime
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pytest
+
+import chainlab
+from chainlab.campaign import load
+from chainlab.commands.export import export
+from chainlab.errors import ChainlabError
+from chainlab.runner.scenario import ScenarioResult
+from chainlab.store import SCHEMA_VERSION, TABLES, Store
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def scenario():
+    c = load(REPO / "campaigns" / "quick.toml")
+    return c, c.scenarios["x25519mlkem768__ml_root__ml_leaf"]
+
+
+def fake_result(run_id, sid, n=5) -> ScenarioResult:
+    samples = []
+    for i in range(n):
+        samples.append(
+            {
+                "run_id": run_id, "scenario_id": sid, "seq": i, "warmup": i == 0,
+                "conn_id": f"{i:016x}", "start_unix_ns": 1_795_251_534_212_976_475 + i,
+                "outcome": "ok", "error_category": None, "error_detail": None,
+                "connect_ns": 100_000, "handshake_ns": 1_900_000, "total_ns": 2_000_000 + i,
+                "client_cpu_ns": 500_000, "client_cpu_user_us": 400, "client_cpu_sys_us": 100,
+                "bytes_read": 16000, "bytes_written": 1500, "conn_bytes_read": 16024,
+                "conn_bytes_written": 1524, "grp": "X25519MLKEM768", "sigalg": "mldsa65",
+                "resumed": False, "verify": True, "chain_len": 1, "chain_der_bytes": 5658,
+                "server_handshake_ns": 1_800_000, "server_cpu_ns": 600_000,
+                "server_cpu_user_us": 500, "server_cpu_sys_us": 100,
+                "server_bytes_read": 1500, "server_bytes_written": 16000,
+                "server_outcome": "ok", "server_error_category": None,
+            }
+        )  # fmt: skip
+    row = {
+        "run_id": run_id, "scenario_id": sid, "status": "completed",
+        "started_at": datetime(2026, 1, 1), "ended_at": datetime(2026, 1, 1, 0, 1),
+        "n_measured": n - 1, "n_ok": n - 1, "n_failed": 0, "n_warmup": 1,
+        "stop_reason": "ci_target", "ci_rel_halfwidth": 0.01, "failure_cause": None,
+        "pki_sha256": "ab" * 32, "served_chain_der_bytes": 5658, "served_chain_len": 1,
+        "engine_seconds": 0.01, "server_exit": "sigterm", "sampling": {"mode": "adaptive"},
+        "batches": 1, "wall_seconds": 0.02, "failure_detail": None,
+    }  # fmt: skip
+    chain = [
+        {
+            "run_id": run_id,
+            "scenario_id": sid,
+            "position": 0,
+            "der_bytes": 5658,
+            "subject": "CN=leaf",
+            "sig_alg": "ML-DSA-65",
+            "key_alg": "ML-DSA-65",
+        }
+    ]
+    certs = [
+        {
+            "scenario_id": sid,
+            "position": 0,
+            "role": "leaf",
+            "algorithm": "ML-DSA-65",
+            "der_bytes": 5658,
+            "sha256": "cd" * 32,
+            "served": True,
+        }
+    ]
+    return ScenarioResult(row, samples, chain, certs, None)
+
+
+def run_row(run_id):
+    return {
+        "run_id": run_id, "started_at": datetime(2026, 1, 1), "status": "running",
+        "campaign_file_name": "quick.toml", "campaign_file_sha256": "00" * 32,
+        "campaign_toml": "", "chainlab_version": "0.1.0", "chainlab_commit": None,
+        "engine_info": {"engine_version": "0.1.0"}, "openssl_version": "3.5.5",
+        "openssl_patch_sha": "c3ea711679cad962", "machine": {"cores": 2}, "options": {},
+    }  # fmt: skip
+
+
+@pytest.fixture
+def filled(tmp_path):
+    c, s = scenario()
+    path = tmp_path / "s.duckdb"
+    with Store.create(path) as st:
+        st.register_scenarios([s], [("kex", s.scenario_id), ("depth", s.scenario_id)])
+        st.begin_run(run_row("r1"))
+        st.write_scenario(fake_result("r1", s.scenario_id))
+        st.end_run("r1", "completed")
+    return path, s
+
+
+def test_read_api_gives_dataframes(filled):
+    path, s = filled
+    st = chainlab.open(path)
+    try:
+        for t in TABLES:
+            assert isinstance(getattr(st, t), pd.DataFrame)
+        smp = st.samples
+        assert len(smp) == 5 and smp["start_unix_ns"].dtype == "int64"
+        assert smp["start_unix_ns"].iloc[0] == 1_795_251_534_212_976_475  # no float rounding
+        assert set(st.campaign_scenarios["campaign"]) == {"kex", "depth"}
+        assert st.scenarios.loc[0, "kex_family"] == "hybrid"
+        assert st.runs.loc[0, "status"] == "completed"
+        assert st.completed_scenarios() == {s.scenario_id}
+        with pytest.raises(ChainlabError, match="read-only"):
+            st.end_run("r1", "failed")
+    finally:
+        st.close()
+
+
+def test_schema_version_mismatch_says_what_to_do(filled):
+    path, _ = filled
+    con = duckdb.connect(str(path))
+    con.execute("UPDATE meta SET value = '0' WHERE key = 'schema_version'")
+    con.close()
+    with pytest.raises(ChainlabError) as e:
+        chainlab.open(path)
+    msg = str(e.value)
+    assert f"schema version 0, this chainlab reads version {SCHEMA_VERSION}" in msg
+    assert "older chainlab" in msg and "new store" in msg
+    con = duckdb.connect(str(path))
+    con.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    con.close()
+    with pytest.raises(ChainlabError, match="newer chainlab: upgrade"):
+        chainlab.open(path)
+
+
+def test_not_a_store(tmp_path):
+    p = tmp_path / "x.duckdb"
+    duckdb.connect(str(p)).close()
+    with pytest.raises(ChainlabError, match="not a chainlab store"):
+        chainlab.open(p)
+    with pytest.raises(ChainlabError, match="no store at"):
+        chainlab.open(tmp_path / "missing.duckdb")
+
+
+def test_failure_mid_scenario_leaves_no_partial_rows(filled, monkeypatch):
+    path, s = filled
+
+    def boom(self, rows):
+        raise RuntimeError("disk full (simulated)")
+
+    with Store.open(path, read_only=False) as st:
+        st.begin_run(run_row("r2"))
+        # Samples and scenario_runs are inserted before the observed chain: fail there.
+        monkeypatch.setattr(Store, "_insert_observed_chain", boom)
+        with pytest.raises(RuntimeError, match="simulated"):
+            st.write_scenario(fake_result("r2", s.scenario_id, n=7))
+    st = chainlab.open(path)
+    try:
+        assert set(st.samples["run_id"]) == {"r1"}
+        assert list(st.scenario_runs["run_id"]) == ["r1"]
+        assert len(st.samples) == 5
+    finally:
+        st.close()
+
+
+def test_changed_scenario_definition_is_refused(filled):
+    path, s = filled
+    from dataclasses import replace
+
+    changed = replace(s, hierarchy=("ML-DSA-44", "ML-DSA-44"))
+    with Store.open(path, read_only=False) as st, pytest.raises(ChainlabError) as e:
+        st.register_scenarios([changed], [])
+    assert s.scenario_id in str(e.value) and "new store" in str(e.value)
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_export_round_trips_through_pandas(filled, tmp_path, fmt):
+    path, _ = filled
+    files = export(path, fmt, tmp_path / f"out-{fmt}")
+    assert sorted(f.stem for f in files) == sorted(TABLES)
+    st = chainlab.open(path)
+    try:
+        for f in files:
+            back = pd.read_parquet(f) if fmt == "parquet" else pd.read_csv(f)
+            orig = getattr(st, f.stem)
+            assert len(back) == len(orig), f.stem
+            assert list(back.columns) == list(orig.columns), f.stem
+        back = (
+            pd.read_parquet(files[TABLES.index("samples")])
+            if fmt == "parquet"
+            else (pd.read_csv(files[TABLES.index("samples")]))
+        )
+        assert back["total_ns"].tolist() == st.samples["total_ns"].tolist()
+        assert back["start_unix_ns"].tolist() == st.samples["start_unix_ns"].tolist()
+    finally:
+        st.close()
