@@ -109,17 +109,19 @@ def test_bundled_files_validate():
     assert sp.baseline == "x25519mlkem768__ml_root__ml_int__ml_leaf"
     slh_leaf = [s for s in sp.scenarios.values() if s.leaf_alg == "SLH-DSA-SHAKE-192s"]
     assert len(slh_leaf) == 8
-    # Table 1's ids, in this file's notation.
+    # Table 1's ids, in this file's notation: depth 2 serves root + leaf, as the paper did.
     for sid in [
-        "x25519__ml_root__ml_leaf",
-        "x25519__slh_root__slh_leaf",
-        "x25519mlkem768__ml_root__slh_leaf",
+        "x25519__ml_root__ml_leaf__served_full",
+        "x25519__slh_root__slh_leaf__served_full",
+        "x25519mlkem768__ml_root__slh_leaf__served_full",
         "x25519mlkem768__slh_root__ml_int__ml_leaf",
         "x25519mlkem768__ml_root__slh_int__slh_leaf",
         "mlkem768__slh_root__ml_int__ml_leaf",
-        "mlkem768__slh_root__slh_leaf",
+        "mlkem768__slh_root__slh_leaf__served_full",
     ]:
         assert sid in sp.scenarios
+    for s in sp.scenarios.values():
+        assert s.served_chain == ("full" if len(s.hierarchy) == 2 else "leaf+intermediates")
     q = load(REPO / "campaigns" / "quick.toml")
     assert 4 <= len(q.scenarios) <= 8
 
