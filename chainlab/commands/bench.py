@@ -1,13 +1,23 @@
-"""Placeholder until its issue lands."""
+"""Benchmarks that print figures (never pass/fail): the speed and overhead targets of each
+part, measured side by side in one run so ratios survive a noisy, shared machine.
 
-from chainlab.errors import ChainlabError
+  engine     engine vs `openssl s_server` + `s_time`; instrumentation overhead
+  campaign   the bundled signature-placement campaign: wall time, samples, CI widths, overhead
+  report     `chainlab report` on a 200,000-sample store: time and peak memory
+  link       the userspace network link: added latency and throughput
+"""
 
-HELP = "(not implemented yet)"
+import importlib
+
+HELP = "run a benchmark and print its figures"
+BENCHMARKS = ["engine", "campaign", "report", "link"]
 
 
 def add_arguments(parser):
-    parser.add_argument("args", nargs="*")
+    parser.add_argument("benchmark", choices=BENCHMARKS, help="which benchmark to run")
+    parser.add_argument("args", nargs="*", help="options passed to the benchmark (after --)")
 
 
-def run(args):
-    raise ChainlabError("'bench' is not implemented yet")
+def run(args) -> int:
+    module = importlib.import_module(f"chainlab.bench.{args.benchmark}")
+    return module.main(args.args) or 0

@@ -8,7 +8,11 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
-#[command(name = "chainlab-engine", version, about = "chainlab's measuring engine")]
+#[command(
+    name = "chainlab-engine",
+    version,
+    about = "chainlab's measuring engine"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

@@ -43,14 +43,18 @@ pub enum ErrorCategory {
 #[derive(Debug, Clone, Serialize)]
 pub struct ObservedCert {
     pub der_bytes: usize,
+    /// Subject name on one line, RDNs in order: "O=chainlab, CN=chainlab leaf (ML-DSA-65)".
     pub subject: String,
-    /// Signature algorithm of this certificate (the issuer's key type), e.g. "ML-DSA-65".
+    /// Signature algorithm of this certificate (the issuer's key type), OpenSSL long name,
+    /// e.g. "ML-DSA-65", "ecdsa-with-SHA256".
     pub sig_alg: String,
-    /// Public key algorithm of this certificate, e.g. "SLH-DSA-SHAKE-128f".
+    /// Public key algorithm of this certificate in `pki --chain` names, e.g.
+    /// "SLH-DSA-SHAKE-128f", "ECDSA-P256".
     pub key_alg: String,
 }
 
-/// One client-side handshake.
+/// One client-side handshake attempt. With `--no-instrument` only `total_ns`, the outcome
+/// and the failure fields are measured; the other optional fields are null.
 #[derive(Debug, Clone, Serialize)]
 pub struct ClientRecord {
     pub schema: &'static str,
@@ -62,10 +66,14 @@ pub struct ClientRecord {
     pub local_port: Option<u16>,
     /// Wall-clock start (Unix ns) for ordering and drift analysis only; never for durations.
     pub start_unix_ns: u128,
+    /// TCP connect (to the failure, if it failed).
     pub connect_ns: Option<u64>,
+    /// Connected to SSL_connect returning (to the failure, if it failed); null if the connect
+    /// failed.
     pub handshake_ns: Option<u64>,
     /// connect_ns + handshake_ns: the latency a user waits for.
     pub total_ns: Option<u64>,
+    /// Client thread CPU over the same span as `total_ns`.
     pub cpu_ns: Option<u64>,
     pub cpu_user_us: Option<u64>,
     pub cpu_sys_us: Option<u64>,
@@ -75,10 +83,17 @@ pub struct ClientRecord {
     /// Bytes over the whole connection, through close_notify in both directions.
     pub conn_bytes_read: Option<u64>,
     pub conn_bytes_written: Option<u64>,
+    /// After a completed handshake: whether the peer's close_notify arrived (false: EOF,
+    /// reset or timeout instead). `None` when the handshake failed or with --no-instrument.
+    pub peer_close_notify: Option<bool>,
+    /// Negotiated group, OpenSSL's TLS name ("X25519MLKEM768", "x25519", "secp256r1").
     pub group: Option<String>,
+    /// Scheme of the server's CertificateVerify ("mldsa65"); null when resumed.
     pub sigalg: Option<String>,
     pub resumed: Option<bool>,
+    /// Chain verification was on (false with `--no-verify`).
     pub verify: bool,
+    /// Certificates the server sent, leaf first; null when resumed or failed.
     pub peer_chain: Option<Vec<ObservedCert>>,
     pub outcome: Outcome,
     pub error_category: Option<ErrorCategory>,
@@ -100,12 +115,16 @@ pub struct ServerRecord {
     pub cpu_ns: Option<u64>,
     pub cpu_user_us: Option<u64>,
     pub cpu_sys_us: Option<u64>,
-    /// Bytes at the socket up to the end of SSL_accept (includes NewSessionTicket if any).
+    /// Bytes at the socket up to the end of SSL_accept (includes NewSessionTickets if any).
     pub bytes_read: Option<u64>,
     pub bytes_written: Option<u64>,
+    /// Bytes over the whole connection, through close_notify in both directions.
     pub conn_bytes_read: Option<u64>,
     pub conn_bytes_written: Option<u64>,
+    /// After a completed handshake: whether the client's close_notify arrived.
+    pub peer_close_notify: Option<bool>,
     pub group: Option<String>,
+    /// Scheme of the CertificateVerify the server sent; null when resumed.
     pub sigalg: Option<String>,
     pub resumed: Option<bool>,
     pub outcome: Outcome,

@@ -1,5 +1,332 @@
-use crate::cli::HandshakeArgs;
+//! `handshake`: the measuring client. One record per attempt, warm-ups included.
+//!
+//! Each attempt is a fresh TCP connection and a full TLS 1.3 handshake (or, with `--resume`,
+//! one offering the previous connection's ticket). Nothing is retried: a failed attempt is
+//! recorded with its category and the loop goes on; the process exits 0 whatever the peer
+//! did, and non-zero only for bad arguments.
+//!
+//! Timed span: connect() starts → connect returns (`connect_ns`) → `SSL_connect` returns
+//! (`handshake_ns`). Context, SSL object and session setup happen before it; closing the
+//! connection, chain capture and writing the record after it.
 
-pub fn run(_args: &HandshakeArgs) -> anyhow::Result<()> {
-    anyhow::bail!("handshake: not implemented yet")
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use anyhow::bail;
+use foreign_types::ForeignType;
+use openssl::nid::Nid;
+use openssl::pkey::Id;
+use openssl::ssl::{ShutdownResult, Ssl, SslRef, SslSession, SslStream};
+use openssl::x509::X509Ref;
+
+use super::context::{self, ClientContext};
+use super::counting::{CountingStream, Counts, SocketStream};
+use super::errors::{self, Failure, Side};
+use super::ffi;
+use super::{conn_id, group_name, ns_between, sigalg_name, unix_ns};
+use crate::cli::HandshakeArgs;
+use crate::cpu::ThreadCpu;
+use crate::record::{ClientRecord, ObservedCert, Outcome, RecordWriter, SCHEMA};
+
+pub fn run(args: &HandshakeArgs) -> anyhow::Result<()> {
+    if args.count.is_none() && args.duration_ms.is_none() {
+        bail!("one of --count N or --duration-ms MS is required");
+    }
+    if args.timeout_ms == 0 {
+        bail!("--timeout-ms 0: must be at least 1");
+    }
+    let ctx = context::client(args)?;
+    let mut writer = RecordWriter::open(&args.records)?;
+    let mut client = Client {
+        side: Side::Client {
+            verify: ctx.verify,
+            sigalgs_restricted: ctx.sigalgs_restricted,
+        },
+        ctx,
+        args,
+        timeout: Duration::from_millis(args.timeout_ms),
+        session: None,
+    };
+    let mut seq = args.seq_start;
+    let mut one = |client: &mut Client, warmup: bool| -> anyhow::Result<()> {
+        let record = client.attempt(seq, warmup)?;
+        // Serialised and flushed after the timed span, one line per attempt.
+        writer.write(&record)?;
+        seq += 1;
+        Ok(())
+    };
+    for _ in 0..args.warmup {
+        one(&mut client, true)?;
+    }
+    if let Some(count) = args.count {
+        for _ in 0..count {
+            one(&mut client, false)?;
+        }
+    } else if let Some(ms) = args.duration_ms {
+        let end = Instant::now() + Duration::from_millis(ms);
+        while Instant::now() < end {
+            one(&mut client, false)?;
+        }
+    }
+    Ok(())
+}
+
+struct Client<'a> {
+    ctx: ClientContext,
+    side: Side,
+    args: &'a HandshakeArgs,
+    timeout: Duration,
+    /// The last completed connection's session, offered next time with `--resume`.
+    session: Option<SslSession>,
+}
+
+/// What one attempt observed, before it becomes a record.
+#[derive(Default)]
+struct Observed {
+    connect_ns: u64,
+    handshake_ns: Option<u64>,
+    cpu: Option<ThreadCpu>,
+    handshake_counts: Option<Counts>,
+    conn_counts: Option<Counts>,
+    peer_close_notify: Option<bool>,
+    conn_id: Option<String>,
+    local_port: Option<u16>,
+    group: Option<String>,
+    sigalg: Option<String>,
+    resumed: Option<bool>,
+    peer_chain: Option<Vec<ObservedCert>>,
+    failure: Option<Failure>,
+}
+
+impl Client<'_> {
+    /// One connection, start to finish. Errors only for local failures (out of memory, a
+    /// broken OpenSSL); everything the network or the peer does ends up in the record.
+    fn attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord> {
+        let instrument = !self.args.no_instrument;
+        let ssl = self.new_ssl()?;
+        let mut seen = Observed::default();
+
+        let start_unix_ns = unix_ns();
+        let cpu_start = instrument.then(ThreadCpu::now);
+        let start = Instant::now();
+        let connected = TcpStream::connect_timeout(&self.args.connect, self.timeout)
+            .and_then(|s| self.prepare_socket(s));
+        let connect_end = Instant::now();
+        seen.connect_ns = ns_between(start, connect_end);
+        match connected {
+            Err(e) => {
+                seen.cpu = cpu_start.map(|c| ThreadCpu::now().since(c));
+                if instrument {
+                    seen.handshake_counts = Some(Counts::default());
+                    seen.conn_counts = Some(Counts::default());
+                }
+                seen.failure = Some(errors::connect_failure(&e));
+            }
+            Ok(stream) if instrument => {
+                let stream = CountingStream::new(stream);
+                self.handshake(ssl, stream, connect_end, cpu_start, &mut seen)?
+            }
+            Ok(stream) => self.handshake(ssl, stream, connect_end, cpu_start, &mut seen)?,
+        }
+        Ok(self.record(seq, warmup, start_unix_ns, seen))
+    }
+
+    /// The SSL object for the next connection: SNI and the session to resume, if any.
+    fn new_ssl(&self) -> anyhow::Result<Ssl> {
+        let mut ssl = Ssl::new(&self.ctx.ctx)?;
+        // SNI carries host names only (RFC 6066); an IP address is checked but not sent.
+        if self.args.servername.parse::<std::net::IpAddr>().is_err() {
+            ssl.set_hostname(&self.args.servername)?;
+        }
+        if self.args.resume {
+            if let Some(session) = &self.session {
+                // SAFETY: the session came from a connection of this same context.
+                unsafe { ssl.set_session(session)? };
+            }
+        }
+        Ok(ssl)
+    }
+
+    fn prepare_socket(&self, stream: TcpStream) -> std::io::Result<TcpStream> {
+        // Each flight leaves in one write (libssl buffers a flight); no Nagle delay on it.
+        stream.set_nodelay(true)?;
+        // A server that stops answering is cut off after --timeout-ms without progress
+        // (recorded as handshake_timeout), and so is one that stops reading.
+        stream.set_read_timeout(Some(self.timeout))?;
+        stream.set_write_timeout(Some(self.timeout))?;
+        Ok(stream)
+    }
+
+    /// SSL_connect over a connected socket, then the close and what the record needs.
+    fn handshake<S: SocketStream>(
+        &mut self,
+        ssl: Ssl,
+        stream: S,
+        connect_end: Instant,
+        cpu_start: Option<ThreadCpu>,
+        seen: &mut Observed,
+    ) -> anyhow::Result<()> {
+        let mut tls = SslStream::new(ssl, stream)?;
+        let result = tls.connect();
+        let end = Instant::now();
+        seen.cpu = cpu_start.map(|c| ThreadCpu::now().since(c));
+        seen.handshake_ns = Some(ns_between(connect_end, end));
+        seen.handshake_counts = tls.get_ref().counts();
+        // End of the timed span.
+
+        let instrument = seen.handshake_counts.is_some();
+        match result {
+            Ok(()) => {
+                let notified = close(&mut tls);
+                seen.peer_close_notify = instrument.then_some(notified);
+                if self.args.resume {
+                    self.session = tls.ssl().session().map(|s| s.to_owned());
+                }
+                if instrument {
+                    let ssl = tls.ssl();
+                    let resumed = ssl.session_reused();
+                    seen.resumed = Some(resumed);
+                    seen.sigalg = sigalg_name(ssl, true);
+                    // A resumed handshake carries no Certificate message.
+                    if !resumed {
+                        seen.peer_chain = observed_chain(ssl)?;
+                    }
+                }
+            }
+            Err(e) => {
+                let failure =
+                    errors::handshake_failure(&e, tls.ssl(), tls.get_ref().last_error(), self.side);
+                if errors::peer_still_connected(failure.category) {
+                    drain(tls.get_mut());
+                }
+                seen.failure = Some(failure);
+            }
+        }
+        if instrument {
+            let ssl = tls.ssl();
+            seen.group = group_name(ssl);
+            seen.conn_id = conn_id(ssl);
+            seen.local_port = tls.get_ref().tcp().local_addr().ok().map(|a| a.port());
+            seen.conn_counts = tls.get_ref().counts();
+        }
+        Ok(())
+    }
+
+    /// The record of one attempt. Without instrumentation only the latency (`total_ns`),
+    /// the outcome and the failure category are kept.
+    fn record(&self, seq: u64, warmup: bool, start_unix_ns: u128, seen: Observed) -> ClientRecord {
+        let instrument = !self.args.no_instrument;
+        let total_ns = seen.connect_ns + seen.handshake_ns.unwrap_or(0);
+        ClientRecord {
+            schema: SCHEMA,
+            side: "client",
+            seq,
+            warmup,
+            conn_id: seen.conn_id,
+            local_port: seen.local_port,
+            start_unix_ns,
+            connect_ns: instrument.then_some(seen.connect_ns),
+            handshake_ns: seen.handshake_ns.filter(|_| instrument),
+            total_ns: Some(total_ns),
+            cpu_ns: seen.cpu.map(|c| c.total_ns),
+            cpu_user_us: seen.cpu.map(|c| c.user_us),
+            cpu_sys_us: seen.cpu.map(|c| c.sys_us),
+            bytes_read: seen.handshake_counts.map(|c| c.read),
+            bytes_written: seen.handshake_counts.map(|c| c.written),
+            conn_bytes_read: seen.conn_counts.map(|c| c.read),
+            conn_bytes_written: seen.conn_counts.map(|c| c.written),
+            peer_close_notify: seen.peer_close_notify,
+            group: seen.group,
+            sigalg: seen.sigalg,
+            resumed: seen.resumed,
+            verify: self.ctx.verify,
+            peer_chain: seen.peer_chain,
+            outcome: if seen.failure.is_none() {
+                Outcome::Ok
+            } else {
+                Outcome::Failed
+            },
+            error_category: seen.failure.as_ref().map(|f| f.category),
+            error_detail: seen.failure.map(|f| f.detail),
+        }
+    }
+}
+
+/// Sends close_notify, then reads until the server's (session tickets sent after the
+/// handshake are read and processed on the way). True if the server's close_notify arrived.
+fn close<S: SocketStream>(tls: &mut SslStream<S>) -> bool {
+    match tls.shutdown() {
+        Ok(ShutdownResult::Received) => true,
+        Ok(ShutdownResult::Sent) => matches!(tls.shutdown(), Ok(ShutdownResult::Received)),
+        Err(_) => false,
+    }
+}
+
+/// Lingering close after a failure our side detected (an alert is on its way to the
+/// server): stop writing, then read and discard until the server closes (bounded by the
+/// read timeout). Closing at once with the rest of the server's flight unread would reset
+/// the connection, and the server would record a reset instead of the alert.
+fn drain<S: SocketStream>(stream: &mut S) {
+    let _ = stream.tcp().shutdown(std::net::Shutdown::Write);
+    // Any size works; 16 KiB is one maximal TLS record per read.
+    let mut buf = [0u8; 16 * 1024];
+    while matches!(stream.read(&mut buf), Ok(n) if n > 0) {}
+}
+
+/// The certificates the server sent, leaf first.
+fn observed_chain(ssl: &SslRef) -> anyhow::Result<Option<Vec<ObservedCert>>> {
+    let Some(chain) = ssl.peer_cert_chain() else {
+        return Ok(None);
+    };
+    chain
+        .iter()
+        .map(observed_cert)
+        .collect::<anyhow::Result<Vec<_>>>()
+        .map(Some)
+}
+
+fn observed_cert(cert: &X509Ref) -> anyhow::Result<ObservedCert> {
+    let subject = cert
+        .subject_name()
+        .entries()
+        .map(|e| {
+            let key = e.object().nid().short_name().unwrap_or("?");
+            Ok(format!("{key}={}", e.data().to_string()?))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?
+        .join(", ");
+    let sig_nid = cert.signature_algorithm().object().nid();
+    Ok(ObservedCert {
+        der_bytes: cert.to_der()?.len(),
+        subject,
+        sig_alg: sig_nid.long_name().unwrap_or("unknown").to_owned(),
+        key_alg: key_algorithm(cert)?,
+    })
+}
+
+/// The certificate's key type in the vocabulary of `pki --chain` ("ML-DSA-65",
+/// "SLH-DSA-SHAKE-128f", "ECDSA-P256", "Ed25519", "RSA-2048"), else OpenSSL's type name.
+fn key_algorithm(cert: &X509Ref) -> anyhow::Result<String> {
+    let key = cert.public_key()?;
+    let name = match key.id() {
+        Id::EC => {
+            let curve = key.ec_key()?.group().curve_name();
+            match curve {
+                Some(Nid::X9_62_PRIME256V1) => "ECDSA-P256".to_owned(),
+                Some(Nid::SECP384R1) => "ECDSA-P384".to_owned(),
+                Some(nid) => format!("EC-{}", nid.short_name().unwrap_or("unknown")),
+                None => "EC".to_owned(),
+            }
+        }
+        Id::RSA => format!("RSA-{}", key.bits()),
+        Id::ED25519 => "Ed25519".to_owned(),
+        _ => {
+            // SAFETY: valid key; the name lives in the provider's static algorithm table.
+            let name = unsafe { ffi::static_str(ffi::EVP_PKEY_get0_type_name(key.as_ptr())) };
+            name.unwrap_or("unknown").to_owned()
+        }
+    };
+    Ok(crate::algorithms::lookup(&name)
+        .map(|a| a.name.to_owned())
+        .unwrap_or(name))
 }

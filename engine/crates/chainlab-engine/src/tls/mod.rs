@@ -1,5 +1,72 @@
-//! TLS 1.3 over the project's OpenSSL: context setup shared by both sides, the server and
-//! the measuring client.
+//! TLS 1.3 over the project's OpenSSL: the context setup shared by both sides (`context`),
+//! the server (`server`, subcommand `serve`) and the measuring client (`client`, subcommand
+//! `handshake`), the byte-counting socket adapter (`counting`) and failure classification
+//! (`errors`).
+//!
+//! Both sides handle a connection start to finish on one thread, so that thread's CPU clock
+//! is the connection's CPU, and both identify a connection the same way (`conn_id`), so the
+//! Python store can pair a client record with the server record of the same connection.
 
 pub mod client;
+pub mod context;
+pub mod counting;
+pub mod errors;
+mod ffi;
 pub mod server;
+
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use foreign_types::ForeignTypeRef;
+use openssl::ssl::SslRef;
+
+/// Bytes of the ClientHello random that make up `conn_id`: 64 random bits, so two
+/// connections of one run collide with probability ~n²/2⁶⁵ (negligible for any campaign).
+const CONN_ID_BYTES: usize = 8;
+
+/// First 8 bytes of the ClientHello random, hex: the same value on both sides of a
+/// connection. `None` when no ClientHello was produced or seen (the random is all zero).
+pub fn conn_id(ssl: &SslRef) -> Option<String> {
+    let mut random = [0u8; CONN_ID_BYTES];
+    let n = ssl.client_random(&mut random);
+    if n < CONN_ID_BYTES || random.iter().all(|&b| b == 0) {
+        return None;
+    }
+    Some(random.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Negotiated key-exchange group, by OpenSSL's TLS group name: the IANA "TLS Supported
+/// Groups" spelling ("x25519", "secp256r1", "X25519MLKEM768", "MLKEM768"), which may differ
+/// in case or alias from the `--groups` spelling ("X25519", "P-256").
+pub fn group_name(ssl: &SslRef) -> Option<String> {
+    // SSL_get0_group_name reads the session's group without a null check: a server that
+    // failed before processing a ClientHello has no session yet.
+    ssl.session()?;
+    // SAFETY: valid SSL pointer with a session; the name points into the library's static
+    // group table.
+    unsafe { ffi::static_str(openssl_sys::SSL_get0_group_name(ssl.as_ptr())) }.map(str::to_owned)
+}
+
+/// Signature scheme of the CertificateVerify this side sent (server) or received (client),
+/// by its TLS name (e.g. "mldsa65"). `None` on a resumed handshake (no CertificateVerify).
+pub fn sigalg_name(ssl: &SslRef, peer: bool) -> Option<String> {
+    let cmd = if peer {
+        ffi::SSL_CTRL_GET_PEER_SIGNATURE_NAME
+    } else {
+        ffi::SSL_CTRL_GET_SIGNATURE_NAME
+    };
+    // SAFETY: valid SSL pointer; both controls write a static `const char *`.
+    unsafe { ffi::ctrl_name(ssl.as_ptr(), cmd) }.map(str::to_owned)
+}
+
+/// Wall-clock time as Unix nanoseconds: for ordering records, never for durations.
+pub fn unix_ns() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0)
+}
+
+/// Nanoseconds between two monotonic instants (saturating; a u64 holds 584 years).
+pub fn ns_between(start: Instant, end: Instant) -> u64 {
+    end.saturating_duration_since(start).as_nanos() as u64
+}

@@ -1,5 +1,424 @@
-use crate::cli::ServeArgs;
+//! `serve`: the TLS 1.3 server. One record per accepted connection.
+//!
+//! Lifecycle: build the context (everything that can be wrong with the arguments fails
+//! here), bind, print the ready line, then `--workers` threads accept on the shared listener
+//! until SIGTERM/SIGINT or `--max-connections`. The main thread only waits for the signal:
+//! SIGTERM and SIGINT are blocked in every thread and taken synchronously with
+//! `sigtimedwait`, so no handler runs and no worker is interrupted mid-connection. The
+//! process never starts a child.
+//!
+//! Per connection (one worker thread, start to finish): accept() returns → start the clocks
+//! → SSL_accept → stop the clocks and take the byte counts → wait for the client's
+//! close_notify (bounded by `--io-timeout-ms`) → send ours → close → write the record.
 
-pub fn run(_args: &ServeArgs) -> anyhow::Result<()> {
-    anyhow::bail!("serve: not implemented yet")
+use std::io::Write as _;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail};
+use openssl::ssl::{ErrorCode, Ssl, SslContext, SslStream};
+use serde::Serialize;
+
+use super::context::{self, CompressionSetup, ServedChain, ServerContext};
+use super::counting::{CountingStream, SocketStream};
+use super::errors::{self, Failure, Side};
+use super::{conn_id, group_name, ns_between, sigalg_name, unix_ns};
+use crate::cli::ServeArgs;
+use crate::cpu::ThreadCpu;
+use crate::record::{ErrorCategory, Outcome, RecordWriter, ServerRecord, SCHEMA};
+
+/// How long an idle worker waits in poll() before re-checking the stop flag. It bounds how
+/// late a worker notices SIGTERM; it adds nothing to a connection's latency (poll returns as
+/// soon as a connection is pending) and an idle wake-up every 50 ms costs nothing measurable.
+const POLL_INTERVAL_MS: libc::c_int = 50;
+
+/// How long the main thread waits for a signal before checking whether the workers are done
+/// (`--max-connections` reached). Only affects how soon the process exits after that.
+const SIGNAL_WAIT: Duration = Duration::from_millis(50);
+
+/// How long a stopping server lets in-flight connections finish before cutting them. A
+/// loopback handshake takes milliseconds; without a cut, a stalled peer would hold the exit
+/// up for `--io-timeout-ms`.
+const STOP_GRACE: Duration = Duration::from_millis(500);
+
+/// Everything the workers share.
+struct Shared<'a> {
+    ctx: &'a SslContext,
+    listener: &'a TcpListener,
+    records: Option<&'a Mutex<RecordWriter>>,
+    io_timeout: Duration,
+    max_connections: Option<u64>,
+    /// Set by the main thread on SIGTERM/SIGINT, or by a worker that hit a fatal error.
+    stop: AtomicBool,
+    /// Connections claimed against `--max-connections`.
+    claimed: AtomicU64,
+    /// Next record sequence number (accept order).
+    next_seq: AtomicU64,
+    /// Workers that have returned.
+    finished: AtomicUsize,
+    /// Each worker's current connection.
+    in_flight: Vec<InFlight>,
+}
+
+pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
+    if args.workers == 0 {
+        bail!("--workers 0: must be at least 1");
+    }
+    if args.io_timeout_ms == 0 {
+        bail!("--io-timeout-ms 0: must be at least 1");
+    }
+    let server = context::server(args)?;
+    let listener = TcpListener::bind(args.listen)
+        .map_err(|e| anyhow!("cannot listen on {}: {e}", args.listen))?;
+    // Workers poll() the listener so they can notice the stop flag; accept() itself must
+    // then never block.
+    listener.set_nonblocking(true)?;
+    let addr = listener.local_addr()?;
+    let records = if args.no_instrument {
+        None
+    } else {
+        Some(Mutex::new(RecordWriter::open(&args.records)?))
+    };
+    let signals = StopSignals::block()?;
+    print_ready(&server, addr)?;
+
+    let shared = Shared {
+        ctx: &server.ctx,
+        listener: &listener,
+        records: records.as_ref(),
+        io_timeout: Duration::from_millis(args.io_timeout_ms),
+        max_connections: args.max_connections,
+        stop: AtomicBool::new(false),
+        claimed: AtomicU64::new(0),
+        next_seq: AtomicU64::new(0),
+        finished: AtomicUsize::new(0),
+        in_flight: (0..args.workers).map(|_| InFlight::default()).collect(),
+    };
+    let results: Vec<anyhow::Result<()>> = std::thread::scope(|scope| {
+        let shared = &shared;
+        let handles: Vec<_> = (0..args.workers)
+            .map(|index| {
+                scope.spawn(move || {
+                    let result = worker(shared, &shared.in_flight[index]);
+                    if result.is_err() {
+                        shared.stop.store(true, Ordering::SeqCst);
+                    }
+                    shared.finished.fetch_add(1, Ordering::SeqCst);
+                    result
+                })
+            })
+            .collect();
+        let mut stopping_since: Option<Instant> = None;
+        let mut cut = false;
+        while shared.finished.load(Ordering::SeqCst) < args.workers {
+            let signalled = signals.wait(SIGNAL_WAIT);
+            if signalled || shared.stop.load(Ordering::SeqCst) {
+                shared.stop.store(true, Ordering::SeqCst);
+                let since = *stopping_since.get_or_insert_with(Instant::now);
+                if !cut && since.elapsed() >= STOP_GRACE {
+                    shared.in_flight.iter().for_each(InFlight::abandon);
+                    cut = true;
+                }
+            }
+        }
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow!("a server worker panicked")))
+            })
+            .collect()
+    });
+    results.into_iter().collect::<anyhow::Result<Vec<()>>>()?;
+    Ok(())
+}
+
+/// The one line a caller waits for before connecting (docs/engine-records.md).
+#[derive(Serialize)]
+struct Ready<'a> {
+    event: &'static str,
+    addr: String,
+    pid: u32,
+    openssl: String,
+    patch: String,
+    max_cert_list: u64,
+    served_chain: &'a ServedChain,
+    cert_compression: &'a CompressionSetup,
+    record_schema: &'static str,
+}
+
+fn print_ready(server: &ServerContext, addr: SocketAddr) -> anyhow::Result<()> {
+    let build: serde_json::Value = serde_json::from_str(crate::info::OPENSSL_BUILD)?;
+    let ready = Ready {
+        event: "ready",
+        addr: addr.to_string(),
+        pid: std::process::id(),
+        openssl: build["openssl_version"]
+            .as_str()
+            .unwrap_or("unknown")
+            .to_owned(),
+        patch: build["patch_sha256_16"]
+            .as_str()
+            .unwrap_or("unknown")
+            .to_owned(),
+        max_cert_list: server.max_cert_list,
+        served_chain: &server.served_chain,
+        cert_compression: &server.cert_compression,
+        record_schema: SCHEMA,
+    };
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer(&mut out, &ready)?;
+    out.write_all(b"\n")?;
+    out.flush()?;
+    Ok(())
+}
+
+/// One worker: accept, handle, record, until told to stop.
+fn worker(shared: &Shared, slot: &InFlight) -> anyhow::Result<()> {
+    loop {
+        if let Some(max) = shared.max_connections {
+            if shared.claimed.fetch_add(1, Ordering::SeqCst) >= max {
+                return Ok(());
+            }
+        }
+        let Some((stream, peer)) = accept_one(shared)? else {
+            return Ok(());
+        };
+        // The measured span starts the moment accept() hands over the connection.
+        let accept_unix_ns = unix_ns();
+        let start = Instant::now();
+        let cpu_start = shared.records.map(|_| ThreadCpu::now());
+        let seq = shared.next_seq.fetch_add(1, Ordering::SeqCst);
+        // Accepted sockets do not inherit O_NONBLOCK on Linux; set it anyway so the
+        // read/write timeouts below are what bounds a stalled peer.
+        stream.set_nonblocking(false)?;
+        stream.set_nodelay(true)?;
+        stream.set_read_timeout(Some(shared.io_timeout))?;
+        stream.set_write_timeout(Some(shared.io_timeout))?;
+        let accepted = Accepted {
+            seq,
+            peer,
+            accept_unix_ns,
+            start,
+            cpu_start,
+        };
+        let Some(records) = shared.records else {
+            serve_connection(shared.ctx, stream, accepted, slot)?;
+            continue;
+        };
+        let stream = CountingStream::new(stream);
+        if let Some(record) = serve_connection(shared.ctx, stream, accepted, slot)? {
+            records
+                .lock()
+                .map_err(|_| anyhow!("records writer poisoned by a panicked worker"))?
+                .write(&record)?;
+        }
+    }
+}
+
+/// Waits for a pending connection; `None` once the stop flag is set.
+fn accept_one(shared: &Shared) -> anyhow::Result<Option<(TcpStream, SocketAddr)>> {
+    let mut pollfd = libc::pollfd {
+        fd: shared.listener.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    loop {
+        if shared.stop.load(Ordering::SeqCst) {
+            return Ok(None);
+        }
+        // SAFETY: one valid pollfd for the duration of the call.
+        let ready = unsafe { libc::poll(&mut pollfd, 1, POLL_INTERVAL_MS) };
+        if ready <= 0 {
+            continue; // timeout, or EINTR
+        }
+        match shared.listener.accept() {
+            Ok(pair) => return Ok(Some(pair)),
+            // Another worker took it, or the client gave up before we got to it.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::Interrupted
+                        | std::io::ErrorKind::ConnectionAborted
+                ) => {}
+            Err(e) => bail!("accept on {}: {e}", shared.listener.local_addr()?),
+        }
+    }
+}
+
+/// What the worker knew when accept() returned.
+struct Accepted {
+    seq: u64,
+    peer: SocketAddr,
+    accept_unix_ns: u128,
+    start: Instant,
+    /// `None` without instrumentation.
+    cpu_start: Option<ThreadCpu>,
+}
+
+/// Runs one connection to its end. Returns its record on the instrumented path (a counting
+/// stream and a CPU start reading), `None` otherwise.
+fn serve_connection<S: SocketStream>(
+    ctx: &SslContext,
+    stream: S,
+    accepted: Accepted,
+    slot: &InFlight,
+) -> anyhow::Result<Option<ServerRecord>> {
+    let ssl = Ssl::new(ctx)?;
+    let mut tls = SslStream::new(ssl, stream)?;
+    // Declared after `tls`, so dropped (unregistered) before the socket closes.
+    let registered = slot.enter(tls.get_ref().tcp().as_raw_fd());
+    let result = tls.accept();
+    let end = Instant::now();
+    let cpu = accepted
+        .cpu_start
+        .map(|start| ThreadCpu::now().since(start));
+    let handshake_counts = tls.get_ref().counts();
+
+    let (outcome, failure, peer_close_notify) = match &result {
+        Ok(()) => (Outcome::Ok, None, Some(await_close(&mut tls))),
+        Err(_) if slot.abandoned.load(Ordering::SeqCst) => {
+            let failure = Failure {
+                category: ErrorCategory::IoError,
+                detail: "abandoned: the server was stopping (SIGTERM/SIGINT)".to_owned(),
+            };
+            (Outcome::Failed, Some(failure), None)
+        }
+        Err(e) => {
+            let failure =
+                errors::handshake_failure(e, tls.ssl(), tls.get_ref().last_error(), Side::Server);
+            (Outcome::Failed, Some(failure), None)
+        }
+    };
+    let (Some(cpu), Some(handshake_counts), Some(conn_counts)) =
+        (cpu, handshake_counts, tls.get_ref().counts())
+    else {
+        return Ok(None);
+    };
+    let ssl = tls.ssl();
+    let record = ServerRecord {
+        schema: SCHEMA,
+        side: "server",
+        seq: accepted.seq,
+        conn_id: conn_id(ssl),
+        peer_port: Some(accepted.peer.port()),
+        accept_unix_ns: accepted.accept_unix_ns,
+        handshake_ns: Some(ns_between(accepted.start, end)),
+        cpu_ns: Some(cpu.total_ns),
+        cpu_user_us: Some(cpu.user_us),
+        cpu_sys_us: Some(cpu.sys_us),
+        bytes_read: Some(handshake_counts.read),
+        bytes_written: Some(handshake_counts.written),
+        conn_bytes_read: Some(conn_counts.read),
+        conn_bytes_written: Some(conn_counts.written),
+        peer_close_notify,
+        group: group_name(ssl),
+        sigalg: sigalg_name(ssl, false),
+        resumed: result.is_ok().then(|| ssl.session_reused()),
+        outcome,
+        error_category: failure.as_ref().map(|f| f.category),
+        error_detail: failure.map(|f| f.detail),
+    };
+    drop(registered);
+    drop(tls); // closes the socket before the record is written
+    Ok(Some(record))
+}
+
+/// After the handshake: read until the client's close_notify (application data, which the
+/// engine's client never sends, is discarded), then send ours. True if the close_notify
+/// arrived; false on EOF, reset or `--io-timeout-ms` without one.
+fn await_close<S: SocketStream>(tls: &mut SslStream<S>) -> bool {
+    // Large enough for any record a misbehaving client might send; no data is expected.
+    let mut buf = [0u8; 4096];
+    let received = loop {
+        match tls.ssl_read(&mut buf) {
+            Ok(_) => continue,
+            Err(e) => break e.code() == ErrorCode::ZERO_RETURN,
+        }
+    };
+    if received {
+        // A failure to send our close_notify (client already gone) changes nothing recorded.
+        let _ = tls.shutdown();
+    }
+    received
+}
+
+/// A worker's current connection, so that a stopping server can cut it short: shutting the
+/// socket down makes the worker's blocked read return at once.
+#[derive(Default)]
+struct InFlight {
+    fd: Mutex<Option<RawFd>>,
+    /// Set when `abandon` cut the connection (its record then says so).
+    abandoned: AtomicBool,
+}
+
+impl InFlight {
+    fn enter(&self, fd: RawFd) -> Registered<'_> {
+        self.abandoned.store(false, Ordering::SeqCst);
+        *self.fd.lock().unwrap_or_else(|p| p.into_inner()) = Some(fd);
+        Registered(self)
+    }
+
+    /// Shuts the current connection's socket down, if there is one. The lock guarantees the
+    /// descriptor is still the connection's: the worker unregisters (under the lock) before
+    /// it closes the socket.
+    fn abandon(&self) {
+        let fd = self.fd.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(fd) = *fd {
+            self.abandoned.store(true, Ordering::SeqCst);
+            // SAFETY: `fd` is an open socket (see above); shutdown() does not close it.
+            unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
+        }
+    }
+}
+
+/// Unregisters the connection when dropped.
+struct Registered<'a>(&'a InFlight);
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        *self.0.fd.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+}
+
+/// SIGTERM and SIGINT, blocked in this thread (and so in every thread spawned after) and
+/// taken synchronously.
+struct StopSignals {
+    set: libc::sigset_t,
+}
+
+impl StopSignals {
+    fn block() -> anyhow::Result<Self> {
+        // SAFETY: sigset_t is plain data initialised by sigemptyset; pthread_sigmask only
+        // changes this thread's mask (inherited by threads created afterwards).
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGTERM);
+            libc::sigaddset(&mut set, libc::SIGINT);
+            let rc = libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+            if rc != 0 {
+                bail!(
+                    "cannot block SIGTERM/SIGINT: {}",
+                    std::io::Error::from_raw_os_error(rc)
+                );
+            }
+            Ok(Self { set })
+        }
+    }
+
+    /// True if SIGTERM or SIGINT arrived within `timeout`.
+    fn wait(&self, timeout: Duration) -> bool {
+        let ts = libc::timespec {
+            tv_sec: timeout.as_secs() as libc::time_t,
+            tv_nsec: timeout.subsec_nanos() as libc::c_long,
+        };
+        // SAFETY: valid set and timespec; the siginfo out-pointer may be null.
+        let sig = unsafe { libc::sigtimedwait(&self.set, std::ptr::null_mut(), &ts) };
+        sig == libc::SIGTERM || sig == libc::SIGINT
+    }
 }

@@ -1,0 +1,458 @@
+"""Engine benchmark: handshake rate against OpenSSL's own tools, and instrumentation overhead.
+
+Run as `chainlab bench engine` or `python -m chainlab.bench.engine [--rounds N --seconds S]`.
+Prints figures only (no pass/fail). Everything compared is measured in one run, in
+interleaved rounds whose order alternates, on 127.0.0.1 with one client at a time:
+
+1. Rate: `openssl s_server` + `openssl s_time -new` against `chainlab-engine serve` +
+   `chainlab-engine handshake --duration-ms` (client verification on, and off), all with an
+   ML-DSA-65 root and leaf from `chainlab-engine pki` and X25519MLKEM768. Rate = completed
+   handshakes / wall time of the client process (start-up included, the same way for both;
+   s_time's own "real seconds" are whole seconds, too coarse for a ratio).
+2. Overhead: the engine with its instrumentation (CPU clocks, byte counting, records) on
+   both sides against `--no-instrument` on both sides: mean client latency (total_ns). A
+   third, identical `--no-instrument` configuration is an A/A control: how far two runs of
+   the same thing differ on this machine right now, the noise floor the ratio is read against.
+
+Both parts also give CPU per handshake from the kernel's accounting, the same way for every
+configuration: the client process's CPU (rusage of the waited-for child) and the server
+process's CPU over the run (sum of its threads' schedstat run time). CPU time is far less
+disturbed than wall time by other load on a shared machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import select
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from chainlab import engine as engine_binary
+from chainlab.errors import ChainlabError
+
+OPENSSL = engine_binary.REPO / "engine" / ".openssl" / "bin" / "openssl"
+CHAIN = "ML-DSA-65,ML-DSA-65"
+GROUP = "X25519MLKEM768"
+
+# s_time has no option for key-exchange groups. OpenSSL's default client offers key shares
+# for both X25519MLKEM768 and X25519 (two key generations per handshake); this configuration
+# gives s_time's client the single X25519MLKEM768 share the engine's client sends.
+STIME_CONF = f"""openssl_conf = openssl_init
+[openssl_init]
+ssl_conf = ssl_module
+[ssl_module]
+system_default = chainlab_bench_client
+[chainlab_bench_client]
+Groups = {GROUP}
+"""
+
+STIME_LINE = re.compile(r"^(\d+) connections in (\d+) real seconds", re.MULTILINE)
+
+# Bounds on waiting for a server to come up and for a client to finish beyond its duration;
+# they only decide when a broken run is abandoned, never what is measured.
+STARTUP_TIMEOUT_S = 10.0
+CLIENT_GRACE_S = 30.0
+
+RATE_LABELS = {
+    "s_time": "s_server + s_time -new",
+    "engine_verify": "serve + handshake (verify on)",
+    "engine_noverify": "serve + handshake (verify off)",
+}
+OVERHEAD_LABELS = {
+    "instrumented": "instrumented (both sides)",
+    "no_instrument": "--no-instrument (both sides)",
+    "no_instrument_again": "--no-instrument again (A/A)",
+}
+WHAT_EACH_SIDE_DOES = {
+    "s_time": (
+        "openssl s_server -tls1_3 -groups X25519MLKEM768 -num_tickets 0 -quiet (one thread)",
+        "openssl s_time -new: new TCP connection + full handshake; chain checked without a "
+        "trust store (result ignored), no hostname check; no close_notify (closes with RST)",
+    ),
+    "engine_verify": (
+        "chainlab-engine serve --workers 1 --tickets 0, instrumented, records to a file",
+        "chainlab-engine handshake: new TCP connection + full handshake; chain verified "
+        "against the root + hostname check; close_notify both ways; a record per handshake",
+    ),
+    "engine_noverify": (
+        "(the same server)",
+        "chainlab-engine handshake --no-verify: as above, without chain verification",
+    ),
+}
+
+
+@dataclass
+class Run:
+    """One client run: completed handshakes over the client process's wall time."""
+
+    handshakes: int
+    failed: int
+    wall_s: float
+    latencies_ns: list[int]
+    client_cpu_s: float = 0.0
+    server_cpu_s: float = 0.0
+
+    @property
+    def rate(self) -> float:
+        return self.handshakes / self.wall_s if self.wall_s > 0 else 0.0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="chainlab-bench-engine-") as tmp:
+        bench = Bench(args, Path(tmp))
+        try:
+            bench.run()
+        finally:
+            bench.close()
+    return 0
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="chainlab bench engine", description=__doc__.split("\n\n")[0])
+    # 4 rounds x 2 s keeps the whole benchmark near one minute; more, shorter rounds pair
+    # the compared configurations more closely in time than fewer, longer ones.
+    p.add_argument("--rounds", type=int, default=4, help="interleaved rounds (default 4)")
+    p.add_argument(
+        "--seconds", type=int, default=2, help="seconds per client run (default 2, minimum 1)"
+    )
+    args = p.parse_args(argv)
+    if args.rounds < 1:
+        p.error(f"--rounds {args.rounds}: must be at least 1")
+    if args.seconds < 1:
+        p.error(f"--seconds {args.seconds}: must be at least 1 (s_time counts whole seconds)")
+    return args
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace, tmp: Path):
+        self.rounds = args.rounds
+        self.seconds = args.seconds
+        self.tmp = tmp
+        self.engine = str(engine_binary.path())
+        if not OPENSSL.is_file():
+            raise ChainlabError(
+                f"OpenSSL CLI not found at {OPENSSL}; build it with engine/openssl/build.sh"
+            )
+        self.processes: list[subprocess.Popen] = []
+        self.runs = 0
+
+    def run(self) -> None:
+        info = engine_binary.info()["openssl_build"]
+        pki = self.tmp / "pki"
+        self.check([self.engine, "pki", "--chain", CHAIN, "--out", str(pki)], "chainlab-engine pki")
+        conf = self.tmp / "s_time.cnf"
+        conf.write_text(STIME_CONF)
+        ca = str(pki / "ca.pem")
+
+        s_server, s_server_port = self.start_s_server(pki)
+        engine, engine_addr = self.start_engine_server(pki, instrument=True)
+        plain, plain_addr = self.start_engine_server(pki, instrument=False)
+
+        print(
+            f"chainlab bench engine: OpenSSL {info['openssl_version']} "
+            f"(patch {info['patch_sha256_16']}), {CHAIN} root + leaf, {GROUP}, 127.0.0.1, "
+            f"one client; {self.rounds} interleaved rounds x {self.seconds} s per run"
+        )
+        print(f"load average at start: {load_average()}; {os.cpu_count()} CPUs")
+
+        rates = self.interleave(
+            {
+                "s_time": lambda: self.s_time(s_server, s_server_port, conf),
+                "engine_verify": lambda: self.engine_client(engine, engine_addr, ["--ca", ca]),
+                "engine_noverify": lambda: self.engine_client(engine, engine_addr, ["--no-verify"]),
+            }
+        )
+        overhead = self.interleave(
+            {
+                "instrumented": lambda: self.engine_client(engine, engine_addr, ["--ca", ca]),
+                "no_instrument": lambda: self.engine_client(
+                    plain, plain_addr, ["--ca", ca, "--no-instrument"]
+                ),
+                "no_instrument_again": lambda: self.engine_client(
+                    plain, plain_addr, ["--ca", ca, "--no-instrument"]
+                ),
+            }
+        )
+        report_rates(rates)
+        report_overhead(overhead)
+        failures = {k: sum(r.failed for r in v) for k, v in {**rates, **overhead}.items()}
+        if any(failures.values()):
+            print(f"failed handshakes: {failures}")
+        print(f"load average at end: {load_average()}")
+
+    def interleave(self, configs: dict[str, Callable[[], Run]]) -> dict[str, list[Run]]:
+        """Runs every configuration once per round; odd rounds go in reverse order."""
+        results: dict[str, list[Run]] = {k: [] for k in configs}
+        keys = list(configs)
+        for i in range(self.rounds):
+            for key in keys if i % 2 == 0 else reversed(keys):
+                results[key].append(configs[key]())
+        return results
+
+    # --- servers -------------------------------------------------------------------------
+
+    def start_s_server(self, pki: Path) -> tuple[subprocess.Popen, int]:
+        port = free_port()
+        cmd = [
+            str(OPENSSL), "s_server", "-tls1_3", "-groups", GROUP,
+            "-cert", str(pki / "leaf.pem"), "-key", str(pki / "leaf.key"),
+            "-accept", f"127.0.0.1:{port}", "-quiet", "-num_tickets", "0",
+        ]  # fmt: skip
+        intermediates = pki / "intermediates.pem"
+        if intermediates.is_file() and intermediates.stat().st_size > 0:
+            cmd += ["-cert_chain", str(intermediates)]
+        err_path = self.tmp / "s_server.err"
+        with err_path.open("w") as err:
+            proc = self.spawn(cmd, stdin=subprocess.DEVNULL, stdout=err, stderr=err)
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise ChainlabError(
+                    f"openssl s_server exited ({proc.returncode}): "
+                    f"{err_path.read_text().strip()[-300:]}"
+                )
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                return proc, port
+            except OSError:
+                time.sleep(0.02)
+        raise ChainlabError(f"openssl s_server did not listen on port {port} within 10 s")
+
+    def start_engine_server(self, pki: Path, instrument: bool) -> tuple[subprocess.Popen, str]:
+        cmd = [self.engine, "serve", "--pki", str(pki), "--groups", GROUP, "--tickets", "0"]
+        if instrument:
+            cmd += ["--records", str(self.tmp / "server.jsonl")]
+        else:
+            cmd += ["--no-instrument"]
+        proc = self.spawn(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        ready, _, _ = select.select([proc.stdout], [], [], STARTUP_TIMEOUT_S)
+        line = proc.stdout.readline() if ready else b""
+        if not line:
+            proc.kill()
+            err = proc.stderr.read().decode(errors="replace").strip()
+            raise ChainlabError(f"chainlab-engine serve printed no ready line: {err}")
+        return proc, json.loads(line)["addr"]
+
+    def spawn(self, cmd: list[str], **kwargs) -> subprocess.Popen:
+        proc = subprocess.Popen(cmd, **kwargs)
+        self.processes.append(proc)
+        return proc
+
+    def close(self) -> None:
+        """Stops every server this benchmark started (SIGTERM, then SIGKILL)."""
+        for proc in reversed(self.processes):
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+
+    # --- clients -------------------------------------------------------------------------
+
+    def s_time(self, server: subprocess.Popen, port: int, conf: Path) -> Run:
+        cmd = [
+            str(OPENSSL), "s_time", "-connect", f"127.0.0.1:{port}", "-new",
+            "-time", str(self.seconds),
+        ]  # fmt: skip
+        out, wall, client_cpu, server_cpu = self.measured(
+            cmd, server, env={**os.environ, "OPENSSL_CONF": str(conf)}
+        )
+        return Run(parse_s_time(out.stdout, out.stderr), 0, wall, [], client_cpu, server_cpu)
+
+    def engine_client(self, server: subprocess.Popen, addr: str, extra: list[str]) -> Run:
+        self.runs += 1
+        records = self.tmp / f"client-{self.runs}.jsonl"
+        cmd = [
+            self.engine, "handshake", "--connect", addr, "--groups", GROUP,
+            "--duration-ms", str(self.seconds * 1000), "--records", str(records), *extra,
+        ]  # fmt: skip
+        out, wall, client_cpu, server_cpu = self.measured(cmd, server)
+        if out.returncode != 0:
+            raise ChainlabError(f"chainlab-engine handshake failed: {out.stderr.strip()}")
+        run = summarize_records(records.read_text().splitlines(), wall)
+        run.client_cpu_s, run.server_cpu_s = client_cpu, server_cpu
+        return run
+
+    def measured(self, cmd: list[str], server: subprocess.Popen, env: dict | None = None):
+        """Runs a client to completion: its output, wall time, its CPU and the server's CPU
+        over the run (seconds)."""
+        server_before = process_cpu_s(server.pid)
+        children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.monotonic()
+        out = subprocess.run(
+            cmd, env=env, capture_output=True, text=True, timeout=self.seconds + CLIENT_GRACE_S
+        )
+        wall = time.monotonic() - start
+        children_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        server_cpu = process_cpu_s(server.pid) - server_before
+        client_cpu = (children_after.ru_utime - children_before.ru_utime) + (
+            children_after.ru_stime - children_before.ru_stime
+        )
+        return out, wall, client_cpu, server_cpu
+
+    def check(self, cmd: list[str], what: str) -> None:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        if out.returncode != 0:
+            raise ChainlabError(f"{what} failed: {out.stderr.strip()}")
+
+
+# --- reports -------------------------------------------------------------------------------
+
+
+def report_rates(rates: dict[str, list[Run]]) -> None:
+    print()
+    print("1. Full handshakes per wall second (client process wall time)")
+    print_rounds(
+        RATE_LABELS, rates, lambda r: f"{r.rate:8.1f}", lambda rs: f"{pooled_rate(rs):8.1f}"
+    )
+    base = pooled_rate(rates["s_time"])
+    for key in ("engine_verify", "engine_noverify"):
+        ratio = pooled_rate(rates[key]) / base if base else float("nan")
+        pairs = zip(rates[key], rates["s_time"], strict=True)
+        per_round = [e.rate / s.rate for e, s in pairs if s.rate]
+        median = statistics.median(per_round) if per_round else float("nan")
+        print(
+            f"   ratio {RATE_LABELS[key]} / s_time: {ratio:.3f} (target >= 1); "
+            f"median of per-round ratios {median:.3f}"
+        )
+    print("   CPU per handshake, ms (client process / server process, all rounds):")
+    for key, label in RATE_LABELS.items():
+        client, server = cpu_per_handshake_ms(rates[key])
+        print(f"     {label:34} {client:7.3f} / {server:7.3f}")
+    print("   what each side does:")
+    for key, (server, client) in WHAT_EACH_SIDE_DOES.items():
+        print(f"     {RATE_LABELS[key]}:\n       server: {server}\n       client: {client}")
+
+
+def report_overhead(overhead: dict[str, list[Run]]) -> None:
+    print()
+    print("2. Instrumentation overhead: mean client latency per handshake (total_ns, ms)")
+    print_rounds(
+        OVERHEAD_LABELS,
+        overhead,
+        lambda r: f"{mean_ms(r.latencies_ns):8.3f}",
+        lambda rs: f"{mean_ms([x for r in rs for x in r.latencies_ns]):8.3f}",
+    )
+    bare = overhead["no_instrument"]
+    for key, name in (("instrumented", "instrumented"), ("no_instrument_again", "A/A control")):
+        runs = overhead[key]
+        latency = latency_ratio(runs, bare)
+        per_round = [latency_ratio([a], [b]) for a, b in zip(runs, bare, strict=True)]
+        (c, s), (bc, bs) = cpu_per_handshake_ms(runs), cpu_per_handshake_ms(bare)
+        target = " (target within 3 %)" if key == "instrumented" else ""
+        print(
+            f"   {name} / no-instrument: latency {latency:.4f} ({(latency - 1) * 100:+.2f} %)"
+            f"{target}; per round {', '.join(f'{x:.3f}' for x in per_round)}"
+        )
+        print(
+            f"     rate {pooled_rate(runs):.1f}/s vs {pooled_rate(bare):.1f}/s; CPU per "
+            f"handshake client / server {c:.3f} / {s:.3f} ms vs {bc:.3f} / {bs:.3f} ms "
+            f"(client+server ratio {(c + s) / (bc + bs):.4f})"
+        )
+
+
+def print_rounds(labels: dict[str, str], results: dict[str, list[Run]], cell, pooled) -> None:
+    rounds = len(next(iter(results.values())))
+    header = "".join(f"{'round ' + str(i + 1):>9}" for i in range(rounds))
+    print(f"   {'':34}{header}{'all':>9}")
+    for key, label in labels.items():
+        cells = "".join(f" {cell(r)}" for r in results[key])
+        print(f"   {label:34}{cells} {pooled(results[key])}")
+
+
+# --- arithmetic and parsing ----------------------------------------------------------------
+
+
+def parse_s_time(stdout: str, stderr: str = "") -> int:
+    """Connections completed, from s_time's "N connections in T real seconds" line."""
+    m = STIME_LINE.search(stdout)
+    if m is None:
+        tail = (stderr.strip() or stdout.strip())[-300:]
+        raise ChainlabError(f"openssl s_time printed no 'connections in' line: {tail}")
+    return int(m.group(1))
+
+
+def summarize_records(lines: list[str], wall_s: float) -> Run:
+    """A client run from its records: measured (non-warm-up) handshakes only."""
+    records = [json.loads(line) for line in lines if line.strip()]
+    measured = [r for r in records if not r["warmup"]]
+    ok = [r for r in measured if r["outcome"] == "ok"]
+    return Run(
+        handshakes=len(ok),
+        failed=len(measured) - len(ok),
+        wall_s=wall_s,
+        latencies_ns=[r["total_ns"] for r in ok],
+    )
+
+
+def pooled_rate(runs: list[Run]) -> float:
+    wall = sum(r.wall_s for r in runs)
+    return sum(r.handshakes for r in runs) / wall if wall > 0 else 0.0
+
+
+def cpu_per_handshake_ms(runs: list[Run]) -> tuple[float, float]:
+    """(client, server) CPU milliseconds per completed handshake over all runs."""
+    n = sum(r.handshakes for r in runs)
+    if n == 0:
+        return float("nan"), float("nan")
+    return (
+        1000 * sum(r.client_cpu_s for r in runs) / n,
+        1000 * sum(r.server_cpu_s for r in runs) / n,
+    )
+
+
+def latency_ratio(runs: list[Run], base: list[Run]) -> float:
+    """Mean client latency of `runs` over that of `base` (all their completed handshakes)."""
+    a = [x for r in runs for x in r.latencies_ns]
+    b = [x for r in base for x in r.latencies_ns]
+    return statistics.fmean(a) / statistics.fmean(b) if a and b else float("nan")
+
+
+def mean_ms(latencies_ns: list[int]) -> float:
+    return statistics.fmean(latencies_ns) / 1e6 if latencies_ns else float("nan")
+
+
+def process_cpu_s(pid: int) -> float:
+    """CPU time a running process has used so far, summed over its threads (seconds).
+
+    From /proc/<pid>/task/*/schedstat (run time in nanoseconds), which is exact where
+    /proc/<pid>/stat counts clock ticks (10 ms)."""
+    total_ns = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total_ns += int((task / "schedstat").read_text().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # a thread that exited between listing and reading
+    return total_ns / 1e9
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def load_average() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except ChainlabError as err:
+        print(f"chainlab bench engine: error: {err}", file=sys.stderr)
+        sys.exit(2)

@@ -1,0 +1,453 @@
+//! The TLS 1.3 contexts of both sides, built once per process, before anything is timed.
+//!
+//! Every option that changes what goes on the wire is set here and only here: protocol
+//! version (1.3 only), groups, signature schemes, certificate compression, the largest
+//! Certificate message accepted, the served chain (server) and verification (client).
+//! Bad values fail here, with one line naming the value and what is allowed.
+
+use std::net::IpAddr;
+use std::path::Path;
+
+use anyhow::{anyhow, bail, Context as _};
+use foreign_types::ForeignTypeRef;
+use openssl::pkey::PKey;
+use openssl::ssl::{
+    SslContext, SslContextBuilder, SslMethod, SslMode, SslOptions, SslSessionCacheMode,
+    SslVerifyMode, SslVersion,
+};
+use openssl::stack::Stack;
+use openssl::x509::store::X509StoreBuilder;
+use openssl::x509::{X509VerifyResult, X509};
+use openssl_sys as sys;
+use serde::Serialize;
+
+use super::ffi;
+use crate::cli::{ChainPolicy, Compression, HandshakeArgs, ServeArgs, TlsArgs};
+
+/// The server's context and the facts the ready line reports about it.
+pub struct ServerContext {
+    pub ctx: SslContext,
+    pub served_chain: ServedChain,
+    pub max_cert_list: u64,
+    pub cert_compression: CompressionSetup,
+}
+
+/// The certificates the server sends, as loaded from the policy's chain file.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServedChain {
+    pub policy: ChainPolicy,
+    pub certificates: usize,
+    /// Sum of the certificates' DER sizes.
+    pub der_bytes: usize,
+}
+
+/// What the server did about certificate compression.
+#[derive(Debug, Clone, Serialize)]
+pub struct CompressionSetup {
+    pub algorithm: Compression,
+    /// Size of the uncompressed Certificate message body and of its compressed form; `None`
+    /// when compression is off.
+    pub uncompressed_bytes: Option<usize>,
+    pub compressed_bytes: Option<usize>,
+    /// Whether the pre-compressed chain was installed. Like OpenSSL's own
+    /// `SSL_CTX_compress_certs`, a chain that does not shrink is not installed, and the
+    /// server then sends it uncompressed even to a client that offers compression.
+    pub installed: bool,
+}
+
+/// The client's context plus what error classification needs to know about it.
+pub struct ClientContext {
+    pub ctx: SslContext,
+    /// The client restricted its signature schemes (`--sigalgs`): a handshake_failure alert
+    /// before ServerHello can then mean "no shared signature scheme" as well as "no shared
+    /// group" (see `errors`).
+    pub sigalgs_restricted: bool,
+    pub verify: bool,
+}
+
+/// Builds the server context from `serve`'s arguments.
+pub fn server(args: &ServeArgs) -> anyhow::Result<ServerContext> {
+    let mut builder = SslContextBuilder::new(SslMethod::tls_server())?;
+    common(&mut builder, &args.tls)?;
+    builder.set_num_tickets(args.tickets as usize)?;
+    // TLS 1.3 tickets are stateless (the session travels inside the ticket), so the server
+    // resumes without a session cache; turning the cache off keeps per-connection work
+    // independent of how many connections came before.
+    builder.set_session_cache_mode(SslSessionCacheMode::OFF);
+    // Send exactly the chain file's certificates: never let libssl complete the chain from a
+    // store (the served-chain policy is the experiment's variable).
+    builder.set_mode(SslMode::NO_AUTO_CHAIN);
+    let served_chain = load_served_chain(&mut builder, &args.pki, args.chain)?;
+    let cert_compression = precompress(&mut builder, args.tls.cert_compression)?;
+    Ok(ServerContext {
+        ctx: builder.build(),
+        served_chain,
+        max_cert_list: args.tls.max_cert_list,
+        cert_compression,
+    })
+}
+
+/// Builds the client context from `handshake`'s arguments.
+pub fn client(args: &HandshakeArgs) -> anyhow::Result<ClientContext> {
+    let mut builder = SslContextBuilder::new(SslMethod::tls_client())?;
+    common(&mut builder, &args.tls)?;
+    // Sessions are handed from one connection to the next explicitly (`--resume`), never
+    // through the library's client cache.
+    builder.set_session_cache_mode(SslSessionCacheMode::OFF);
+    if args.no_verify {
+        builder.set_verify(SslVerifyMode::NONE);
+        // With SSL_VERIFY_NONE libssl still runs X509_verify_cert and ignores the result;
+        // "no verification" here means no chain work at all (the CertificateVerify
+        // signature is still checked: that is the handshake, not chain validation).
+        // SAFETY: the context pointer is valid; the callback ignores its argument.
+        unsafe {
+            ffi::SSL_CTX_set_cert_verify_callback(
+                builder.as_ptr(),
+                Some(accept_any_chain),
+                std::ptr::null_mut(),
+            )
+        };
+    } else {
+        let ca = args
+            .ca
+            .as_deref()
+            .ok_or_else(|| anyhow!("--ca is required unless --no-verify is given"))?;
+        let mut store = X509StoreBuilder::new()?;
+        for cert in read_certificates(ca, "--ca")? {
+            store.add_cert(cert)?;
+        }
+        builder.set_cert_store(store.build());
+        builder.set_verify(SslVerifyMode::PEER);
+        let param = builder.verify_param_mut();
+        match args.servername.parse::<IpAddr>() {
+            Ok(ip) => param.set_ip(ip)?,
+            Err(_) => param.set_host(&args.servername)?,
+        }
+        if let Some(path) = &args.untrusted {
+            install_untrusted(&mut builder, path)?;
+        }
+    }
+    Ok(ClientContext {
+        ctx: builder.build(),
+        sigalgs_restricted: args.tls.sigalgs.is_some(),
+        verify: !args.no_verify,
+    })
+}
+
+/// Settings both sides share: TLS 1.3 only, groups, signature schemes, compression offer,
+/// max cert list.
+fn common(builder: &mut SslContextBuilder, tls: &TlsArgs) -> anyhow::Result<()> {
+    builder.set_min_proto_version(Some(SslVersion::TLS1_3))?;
+    builder.set_max_proto_version(Some(SslVersion::TLS1_3))?;
+    if builder.set_groups_list(&tls.groups).is_err() {
+        bail!(
+            "--groups {:?}: not a valid group list for this OpenSSL; allowed (colon-separated): {}",
+            tls.groups,
+            implemented_groups(builder).join(", ")
+        );
+    }
+    if let Some(sigalgs) = &tls.sigalgs {
+        if builder.set_sigalgs_list(sigalgs).is_err() {
+            let mut known: Vec<&str> = crate::algorithms::ALGORITHMS
+                .iter()
+                .map(|a| a.tls_sigalg)
+                .collect();
+            known.dedup();
+            bail!(
+                "--sigalgs {sigalgs:?}: not a valid signature scheme list; allowed \
+                 (colon-separated TLS names): {}",
+                known.join(", ")
+            );
+        }
+    }
+    let max = tls.max_cert_list;
+    if max == 0 || max > libc::c_long::MAX as u64 {
+        bail!(
+            "--max-cert-list {max}: must be between 1 and {}",
+            libc::c_long::MAX
+        );
+    }
+    // SAFETY: valid context pointer; SSL_CTRL_SET_MAX_CERT_LIST takes the size in larg.
+    unsafe {
+        sys::SSL_CTX_ctrl(
+            builder.as_ptr(),
+            ffi::SSL_CTRL_SET_MAX_CERT_LIST,
+            max as libc::c_long,
+            std::ptr::null_mut(),
+        )
+    };
+    match comp_alg(tls.cert_compression) {
+        None => {
+            // libssl offers every compiled-in algorithm by default; "none" means none in
+            // either direction, so the compress_certificate extension is not even sent.
+            builder.set_options(SslOptions::from_bits_retain(
+                ffi::SSL_OP_NO_RX_CERTIFICATE_COMPRESSION
+                    | ffi::SSL_OP_NO_TX_CERTIFICATE_COMPRESSION,
+            ));
+        }
+        Some(alg) => {
+            let mut algs = [alg];
+            // SAFETY: valid context; `algs` outlives the call, which copies it.
+            let ok = unsafe {
+                ffi::SSL_CTX_set1_cert_comp_preference(builder.as_ptr(), algs.as_mut_ptr(), 1)
+            };
+            if ok != 1 {
+                bail!(
+                    "--cert-compression {}: not available in this OpenSSL build; allowed: {}",
+                    compression_name(tls.cert_compression),
+                    available_compressions().join(", ")
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Loads `<pki>/<policy file>` (leaf first) and `<pki>/leaf.key` into the context.
+fn load_served_chain(
+    builder: &mut SslContextBuilder,
+    pki: &Path,
+    policy: ChainPolicy,
+) -> anyhow::Result<ServedChain> {
+    let chain_path = pki.join(policy.file_name());
+    let chain = read_certificates(&chain_path, "--pki")?;
+    let der_bytes = chain
+        .iter()
+        .map(|c| c.to_der().map(|d| d.len()))
+        .sum::<Result<usize, _>>()?;
+    let certificates = chain.len();
+    let mut chain = chain.into_iter();
+    // read_certificates never returns an empty list.
+    let leaf = chain.next().ok_or_else(|| anyhow!("no certificate"))?;
+    builder.set_certificate(&leaf)?;
+    for cert in chain {
+        builder.add_extra_chain_cert(cert)?;
+    }
+    let key_path = pki.join("leaf.key");
+    let pem = std::fs::read(&key_path)
+        .with_context(|| format!("--pki: cannot read {}", key_path.display()))?;
+    let key = PKey::private_key_from_pem(&pem).map_err(|e| {
+        anyhow!(
+            "--pki: {} is not a PEM private key: {e}",
+            key_path.display()
+        )
+    })?;
+    builder.set_private_key(&key)?;
+    builder.check_private_key().map_err(|_| {
+        anyhow!(
+            "--pki: {} does not match the leaf certificate of {}",
+            key_path.display(),
+            chain_path.display()
+        )
+    })?;
+    Ok(ServedChain {
+        policy,
+        certificates,
+        der_bytes,
+    })
+}
+
+/// Compresses the served Certificate message once, at startup, and installs it.
+///
+/// `SSL_CTX_compress_certs` only walks the classic key slots and so silently skips ML-DSA and
+/// SLH-DSA certificates; compressing the current chain with `SSL_CTX_get1_compressed_cert`
+/// and installing it with `SSL_CTX_set1_compressed_cert` works for every key type.
+fn precompress(
+    builder: &mut SslContextBuilder,
+    compression: Compression,
+) -> anyhow::Result<CompressionSetup> {
+    let Some(alg) = comp_alg(compression) else {
+        return Ok(CompressionSetup {
+            algorithm: compression,
+            uncompressed_bytes: None,
+            compressed_bytes: None,
+            installed: false,
+        });
+    };
+    let mut data: *mut libc::c_uchar = std::ptr::null_mut();
+    let mut orig_len: libc::size_t = 0;
+    // SAFETY: valid context with its certificate set; out-pointers are valid.
+    let comp_len = unsafe {
+        ffi::SSL_CTX_get1_compressed_cert(builder.as_ptr(), alg, &mut data, &mut orig_len)
+    };
+    if comp_len == 0 || data.is_null() {
+        bail!(
+            "--cert-compression {}: compressing the served chain failed: {}",
+            compression_name(compression),
+            openssl::error::ErrorStack::get()
+        );
+    }
+    let installed = comp_len < orig_len;
+    let result = if installed {
+        // SAFETY: `data` holds `comp_len` bytes; the call copies them.
+        unsafe {
+            ffi::SSL_CTX_set1_compressed_cert(builder.as_ptr(), alg, data, comp_len, orig_len)
+        }
+    } else {
+        1
+    };
+    // SAFETY: `data` was allocated by OpenSSL for us (get1) and is not used after this.
+    unsafe { sys::OPENSSL_free(data.cast()) };
+    if result != 1 {
+        bail!(
+            "--cert-compression {}: installing the compressed chain failed: {}",
+            compression_name(compression),
+            openssl::error::ErrorStack::get()
+        );
+    }
+    Ok(CompressionSetup {
+        algorithm: compression,
+        uncompressed_bytes: Some(orig_len),
+        compressed_bytes: Some(comp_len),
+        installed,
+    })
+}
+
+/// Certificates that help path building without being trusted (`--untrusted`): handed to
+/// `X509_verify_cert` alongside the chain the peer sent, exactly like the peer's own
+/// intermediates. Self-signed certificates are refused: a trust anchor belongs in `--ca`.
+fn install_untrusted(builder: &mut SslContextBuilder, path: &Path) -> anyhow::Result<()> {
+    let mut extra = Stack::new()?;
+    for (i, cert) in read_certificates(path, "--untrusted")?
+        .into_iter()
+        .enumerate()
+    {
+        if cert.issued(&cert) == X509VerifyResult::OK {
+            bail!(
+                "--untrusted {}: certificate {} is self-signed; trust anchors go in --ca",
+                path.display(),
+                i + 1
+            );
+        }
+        extra.push(cert)?;
+    }
+    // The context lives until the process exits and the callback reads this stack on every
+    // handshake, so it is leaked on purpose (one allocation per process).
+    let extra: &'static mut Stack<X509> = Box::leak(Box::new(extra));
+    // SAFETY: valid context; the argument is a 'static stack only ever read.
+    unsafe {
+        ffi::SSL_CTX_set_cert_verify_callback(
+            builder.as_ptr(),
+            Some(verify_with_untrusted),
+            (extra as *mut Stack<X509>).cast(),
+        )
+    };
+    Ok(())
+}
+
+/// Verification callback for `--untrusted`: the peer's chain plus the extra certificates
+/// as the untrusted set, then the library's own `X509_verify_cert` (trust store, hostname and
+/// purpose checks all as without the callback).
+unsafe extern "C" fn verify_with_untrusted(
+    store_ctx: *mut sys::X509_STORE_CTX,
+    arg: *mut libc::c_void,
+) -> libc::c_int {
+    // SAFETY (whole function): libssl passes the store context it initialised and our
+    // 'static stack; the combined stack only borrows certificates owned by the other two
+    // stacks, which outlive it, and is freed (without its elements) before returning.
+    let extra = &*(arg as *const Stack<X509>);
+    let peer = ffi::X509_STORE_CTX_get0_untrusted(store_ctx);
+    let combined = sys::OPENSSL_sk_new_null();
+    if combined.is_null() {
+        return 0;
+    }
+    if !peer.is_null() {
+        let peer = peer as *const sys::OPENSSL_STACK;
+        for i in 0..sys::OPENSSL_sk_num(peer) {
+            sys::OPENSSL_sk_push(combined, sys::OPENSSL_sk_value(peer, i));
+        }
+    }
+    for cert in extra {
+        sys::OPENSSL_sk_push(combined, cert.as_ptr() as *const libc::c_void);
+    }
+    ffi::X509_STORE_CTX_set0_untrusted(store_ctx, combined.cast());
+    let result = sys::X509_verify_cert(store_ctx);
+    ffi::X509_STORE_CTX_set0_untrusted(store_ctx, peer);
+    sys::OPENSSL_sk_free(combined);
+    result
+}
+
+/// Verification callback for `--no-verify`: accepts any chain without looking at it.
+unsafe extern "C" fn accept_any_chain(
+    _store_ctx: *mut sys::X509_STORE_CTX,
+    _arg: *mut libc::c_void,
+) -> libc::c_int {
+    1
+}
+
+/// Reads every PEM certificate of a file; `flag` names the option in errors.
+fn read_certificates(path: &Path, flag: &str) -> anyhow::Result<Vec<X509>> {
+    let pem =
+        std::fs::read(path).with_context(|| format!("{flag}: cannot read {}", path.display()))?;
+    let certs = X509::stack_from_pem(&pem).map_err(|e| {
+        anyhow!(
+            "{flag}: {} is not a PEM certificate file: {e}",
+            path.display()
+        )
+    })?;
+    if certs.is_empty() {
+        bail!("{flag}: {} holds no PEM certificate", path.display());
+    }
+    Ok(certs)
+}
+
+/// Group names the library implements (for error messages).
+fn implemented_groups(builder: &SslContextBuilder) -> Vec<String> {
+    // SAFETY: the stack receives borrowed `const char *` names owned by the library's static
+    // group table; it is freed (not its elements) before returning.
+    unsafe {
+        let stack = sys::OPENSSL_sk_new_null();
+        if stack.is_null() {
+            return Vec::new();
+        }
+        sys::SSL_CTX_ctrl(
+            builder.as_ptr(),
+            ffi::SSL_CTRL_GET0_IMPLEMENTED_GROUPS,
+            0,
+            stack.cast(),
+        );
+        let names = (0..sys::OPENSSL_sk_num(stack))
+            .filter_map(|i| ffi::static_str(sys::OPENSSL_sk_value(stack, i).cast()))
+            .map(str::to_owned)
+            .collect();
+        sys::OPENSSL_sk_free(stack);
+        names
+    }
+}
+
+fn comp_alg(compression: Compression) -> Option<libc::c_int> {
+    match compression {
+        Compression::None => None,
+        Compression::Zlib => Some(ffi::TLSEXT_COMP_CERT_ZLIB),
+        Compression::Brotli => Some(ffi::TLSEXT_COMP_CERT_BROTLI),
+        Compression::Zstd => Some(ffi::TLSEXT_COMP_CERT_ZSTD),
+    }
+}
+
+fn compression_name(compression: Compression) -> &'static str {
+    match compression {
+        Compression::None => "none",
+        Compression::Zlib => "zlib",
+        Compression::Brotli => "brotli",
+        Compression::Zstd => "zstd",
+    }
+}
+
+/// Compression algorithms this OpenSSL build has (probed on a scratch context).
+fn available_compressions() -> Vec<&'static str> {
+    let mut names = vec!["none"];
+    for c in [Compression::Zlib, Compression::Brotli, Compression::Zstd] {
+        let Ok(scratch) = SslContextBuilder::new(SslMethod::tls_client()) else {
+            continue;
+        };
+        let mut algs = [comp_alg(c).unwrap_or_default()];
+        // SAFETY: valid scratch context; `algs` outlives the call.
+        let ok = unsafe {
+            ffi::SSL_CTX_set1_cert_comp_preference(scratch.as_ptr(), algs.as_mut_ptr(), 1)
+        };
+        if ok == 1 {
+            names.push(compression_name(c));
+        }
+    }
+    names
+}

@@ -1,0 +1,247 @@
+//! Why a connection failed, as a stable `ErrorCategory` plus a human-readable detail.
+//!
+//! Sources, in the order they are consulted: the chain verification result (client), the
+//! socket error seen under OpenSSL (timeouts, resets), the OpenSSL error queue (reason codes
+//! of our side and alerts received from the peer), and finally an EOF without an alert.
+
+use std::io;
+
+use foreign_types::ForeignTypeRef;
+use openssl::ssl::{ErrorCode, SslRef};
+use openssl::x509::X509VerifyResult;
+use openssl_sys as sys;
+
+use super::ffi;
+use crate::record::ErrorCategory;
+
+/// A classified failure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub category: ErrorCategory,
+    pub detail: String,
+}
+
+impl Failure {
+    fn new(category: ErrorCategory, detail: impl Into<String>) -> Self {
+        Self {
+            category,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// Which side is classifying, and what it offered (a received alert means different
+/// things depending on it).
+#[derive(Debug, Clone, Copy)]
+pub enum Side {
+    Server,
+    Client {
+        /// Chain verification is on (`--no-verify` not given).
+        verify: bool,
+        /// `--sigalgs` restricted the offered signature schemes.
+        sigalgs_restricted: bool,
+    },
+}
+
+/// Whether the peer is presumably still connected after a failure of this category (our
+/// side or the peer rejected the handshake with an alert), as opposed to gone or stalled.
+pub fn peer_still_connected(category: ErrorCategory) -> bool {
+    matches!(
+        category,
+        ErrorCategory::VerifyFailed
+            | ErrorCategory::NoSharedGroup
+            | ErrorCategory::NoSharedSigalg
+            | ErrorCategory::TlsAlert
+            | ErrorCategory::TlsError
+    )
+}
+
+/// Classifies a failed TCP connect.
+pub fn connect_failure(err: &io::Error) -> Failure {
+    let category = match err.kind() {
+        io::ErrorKind::ConnectionRefused => ErrorCategory::ConnectRefused,
+        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => ErrorCategory::ConnectTimeout,
+        _ => ErrorCategory::IoError,
+    };
+    Failure::new(category, format!("connect: {err}"))
+}
+
+/// Classifies a failed `SSL_connect` / `SSL_accept`. `socket_error` is the last error the
+/// stream under OpenSSL saw, when it keeps track (the counting adapter does).
+pub fn handshake_failure(
+    err: &openssl::ssl::Error,
+    ssl: &SslRef,
+    socket_error: Option<io::ErrorKind>,
+    side: Side,
+) -> Failure {
+    if let Side::Client { verify: true, .. } = side {
+        let result = ssl.verify_result();
+        if result != X509VerifyResult::OK {
+            return Failure::new(
+                ErrorCategory::VerifyFailed,
+                format!("certificate verify failed: {}", result.error_string()),
+            );
+        }
+    }
+    if let Some(kind) = err.io_error().map(io::Error::kind).or(socket_error) {
+        return io_failure(kind, err);
+    }
+    if let Some(stack) = err.ssl_error() {
+        let ssl_errors: Vec<_> = stack
+            .errors()
+            .iter()
+            .filter(|e| e.library_code() == ffi::ERR_LIB_SSL)
+            .collect();
+        for e in &ssl_errors {
+            if let Some(failure) = reason_failure(e.reason_code(), ssl, side) {
+                return failure;
+            }
+        }
+        if let Some(e) = ssl_errors.first() {
+            return Failure::new(
+                ErrorCategory::TlsError,
+                e.reason().unwrap_or("unknown TLS error"),
+            );
+        }
+        if let Some(e) = stack.errors().first() {
+            return Failure::new(ErrorCategory::TlsError, e.to_string());
+        }
+    }
+    if err.code() == ErrorCode::SYSCALL {
+        return Failure::new(
+            ErrorCategory::PeerClosed,
+            "connection closed by the peer without an alert",
+        );
+    }
+    Failure::new(ErrorCategory::TlsError, err.to_string())
+}
+
+/// A socket error under OpenSSL: a read/write timeout (`SO_RCVTIMEO`/`SO_SNDTIMEO` expire
+/// as `EAGAIN`), the peer going away, or anything else.
+fn io_failure(kind: io::ErrorKind, err: &openssl::ssl::Error) -> Failure {
+    match kind {
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => Failure::new(
+            ErrorCategory::HandshakeTimeout,
+            "no data from the peer within the timeout",
+        ),
+        io::ErrorKind::ConnectionReset
+        | io::ErrorKind::ConnectionAborted
+        | io::ErrorKind::BrokenPipe
+        | io::ErrorKind::UnexpectedEof => {
+            Failure::new(ErrorCategory::PeerClosed, format!("peer closed: {kind}"))
+        }
+        _ => Failure::new(ErrorCategory::IoError, err.to_string()),
+    }
+}
+
+/// Maps an SSL-library reason code; `None` when the code says nothing specific.
+fn reason_failure(reason: libc::c_int, ssl: &SslRef, side: Side) -> Option<Failure> {
+    if reason >= sys::SSL_AD_REASON_OFFSET {
+        return Some(alert_failure(reason - sys::SSL_AD_REASON_OFFSET, ssl, side));
+    }
+    let text = || reason_text(reason);
+    let category = match reason {
+        ffi::SSL_R_NO_SUITABLE_KEY_SHARE
+        | ffi::SSL_R_NO_SHARED_GROUPS
+        | ffi::SSL_R_NO_SUITABLE_GROUPS
+        | ffi::SSL_R_WRONG_CURVE => ErrorCategory::NoSharedGroup,
+        ffi::SSL_R_NO_SHARED_SIGNATURE_ALGORITHMS
+        | ffi::SSL_R_NO_SUITABLE_SIGNATURE_ALGORITHM
+        | ffi::SSL_R_WRONG_SIGNATURE_TYPE
+        | ffi::SSL_R_UNKNOWN_CERTIFICATE_TYPE
+        | ffi::SSL_R_WRONG_CERTIFICATE_TYPE => ErrorCategory::NoSharedSigalg,
+        ffi::SSL_R_CERTIFICATE_VERIFY_FAILED => ErrorCategory::VerifyFailed,
+        ffi::SSL_R_UNEXPECTED_EOF_WHILE_READING => ErrorCategory::PeerClosed,
+        _ => return None,
+    };
+    Some(Failure::new(category, text()))
+}
+
+/// A fatal alert received from the peer.
+///
+/// A server that finds no common group, signature scheme or cipher suite answers the
+/// ClientHello with handshake_failure; the wire does not say which. The engine's client
+/// always offers OpenSSL's full TLS 1.3 cipher-suite list, so with the library's default
+/// signature schemes (no `--sigalgs`) a handshake_failure before ServerHello means no shared
+/// group. With `--sigalgs` restricted the cause is ambiguous and is recorded as `tls_alert`;
+/// the server's record of the same connection names the exact cause either way.
+fn alert_failure(alert: libc::c_int, ssl: &SslRef, side: Side) -> Failure {
+    let name = alert_name(alert);
+    let before_server_hello =
+        // SAFETY: valid SSL pointer for the duration of the call.
+        unsafe { ffi::SSL_get_state(ssl.as_ptr()) } == ffi::TLS_ST_CW_CLNT_HELLO;
+    if let Side::Client {
+        sigalgs_restricted, ..
+    } = side
+    {
+        if alert == ffi::SSL_AD_HANDSHAKE_FAILURE && before_server_hello {
+            if !sigalgs_restricted {
+                return Failure::new(
+                    ErrorCategory::NoSharedGroup,
+                    format!("received alert {name} in reply to ClientHello"),
+                );
+            }
+            return Failure::new(
+                ErrorCategory::TlsAlert,
+                format!(
+                    "received alert {name} in reply to ClientHello (no shared group or \
+                     signature scheme)"
+                ),
+            );
+        }
+    }
+    Failure::new(ErrorCategory::TlsAlert, format!("received alert {name}"))
+}
+
+/// RFC 8446 style alert name ("handshake_failure") with its code.
+fn alert_name(alert: libc::c_int) -> String {
+    // SAFETY: returns a pointer into a static string table (or "unknown").
+    let long = unsafe { ffi::static_str(sys::SSL_alert_desc_string_long(alert)) };
+    let name = long
+        .unwrap_or("unknown")
+        .to_ascii_lowercase()
+        .replace(' ', "_");
+    format!("{name} ({alert})")
+}
+
+/// OpenSSL's text for an SSL-library reason code.
+fn reason_text(reason: libc::c_int) -> String {
+    let packed = ((ffi::ERR_LIB_SSL as libc::c_ulong & 0xFF) << 23) | reason as libc::c_ulong;
+    // SAFETY: returns a static string or null.
+    unsafe { ffi::static_str(sys::ERR_reason_error_string(packed)) }
+        .map(str::to_owned)
+        .unwrap_or_else(|| format!("SSL reason {reason}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connect_errors_map_to_stable_categories() {
+        let refused = io::Error::from(io::ErrorKind::ConnectionRefused);
+        assert_eq!(
+            connect_failure(&refused).category,
+            ErrorCategory::ConnectRefused
+        );
+        let timeout = io::Error::from(io::ErrorKind::TimedOut);
+        assert_eq!(
+            connect_failure(&timeout).category,
+            ErrorCategory::ConnectTimeout
+        );
+        let other = io::Error::from(io::ErrorKind::PermissionDenied);
+        assert_eq!(connect_failure(&other).category, ErrorCategory::IoError);
+    }
+
+    #[test]
+    fn reason_and_alert_texts_come_from_the_library() {
+        assert_eq!(
+            reason_text(ffi::SSL_R_NO_SUITABLE_KEY_SHARE),
+            "no suitable key share"
+        );
+        assert_eq!(
+            alert_name(ffi::SSL_AD_HANDSHAKE_FAILURE),
+            "handshake_failure (40)"
+        );
+    }
+}
