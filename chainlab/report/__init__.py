@@ -1,0 +1,79 @@
+"""`chainlab report`: turn a store into a folder of answers.
+
+build_report(store) -> <store stem>-report/
+    index.html     self-contained (figures inline as SVG, no script, works offline)
+    report.md      the same content in Markdown, figures linked
+    tables/*.csv   every table, raw numbers at full precision
+    figures/*.png, figures/*.svg
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from chainlab.analysis.analyze import Analysis, analyze
+from chainlab.errors import ChainlabError
+from chainlab.report import document, render
+
+PNG_DPI = 100  # 900-1050 px wide figures: readable on screen, quick to render, small files
+
+
+def default_out_dir(store: Path) -> Path:
+    store = Path(store)
+    return store.with_name(f"{store.stem}-report")
+
+
+def prepare_out_dir(out: Path) -> None:
+    """Create the report folder, or clear an earlier report in it: only the kinds of files a
+    report writes (tables/*.csv, figures/*.png|svg), never anything else. A non-empty folder
+    that holds no report is refused."""
+    if out.exists() and not out.is_dir():
+        raise ChainlabError(f"report folder {out}: exists and is not a folder; choose --out")
+    if out.is_dir() and any(out.iterdir()) and not (out / "index.html").exists():
+        raise ChainlabError(
+            f"report folder {out}: exists, is not empty and holds no chainlab report; "
+            "choose an empty or new folder with --out"
+        )
+    for sub, patterns in (("tables", ("*.csv",)), ("figures", ("*.png", "*.svg"))):
+        d = out / sub
+        d.mkdir(parents=True, exist_ok=True)
+        for pattern in patterns:
+            for stale in d.glob(pattern):  # from an earlier report, maybe of another store
+                stale.unlink()
+
+
+def build_report(store, out_dir=None, *, analysis: Analysis | None = None, **overrides) -> Path:
+    """Analyse `store` (or use `analysis`) and write the report; returns the folder.
+
+    `overrides` change single analysis settings (baseline=..., price_per_vcpu_hour=...).
+    """
+    import matplotlib.pyplot as plt
+
+    store = Path(store)
+    a = analysis if analysis is not None else analyze(store, **overrides)
+    out = Path(out_dir) if out_dir is not None else default_out_dir(store)
+    prepare_out_dir(out)
+
+    def sink(item: document.Figure, fig) -> None:
+        png = out / "figures" / f"{item.name}.png"
+        svg = out / "figures" / f"{item.name}.svg"
+        # Lay out once (text extents are the slow part), then save both formats as is.
+        if fig.get_layout_engine() is None:
+            fig.tight_layout()
+        fig.set_layout_engine("none")
+        fig.savefig(png, dpi=PNG_DPI, metadata={"Software": None})
+        buf = io.StringIO()
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+        plt.close(fig)
+        item.svg_text = buf.getvalue()
+        svg.write_text(item.svg_text)
+        item.png = f"figures/{png.name}"
+        item.svg = f"figures/{svg.name}"
+
+    doc = document.build(a, sink)
+    for t in doc.tables:
+        t.csv.to_csv(out / "tables" / f"{t.name}.csv", index=False)
+    (out / "report.md").write_text(render.markdown(doc))
+    (out / "index.html").write_text(render.html_page(doc))
+    return out

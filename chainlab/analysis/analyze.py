@@ -1,0 +1,159 @@
+"""Everything the report shows, computed once from a store: `analyze(path) -> Analysis`.
+
+The analysis is generic over any campaign: it never assumes the paper's scenarios. Usage
+from a notebook:
+
+    from chainlab.analysis.analyze import analyze
+    a = analyze("results/signature-placement.duckdb")
+    a.summary            # per-scenario statistics with intervals
+    a.pairs              # paired comparisons found in the matrix
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from chainlab.analysis import capacity, compare, decomposition, paper, summary, transport
+from chainlab.analysis.config import AnalysisConfig
+from chainlab.analysis.findings import findings
+from chainlab.analysis.load import StoreData, load_store, parse_json
+
+
+@dataclass
+class Analysis:
+    data: StoreData
+    config: AnalysisConfig
+    baseline: str | None
+    baseline_note: str
+    summary: pd.DataFrame
+    failures: pd.DataFrame
+    exposure: pd.DataFrame
+    multipliers: pd.DataFrame
+    strategy: pd.DataFrame
+    classes: pd.DataFrame
+    table7: pd.DataFrame
+    pairs: pd.DataFrame
+    correlations: pd.DataFrame
+    counterexamples: pd.DataFrame
+    decomposition: pd.DataFrame
+    decomposition_classes: pd.DataFrame
+    capacity: pd.DataFrame
+    service_scenarios: pd.DataFrame
+    service_classes: pd.DataFrame
+    paper_matches: pd.DataFrame
+    paper_scenarios: pd.DataFrame
+    paper_classes: pd.DataFrame
+    paper_correlations: pd.DataFrame
+    paper_depth: pd.DataFrame
+    paper_kex: pd.DataFrame
+    metadata: list[tuple[str, str]] = field(default_factory=list)
+    findings: list[dict] = field(default_factory=list)
+
+
+def analyze(path, config: AnalysisConfig | None = None, **overrides) -> Analysis:
+    """Analyse the store at `path`. `config` replaces the campaign file's settings;
+    `overrides` (e.g. baseline=..., price_per_vcpu_hour=...) change single settings."""
+    data = load_store(path, config)
+    if overrides:
+        data.config = data.config.replace(**overrides)
+    return analyze_data(data)
+
+
+def analyze_data(data: StoreData) -> Analysis:
+    cfg = data.config
+    summ = summary.scenario_summary(data)
+    if summ.empty:
+        summ = pd.DataFrame(columns=["scenario_id", "status", "placement_class"])
+    mc = compare.MonteCarlo(summ, cfg, data.latencies_ms)
+    baseline, note = compare.baseline_status(summ, cfg)
+    mult = compare.multipliers(summ, mc, baseline)
+    pairs = compare.find_pairs(summ, data.campaigns, mc)
+    table7 = compare.class_table(summ, mc, baseline, "table7")
+    corr = transport.correlations(summ, cfg)
+    cap = capacity.per_scenario(summ, mc, baseline)
+    matches = paper.match_table1(summ)
+    a = Analysis(
+        data=data,
+        config=cfg,
+        baseline=baseline,
+        baseline_note=note,
+        summary=summ,
+        failures=summary.failures_table(data, summ),
+        exposure=summary.chain_exposure(data),
+        multipliers=mult,
+        strategy=compare.strategy_matrix(summ, mult, baseline),
+        classes=compare.class_table(summ, mc, baseline, "exclusive"),
+        table7=table7,
+        pairs=pairs,
+        correlations=corr,
+        counterexamples=transport.counterexamples(summ, cfg),
+        decomposition=decomposition.per_scenario(summ),
+        decomposition_classes=decomposition.per_class(summ, mc),
+        capacity=cap,
+        service_scenarios=capacity.service_classes_per_scenario(cap, cfg),
+        service_classes=capacity.service_classes_per_class(summ, mc, baseline),
+        paper_matches=matches,
+        paper_scenarios=paper.compare_scenarios(summ, mult, baseline, matches),
+        paper_classes=paper.compare_classes(table7, cfg.heavy_family),
+        paper_correlations=paper.compare_correlations(corr, cfg.heavy_family),
+        paper_depth=paper.compare_depth(pairs, matches),
+        paper_kex=paper.compare_kex(pairs, matches),
+        metadata=metadata(data, summ),
+    )
+    a.findings = findings(a)
+    return a
+
+
+def metadata(data: StoreData, summ: pd.DataFrame) -> list[tuple[str, str]]:
+    """(field, value) rows describing where and how the store's numbers were measured."""
+    runs = data.runs
+    last = runs.iloc[-1]
+    machine = parse_json(last["machine"])
+    options = parse_json(last["options"])
+    rows = [
+        ("store", data.path.name),
+        ("campaign file", f"{data.campaign_name} (sha256 {data.campaign_sha256})"),
+    ]
+    if len(data.campaign_hashes) > 1:
+        rows.append(
+            (
+                "warning",
+                f"runs used {len(data.campaign_hashes)} different campaign files; "
+                "settings come from the latest run's",
+            )
+        )
+    for _, r in runs.iterrows():
+        ended = r["ended_at"] if pd.notna(r["ended_at"]) else "not ended"
+        rows.append(("run", f"{r['run_id']}: {r['status']}, {r['started_at']} → {ended} (UTC)"))
+    commit = last["chainlab_commit"] if isinstance(last["chainlab_commit"], str) else "not in git"
+    rows += [
+        ("chainlab (measuring)", f"{last['chainlab_version']}, commit {commit}"),
+        ("OpenSSL", f"{last['openssl_version']}, patch set {last['openssl_patch_sha']}"),
+        ("machine", ", ".join(f"{k} {v}" for k, v in machine.items()) or "not recorded"),
+        ("run options", ", ".join(f"{k} {v}" for k, v in options.items()) or "none"),
+    ]
+    if not summ.empty and "n_measured" in summ:
+        ok = summ[summ["status"] == "ok"]
+        rows += [
+            (
+                "scenarios",
+                f"{len(summ)} executed, {len(ok)} analysed, {len(summ) - len(ok)} failed",
+            ),
+            (
+                "handshakes",
+                f"{int(summ['n_measured'].sum()):,} measured ({int(summ['n_ok'].sum()):,} ok, "
+                f"{int(summ['n_failed'].sum()):,} failed), "
+                f"{int(summ['n_warmup'].sum()):,} warm-up not counted",
+            ),
+        ]
+    if data.not_run:
+        rows.append(
+            (
+                "not run",
+                f"{len(data.not_run)} scenario(s) registered but never executed (an "
+                "interrupted run?): " + ", ".join(data.not_run),
+            )
+        )
+    return rows

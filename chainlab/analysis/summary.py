@@ -1,0 +1,274 @@
+"""Per-scenario summary: latency, transport, chain, CPU, each with its interval.
+
+Columns follow one convention: `<metric>` is the estimate, `<metric>_lo` / `<metric>_hi` its
+interval at the configured level, and `<metric>_se` (for means and ratios of means) the
+standard error of log(<metric>), which `compare`, `capacity` and the Monte-Carlo class
+statistics combine. Times are milliseconds, sizes bytes.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from chainlab.analysis import families as fam
+from chainlab.analysis.load import StoreData
+from chainlab.analysis.stats import log_interval, mean_ci_from_moments, quantile_ci
+
+# The share of end-to-end latency the server must spend on CPU, in addition to a
+# server/client CPU ratio at or above cpu_regimes.server_bound, to call a scenario
+# 'overwhelmingly server-bound' (the paper's leaf-SLH scenarios sit at 0.997-0.999).
+SERVER_BOUND_ELAPSED_SHARE = 0.9
+
+# Means carried with intervals: output name -> (SQL mean, SQL variance, SQL count, scale)
+_MEANS = {
+    "mean_ms": ("total_mean", "total_var", "n_ok", 1e-6),
+    "connect_ms": ("connect_mean", "connect_var", "connect_n", 1e-6),
+    "tls_ms": ("handshake_mean", "handshake_var", "handshake_n", 1e-6),
+    "bytes_read": ("bytes_read_mean", "bytes_read_var", "bytes_read_n", 1.0),
+    "bytes_written": ("bytes_written_mean", "bytes_written_var", "bytes_written_n", 1.0),
+    "chain_bytes": ("chain_bytes_mean", "chain_bytes_var", "chain_bytes_n", 1.0),
+    "server_cpu_ms": ("server_cpu_mean", "server_cpu_var", "cpu_n", 1e-6),
+    "client_cpu_ms": ("client_cpu_mean", "client_cpu_var", "cpu_n", 1e-6),
+    "server_tls_ms": ("server_handshake_mean", "server_handshake_var", "server_handshake_n", 1e-6),
+}
+
+QUANTILES = {"median_ms": 0.5, "p95_ms": 0.95, "p99_ms": 0.99}
+
+
+def _num(v) -> float:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return math.nan
+    return f
+
+
+def log_se(mean: float, var: float, n: float) -> float:
+    """Standard error of log(mean): √(var/n)/mean (delta method); NaN when undefined."""
+    mean, var, n = _num(mean), _num(var), _num(n)
+    if not (n >= 2 and mean > 0 and math.isfinite(var)):
+        return math.nan
+    return math.sqrt(max(var, 0.0) / n) / mean
+
+
+def paired_ratio(mx, vx, my, vy, cxy, n) -> tuple[float, float]:
+    """mean_x / mean_y over the same n observations and the log-scale delta standard error
+    √((vx/mx² + vy/my² - 2·cxy/(mx·my))/n) (Casella & Berger §5.5.4)."""
+    mx, vx, my, vy, cxy, n = map(_num, (mx, vx, my, vy, cxy, n))
+    if not (mx > 0 and my > 0):
+        return (math.nan, math.nan)
+    r = mx / my
+    if not (n >= 2 and math.isfinite(vx) and math.isfinite(vy) and math.isfinite(cxy)):
+        return (r, math.nan)
+    v = (vx / mx**2 + vy / my**2 - 2 * cxy / (mx * my)) / n
+    return (r, math.sqrt(max(v, 0.0)))
+
+
+def cpu_regime(ratio: float, server_share: float, bands: dict) -> str:
+    """Client/server regime from the server/client CPU ratio (thresholds in config)."""
+    if not math.isfinite(ratio):
+        return "n/a"
+    if ratio < bands["balanced_low"]:
+        return "client-skewed"
+    if ratio <= bands["balanced_high"]:
+        return "balanced"
+    if ratio >= bands["server_bound"] and server_share >= SERVER_BOUND_ELAPSED_SHARE:
+        return "overwhelmingly server-bound"
+    return "server-skewed"
+
+
+def scenario_summary(data: StoreData) -> pd.DataFrame:
+    """One row per executed scenario (failed ones included, with NaN statistics)."""
+    cfg = data.config
+    level = cfg.confidence_level
+    heavy = cfg.heavy_family
+    scen = data.scenarios
+    labels = fam.scenario_labels(scen) if len(scen) else {}
+    rows = []
+    for _, r in scen.iterrows():
+        sid = r["scenario_id"]
+        failed = bool(r["failed"])
+        out = {
+            "scenario_id": sid,
+            "label": " · ".join(labels[sid]),
+            "label_chain": labels[sid][0],
+            "label_kex": labels[sid][1],
+            "kex": r["kex"],
+            "kex_family": r["kex_family"],
+            "depth": int(r["depth"]),
+            "hierarchy": fam.hierarchy_label(r),
+            "root_alg": r["root_alg"],
+            "int1_alg": r["int1_alg"],
+            "int2_alg": r["int2_alg"],
+            "leaf_alg": r["leaf_alg"],
+            "served_chain": r["served_chain"],
+            "handshake_mode": r["handshake_mode"],
+            "cert_compression": r["cert_compression"],
+            "network": r["network"],
+            "placement_class": fam.placement_class(r, heavy),
+            "heavy_positions": "+".join(fam.heavy_positions(r, heavy)) or "none",
+            "table7_groups": ",".join(fam.table7_groups(r, heavy)),
+            "status": "failed" if failed else "ok",
+            "failure": r["failure_note"] if failed else None,
+            "run_id": r["run_id"],
+            "n_measured": int(r["n_measured"]),
+            "n_ok": int(r["n_ok"]),
+            "n_failed": int(r["n_failed_samples"]),
+            "n_warmup": int(_num(r.get("sr_n_warmup")) if pd.notna(r.get("sr_n_warmup")) else 0),
+            "stop_reason": r.get("stop_reason"),
+            "runner_ci_rel_halfwidth": _num(r.get("ci_rel_halfwidth")),
+            "served_chain_der_bytes": _num(r.get("served_chain_der_bytes")),
+            "served_chain_len": _num(r.get("served_chain_len")),
+            "chain_len": _num(r.get("chain_len_mode")),
+            "chain_len_varies": bool(
+                _num(r.get("chain_len_min")) != _num(r.get("chain_len_max"))
+                and math.isfinite(_num(r.get("chain_len_min")))
+            ),
+            "negotiated_group": r.get("negotiated_group"),
+            "negotiated_sigalg": r.get("negotiated_sigalg"),
+            "n_server_missing": int(r["n_server_missing"]),
+        }
+        for name, (m, v, n, scale) in _MEANS.items():
+            if failed:
+                out[name] = out[f"{name}_lo"] = out[f"{name}_hi"] = out[f"{name}_se"] = math.nan
+                continue
+            mean = _num(r.get(m)) * scale
+            var = _num(r.get(v)) * scale * scale
+            cnt = _num(r.get(n))
+            est, lo, hi = mean_ci_from_moments(mean, var, int(cnt) if cnt == cnt else 0, level)
+            out[name], out[f"{name}_lo"], out[f"{name}_hi"] = est, lo, hi
+            out[f"{name}_se"] = log_se(mean, var, cnt)
+        lat = data.latencies_ms.get(sid, np.empty(0))
+        for name, q in QUANTILES.items():
+            est, lo, hi = quantile_ci(lat, q, level) if not failed else (math.nan,) * 3
+            out[name], out[f"{name}_lo"], out[f"{name}_hi"] = est, lo, hi
+        ratios = {
+            "srv_cli_ratio": (
+                "server_cpu_mean",
+                "server_cpu_var",
+                "client_cpu_mean",
+                "client_cpu_var",
+                "cov_server_client",
+            ),
+            "server_over_elapsed": (
+                "server_cpu_mean",
+                "server_cpu_var",
+                "cpu_total_mean",
+                "cpu_total_var",
+                "cov_server_total",
+            ),
+            "client_over_elapsed": (
+                "client_cpu_mean",
+                "client_cpu_var",
+                "cpu_total_mean",
+                "cpu_total_var",
+                "cov_client_total",
+            ),
+        }
+        for name, (mx, vx, my, vy, cxy) in ratios.items():
+            if failed:
+                est, se = math.nan, math.nan
+            else:
+                est, se = paired_ratio(
+                    r.get(mx), r.get(vx), r.get(my), r.get(vy), r.get(cxy), r.get("cpu_n")
+                )
+            out[name], out[f"{name}_se"] = est, se
+            out[f"{name}_lo"], out[f"{name}_hi"] = log_interval(est, se, level)
+        out["connect_share"] = (
+            out["connect_ms"] / out["mean_ms"] if out["mean_ms"] and not failed else math.nan
+        )
+        out["cpu_regime"] = (
+            cpu_regime(out["srv_cli_ratio"], out["server_over_elapsed"], cfg.cpu_regimes)
+            if not failed
+            else "n/a"
+        )
+        rows.append(out)
+    df = pd.DataFrame(rows)
+    if df.empty:
+        return df
+    return df.reset_index(drop=True)
+
+
+def chain_exposure(data: StoreData) -> pd.DataFrame:
+    """What each scenario's server sends: declared (certificates.served) and observed by the
+    client (observed_chain of the chosen run), with DER sizes."""
+    rows = []
+    certs = data.certificates
+    obs = data.observed_chain
+    for _, r in data.scenarios.iterrows():
+        sid = r["scenario_id"]
+        declared = "n/a"
+        if not certs.empty:
+            c = certs[certs["scenario_id"] == sid].sort_values("position")
+            sent = c[c["served"].astype(bool)]
+            declared = (
+                " + ".join(
+                    f"{row.role} {row.algorithm} ({int(row.der_bytes)} B)"
+                    for row in sent.itertuples()
+                )
+                or "none"
+            )
+        observed = "not recorded"
+        n_obs = math.nan
+        obs_bytes = math.nan
+        if not obs.empty:
+            o = obs[(obs["scenario_id"] == sid) & (obs["run_id"] == r["run_id"])]
+            o = o.sort_values("position")
+            if len(o):
+                observed = " + ".join(
+                    f"{row.key_alg} ({int(row.der_bytes)} B)" for row in o.itertuples()
+                )
+                n_obs = len(o)
+                obs_bytes = float(o["der_bytes"].sum())
+        rows.append(
+            {
+                "scenario_id": sid,
+                "depth": int(r["depth"]),
+                "served_chain": r["served_chain"],
+                "declared_sent": declared,
+                "served_chain_len": _num(r.get("served_chain_len")),
+                "served_chain_der_bytes": _num(r.get("served_chain_der_bytes")),
+                "observed_chain": observed,
+                "observed_chain_len": n_obs,
+                "observed_chain_der_bytes": obs_bytes,
+                "root_sent": bool(
+                    not certs.empty
+                    and certs[(certs["scenario_id"] == sid) & (certs["role"] == "root")]["served"]
+                    .astype(bool)
+                    .any()
+                ),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def failures_table(data: StoreData, summary: pd.DataFrame) -> pd.DataFrame:
+    """Failed handshakes per scenario and error category, and failed scenarios with cause."""
+    f = data.failures.copy()
+    if f.empty:
+        f = pd.DataFrame(columns=["scenario_id", "error_category", "n", "example_detail"])
+    status = summary.set_index("scenario_id")[["status", "failure", "n_measured"]]
+    f = f.join(status, on="scenario_id")
+    failed_ids = summary.loc[summary["status"] == "failed", "scenario_id"]
+    extra = [
+        {
+            "scenario_id": sid,
+            "error_category": "(none recorded)",
+            "n": 0,
+            "example_detail": None,
+            **status.loc[sid].to_dict(),
+        }
+        for sid in failed_ids
+        if sid not in set(f["scenario_id"])
+    ]
+    if extra:
+        f = pd.concat([f, pd.DataFrame(extra)], ignore_index=True)
+    f["share"] = f["n"] / f["n_measured"].where(f["n_measured"] > 0)
+    return (
+        f[["scenario_id", "status", "failure", "error_category", "n", "share", "example_detail"]]
+        .sort_values(["scenario_id", "n"], ascending=[True, False])
+        .reset_index(drop=True)
+    )
