@@ -2,8 +2,9 @@
 # Installs the Debian packages chainlab needs, only those missing. Idempotent.
 #   build: perl/make/gcc for OpenSSL; zlib, brotli, zstd headers for certificate compression
 #   run:   iproute2 for network namespaces; chromium for the report's rendering test
+#   bench: valgrind (callgrind instruction counts in `chainlab bench engine`)
 set -euo pipefail
-pkgs=(build-essential perl pkg-config zlib1g-dev libbrotli-dev libzstd-dev iproute2 chromium)
+pkgs=(build-essential perl pkg-config zlib1g-dev libbrotli-dev libzstd-dev iproute2 chromium valgrind)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

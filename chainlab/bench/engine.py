@@ -14,6 +14,15 @@ interleaved rounds whose order alternates, on 127.0.0.1 with one client at a tim
    third, identical `--no-instrument` configuration is an A/A control: how far two runs of
    the same thing differ on this machine right now, the noise floor the ratio is read against.
 
+3. Instructions per handshake (`--callgrind`, on by default): the same four programs under
+   valgrind's callgrind, which counts instructions, not seconds, so the figure does not
+   move with the load of a shared machine. Each program runs twice with different handshake
+   counts and the slope (difference of instructions over difference of handshakes) removes
+   start-up. Clients are measured against one uninstrumented `s_server`; servers against the
+   engine client. The server figures keep one real source of variation: ML-DSA signing is
+   rejection sampling (about 5 tries on average for ML-DSA-65, a geometric count), so a
+   server slope over 150 handshakes still moves by a few per cent from run to run.
+
 Both parts also give CPU per handshake from the kernel's accounting, the same way for every
 configuration: the client process's CPU (rusage of the waited-for child) and the server
 process's CPU over the run (sum of its threads' schedstat run time). CPU time is far less
@@ -28,6 +37,7 @@ import os
 import re
 import resource
 import select
+import shutil
 import socket
 import statistics
 import subprocess
@@ -62,6 +72,13 @@ STIME_LINE = re.compile(r"^(\d+) connections in (\d+) real seconds", re.MULTILIN
 # Bounds on waiting for a server to come up and for a client to finish beyond its duration;
 # they only decide when a broken run is abandoned, never what is measured.
 STARTUP_TIMEOUT_S = 10.0
+# Handshake counts of the two callgrind runs per program (the slope between them removes
+# start-up): 30 and 150 keep each run under ~15 s at valgrind's ~50x slow-down while 120
+# handshakes of difference average out most of ML-DSA signing's rejection-sampling spread.
+CALLGRIND_COUNTS = (30, 150)
+# s_time runs for whole seconds, not counts: 2 and 8 s under callgrind give ~60 and ~250.
+CALLGRIND_STIME_SECONDS = (2, 8)
+CALLGRIND_TIMEOUT_S = 180.0
 CLIENT_GRACE_S = 30.0
 
 RATE_LABELS = {
@@ -127,6 +144,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--seconds", type=int, default=2, help="seconds per client run (default 2, minimum 1)"
     )
+    p.add_argument(
+        "--no-callgrind",
+        dest="callgrind",
+        action="store_false",
+        help="skip the instruction counts (part 3, about a minute under valgrind)",
+    )
     args = p.parse_args(argv)
     if args.rounds < 1:
         p.error(f"--rounds {args.rounds}: must be at least 1")
@@ -139,6 +162,7 @@ class Bench:
     def __init__(self, args: argparse.Namespace, tmp: Path):
         self.rounds = args.rounds
         self.seconds = args.seconds
+        self.callgrind = args.callgrind
         self.tmp = tmp
         self.engine = str(engine_binary.path())
         if not OPENSSL.is_file():
@@ -187,6 +211,8 @@ class Bench:
         )
         report_rates(rates)
         report_overhead(overhead)
+        if self.callgrind:
+            report_instructions(self.instructions(pki, s_server_port, ca))
         failures = {k: sum(r.failed for r in v) for k, v in {**rates, **overhead}.items()}
         if any(failures.values()):
             print(f"failed handshakes: {failures}")
@@ -200,6 +226,114 @@ class Bench:
             for key in keys if i % 2 == 0 else reversed(keys):
                 results[key].append(configs[key]())
         return results
+
+    # --- instructions (callgrind) ----------------------------------------------------------
+
+    def instructions(self, pki: Path, s_server_port: int, ca: str) -> dict[str, float]:
+        """Instructions per handshake of each program: slope between a short and a long run."""
+        if shutil.which("valgrind") is None:
+            raise ChainlabError("valgrind not found (scripts/install-deps.sh installs it)")
+        target = f"127.0.0.1:{s_server_port}"
+        client = [self.engine, "handshake", "--connect", target, "--groups", GROUP]
+        result = {
+            "s_time": self.slope(
+                lambda n: [
+                    str(OPENSSL),
+                    "s_time",
+                    "-connect",
+                    target,
+                    "-new",
+                    "-time",
+                    str(n),
+                ],  # fmt: skip
+                CALLGRIND_STIME_SECONDS,
+                counted=parse_s_time,
+            ),
+            "engine_verify": self.slope(
+                lambda n: [*client, "--ca", ca, "--count", str(n), "--records", "/dev/null"],
+                CALLGRIND_COUNTS,
+            ),
+            "engine_noverify": self.slope(
+                lambda n: [*client, "--no-verify", "--count", str(n), "--records", "/dev/null"],
+                CALLGRIND_COUNTS,
+            ),
+        }
+        result["s_server"] = self.server_slope(pki, "s_server")
+        result["engine_server"] = self.server_slope(pki, "engine")
+        return result
+
+    def slope(self, cmd_for, sizes, counted=None) -> float:
+        """Instructions per handshake of a client: two runs, (I2 - I1) / (n2 - n1)."""
+        points = []
+        for size in sizes:
+            out_file = self.tmp / f"callgrind.{len(list(self.tmp.glob('callgrind.*')))}"
+            cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}"]
+            out = subprocess.run(
+                [*cmd, *cmd_for(size)],
+                capture_output=True,
+                text=True,
+                timeout=CALLGRIND_TIMEOUT_S,
+                env={**os.environ, "OPENSSL_CONF": str(self.tmp / "s_time.cnf")},
+            )
+            n = counted(out.stdout, out.stderr) if counted else size
+            points.append((n, callgrind_total(out_file)))
+        (n1, i1), (n2, i2) = points
+        return (i2 - i1) / (n2 - n1) if n2 != n1 else float("nan")
+
+    def server_slope(self, pki: Path, which: str) -> float:
+        """Instructions per handshake of a server under callgrind, driven by the engine
+        client (verification off), for two connection counts."""
+        points = []
+        for n in CALLGRIND_COUNTS:
+            out_file = self.tmp / f"callgrind.srv.{which}.{n}"
+            port = free_port()
+            vg = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}"]
+            if which == "s_server":
+                cmd = [
+                    str(OPENSSL), "s_server", "-tls1_3", "-groups", GROUP, "-quiet",
+                    "-cert", str(pki / "leaf.pem"), "-key", str(pki / "leaf.key"),
+                    "-accept", f"127.0.0.1:{port}", "-num_tickets", "0", "-naccept", str(n),
+                ]  # fmt: skip
+            else:
+                cmd = [
+                    self.engine, "serve", "--pki", str(pki), "--groups", GROUP,
+                    "--tickets", "0", "--listen", f"127.0.0.1:{port}",
+                    "--max-connections", str(n), "--records", "/dev/null",
+                ]  # fmt: skip
+            server = subprocess.Popen(
+                [*vg, *cmd],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            try:
+                wait_listening(port, CALLGRIND_TIMEOUT_S)
+                self.check(
+                    [
+                        self.engine,
+                        "handshake",
+                        "--connect",
+                        f"127.0.0.1:{port}",
+                        "--groups",
+                        GROUP,
+                        "--no-verify",
+                        "--count",
+                        str(n),
+                        "--timeout-ms",
+                        "60000",
+                        "--records",
+                        "/dev/null",
+                    ],  # fmt: skip
+                    "chainlab-engine handshake (callgrind server run)",
+                )
+                server.wait(timeout=CALLGRIND_TIMEOUT_S)
+            finally:
+                if server.poll() is None:
+                    server.kill()
+                    server.wait()
+            points.append((n, callgrind_total(out_file)))
+        (n1, i1), (n2, i2) = points
+        return (i2 - i1) / (n2 - n1)
 
     # --- servers -------------------------------------------------------------------------
 
@@ -363,6 +497,52 @@ def report_overhead(overhead: dict[str, list[Run]]) -> None:
             f"handshake client / server {c:.3f} / {s:.3f} ms vs {bc:.3f} / {bs:.3f} ms "
             f"(client+server ratio {(c + s) / (bc + bs):.4f})"
         )
+
+
+def report_instructions(ins: dict[str, float]) -> None:
+    print()
+    print("3. Instructions per handshake (valgrind callgrind; independent of machine load)")
+    rows = [
+        ("client: openssl s_time -new", "s_time"),
+        ("client: engine handshake, verify on", "engine_verify"),
+        ("client: engine handshake, verify off", "engine_noverify"),
+        ("server: openssl s_server", "s_server"),
+        ("server: engine serve (instrumented)", "engine_server"),
+    ]
+    for label, key in rows:
+        print(f"   {label:40} {ins[key] / 1e6:8.3f} M")
+    pairs = [
+        ("client, engine (verify off) / s_time", "engine_noverify", "s_time"),
+        ("client, engine (verify on) / s_time", "engine_verify", "s_time"),
+        ("server, engine / s_server", "engine_server", "s_server"),
+    ]
+    for label, a, b in pairs:
+        print(f"   {label:40} {ins[a] / ins[b]:8.3f} (below 1: the engine does less work)")
+    both = (ins["engine_noverify"] + ins["engine_server"]) / (ins["s_time"] + ins["s_server"])
+    print(
+        f"   client + server, engine (verify off) / openssl {both:8.3f}: on one loopback "
+        "connection at a time the two processes mostly take turns, so this ratio bounds "
+        "the rate ratio from the other side"
+    )
+
+
+def callgrind_total(path: Path) -> int:
+    """Total instructions from a callgrind output file's `totals:` (or `summary:`) line."""
+    for line in path.read_text().splitlines():
+        if line.startswith(("totals:", "summary:")):
+            return int(line.split()[1])
+    raise ChainlabError(f"no totals line in callgrind output {path.name}")
+
+
+def wait_listening(port: int, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise ChainlabError(f"nothing listened on 127.0.0.1:{port} within {timeout_s:.0f} s")
 
 
 def print_rounds(labels: dict[str, str], results: dict[str, list[Run]], cell, pooled) -> None:
