@@ -1,0 +1,47 @@
+"""Stores written by earlier chainlab versions, kept in tests/data/stores as test inputs:
+every later chainlab must open, export and report them (see tests/data/stores/tiny.toml)."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import chainlab
+from chainlab.store import SCHEMA_VERSION
+
+STORES = sorted((Path(__file__).parents[1] / "data" / "stores").glob("v*-*.duckdb"))
+
+
+def test_there_is_a_store_of_the_current_schema_version():
+    assert any(p.name.startswith(f"v{SCHEMA_VERSION}-") for p in STORES), STORES
+
+
+@pytest.mark.parametrize("path", STORES, ids=lambda p: p.name)
+def test_old_store_opens_exports_and_reports(path, tmp_path):
+    store = tmp_path / path.name
+    shutil.copy(path, store)  # never write next to the kept file
+    with chainlab.open(store) as s:
+        samples = s.table("samples")
+        runs = s.table("runs")
+        scenarios = s.table("scenarios")
+    assert len(runs) == 1 and runs["status"].iloc[0] == "completed"
+    assert len(scenarios) == 3
+    measured = samples[~samples["warmup"]]
+    assert len(measured) == 3 * 30 and (measured["outcome"] == "ok").all()
+    # Results carry no path of the machine that made them.
+    assert "/" not in runs["campaign_file_name"].iloc[0]
+
+    def cli(*args):
+        out = subprocess.run(
+            [sys.executable, "-m", "chainlab", *args], capture_output=True, text=True, timeout=300
+        )
+        assert out.returncode == 0, out.stderr
+        return out
+
+    cli("export", str(store), "--format", "csv", "--out", str(tmp_path / "csv"))
+    assert (tmp_path / "csv" / "samples.csv").stat().st_size > 0
+    cli("report", str(store), "--out", str(tmp_path / "report"))
+    html = (tmp_path / "report" / "index.html").read_text()
+    assert "x25519mlkem768__ml_root__slhf_leaf" in html
