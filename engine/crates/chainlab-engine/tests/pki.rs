@@ -297,10 +297,11 @@ fn layout_extensions_and_manifest_match_the_certificates() {
         assert_eq!(manifest["seed"], "layout");
         assert_eq!(manifest["depth"], roles.len());
         assert_eq!(manifest["deterministic"], true);
+        // The library the engine links (3.5 by default; 4.0 with OPENSSL_SRC_VERSION).
         assert!(manifest["openssl_version"]
             .as_str()
             .unwrap()
-            .starts_with("OpenSSL 3."));
+            .starts_with("OpenSSL "));
         assert_eq!(manifest["engine_version"], env!("CARGO_PKG_VERSION"));
         let entries = manifest["certificates"].as_array().unwrap();
         let algorithms: Vec<&str> = chain.split(',').collect();
