@@ -2,14 +2,19 @@
 
 The cost model (docs/campaigns.md, "Estimated run time"):
 
-    handshake_ms = BASE_MS + sign_ms(leaf) + sum(verify_ms(issuer) for each signed link)
+    loopback handshake_ms = BASE_MS + sign_ms(leaf) + sum(verify_ms(issuer) for each link)
     resumed handshake_ms = BASE_MS           (no certificate, no CertificateVerify)
+    emulated network:      the loopback time projected onto the profile by
+                           chainlab.network.model.predict_handshake (round trips, slow start,
+                           serialization) from estimated flight sizes, plus the expected
+                           cost of loss (retransmission timeouts)
 
 The leaf's key signs CertificateVerify on every full handshake; the client verifies that
 signature and the signature of every certificate on the path below the trust anchor.
 Everything else (TCP, key exchange, record layer, process start) is lumped into BASE_MS.
 Handshake counts per scenario: fixed mode `count`; adaptive mode a range from `min` to
-`max`, cut at the time cap, with the expected count from an assumed coefficient of variation.
+`max`, cut at the time cap, with the expected count from an estimated coefficient of
+variation. A run calibrates each network profile once (`calibration_seconds`).
 During a run the ETA rescales this model by the ratio of measured to estimated time.
 """
 
@@ -19,7 +24,7 @@ import math
 from dataclasses import dataclass
 from statistics import NormalDist
 
-from chainlab.campaign.model import Scenario
+from chainlab.campaign.model import NetworkProfile, Scenario
 
 # Milliseconds per operation: `openssl speed -seconds 1 -mr <alg>` with the project's
 # OpenSSL 3.5.5 on this machine kind (2 shared cores), one run per algorithm. A rough
@@ -56,17 +61,122 @@ BASE_MS = 0.7
 # Per-scenario fixed cost outside handshakes: server start and stop, client process starts,
 # record parsing, the store commit (0.2-0.4 s per quick.toml scenario, measured).
 SCENARIO_OVERHEAD_S = 0.4
+# An emulated link's set-up and teardown (namespaces, devices, forwarder) per scenario,
+# without calibration: 0.09-0.11 s measured for the lan, wan and lossy profiles.
+LINK_OVERHEAD_S = 0.1
 
-# Assumed coefficient of variation of handshake latency, for the expected adaptive count.
-# Measured through quick.toml and signature-placement.toml on a shared 2-core machine:
+# Assumed coefficient of variation of loopback handshake latency, for the expected adaptive
+# count. Measured through quick.toml and signature-placement.toml on a shared 2-core machine:
 # millisecond scenarios 0.38-0.41 (scheduling and cache noise on top of a short handshake);
 # signing-dominated ones (leaf sign >= 10 ms) 0.004-0.12, the high end under foreign load.
 CV_SIGN_DOMINATED = 0.05
 CV_FAST = 0.4
 
+# -- flight sizes ------------------------------------------------------------------------
+# (public key bytes in the certificate, signature bytes) per algorithm: FIPS 204 Table 2,
+# FIPS 205 Table 2; ECDSA an uncompressed SEC1 point and a typical DER signature (70-72 and
+# 102-104 bytes vary with the values); Ed25519 RFC 8032; RSA the DER RSAPublicKey and the
+# modulus-sized signature.
+KEY_SIG_BYTES: dict[str, tuple[int, int]] = {
+    "ML-DSA-44": (1312, 2420),
+    "ML-DSA-65": (1952, 3309),
+    "ML-DSA-87": (2592, 4627),
+    "SLH-DSA-SHA2-128s": (32, 7856),
+    "SLH-DSA-SHAKE-128s": (32, 7856),
+    "SLH-DSA-SHA2-128f": (32, 17088),
+    "SLH-DSA-SHAKE-128f": (32, 17088),
+    "SLH-DSA-SHA2-192s": (48, 16224),
+    "SLH-DSA-SHAKE-192s": (48, 16224),
+    "SLH-DSA-SHA2-192f": (48, 35664),
+    "SLH-DSA-SHAKE-192f": (48, 35664),
+    "SLH-DSA-SHA2-256s": (64, 29792),
+    "SLH-DSA-SHAKE-256s": (64, 29792),
+    "SLH-DSA-SHA2-256f": (64, 49856),
+    "SLH-DSA-SHAKE-256f": (64, 49856),
+    "ECDSA-P256": (65, 71),
+    "ECDSA-P384": (97, 103),
+    "Ed25519": (32, 64),
+    "RSA-2048": (270, 256),
+    "RSA-3072": (398, 384),
+}
+# A chainlab-engine certificate's DER bytes beyond the subject's public key and the issuer's
+# signature (names, validity, extensions, algorithm identifiers, DER framing), by role.
+# From `chainlab-engine pki` manifests: root 301-315, intermediate 344, leaf 397-412 and
+# self-signed 364-378 bytes for ML-DSA, SLH-DSA, ECDSA and RSA keys (Ed25519's shorter
+# identifiers: about 35 fewer).
+CERT_OVERHEAD_BYTES = {"root": 310, "int": 345, "leaf": 405, "self": 370}
+# TLS 1.3 key shares (client, server) in bytes: X25519 / X448 / SEC1 points; ML-KEM
+# encapsulation key / ciphertext (FIPS 203); hybrids the concatenation; FFDHE the prime size.
+KEY_SHARE_BYTES: dict[str, tuple[int, int]] = {
+    "X25519": (32, 32),
+    "X448": (56, 56),
+    "P-256": (65, 65),
+    "P-384": (97, 97),
+    "P-521": (133, 133),
+    "ffdhe2048": (256, 256),
+    "ffdhe3072": (384, 384),
+    "ffdhe4096": (512, 512),
+    "ffdhe6144": (768, 768),
+    "ffdhe8192": (1024, 1024),
+    "X25519MLKEM768": (1216, 1120),
+    "SecP256r1MLKEM768": (1249, 1153),
+    "SecP384r1MLKEM1024": (1665, 1665),
+    "MLKEM512": (800, 768),
+    "MLKEM768": (1184, 1088),
+    "MLKEM1024": (1568, 1568),
+}
+# Bytes of the TLS exchange besides the key shares, certificates and signature, from the
+# engine's records (bytes_written of both sides, OpenSSL 3.5.5, every group and algorithm of
+# the tables above, full and resumed handshakes; the formulas below reproduce the measured
+# byte counts exactly, except ECDSA's varying signature length):
+#   server full flight  ServerHello, ChangeCipherSpec, EncryptedExtensions and Finished
+#                       with their record framing, and the first certificate entry's framing
+SERVER_FULL_FIXED = 263
+#   server resumed      ServerHello, ChangeCipherSpec, EncryptedExtensions, Finished and
+#                       the new session ticket, framed
+SERVER_RESUMED_FIXED = 464
+#   client first flight ClientHello and its record, without the key share; +8 bytes with an
+#                       ECDHE group (its ec_point_formats extension); resumed: + the ticket
+CLIENT_FULL_FIXED = 235
+CLIENT_RESUMED_FIXED = 506
+CLIENT_ECDHE_EXTRA = 8
+ECDHE_GROUPS = ("X25519", "X448", "P-256", "P-384", "P-521")
+#   client with certificate compression: + its compress_certificate extension
+CLIENT_COMPRESSION_EXTRA = 7
+# Per certificate entry: a 3-byte length and 2 bytes of (empty) extensions.
+CERT_ENTRY_BYTES = 5
+# Certificate and CertificateVerify messages: 4-byte handshake header, plus the request
+# context and list length (Certificate) or the scheme and length (CertificateVerify).
+CERT_MSG_HEADER = 8
+CV_MSG_HEADER = 8
+# TLS 1.3 records carry at most 2^14 plaintext bytes; OpenSSL writes each handshake message
+# in its own records, each further record adding 5 header + 1 type + 16 AEAD tag bytes.
+RECORD_PLAINTEXT = 16384
+RECORD_OVERHEAD = 22
 
-def handshake_ms(s: Scenario) -> float:
-    """Estimated mean latency of one handshake of the scenario, in ms."""
+# -- loss --------------------------------------------------------------------------------
+# A lost SYN or SYN-ACK waits for Linux's initial retransmission timeout (TCP_TIMEOUT_INIT,
+# 1 s, RFC 6298).
+SYN_RTO_MS = 1000.0
+# A lost data segment on a connection this young is recovered by a tail loss probe or the
+# retransmission timeout, whose floor is Linux's TCP_RTO_MIN (200 ms); the estimate charges
+# one RTT + that floor.
+DATA_RTO_MIN_MS = 200.0
+
+# -- calibration -------------------------------------------------------------------------
+# chainlab.network.calibrate per profile: its probe processes and the parts that do not
+# scale with the link (0.6 s measured on the 0.5 ms lan profile, unlimited rate).
+CALIBRATION_BASE_S = 0.6
+# Round trips of the calibration besides its TCP connects (bulk, train and report requests).
+CALIBRATION_EXTRA_RTTS = 4
+# A lossy link's bulk transfer runs into its 2 s cap and then drains the sender's buffer at
+# the loss-limited rate: calibrating 50 ms one-way + 1 % loss took 8.4 s, of which the model
+# without this term explains 2.9 s.
+CALIBRATION_LOSSY_BULK_S = 5.5
+
+
+def loopback_ms(s: Scenario) -> float:
+    """Estimated mean latency of one handshake of the scenario on loopback, in ms."""
     if s.handshake_mode == "resumed":
         return BASE_MS
     sign, _ = SIGN_VERIFY_MS.get(s.leaf_alg, (1.0, 0.2))
@@ -74,6 +184,114 @@ def handshake_ms(s: Scenario) -> float:
     # its issuer's key; the leaf's CertificateVerify with the leaf's key.
     verify = sum(SIGN_VERIFY_MS.get(a, (1.0, 0.2))[1] for a in s.hierarchy)
     return BASE_MS + sign + verify
+
+
+def handshake_ms(s: Scenario) -> float:
+    """Estimated mean latency of one handshake of the scenario, in ms (on its network)."""
+    return network_cost(s).mean_ms
+
+
+def certificate_bytes(s: Scenario) -> list[int]:
+    """Estimated DER bytes of the hierarchy's certificates, root first."""
+    h = s.hierarchy
+    roles = ("self",) if len(h) == 1 else ("root", *["int"] * (len(h) - 2), "leaf")
+    out = []
+    for i, (alg, role) in enumerate(zip(h, roles, strict=True)):
+        issuer = h[i - 1] if i > 0 else alg
+        pk, _ = KEY_SIG_BYTES.get(alg, (1000, 1000))
+        _, sig = KEY_SIG_BYTES.get(issuer, (1000, 1000))
+        out.append(CERT_OVERHEAD_BYTES[role] + pk + sig)
+    return out
+
+
+def served_certificate_bytes(s: Scenario) -> list[int]:
+    """DER bytes of the certificates the server sends, leaf first (`served_chain`)."""
+    certs = list(reversed(certificate_bytes(s)))  # leaf first
+    if s.served_chain == "leaf" or len(certs) == 1:
+        return certs[:1]
+    if s.served_chain == "leaf+intermediates":
+        return certs[:-1]
+    return certs
+
+
+def flight_bytes(s: Scenario) -> tuple[int, int]:
+    """Estimated TLS bytes of (the client's first flight, the server's flight), as
+    chainlab.network.model takes them: client bytes_written less its final flight, server
+    bytes_written. Certificate compression is ignored (an upper bound)."""
+    c_share, s_share = KEY_SHARE_BYTES.get(s.kex, (1200, 1100))
+    extra = CLIENT_ECDHE_EXTRA if s.kex in ECDHE_GROUPS else 0
+    if s.cert_compression != "none":
+        extra += CLIENT_COMPRESSION_EXTRA
+    if s.handshake_mode == "resumed":
+        return CLIENT_RESUMED_FIXED + extra + c_share, SERVER_RESUMED_FIXED + s_share
+    served = served_certificate_bytes(s)
+    _, sig = KEY_SIG_BYTES.get(s.leaf_alg, (1000, 1000))
+    cert_msg = CERT_MSG_HEADER + sum(b + CERT_ENTRY_BYTES for b in served)
+    cv_msg = CV_MSG_HEADER + sig
+    extra_records = sum(math.ceil(m / RECORD_PLAINTEXT) - 1 for m in (cert_msg, cv_msg))
+    server = (
+        SERVER_FULL_FIXED
+        + s_share
+        + sum(served)
+        + CERT_ENTRY_BYTES * (len(served) - 1)
+        + sig
+        + RECORD_OVERHEAD * extra_records
+    )
+    return CLIENT_FULL_FIXED + extra + c_share, server
+
+
+@dataclass(frozen=True)
+class NetworkCost:
+    """A handshake's estimated latency on the scenario's network and its spread."""
+
+    mean_ms: float
+    sd_ms: float
+    loopback_ms: float
+    round_trips: int  # 0 on loopback
+    exceeds_initcwnd: bool
+
+
+def network_cost(s: Scenario) -> NetworkCost:
+    """Mean and standard deviation of the scenario's handshake latency: loopback, or
+    projected onto its emulated profile (see the module doc)."""
+    base = loopback_ms(s)
+    cv = CV_SIGN_DOMINATED if base - BASE_MS >= 10 else CV_FAST
+    p = s.network_profile
+    if p is None:
+        return NetworkCost(base, cv * base, base, 0, False)
+    from chainlab.network.model import predict_handshake, segments
+    from chainlab.network.profile import DEFAULT_INITCWND, TCP_IP_OVERHEAD
+
+    client, server = flight_bytes(s)
+    mss = p.mtu - TCP_IP_OVERHEAD
+    rtt = 2 * p.delay_ms
+    pred = predict_handshake(
+        base_ms=base,
+        client_flight_bytes=client,
+        server_flight_bytes=server,
+        rtt_ms=rtt,
+        rate_mbit=p.rate_mbit,
+        mss=mss,
+        initcwnd=p.initcwnd or DEFAULT_INITCWND,
+        loss=p.loss,
+    )
+    # Loss: a lost SYN or SYN-ACK costs the initial RTO, any lost data segment on the
+    # critical path about one RTT + the minimum RTO. Each is a Bernoulli event of the
+    # handshake; the spread is that of the two.
+    p_syn = 1 - (1 - p.loss) ** 2
+    p_data = 1 - (1 - p.loss) ** (segments(client, mss) + segments(server, mss))
+    data_penalty = rtt + DATA_RTO_MIN_MS
+    mean = pred.latency_ms + p_syn * SYN_RTO_MS + p_data * data_penalty
+    # Jitter: each round trip's two one-way delays wander within +-jitter (sd jitter/sqrt(3)
+    # each at most); the round trips of one handshake are taken as independent.
+    jitter_var = pred.round_trips * 2 * p.jitter_ms**2 / 3
+    var = (
+        (cv * base) ** 2
+        + jitter_var
+        + p_syn * (1 - p_syn) * SYN_RTO_MS**2
+        + p_data * (1 - p_data) * data_penalty**2
+    )
+    return NetworkCost(mean, math.sqrt(var), base, pred.round_trips, pred.exceeds_initcwnd)
 
 
 @dataclass
@@ -87,13 +305,16 @@ class Estimate:
 
 
 def scenario(s: Scenario) -> Estimate:
-    """Estimated handshake counts and seconds of one scenario."""
+    """Estimated handshake counts and seconds of one scenario (without the calibration of
+    its network profile, which a run does once per profile: `calibration_seconds`)."""
     p = s.sampling
-    ms = handshake_ms(s)
+    cost = network_cost(s)
+    ms = cost.mean_ms
+    overhead = SCENARIO_OVERHEAD_S + (LINK_OVERHEAD_S if s.network_profile else 0.0)
     if p.mode == "fixed":
         low = expected = high = p.count
     else:
-        cv = CV_SIGN_DOMINATED if ms - BASE_MS >= 10 else CV_FAST
+        cv = cost.sd_ms / ms
         z = NormalDist().inv_cdf(0.5 + p.confidence / 2)
         need = math.ceil((z * cv / p.target_rel_halfwidth) ** 2)
         low, high = p.min, p.max
@@ -104,7 +325,7 @@ def scenario(s: Scenario) -> Estimate:
         t = (n + warm) * ms / 1000
         if p.time_cap_s is not None:
             t = min(t, p.time_cap_s + ms / 1000)
-        return t + SCENARIO_OVERHEAD_S
+        return t + overhead
 
     def cap(n: int) -> int:
         if p.time_cap_s is None:
@@ -112,6 +333,33 @@ def scenario(s: Scenario) -> Estimate:
         return min(n, max(1, int(p.time_cap_s * 1000 / ms)))
 
     return Estimate(cap(low), cap(expected), cap(high), secs(low), secs(expected), secs(high))
+
+
+def calibration_seconds(profile: NetworkProfile) -> float:
+    """Estimated time of one calibration of the profile (chainlab.network.calibrate): its
+    TCP connects, bulk transfer, packet train and loss probes at the profile's RTT and rate."""
+    from chainlab.network.calibrate import BULK_MAX_S, plan_for
+    from chainlab.network.profile import parse_profile
+
+    prof = parse_profile(profile.to_dict())
+    plan = plan_for(prof)
+    rtt_s = prof.rtt_ms / 1000
+    t = CALIBRATION_BASE_S + (plan["connects"] + CALIBRATION_EXTRA_RTTS) * rtt_s
+    t += plan["connects"] * (1 - (1 - prof.loss) ** 2) * SYN_RTO_MS / 1000
+    if prof.rate_mbit:
+        rate_bps = prof.rate_mbit * 1e6
+        t += min(plan["bulk_bytes"] * 8 / rate_bps, BULK_MAX_S)
+        t += plan["train_packets"] * prof.mtu * 8 / rate_bps
+    t += 2 * plan["loss_probes"] * plan["probe_interval_s"]
+    if prof.loss:
+        t += CALIBRATION_LOSSY_BULK_S
+    return t
+
+
+def calibration_total(scenarios: list[Scenario]) -> tuple[int, float]:
+    """(profiles, seconds): a run calibrates each emulated profile its scenarios use once."""
+    profiles = {s.network: s.network_profile for s in scenarios if s.network_profile}
+    return len(profiles), sum(calibration_seconds(p) for p in profiles.values())
 
 
 def fmt_duration(seconds: float) -> str:

@@ -38,6 +38,7 @@ from chainlab.campaign.model import (
     Scenario,
 )
 from chainlab.errors import ChainlabError
+from chainlab.network.profile import parse_profile
 
 TOP_KEYS = ("campaign", "aliases", "hierarchies", "network", "sampling", "matrix", "campaigns")
 TOP_KEYS += ("analysis",)
@@ -70,9 +71,17 @@ NETWORK_KEYS = (
     "initcwnd",
     "backend",
     "seed",
+    "congestion_control",
     "description",
 )
-NETWORK_BACKENDS = ("tun", "netem")
+# What the link accepts (chainlab/network/profile.py): "veth" is a plain pair that emulates
+# nothing, the reference `chainlab bench link` compares the forwarder against.
+NETWORK_BACKENDS = ("tun", "netem", "veth")
+# Keys that shape a link; a "veth" profile may set none of them.
+NETWORK_SHAPING_KEYS = ("delay_ms", "jitter_ms", "rate_mbit", "loss")
+# A kernel TCP congestion control name (TCP_CA_NAME_MAX is 16 with the NUL), as
+# chainlab/network/profile.py accepts it.
+CONGESTION_CONTROL_RE = re.compile(r"^[a-z0-9_]{1,15}$")
 
 # Defaults of [sampling]; docs/sampling.md explains each.
 SAMPLING_DEFAULTS = {
@@ -291,7 +300,12 @@ class _Validator:
             if not any(sid in members for members in campaigns.values()):
                 continue
             policy = self.resolve_sampling(sid, parts, base_sampling, overrides)
-            scenarios[sid] = Scenario(scenario_id=sid, sampling=policy, **parts)
+            scenarios[sid] = Scenario(
+                scenario_id=sid,
+                sampling=policy,
+                network_profile=self.networks.get(parts["network"]),
+                **parts,
+            )
         for i, (ov_where, _) in enumerate(overrides):
             if not any(self.matches(ov_where, p, sid) for sid, p in parts_by_id.items()):
                 self.notes.append(f"sampling.override[{i}] matches no scenario")
@@ -446,6 +460,9 @@ class _Validator:
 
     def read_networks(self, value) -> dict[str, NetworkProfile]:
         out: dict[str, NetworkProfile] = {}
+        # Names of declared profiles, valid or not: a matrix naming a profile whose values
+        # are bad gets no second, misleading problem (the file stops on the first anyway).
+        self.declared_networks: list[str] = []
         for nname, spec in self.table(value, "network").items():
             at = f"network.{nname}"
             if nname == LOOPBACK:
@@ -458,44 +475,75 @@ class _Validator:
                     "and single '_'",
                 )
                 continue
+            self.declared_networks.append(nname)
             spec = self.table(spec, at)
             self.keys(spec, NETWORK_KEYS, at)
-            kw = {}
-            for k in ("delay_ms", "jitter_ms"):
-                if k in spec:
-                    kw[k] = self.number(spec[k], f"{at}.{k}", 0.0, 10_000.0)
-            if "rate_mbit" in spec:
-                kw["rate_mbit"] = self.number(
-                    spec["rate_mbit"], f"{at}.rate_mbit", 0.0, 100_000.0, lo_open=True
-                )
-            if "loss" in spec:
-                kw["loss"] = self.number(spec["loss"], f"{at}.loss", 0.0, 0.99)
-            if "mtu" in spec:
-                kw["mtu"] = self.integer(spec["mtu"], f"{at}.mtu", 576, 65535)
-            if "queue_packets" in spec:
-                kw["queue_packets"] = self.integer(spec["queue_packets"], f"{at}.queue_packets", 1)
-            if "initcwnd" in spec:
-                kw["initcwnd"] = self.integer(spec["initcwnd"], f"{at}.initcwnd", 1, 1000)
-            if "seed" in spec:
-                kw["seed"] = self.integer(spec["seed"], f"{at}.seed", 0, 2**63 - 1)
-            if "description" in spec:
-                kw["description"] = self.string(spec["description"], f"{at}.description")
-            if "backend" in spec:
-                kw["backend"] = self.string(
-                    spec["backend"], f"{at}.backend", choices=NETWORK_BACKENDS
-                )
-            if (
-                kw.get("jitter_ms") is not None
-                and kw.get("delay_ms") is not None
-                and kw["jitter_ms"] > kw["delay_ms"]
-            ):
-                self.bad(
-                    f"{at}.jitter_ms",
-                    f"bad value {kw['jitter_ms']}; allowed: at most delay_ms ({kw['delay_ms']})",
-                )
-            if None not in kw.values():
-                out[nname] = NetworkProfile(name=nname, **kw)
+            kw = self.network_values(spec, at)
+            if None in kw.values():
+                continue
+            profile = NetworkProfile(name=nname, **kw)
+            # The link's own parser is the last word: whatever it would refuse at run time
+            # is refused here, before anything runs.
+            try:
+                parse_profile(profile.to_dict())
+            except ChainlabError as e:
+                self.bad(at, f"{e}")
+                continue
+            out[nname] = profile
         return out
+
+    def network_values(self, spec: dict, at: str) -> dict:
+        """Validated keys of one `[network.<name>]` table (only those present; None where a
+        value is bad). Types and ranges are those of chainlab/network/profile.py."""
+        kw = {}
+        for k in ("delay_ms", "jitter_ms"):
+            if k in spec:
+                kw[k] = self.number(spec[k], f"{at}.{k}", 0.0, 10_000.0)
+        if "rate_mbit" in spec:
+            kw["rate_mbit"] = self.number(spec["rate_mbit"], f"{at}.rate_mbit", 0.001, 100_000.0)
+        if "loss" in spec:
+            # Up to 0.99: a link that loses every packet carries no handshake to measure.
+            kw["loss"] = self.number(spec["loss"], f"{at}.loss", 0.0, 0.99)
+        if "mtu" in spec:
+            kw["mtu"] = self.integer(spec["mtu"], f"{at}.mtu", 576, 65535)
+        if "queue_packets" in spec:
+            kw["queue_packets"] = self.integer(
+                spec["queue_packets"], f"{at}.queue_packets", 1, 1_000_000
+            )
+        if "initcwnd" in spec:
+            kw["initcwnd"] = self.integer(spec["initcwnd"], f"{at}.initcwnd", 1, 1000)
+        if "seed" in spec:
+            kw["seed"] = self.integer(spec["seed"], f"{at}.seed", 0, 2**63 - 1)
+        if "congestion_control" in spec:
+            kw["congestion_control"] = self.string(
+                spec["congestion_control"],
+                f"{at}.congestion_control",
+                pattern=CONGESTION_CONTROL_RE,
+                what="a kernel congestion control name of 1-15 lower-case letters, digits "
+                "or '_' (e.g. cubic, reno, bbr)",
+            )
+        if "description" in spec:
+            kw["description"] = self.string(spec["description"], f"{at}.description")
+        if "backend" in spec:
+            kw["backend"] = self.string(spec["backend"], f"{at}.backend", choices=NETWORK_BACKENDS)
+        jitter, delay = kw.get("jitter_ms"), kw.get("delay_ms", 0.0)
+        if jitter is not None and delay is not None and jitter > delay:
+            self.bad(
+                f"{at}.jitter_ms",
+                f"bad value {jitter:g}; allowed: at most delay_ms ({delay:g}): a packet "
+                "cannot arrive before it was sent",
+            )
+            kw["jitter_ms"] = None
+        if kw.get("backend") == "veth":
+            for k in NETWORK_SHAPING_KEYS:
+                if kw.get(k):
+                    self.bad(
+                        f"{at}.{k}",
+                        f"bad value {_fmt(spec[k])}: backend 'veth' emulates nothing; allowed: "
+                        f"0 or unset with 'veth', or backend 'tun' or 'netem' for a shaped link",
+                    )
+                    kw[k] = None
+        return kw
 
     def sampling_values(self, table: dict, where: str) -> dict:
         """Validated sampling keys of `table` (only those present)."""
@@ -575,7 +623,7 @@ class _Validator:
                 elif k == "cert_compression":
                     got = self.string(item, at, choices=CERT_COMPRESSIONS)
                 elif k == "network":
-                    got = self.string(item, at, choices=[LOOPBACK, *self.networks])
+                    got = self.string(item, at, choices=[LOOPBACK, *self.declared_networks])
                 else:  # scenario
                     got = self.string(item, at, what="a scenario id")
                 if got is not None:
@@ -647,7 +695,7 @@ class _Validator:
                     elif axis == "cert_compression":
                         got = self.string(item, iat, choices=CERT_COMPRESSIONS)
                     else:
-                        got = self.string(item, iat, choices=[LOOPBACK, *self.networks])
+                        got = self.string(item, iat, choices=[LOOPBACK, *self.declared_networks])
                     if got is not None and got not in vals:
                         vals.append(got)
                 axes[axis] = vals

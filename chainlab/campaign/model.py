@@ -44,7 +44,8 @@ class SamplingPolicy:
 
 @dataclass(frozen=True)
 class NetworkProfile:
-    """An emulated link, as declared in `[network.<name>]` (None = not set, link default)."""
+    """An emulated link, as declared in `[network.<name>]` (None = not set, link default).
+    The keys are those of chainlab/network/profile.py, which validates them again."""
 
     name: str
     delay_ms: float = 0.0
@@ -55,7 +56,10 @@ class NetworkProfile:
     queue_packets: int | None = None
     initcwnd: int | None = None
     backend: str = "tun"
-    seed: int = 1  # the link's random seed (jitter, loss), so a profile replays identically
+    # The link's random seed (jitter, loss), so a profile replays identically; None: the
+    # run's seed (campaign.seed, or --seed), filled in by the runner.
+    seed: int | None = None
+    congestion_control: str | None = None  # None: the link's default (cubic)
     description: str = ""
 
     def to_dict(self) -> dict:
@@ -74,6 +78,9 @@ class Scenario:
     cert_compression: str
     network: str
     sampling: SamplingPolicy = field(compare=False)
+    # The `[network.<name>]` profile `network` names (None for loopback), for the run-time
+    # estimate and the runner; not part of the scenario's identity or its stored params.
+    network_profile: NetworkProfile | None = field(default=None, compare=False, repr=False)
 
     @property
     def depth(self) -> int:

@@ -54,6 +54,13 @@ def run(args) -> int:
             f"{s.scenario_id:<{width}}  {','.join(member[s.scenario_id]):<9}  {samp:<28}  "
             f"{counts:>17}  {estimate.fmt_duration(e.seconds_expected):>9}"
         )
+    profiles, calibration = estimate.calibration_total(selected)
+    if profiles:
+        print(
+            f"network calibration: {profiles} emulated profile(s), once each per run, "
+            f"{estimate.fmt_duration(calibration)}"
+        )
+        lo, exp, hi = lo + calibration, exp + calibration, hi + calibration
     shared = [sid for sid, cs in member.items() if len(cs) > 1]
     if shared:
         print(f"{len(shared)} scenarios are shared by several campaigns and run once")

@@ -4,9 +4,14 @@ Guarantees:
 - a scenario's samples and its `scenario_runs` row are committed together, after the
   scenario ends; an interrupt or crash loses at most the scenario in flight (in the
   interleaved order: the scenarios not yet finished);
-- SIGINT/SIGTERM stop the engine processes (process groups, in `finally`), mark the run
-  `interrupted` and exit 130; a SIGKILL of chainlab takes the engines down through their
-  parent-death signal;
+- SIGINT/SIGTERM stop the engine processes (process groups, in `finally`) and tear down an
+  emulated link (namespaces, forwarder; a second signal waits until that is done), mark the
+  run `interrupted` and exit 130; a SIGKILL of chainlab takes the engines and the forwarder
+  down through their parent-death signal, and the next run with an emulated profile removes
+  the namespaces it left;
+- emulated profiles: before the first emulated scenario the run checks privileges and
+  removes leftovers of killed runs; without privileges those scenarios fail with the reason
+  and loopback scenarios run;
 - `--resume` skips scenarios the store already holds as completed.
 """
 
@@ -25,6 +30,7 @@ from pathlib import Path
 from chainlab import __version__, engine, machine
 from chainlab.campaign.model import Campaign, Scenario
 from chainlab.errors import ChainlabError
+from chainlab.runner import network
 from chainlab.runner.progress import Progress
 from chainlab.runner.scenario import RunContext, ScenarioExecution
 from chainlab.store import Store
@@ -171,13 +177,15 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
         status = "failed"
         with SignalGuard() as guard, tempfile.TemporaryDirectory(prefix="chainlab-run-") as tmp:
             ctx = RunContext(eng, run_id, seed, Path(tmp), campaign.networks, progress)
+            ctx.defer = guard.deferred
             try:
                 if skipped:
-                    progress._line(
+                    progress.note(
                         f"chainlab: --resume: {len(skipped)} scenarios already "
                         "completed in the store, skipped"
                     )
                 progress.start()
+                _network_preflight(ctx, todo, campaign, progress)
                 if order == "interleaved":
                     _run_interleaved(ctx, todo, store, guard, progress, summary)
                 else:
@@ -199,6 +207,25 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
         return summary
     finally:
         store.close()
+
+
+def _network_preflight(ctx, todo, campaign, progress) -> None:
+    """Privileges, forwarder and leftovers, once, before the first emulated scenario."""
+    ready = network.preflight(todo, campaign.networks)
+    if ready["removed"]:
+        progress.note(
+            "chainlab: removed leftovers of a killed earlier run: " + ", ".join(ready["removed"])
+        )
+    ctx.network_errors = ready["errors"]
+    for reason in sorted(set(ready["errors"].values())):
+        names = sorted(n for n, r in ready["errors"].items() if r == reason)
+        n = sum(s.network in names for s in todo)
+        progress.note(
+            f"chainlab: network profile(s) {', '.join(names)} cannot run, their {n} "
+            f"scenarios will fail: {reason}"
+        )
+        for name in names:
+            progress.calibration_skipped(name)
 
 
 def _store_result(store, guard, ex, progress, summary) -> None:

@@ -1,8 +1,10 @@
 """Progress on stderr: two live lines (campaign, scenario) on a terminal; one plain line per
 finished scenario when stderr is not a terminal or CI=true.
 
-The campaign ETA is the cost model's estimate of the scenarios left (chainlab.campaign.
-estimate), scaled by how the finished scenarios' measured time compared with their estimate.
+The campaign ETA is the cost model's estimate of the scenarios left and of the network
+profiles not yet calibrated (chainlab.campaign.estimate), scaled by how the finished
+scenarios' measured time compared with their estimate. Failed scenarios say nothing about
+the model's speed and are left out of that ratio.
 """
 
 from __future__ import annotations
@@ -34,6 +36,12 @@ class Progress:
         self.live = live
         self.total = len(scenarios)
         self.estimates = {s.scenario_id: estimate.scenario(s).seconds_expected for s in scenarios}
+        # Network profiles still to calibrate (once per run) -> estimated seconds.
+        self.calibrations = {
+            s.network: estimate.calibration_seconds(s.network_profile)
+            for s in scenarios
+            if s.network_profile is not None
+        }
         self.done = 0
         self.spent_est = 0.0
         self.spent_real = 0.0
@@ -42,15 +50,33 @@ class Progress:
         self._last_draw = 0.0
         self._drawn = False
         self._finished: set[str] = set()
+        self._calibrated: dict[str, float] = {}  # scenario -> calibration estimates in it
 
     def eta(self, current_left: float = 0.0) -> float:
         left = sum(v for k, v in self.estimates.items() if k not in self._finished)
+        left += sum(self.calibrations.values())
         ratio = self.spent_real / self.spent_est if self.spent_est > 0 else 1.0
         return left * ratio + current_left
 
     def start(self) -> None:
-        total = sum(self.estimates.values())
+        total = sum(self.estimates.values()) + sum(self.calibrations.values())
         self._line(f"chainlab: {self.total} scenarios, estimated {estimate.fmt_duration(total)}")
+
+    def note(self, text: str) -> None:
+        """A line between the live lines (a remark of the run: cleanup, calibration)."""
+        self._clear()
+        self._line(text)
+
+    def calibrated(self, execution, profile: str, text: str) -> None:
+        """A profile was calibrated; its time is part of the running scenario's wall time,
+        so its estimate joins that scenario's."""
+        sid = execution.s.scenario_id
+        self._calibrated[sid] = self._calibrated.get(sid, 0.0) + self.calibrations.pop(profile, 0.0)
+        self.note(text)
+
+    def calibration_skipped(self, profile: str) -> None:
+        """A profile that will not be calibrated in this run (it cannot run)."""
+        self.calibrations.pop(profile, None)
 
     def scenario_start(self, execution) -> None:
         self.current = execution
@@ -69,8 +95,10 @@ class Progress:
         self.done += 1
         self._finished.add(sid)
         row = result.scenario_run
-        self.spent_est += self.estimates.get(sid, 0.0)
-        self.spent_real += row["wall_seconds"]
+        calibration_est = self._calibrated.pop(sid, 0.0)
+        if row["status"] == "completed":
+            self.spent_est += self.estimates.get(sid, 0.0) + calibration_est
+            self.spent_real += row["wall_seconds"]
         self._clear()
         msg = (
             f"[{self.done}/{self.total}] {sid}: {row['status']} ({row['stop_reason']}) "

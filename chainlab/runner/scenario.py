@@ -3,8 +3,13 @@
 Lifecycle: `prepare()` (hierarchy from the cache), then one or more visits of
 `open()` (emulated link if any, server started and its ready line awaited), `step()`
 (one client batch; returns True when the scenario is done), `close()` (server stopped,
-its records read). A sequential run makes one visit; the interleaved order makes one visit
-per batch. `result()` gives the rows the store writes in one transaction.
+its records read, the link torn down). A sequential run makes one visit; the interleaved
+order makes one visit per batch. `result()` gives the rows the store writes in one
+transaction.
+
+Emulated networks: every visit gets its own link (namespaces, forwarder), but a profile is
+calibrated only on the first link of the run that uses it; every scenario on the profile
+carries that calibration's `network_profiles` row, which the store keeps once per run.
 """
 
 from __future__ import annotations
@@ -13,13 +18,14 @@ import collections
 import contextlib
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from chainlab.campaign import estimate
 from chainlab.campaign.model import LOOPBACK, NetworkProfile, Scenario
-from chainlab.runner import pki, processes, records, sampler
+from chainlab.runner import network, pki, processes, records, sampler
 
 # How long a server may take to print its ready line: it loads one hierarchy and binds a
 # socket, well under a second normally; generous for a loaded shared machine.
@@ -27,8 +33,6 @@ SERVER_READY_TIMEOUT_S = 20.0
 # Progress poll interval while a client batch runs: reading the records file's size twice a
 # second costs nothing measurable next to the engine's two busy processes.
 POLL_S = 0.5
-# A flagged network profile: calibration off the configured value by more than this.
-CALIBRATION_TOLERANCE = 0.05
 
 
 @dataclass
@@ -39,7 +43,13 @@ class RunContext:
     workdir: Path
     networks: dict[str, NetworkProfile]
     progress: object  # chainlab.runner.progress.Progress
-    calibrated: set = field(default_factory=set)  # network profiles already stored this run
+    # profile -> its `network_profiles` row, once the profile is calibrated in this run
+    calibrations: dict[str, dict] = field(default_factory=dict)
+    # profile -> why it cannot run in this run (chainlab.runner.network.preflight)
+    network_errors: dict[str, str] = field(default_factory=dict)
+    # A context manager factory under which teardown runs: the campaign runner defers
+    # SIGINT/SIGTERM there, so a second Ctrl-C cannot cut a link's teardown short.
+    defer: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext
 
 
 @dataclass
@@ -136,29 +146,36 @@ class ScenarioExecution:
 
     def _open_link(self) -> None:
         profile = self.ctx.networks[self.s.network]
+        reason = self.ctx.network_errors.get(profile.name)
+        if reason is not None:
+            raise ScenarioFailed("network_unavailable", reason)
+        from chainlab.network import emulated_link
+
+        spec = network.profile_spec(profile, self.ctx.seed)
+        first = profile.name not in self.ctx.calibrations
+        # The stack is ours before the link exists: whatever stops the set-up (an error,
+        # Ctrl-C, SIGTERM) leaves through close(), which tears down what was built.
+        self._link_stack = contextlib.ExitStack()
         try:
-            from chainlab.network import emulated_link
-        except ImportError:
-            raise ScenarioFailed(
-                "network_unavailable",
-                f"network profile {profile.name!r} needs chainlab.network.emulated_link, which "
-                "this installation lacks",
-            ) from None
-        stack = contextlib.ExitStack()
-        try:
-            self._link = stack.enter_context(emulated_link(profile.to_dict(), f"cl{self.visits}"))
+            link = self._link_stack.enter_context(
+                emulated_link(spec, profile.name, calibrate=first)
+            )
         except Exception as e:  # the link module's own errors: the scenario fails, not the run
-            stack.close()
+            self._close_link()
             raise ScenarioFailed("network_setup_failed", f"{type(e).__name__}: {e}") from None
-        self._link_stack = stack
-        measured = dict(getattr(self._link, "calibration", None) or {}) or None
-        self.network_row = {
-            "run_id": self.ctx.run_id,
-            "profile": profile.name,
-            "configured": profile.to_dict(),
-            "measured": measured,
-            "flagged": _flagged(profile, measured),
-        }
+        self._link = link
+        if link.cleaned:
+            self.ctx.progress.note(
+                "chainlab: removed leftovers of a killed run: " + ", ".join(link.cleaned)
+            )
+        if first:
+            self.ctx.calibrations[profile.name] = network.profile_row(
+                self.ctx.run_id, spec, link.calibration
+            )
+            self.ctx.progress.calibrated(
+                self, profile.name, network.describe_calibration(profile.name, link.calibration)
+            )
+        self.network_row = self.ctx.calibrations[profile.name]
 
     def _start_server(self) -> None:
         s = self.s
@@ -189,22 +206,32 @@ class ScenarioExecution:
             raise ScenarioFailed("server_start_failed", f"ready line without addr: {ready}")
 
     def close(self) -> None:
-        """Stops the server (and link) of this visit and collects the server's records."""
-        if self._server_proc is not None:
-            ended = processes.stop_group(self._server_proc)
-            if self._server_proc.stdout is not None:
-                self._server_proc.stdout.close()
-            if self.server_exit is None or self.server_exit == "sigterm":
-                self.server_exit = ended
-            self._server_proc = None
+        """Stops the server of this visit, collects its records and tears the link down
+        (whatever happens to the server), with signals deferred until both are done."""
+        with self.ctx.defer():
             try:
-                self.server += records.read(self.dir / f"server-{self.visits}.jsonl")
-            except records.RecordError as e:
-                self.fail("bad_records", str(e))
-        if self._link_stack is not None:
-            self._link_stack.close()
-            self._link_stack = None
-            self._link = None
+                self._stop_server()
+            finally:
+                self._close_link()
+
+    def _stop_server(self) -> None:
+        if self._server_proc is None:
+            return
+        ended = processes.stop_group(self._server_proc)
+        if self._server_proc.stdout is not None:
+            self._server_proc.stdout.close()
+        if self.server_exit is None or self.server_exit == "sigterm":
+            self.server_exit = ended
+        self._server_proc = None
+        try:
+            self.server += records.read(self.dir / f"server-{self.visits}.jsonl")
+        except records.RecordError as e:
+            self.fail("bad_records", str(e))
+
+    def _close_link(self) -> None:
+        stack, self._link_stack, self._link = self._link_stack, None, None
+        if stack is not None:
+            stack.close()
 
     # -- sampling ----------------------------------------------------------------------
 
@@ -402,16 +429,3 @@ def _finite(x):
     import math
 
     return x if x is not None and math.isfinite(x) else None
-
-
-def _flagged(profile: NetworkProfile, measured: dict | None) -> bool:
-    """Measured RTT or rate off the configured one by more than CALIBRATION_TOLERANCE."""
-    if not measured:
-        return False
-    rtt, want_rtt = measured.get("rtt_ms"), 2 * profile.delay_ms
-    if rtt is not None and want_rtt > 0 and abs(rtt - want_rtt) / want_rtt > CALIBRATION_TOLERANCE:
-        return True
-    rate = measured.get("rate_mbit")
-    if rate is not None and profile.rate_mbit:
-        return abs(rate - profile.rate_mbit) / profile.rate_mbit > CALIBRATION_TOLERANCE
-    return False

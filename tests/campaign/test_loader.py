@@ -245,3 +245,92 @@ def test_two_aliases_for_one_algorithm_are_refused(tmp_path):
     with pytest.raises(CampaignError) as e:
         load(write(tmp_path, text))
     assert "aliases.ml2" in str(e.value) and "one alias per algorithm" in str(e.value)
+
+
+NETWORK_BASE = """
+[aliases]
+ml = "ML-DSA-65"
+[network.x]
+{body}
+[matrix.m]
+kex = ["X25519"]
+hierarchy = [["ml", "ml"]]
+network = ["x"]
+"""
+
+
+def test_network_profiles_take_every_key_of_the_link(tmp_path):
+    body = (
+        "delay_ms = 25\njitter_ms = 2\nrate_mbit = 10\nloss = 0.01\nmtu = 1400\n"
+        'queue_packets = 50\ninitcwnd = 4\nbackend = "tun"\nseed = 9\n'
+        'congestion_control = "reno"\ndescription = "all keys"\n'
+    )
+    c = load(write(tmp_path, NETWORK_BASE.format(body=body)))
+    p = c.networks["x"]
+    assert (p.delay_ms, p.jitter_ms, p.rate_mbit, p.loss, p.mtu) == (25, 2, 10, 0.01, 1400)
+    assert (p.queue_packets, p.initcwnd, p.backend, p.seed) == (50, 4, "tun", 9)
+    assert p.congestion_control == "reno" and p.description == "all keys"
+    s = c.scenarios["x25519__ml_root__ml_leaf__net_x"]
+    assert s.network_profile == p
+    # Unset: the runner fills in the run's seed; the link its defaults.
+    q = load(write(tmp_path, NETWORK_BASE.format(body="delay_ms = 1"), "q.toml")).networks["x"]
+    assert (q.seed, q.congestion_control, q.initcwnd) == (None, None, None)
+    # A plain veth pair (the benchmark's reference) is a profile too, unshaped.
+    v = load(write(tmp_path, NETWORK_BASE.format(body='backend = "veth"'), "v.toml"))
+    assert v.networks["x"].backend == "veth"
+
+
+NETWORK_BAD = [
+    # (body of [network.x], fragments of the one message)
+    ('congestion_control = "BBR"', ["network.x.congestion_control", "'BBR'", "allowed:",
+                                    "cubic, reno, bbr"]),
+    ("congestion_control = 5", ["network.x.congestion_control", "expected a kernel congestion"]),
+    ('congestion_control = "a_very_long_name"', ["network.x.congestion_control",
+                                                 "1-15 lower-case"]),
+    ("seed = -1", ["network.x.seed", "bad value -1", "allowed: an integer 0 to"]),
+    ('seed = "1"', ["network.x.seed", "expected an integer, got '1'"]),
+    ("jitter_ms = 2", ["network.x.jitter_ms", "bad value 2", "allowed: at most delay_ms (0)"]),
+    ("delay_ms = 1\njitter_ms = 3", ["network.x.jitter_ms", "allowed: at most delay_ms (1)"]),
+    ("rate_mbit = 0.0001", ["network.x.rate_mbit", "0.0001", "allowed: a number >= 0.001"]),
+    ("queue_packets = 2000000", ["network.x.queue_packets", "allowed: an integer 1 to 1000000"]),
+    ("loss = 1.0", ["network.x.loss", "allowed: a number >= 0.0 and <= 0.99"]),
+    ('backend = "ns3"', ["network.x.backend", "'ns3'", "allowed: tun, netem, veth"]),
+    ('backend = "veth"\ndelay_ms = 5', ["network.x.delay_ms", "backend 'veth' emulates nothing",
+                                        "allowed: 0 or unset"]),
+    ("rtt_ms = 5", ["network.x.rtt_ms", "unknown key", "congestion_control"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("body,fragments", NETWORK_BAD, ids=[b[0] for b in NETWORK_BAD])
+def test_each_bad_network_value_is_one_line_naming_file_key_value_and_allowed(
+    tmp_path, body, fragments
+):
+    p = write(tmp_path, NETWORK_BASE.format(body=body))
+    with pytest.raises(CampaignError) as e:
+        load(p)
+    # One problem: the matrix naming the refused profile adds no second, misleading one.
+    assert len(e.value.problems) == 1, e.value.problems
+    msg = e.value.problems[0]
+    assert msg.startswith(f"{p}: ") and "\n" not in msg
+    for f in fragments:
+        assert f in msg, f"{f!r} not in {msg!r}"
+
+
+def test_bundled_network_file_crosses_three_profiles_and_loopback():
+    c = load(REPO / "campaigns" / "network.toml")
+    lan, wan, lossy = (c.networks[n] for n in ("lan", "wan", "lossy"))
+    assert 2 * lan.delay_ms == 1 and lan.rate_mbit is None and lan.loss == 0
+    assert 2 * wan.delay_ms == 50 and wan.rate_mbit == 10 and wan.loss == 0
+    assert 2 * lossy.delay_ms == 100 and lossy.rate_mbit is None and lossy.loss == 0.01
+    assert all(p.seed is None for p in c.networks.values())  # the campaign seed applies
+    hierarchies = {
+        (("ML-DSA-65", "ML-DSA-65"), "leaf+intermediates"),
+        (("SLH-DSA-SHAKE-128s", "ML-DSA-65"), "full"),
+        (("ML-DSA-65", "ML-DSA-65", "SLH-DSA-SHAKE-128f"), "leaf+intermediates"),
+    }
+    got = {}
+    for s in c.scenarios.values():
+        assert s.kex == "X25519MLKEM768"
+        got.setdefault((s.hierarchy, s.served_chain), set()).add(s.network)
+    assert set(got) == hierarchies
+    assert all(nets == {"loopback", "lan", "wan", "lossy"} for nets in got.values())

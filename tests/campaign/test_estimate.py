@@ -1,0 +1,160 @@
+"""The run-time estimate: flight sizes against the engine's byte counts, the projection onto
+emulated profiles (round trips, slow start, loss), calibration once per profile, and the
+bundled network campaign's total as `chainlab validate` prints it."""
+
+import argparse
+import re
+import textwrap
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+import chainlab
+from chainlab import engine
+from chainlab.campaign import estimate, load
+from chainlab.campaign.algorithms import GROUPS, SIGNATURE_ALGORITHMS
+from chainlab.commands import validate
+from chainlab.errors import ChainlabError
+
+REPO = Path(__file__).resolve().parents[2]
+NETWORK = REPO / "campaigns" / "network.toml"
+
+
+@pytest.fixture(scope="module")
+def net():
+    return load(NETWORK).scenarios
+
+
+def by(scenarios, hierarchy, network):
+    return next(s for s in scenarios.values() if s.hierarchy == hierarchy and s.network == network)
+
+
+ML2 = ("ML-DSA-65", "ML-DSA-65")
+SLHS_FULL = ("SLH-DSA-SHAKE-128s", "ML-DSA-65")
+SLHF_LEAF = ("ML-DSA-65", "ML-DSA-65", "SLH-DSA-SHAKE-128f")
+
+
+def test_size_tables_cover_every_algorithm_and_group():
+    assert set(estimate.KEY_SIG_BYTES) == {a[0] for a in SIGNATURE_ALGORITHMS}
+    assert set(estimate.KEY_SHARE_BYTES) == set(GROUPS)
+
+
+def test_loopback_scenarios_keep_the_cpu_model():
+    for s in load(REPO / "campaigns" / "quick.toml").scenarios.values():
+        cost = estimate.network_cost(s)
+        assert cost.round_trips == 0
+        assert estimate.handshake_ms(s) == estimate.loopback_ms(s)
+
+
+def test_round_trips_follow_the_server_flight_against_the_initial_window(net):
+    # 10 segments of 1448 bytes: ml root + leaf fits, the other two do not.
+    for hierarchy, rounds, large in ((ML2, 2, False), (SLHS_FULL, 3, True), (SLHF_LEAF, 3, True)):
+        _, server = estimate.flight_bytes(by(net, hierarchy, "wan"))
+        assert (server > 14480) is large
+        for profile in ("lan", "wan", "lossy"):
+            cost = estimate.network_cost(by(net, hierarchy, profile))
+            assert (cost.round_trips, cost.exceeds_initcwnd) == (rounds, large)
+        loop = estimate.network_cost(by(net, hierarchy, "loopback")).mean_ms
+        wan = estimate.network_cost(by(net, hierarchy, "wan"))
+        # round trips of 50 ms plus the flights' serialization at 10 Mbit/s
+        serialization = (server + 1500) * 8 / 10_000
+        assert wan.mean_ms == pytest.approx(loop + rounds * 50 + serialization, rel=0.02)
+
+
+def test_loss_raises_the_mean_and_the_spread(net):
+    s = by(net, SLHS_FULL, "lossy")
+    clean = replace(s, network_profile=replace(s.network_profile, loss=0.0))
+    lossy, free = estimate.network_cost(s), estimate.network_cost(clean)
+    assert free.mean_ms == pytest.approx(free.loopback_ms + 3 * 100, rel=0.01)
+    # 1 % per packet on ~19 packets: a few per cent of handshakes pay a 1 s SYN timeout or
+    # one RTT + 200 ms, tens of ms on the mean and a spread of the same order as the mean.
+    assert 20 < lossy.mean_ms - free.mean_ms < 150
+    assert lossy.sd_ms > 10 * free.sd_ms
+    assert estimate.scenario(s).handshakes_expected > estimate.scenario(clean).handshakes_expected
+
+
+def test_calibration_counts_once_per_profile_and_grows_with_rtt_rate_and_loss(net):
+    scenarios = list(net.values())
+    profiles, seconds = estimate.calibration_total(scenarios)
+    assert profiles == 3
+    each = {s.network: estimate.calibration_seconds(s.network_profile)
+            for s in scenarios if s.network_profile}  # fmt: skip
+    assert seconds == pytest.approx(sum(each.values()))
+    assert each["lan"] < each["wan"] < each["lossy"]
+    loopback_only = [s for s in scenarios if s.network == "loopback"]
+    assert estimate.calibration_total(loopback_only) == (0, 0)
+
+
+def test_validate_prints_the_calibration_and_a_network_total_under_five_minutes(capsys):
+    args = argparse.Namespace(file=str(NETWORK), campaign=None)
+    assert validate.run(args) == 0
+    out = capsys.readouterr().out
+    assert "network calibration: 3 emulated profile(s), once each per run" in out
+    m = re.search(r"estimated run time: (?:(\d+)m)?([\d.]+)s", out)
+    assert m, out
+    total = 60 * int(m.group(1) or 0) + float(m.group(2))
+    assert 60 < total < 300
+
+
+FLIGHTS = """
+[campaign]
+order = "declared"
+[aliases]
+ml = "ML-DSA-65"
+mla = "ML-DSA-44"
+slhf = "SLH-DSA-SHAKE-128f"
+ec = "ECDSA-P256"
+[sampling]
+mode = "fixed"
+count = 2
+warmup = 1
+[matrix.kex]
+kex = ["X25519", "MLKEM1024", "SecP256r1MLKEM768", "ffdhe2048"]
+hierarchy = [["ml", "ml"]]
+[matrix.chains]
+kex = ["X25519MLKEM768"]
+hierarchy = [["mla", "mla"], ["ml", "ml", "slhf"], ["slhf"], ["ec", "ec"], ["ml", "ml", "ml", "ml"]]
+served_chain = ["leaf+intermediates", "full"]
+[matrix.resumed]
+kex = ["X25519"]
+hierarchy = [["ml", "ml"]]
+handshake_mode = ["resumed"]
+"""
+
+
+def test_flight_sizes_match_what_the_engine_writes(tmp_path, monkeypatch):
+    """Certificates and both flights as the engine's records count them: client bytes
+    exactly, the server's within the spread of certificate names (tens of bytes)."""
+    try:
+        engine.info()
+    except ChainlabError as e:
+        pytest.fail(f"this test needs the engine (make engine): {e}")
+    from chainlab.runner.campaign import RunOptions, run
+
+    monkeypatch.setenv("CHAINLAB_PKI_CACHE", str(tmp_path / "pki"))
+    toml = tmp_path / "flights.toml"
+    toml.write_text(textwrap.dedent(FLIGHTS))
+    c = load(toml)
+    summary = run(c, RunOptions(store=tmp_path / "f.duckdb", live_progress=False))
+    assert len(summary.completed) == len(c.scenarios) == 15
+    st = chainlab.open(tmp_path / "f.duckdb")
+    try:
+        got = st.query(
+            "SELECT scenario_id, median(bytes_written) AS client, "
+            "median(server_bytes_written) AS server FROM samples "
+            "WHERE NOT warmup AND outcome = 'ok' GROUP BY 1"
+        )
+        certs = st.certificates
+    finally:
+        st.close()
+    assert len(got) == 15
+    for _, row in got.iterrows():
+        s = c.scenarios[row["scenario_id"]]
+        client, server = estimate.flight_bytes(s)
+        assert client == row["client"] - 64, s.scenario_id  # less CCS + Finished
+        assert server == pytest.approx(row["server"], abs=30), s.scenario_id
+        real = certs[certs["scenario_id"] == s.scenario_id].sort_values("position")
+        est = list(reversed(estimate.certificate_bytes(s)))  # leaf first, as positions
+        for e, r in zip(est, real["der_bytes"], strict=True):
+            assert e == pytest.approx(r, abs=15), s.scenario_id
