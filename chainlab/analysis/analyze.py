@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from chainlab.analysis import capacity, compare, decomposition, paper, summary, transport
+from chainlab.analysis import capacity, compare, decomposition, network, paper, summary, transport
 from chainlab.analysis.config import AnalysisConfig
 from chainlab.analysis.findings import findings
 from chainlab.analysis.load import StoreData, load_store, parse_json
@@ -50,6 +50,21 @@ class Analysis:
     paper_kex: pd.DataFrame
     metadata: list[tuple[str, str]] = field(default_factory=list)
     findings: list[dict] = field(default_factory=list)
+    # The network whose scenarios the cross-scenario statistics (classes, correlations,
+    # decomposition, capacity, findings, paper comparison) use: docs/methods.md §12.
+    reference_network: str | None = None
+    network: network.NetworkAnalysis | None = None  # None: every scenario ran over loopback
+
+    def reference_summary(self) -> pd.DataFrame:
+        """The summary rows of the scenarios on the reference network."""
+        return on_network(self.summary, self.reference_network)
+
+
+def on_network(summ: pd.DataFrame, net: str | None) -> pd.DataFrame:
+    """`summ` restricted to network `net` (the frame itself when nothing is left out)."""
+    if net is None or summ.empty or "network" not in summ or (summ["network"] == net).all():
+        return summ
+    return summ[summ["network"] == net].reset_index(drop=True)
 
 
 def analyze(path, config: AnalysisConfig | None = None, **overrides) -> Analysis:
@@ -68,12 +83,17 @@ def analyze_data(data: StoreData) -> Analysis:
         summ = pd.DataFrame(columns=["scenario_id", "status", "placement_class"])
     mc = compare.MonteCarlo(summ, cfg, data.latencies_ms)
     baseline, note = compare.baseline_status(summ, cfg)
+    net = network.analyze(data, summ, mc, baseline)
+    ref_net = network.reference_network(summ, baseline)
+    # Statistics over several scenarios compare like with like: one network's scenarios.
+    rsumm = on_network(summ, ref_net)
     mult = compare.multipliers(summ, mc, baseline)
-    pairs = compare.find_pairs(summ, data.campaigns, mc)
-    table7 = compare.class_table(summ, mc, baseline, "table7")
-    corr = transport.correlations(summ, cfg)
-    cap = capacity.per_scenario(summ, mc, baseline)
-    matches = paper.match_table1(summ)
+    rank = network.network_rank(net.profiles) if net is not None else None
+    pairs = compare.find_pairs(summ, data.campaigns, mc, rank)
+    table7 = compare.class_table(rsumm, mc, baseline, "table7")
+    corr = transport.correlations(rsumm, cfg)
+    cap = capacity.per_scenario(rsumm, mc, baseline)
+    matches = paper.match_table1(rsumm)
     a = Analysis(
         data=data,
         config=cfg,
@@ -84,23 +104,25 @@ def analyze_data(data: StoreData) -> Analysis:
         exposure=summary.chain_exposure(data),
         multipliers=mult,
         strategy=compare.strategy_matrix(summ, mult, baseline),
-        classes=compare.class_table(summ, mc, baseline, "exclusive"),
+        classes=compare.class_table(rsumm, mc, baseline, "exclusive"),
         table7=table7,
         pairs=pairs,
         correlations=corr,
-        counterexamples=transport.counterexamples(summ, cfg),
-        decomposition=decomposition.per_scenario(summ),
-        decomposition_classes=decomposition.per_class(summ, mc),
+        counterexamples=transport.counterexamples(rsumm, cfg),
+        decomposition=decomposition.per_scenario(rsumm),
+        decomposition_classes=decomposition.per_class(rsumm, mc),
         capacity=cap,
         service_scenarios=capacity.service_classes_per_scenario(cap, cfg),
-        service_classes=capacity.service_classes_per_class(summ, mc, baseline),
+        service_classes=capacity.service_classes_per_class(rsumm, mc, baseline),
         paper_matches=matches,
-        paper_scenarios=paper.compare_scenarios(summ, mult, baseline, matches),
+        paper_scenarios=paper.compare_scenarios(rsumm, mult, baseline, matches),
         paper_classes=paper.compare_classes(table7, cfg.heavy_family),
         paper_correlations=paper.compare_correlations(corr, cfg.heavy_family),
         paper_depth=paper.compare_depth(pairs, matches),
         paper_kex=paper.compare_kex(pairs, matches),
         metadata=metadata(data, summ),
+        reference_network=ref_net,
+        network=net,
     )
     a.findings = findings(a)
     return a

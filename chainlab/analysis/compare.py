@@ -133,17 +133,61 @@ def baseline_status(summary: pd.DataFrame, cfg: AnalysisConfig) -> tuple[str | N
     )
 
 
+# The columns that identify a scenario apart from its network (as chainlab.network.model's
+# SCENARIO_KEYS): a scenario's counterpart on another network agrees on all of them.
+_NETWORK_TWIN_KEYS = (
+    "kex",
+    "depth",
+    "root_alg",
+    "int1_alg",
+    "int2_alg",
+    "leaf_alg",
+    "served_chain",
+    "handshake_mode",
+    "cert_compression",
+)
+
+
+def baseline_references(summary: pd.DataFrame, baseline: str | None) -> dict[str, str | None]:
+    """Like with like (docs/methods.md §12): the scenario each successful scenario's
+    multipliers are relative to: the baseline for scenarios on the baseline's network; for
+    a scenario on another network, the baseline's counterpart on that network (the same
+    scenario apart from the network), or None when that was not measured successfully."""
+    ok = summary[summary["status"] == "ok"]
+    if baseline is None or ok.empty:
+        return {}
+    idx = summary.set_index("scenario_id")
+    base_net = idx.at[baseline, "network"]
+    want = tuple(_val(idx.at[baseline, k]) for k in _NETWORK_TWIN_KEYS)
+    twin = {}
+    for _, r in ok.iterrows():
+        if tuple(_val(r[k]) for k in _NETWORK_TWIN_KEYS) == want:
+            twin[r["network"]] = r["scenario_id"]
+    return {
+        sid: baseline if net == base_net else twin.get(net)
+        for sid, net in zip(ok["scenario_id"], ok["network"], strict=True)
+    }
+
+
 def multipliers(summary: pd.DataFrame, mc: MonteCarlo, baseline: str | None) -> pd.DataFrame:
-    """Every successful scenario relative to the baseline, with plausibility classes."""
+    """Every successful scenario relative to the baseline (on another network than the
+    baseline's: relative to the baseline's counterpart there, `baseline_references`), with
+    plausibility classes. A scenario without a reference is left out. When the store has
+    several networks a `baseline_id` column names each row's reference."""
     cfg = mc.cfg
     ok = summary[summary["status"] == "ok"]
     if baseline is None or ok.empty:
         return pd.DataFrame()
+    refs = baseline_references(summary, baseline)
+    several = summary["network"].nunique() > 1
     rows_idx = summary.set_index("scenario_id")
     bounds = cfg.plausibility
     out = []
     for _, r in ok.iterrows():
         sid = r["scenario_id"]
+        ref = refs.get(sid)
+        if ref is None:
+            continue
         row = {
             "scenario_id": sid,
             "label": r["label"],
@@ -151,10 +195,12 @@ def multipliers(summary: pd.DataFrame, mc: MonteCarlo, baseline: str | None) -> 
             "heavy_positions": r["heavy_positions"],
             "mean_ms": r["mean_ms"],
         }
+        if several:
+            row["baseline_id"] = ref
         for prefix, col in MULTIPLIER_METRICS.items():
-            est, lo, hi = ratio_of_means(rows_idx, sid, baseline, col, cfg.confidence_level)
+            est, lo, hi = ratio_of_means(rows_idx, sid, ref, col, cfg.confidence_level)
             row[prefix], row[f"{prefix}_lo"], row[f"{prefix}_hi"] = est, lo, hi
-        est, lo, hi = ratio_of_quantiles(mc, rows_idx, sid, baseline, "p95_ms", 0.95)
+        est, lo, hi = ratio_of_quantiles(mc, rows_idx, sid, ref, "p95_ms", 0.95)
         row["p95_x"], row["p95_x_lo"], row["p95_x_hi"] = est, lo, hi
         name, rank = plausibility(row["latency_x"], bounds)
         lo_name, _ = plausibility(row["latency_x_lo"], bounds)
@@ -337,10 +383,16 @@ def _pair_axis(a: dict, b: dict) -> str | None:
     return None
 
 
-def _orient(axis: str, a: pd.Series, b: pd.Series, heavy: str) -> bool:
+def _orient(
+    axis: str, a: pd.Series, b: pd.Series, heavy: str, network_rank: dict | None = None
+) -> bool:
     """True when a -> b is the canonical direction (light -> heavy, shallow -> deep,
     classical -> hybrid -> pure PQ, less served -> more, full -> resumed, none -> compressed,
-    loopback -> other)."""
+    loopback -> other; between profiles by `network_rank`: RTT, loss, then lower rate)."""
+    if axis == "network" and network_rank:
+        ka = network_rank.get(a["network"], (math.inf, math.inf, math.inf, str(a["network"])))
+        kb = network_rank.get(b["network"], (math.inf, math.inf, math.inf, str(b["network"])))
+        return ka < kb
     if axis in ("leaf_alg", "root_alg", "int1_alg", "int2_alg", "uniform"):
         col = "leaf_alg" if axis == "uniform" else axis
         ha, hb = fam.family(a[col]) == heavy, fam.family(b[col]) == heavy
@@ -393,9 +445,15 @@ def _context(axis: str, a: pd.Series, b: pd.Series) -> str:
     return f"{a['hierarchy']} · {a['kex']}"
 
 
-def find_pairs(summary: pd.DataFrame, campaigns: pd.DataFrame, mc: MonteCarlo) -> pd.DataFrame:
+def find_pairs(
+    summary: pd.DataFrame,
+    campaigns: pd.DataFrame,
+    mc: MonteCarlo,
+    network_rank: dict | None = None,
+) -> pd.DataFrame:
     """Every pair of successful scenarios that differ along exactly one axis, with ratios
-    (to / from) of mean and p95 latency, bytes read, server and client CPU."""
+    (to / from) of mean and p95 latency, bytes read, server and client CPU. Network pairs
+    point from the milder network to the harsher (`network_rank`, else by name)."""
     cfg = mc.cfg
     heavy = cfg.heavy_family
     level = cfg.confidence_level
@@ -413,7 +471,7 @@ def find_pairs(summary: pd.DataFrame, campaigns: pd.DataFrame, mc: MonteCarlo) -
             if axis is None:
                 continue
             a, b = ok.iloc[i], ok.iloc[j]
-            if not _orient(axis, a, b, heavy):
+            if not _orient(axis, a, b, heavy, network_rank):
                 a, b = b, a
             fa, fb = a["scenario_id"], b["scenario_id"]
             frm, to = _change(axis, a, b)

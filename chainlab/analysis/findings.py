@@ -29,11 +29,19 @@ def _ci(row, name) -> str:
 
 
 def findings(a) -> list[dict]:
-    """`a` is an analyze.Analysis; returns rows of (topic, finding, holds)."""
+    """`a` is an analyze.Analysis; returns rows of (topic, finding, holds). Every finding
+    is about the scenarios on the reference network (like with like, docs/methods.md §12)."""
     cfg = a.config
     h = fam.FAMILY_DISPLAY.get(cfg.heavy_family, cfg.heavy_family)
     out = []
+    ref_summary = a.reference_summary()
+    ref = set(ref_summary["scenario_id"]) if len(ref_summary) else set()
     mult = a.multipliers
+    if len(mult):
+        mult = mult[mult["scenario_id"].isin(ref)]
+    pairs = a.pairs
+    if len(pairs):
+        pairs = pairs[pairs["from_id"].isin(ref) & pairs["to_id"].isin(ref)]
     bounds = cfg.plausibility
 
     # 1. heavy leaf regime
@@ -99,7 +107,7 @@ def findings(a) -> list[dict]:
 
     # 2. depth with a heavy root that stops being sent
     exp = a.exposure.set_index("scenario_id") if len(a.exposure) else pd.DataFrame()
-    dp = a.pairs[a.pairs["axis"] == "depth"] if len(a.pairs) else pd.DataFrame()
+    dp = pairs[pairs["axis"] == "depth"] if len(pairs) else pd.DataFrame()
     cases = []
     for _, p in dp.iterrows():
         s_from = a.summary.set_index("scenario_id").loc[p["from_id"]]
@@ -162,7 +170,7 @@ def findings(a) -> list[dict]:
         )
 
     # 4. key exchange sensitivity
-    kp = a.pairs[a.pairs["axis"] == "kex"] if len(a.pairs) else pd.DataFrame()
+    kp = pairs[pairs["axis"] == "kex"] if len(pairs) else pd.DataFrame()
     if kp.empty:
         out.append(
             {
@@ -198,7 +206,7 @@ def findings(a) -> list[dict]:
         )
 
     # 5. where the CPU goes
-    s = a.summary[a.summary["status"] == "ok"]
+    s = ref_summary[ref_summary["status"] == "ok"] if len(ref_summary) else ref_summary
     if s.empty:
         out.append(
             {

@@ -25,6 +25,8 @@ from chainlab.analysis.config import AnalysisConfig, from_campaign_toml
 from chainlab.errors import ChainlabError
 
 SCHEMA_VERSION = "1"
+# The network profile name of scenarios that ran over loopback (no emulated link).
+LOOPBACK = "loopback"
 
 _REQUIRED_TABLES = ("meta", "runs", "scenarios", "scenario_runs", "samples")
 
@@ -130,6 +132,19 @@ ORDER BY scenario_id, total_ns
 """
 )
 
+# Per-handshake columns the network analyses need (chainlab.network.model.predict and the
+# initial-window check), fetched only when the store has emulated scenarios.
+_NETWORK_SAMPLES = (
+    "WITH "
+    + _CHOSEN
+    + """
+SELECT scenario_id, total_ns, bytes_written, server_bytes_written
+FROM measured
+WHERE outcome = 'ok' AND total_ns IS NOT NULL
+ORDER BY scenario_id, seq
+"""
+)
+
 _SCENARIO_RUNS = (
     "WITH "
     + _CHOSEN
@@ -152,6 +167,9 @@ class StoreData:
     certificates: pd.DataFrame
     observed_chain: pd.DataFrame
     network_profiles: pd.DataFrame
+    # measured ok handshakes of every scenario (see _NETWORK_SAMPLES); empty unless some
+    # scenario ran on an emulated network
+    network_samples: pd.DataFrame = field(default_factory=pd.DataFrame)
     latencies_ms: dict[str, np.ndarray] = field(default_factory=dict)  # sorted, per scenario
     config: AnalysisConfig = field(default_factory=AnalysisConfig)
     campaign_name: str | None = None
@@ -253,6 +271,9 @@ def _load(con, p: Path, config: AnalysisConfig | None) -> StoreData:
         for s, e in zip(starts, ends, strict=True):
             latencies[str(ids[s])] = values[s:e]
 
+    emulated = (df["network"] != LOOPBACK).any() if len(df) else False
+    net_samples = con.execute(_NETWORK_SAMPLES).df() if emulated else pd.DataFrame()
+
     last = runs.iloc[-1]
     where = f"store {p}, campaign file {last['campaign_file_name']}"
     cfg = config if config is not None else from_campaign_toml(last["campaign_toml"], where)
@@ -266,6 +287,7 @@ def _load(con, p: Path, config: AnalysisConfig | None) -> StoreData:
         certificates=opt["certificates"],
         observed_chain=opt["observed_chain"],
         network_profiles=opt["network_profiles"],
+        network_samples=net_samples,
         latencies_ms=latencies,
         config=cfg,
         campaign_name=str(last["campaign_file_name"]),

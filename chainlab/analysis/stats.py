@@ -302,3 +302,21 @@ def seeded_rng(seed: int, *keys: str) -> np.random.Generator:
     interval for one comparison does not change when other scenarios are added to a store."""
     digest = hashlib.sha256("\x1f".join(keys).encode()).digest()
     return np.random.default_rng([seed, int.from_bytes(digest[:8], "little")])
+
+
+def proportion_ci(k: int, n: int, level: float = 0.95) -> tuple[float, float, float]:
+    """A proportion k/n with the Wilson score interval (Wilson, "Probable inference, the law
+    of succession, and statistical inference", JASA 22, 1927): the p solving
+    |k/n − p| = z·√(p(1 − p)/n). Unlike the Wald interval it stays inside [0, 1] and is not
+    degenerate at k = 0 or k = n (e.g. 0 of 20 gives [0, 0.161]). NaN when n is 0."""
+    if not n:
+        return (math.nan, math.nan, math.nan)
+    z = z_value(level)
+    p = k / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    # at k = 0 (k = n) the lower (upper) bound is exactly 0 (1); rounding would leave 1e-17
+    lo = 0.0 if k == 0 else max(0.0, centre - half)
+    hi = 1.0 if k == n else min(1.0, centre + half)
+    return (p, lo, hi)

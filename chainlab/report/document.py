@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from chainlab import __version__
 from chainlab.analysis import families as fam
 from chainlab.analysis.compare import AXES
 from chainlab.analysis.config import PLAUSIBILITY_CLASSES
+from chainlab.analysis.network import EXCEED_MARK_SHARE, REFERENCE_PROFILES
 from chainlab.analysis.paper import SOURCE
 from chainlab.analysis.summary import SERVER_BOUND_ELAPSED_SHARE
 from chainlab.report import format as f
@@ -121,6 +123,26 @@ class Builder:
     def cls_name(self, c: str) -> str:
         return fam.class_display(c, self.cfg.heavy_family)
 
+    @property
+    def several_networks(self) -> bool:
+        sm = self.a.summary
+        return bool(len(sm) and "network" in sm and sm["network"].nunique() > 1)
+
+    def ref_note(self) -> str | None:
+        """Which scenarios a cross-scenario section uses, when the store has several
+        networks (None otherwise, so a loopback-only report is unchanged)."""
+        if not self.several_networks:
+            return None
+        a = self.a
+        ref = a.reference_network
+        n = len(a.reference_summary())
+        why = "the baseline's network" if a.baseline is not None else "no baseline is set"
+        return (
+            f"Like with like: this section uses only the {n} scenario(s) on the network "
+            f"`{ref}` ({why}; docs/methods.md §12). The other networks' scenarios are in the "
+            "scenario summary, the paired comparisons and the emulated-networks section."
+        )
+
     # -- sections ------------------------------------------------------------------------
     def build(self) -> Document:
         from chainlab.report import figures as figs
@@ -131,6 +153,7 @@ class Builder:
             self.s_findings(),
             self.s_scenarios(),
             self.s_transport_timing(),
+            self.s_networks(),
             self.s_baseline(),
             self.s_classes(),
             self.s_pairs(),
@@ -201,6 +224,7 @@ class Builder:
 
     def s_findings(self) -> Section:
         s = Section("findings", "Findings")
+        s.blocks.append(self.ref_note())
         s.blocks.append(
             "Each line checks one structural question against this store, with the criterion "
             "stated; 'not testable' means the store lacks the scenarios the question needs."
@@ -241,6 +265,7 @@ class Builder:
             ("scenario", _codes(sm["scenario_id"])),
             ("hierarchy", list(sm["hierarchy"])),
             ("kex", list(sm["kex"])),
+            *([("network", _codes(sm["network"]))] if self.several_networks else []),
             ("class", [self.cls_name(c) for c in sm["placement_class"]]),
             ("status", list(sm["status"])),
             ("n ok", _ints(sm["n_ok"])),
@@ -410,12 +435,406 @@ class Builder:
             )
         return s
 
+    def s_networks(self) -> Section | None:
+        net = self.a.network
+        if net is None:
+            return None
+        a, s = self.a, Section("networks", "Emulated networks")
+        sm = a.summary
+        em = sm[sm["network"] != "loopback"]
+        pr = net.profiles
+        s.blocks.append(
+            f"{len(em)} of the {len(sm)} scenarios ran over emulated links "
+            f"({len(pr['profile'].unique())} profile(s)), the others over loopback: client and "
+            "server in two network namespaces joined by chainlab's link, which delays, paces "
+            "and drops packets while both ends keep the kernel's own TCP (docs/network.md). "
+            "A run calibrates each profile before its first use. The **initial window** is "
+            "initcwnd × MSS, with MSS = MTU − 52 bytes: IPv4 20 + TCP 20 + the 12-byte "
+            "timestamp option Linux negotiates by default (without timestamps it would be "
+            "MTU − 40); 'TCP MSS measured' is what the calibration's TCP connection reported, "
+            "which checks that assumption per profile."
+        )
+        bad_mss = pr[pr["mss_confirmed"] == False]  # noqa: E712 (None = not measured)
+        if len(bad_mss):
+            s.blocks.append(
+                "**The MSS assumption does not hold for** "
+                + ", ".join(
+                    f"`{r.profile}` (measured {f.integer(r.tcp_mss)}, assumed {f.integer(r.mss)})"
+                    for r in bad_mss.itertuples()
+                )
+                + "; its initial-window shares and projections use the assumed MSS."
+            )
+        several_runs = pr["run_id"].nunique() > 1
+
+        calibrated = np.isfinite(pr["measured_rtt_ms"].to_numpy(dtype=float))
+
+        def flag(v, cal):
+            if v is True:
+                return "**FLAGGED**"
+            return "ok" if v is False and cal else "not calibrated"
+
+        def meas(v, lo, hi):
+            if v != v:
+                return "n/a"
+            if lo == lo and hi == hi and (lo != v or hi != v):
+                return f"{f.num(v, 4)} ({f.num(lo, 4)}–{f.num(hi, 4)})"
+            return f.num(v, 4)
+
+        def rate_cfg(v):
+            return f.num(v, 4) if v == v else "unlimited"
+
+        def rate_meas(r):
+            if r["rate_mbit"] == r["rate_mbit"]:
+                return f"{f.num(r['measured_rate_mbit'], 4)} (TCP {f.num(r['tcp_rate_mbit'], 4)})"
+            if r["measured_rate_mbit"] == r["measured_rate_mbit"]:
+                return f"link not limiting (train {f.num(r['measured_rate_mbit'], 4)})"
+            return "n/a"
+
+        def pct(v):
+            return f.pct(v * 100) if v == v else "n/a"
+
+        def verdict(r):
+            parts = [r["source"]]
+            if r["calibration_flagged"] is not None:
+                cal = "flags it" if r["calibration_flagged"] else "accepts it"
+                parts.append(f"calibration {cal}")
+            if r["calibration_reasons"]:
+                parts.append(r["calibration_reasons"])
+            return "; ".join(parts)
+
+        rows = [r for _, r in pr.iterrows()]
+        cols = [("profile", _codes(pr["profile"]))]
+        if several_runs:
+            cols.append(("run", _codes(pr["run_id"])))
+        cols += [
+            ("RTT ms configured", _nums(pr["rtt_ms"], 4)),
+            (
+                "RTT ms measured (min–max)",
+                [
+                    meas(v, lo, hi)
+                    for v, lo, hi in zip(
+                        pr["measured_rtt_ms"],
+                        pr["measured_rtt_min_ms"],
+                        pr["measured_rtt_max_ms"],
+                        strict=True,
+                    )
+                ],
+            ),
+            ("RTT off by", [pct(v) for v in pr["rtt_deviation"]]),
+            ("rate Mbit/s configured", [rate_cfg(v) for v in pr["rate_mbit"]]),
+            ("rate measured (train, TCP)", [rate_meas(r) for r in rows]),
+            ("rate off by", [pct(v) for v in pr["rate_deviation"]]),
+            ("loss configured", [f.num(v * 100) + " %" for v in pr["loss"]]),
+            (
+                "loss measured (probes)",
+                [
+                    f"{f.num(v * 100)} % ({f.integer(n)})" if v == v else "n/a"
+                    for v, n in zip(pr["measured_loss"], pr["loss_probes"], strict=True)
+                ],
+            ),
+            (
+                "MTU / MSS / initcwnd",
+                [
+                    f"{f.integer(m)} / {f.integer(ss)} / {f.integer(i)}"
+                    for m, ss, i in zip(pr["mtu"], pr["mss"], pr["initcwnd"], strict=True)
+                ],
+            ),
+            ("initial window bytes", _ints(pr["window_bytes"])),
+            ("TCP MSS measured", _ints(pr["tcp_mss"])),
+            ("flag", [flag(v, c) for v, c in zip(pr["flagged"], calibrated, strict=True)]),
+            ("source, calibration's verdict", [verdict(r) for r in rows]),
+            ("scenarios", _ints(pr["n_scenarios"])),
+        ]
+        s.blocks.append(
+            self.table(
+                "network_profiles",
+                "Network profiles: configured versus measured",
+                "Measured before use: RTT = median of TCP connects (min–max over them), rate = "
+                "a packet train through the bottleneck (TCP: a bulk transfer), loss = paced UDP "
+                "probes both ways (docs/network.md, Calibration). 'flag' is the flag the run "
+                "stored: measured RTT or rate more than 5 % off the configuration (the "
+                "calibration judges the RTT against the configured RTT plus the SYN's "
+                "serialization, with at least 0.2 ms of slack). 'RTT off by' and 'rate off "
+                "by' are measured / configured − 1.",
+                pr,
+                cols,
+            )
+        )
+        flagged = pr[pr["flagged"] == True]  # noqa: E712 (None = not calibrated)
+        if len(flagged):
+            s.blocks.append(
+                "**Flagged: "
+                + ", ".join(f"`{x}`" for x in flagged["profile"])
+                + ".** The link did not behave as configured (RTT or rate more than 5 % off), "
+                "so those scenarios measured the network the calibration describes, not the "
+                "one the profile names: read their latencies against the measured RTT and rate "
+                "(the projection table's 'predicted at measured link' recomputes the model "
+                "with them; the plots put them at their configured RTT, marked '(flagged)'). "
+                "Their byte counts stand: they do not depend on the link."
+            )
+        elif calibrated.all():
+            s.blocks.append(
+                "No profile is flagged: every measured RTT and rate is within 5 % of its "
+                "configuration, so the latencies below belong to the networks as configured."
+            )
+        else:
+            s.blocks.append("No calibrated profile is flagged.")
+        if not calibrated.all():
+            s.blocks.append(
+                "Not calibrated, so nothing confirms that the link behaved as configured: "
+                + ", ".join(f"`{x}`" for x in pr.loc[~calibrated, "profile"])
+                + "."
+            )
+        differ = pr[
+            pr["flagged"].notna()
+            & pr["calibration_flagged"].notna()
+            & (pr["flagged"] != pr["calibration_flagged"])
+        ]
+        if len(differ):
+            s.blocks.append(
+                "For "
+                + ", ".join(f"`{x}`" for x in differ["profile"])
+                + " the stored flag and the calibration's own verdict differ (a run that "
+                "judged the flag itself, against the configured RTT and rate alone); the "
+                "table shows both."
+            )
+        slack = pr[(pr["flagged"] == False) & (pr["rtt_deviation"].abs() > 0.05)]  # noqa: E712
+        if len(slack):
+            s.blocks.append(
+                "Not flagged although the RTT is more than 5 % off: "
+                + ", ".join(
+                    f"`{r.profile}` ({f.num(r.measured_rtt_ms - r.rtt_ms, 3)} ms over "
+                    f"{f.num(r.rtt_ms, 3)} ms)"
+                    for r in slack.itertuples()
+                )
+                + ". The calibration allows at least 0.2 ms, the link's own latency budget, "
+                "below which a millisecond-scale RTT cannot be resolved; such a profile's "
+                "latencies carry that fraction of a millisecond per round trip."
+            )
+        for note in net.notes:
+            s.blocks.append(note)
+
+        pts = net.points
+        ep = pts[pts["emulated"]] if len(pts) else pts
+        if len(ep):
+            cols = [
+                ("scenario", _codes(ep["scenario_id"])),
+                ("hierarchy", list(ep["line_label"])),
+                ("profile", _codes(ep["network"])),
+                ("RTT ms", _nums(ep["rtt_ms"])),
+                ("loss", [f.num(v * 100) + " %" if v == v else "n/a" for v in ep["loss"]]),
+                ("n", _ints(ep["n_ok"])),
+                ("median ms", _ci(ep, "median_ms")),
+                ("mean ms", _ci(ep, "mean_ms")),
+                ("p95 ms", _ci(ep, "p95_ms")),
+                ("loopback median ms", _nums(ep["loopback_median_ms"])),
+                ("server flight bytes (median)", _ints(ep["server_flight_bytes"])),
+                ("initial window bytes", _ints(ep["window_bytes"])),
+                (
+                    "flight > initial window",
+                    [
+                        f"{f.ci(v, lo, hi)} ({f.integer(k)} of {f.integer(n)})" if v == v else "n/a"
+                        for v, lo, hi, k, n in zip(
+                            ep["exceed_share"],
+                            ep["exceed_share_lo"],
+                            ep["exceed_share_hi"],
+                            ep["n_exceed"],
+                            ep["n_server"],
+                            strict=True,
+                        )
+                    ],
+                ),
+            ]
+            s.blocks.append(
+                self.table(
+                    "network_scenarios",
+                    "Scenarios on emulated networks",
+                    "Latency statistics as in the scenario summary (median: order-statistic "
+                    "interval). 'flight > initial window': the share of handshakes whose server "
+                    "flight (the server's bytes written to the end of its handshake) is larger "
+                    "than initcwnd × MSS, with a Wilson interval; such a flight cannot leave in "
+                    "the first window and costs at least one more round trip. The CSV also has "
+                    "the loopback twins and each point's profile family.",
+                    pts,
+                    cols,
+                )
+            )
+        s.blocks.append(
+            self.figure(
+                "network_rtt",
+                self.figs.fig_network_rtt,
+                "Latency versus RTT per hierarchy",
+                "Median latency of each hierarchy on each profile, at the profile's configured "
+                "RTT (loopback at 0). Solid and other styled lines join profiles of one family "
+                "(differing only in RTT); the dashed line is the model's prediction from the "
+                "loopback twin; a ring marks points where at least "
+                f"{EXCEED_MARK_SHARE * 100:g} % of the handshakes' server flight exceeded the "
+                "initial window. Points of different families at the same RTT are set apart "
+                "slightly.",
+            )
+        )
+        loss_fig = self.figure(
+            "network_loss",
+            self.figs.fig_network_loss,
+            "Latency versus loss per hierarchy",
+            "Mean latency (the loss tail moves it; bars: 95 % intervals) and p95 of each "
+            "hierarchy across profiles that differ only in loss; dashed: the model's loss-free "
+            "prediction; rings as in the RTT plot.",
+        )
+        if loss_fig is not None:
+            s.blocks.append(loss_fig)
+        elif (pr["loss"] > 0).any():
+            s.blocks.append(
+                "No latency-versus-loss plot: no two profiles here differ only in loss (it "
+                "needs e.g. the same RTT and rate with and without loss). The lossy profiles' "
+                "scenarios are in the RTT plot and the tables."
+            )
+        else:
+            s.blocks.append("No profile has loss, so there is no latency-versus-loss plot.")
+        s.blocks.append(self.s_projection())
+        return s
+
+    def s_projection(self) -> Section:
+        net = self.a.network
+        s = Section("networks-projection", "Projection from loopback")
+        s.blocks.append(
+            "The model of docs/network.md (chainlab/network/model.py) predicts a scenario's "
+            "latency on a link from its loopback run: **predicted = base + (2 + k)·RTT + "
+            "serialization**. Base is the loopback median (both sides' CPU on the critical "
+            "path); 2 round trips are the TCP connect and the TLS 1.3 exchange; k more come "
+            "from slow start when a flight is larger than the initial window (the window "
+            "starts at initcwnd segments and doubles every round trip); serialization is the "
+            "time to put the bytes (with 52 header bytes per segment) on a rate-limited link. "
+            "It predicts the loss-free latency, so on a lossy link it is the median's "
+            "prediction only while p(no loss), the chance a handshake loses no packet, is "
+            "at least 0.5."
+        )
+        s.blocks.append(
+            "**How to read it.** A ratio emulated / predicted near 1 (its interval covering "
+            "1, or within a few per cent) says the network cost of that scenario is what its "
+            "round trips and bytes explain, so the same formula carries its loopback "
+            "measurement to networks that were not emulated: take base and the flights from "
+            "the tables (the CSVs have them), your RTT, rate and initcwnd, and compute k and "
+            "the serialization as above; the second table does this for reference links. "
+            "Where the ratio is off, compare the model's round trips with the observed ones "
+            "((emulated − base − serialization) / RTT): a fractional excess of a few per cent "
+            "of an RTT is the link's and the kernel's own per-packet cost; a whole extra "
+            "round trip is a window the model did not foresee (the receive window, delayed "
+            "ACKs); a flagged profile is judged by 'predicted at measured link'; on a lossy "
+            "profile the excess is retransmission, which the model leaves out."
+        )
+        pj = net.projection
+        if len(pj):
+            cols = [
+                ("emulated scenario", _codes(pj["emulated_id"])),
+                ("profile", _codes(pj["profile"])),
+                ("RTT ms", _nums(pj["rtt_ms"])),
+                ("base ms", _nums(pj["base_ms"], 4)),
+                (
+                    "flights C1 / S bytes",
+                    [
+                        f"{f.integer(c)} / {f.integer(sv)}"
+                        for c, sv in zip(
+                            pj["client_flight_bytes"], pj["server_flight_bytes"], strict=True
+                        )
+                    ],
+                ),
+                (
+                    "round trips: model (slow start) | observed",
+                    [
+                        f"{f.integer(m)} ({f.integer(k)}) | {f.num(o, 3)}"
+                        for m, k, o in zip(
+                            pj["round_trips"],
+                            pj["extra_round_trips"],
+                            pj["observed_round_trips"],
+                            strict=True,
+                        )
+                    ],
+                ),
+                ("serialization ms", _nums(pj["serialization_ms"])),
+                ("p(no loss)", _nums(pj["p_no_loss"])),
+                ("predicted ms", _ci(pj, "predicted_ms", 4)),
+                ("predicted at measured link ms", _nums(pj["predicted_measured_link_ms"], 4)),
+                ("emulated median ms", _ci(pj, "emulated_median_ms", 4)),
+                ("emulated / predicted", _ci(pj, "ratio")),
+                ("emulated / predicted at measured link", _nums(pj["ratio_measured_link"], 4)),
+            ]
+            s.blocks.append(
+                self.table(
+                    "network_projection",
+                    "Predicted versus emulated latency",
+                    "One row per emulated scenario with a loopback twin. Predicted: "
+                    "chainlab.network.model.predict on the twin's samples and the configured "
+                    "profile (its base is the twin's median; the interval carries the twin's "
+                    "median interval, not model error). At measured link: the same with the "
+                    "calibrated RTT, rate (where one is configured) and loss. Ratio interval: "
+                    "percentile interval of exact bootstrap replicates of both medians "
+                    f"(B = {self.cfg.bootstrap_resamples}).",
+                    pj,
+                    cols,
+                )
+            )
+        rf = net.reference
+        if len(rf):
+            names = [p["name"] for p in REFERENCE_PROFILES]
+            first = rf.drop_duplicates("scenario_id")
+            cols = [
+                ("loopback scenario", _codes(first["scenario_id"])),
+                ("class", [self.cls_name(c) for c in first["placement_class"]]),
+                ("base ms", _nums(first["base_ms"], 4)),
+                ("server flight bytes", _ints(first["server_flight_bytes"])),
+            ]
+            for name in names:
+                g = rf[rf["profile"] == name].set_index("scenario_id").loc[first["scenario_id"]]
+                cols.append(
+                    (
+                        f"{name}: ms (round trips)",
+                        [
+                            f"{f.num(v, 4)} ({f.integer(k)})"
+                            for v, k in zip(g["predicted_ms"], g["round_trips"], strict=True)
+                        ],
+                    )
+                )
+            rp = net.reference_profiles.to_dict("records")[0]
+            s.blocks.append(
+                self.table(
+                    "network_reference_projection",
+                    "Projected latency on links that were not emulated",
+                    "Every successful loopback scenario, by the model above, on reference "
+                    f"links with MTU {f.integer(rp['mtu'])} (MSS {f.integer(rp['mss'])}), "
+                    f"initcwnd {f.integer(rp['initcwnd'])} and no loss: "
+                    + "; ".join(names)
+                    + ". A projection, not a measurement: trust it as far as the ratios above "
+                    "are near 1.",
+                    rf,
+                    cols,
+                )
+            )
+        return s
+
     def s_baseline(self) -> Section:
         a, s = self.a, Section("baseline", "Relative to the baseline, plausibility, strategy")
         s.blocks.append(a.baseline_note)
         m = a.multipliers
         if m.empty:
             return s
+        if "baseline_id" in m:
+            ok = a.summary[a.summary["status"] == "ok"]
+            missing = sorted(set(ok["scenario_id"]) - set(m["scenario_id"]))
+            s.blocks.append(
+                "Like with like (docs/methods.md §12): a scenario on another network than the "
+                f"baseline's (`{a.reference_network}`) is compared with the baseline's "
+                "counterpart on its own network (the same scenario apart from the network), "
+                "named in the 'relative to' column, so a multiplier never mixes a network's "
+                "round trips into a comparison of hierarchies."
+                + (
+                    " No counterpart was measured for, so no multiplier is shown for: "
+                    + ", ".join(f"`{x}`" for x in missing)
+                    + "."
+                    if missing
+                    else ""
+                )
+            )
         b = self.cfg.plausibility
         s.blocks.append(
             "Plausibility classes from the mean-latency multiplier vs the baseline: "
@@ -429,6 +848,7 @@ class Builder:
         )
         cols = [
             ("scenario", _codes(m["scenario_id"])),
+            *([("relative to", _codes(m["baseline_id"]))] if "baseline_id" in m else []),
             ("class", [self.cls_name(c) for c in m["placement_class"]]),
             ("latency ×", _ci(m, "latency_x")),
             ("p95 ×", _ci(m, "p95_x")),
@@ -512,6 +932,7 @@ class Builder:
 
     def s_classes(self) -> Section:
         a, s = self.a, Section("placement", "Signature placement classes")
+        s.blocks.append(self.ref_note())
         if a.classes.empty:
             s.blocks.append("No successful scenario to classify.")
             return s
@@ -623,6 +1044,7 @@ class Builder:
 
     def s_transport_vs_crypto(self) -> Section:
         a, s = self.a, Section("correlations", "Transport versus cryptography")
+        s.blocks.append(self.ref_note())
         c = a.correlations
         if c.empty:
             s.blocks.append("No successful scenario.")
@@ -715,6 +1137,7 @@ class Builder:
 
     def s_decomposition(self) -> Section:
         a, s = self.a, Section("decomposition", "Client/server decomposition")
+        s.blocks.append(self.ref_note())
         d = a.decomposition
         if d.empty:
             s.blocks.append("No successful scenario.")
@@ -807,6 +1230,7 @@ class Builder:
 
     def s_capacity(self) -> Section:
         a, s = self.a, Section("capacity", "Capacity and cost")
+        s.blocks.append(self.ref_note())
         c = a.capacity
         if c.empty:
             s.blocks.append("No successful scenario.")
@@ -900,6 +1324,7 @@ class Builder:
 
     def s_paper(self) -> Section:
         a, s = self.a, Section("paper", "Comparison with the paper")
+        s.blocks.append(self.ref_note())
         ps = a.paper_scenarios
         s.blocks.append(
             f"The paper's published values ({SOURCE}; kept in chainlab/data with their "
@@ -1172,6 +1597,16 @@ class Builder:
             "**Comparison with the paper** (§10): the paper's values as published, matched "
             "by id or structure.",
         ]
+        if self.a.network is not None:
+            items.append(
+                "**Emulated networks** (§12): profiles as configured and calibrated, the stored "
+                "5 % flag; initial window = initcwnd × (MTU − 52); share of handshakes whose "
+                "server bytes written exceed it, Wilson interval; predictions by "
+                "chainlab.network.model from each scenario's loopback twin, ratio intervals by "
+                "exact bootstrap of both medians; cross-scenario statistics on the reference "
+                f"network `{self.a.reference_network}` only, multipliers against the "
+                "baseline's counterpart on the same network."
+            )
         s.blocks.append(
             "Section numbers refer to docs/methods.md in the chainlab "
             "repository, which gives each method in full with references."

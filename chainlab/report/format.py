@@ -7,10 +7,12 @@ distinct when the values are (at least 3 and at most 7 significant digits).
 from __future__ import annotations
 
 import math
+import numbers
 
 
 def _finite(x) -> bool:
-    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+    # numbers.Real also takes numpy's integer and float scalars (not bools)
+    return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def num(x, digits: int = 3) -> str:

@@ -165,3 +165,21 @@ def test_seeded_rng_depends_on_seed_and_keys_only():
     assert np.array_equal(a, stats.seeded_rng(1, "x", "y").random(3))
     assert not np.array_equal(a, stats.seeded_rng(1, "x", "z").random(3))
     assert not np.array_equal(a, stats.seeded_rng(2, "x", "y").random(3))
+
+
+def test_proportion_interval_is_wilsons():
+    # Wilson's interval solves |k/n - p| = z sqrt(p(1-p)/n) for p: check the defining
+    # equation at both bounds, and the closed form's values at the edges.
+    z = st.norm.ppf(0.975)
+    for k, n in ((5, 10), (18, 30), (1, 200)):
+        est, lo, hi = stats.proportion_ci(k, n)
+        assert est == k / n and lo < est < hi
+        for p in (lo, hi):
+            assert abs(k / n - p) == pytest.approx(z * math.sqrt(p * (1 - p) / n))
+    est, lo, hi = stats.proportion_ci(0, 20)
+    assert (est, lo) == (0.0, 0.0) and hi == pytest.approx(z * z / (20 + z * z))
+    est, lo, hi = stats.proportion_ci(20, 20)
+    assert (est, hi) == (1.0, 1.0) and lo == pytest.approx(20 / (20 + z * z))
+    assert all(math.isnan(v) for v in stats.proportion_ci(0, 0))
+    # a narrower level gives a narrower interval
+    assert stats.proportion_ci(5, 10, 0.8)[2] < stats.proportion_ci(5, 10, 0.95)[2]

@@ -86,3 +86,23 @@ def golden_report(golden_store):
     from chainlab.report import build_report
 
     return build_report(golden_store)
+
+
+@pytest.fixture(scope="session")
+def network_store(tmp_path_factory):
+    """chainlab.analysis.synthetic.network_example: emulated profiles (one flagged, one known
+    only from the campaign file), loopback twins, exact latencies."""
+    from chainlab.analysis.synthetic import network_example
+
+    scenarios, profiles, campaign = network_example()
+    d = tmp_path_factory.mktemp("network")
+    return build_store(
+        d / "network.duckdb", scenarios, network_profiles=profiles, campaign_toml=campaign
+    )
+
+
+@pytest.fixture(scope="session")
+def network_report(network_store):
+    from chainlab.report import build_report
+
+    return build_report(network_store)

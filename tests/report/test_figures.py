@@ -1,5 +1,6 @@
 """Figure functions: what they draw for a full store, what they skip for a minimal one."""
 
+import matplotlib
 import matplotlib.pyplot as plt
 import pytest
 
@@ -53,4 +54,41 @@ def test_single_scenario_store_skips_what_needs_a_baseline(tmp_path):
     assert F.fig_bytes_vs_latency(a) is None  # one point is no scatter
     fig = F.fig_mean_latency(a)
     assert fig is not None
+    plt.close(fig)
+
+
+def _hex(colour: str) -> tuple:
+    return tuple(round(int(colour[i : i + 2], 16) / 255, 3) for i in (1, 3, 5))
+
+
+def test_network_figures_only_for_stores_with_emulated_networks(golden_analysis, network_store):
+    for fn, _title in F.NETWORK_FIGURES.values():
+        assert fn(golden_analysis) is None
+    a = analyze(network_store)
+    fig = F.fig_network_rtt(a)
+    # one panel per placement class present, in the class colours
+    assert [ax.get_title() for ax in fig.axes] == ["no SLH-DSA", "SLH-DSA in root only"]
+    for ax, cls in zip(fig.axes, ("none", "root"), strict=True):
+        colours = {
+            tuple(round(c, 3) for c in matplotlib.colors.to_rgb(line.get_color()))
+            for line in ax.get_lines()
+            if line.get_marker() not in ("None", None, "") and line.get_mfc() != "none"
+        }
+        assert colours == {_hex(PLACEMENT_COLOURS[cls])}, cls
+    # rings (open black circles) where most server flights exceeded the initial window:
+    # B on net20, net20lossy and edge; C on net20
+    rings = [
+        line
+        for ax in fig.axes
+        for line in ax.get_lines()
+        if line.get_mfc() == "none" and line.get_mec() == "black"
+    ]
+    assert sum(len(line.get_xdata()) for line in rings) == 4
+    ticks = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    assert "100 ms\nnet100 (flagged)" in ticks
+    plt.close(fig)
+    fig = F.fig_network_loss(a)
+    # only the families whose loss varies: 0 % (net20) and 2 % (net20lossy)
+    for ax in fig.axes:
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["0 %\nnet20", "2 %\nnet20lossy"]
     plt.close(fig)

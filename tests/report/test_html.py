@@ -101,3 +101,24 @@ def test_report_screenshot_is_readable(golden_report, tmp_path):
     assert dark > 0.01
     shutil.copy(shot, golden_report / "screenshot.png")  # for a human to look at
     assert np.isfinite(img).all()
+
+
+def test_network_report_renders_its_plots_and_tables(network_report, tmp_path):
+    page = network_report / "index.html"
+    out = chromium(page, tmp_path, "--dump-dom")
+    assert out.returncode == 0, out.stderr[-2000:]
+    dom = out.stdout
+    for name in ("network_rtt", "network_loss"):
+        assert re.search(rf'<figure id="figure-{name}">\s*<svg', dom), name
+        assert (network_report / "figures" / f"{name}.png").stat().st_size > 10_000
+    section = re.search(r'<section id="networks">.*?</section>\s*</section>', dom, re.S)
+    assert section, "no emulated-networks section"
+    tables = set(re.findall(r'<table id="table-([a-z0-9_]+)"', section.group(0)))
+    assert tables == {
+        "network_profiles",
+        "network_scenarios",
+        "network_projection",
+        "network_reference_projection",
+    }
+    assert "<strong>FLAGGED</strong>" in section.group(0)
+    assert console_errors(out.stderr) == []

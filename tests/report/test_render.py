@@ -4,8 +4,11 @@ To regenerate the golden files after an intended change, run
 
     CHAINLAB_REGEN_GOLDEN=1 .venv/bin/pytest tests/report/test_render.py
 
-and review the diff of tests/report/golden/ before committing it. CSVs are compared with a
-relative tolerance of 1e-9 on numbers (exact on text); the Markdown exactly.
+and review the diff of tests/report/golden/ and tests/report/golden_network/ before
+committing it. CSVs are compared with a relative tolerance of 1e-9 on numbers (exact on
+text); the Markdown exactly. golden/ is a loopback-only store's whole report (which has no
+network section); golden_network/ the emulated-networks section and the tables that change
+with networks of chainlab.analysis.synthetic.network_example's store.
 """
 
 import math
@@ -17,6 +20,18 @@ import pandas as pd
 import pytest
 
 GOLDEN = Path(__file__).parent / "golden"
+GOLDEN_NETWORK = Path(__file__).parent / "golden_network"
+# The network store's tables kept as golden files: the network section's own and those
+# whose rows or columns the network axis changes.
+NETWORK_TABLES = (
+    "network_profiles",
+    "network_scenarios",
+    "network_projection",
+    "network_reference_projection",
+    "baseline_multipliers",
+    "pairs_network",
+    "placement_classes",
+)
 REGEN = os.environ.get("CHAINLAB_REGEN_GOLDEN") == "1"
 
 
@@ -48,18 +63,73 @@ def _same(a, b) -> bool:
     return a == b
 
 
+def _same_csv(actual: Path, expected: Path) -> None:
+    name = expected.name
+    a = pd.read_csv(actual, keep_default_na=False, na_values=[""])
+    e = pd.read_csv(expected, keep_default_na=False, na_values=[""])
+    assert list(a.columns) == list(e.columns), name
+    assert len(a) == len(e), name
+    for col in e.columns:
+        for i, (x, y) in enumerate(zip(a[col], e[col], strict=True)):
+            assert _same(x, y), f"{name} row {i} column {col}: {x!r} != golden {y!r}"
+
+
 def test_every_csv_table_matches_golden(golden_report):
     actual = {p.name for p in (golden_report / "tables").glob("*.csv")}
     expected = {p.name for p in (GOLDEN / "tables").glob("*.csv")}
     assert actual == expected
+    assert not any(n.startswith("network_") for n in actual)  # loopback only: no section
     for name in sorted(expected):
-        a = pd.read_csv(golden_report / "tables" / name, keep_default_na=False, na_values=[""])
-        e = pd.read_csv(GOLDEN / "tables" / name, keep_default_na=False, na_values=[""])
-        assert list(a.columns) == list(e.columns), name
-        assert len(a) == len(e), name
-        for col in e.columns:
-            for i, (x, y) in enumerate(zip(a[col], e[col], strict=True)):
-                assert _same(x, y), f"{name} row {i} column {col}: {x!r} != golden {y!r}"
+        _same_csv(golden_report / "tables" / name, GOLDEN / "tables" / name)
+
+
+def network_section(md: str) -> str:
+    """The emulated-networks section of a report.md, up to the next section's anchor."""
+    start = md.index('<a id="networks"></a>')
+    end = md.index('<a id="', start + 1)
+    return md[start:end]
+
+
+def test_network_section_and_tables_match_golden(network_report):
+    section = network_section((network_report / "report.md").read_text())
+    tables = network_report / "tables"
+    if REGEN:
+        if GOLDEN_NETWORK.exists():
+            shutil.rmtree(GOLDEN_NETWORK)
+        (GOLDEN_NETWORK / "tables").mkdir(parents=True)
+        (GOLDEN_NETWORK / "networks.md").write_text(section)
+        for name in NETWORK_TABLES:
+            shutil.copy(tables / f"{name}.csv", GOLDEN_NETWORK / "tables")
+    assert section == (GOLDEN_NETWORK / "networks.md").read_text(), (
+        "the network section differs from tests/report/golden_network/networks.md "
+        "(CHAINLAB_REGEN_GOLDEN=1 regenerates it)"
+    )
+    for name in NETWORK_TABLES:
+        _same_csv(tables / f"{name}.csv", GOLDEN_NETWORK / "tables" / f"{name}.csv")
+
+
+def test_network_report_states_its_rules_and_flags(network_report):
+    md = (network_report / "report.md").read_text()
+    section = network_section(md)
+    assert "## Emulated networks" in section and "### Projection from loopback" in section
+    assert "MSS = MTU − 52" in section
+    lines = section.splitlines()
+    # the flagged profile is flagged in its table row and named with what it means
+    flagged = next(line for line in lines if line.startswith("| `net100`"))
+    assert "**FLAGGED**" in flagged and "+8.00 %" in flagged
+    fine = next(line for line in lines if line.startswith("| `net20` "))
+    assert "**FLAGGED**" not in fine and "| ok |" in fine
+    assert "**Flagged: `net100`.**" in section
+    assert "Not flagged although the RTT is more than 5 % off: `lan` (0.180 ms over 1.00 ms)" in (
+        section
+    )
+    assert "Not calibrated, so nothing confirms that the link behaved as configured: `edge`." in (
+        section
+    )
+    # like with like: every cross-scenario section says which network it uses
+    assert md.count("Like with like: this section uses only the 3 scenario(s)") == 6
+    assert "| relative to |" in md
+    assert "| network |" in md  # the scenario table names each scenario's network
 
 
 def test_report_holds_the_expected_tables_and_sections(golden_report):
