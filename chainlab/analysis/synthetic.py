@@ -27,30 +27,10 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-# (public key bytes, signature bytes) per algorithm: FIPS 204 Table 2, FIPS 205 Table 2,
-# SEC1 / RFC 8032 / PKCS#1 sizes for the classical ones.
-CERT_PART_BYTES = {
-    "ML-DSA-44": (1312, 2420),
-    "ML-DSA-65": (1952, 3309),
-    "ML-DSA-87": (2592, 4627),
-    "SLH-DSA-SHA2-128s": (32, 7856),
-    "SLH-DSA-SHAKE-128s": (32, 7856),
-    "SLH-DSA-SHA2-128f": (32, 17088),
-    "SLH-DSA-SHAKE-128f": (32, 17088),
-    "SLH-DSA-SHA2-192s": (48, 16224),
-    "SLH-DSA-SHAKE-192s": (48, 16224),
-    "SLH-DSA-SHA2-192f": (48, 35664),
-    "SLH-DSA-SHAKE-192f": (48, 35664),
-    "SLH-DSA-SHA2-256s": (64, 29792),
-    "SLH-DSA-SHAKE-256s": (64, 29792),
-    "SLH-DSA-SHA2-256f": (64, 49856),
-    "SLH-DSA-SHAKE-256f": (64, 49856),
-    "ECDSA-P256": (65, 72),
-    "ECDSA-P384": (97, 104),
-    "Ed25519": (32, 64),
-    "RSA-2048": (270, 256),
-    "RSA-3072": (398, 384),
-}
+from chainlab.campaign.estimate import KEY_SIG_BYTES
+
+# Public key and signature sizes per algorithm: the estimator's table (FIPS 204/205 etc.).
+CERT_PART_BYTES = KEY_SIG_BYTES
 # Fixed part of a certificate (names, validity, extensions, DER framing) in the synthetic PKI.
 CERT_OVERHEAD_BYTES = 250
 

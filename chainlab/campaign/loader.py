@@ -38,6 +38,7 @@ from chainlab.campaign.model import (
     Scenario,
 )
 from chainlab.errors import ChainlabError
+from chainlab.network import profile as network_profile
 from chainlab.network.profile import parse_profile
 
 TOP_KEYS = ("campaign", "aliases", "hierarchies", "network", "sampling", "matrix", "campaigns")
@@ -61,19 +62,7 @@ WHERE_KEYS = (
     "cert_compression",
     "network",
 )
-NETWORK_KEYS = (
-    "delay_ms",
-    "jitter_ms",
-    "rate_mbit",
-    "loss",
-    "mtu",
-    "queue_packets",
-    "initcwnd",
-    "backend",
-    "seed",
-    "congestion_control",
-    "description",
-)
+NETWORK_KEYS = tuple(k for k in network_profile.KEYS if k != "name")  # name is the table's
 # What the link accepts (chainlab/network/profile.py): "veth" is a plain pair that emulates
 # nothing, the reference `chainlab bench link` compares the forwarder against.
 NETWORK_BACKENDS = ("tun", "netem", "veth")

@@ -43,7 +43,7 @@ DEFAULT_CONGESTION_CONTROL = "cubic"
 # 12 that Linux negotiates by default. MSS = MTU - this.
 TCP_IP_OVERHEAD = 52
 
-_KEYS = (
+KEYS = (  # every key a profile may set (the campaign loader validates against it)
     "name",
     "delay_ms",
     "jitter_ms",
@@ -101,9 +101,9 @@ def parse_profile(spec: dict) -> Profile:
     if not isinstance(name, str) or not name:
         raise ChainlabError(f"network profile: name = {name!r}; allowed: a non-empty string")
     where = f"network profile {name!r}"
-    unknown = sorted(set(spec) - set(_KEYS))
+    unknown = sorted(set(spec) - set(KEYS))
     if unknown:
-        raise ChainlabError(f"{where}: unknown key {unknown[0]!r}; allowed: {', '.join(_KEYS)}")
+        raise ChainlabError(f"{where}: unknown key {unknown[0]!r}; allowed: {', '.join(KEYS)}")
 
     def number(key, default, lo, hi):
         value = spec.get(key)
