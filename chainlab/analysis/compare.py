@@ -29,6 +29,7 @@ from chainlab.analysis.stats import (
     quantile_bootstrap,
     seeded_rng,
 )
+from chainlab.network.model import SCENARIO_KEYS
 
 # Metrics with baseline multipliers: output prefix -> summary column (a mean)
 MULTIPLIER_METRICS = {
@@ -133,19 +134,9 @@ def baseline_status(summary: pd.DataFrame, cfg: AnalysisConfig) -> tuple[str | N
     )
 
 
-# The columns that identify a scenario apart from its network (as chainlab.network.model's
-# SCENARIO_KEYS): a scenario's counterpart on another network agrees on all of them.
-_NETWORK_TWIN_KEYS = (
-    "kex",
-    "depth",
-    "root_alg",
-    "int1_alg",
-    "int2_alg",
-    "leaf_alg",
-    "served_chain",
-    "handshake_mode",
-    "cert_compression",
-)
+# The columns that identify a scenario apart from its network: a scenario's counterpart on
+# another network agrees on all of them.
+_NETWORK_TWIN_KEYS = SCENARIO_KEYS
 
 
 def baseline_references(summary: pd.DataFrame, baseline: str | None) -> dict[str, str | None]:
@@ -325,18 +316,7 @@ AXES = {
     "cert_compression": "certificate compression",
     "network": "network",
 }
-_FIELDS = (
-    "kex",
-    "depth",
-    "root_alg",
-    "int1_alg",
-    "int2_alg",
-    "leaf_alg",
-    "served_chain",
-    "handshake_mode",
-    "cert_compression",
-    "network",
-)
+_FIELDS = (*SCENARIO_KEYS, "network")
 _NON_HIERARCHY = ("kex", "served_chain", "handshake_mode", "cert_compression", "network")
 _ORDER = {
     "kex_family": {"classical": 0, "hybrid": 1, "pure_pq": 2},
