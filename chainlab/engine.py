@@ -16,19 +16,25 @@ from pathlib import Path
 from chainlab.errors import ChainlabError
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_PATH = REPO / "engine" / "target" / "release" / "chainlab-engine"
+RELEASE_DIR = REPO / "engine" / "target" / "release"
 RECORD_SCHEMA = "chainlab.engine.record/1"
 
 
 def path() -> Path:
-    """The engine binary; raises ChainlabError saying how to get one when it is missing."""
-    env = os.environ.get("CHAINLAB_ENGINE")
-    p = Path(env) if env else DEFAULT_PATH
+    """The engine binary: $CHAINLAB_ENGINE, else the workspace's release build."""
+    return binary("chainlab-engine", "CHAINLAB_ENGINE")
+
+
+def binary(name: str, env_var: str) -> Path:
+    """A binary of the Rust workspace: $`env_var`, else the release build; raises
+    ChainlabError saying how to get one when it is missing."""
+    env = os.environ.get(env_var)
+    p = Path(env) if env else RELEASE_DIR / name
     if not p.is_file() or not os.access(p, os.X_OK):
-        where = "CHAINLAB_ENGINE" if env else "the default location"
+        where = env_var if env else "the default location"
         raise ChainlabError(
-            f"engine binary not found at {p} ({where}); build it with `make engine` or set "
-            "CHAINLAB_ENGINE to a chainlab-engine binary"
+            f"{name} not found at {p} ({where}); build it with `make engine` or set "
+            f"{env_var} to a {name} binary"
         )
     return p
 

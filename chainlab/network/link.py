@@ -16,7 +16,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import json
-import os
 import secrets
 import signal
 import subprocess
@@ -26,6 +25,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from chainlab import engine
 from chainlab.errors import ChainlabError
 from chainlab.network import namespaces as nsmod
 from chainlab.network.calibrate import calibrate as run_calibration
@@ -41,8 +41,6 @@ DISABLE_IPV6 = (
     "echo 1 > /proc/sys/net/ipv6/conf/default/disable_ipv6"
 )
 
-REPO = Path(__file__).resolve().parent.parent.parent
-DEFAULT_FORWARDER = REPO / "engine" / "target" / "release" / "chainlab-link"
 
 # SCHED_FIFO priority of the forwarder when the profile needs its timer (a delay, jitter or a
 # rate): its timer wake-ups release delayed packets, and on a busy machine a normal-priority
@@ -63,15 +61,7 @@ STOP_TIMEOUT_S = 3.0
 
 def forwarder_path() -> Path:
     """The chainlab-link binary: $CHAINLAB_LINK, else the workspace's release build."""
-    env = os.environ.get("CHAINLAB_LINK")
-    path = Path(env) if env else DEFAULT_FORWARDER
-    if not path.is_file() or not os.access(path, os.X_OK):
-        where = "CHAINLAB_LINK" if env else "the default location"
-        raise ChainlabError(
-            f"link forwarder not found at {path} ({where}); build it with "
-            "`cd engine && cargo build --release` or set CHAINLAB_LINK to a chainlab-link binary"
-        )
-    return path
+    return engine.binary("chainlab-link", "CHAINLAB_LINK")
 
 
 @contextlib.contextmanager

@@ -97,7 +97,7 @@ def test_preflight_cleans_leftovers_first_and_checks_the_forwarder_per_backend(
     assert ready["removed"] == ["namespace chainlab-old-1-c"]
     # The tun profiles need the forwarder; the netem one does not.
     assert set(ready["errors"]) == {"lan", "pinned"}
-    assert "link forwarder not found" in ready["errors"]["lan"]
+    assert "chainlab-link not found" in ready["errors"]["lan"]
 
 
 def test_preflight_does_nothing_for_a_loopback_only_run(campaign, monkeypatch):
