@@ -50,6 +50,7 @@ from pathlib import Path
 
 from chainlab import engine as engine_binary
 from chainlab.errors import ChainlabError
+from chainlab.runner import processes
 
 OPENSSL = engine_binary.REPO / "engine" / ".openssl" / "bin" / "openssl"
 CHAIN = "ML-DSA-65,ML-DSA-65"
@@ -387,13 +388,7 @@ class Bench:
     def close(self) -> None:
         """Stops every server this benchmark started (SIGTERM, then SIGKILL)."""
         for proc in reversed(self.processes):
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=5)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+            processes.stop(proc)
 
     # --- clients -------------------------------------------------------------------------
 

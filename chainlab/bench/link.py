@@ -37,6 +37,7 @@ from chainlab.errors import ChainlabError
 from chainlab.network import emulated_link, require_privileges
 from chainlab.network.calibrate import PROBE
 from chainlab.network.pipes import LineReader
+from chainlab.runner import processes
 
 CHAIN = "ML-DSA-44,ML-DSA-44"
 GROUP = "X25519MLKEM768"
@@ -162,7 +163,7 @@ class Route:
 
     def _spawn(self, argv: list[str]) -> subprocess.Popen:
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
-        self.stack.callback(_stop, proc)
+        self.stack.callback(processes.stop, proc)
         return proc
 
     def _client(self, argv: list[str]) -> str:
@@ -303,16 +304,6 @@ def _ready_line(proc: subprocess.Popen, what: str) -> dict:
     if not isinstance(ready, dict) or ready.get("event") != "ready":
         raise ChainlabError(f"{what} did not start (said {line!r})")
     return ready
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 if __name__ == "__main__":

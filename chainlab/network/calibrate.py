@@ -32,6 +32,7 @@ from pathlib import Path
 
 from chainlab.errors import ChainlabError
 from chainlab.network.pipes import LineReader
+from chainlab.runner import processes
 
 PROBE = Path(__file__).resolve().parent / "probe.py"
 
@@ -127,7 +128,7 @@ def calibrate(
             raise ChainlabError(f"calibration of network profile {p.name!r} failed: {tail}")
         raw = json.loads(done.stdout)
     finally:
-        _stop(server)
+        processes.stop(server)
     result = summarize(p, raw)
     result.update(_forwarder_timing(link))
     result["calibration_seconds"] = round(time.monotonic() - started, 3)
@@ -280,13 +281,3 @@ def _ready(server: subprocess.Popen) -> dict:
         tail = (err.strip().splitlines() or [line or "no output"])[-1]
         raise ChainlabError(f"calibration probe server did not start: {tail}")
     return ready
-
-
-def _stop(server: subprocess.Popen) -> None:
-    if server.poll() is None:
-        server.terminate()
-    try:
-        server.communicate(timeout=5)
-    except subprocess.TimeoutExpired:
-        server.kill()
-        server.communicate()

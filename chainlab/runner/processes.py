@@ -61,6 +61,18 @@ def wait_exit(proc: subprocess.Popen, timeout_s: float) -> bool:
     return proc.poll() is not None
 
 
+def stop(proc: subprocess.Popen, grace_s: float = 5.0) -> None:
+    """SIGTERM one process (not its group), SIGKILL it after `grace_s`; drains its pipes while
+    waiting so a child blocked on a full pipe still exits."""
+    if proc.poll() is None:
+        proc.terminate()
+    try:
+        proc.communicate(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+
+
 def stop_group(proc: subprocess.Popen, grace_s: float = 5.0) -> str:
     """SIGTERM the process group, SIGKILL it after `grace_s`; says how the process ended."""
     if proc.poll() is not None:

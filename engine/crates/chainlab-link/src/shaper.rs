@@ -49,6 +49,22 @@ pub struct Params {
     pub queue_bytes: Option<usize>,
 }
 
+impl Params {
+    /// A link that emulates nothing: no delay, no rate limit, no loss, a 1500-byte MTU.
+    /// Tests and callers start from it and set what they shape.
+    pub fn unshaped() -> Self {
+        Params {
+            delay_ns: 0,
+            jitter_ns: 0,
+            rate_bps: None,
+            loss: 0.0,
+            mtu: 1500,
+            queue_packets: None,
+            queue_bytes: None,
+        }
+    }
+}
+
 /// What happens to an arriving packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
@@ -253,15 +269,7 @@ mod tests {
     use super::*;
 
     fn plain() -> Params {
-        Params {
-            delay_ns: 0,
-            jitter_ns: 0,
-            rate_bps: None,
-            loss: 0.0,
-            mtu: 1500,
-            queue_packets: None,
-            queue_bytes: None,
-        }
+        Params::unshaped()
     }
 
     #[test]

@@ -5,15 +5,7 @@ use chainlab_link::shaper::{serialization_ns, DropReason, Params, Shaper, Verdic
 const MS: u64 = 1_000_000;
 
 fn params() -> Params {
-    Params {
-        delay_ns: 0,
-        jitter_ns: 0,
-        rate_bps: None,
-        loss: 0.0,
-        mtu: 1500,
-        queue_packets: None,
-        queue_bytes: None,
-    }
+    Params::unshaped()
 }
 
 fn release(v: Verdict) -> u64 {
