@@ -512,6 +512,29 @@ def fig_chain_vs_latency(a):
     )
 
 
+def _side_bars(a, ids, metric: str):
+    """Client and server bars side by side per scenario, with their CIs, for the summary
+    columns client_<metric> and server_<metric>."""
+    s = a.summary.set_index("scenario_id")
+    fig, ax = plt.subplots(figsize=(WIDTH, _height(len(ids))))
+    y = np.arange(len(ids))
+    for off, side, colour in ((-0.18, "client", "#56B4E9"), (0.18, "server", "#D55E00")):
+        col = f"{side}_{metric}"
+        est = s.loc[ids, col].to_numpy(dtype=float)
+        ax.barh(y + off, est, height=0.36, color=colour, label=side)
+        ax.errorbar(
+            est,
+            y + off,
+            xerr=_err(est, s.loc[ids, f"{col}_lo"], s.loc[ids, f"{col}_hi"]),
+            fmt="none",
+            ecolor="black",
+            elinewidth=0.7,
+            capsize=1.5,
+        )
+    ax.set_yticks(y, _labels(a, ids))
+    return fig, ax
+
+
 def _ok_ids(a):
     ok = set(a.summary.loc[a.summary["status"] == "ok", "scenario_id"])
     return [i for i in scenario_order(a) if i in ok]
@@ -534,25 +557,7 @@ def fig_client_server_cpu(a):
     ids = _ok_ids(a)
     if not ids:
         return None
-    s = a.summary.set_index("scenario_id")
-    fig, ax = plt.subplots(figsize=(WIDTH, _height(len(ids))))
-    y = np.arange(len(ids))
-    for off, col, colour, label in (
-        (-0.18, "client_cpu_ms", "#56B4E9", "client"),
-        (0.18, "server_cpu_ms", "#D55E00", "server"),
-    ):
-        est = s.loc[ids, col].to_numpy(dtype=float)
-        ax.barh(y + off, est, height=0.36, color=colour, label=label)
-        ax.errorbar(
-            est,
-            y + off,
-            xerr=_err(est, s.loc[ids, f"{col}_lo"], s.loc[ids, f"{col}_hi"]),
-            fmt="none",
-            ecolor="black",
-            elinewidth=0.7,
-            capsize=1.5,
-        )
-    ax.set_yticks(y, _labels(a, ids))
+    fig, ax = _side_bars(a, ids, "cpu_ms")
     ax.invert_yaxis()
     _log(ax, "x")
     ax.set_xlabel("CPU per handshake (ms, log scale)")
@@ -598,26 +603,8 @@ def fig_cpu_over_elapsed(a):
     ids = _ok_ids(a)
     if not ids:
         return None
-    s = a.summary.set_index("scenario_id")
-    fig, ax = plt.subplots(figsize=(WIDTH, _height(len(ids))))
-    y = np.arange(len(ids))
-    for off, col, colour, label in (
-        (-0.18, "client_over_elapsed", "#56B4E9", "client"),
-        (0.18, "server_over_elapsed", "#D55E00", "server"),
-    ):
-        est = s.loc[ids, col].to_numpy(dtype=float)
-        ax.barh(y + off, est, height=0.36, color=colour, label=label)
-        ax.errorbar(
-            est,
-            y + off,
-            xerr=_err(est, s.loc[ids, f"{col}_lo"], s.loc[ids, f"{col}_hi"]),
-            fmt="none",
-            ecolor="black",
-            elinewidth=0.7,
-            capsize=1.5,
-        )
+    fig, ax = _side_bars(a, ids, "over_elapsed")
     ax.axvline(1.0, color="black", lw=0.8, ls="--")
-    ax.set_yticks(y, _labels(a, ids))
     ax.invert_yaxis()
     ax.set_xlabel("CPU time / end-to-end latency (mean ratio; 1 = busy the whole handshake)")
     ax.set_title("CPU over elapsed time, per side")
