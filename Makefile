@@ -14,7 +14,13 @@ STORE ?= results/$(basename $(notdir $(CAMPAIGN))).duckdb
 # OpenSSL source: the openssl-src crate version (3.5 LTS by default; 400.0.2+4.0.3 for 4.0).
 export OPENSSL_SRC_VERSION
 
-.PHONY: run test setup deps openssl engine python lint bench clean
+# Python packages are installed exactly as requirements.lock pins them (hashes checked);
+# `make lock` re-resolves it after pyproject.toml's dependencies change (existing pins are
+# kept where they still fit; `make lock LOCK_FLAGS=--upgrade` moves every pin to the newest).
+PIP_TOOLS := pip-tools==7.6.2
+LOCK_FLAGS ?=
+
+.PHONY: run test setup deps openssl engine python lint bench clean lock
 
 run: setup
 	$(PY) -m chainlab run $(CAMPAIGN) --store $(STORE) --resume
@@ -44,11 +50,19 @@ engine: openssl
 
 python: .venv/.installed
 
-.venv/.installed: pyproject.toml
+.venv/.installed: pyproject.toml requirements.lock
 	python3 -m venv .venv
-	.venv/bin/pip install -q --upgrade pip
-	.venv/bin/pip install -q -e '.[dev]'
+	.venv/bin/pip install -q --require-hashes --no-deps -r requirements.lock
+	.venv/bin/pip install -q --no-deps --no-build-isolation -e .
 	touch $@
+
+lock:
+	rm -rf build/lock-venv && python3 -m venv build/lock-venv
+	build/lock-venv/bin/pip install -q $(PIP_TOOLS)
+	build/lock-venv/bin/pip-compile -q --extra dev --all-build-deps --generate-hashes \
+		--allow-unsafe --strip-extras --no-emit-find-links $(LOCK_FLAGS) \
+		-o requirements.lock pyproject.toml
+	rm -rf build/lock-venv
 
 lint: python engine
 	$(CARGO) fmt --all -- --check
