@@ -1,4 +1,4 @@
-"""Estimators and intervals of chainlab.analysis.stats against known answers and brute force."""
+"""Estimators and intervals of chainlab.stats against known answers and brute force."""
 
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats as st
 
-from chainlab.analysis import stats
+from chainlab import stats
 
 
 def test_mean_ci_is_the_student_t_interval():

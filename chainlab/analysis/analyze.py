@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from chainlab.analysis import capacity, compare, decomposition, network, paper, summary, transport
-from chainlab.analysis.config import AnalysisConfig
 from chainlab.analysis.findings import findings
 from chainlab.analysis.load import StoreData, load_store, parse_json
+from chainlab.campaign.analysis_settings import AnalysisConfig
 
 
 @dataclass

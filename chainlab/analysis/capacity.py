@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from chainlab.analysis.compare import MonteCarlo, group_members, ratio_of_means
-from chainlab.analysis.stats import log_interval, percentile_interval
+from chainlab.stats import log_interval, percentile_interval
 
 
 def per_scenario(summary: pd.DataFrame, mc: MonteCarlo, baseline: str | None) -> pd.DataFrame:

@@ -21,15 +21,15 @@ import numpy as np
 import pandas as pd
 
 from chainlab.analysis import families as fam
-from chainlab.analysis.config import PLAUSIBILITY_CLASSES, AnalysisConfig
-from chainlab.analysis.stats import (
+from chainlab.campaign.analysis_settings import PLAUSIBILITY_CLASSES, AnalysisConfig
+from chainlab.network.model import SCENARIO_KEYS
+from chainlab.stats import (
     log_interval,
     lognormal_draws,
     percentile_interval,
     quantile_bootstrap,
     seeded_rng,
 )
-from chainlab.network.model import SCENARIO_KEYS
 
 # Metrics with baseline multipliers: output prefix -> summary column (a mean)
 MULTIPLIER_METRICS = {

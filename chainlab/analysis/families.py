@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-FAMILIES = ("ml-dsa", "slh-dsa", "ecdsa", "ed-dsa", "rsa")
 FAMILY_DISPLAY = {
     "ml-dsa": "ML-DSA",
     "slh-dsa": "SLH-DSA",

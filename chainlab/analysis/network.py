@@ -26,12 +26,12 @@ import numpy as np
 import pandas as pd
 
 from chainlab.analysis import families as fam
-from chainlab.analysis.load import LOOPBACK, StoreData, parse_json
-from chainlab.analysis.stats import percentile_interval, proportion_ci
+from chainlab.analysis.load import StoreData, parse_json
 from chainlab.errors import ChainlabError
 from chainlab.network import model
 from chainlab.network.calibrate import SYN_BYTES
-from chainlab.network.profile import parse_profile
+from chainlab.network.profile import LOOPBACK, parse_profile
+from chainlab.stats import percentile_interval, proportion_ci
 
 # Un-emulated links every loopback scenario is projected onto: a nearby server (10 ms), a
 # cross-continent path (100 ms) and a satellite or poor mobile path (300 ms), all at

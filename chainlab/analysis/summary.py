@@ -15,7 +15,7 @@ import pandas as pd
 
 from chainlab.analysis import families as fam
 from chainlab.analysis.load import StoreData
-from chainlab.analysis.stats import log_interval, mean_ci_from_moments, quantile_ci
+from chainlab.stats import log_interval, mean_ci_from_moments, quantile_ci
 
 # The share of end-to-end latency the server must spend on CPU, in addition to a
 # server/client CPU ratio at or above cpu_regimes.server_bound, to call a scenario

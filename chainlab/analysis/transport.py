@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from chainlab.analysis import families as fam
-from chainlab.analysis.config import AnalysisConfig
-from chainlab.analysis.stats import pearson_ci, spearman_ci, z_value
+from chainlab.campaign.analysis_settings import AnalysisConfig
+from chainlab.stats import pearson_ci, spearman_ci, z_value
 
 TRANSPORT_METRICS = {"bytes_read": "bytes read (mean)", "chain_bytes": "observed chain DER bytes"}
 

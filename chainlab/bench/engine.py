@@ -49,8 +49,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chainlab import engine as engine_binary
+from chainlab import processes
 from chainlab.errors import ChainlabError
-from chainlab.runner import processes
 
 OPENSSL = engine_binary.REPO / "engine" / ".openssl" / "bin" / "openssl"
 CHAIN = "ML-DSA-65,ML-DSA-65"

@@ -33,11 +33,11 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from chainlab import processes
 from chainlab.errors import ChainlabError
 from chainlab.network import emulated_link, require_privileges
 from chainlab.network.calibrate import PROBE
 from chainlab.network.pipes import LineReader
-from chainlab.runner import processes
 
 CHAIN = "ML-DSA-44,ML-DSA-44"
 GROUP = "X25519MLKEM768"

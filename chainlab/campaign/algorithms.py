@@ -34,6 +34,9 @@ SIGNATURE_ALGORITHMS: tuple[tuple[str, str, str], ...] = (
     ("RSA-3072", "rsa", "rsa_pss_rsae_sha256"),
 )
 
+# Signature algorithm families, the engine's names (kebab-case), in display order.
+FAMILIES = ("ml-dsa", "slh-dsa", "ecdsa", "ed-dsa", "rsa")
+
 ALGORITHM_NAMES: tuple[str, ...] = tuple(a[0] for a in SIGNATURE_ALGORITHMS)
 ALGORITHM_FAMILY: dict[str, str] = {a[0]: a[1] for a in SIGNATURE_ALGORITHMS}
 

@@ -32,7 +32,7 @@ import math
 import tomllib
 from dataclasses import dataclass, field
 
-from chainlab.analysis.families import FAMILIES
+from chainlab.campaign.algorithms import FAMILIES
 from chainlab.errors import ChainlabError
 
 # The paper's illustrative price (Table 12): 0.0062 cost units per million handshakes at

@@ -18,9 +18,9 @@ from chainlab.campaign.model import (
     DEFAULT_CERT_COMPRESSION,
     DEFAULT_HANDSHAKE_MODE,
     DEFAULT_SERVED_CHAIN,
-    LOOPBACK,
     ROLES,
 )
+from chainlab.network.profile import LOOPBACK
 
 SERVED_TOKENS = {"leaf": "served_leaf", "full": "served_full"}
 ROLE_TOKENS = {"self", "root", "int", "int1", "int2", "leaf"}

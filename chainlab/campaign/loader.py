@@ -31,7 +31,6 @@ from chainlab.campaign.model import (
     DEFAULT_CERT_COMPRESSION,
     DEFAULT_HANDSHAKE_MODE,
     DEFAULT_SERVED_CHAIN,
-    LOOPBACK,
     Campaign,
     NetworkProfile,
     SamplingPolicy,
@@ -39,7 +38,7 @@ from chainlab.campaign.model import (
 )
 from chainlab.errors import ChainlabError
 from chainlab.network import profile as network_profile
-from chainlab.network.profile import parse_profile
+from chainlab.network.profile import LOOPBACK, parse_profile
 
 TOP_KEYS = ("campaign", "aliases", "hierarchies", "network", "sampling", "matrix", "campaigns")
 TOP_KEYS += ("analysis",)
@@ -331,7 +330,7 @@ class _Validator:
     def check_analysis(self, table: dict, baseline: str | None) -> None:
         """[analysis] belongs to the report; its own parser says what it accepts."""
         try:
-            from chainlab.analysis.config import parse_analysis
+            from chainlab.campaign.analysis_settings import parse_analysis
         except ImportError:  # the report part is optional for running campaigns
             return
         try:

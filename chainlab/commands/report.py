@@ -9,7 +9,7 @@ options below override single settings. docs/methods.md explains every number.
 import time
 from pathlib import Path
 
-from chainlab.analysis.config import parse_analysis
+from chainlab.campaign.analysis_settings import parse_analysis
 from chainlab.errors import ChainlabError
 
 HELP = "write the HTML/Markdown/CSV report of a result store"

@@ -30,9 +30,9 @@ import sys
 import time
 from pathlib import Path
 
+from chainlab import processes
 from chainlab.errors import ChainlabError
 from chainlab.network.pipes import LineReader
-from chainlab.runner import processes
 
 PROBE = Path(__file__).resolve().parent / "probe.py"
 

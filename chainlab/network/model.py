@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-from chainlab.network.profile import TCP_IP_OVERHEAD
+from chainlab.network.profile import LOOPBACK, TCP_IP_OVERHEAD
 
 # IPv4 SYN and SYN-ACK with Linux's options (MSS, SACK-permitted, timestamps, window scale).
 SYN_BYTES = 60
@@ -50,7 +50,6 @@ SCENARIO_KEYS = (
     "handshake_mode",
     "cert_compression",
 )
-LOOPBACK = "loopback"
 
 
 @dataclass(frozen=True)

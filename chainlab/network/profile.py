@@ -29,6 +29,10 @@ from dataclasses import asdict, dataclass
 
 from chainlab.errors import ChainlabError
 
+# The network of scenarios that run over loopback, with no emulated link: a profile name no
+# `[network.<name>]` table may take.
+LOOPBACK = "loopback"
+
 BACKENDS = ("tun", "netem", "veth")
 
 # The bottleneck queue when a rate is set and the profile names none: 1000 packets, netem's

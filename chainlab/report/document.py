@@ -15,10 +15,10 @@ import pandas as pd
 from chainlab import __version__
 from chainlab.analysis import families as fam
 from chainlab.analysis.compare import AXES
-from chainlab.analysis.config import PLAUSIBILITY_CLASSES
 from chainlab.analysis.network import EXCEED_MARK_SHARE, REFERENCE_PROFILES
 from chainlab.analysis.paper import SOURCE
 from chainlab.analysis.summary import SERVER_BOUND_ELAPSED_SHARE
+from chainlab.campaign.analysis_settings import PLAUSIBILITY_CLASSES
 from chainlab.report import format as f
 
 

@@ -32,8 +32,8 @@ from matplotlib.ticker import (  # noqa: E402
 
 from chainlab.analysis import families as fam  # noqa: E402
 from chainlab.analysis.compare import AXES  # noqa: E402
-from chainlab.analysis.config import PLAUSIBILITY_CLASSES  # noqa: E402
 from chainlab.analysis.network import EXCEED_MARK_SHARE  # noqa: E402
+from chainlab.campaign.analysis_settings import PLAUSIBILITY_CLASSES  # noqa: E402
 
 plt.rcParams.update(
     {

@@ -10,8 +10,9 @@
 
 from __future__ import annotations
 
-from chainlab.campaign.model import LOOPBACK, NetworkProfile, Scenario
+from chainlab.campaign.model import NetworkProfile, Scenario
 from chainlab.errors import ChainlabError
+from chainlab.network.profile import LOOPBACK
 
 
 def preflight(scenarios: list[Scenario], networks: dict[str, NetworkProfile]) -> dict:

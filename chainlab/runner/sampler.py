@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 from scipy import stats as _st
 
-from chainlab.analysis.stats import relative_halfwidth
 from chainlab.campaign.model import SamplingPolicy
+from chainlab.stats import relative_halfwidth
 
 
 @dataclass(frozen=True)

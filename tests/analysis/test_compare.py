@@ -7,7 +7,7 @@ import pytest
 
 from chainlab.analysis import compare
 from chainlab.analysis.analyze import analyze
-from chainlab.analysis.config import PLAUSIBILITY_CLASSES
+from chainlab.campaign.analysis_settings import PLAUSIBILITY_CLASSES
 
 from .conftest import BASELINE, ML, SLH, constant
 

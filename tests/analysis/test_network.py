@@ -1,6 +1,6 @@
 """Emulated networks in the analysis: the profile table and its flag, the share of server
 flights above the initial window, predicted versus emulated latency, the projection onto
-reference links, and the like-with-like rules, on chainlab.analysis.synthetic's
+reference links, and the like-with-like rules, on chainlab.bench.synthetic's
 network_example (its docstring gives every value used here)."""
 
 import json
@@ -12,14 +12,14 @@ import pytest
 
 from chainlab.analysis.analyze import analyze
 from chainlab.analysis.network import REFERENCE_PROFILES
-from chainlab.analysis.stats import proportion_ci
-from chainlab.analysis.synthetic import (
+from chainlab.bench.synthetic import (
     SyntheticScenario,
     build_store,
     network_example,
     network_profile,
 )
 from chainlab.errors import ChainlabError
+from chainlab.stats import proportion_ci
 
 A = "x25519mlkem768__ml_root__ml_leaf__served_full"
 B = "x25519mlkem768__slhdsashake128f_root__ml_leaf__served_full"

@@ -6,7 +6,7 @@ import pytest
 
 from chainlab.analysis import paper
 from chainlab.analysis.analyze import analyze
-from chainlab.analysis.synthetic import SyntheticScenario
+from chainlab.bench.synthetic import SyntheticScenario
 
 from .conftest import ML, SLH
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from chainlab.analysis import config
+from chainlab.campaign import analysis_settings as config
 from chainlab.errors import ChainlabError
 
 

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from chainlab.analysis.stats import relative_halfwidth
 from chainlab.campaign.model import SamplingPolicy
 from chainlab.runner.sampler import decide, predicted_count
+from chainlab.stats import relative_halfwidth
 
 
 def policy(**kw) -> SamplingPolicy:
