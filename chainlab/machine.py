@@ -1,13 +1,20 @@
-"""What machine a run happened on: CPU, cores, memory, kernel, frequency governor, OS.
+"""What machine a run happened on (CPU, cores, memory, kernel, frequency governor, OS) and
+which Python libraries it analysed with.
 
-Stored with every run (`runs.machine`). Deliberately no host name, user or path.
+Stored with every run (`runs.machine`, `runs.libraries`). Deliberately no host name, user or
+path.
 """
 
 from __future__ import annotations
 
 import os
 import platform
+from importlib import metadata
 from pathlib import Path
+
+# The Python packages whose versions can move a stored or reported number: statistics,
+# frames, the store, figures, the campaign file writer (requirements.lock pins them).
+LIBRARIES = ("numpy", "scipy", "pandas", "duckdb", "pyarrow", "matplotlib", "rich", "tomli-w")
 
 
 def describe() -> dict:
@@ -24,6 +31,17 @@ def describe() -> dict:
         "python": platform.python_version(),
         "virtualization": _virtualization(),
     }
+
+
+def libraries() -> dict:
+    """Python's version and that of each of LIBRARIES (None where one is not installed)."""
+    out = {"python": platform.python_version()}
+    for name in LIBRARIES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
 
 
 def _read(path: str) -> str | None:
@@ -51,10 +69,10 @@ def _mem_total() -> int | None:
 
 
 def _os_name() -> str | None:
-    for line in (_read("/etc/os-release") or "").splitlines():
-        if line.startswith("PRETTY_NAME="):
-            return line.split("=", 1)[1].strip().strip('"')
-    return f"{platform.system()} {platform.release()}"
+    try:
+        return platform.freedesktop_os_release()["PRETTY_NAME"]
+    except (OSError, KeyError):
+        return f"{platform.system()} {platform.release()}"
 
 
 def _virtualization() -> str | None:

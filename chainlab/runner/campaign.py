@@ -33,7 +33,7 @@ from chainlab.errors import ChainlabError
 from chainlab.runner import network
 from chainlab.runner.progress import Progress
 from chainlab.runner.scenario import RunContext, ScenarioExecution
-from chainlab.store import Store
+from chainlab.store import Store, StoreError
 
 
 class Interrupted(KeyboardInterrupt):
@@ -162,6 +162,7 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
                 "openssl_version": info["openssl_build"]["openssl_version"],
                 "openssl_patch_sha": info["openssl_build"]["patch_sha256_16"],
                 "machine": machine.describe(),
+                "libraries": machine.libraries(),
                 "options": {
                     "campaigns": opts.campaigns or list(campaign.campaigns),
                     "seed": seed,
@@ -197,7 +198,7 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
                 raise
             finally:
                 with guard.deferred():
-                    store.end_run(run_id, status)
+                    _end_run(store, run_id, status)
                 summary.wall_seconds = time.monotonic() - t0
                 progress.finish(
                     f"chainlab: run {status}: {len(summary.completed)} completed, "
@@ -207,6 +208,17 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
         return summary
     finally:
         store.close()
+
+
+def _end_run(store: Store, run_id: str, status: str) -> None:
+    """Mark the run ended. When the store's file system refuses even that (the error that
+    ended the run is on its way to the user), the run stays 'running' and the next writer
+    marks it 'interrupted' (Store.mark_dead_runs); either way `--resume` completes it."""
+    try:
+        store.end_run(run_id, status)
+    except StoreError:
+        if status != "failed":
+            raise
 
 
 def _network_preflight(ctx, todo, campaign, progress) -> None:

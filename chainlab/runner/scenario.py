@@ -23,9 +23,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from chainlab import processes
 from chainlab.campaign import estimate
-from chainlab.campaign.model import LOOPBACK, NetworkProfile, Scenario
-from chainlab.runner import network, pki, processes, records, sampler
+from chainlab.campaign.model import NetworkProfile, Scenario
+from chainlab.network.profile import LOOPBACK
+from chainlab.runner import network, pki, records, sampler
+from chainlab.store import ScenarioRows
 
 # How long a server may take to print its ready line: it loads one hierarchy and binds a
 # socket, well under a second normally; generous for a loaded shared machine.
@@ -50,19 +53,6 @@ class RunContext:
     # A context manager factory under which teardown runs: the campaign runner defers
     # SIGINT/SIGTERM there, so a second Ctrl-C cannot cut a link's teardown short.
     defer: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext
-
-
-@dataclass
-class ScenarioResult:
-    scenario_run: dict
-    samples: list[dict]
-    observed_chain: list[dict]
-    certificates: list[dict]
-    network: dict | None
-
-    @property
-    def status(self) -> str:
-        return self.scenario_run["status"]
 
 
 class ScenarioFailed(Exception):
@@ -374,7 +364,7 @@ class ScenarioExecution:
     def n_ok(self) -> int:
         return len(self.ok_values)
 
-    def result(self) -> ScenarioResult:
+    def result(self) -> ScenarioRows:
         run_id, sid = self.ctx.run_id, self.s.scenario_id
         status = "failed" if self.stop_reason == "failed" else "completed"
         observed = []
@@ -417,7 +407,7 @@ class ScenarioExecution:
             "wall_seconds": time.monotonic() - self.t0,
             "failure_detail": self.failure_detail if status == "failed" else None,
         }
-        return ScenarioResult(
+        return ScenarioRows(
             scenario_run=row,
             samples=records.sample_rows(run_id, sid, self.client, self.server),
             observed_chain=observed,

@@ -9,10 +9,19 @@
 
 Writes are transactional: a scenario's samples and its `scenario_runs` row are committed
 together, so a killed run leaves a store that opens and holds every completed scenario.
+
+This package is the only code that opens a store file, for reading or writing: the runner
+writes through `Store`, the analysis reads through `Store.analysis_frames()`
+(`chainlab.store.views`), tests and benchmarks build stores through the same writer.
+
+Versions: 2 added `runs.libraries` (the Python analysis libraries of the run). A version-1
+store opens read-only as it is; opened for writing (`--resume`) it is upgraded in place
+first, in one transaction.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -20,9 +29,18 @@ import duckdb
 import pandas as pd
 import pyarrow as pa
 
+from chainlab import __version__
 from chainlab.errors import ChainlabError
+from chainlab.store.rows import ScenarioRows
+from chainlab.store.views import AnalysisFrames, analysis_frames
 
-SCHEMA_VERSION = 1
+__all__ = ["SCHEMA_VERSION", "TABLES", "AnalysisFrames", "ScenarioRows", "Store", "StoreError"]
+
+SCHEMA_VERSION = 2
+# Versions this chainlab reads; each older one has an upgrade step in _UPGRADES.
+READABLE_VERSIONS = (1, 2)
+# What turns a store of version v into v + 1 (run in one transaction with the version bump).
+_UPGRADES = {1: ("ALTER TABLE runs ADD COLUMN libraries JSON",)}
 SCHEMA_SQL = Path(__file__).with_name("schema.sql")
 TABLES = (
     "runs",
@@ -75,6 +93,11 @@ SAMPLE_COLUMNS = pa.schema(
 )
 
 
+class StoreError(ChainlabError):
+    """The store's file system refused a write (disk full, permission, read-only): the
+    transaction was rolled back, so the store holds every scenario committed before."""
+
+
 class Store:
     """A result store file. Use `create`, `open` or `open_or_create`, not the constructor."""
 
@@ -97,7 +120,7 @@ class Store:
             con.execute(SCHEMA_SQL.read_text())
             con.execute(
                 "INSERT INTO meta VALUES ('schema_version', ?), ('created_by', ?)",
-                [str(SCHEMA_VERSION), f"chainlab {_version()}"],
+                [str(SCHEMA_VERSION), f"chainlab {__version__}"],
             )
             con.commit()
         except Exception:
@@ -115,7 +138,9 @@ class Store:
             )
         con = _connect(path, read_only=read_only)
         try:
-            _check_version(path, con)
+            version = _check_version(path, con)
+            if version < SCHEMA_VERSION and not read_only:
+                _upgrade(path, con, version)
         except Exception:
             con.close()
             raise
@@ -160,6 +185,10 @@ class Store:
     observed_chain = property(lambda self: self.table("observed_chain"))
     network_profiles = property(lambda self: self.table("network_profiles"))
 
+    def analysis_frames(self) -> AnalysisFrames:
+        """What the analysis reads, as raw frames (chainlab.store.views)."""
+        return analysis_frames(self.con, self.path)
+
     def completed_scenarios(self) -> set[str]:
         rows = self.con.execute(
             "SELECT DISTINCT scenario_id FROM scenario_runs WHERE status = 'completed'"
@@ -179,11 +208,13 @@ class Store:
             )
         )
 
-    def end_run(self, run_id: str, status: str) -> None:
+    def end_run(self, run_id: str, status: str, ended_at=None) -> None:
+        """Marks a run ended with `status`, at `ended_at` (UTC; default now)."""
         self._write(
             lambda: self.con.execute(
-                "UPDATE runs SET status = ?, ended_at = now() AT TIME ZONE 'UTC' WHERE run_id = ?",
-                [status, run_id],
+                "UPDATE runs SET status = ?, "
+                "ended_at = coalesce(?, now() AT TIME ZONE 'UTC') WHERE run_id = ?",
+                [status, ended_at, run_id],
             )
         )
 
@@ -243,7 +274,7 @@ class Store:
 
         self._write(work)
 
-    def write_scenario(self, result) -> None:
+    def write_scenario(self, result: ScenarioRows) -> None:
         """One transaction: the scenario_runs row, its samples, observed chain, certificates
         and network calibration. Nothing of it is visible unless all of it is."""
 
@@ -321,13 +352,34 @@ class Store:
     def _write(self, work) -> None:
         if self.read_only:
             raise ChainlabError(f"store {self.path} is open read-only")
-        self.con.begin()
         try:
-            work()
-        except BaseException:
-            self.con.rollback()
-            raise
-        self.con.commit()
+            self.con.begin()
+            try:
+                work()
+                self.con.commit()
+            except BaseException:
+                _rollback(self.con)
+                raise
+        except (duckdb.IOException, OSError) as e:
+            raise StoreError(
+                f"store {self.path}: cannot write ({_first_line(e)}); nothing of this "
+                "transaction was kept: free space or fix permissions, then `chainlab run "
+                "--resume` completes the run"
+            ) from None
+
+
+def _rollback(con) -> None:
+    """Roll back, if the connection still can (a failed commit may have ended the
+    transaction already)."""
+    with contextlib.suppress(duckdb.Error):
+        con.rollback()
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    if isinstance(e, OSError) and e.strerror:
+        text = e.strerror
+    return text.splitlines()[0] if text else type(e).__name__
 
 
 def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
@@ -347,16 +399,23 @@ def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
         ) from None
 
 
-def _check_version(path: Path, con) -> None:
+def _check_version(path: Path, con) -> int:
+    """The store's schema version, if this chainlab reads it."""
     try:
         row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except duckdb.CatalogException:
-        row = None
+        raise ChainlabError(
+            f"{path} is not a chainlab store (missing table 'meta'); stores are written by "
+            "`chainlab run`"
+        ) from None
     if row is None:
         raise ChainlabError(f"{path} is not a chainlab store (no schema version)")
-    version = int(row[0])
-    if version != SCHEMA_VERSION:
-        if version < SCHEMA_VERSION:
+    try:
+        version = int(row[0])
+    except ValueError:
+        raise ChainlabError(f"{path} is not a chainlab store (schema version {row[0]!r})") from None
+    if version not in READABLE_VERSIONS:
+        if version < READABLE_VERSIONS[0]:
             what = (
                 f"it was written by an older chainlab: read it with that version (e.g. "
                 f"`chainlab export {path}` there), or re-run its campaign into a new store"
@@ -365,11 +424,24 @@ def _check_version(path: Path, con) -> None:
             what = "it was written by a newer chainlab: upgrade chainlab to read it"
         raise ChainlabError(
             f"store {path} has schema version {version}, this chainlab reads version "
-            f"{SCHEMA_VERSION}; {what}"
+            f"{SCHEMA_VERSION} and older versions down to {READABLE_VERSIONS[0]}; {what}"
         )
+    return version
 
 
-def _version() -> str:
-    from chainlab import __version__
-
-    return __version__
+def _upgrade(path: Path, con, version: int) -> None:
+    """Bring a store opened for writing to SCHEMA_VERSION, one version at a time, in one
+    transaction: a store is either wholly upgraded or left as it was."""
+    try:
+        con.begin()
+        while version < SCHEMA_VERSION:
+            for sql in _UPGRADES[version]:
+                con.execute(sql)
+            version += 1
+        con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION)])
+        con.commit()
+    except duckdb.Error as e:
+        _rollback(con)
+        raise StoreError(
+            f"store {path}: cannot upgrade to schema version {SCHEMA_VERSION} ({_first_line(e)})"
+        ) from None

@@ -1,4 +1,5 @@
--- chainlab result store, schema version 1 (chainlab/store/__init__.py: SCHEMA_VERSION).
+-- chainlab result store, schema version 2 (chainlab/store/__init__.py: SCHEMA_VERSION).
+-- Version 2 added runs.libraries; a version-1 store is upgraded when opened for writing.
 -- One DuckDB file per campaign run. Units: *_ns nanoseconds, *_us microseconds, bytes.
 -- Nothing here holds a path of the machine that made it.
 
@@ -22,7 +23,9 @@ CREATE TABLE runs (
     openssl_version     VARCHAR NOT NULL,     -- e.g. '3.5.5'
     openssl_patch_sha   VARCHAR NOT NULL,     -- hash of the applied patch set
     machine             JSON NOT NULL,        -- cpu_model, cores, memory_bytes, kernel, governor, os
-    options             JSON NOT NULL         -- command-line options of the run (seed, order, ...)
+    options             JSON NOT NULL,        -- command-line options of the run (seed, order, ...)
+    libraries           JSON                  -- Python, numpy, scipy, pandas, duckdb, ... versions
+                                              -- of the run (NULL in runs of version-1 stores)
 );
 
 -- The deduplicated scenario space: one row per scenario_id, whatever campaigns share it.

@@ -2,7 +2,7 @@
 
 import pytest
 
-from chainlab.analysis.synthetic import SyntheticScenario, build_store
+from chainlab.bench.synthetic import SyntheticScenario, build_store
 from chainlab.cli import main
 
 SLH = "SLH-DSA-SHAKE-192s"
@@ -55,7 +55,7 @@ def test_bad_options_exit_2_with_one_line(store, tmp_path, capsys, argv, message
 
 def test_missing_store(tmp_path, capsys):
     assert main(["report", str(tmp_path / "none.duckdb")]) == 2
-    assert "no such file" in capsys.readouterr().err
+    assert "no store at" in capsys.readouterr().err
 
 
 def test_refuses_a_folder_that_is_not_a_report(store, tmp_path, capsys):

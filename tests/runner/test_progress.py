@@ -5,7 +5,7 @@ from pathlib import Path
 
 from chainlab.campaign import load
 from chainlab.runner.progress import Progress
-from chainlab.runner.scenario import ScenarioResult
+from chainlab.store import ScenarioRows
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -31,7 +31,7 @@ def result(sid, status="completed"):
     row = {"scenario_id": sid, "status": status, "stop_reason": "ci_target", "n_ok": 150,
            "n_measured": 150, "ci_rel_halfwidth": 0.009, "wall_seconds": 2.5,
            "failure_cause": None, "failure_detail": None}  # fmt: skip
-    return ScenarioResult(row, [], [], [], None)
+    return ScenarioRows(row, [], [], [], None)
 
 
 def scenarios():

@@ -94,6 +94,9 @@ def test_quick_campaign_end_to_end(quick_store):
         assert run["openssl_version"].startswith("3.")
         machine = json.loads(run["machine"])
         assert machine["cores"] >= 1 and machine["kernel"]
+        libraries = json.loads(run["libraries"])  # the analysis libraries of the run
+        assert {"python", "numpy", "scipy", "pandas", "duckdb"} <= set(libraries)
+        assert all(isinstance(v, str) and v for v in libraries.values())
         assert str(REPO) not in run["machine"] and str(REPO) not in run["options"]
         certs = st.certificates
         assert set(certs["scenario_id"]) == ids
@@ -229,3 +232,43 @@ def test_interleaved_order_alternates_batches(tmp_path, engine_bin, pki_cache):
         assert changes >= 3
     finally:
         st.close()
+
+
+def test_a_store_write_refused_by_the_file_system_ends_the_run_resumably(
+    tmp_path, engine_bin, pki_cache, monkeypatch, capsys
+):
+    """Disk full during a scenario's commit: one line naming the store and the cause, exit 2,
+    the run marked failed, the scenarios committed before kept; --resume completes it."""
+    import duckdb
+
+    from chainlab.cli import main
+    from chainlab.store import Store
+
+    tiny = REPO / "tests" / "data" / "stores" / "tiny.toml"
+    store = tmp_path / "full.duckdb"
+    real = Store._insert_samples
+    calls = {"n": 0}
+
+    def full_disk(self, rows):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise duckdb.IOException("IO Error: Could not write file: No space left on device")
+        return real(self, rows)
+
+    monkeypatch.setattr(Store, "_insert_samples", full_disk)
+    monkeypatch.setenv("CI", "true")
+    assert main(["run", str(tiny), "--store", str(store)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith(f"chainlab: error: store {store}: cannot write (IO Error: ")
+    assert "No space left on device" in err[-1] and "--resume" in err[-1]
+    assert not any("Traceback" in line for line in err)
+    with chainlab.open(store) as st:
+        assert list(st.runs["status"]) == ["failed"]
+        assert len(st.scenario_runs) == 1  # the first scenario's commit is kept whole
+        assert set(st.samples["scenario_id"]) == set(st.scenario_runs["scenario_id"])
+    no_engines_left(str(pki_cache))
+    monkeypatch.setattr(Store, "_insert_samples", real)
+    assert main(["run", str(tiny), "--store", str(store), "--resume"]) == 0
+    with chainlab.open(store) as st:
+        assert list(st.runs["status"]) == ["failed", "completed"]
+        assert len(st.scenario_runs) == 3 and (st.scenario_runs["status"] == "completed").all()

@@ -11,8 +11,7 @@ import chainlab
 from chainlab.campaign import load
 from chainlab.commands.export import export
 from chainlab.errors import ChainlabError
-from chainlab.runner.scenario import ScenarioResult
-from chainlab.store import SCHEMA_VERSION, TABLES, Store
+from chainlab.store import SCHEMA_VERSION, TABLES, ScenarioRows, Store, StoreError
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -22,7 +21,7 @@ def scenario():
     return c, c.scenarios["x25519mlkem768__ml_root__ml_leaf"]
 
 
-def fake_result(run_id, sid, n=5) -> ScenarioResult:
+def fake_result(run_id, sid, n=5) -> ScenarioRows:
     samples = []
     for i in range(n):
         samples.append(
@@ -72,7 +71,7 @@ def fake_result(run_id, sid, n=5) -> ScenarioResult:
             "served": True,
         }
     ]
-    return ScenarioResult(row, samples, chain, certs, None)
+    return ScenarioRows(row, samples, chain, certs, None)
 
 
 def run_row(run_id):
@@ -194,3 +193,49 @@ def test_export_round_trips_through_pandas(filled, tmp_path, fmt):
         assert back["start_unix_ns"].tolist() == st.samples["start_unix_ns"].tolist()
     finally:
         st.close()
+
+
+def test_a_file_system_error_is_one_line_and_keeps_the_store(filled, monkeypatch):
+    """Disk full, permission denied, read-only file system: StoreError (a ChainlabError, so
+    one line and exit 2) naming the store and the cause; nothing of the transaction kept."""
+    import errno
+
+    path, s = filled
+
+    def full(self, rows):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with Store.open(path, read_only=False) as st:
+        st.begin_run(run_row("r2"))
+        monkeypatch.setattr(Store, "_insert_observed_chain", full)
+        with pytest.raises(StoreError) as e:
+            st.write_scenario(fake_result("r2", s.scenario_id, n=7))
+    msg = str(e.value)
+    assert msg.startswith(f"store {path}: cannot write (No space left on device)")
+    assert "--resume" in msg and "\n" not in msg
+    with chainlab.open(path) as st:
+        assert set(st.samples["run_id"]) == {"r1"} and len(st.samples) == 5
+
+
+def test_a_version_1_store_is_upgraded_only_when_opened_for_writing(tmp_path):
+    import shutil
+
+    kept = REPO / "tests" / "data" / "stores" / "v1-tiny.duckdb"
+    path = tmp_path / kept.name
+    shutil.copy(kept, path)
+
+    def version():
+        con = duckdb.connect(str(path), read_only=True)
+        try:
+            return con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        finally:
+            con.close()
+
+    with chainlab.open(path) as st:  # read-only: the file is left as it is
+        assert "libraries" not in st.runs.columns
+    assert version() == ("1",)
+    with Store.open(path, read_only=False) as st:
+        assert st.completed_scenarios()  # what was stored is still there
+    assert version() == (str(SCHEMA_VERSION),)
+    with chainlab.open(path) as st:
+        assert st.runs["libraries"].isna().all()  # unknown for runs of version 1

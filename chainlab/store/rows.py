@@ -1,0 +1,32 @@
+"""The rows one scenario run adds to a store, as the runner produces them.
+
+Everything that writes scenario results (the runner; test and benchmark stores) hands the
+store a `ScenarioRows`, so every store is written by the same code from the same shapes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class ScenarioRows:
+    """One scenario run's rows, committed in one transaction by `Store.write_scenario`.
+
+    - scenario_run: the `scenario_runs` row (column -> value; dicts are stored as JSON);
+    - samples: `samples` rows (chainlab.runner.records.sample_rows pairs client and server
+      engine records into them);
+    - observed_chain: `observed_chain` rows (the chain of the first successful handshake);
+    - certificates: `certificates` rows of the scenario's hierarchy;
+    - network: the run's `network_profiles` row of the scenario's emulated profile, or None.
+    """
+
+    scenario_run: dict
+    samples: list[dict]
+    observed_chain: list[dict]
+    certificates: list[dict]
+    network: dict | None
+
+    @property
+    def status(self) -> str:
+        return self.scenario_run["status"]

@@ -1,0 +1,205 @@
+"""The reads the analysis makes of a store, as raw frames: which scenario run counts, per
+scenario moments aggregated in DuckDB, sorted latencies as numpy arrays.
+
+Which samples count:
+- a scenario's samples are those of its chosen scenario run: the latest *completed* run of
+  that scenario, or, if it never completed, its latest failed run (a `--resume` that re-ran a
+  failed scenario supersedes the failure);
+- latency, bytes and CPU statistics use measured (warmup = false) handshakes with
+  outcome = 'ok'; failures are counted separately by error category.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from chainlab.errors import ChainlabError
+from chainlab.network.profile import LOOPBACK
+
+_REQUIRED_TABLES = ("meta", "runs", "scenarios", "scenario_runs", "samples")
+
+_CHOSEN = """
+chosen AS (
+    SELECT run_id, scenario_id FROM (
+        SELECT run_id, scenario_id, row_number() OVER (
+            PARTITION BY scenario_id
+            ORDER BY (status = 'completed') DESC, ended_at DESC, run_id DESC) AS rk
+        FROM scenario_runs)
+    WHERE rk = 1
+),
+measured AS (
+    SELECT s.* FROM samples s JOIN chosen c USING (run_id, scenario_id)
+    WHERE NOT s.warmup
+)
+"""
+
+# Per-scenario moments of successful measured handshakes. Variances are sample variances
+# (n - 1), covariances likewise; NULL where fewer than two values exist.
+_MOMENTS = (
+    "WITH "
+    + _CHOSEN
+    + """
+SELECT scenario_id,
+    count(*) AS n_ok,
+    avg(total_ns) AS total_mean, var_samp(total_ns) AS total_var,
+    count(connect_ns) AS connect_n, avg(connect_ns) AS connect_mean,
+    var_samp(connect_ns) AS connect_var,
+    count(handshake_ns) AS handshake_n, avg(handshake_ns) AS handshake_mean,
+    var_samp(handshake_ns) AS handshake_var,
+    count(bytes_read) AS bytes_read_n, avg(bytes_read) AS bytes_read_mean,
+    var_samp(bytes_read) AS bytes_read_var,
+    count(bytes_written) AS bytes_written_n, avg(bytes_written) AS bytes_written_mean,
+    var_samp(bytes_written) AS bytes_written_var,
+    count(chain_der_bytes) AS chain_bytes_n, avg(chain_der_bytes) AS chain_bytes_mean,
+    var_samp(chain_der_bytes) AS chain_bytes_var,
+    min(chain_der_bytes) AS chain_bytes_min, max(chain_der_bytes) AS chain_bytes_max,
+    mode(chain_len) AS chain_len_mode, min(chain_len) AS chain_len_min,
+    max(chain_len) AS chain_len_max,
+    mode(grp) AS negotiated_group, mode(sigalg) AS negotiated_sigalg,
+    avg(CAST(resumed AS INTEGER)) AS resumed_fraction,
+    count(*) FILTER (WHERE server_cpu_ns IS NULL) AS n_server_missing,
+    count(server_handshake_ns) AS server_handshake_n,
+    avg(server_handshake_ns) AS server_handshake_mean,
+    var_samp(server_handshake_ns) AS server_handshake_var
+FROM measured
+WHERE outcome = 'ok' AND total_ns IS NOT NULL
+GROUP BY scenario_id
+"""
+)
+
+# CPU moments over the handshakes that have client CPU, server CPU and latency, so ratios
+# of these means are paired (same connections) and their covariances are meaningful.
+_CPU = (
+    "WITH "
+    + _CHOSEN
+    + """
+SELECT scenario_id,
+    count(*) AS cpu_n,
+    avg(client_cpu_ns) AS client_cpu_mean, var_samp(client_cpu_ns) AS client_cpu_var,
+    avg(server_cpu_ns) AS server_cpu_mean, var_samp(server_cpu_ns) AS server_cpu_var,
+    avg(total_ns) AS cpu_total_mean, var_samp(total_ns) AS cpu_total_var,
+    covar_samp(server_cpu_ns, client_cpu_ns) AS cov_server_client,
+    covar_samp(server_cpu_ns, total_ns) AS cov_server_total,
+    covar_samp(client_cpu_ns, total_ns) AS cov_client_total
+FROM measured
+WHERE outcome = 'ok' AND total_ns IS NOT NULL
+    AND client_cpu_ns IS NOT NULL AND server_cpu_ns IS NOT NULL
+GROUP BY scenario_id
+"""
+)
+
+_COUNTS = (
+    "WITH "
+    + _CHOSEN
+    + """
+SELECT scenario_id,
+    count(*) AS n_measured,
+    count(*) FILTER (WHERE outcome <> 'ok') AS n_failed_samples
+FROM measured GROUP BY scenario_id
+"""
+)
+
+_FAILURES = (
+    "WITH "
+    + _CHOSEN
+    + """
+SELECT scenario_id, coalesce(error_category, 'unknown') AS error_category, count(*) AS n,
+    any_value(error_detail) AS example_detail
+FROM measured WHERE outcome <> 'ok'
+GROUP BY ALL ORDER BY scenario_id, n DESC, error_category
+"""
+)
+
+_LATENCIES = (
+    "WITH "
+    + _CHOSEN
+    + """
+SELECT scenario_id, total_ns FROM measured
+WHERE outcome = 'ok' AND total_ns IS NOT NULL
+ORDER BY scenario_id, total_ns
+"""
+)
+
+# Per-handshake columns the network analyses need (chainlab.network.model.predict and the
+# initial-window check), fetched only when the store has emulated scenarios.
+_NETWORK_SAMPLES = (
+    "WITH "
+    + _CHOSEN
+    + """
+SELECT scenario_id, total_ns, bytes_written, server_bytes_written
+FROM measured
+WHERE outcome = 'ok' AND total_ns IS NOT NULL
+ORDER BY scenario_id, seq
+"""
+)
+
+_SCENARIO_RUNS = (
+    "WITH "
+    + _CHOSEN
+    + """
+SELECT sr.* FROM scenario_runs sr JOIN chosen c USING (run_id, scenario_id)
+"""
+)
+
+
+# Tables a store may lack (older or partial stores): read as empty frames.
+_OPTIONAL_TABLES = ("campaign_scenarios", "certificates", "observed_chain", "network_profiles")
+
+
+@dataclass
+class AnalysisFrames:
+    """A store's content as the analysis reads it, before any statistics."""
+
+    meta: dict
+    runs: pd.DataFrame  # ordered by start
+    scenarios: pd.DataFrame  # the scenarios table, ordered by id
+    chosen_runs: pd.DataFrame  # the chosen scenario run of each executed scenario
+    moments: pd.DataFrame  # per scenario (_MOMENTS)
+    cpu: pd.DataFrame  # per scenario (_CPU)
+    counts: pd.DataFrame  # per scenario (_COUNTS)
+    failures: pd.DataFrame  # scenario_id, error_category, n, example_detail
+    optional: dict[str, pd.DataFrame]  # _OPTIONAL_TABLES, empty where absent
+    latencies: dict  # fetchnumpy of _LATENCIES: scenario_id, total_ns, sorted per scenario
+    network_samples: pd.DataFrame  # _NETWORK_SAMPLES; empty unless a scenario is emulated
+
+
+def analysis_frames(con, path: Path) -> AnalysisFrames:
+    """Read what the analysis needs from an open store connection."""
+    tables = {
+        r[0]
+        for r in con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'"
+        ).fetchall()
+    }
+    missing = [t for t in _REQUIRED_TABLES if t not in tables]
+    if missing:
+        raise ChainlabError(
+            f"store {path}: not a chainlab result store (missing table {missing[0]!r}); "
+            "stores are written by `chainlab run`"
+        )
+    runs = con.execute("SELECT * FROM runs ORDER BY started_at, run_id").df()
+    if runs.empty:
+        raise ChainlabError(f"store {path}: holds no run (the runs table is empty)")
+    scenarios = con.execute("SELECT * FROM scenarios ORDER BY scenario_id").df()
+    emulated = con.execute(
+        "SELECT count(*) FROM scenarios WHERE network <> ?", [LOOPBACK]
+    ).fetchone()[0]
+    return AnalysisFrames(
+        meta=dict(con.execute("SELECT key, value FROM meta").fetchall()),
+        runs=runs,
+        scenarios=scenarios,
+        chosen_runs=con.execute(_SCENARIO_RUNS).df(),
+        moments=con.execute(_MOMENTS).df(),
+        cpu=con.execute(_CPU).df(),
+        counts=con.execute(_COUNTS).df(),
+        failures=con.execute(_FAILURES).df(),
+        optional={
+            name: con.execute(f"SELECT * FROM {name}").df() if name in tables else pd.DataFrame()
+            for name in _OPTIONAL_TABLES
+        },
+        latencies=con.execute(_LATENCIES).fetchnumpy(),
+        network_samples=con.execute(_NETWORK_SAMPLES).df() if emulated else pd.DataFrame(),
+    )
