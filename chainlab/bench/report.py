@@ -1,7 +1,7 @@
 """`chainlab bench report`: time `chainlab report` on a 200,000-sample store and measure its
 peak memory.
 
-The store is synthetic (chainlab.analysis.synthetic.paper_matrix: the paper's 15 distinct
+The store is synthetic (chainlab.bench.synthetic.paper_matrix: the paper's 15 distinct
 scenario shapes with a toy cost model, 200,000 measured handshakes; no measured number), so
 the benchmark needs no engine and no campaign run. `chainlab report` runs as a child process:
 
@@ -31,7 +31,7 @@ TARGET_BYTES = 2**30
 def build_benchmark_store(path: Path, samples: int, scenarios: int = 15, seed: int = 1) -> Path:
     """A store with `samples` measured handshakes over the first `scenarios` of the paper's
     15 scenario shapes (the baseline is the fifth)."""
-    from chainlab.analysis.synthetic import build_store, paper_matrix
+    from chainlab.bench.synthetic import build_store, paper_matrix
 
     shapes = paper_matrix(samples)[:scenarios]
     total = sum(s.n for s in shapes)

@@ -1,86 +1,64 @@
 """Synthetic result stores with known content, for tests and the report benchmark.
 
-A store is built by executing chainlab/store/schema.sql with DuckDB and inserting rows, so it
-is exactly what the analysis reads from a real run. Nothing here is a measurement: runs are
-marked `"synthetic": true` in their machine record and the campaign file is named
-`synthetic-*.toml`.
+Nothing here is a measurement. A store is written the way a run writes it: scenarios are
+`chainlab.campaign.model.Scenario`s with ids from `chainlab.campaign.ids`, samples are
+engine-shaped client and server records (docs/engine-records.md) paired by
+`chainlab.runner.records.sample_rows`, and everything goes through `chainlab.store.Store`
+(`begin_run`, `register_scenarios`, `write_scenario`, `end_run`). Runs are marked
+`"synthetic": true` in their machine record and the campaign file is named
+`synthetic-campaign.toml`.
 
 Latencies and CPU times are log-normal with a given mean and coefficient of variation (cv 0
-gives constants, for exact answers); bytes are constants as in TLS. Certificate sizes come
-from `CERT_PART_BYTES` (public key + signature sizes of FIPS 204/205) so chain sizes are
+gives constants, for exact answers); bytes are constants as in TLS. Certificate sizes are
+the run-time estimate's (`chainlab.campaign.estimate.certificate_bytes`), so chain sizes are
 plausible. Emulated networks: a scenario names its profile (`network`), and `build_store`'s
 `network_profiles` (rows from `network_profile(...)`) fill the `network_profiles` table the
 way the runner does (configured as the campaign declares it, measured as calibration
-reports it, `flagged` when the measured RTT or rate is off by more than 5 %).
+reports it, flagged by the calibration's tolerance).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import duckdb
 import numpy as np
-import pandas as pd
+import tomli_w
 
-from chainlab.campaign.estimate import KEY_SIG_BYTES
+from chainlab import __version__
+from chainlab.campaign import estimate, ids
+from chainlab.campaign.algorithms import token
+from chainlab.campaign.model import NetworkProfile, SamplingPolicy, Scenario
+from chainlab.network.calibrate import TOLERANCE
+from chainlab.network.profile import LOOPBACK
+from chainlab.runner import records
+from chainlab.store import ScenarioRows, Store
 
-# Public key and signature sizes per algorithm: the estimator's table (FIPS 204/205 etc.).
-CERT_PART_BYTES = KEY_SIG_BYTES
-# Fixed part of a certificate (names, validity, extensions, DER framing) in the synthetic PKI.
-CERT_OVERHEAD_BYTES = 250
-
-_ID_SHORT = {"ml-dsa": "ml", "slh-dsa": "slh", "ecdsa": "ec", "ed-dsa": "ed", "rsa": "rsa"}
-_FAMILY_DEFAULT = {"ml-dsa": "ML-DSA-65", "slh-dsa": "SLH-DSA-SHAKE-192s"}
-
-SAMPLE_COLUMNS = [
-    "run_id",
-    "scenario_id",
-    "seq",
-    "warmup",
-    "conn_id",
-    "start_unix_ns",
-    "outcome",
-    "error_category",
-    "error_detail",
-    "connect_ns",
-    "handshake_ns",
-    "total_ns",
-    "client_cpu_ns",
-    "client_cpu_user_us",
-    "client_cpu_sys_us",
-    "bytes_read",
-    "bytes_written",
-    "conn_bytes_read",
-    "conn_bytes_written",
-    "grp",
-    "sigalg",
-    "resumed",
-    "verify",
-    "chain_len",
-    "chain_der_bytes",
-    "server_handshake_ns",
-    "server_cpu_ns",
-    "server_cpu_user_us",
-    "server_cpu_sys_us",
-    "server_bytes_read",
-    "server_bytes_written",
-    "server_outcome",
-    "server_error_category",
-]
-
-
-def kex_family(kex: str) -> str:
-    k = kex.upper()
-    if "MLKEM" in k and k.startswith("MLKEM"):
-        return "pure_pq"
-    if "MLKEM" in k:
-        return "hybrid"
-    return "classical"
+# Id tokens of the two algorithms the synthetic stores use most, as a campaign file's
+# [aliases] would give them (every other algorithm gets its plain token: mldsa44, ...).
+ALIASES = {"ML-DSA-65": "ml", "SLH-DSA-SHAKE-192s": "slh"}
+# Sample columns a scenario's `overrides` may set, and the record field each one is: the
+# client's (c) or the server's (s).
+OVERRIDES = {
+    "total_ns": ("c", "total_ns"),
+    "client_cpu_ns": ("c", "cpu_ns"),
+    "server_cpu_ns": ("s", "cpu_ns"),
+    "bytes_read": ("c", "bytes_read"),
+    "bytes_written": ("c", "bytes_written"),
+    "server_bytes_read": ("s", "bytes_read"),
+    "server_bytes_written": ("s", "bytes_written"),
+}
+# The sampling policy recorded with every synthetic scenario run (fixed counts).
+SAMPLING = SamplingPolicy(
+    mode="fixed", count=0, target_rel_halfwidth=0.01, confidence=0.95, min=1, max=1,
+    time_cap_s=None, warmup=0, batch_warmup=0, timeout_ms=10_000, max_failed_fraction=0.5,
+)  # fmt: skip
+# Spacing of handshake start times within a scenario, and of scenarios within a run.
+HANDSHAKE_SPACING_NS = 5_000_000
+SCENARIO_SPACING_S = 60
 
 
 @dataclass
@@ -96,8 +74,7 @@ class SyntheticScenario:
     served_chain: str = "leaf+intermediates"
     handshake_mode: str = "full"
     cert_compression: str = "none"
-    network: str = "loopback"
-    scenario_id: str | None = None
+    network: str = LOOPBACK
     campaigns: tuple[str, ...] = ()
     status: str = "completed"
     failure_cause: str | None = None
@@ -113,80 +90,51 @@ class SyntheticScenario:
     cpu_cv: float = 0.0
     bytes_read: int = 16000
     bytes_written: int = 1500
-    overrides: dict = field(default_factory=dict)  # column -> array of length n (ok rows)
+    overrides: dict = field(default_factory=dict)  # OVERRIDES column -> n values (ok rows)
 
     def __post_init__(self):
+        # Positions a hierarchy of this depth does not have hold no algorithm.
         if self.depth < 2:
             self.root_alg = None
         if self.depth < 3:
             self.int1_alg = None
         if self.depth < 4:
             self.int2_alg = None
-        if self.scenario_id is None:
-            self.scenario_id = default_scenario_id(self)
+        unknown = sorted(set(self.overrides) - set(OVERRIDES))
+        if unknown:
+            raise ValueError(f"override {unknown[0]!r}; allowed: {', '.join(OVERRIDES)}")
+        for k, v in self.overrides.items():
+            if np.asarray(v).size != self.n:
+                raise ValueError(
+                    f"override {k} has {np.asarray(v).size} values, scenario has n = {self.n}"
+                )
 
-    def chain(self) -> list[tuple[str, str]]:
-        """(role, algorithm) from the leaf up, as the engine numbers positions."""
-        if self.depth == 1:
-            return [("self-signed", self.leaf_alg)]
-        out = [("leaf", self.leaf_alg)]
-        if self.depth >= 4:
-            out.append(("int2", self.int2_alg))
-        if self.depth >= 3:
-            out.append(("int1", self.int1_alg))
-        out.append(("root", self.root_alg))
-        return out
+    @property
+    def hierarchy(self) -> tuple[str, ...]:
+        """Algorithms root first, as a campaign declares them (depth 1: the leaf alone)."""
+        upper = (self.root_alg, self.int1_alg, self.int2_alg)[: self.depth - 1]
+        return (*upper, self.leaf_alg)[-self.depth :] if self.depth > 1 else (self.leaf_alg,)
 
+    @property
+    def scenario_id(self) -> str:
+        tokens = [ALIASES.get(a) or token(a) for a in self.hierarchy]
+        return ids.compose(
+            self.kex, tokens, self.served_chain, self.handshake_mode, self.cert_compression,
+            self.network,
+        )  # fmt: skip
 
-def default_scenario_id(s: SyntheticScenario) -> str:
-    """A compositional id like the campaign's: x25519mlkem768__slh_root__ml_int__ml_leaf."""
-    from chainlab.analysis.families import family
-
-    def slug(alg: str) -> str:
-        fam = family(alg)
-        if _FAMILY_DEFAULT.get(fam) == alg:
-            return _ID_SHORT[fam]
-        return alg.lower().replace("-", "")
-
-    parts = [s.kex.lower()]
-    if s.depth >= 2:
-        parts.append(f"{slug(s.root_alg)}_root")
-    if s.depth >= 3:
-        parts.append(f"{slug(s.int1_alg)}_int")
-    if s.depth >= 4:
-        parts.append(f"{slug(s.int2_alg)}_int2")
-    parts.append(f"{slug(s.leaf_alg)}_leaf")
-    if s.served_chain != "leaf+intermediates":
-        parts.append("served_" + s.served_chain.replace("+", "_"))
-    if s.handshake_mode != "full":
-        parts.append(s.handshake_mode)
-    if s.cert_compression != "none":
-        parts.append(s.cert_compression)
-    if s.network != "loopback":
-        parts.append("net_" + s.network)
-    return "__".join(parts)
-
-
-def _cert_bytes(chain: list[tuple[str, str]]) -> list[int]:
-    sizes = []
-    for i, (_, alg) in enumerate(chain):
-        issuer = chain[i + 1][1] if i + 1 < len(chain) else alg
-        pk = CERT_PART_BYTES.get(alg, (500, 0))[0]
-        sig = CERT_PART_BYTES.get(issuer, (0, 500))[1]
-        sizes.append(CERT_OVERHEAD_BYTES + pk + sig)
-    return sizes
-
-
-def _served(s: SyntheticScenario, chain) -> list[bool]:
-    out = []
-    for role, _ in chain:
-        if role in ("leaf", "self-signed"):
-            out.append(True)
-        elif role in ("int1", "int2"):
-            out.append(s.served_chain in ("leaf+intermediates", "full"))
-        else:
-            out.append(s.served_chain == "full")
-    return out
+    def scenario(self, profiles: dict[str, NetworkProfile]) -> Scenario:
+        return Scenario(
+            scenario_id=self.scenario_id,
+            kex=self.kex,
+            hierarchy=self.hierarchy,
+            served_chain=self.served_chain,
+            handshake_mode=self.handshake_mode,
+            cert_compression=self.cert_compression,
+            network=self.network,
+            sampling=SAMPLING,
+            network_profile=profiles.get(self.network),
+        )
 
 
 def _lognormal(rng, mean: float, cv: float, n: int) -> np.ndarray:
@@ -196,113 +144,134 @@ def _lognormal(rng, mean: float, cv: float, n: int) -> np.ndarray:
     return rng.lognormal(math.log(mean) - sigma2 / 2, math.sqrt(sigma2), n)
 
 
-def _samples(s: SyntheticScenario, run_id: str, rng, t0_ns: int) -> pd.DataFrame:
-    chain = s.chain()
-    served = _served(s, chain)
-    sizes = _cert_bytes(chain)
-    chain_len = sum(served)
-    chain_bytes = sum(sz for sz, sv in zip(sizes, served, strict=True) if sv)
-    n_ok, n_fail, n_warm = s.n, s.n_failed, s.n_warmup
-    total = n_warm + n_ok + n_fail
-    lat = _lognormal(rng, s.latency_ms * 1e6, s.latency_cv, n_warm + n_ok)
-    srv = _lognormal(rng, s.server_cpu_ms * 1e6, s.cpu_cv, n_warm + n_ok)
-    cli = _lognormal(rng, s.client_cpu_ms * 1e6, s.cpu_cv, n_warm + n_ok)
-    cols: dict[str, np.ndarray] = {
-        "total_ns": lat,
-        "server_cpu_ns": srv,
-        "client_cpu_ns": cli,
-        "bytes_read": np.full(n_warm + n_ok, s.bytes_read, dtype=np.float64),
-        "bytes_written": np.full(n_warm + n_ok, s.bytes_written, dtype=np.float64),
-        "chain_der_bytes": np.full(n_warm + n_ok, chain_bytes, dtype=np.float64),
-        "chain_len": np.full(n_warm + n_ok, chain_len, dtype=np.float64),
+def _certificates(sc: Scenario) -> list[dict]:
+    """`certificates` rows, leaf first (position 0), as the runner's PKI step gives them."""
+    sizes = list(reversed(estimate.certificate_bytes(sc)))  # leaf first
+    algs = list(reversed(sc.hierarchy))
+    roles = sc.certificate_roles
+    n_served = len(estimate.served_certificate_bytes(sc))
+    return [
+        {
+            "scenario_id": sc.scenario_id,
+            "position": pos,
+            "role": role,
+            "algorithm": alg,
+            "der_bytes": size,
+            "sha256": hashlib.sha256(f"{sc.scenario_id}/{pos}".encode()).hexdigest(),
+            "served": pos < n_served,
+        }
+        for pos, (role, alg, size) in enumerate(zip(roles, algs, sizes, strict=True))
+    ]
+
+
+def _records(s: SyntheticScenario, sc: Scenario, certs: list[dict], rng, t0_ns: int):
+    """Engine-shaped (client, server) records: warm-ups, successes, then failures."""
+    n_ok = s.n_warmup + s.n
+    cols = {
+        ("c", "total_ns"): _lognormal(rng, s.latency_ms * 1e6, s.latency_cv, n_ok),
+        ("s", "cpu_ns"): _lognormal(rng, s.server_cpu_ms * 1e6, s.cpu_cv, n_ok),
+        ("c", "cpu_ns"): _lognormal(rng, s.client_cpu_ms * 1e6, s.cpu_cv, n_ok),
+        ("c", "bytes_read"): np.full(n_ok, float(s.bytes_read)),
+        ("c", "bytes_written"): np.full(n_ok, float(s.bytes_written)),
     }
-    for k, v in s.overrides.items():
-        v = np.asarray(v, dtype=np.float64)
-        if v.size != n_ok:
-            raise ValueError(f"override {k} has {v.size} values, scenario has n = {n_ok}")
-        cols.setdefault(k, np.full(n_warm + n_ok, np.nan))
-        cols[k] = np.concatenate([cols[k][:n_warm], v])
     # The server writes what the client reads and reads what it writes (to the end of the
     # handshake), unless an override sets the server's side on its own.
-    cols.setdefault("server_bytes_written", cols["bytes_read"])
-    cols.setdefault("server_bytes_read", cols["bytes_written"])
-    ok_n = n_warm + n_ok
-    idx = np.arange(total)
-    seq_ok = idx[:ok_n]
-    df = pd.DataFrame(
-        {
-            "run_id": run_id,
-            "scenario_id": s.scenario_id,
-            "seq": idx.astype(np.int64),
-            "warmup": idx < n_warm,
-            "conn_id": [f"{s.scenario_id[:6]}{i:010x}" for i in idx],
-            "start_unix_ns": t0_ns + idx.astype(np.int64) * 5_000_000,
-        }
-    )
-    ok = idx < ok_n
-    df["outcome"] = np.where(ok, "ok", "failed")
-    df["error_category"] = np.where(ok, None, s.error_category)
-    df["error_detail"] = np.where(ok, None, f"synthetic {s.error_category} failure")
+    cols[("s", "bytes_written")] = cols[("c", "bytes_read")].copy()
+    cols[("s", "bytes_read")] = cols[("c", "bytes_written")].copy()
+    for column, values in s.overrides.items():
+        key = OVERRIDES[column]
+        cols[key] = np.concatenate([cols[key][: s.n_warmup], np.asarray(values, float)])
+        if column in ("bytes_read", "bytes_written"):  # the server's side follows
+            other = ("s", "bytes_written" if column == "bytes_read" else "bytes_read")
+            if column.replace("bytes", "server_bytes") not in s.overrides:
+                cols[other] = cols[key].copy()
+    chain = [
+        {"der_bytes": c["der_bytes"], "subject": f"CN=synthetic {c['role']}",
+         "sig_alg": c["algorithm"], "key_alg": c["algorithm"]}
+        for c in certs if c["served"]
+    ]  # fmt: skip
+    sigalg = token(sc.leaf_alg)
+    client, server = [], []
+    for i in range(n_ok + s.n_failed):
+        conn = f"{hashlib.sha256(sc.scenario_id.encode()).hexdigest()[:6]}{i:010x}"
+        start = t0_ns + i * HANDSHAKE_SPACING_NS
+        if i >= n_ok:
+            fail = {"outcome": "failed", "error_category": s.error_category}
+            client.append({"seq": i, "warmup": False, "conn_id": conn, "start_unix_ns": start,
+                           "error_detail": f"synthetic {s.error_category} failure",
+                           "verify": True, **fail})  # fmt: skip
+            server.append({"conn_id": conn, **fail})
+            continue
+        total = round(float(cols[("c", "total_ns")][i]))
+        connect = round(total * s.connect_fraction)
+        ccpu = round(float(cols[("c", "cpu_ns")][i]))
+        scpu = round(float(cols[("s", "cpu_ns")][i]))
+        read, written = round(cols[("c", "bytes_read")][i]), round(cols[("c", "bytes_written")][i])
+        client.append({
+            "seq": i, "warmup": i < s.n_warmup, "conn_id": conn, "start_unix_ns": start,
+            "outcome": "ok", "connect_ns": connect, "handshake_ns": total - connect,
+            "total_ns": total, "cpu_ns": ccpu, "cpu_user_us": round(ccpu / 1e3 * 0.8),
+            "cpu_sys_us": round(ccpu / 1e3 * 0.2), "bytes_read": read, "bytes_written": written,
+            "conn_bytes_read": read, "conn_bytes_written": written, "group": sc.kex,
+            "sigalg": sigalg, "resumed": sc.handshake_mode == "resumed", "verify": True,
+            "peer_chain": chain,
+        })  # fmt: skip
+        server.append({
+            "conn_id": conn, "outcome": "ok", "handshake_ns": round((total - connect) * 0.9),
+            "cpu_ns": scpu, "cpu_user_us": round(scpu / 1e3 * 0.9),
+            "cpu_sys_us": round(scpu / 1e3 * 0.1),
+            "bytes_read": round(cols[("s", "bytes_read")][i]),
+            "bytes_written": round(cols[("s", "bytes_written")][i]),
+        })  # fmt: skip
+    return client, server
 
-    def col(values, dtype="Int64"):
-        full = np.full(total, np.nan)
-        full[seq_ok] = values
-        out = pd.Series(np.round(full), dtype="Float64")
-        return out.astype(dtype)
 
-    tot = np.round(cols["total_ns"])
-    connect = np.round(tot * s.connect_fraction)
-    df["connect_ns"] = col(connect)
-    df["handshake_ns"] = col(tot - connect)
-    df["total_ns"] = col(tot)
-    df["client_cpu_ns"] = col(cols["client_cpu_ns"])
-    df["client_cpu_user_us"] = col(cols["client_cpu_ns"] / 1e3 * 0.8)
-    df["client_cpu_sys_us"] = col(cols["client_cpu_ns"] / 1e3 * 0.2)
-    df["bytes_read"] = col(cols["bytes_read"])
-    df["bytes_written"] = col(cols["bytes_written"])
-    df["conn_bytes_read"] = col(cols["bytes_read"])
-    df["conn_bytes_written"] = col(cols["bytes_written"])
-    df["grp"] = np.where(ok, s.kex, None)
-    df["sigalg"] = np.where(ok, s.leaf_alg.lower().replace("-", ""), None)
-    df["resumed"] = pd.array(np.where(ok, s.handshake_mode == "resumed", False), dtype="boolean")
-    df.loc[~ok, "resumed"] = pd.NA
-    df["verify"] = True
-    df["chain_len"] = col(cols["chain_len"], "Int32")
-    df["chain_der_bytes"] = col(cols["chain_der_bytes"])
-    df["server_handshake_ns"] = col((tot - connect) * 0.9)
-    df["server_cpu_ns"] = col(cols["server_cpu_ns"])
-    df["server_cpu_user_us"] = col(cols["server_cpu_ns"] / 1e3 * 0.9)
-    df["server_cpu_sys_us"] = col(cols["server_cpu_ns"] / 1e3 * 0.1)
-    df["server_bytes_read"] = col(cols["server_bytes_read"])
-    df["server_bytes_written"] = col(cols["server_bytes_written"])
-    df["server_outcome"] = np.where(ok, "ok", "failed")
-    df["server_error_category"] = np.where(ok, None, s.error_category)
-    return df[SAMPLE_COLUMNS]
+def _rows(s, sc, run_id, rng, t0_ns, started: dt.datetime, network_row) -> ScenarioRows:
+    certs = _certificates(sc)
+    client, server = _records(s, sc, certs, rng, t0_ns)
+    samples = records.sample_rows(run_id, sc.scenario_id, client, server)
+    served = [c for c in certs if c["served"]]
+    observed = []
+    if s.n > 0:
+        observed = [
+            {"run_id": run_id, "scenario_id": sc.scenario_id, "position": pos,
+             "der_bytes": c["der_bytes"], "subject": c["subject"], "sig_alg": c["sig_alg"],
+             "key_alg": c["key_alg"]}
+            for pos, c in enumerate(client[s.n_warmup].get("peer_chain") or [])
+        ]  # fmt: skip
+    row = {
+        "run_id": run_id,
+        "scenario_id": sc.scenario_id,
+        "status": s.status,
+        "started_at": started,
+        "ended_at": started + dt.timedelta(seconds=SCENARIO_SPACING_S - 1),
+        "n_measured": s.n + s.n_failed,
+        "n_ok": s.n,
+        "n_failed": s.n_failed,
+        "n_warmup": s.n_warmup,
+        "stop_reason": "fixed_count" if s.status == "completed" else "failed",
+        "ci_rel_halfwidth": None,
+        "failure_cause": s.failure_cause,
+        "pki_sha256": hashlib.sha256(sc.scenario_id.encode()).hexdigest(),
+        "served_chain_der_bytes": sum(c["der_bytes"] for c in served),
+        "served_chain_len": len(served),
+        "engine_seconds": sum(r.get("total_ns") or 0 for r in client) / 1e9,
+        "server_exit": "sigterm",
+        "sampling": sc.sampling.to_dict(),
+        "batches": 1,
+        "wall_seconds": float(SCENARIO_SPACING_S - 1),
+    }
+    return ScenarioRows(row, samples, observed, certs, network_row)
 
 
 def default_campaign_toml(baseline: str | None, analysis: dict | None = None) -> str:
     """A small campaign text holding what the report reads: `baseline` and `[analysis]`."""
-    lines = ["# synthetic campaign (chainlab.analysis.synthetic)", 'name = "synthetic"']
+    doc: dict = {"name": "synthetic"}
     if baseline is not None:
-        lines.append(f"baseline = {json.dumps(baseline)}")
+        doc["baseline"] = baseline
     if analysis:
-        scalars = {k: v for k, v in analysis.items() if not isinstance(v, dict)}
-        tables = {k: v for k, v in analysis.items() if isinstance(v, dict)}
-        lines.append("")
-        lines.append("[analysis]")
-        for k, v in scalars.items():
-            lines.append(f"{k} = {json.dumps(v)}")
-        for t, body in tables.items():
-            lines.append("")
-            lines.append(f"[analysis.{t}]")
-            for k, v in body.items():
-                lines.append(f"{k} = {json.dumps(v)}")
-    return "\n".join(lines) + "\n"
-
-
-# Calibration tolerance a profile is flagged by (docs/network.md): measured RTT or rate off
-# the configured value by more than 5 %.
-FLAG_TOLERANCE = 0.05
+        doc["analysis"] = analysis
+    return "# synthetic campaign (chainlab.bench.synthetic)\n" + tomli_w.dumps(doc)
 
 
 def network_profile(
@@ -323,21 +292,12 @@ def network_profile(
     """A `network_profiles` row for `build_store`: `configured` as the campaign file's
     `[network.<name>]` table gives it (chainlab.campaign.model.NetworkProfile.to_dict()),
     `measured` with the calibration's keys (None: not calibrated). `flagged` defaults to
-    measured RTT or rate off the configured one by more than 5 % (the calibration's rule
-    without its absolute slack, which these tests do not need)."""
-    configured = {
-        "name": name,
-        "delay_ms": float(delay_ms),
-        "jitter_ms": float(jitter_ms),
-        "rate_mbit": rate_mbit,
-        "loss": float(loss),
-        "mtu": mtu,
-        "queue_packets": None,
-        "initcwnd": initcwnd,
-        "backend": "tun",
-        "seed": 1,
-        "description": "",
-    }
+    measured RTT or rate off the configured one by more than the calibration's TOLERANCE
+    (its rule without the absolute slack, which these tests do not need)."""
+    configured = NetworkProfile(
+        name=name, delay_ms=float(delay_ms), jitter_ms=float(jitter_ms), rate_mbit=rate_mbit,
+        loss=float(loss), mtu=mtu, initcwnd=initcwnd, seed=1,
+    ).to_dict()  # fmt: skip
     measured = None
     if measured_rtt_ms is not None:
         measured = {
@@ -360,18 +320,13 @@ def network_profile(
         flagged = False
         if measured is not None:
             rtt = 2 * delay_ms
-            if rtt > 0 and abs(measured_rtt_ms - rtt) / rtt > FLAG_TOLERANCE:
+            if rtt > 0 and abs(measured_rtt_ms - rtt) / rtt > TOLERANCE:
                 flagged = True
             if rate_mbit and measured_rate_mbit is not None:
-                flagged |= abs(measured_rate_mbit - rate_mbit) / rate_mbit > FLAG_TOLERANCE
+                flagged |= abs(measured_rate_mbit - rate_mbit) / rate_mbit > TOLERANCE
     if measured is not None:
         measured["flagged"] = bool(flagged)
     return {"profile": name, "configured": configured, "measured": measured, "flagged": flagged}
-
-
-def schema_sql() -> str:
-    """The store schema, read from the package (chainlab/store/schema.sql)."""
-    return (Path(__file__).resolve().parent.parent / "store" / "schema.sql").read_text()
 
 
 def build_store(
@@ -386,165 +341,72 @@ def build_store(
     machine: dict | None = None,
     network_profiles: list[dict] = (),
 ) -> Path:
-    """Write a store with `scenarios` to `path` (overwritten) and return the path.
-    `network_profiles`: rows from `network_profile(...)`, stored for the run."""
+    """Write a store with `scenarios` to `path` (overwritten) through `chainlab.store.Store`
+    and return the path. `network_profiles`: rows from `network_profile(...)`."""
     p = Path(path)
-    if p.exists():
-        p.unlink()
+    p.unlink(missing_ok=True)
     rng = np.random.default_rng(seed)
     text = campaign_toml if campaign_toml is not None else default_campaign_toml(baseline, analysis)
     run_id = hashlib.sha256(f"synthetic-{seed}".encode()).hexdigest()[:32]
-    machine = machine or {
-        "synthetic": True,
-        "cpu_model": "synthetic (no measurement)",
-        "cores": 2,
-        "memory_bytes": 8 * 2**30,
-        "kernel": "n/a",
-        "governor": None,
-        "os": "n/a",
-    }
-    engine_info = {"synthetic": True, "openssl": {"version": "3.5.5", "patch_sha256": "0" * 64}}
-    con = duckdb.connect(str(p))
-    try:
-        con.execute(schema_sql())
-        con.execute(
-            "INSERT INTO meta (key, value) VALUES ('schema_version', '1'), "
-            "('created_by', 'chainlab.analysis.synthetic')"
-        )
-        ended = started_at + dt.timedelta(seconds=60 * max(1, len(scenarios)))
-        con.execute(
-            "INSERT INTO runs (run_id, started_at, ended_at, status, campaign_file_name, "
-            "campaign_file_sha256, campaign_toml, chainlab_version, chainlab_commit, "
-            "engine_info, openssl_version, openssl_patch_sha, machine, options) "
-            "VALUES (?, ?, ?, 'completed', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                run_id,
-                started_at,
-                ended,
-                "synthetic-campaign.toml",
-                hashlib.sha256(text.encode()).hexdigest(),
-                text,
-                "0.1.0",
-                "synthetic",
-                json.dumps(engine_info),
-                "3.5.5",
-                "0" * 16,
-                json.dumps(machine),
-                json.dumps({"seed": seed}),
-            ],
-        )
-        t0 = int(started_at.replace(tzinfo=dt.UTC).timestamp() * 1e9)
-        frames = []
-        for i, s in enumerate(scenarios):
-            chain = s.chain()
-            sizes = _cert_bytes(chain)
-            served = _served(s, chain)
-            params = {
-                "kex": s.kex,
-                "kex_family": kex_family(s.kex),
-                "depth": s.depth,
-                "root_alg": s.root_alg,
-                "int1_alg": s.int1_alg,
-                "int2_alg": s.int2_alg,
-                "leaf_alg": s.leaf_alg,
-                "served_chain": s.served_chain,
-                "handshake_mode": s.handshake_mode,
-                "cert_compression": s.cert_compression,
-                "network": s.network,
+    profiles = {r["profile"]: NetworkProfile(**r["configured"]) for r in network_profiles}
+    rows_by_profile = {
+        r["profile"]: {"run_id": run_id, **{k: r[k] for k in ("profile", "configured",
+                                                                "measured", "flagged")}}
+        for r in network_profiles
+    }  # fmt: skip
+    scen = [(s, s.scenario(profiles)) for s in scenarios]
+    memberships = [(c, sc.scenario_id) for s, sc in scen for c in s.campaigns]
+    with Store.create(p) as store:
+        store.register_scenarios([sc for _, sc in scen], memberships)
+        store.begin_run(
+            {
+                "run_id": run_id,
+                "started_at": started_at,
+                "status": "running",
+                "campaign_file_name": "synthetic-campaign.toml",
+                "campaign_file_sha256": hashlib.sha256(text.encode()).hexdigest(),
+                "campaign_toml": text,
+                "chainlab_version": __version__,
+                "chainlab_commit": "synthetic",
+                "engine_info": {"synthetic": True, "openssl_build": {
+                    "openssl_version": "3.5.5", "patch_sha256_16": "0" * 16}},
+                "openssl_version": "3.5.5",
+                "openssl_patch_sha": "0" * 16,
+                "machine": machine or {
+                    "synthetic": True, "cpu_model": "synthetic (no measurement)", "cores": 2,
+                    "memory_bytes": 8 * 2**30, "kernel": "n/a", "governor": None, "os": "n/a",
+                },
+                "options": {"seed": seed},
             }
-            con.execute(
-                "INSERT INTO scenarios (scenario_id, kex, kex_family, depth, root_alg, int1_alg, "
-                "int2_alg, leaf_alg, served_chain, handshake_mode, cert_compression, network, "
-                "params) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [s.scenario_id, *params.values(), json.dumps(params)],
-            )
-            for c in s.campaigns:
-                con.execute(
-                    "INSERT INTO campaign_scenarios (campaign, scenario_id) VALUES (?, ?)",
-                    [c, s.scenario_id],
-                )
-            for pos, ((role, alg), size, sv) in enumerate(zip(chain, sizes, served, strict=True)):
-                con.execute(
-                    "INSERT INTO certificates (scenario_id, position, role, algorithm, "
-                    "der_bytes, sha256, served) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [s.scenario_id, pos, role, alg, size, f"{pos:064x}", sv],
-                )
-            start = started_at + dt.timedelta(seconds=60 * i)
-            df = _samples(s, run_id, rng, t0 + i * 60_000_000_000)
-            frames.append(df)
-            served_bytes = sum(sz for sz, sv in zip(sizes, served, strict=True) if sv)
-            engine_s = float(df["total_ns"].fillna(0).sum()) / 1e9
-            con.execute(
-                "INSERT INTO scenario_runs (run_id, scenario_id, status, started_at, ended_at, "
-                "n_measured, n_ok, n_failed, n_warmup, stop_reason, ci_rel_halfwidth, "
-                "failure_cause, pki_sha256, served_chain_der_bytes, served_chain_len, "
-                "engine_seconds, server_exit) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'sigterm')",
-                [
-                    run_id,
-                    s.scenario_id,
-                    s.status,
-                    start,
-                    start + dt.timedelta(seconds=59),
-                    s.n + s.n_failed,
-                    s.n,
-                    s.n_failed,
-                    s.n_warmup,
-                    "fixed_count" if s.status == "completed" else "failed",
-                    None,
-                    s.failure_cause,
-                    f"{i:064x}",
-                    served_bytes,
-                    sum(served),
-                    engine_s,
-                ],
-            )
-            if s.n > 0:
-                pos = 0
-                for (role, alg), size, sv in zip(chain, sizes, served, strict=True):
-                    if sv:
-                        con.execute(
-                            "INSERT INTO observed_chain (run_id, scenario_id, position, "
-                            "der_bytes, subject, sig_alg, key_alg) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                            [run_id, s.scenario_id, pos, size, f"CN=synthetic {role}", alg, alg],
-                        )
-                        pos += 1
-        for row in network_profiles:
-            con.execute(
-                "INSERT INTO network_profiles (run_id, profile, configured, measured, flagged) "
-                "VALUES (?, ?, ?, ?, ?)",
-                [
-                    run_id,
-                    row["profile"],
-                    json.dumps(row["configured"]),
-                    json.dumps(row["measured"]) if row["measured"] is not None else None,
-                    bool(row["flagged"]),
-                ],
-            )
-        if frames:
-            all_samples = pd.concat(frames, ignore_index=True)
-            con.register("synthetic_samples", all_samples)
-            cols = ", ".join(SAMPLE_COLUMNS)
-            con.execute(f"INSERT INTO samples ({cols}) SELECT {cols} FROM synthetic_samples")
-            con.unregister("synthetic_samples")
-    finally:
-        con.close()
+        )  # fmt: skip
+        t0 = int(started_at.replace(tzinfo=dt.UTC).timestamp() * 1e9)
+        written: set[str] = set()
+        for i, (s, sc) in enumerate(scen):
+            start = started_at + dt.timedelta(seconds=SCENARIO_SPACING_S * i)
+            t0_i = t0 + i * SCENARIO_SPACING_S * 1_000_000_000
+            net = rows_by_profile.get(sc.network) if sc.network not in written else None
+            written.add(sc.network)
+            store.write_scenario(_rows(s, sc, run_id, rng, t0_i, start, net))
+        store.end_run(run_id, "completed", ended_at=started_at + dt.timedelta(
+            seconds=SCENARIO_SPACING_S * max(1, len(scen))))  # fmt: skip
     return p
 
 
-# A toy cost model for benchmark stores (not a measurement): per-handshake milliseconds of
-# signing (the leaf key signs CertificateVerify) and verifying, from the primitive costs in
-# /work/shared/reference/openssl-pq-facts.md ('openssl speed' on this machine kind).
-_SIGN_MS = {"ML-DSA-65": 0.99, "SLH-DSA-SHAKE-192s": 1297.0, "SLH-DSA-SHAKE-128f": 37.0}
-_VERIFY_MS = {"ML-DSA-65": 0.18, "SLH-DSA-SHAKE-192s": 1.06, "SLH-DSA-SHAKE-128f": 2.1}
+# Key-exchange CPU per handshake and side (ms), a toy figure for benchmark stores only; the
+# signatures' costs are the run-time estimate's table (chainlab.campaign.estimate).
+_KEX_MS = {"X25519": 0.05, "X25519MLKEM768": 0.12, "MLKEM768": 0.08}
+# Everything else in a handshake, per side (ms), likewise a toy figure.
+_OTHER_MS = 0.25
 
 
 def paper_matrix(total_samples: int = 200_000, heavy_share: float = 0.03) -> list:
     """The paper's 15 distinct scenario shapes (Appendix A, deduplicated) with toy costs.
 
     `total_samples` measured handshakes are split so each leaf-SLH scenario gets
-    `heavy_share` of a light one's count (like the paper's 300 vs 10000); latencies follow
-    the toy cost model above with a 10 % coefficient of variation.
+    `heavy_share` of a light one's count (like the paper's 300 vs 10000); CPU follows the
+    estimate's signing and verification times (the leaf key signs, the client verifies the
+    CertificateVerify and each served certificate's signature) with a 10 % coefficient of
+    variation.
     """
     ml, slh = "ML-DSA-65", "SLH-DSA-SHAKE-192s"
     shapes = [
@@ -582,18 +444,18 @@ def paper_matrix(total_samples: int = 200_000, heavy_share: float = 0.03) -> lis
             latency_cv=0.1,
             cpu_cv=0.1,
         )
-        chain = s.chain()
-        served = _served(s, chain)
-        verified = [chain[i + 1][1] for i in range(len(chain) - 1) if served[i]]
-        kex_ms = {"X25519": 0.05, "X25519MLKEM768": 0.12, "MLKEM768": 0.08}[kex]
-        server = 0.25 + kex_ms + _SIGN_MS[leaf]
-        client = 0.25 + kex_ms + _VERIFY_MS[leaf] + sum(_VERIFY_MS[a] for a in verified)
-        s.server_cpu_ms = server
-        s.client_cpu_ms = client
-        s.latency_ms = server + client + 0.05
-        s.bytes_read = 1400 + sum(
-            sz for sz, sv in zip(_cert_bytes(chain), served, strict=True) if sv
+        sc = s.scenario({})
+        h = sc.hierarchy
+        served = len(estimate.served_certificate_bytes(sc))
+        # Leaf first: certificate i is signed by i + 1 (the top one by itself, not verified).
+        issuers = list(reversed(h))[1 : served + 1] if depth > 1 else []
+        sign, verify = estimate.SIGN_VERIFY_MS[leaf]
+        s.server_cpu_ms = _OTHER_MS + _KEX_MS[kex] + sign
+        s.client_cpu_ms = (
+            _OTHER_MS + _KEX_MS[kex] + verify + sum(estimate.SIGN_VERIFY_MS[a][1] for a in issuers)
         )
+        s.latency_ms = s.server_cpu_ms + s.client_cpu_ms + 0.05
+        s.bytes_read = 1400 + sum(estimate.served_certificate_bytes(sc))
         out.append(s)
     return out
 

@@ -11,7 +11,6 @@ from chainlab.campaign.algorithms import GROUPS
 DEFAULT_SERVED_CHAIN = "leaf+intermediates"
 DEFAULT_HANDSHAKE_MODE = "full"
 DEFAULT_CERT_COMPRESSION = "none"
-LOOPBACK = "loopback"
 
 # Roles of the positions of a hierarchy of each depth, root first (the store's column names).
 ROLES = {
@@ -20,6 +19,9 @@ ROLES = {
     3: ("root", "int", "leaf"),
     4: ("root", "int1", "int2", "leaf"),
 }
+
+# The store's name of a role (certificates.role) where it differs from the id's.
+STORE_ROLES = {"self": "self-signed", "int": "int1"}
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,11 @@ class Scenario:
     @property
     def roles(self) -> tuple[str, ...]:
         return ROLES[self.depth]
+
+    @property
+    def certificate_roles(self) -> tuple[str, ...]:
+        """The store's role of each certificate, leaf first (position 0)."""
+        return tuple(STORE_ROLES.get(r, r) for r in reversed(self.roles))
 
     def params(self) -> dict:
         """The scenario's defining parameters (stored as `scenarios.params`)."""

@@ -127,7 +127,7 @@ def certificate_rows(pki_dir: Path, s: Scenario) -> list[dict]:
         hashlib.sha256(d).hexdigest() for d in pem_certs(pki_dir / CHAIN_FILES[s.served_chain])
     }
     leaf_first_algs = list(reversed(s.hierarchy))
-    leaf_first_roles = list(reversed(s.roles))
+    leaf_first_roles = s.certificate_roles
     rows = []
     for pos, der in enumerate(full):
         digest = hashlib.sha256(der).hexdigest()
@@ -136,7 +136,7 @@ def certificate_rows(pki_dir: Path, s: Scenario) -> list[dict]:
             {
                 "scenario_id": s.scenario_id,
                 "position": pos,
-                "role": {"self": "self-signed", "int": "int1"}.get(role, role),
+                "role": role,
                 "algorithm": leaf_first_algs[pos],
                 "der_bytes": len(der),
                 "sha256": digest,

@@ -7,7 +7,7 @@ machine; bootstrap and Monte-Carlo intervals use the report's fixed seed.
 import numpy as np
 import pytest
 
-from chainlab.analysis.synthetic import SyntheticScenario, build_store
+from chainlab.bench.synthetic import SyntheticScenario, build_store
 
 ML, SLH = "ML-DSA-65", "SLH-DSA-SHAKE-192s"
 N = 60
@@ -90,9 +90,9 @@ def golden_report(golden_store):
 
 @pytest.fixture(scope="session")
 def network_store(tmp_path_factory):
-    """chainlab.analysis.synthetic.network_example: emulated profiles (one flagged, one known
+    """chainlab.bench.synthetic.network_example: emulated profiles (one flagged, one known
     only from the campaign file), loopback twins, exact latencies."""
-    from chainlab.analysis.synthetic import network_example
+    from chainlab.bench.synthetic import network_example
 
     scenarios, profiles, campaign = network_example()
     d = tmp_path_factory.mktemp("network")

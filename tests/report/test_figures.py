@@ -6,7 +6,7 @@ import pytest
 
 from chainlab.analysis.analyze import analyze
 from chainlab.analysis.families import PLACEMENT_COLOURS
-from chainlab.analysis.synthetic import SyntheticScenario, build_store
+from chainlab.bench.synthetic import SyntheticScenario, build_store
 from chainlab.report import figures as F
 
 
