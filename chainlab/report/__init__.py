@@ -14,7 +14,7 @@ from pathlib import Path
 
 from chainlab.analysis.analyze import Analysis, analyze
 from chainlab.errors import ChainlabError
-from chainlab.report import document, render
+from chainlab.report import document, render, sections
 
 PNG_DPI = 100  # 900-1050 px wide figures: readable on screen, quick to render, small files
 
@@ -71,7 +71,7 @@ def build_report(store, out_dir=None, *, analysis: Analysis | None = None, **ove
         item.png = f"figures/{png.name}"
         item.svg = f"figures/{svg.name}"
 
-    doc = document.build(a, sink)
+    doc = sections.build(a, sink)
     for t in doc.tables:
         t.csv.to_csv(out / "tables" / f"{t.name}.csv", index=False)
     (out / "report.md").write_text(render.markdown(doc))

@@ -15,16 +15,46 @@ def golden_analysis(golden_store):
     return analyze(golden_store)
 
 
+NETWORK_FIGURES = ("network_rtt", "network_loss")
+
+
+def draw(name, a, *args):
+    return F.REGISTRY[name].draw(a, *args)
+
+
 def test_every_figure_draws_for_the_golden_store(golden_analysis):
-    for name, (fn, _title) in F.FIGURES.items():
-        fig = fn(golden_analysis)
+    for name, entry in F.REGISTRY.items():
+        if name in NETWORK_FIGURES:
+            continue
+        args = ("kex",) if name == "pairs" else ()
+        fig = entry.draw(golden_analysis, *args)
         assert fig is not None, name
         assert fig.axes, name
+        assert entry.title_for(*args), name
         plt.close(fig)
 
 
+def test_the_registry_names_each_figure_once_with_its_title():
+    assert F.REGISTRY["mean_latency"].title == "Mean handshake latency by scenario"
+    assert F.REGISTRY["pairs"].title_for("kex") == "Paired comparisons: key exchange"
+    with pytest.raises(ValueError, match="registered twice"):
+        F.registry.figure("mean_latency", "again")(lambda a: None)
+
+
+def test_axis_labels_follow_the_confidence_level(golden_analysis):
+    """The report's level, not a typed-in 95 %."""
+    import dataclasses
+
+    at90 = dataclasses.replace(
+        golden_analysis, config=golden_analysis.config.replace(confidence_level=0.9)
+    )
+    fig = draw("mean_latency", at90)
+    assert "bars: 90 % CI" in fig.axes[0].get_xlabel()
+    plt.close(fig)
+
+
 def test_bars_use_class_colours_and_short_labels(golden_analysis):
-    fig = F.fig_mean_latency(golden_analysis)
+    fig = draw("mean_latency", golden_analysis)
     ax = fig.axes[0]
     labels = [t.get_text() for t in ax.get_yticklabels()]
     assert "ML65 › ML65 › ML65\nX25519MLKEM768 · sends leaf+intermediates" in labels
@@ -39,20 +69,20 @@ def test_bars_use_class_colours_and_short_labels(golden_analysis):
 
 def test_pairs_figure_per_axis(golden_analysis):
     for axis in ("kex", "depth", "leaf_alg"):
-        fig = F.fig_pairs(golden_analysis, axis)
+        fig = draw("pairs", golden_analysis, axis)
         assert fig is not None and len(fig.axes) == 2
         plt.close(fig)
-    assert F.fig_pairs(golden_analysis, "network") is None
+    assert draw("pairs", golden_analysis, "network") is None
 
 
 def test_single_scenario_store_skips_what_needs_a_baseline(tmp_path):
     p = build_store(tmp_path / "one.duckdb", [SyntheticScenario(n=20)])
     a = analyze(p)
-    assert F.fig_plausibility(a) is None
-    assert F.fig_strategy_heatmap(a) is None
-    assert F.fig_infra_multiplier(a) is None
-    assert F.fig_bytes_vs_latency(a) is None  # one point is no scatter
-    fig = F.fig_mean_latency(a)
+    assert draw("plausibility", a) is None
+    assert draw("strategy_matrix", a) is None
+    assert draw("infra_multiplier", a) is None
+    assert draw("bytes_vs_latency", a) is None  # one point is no scatter
+    fig = draw("mean_latency", a)
     assert fig is not None
     plt.close(fig)
 
@@ -62,10 +92,10 @@ def _hex(colour: str) -> tuple:
 
 
 def test_network_figures_only_for_stores_with_emulated_networks(golden_analysis, network_store):
-    for fn, _title in F.NETWORK_FIGURES.values():
-        assert fn(golden_analysis) is None
+    for name in NETWORK_FIGURES:
+        assert draw(name, golden_analysis) is None
     a = analyze(network_store)
-    fig = F.fig_network_rtt(a)
+    fig = draw("network_rtt", a)
     # one panel per placement class present, in the class colours
     assert [ax.get_title() for ax in fig.axes] == ["no SLH-DSA", "SLH-DSA in root only"]
     for ax, cls in zip(fig.axes, ("none", "root"), strict=True):
@@ -87,7 +117,7 @@ def test_network_figures_only_for_stores_with_emulated_networks(golden_analysis,
     ticks = [t.get_text() for t in fig.axes[0].get_xticklabels()]
     assert "100 ms\nnet100 (flagged)" in ticks
     plt.close(fig)
-    fig = F.fig_network_loss(a)
+    fig = draw("network_loss", a)
     # only the families whose loss varies: 0 % (net20) and 2 % (net20lossy)
     for ax in fig.axes:
         assert [t.get_text() for t in ax.get_xticklabels()] == ["0 %\nnet20", "2 %\nnet20lossy"]

@@ -181,3 +181,16 @@ def test_report_holds_the_expected_tables_and_sections(golden_report):
         "bytes_vs_latency",
     ):
         assert f"{f}.png" in figures and f"{f}.svg" in figures
+
+
+def test_a_report_at_another_confidence_level_says_so(golden_store, tmp_path):
+    """Captions and figure labels carry the configured level; none says 95 % at 90 %."""
+    from chainlab.report import build_report
+
+    out = build_report(golden_store, tmp_path / "at90", confidence_level=0.9)
+    md = (out / "report.md").read_text()
+    assert "error bars are 90 % intervals" in md
+    assert "Scenario / baseline for each metric, 90 % intervals." in md
+    assert "95 %" not in md
+    svg = (out / "figures" / "mean_latency.svg").read_text()
+    assert "bars: 90 % CI" in svg and "95 %" not in svg

@@ -1,0 +1,112 @@
+"""What every report section uses: the analysis, the settings, the table and figure
+registers, and the cell formatters (intervals, numbers, ids).
+
+A section is a function `build(b: Builder) -> Section | None` in chainlab.report.sections;
+it formats what the analysis computed and adds nothing of its own.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from chainlab.analysis import families as fam
+from chainlab.report import format as f
+from chainlab.report.document import Code, Figure, Table
+from chainlab.report.figures import REGISTRY
+
+
+def ci(df: pd.DataFrame, col: str, digits: int = 3) -> list[str]:
+    """`col` with its interval (`col_lo`, `col_hi`), one cell per row."""
+    return [
+        f.ci(e, lo, hi, digits)
+        for e, lo, hi in zip(df[col], df[f"{col}_lo"], df[f"{col}_hi"], strict=True)
+    ]
+
+
+def nums(values, digits=3) -> list[str]:
+    return [f.num(v, digits) for v in values]
+
+
+def ints(values) -> list[str]:
+    return [f.integer(v) for v in values]
+
+
+def codes(values) -> list[Code]:
+    return [Code(v) if isinstance(v, str) and v else Code("") for v in values]
+
+
+def make_table(name, title, caption, csv, columns: list[tuple[str, list]], note="") -> Table:
+    """A table: shown with `columns` (header, cells), written to CSV as `csv`."""
+    headers = [h for h, _ in columns]
+    n = len(columns[0][1]) if columns else 0
+    rows = [
+        [str(c[1][i]) if not isinstance(c[1][i], Code) else c[1][i] for c in columns]
+        for i in range(n)
+    ]
+    return Table(name, title, caption, csv.reset_index(drop=True), headers, rows, note)
+
+
+class Builder:
+    """The state the sections share while one report is built."""
+
+    def __init__(self, a, figure_sink):
+        self.a = a
+        self.cfg = a.config
+        self.h = fam.FAMILY_DISPLAY.get(self.cfg.heavy_family, self.cfg.heavy_family)
+        self.sink = figure_sink
+        self.tables: list[Table] = []
+        self.figures: list[Figure] = []
+
+    @property
+    def level(self) -> str:
+        """The confidence level of every interval in the report, as text: '95 %'."""
+        return f"{self.cfg.confidence_level * 100:g} %"
+
+    def table(self, *args, **kw) -> Table:
+        t = make_table(*args, **kw)
+        self.tables.append(t)
+        return t
+
+    def csv_only(self, name: str, csv: pd.DataFrame) -> None:
+        """A table written to tables/<name>.csv and not shown."""
+        self.tables.append(make_table(name, "", "", csv, []))
+
+    def figure(self, kind: str, caption: str, *args, name: str | None = None) -> Figure | None:
+        """The registered figure `kind` drawn with `args` (file stem `name`, default `kind`),
+        or None when it has nothing to plot."""
+        entry = REGISTRY[kind]
+        fig = entry.draw(self.a, *args)
+        if fig is None:
+            return None
+        item = Figure(
+            name=name or kind,
+            title=entry.title_for(*args),
+            caption=caption,
+            number=len(self.figures) + 1,
+        )
+        self.sink(item, fig)
+        self.figures.append(item)
+        return item
+
+    def cls_name(self, c: str) -> str:
+        return fam.class_display(c, self.cfg.heavy_family)
+
+    @property
+    def several_networks(self) -> bool:
+        sm = self.a.summary
+        return bool(len(sm) and "network" in sm and sm["network"].nunique() > 1)
+
+    def ref_note(self) -> str | None:
+        """Which scenarios a cross-scenario section uses, when the store has several
+        networks (None otherwise, so a loopback-only report is unchanged)."""
+        if not self.several_networks:
+            return None
+        a = self.a
+        ref = a.reference_network
+        n = len(a.reference_summary())
+        why = "the baseline's network" if a.baseline is not None else "no baseline is set"
+        return (
+            f"Like with like: this section uses only the {n} scenario(s) on the network "
+            f"`{ref}` ({why}; docs/methods.md §12). The other networks' scenarios are in the "
+            "scenario summary, the paired comparisons and the emulated-networks section."
+        )

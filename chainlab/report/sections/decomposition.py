@@ -1,0 +1,79 @@
+"""Client/server decomposition of per-connection CPU."""
+
+from __future__ import annotations
+
+from chainlab.analysis.summary import SERVER_BOUND_ELAPSED_SHARE
+from chainlab.report.builder import Builder, ci, codes, ints, nums
+from chainlab.report.document import Section
+
+
+def build(b: Builder) -> Section:
+    a, s = b.a, Section("decomposition", "Client/server decomposition")
+    s.blocks.append(b.ref_note())
+    d = a.decomposition
+    if d.empty:
+        s.blocks.append("No successful scenario.")
+        return s
+    r = b.cfg.cpu_regimes
+    s.blocks.append(
+        "Per-connection CPU time of each process (client and server are separate "
+        "processes), paired by connection. CPU over elapsed = mean CPU / mean end-to-end "
+        "latency; ratios use the paired delta method (docs/methods.md §2, §7). Regime: "
+        f"client-skewed below {r['balanced_low']:g}, balanced up to "
+        f"{r['balanced_high']:g}, overwhelmingly server-bound from {r['server_bound']:g} "
+        f"with server CPU ≥ {SERVER_BOUND_ELAPSED_SHARE:g} of elapsed, else server-skewed "
+        "(`[analysis.cpu_regimes]`)."
+    )
+    missing = d[d["n_server_missing"] > 0]
+    if len(missing):
+        s.blocks.append(
+            "Handshakes without a server record (excluded from CPU "
+            "statistics): "
+            + ", ".join(
+                f"`{x}` ({n})"
+                for x, n in zip(missing["scenario_id"], missing["n_server_missing"], strict=True)
+            )
+            + "."
+        )
+    cols = [
+        ("scenario", codes(d["scenario_id"])),
+        ("mean ms", nums(d["mean_ms"])),
+        ("client CPU ms", ci(d, "client_cpu_ms")),
+        ("server CPU ms", ci(d, "server_cpu_ms")),
+        ("client CPU/elapsed", ci(d, "client_over_elapsed")),
+        ("server CPU/elapsed", ci(d, "server_over_elapsed")),
+        ("server/client", ci(d, "srv_cli_ratio")),
+        ("regime", list(d["cpu_regime"])),
+    ]
+    s.blocks.append(
+        b.table("decomposition", "Performance decomposition", "Paper Table 10.", d, cols)
+    )
+    dc = a.decomposition_classes
+    if len(dc):
+        cols = [
+            ("class", list(dc["class_name"])),
+            ("n", ints(dc["n_scenarios"])),
+            ("client CPU ms", ci(dc, "mean_client_cpu_ms")),
+            ("server CPU ms", ci(dc, "mean_server_cpu_ms")),
+            ("client CPU/elapsed", ci(dc, "mean_client_over_elapsed")),
+            ("server CPU/elapsed", ci(dc, "mean_server_over_elapsed")),
+            ("server/client", ci(dc, "mean_srv_cli_ratio")),
+        ]
+        s.blocks.append(
+            b.table(
+                "decomposition_classes",
+                "Decomposition by class",
+                "Means over each class's scenarios (paper §8.2-8.4), Monte-Carlo intervals.",
+                dc,
+                cols,
+            )
+        )
+    for name, caption in (
+        ("server_cpu", "Paper Figure 13."),
+        ("client_server_cpu", "Paper Figure 14."),
+        ("cpu_loglog", "Paper Figure 15; the dashed diagonal is parity."),
+        ("cpu_over_elapsed", "Paper Figure 16, both sides."),
+        ("srv_cli_ratio", "Paper Figure 17."),
+    ):
+        s.blocks.append(b.figure(name, caption))
+    return s

@@ -1,0 +1,76 @@
+"""Paired comparisons: scenarios that differ along exactly one axis."""
+
+from __future__ import annotations
+
+from chainlab.analysis.compare import AXES
+from chainlab.report import format as f
+from chainlab.report.builder import Builder, ci, codes, nums
+from chainlab.report.document import Section
+
+
+def build(b: Builder) -> Section:
+    a, s = b.a, Section("pairs", "Paired comparisons")
+    p = a.pairs
+    s.blocks.append(
+        "Pairs of successful scenarios that differ along exactly one axis, found in the "
+        "matrix: one algorithm position, the whole-hierarchy algorithm (uniform "
+        "hierarchies, the paper's Campaign A), depth (root and leaf kept; intermediates "
+        "added; the served-chain policy may change with the topology, which the context "
+        "says), key exchange, served chain, handshake mode, compression or network. "
+        "Ratios are to / from with log-scale delta intervals (p95: exact bootstrap). "
+        "'campaigns' lists the campaigns holding both scenarios."
+    )
+    if p.empty:
+        s.blocks.append("No two successful scenarios differ along exactly one axis.")
+        return s
+    for axis in AXES:
+        g = p[p["axis"] == axis]
+        if g.empty:
+            continue
+        sub = Section(f"pairs-{axis}", f"Along {AXES[axis]}")
+        cols = [
+            ("from", codes(g["from_id"])),
+            ("to", codes(g["to_id"])),
+            (
+                "change",
+                [f"{x} → {y}" for x, y in zip(g["from_value"], g["to_value"], strict=True)],
+            ),
+            ("held fixed", list(g["context"])),
+            ("campaigns", list(g["campaigns"])),
+            (
+                "mean ms from → to",
+                [
+                    f"{f.num(x)} → {f.num(y)}"
+                    for x, y in zip(g["from_mean_ms"], g["to_mean_ms"], strict=True)
+                ],
+            ),
+            ("latency ratio", ci(g, "latency_ratio")),
+            ("p95 ratio", ci(g, "p95_ratio")),
+            ("Δ bytes read", nums(g["delta_bytes_read"], 4)),
+            ("Δ chain bytes", nums(g["delta_chain_bytes"], 4)),
+            ("bytes read ratio", ci(g, "bytes_read_ratio")),
+            ("server CPU ratio", ci(g, "server_cpu_ratio")),
+            ("client CPU ratio", ci(g, "client_cpu_ratio")),
+        ]
+        sub.blocks.append(
+            b.table(
+                f"pairs_{axis}",
+                f"Pairs along {AXES[axis]}",
+                "Ratios to / from; Δ = to − from.",
+                g,
+                cols,
+            )
+        )
+        sub.blocks.append(
+            b.figure(
+                "pairs",
+                "Left: the two means; right: the latency ratio with "
+                "its interval (red: higher, blue: lower, grey: not "
+                "distinguishable).",
+                axis,
+                name=f"pairs_{axis}",
+            )
+        )
+        s.blocks.append(sub)
+    b.csv_only("pairs_all", p)
+    return s
