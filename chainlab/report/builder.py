@@ -23,6 +23,13 @@ def ci(df: pd.DataFrame, col: str, digits: int = 3) -> list[str]:
     ]
 
 
+def paper_vs(df: pd.DataFrame, paper_col: str, col: str, digits: int = 3) -> list[str]:
+    """'paper | ours [interval]' cells: a published value beside this store's."""
+    return [
+        f"{f.num(p, digits)} | {c}" for p, c in zip(df[paper_col], ci(df, col, digits), strict=True)
+    ]
+
+
 def nums(values, digits=3) -> list[str]:
     return [f.num(v, digits) for v in values]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from chainlab.analysis.paper import SOURCE
 from chainlab.report import format as f
-from chainlab.report.builder import Builder, codes
+from chainlab.report.builder import Builder, codes, paper_vs
 from chainlab.report.document import Section
 
 
@@ -58,16 +58,7 @@ def build(b: Builder) -> Section:
         ("server/client", pair("srv_cli_ratio", "paper_srv_cli_ratio")),
         (
             "latency × baseline: paper | chainlab",
-            [
-                f"{f.num(p)} | {f.ci(v, lo, hi)}"
-                for p, v, lo, hi in zip(
-                    ps["paper_latency_x"],
-                    ps["latency_x"],
-                    ps["latency_x_lo"],
-                    ps["latency_x_hi"],
-                    strict=True,
-                )
-            ],
+            paper_vs(ps, "paper_latency_x", "latency_x"),
         ),
         ("mean: paper in CI", [f.yes_no(x) for x in ps["mean_ms_paper_inside_ci"]]),
         ("note", list(ps["note"])),
@@ -93,12 +84,7 @@ def build(b: Builder) -> Section:
     if len(pc):
 
         def cmp(col):
-            return [
-                f"{f.num(p)} | {f.ci(v, lo, hi)}"
-                for p, v, lo, hi in zip(
-                    pc[f"paper_{col}"], pc[col], pc[f"{col}_lo"], pc[f"{col}_hi"], strict=True
-                )
-            ]
+            return paper_vs(pc, f"paper_{col}", col)
 
         cols = [
             ("paper class", list(pc["paper_class"])),
@@ -140,29 +126,11 @@ def build(b: Builder) -> Section:
             ),
             (
                 "Pearson r: paper | chainlab",
-                [
-                    f"{f.num(p)} | {f.ci(v, lo, hi)}"
-                    for p, v, lo, hi in zip(
-                        pr["paper_pearson_r"],
-                        pr["pearson_r"],
-                        pr["pearson_r_lo"],
-                        pr["pearson_r_hi"],
-                        strict=True,
-                    )
-                ],
+                paper_vs(pr, "paper_pearson_r", "pearson_r"),
             ),
             (
                 "Spearman ρ: paper | chainlab",
-                [
-                    f"{f.num(p)} | {f.ci(v, lo, hi)}"
-                    for p, v, lo, hi in zip(
-                        pr["paper_spearman_rho"],
-                        pr["spearman_rho"],
-                        pr["spearman_rho_lo"],
-                        pr["spearman_rho_hi"],
-                        strict=True,
-                    )
-                ],
+                paper_vs(pr, "paper_spearman_rho", "spearman_rho"),
             ),
         ]
         s.blocks.append(
@@ -191,29 +159,11 @@ def build(b: Builder) -> Section:
             ("pair", labels),
             (
                 "latency ratio: paper | chainlab",
-                [
-                    f"{f.num(p, 4)} | {f.ci(v, lo, hi, 4)}"
-                    for p, v, lo, hi in zip(
-                        df["paper_latency_ratio"],
-                        df["latency_ratio"],
-                        df["latency_ratio_lo"],
-                        df["latency_ratio_hi"],
-                        strict=True,
-                    )
-                ],
+                paper_vs(df, "paper_latency_ratio", "latency_ratio", 4),
             ),
             (
                 "server CPU ratio: paper | chainlab",
-                [
-                    f"{f.num(p, 4)} | {f.ci(v, lo, hi, 4)}"
-                    for p, v, lo, hi in zip(
-                        df["paper_server_cpu_ratio"],
-                        df["server_cpu_ratio"],
-                        df["server_cpu_ratio_lo"],
-                        df["server_cpu_ratio_hi"],
-                        strict=True,
-                    )
-                ],
+                paper_vs(df, "paper_server_cpu_ratio", "server_cpu_ratio", 4),
             ),
             ("paper in CI", [f.yes_no(x) for x in df["latency_ratio_paper_inside_ci"]]),
         ]
