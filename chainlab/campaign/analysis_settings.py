@@ -28,12 +28,12 @@ Keys (all optional; docs/methods.md §9 explains each default):
 from __future__ import annotations
 
 import dataclasses
-import math
 import tomllib
 from dataclasses import dataclass, field
 
 from chainlab.campaign.algorithms import FAMILIES
 from chainlab.errors import ChainlabError
+from chainlab.schema import Int, Mapping, Num, Problems, Record, Str, fmt
 
 # The paper's illustrative price (Table 12): 0.0062 cost units per million handshakes at
 # 0.1561 CPU-hours per million = 0.04 per vCPU-hour.
@@ -65,16 +65,30 @@ PLAUSIBILITY_CLASSES = (
     "Unsuitable for interactive front-end",
 )
 
-ANALYSIS_KEYS = {
-    "baseline": "scenario id (string)",
-    "heavy_family": "one of " + ", ".join(FAMILIES),
-    "price_per_vcpu_hour": "positive number",
-    "confidence_level": "number in (0, 1)",
-    "bootstrap_resamples": "integer 200..100000",
-    "bootstrap_seed": "integer >= 0",
-    "plausibility": "table with reasonable < penalized < problematic (positive numbers)",
-    "service_classes": "table of name = handshakes per month (positive numbers)",
-    "cpu_regimes": "table with 0 < balanced_low < 1 < balanced_high < server_bound",
+_POSITIVE = Num(0.0, lo_open=True)
+
+# Every key of [analysis], with its type and range (chainlab.schema).
+FIELDS = {
+    "baseline": Str(what="a scenario id"),
+    "heavy_family": Str(choices=FAMILIES),
+    "price_per_vcpu_hour": _POSITIVE,
+    "confidence_level": Num(0.0, 1.0, lo_open=True, hi_open=True),
+    "bootstrap_resamples": Int(200, 100_000),
+    "bootstrap_seed": Int(0),
+    "plausibility": Record({k: _POSITIVE for k in DEFAULT_PLAUSIBILITY}, DEFAULT_PLAUSIBILITY),
+    "service_classes": Mapping(_POSITIVE, what="a table of name = handshakes per month"),
+    "cpu_regimes": Record({k: _POSITIVE for k in DEFAULT_CPU_REGIMES}, DEFAULT_CPU_REGIMES),
+}
+# Orders between the bounds of a table (key -> (holds(bounds), what is allowed)).
+ORDERS = {
+    "plausibility": (
+        lambda p: p["reasonable"] < p["penalized"] < p["problematic"],
+        "reasonable < penalized < problematic",
+    ),
+    "cpu_regimes": (
+        lambda c: 0 < c["balanced_low"] < 1 < c["balanced_high"] < c["server_bound"],
+        "0 < balanced_low < 1 < balanced_high < server_bound",
+    ),
 }
 
 
@@ -99,99 +113,39 @@ class AnalysisConfig:
         return dataclasses.replace(self, sources=sources, **changes)
 
 
-def _bad(where: str, key: str, value, allowed: str) -> ChainlabError:
-    return ChainlabError(f"{where}: [analysis].{key} = {value!r} is invalid; allowed: {allowed}")
+def parse_analysis(
+    table: dict,
+    where: str,
+    top_baseline: str | None = None,
+    problems: Problems | None = None,
+    table_name: str = "analysis",
+) -> AnalysisConfig | None:
+    """Check an `[analysis]` table (already parsed from TOML) and make its AnalysisConfig.
 
-
-def _number(v) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def parse_analysis(table: dict, where: str, top_baseline: str | None = None) -> AnalysisConfig:
-    """Validate an `[analysis]` table (already parsed from TOML) into an AnalysisConfig.
-
-    `where` names the file for messages. The campaign validator can call this to accept
-    exactly the keys the report understands.
+    `where` names the file. Problems go to `problems` (the campaign loader's, which reports
+    them with the rest of the file; None is returned then if there were any); without it a
+    ConfigError lists them. Keys are named `<table_name>.<key>` ('' names them bare, as
+    for command-line options).
     """
-    if not isinstance(table, dict):
-        raise ChainlabError(
-            f"{where}: [analysis] must be a table; allowed keys: " + ", ".join(ANALYSIS_KEYS)
-        )
-    unknown = sorted(set(table) - set(ANALYSIS_KEYS))
-    if unknown:
-        raise ChainlabError(
-            f"{where}: unknown key [analysis].{unknown[0]}; allowed: " + ", ".join(ANALYSIS_KEYS)
-        )
-    cfg = {}
-    sources = {k: "default" for k in ANALYSIS_KEYS}
-    baseline = table.get("baseline", top_baseline)
-    if baseline is not None:
-        if not isinstance(baseline, str) or not baseline:
-            raise _bad(where, "baseline", baseline, ANALYSIS_KEYS["baseline"])
-        cfg["baseline"] = baseline
+    own = problems is None
+    problems = problems if problems is not None else Problems(where)
+    n_before = len(problems.lines)
+    table = problems.table(table, table_name)
+    values = problems.check(FIELDS, table, table_name)
+    for key, (holds, rule) in ORDERS.items():
+        if values.get(key) is not None and not holds(values[key]):
+            at = f"{table_name}.{key}" if table_name else key
+            problems.bad(at, f"bad value {fmt(table[key])}; allowed: {rule}")
+    if own:
+        problems.raise_if_any()
+    if len(problems.lines) > n_before:
+        return None
+    sources = {k: "default" for k in FIELDS}
+    sources.update({k: "campaign file" for k in values})
+    if "baseline" not in values and top_baseline is not None:
+        values["baseline"] = top_baseline
         sources["baseline"] = "campaign file"
-    for key, value in table.items():
-        if key == "baseline":
-            continue
-        sources[key] = "campaign file"
-        if key == "heavy_family":
-            if value not in FAMILIES:
-                raise _bad(where, key, value, ANALYSIS_KEYS[key])
-            cfg[key] = value
-        elif key == "price_per_vcpu_hour":
-            if not _number(value) or value <= 0:
-                raise _bad(where, key, value, ANALYSIS_KEYS[key])
-            cfg[key] = float(value)
-        elif key == "confidence_level":
-            if not _number(value) or not 0 < value < 1:
-                raise _bad(where, key, value, ANALYSIS_KEYS[key])
-            cfg[key] = float(value)
-        elif key == "bootstrap_resamples":
-            if (
-                not isinstance(value, int)
-                or isinstance(value, bool)
-                or not (200 <= value <= 100_000)
-            ):
-                raise _bad(where, key, value, ANALYSIS_KEYS[key])
-            cfg[key] = value
-        elif key == "bootstrap_seed":
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise _bad(where, key, value, ANALYSIS_KEYS[key])
-            cfg[key] = value
-        elif key == "plausibility":
-            cfg[key] = _bounds_table(where, key, value, DEFAULT_PLAUSIBILITY)
-            p = cfg[key]
-            if not 0 < p["reasonable"] < p["penalized"] < p["problematic"]:
-                raise _bad(where, key, value, ANALYSIS_KEYS[key])
-        elif key == "cpu_regimes":
-            cfg[key] = _bounds_table(where, key, value, DEFAULT_CPU_REGIMES)
-            c = cfg[key]
-            if not 0 < c["balanced_low"] < 1 < c["balanced_high"] < c["server_bound"]:
-                raise _bad(where, key, value, ANALYSIS_KEYS[key])
-        elif key == "service_classes":
-            if not isinstance(value, dict) or not value:
-                raise _bad(where, key, value, ANALYSIS_KEYS[key])
-            for name, volume in value.items():
-                if not _number(volume) or volume <= 0:
-                    raise _bad(where, f"{key}.{name}", volume, "positive number")
-            cfg[key] = {str(k): float(v) for k, v in value.items()}
-    return AnalysisConfig(**cfg, sources=sources)
-
-
-def _bounds_table(where: str, key: str, value, defaults: dict) -> dict:
-    if not isinstance(value, dict):
-        raise _bad(where, key, value, ANALYSIS_KEYS[key])
-    unknown = sorted(set(value) - set(defaults))
-    if unknown:
-        raise ChainlabError(
-            f"{where}: unknown key [analysis.{key}].{unknown[0]}; allowed: " + ", ".join(defaults)
-        )
-    out = dict(defaults)
-    for k, v in value.items():
-        if not _number(v) or v <= 0:
-            raise _bad(where, f"{key}.{k}", v, "positive number")
-        out[k] = float(v)
-    return out
+    return AnalysisConfig(**values, sources=sources)
 
 
 def find_baseline(doc: dict) -> str | None:
@@ -210,7 +164,7 @@ def find_baseline(doc: dict) -> str | None:
 def from_campaign_toml(text: str | None, where: str) -> AnalysisConfig:
     """Settings from a campaign file's text (as stored in runs.campaign_toml)."""
     if text is None or not text.strip():
-        return AnalysisConfig(sources={k: "default" for k in ANALYSIS_KEYS})
+        return AnalysisConfig(sources={k: "default" for k in FIELDS})
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:

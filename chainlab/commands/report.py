@@ -45,7 +45,7 @@ def overrides_from(args) -> dict:
     given = {k: v for k, v in given.items() if v is not None}
     if not given:
         return {}
-    cfg = parse_analysis(given, "command line")
+    cfg = parse_analysis(given, "command line", table_name="")
     return {k: getattr(cfg, k) for k in given}
 
 

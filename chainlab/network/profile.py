@@ -23,11 +23,10 @@ Keys (the campaign file's `[network.<name>]` table, plus `name` and optionally `
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import asdict, dataclass
 
-from chainlab.errors import ChainlabError
+from chainlab.schema import ConfigError, Int, Num, Problems, Str, fmt
 
 # The network of scenarios that run over loopback, with no emulated link: a profile name no
 # `[network.<name>]` table may take.
@@ -47,20 +46,34 @@ DEFAULT_CONGESTION_CONTROL = "cubic"
 # 12 that Linux negotiates by default. MSS = MTU - this.
 TCP_IP_OVERHEAD = 52
 
-KEYS = (  # every key a profile may set (the campaign loader validates against it)
-    "name",
-    "delay_ms",
-    "jitter_ms",
-    "rate_mbit",
-    "loss",
-    "mtu",
-    "queue_packets",
-    "initcwnd",
-    "backend",
-    "seed",
-    "congestion_control",
-    "description",
-)
+# A kernel TCP congestion control name (TCP_CA_NAME_MAX is 16 with the NUL).
+CONGESTION_CONTROL_RE = re.compile(r"^[a-z0-9_]{1,15}$")
+# Keys that shape a link; a "veth" profile may set none of them.
+SHAPING_KEYS = ("delay_ms", "jitter_ms", "rate_mbit", "loss")
+
+# Every key a profile may set, with its type and range: the one definition both the campaign
+# loader (`[network.<name>]`) and the link's parser check against.
+FIELDS = {
+    "name": Str(what="a profile name"),
+    "delay_ms": Num(0.0, 10_000.0),
+    "jitter_ms": Num(0.0, 10_000.0),
+    "rate_mbit": Num(0.001, 100_000.0),
+    # Up to 0.99: a link that loses every packet carries no handshake to measure.
+    "loss": Num(0.0, 0.99),
+    "mtu": Int(576, 65535),
+    "queue_packets": Int(1, 1_000_000),
+    "initcwnd": Int(1, 1000),
+    # TOML integers are signed 64-bit, so that is the largest seed a file can give.
+    "seed": Int(0, 2**63 - 1),
+    "congestion_control": Str(
+        pattern=CONGESTION_CONTROL_RE,
+        what="a kernel congestion control name of 1-15 lower-case letters, digits or '_' "
+        "(e.g. cubic, reno, bbr)",
+    ),
+    "description": Str(),
+    "backend": Str(choices=BACKENDS),
+}
+KEYS = tuple(FIELDS)
 
 
 @dataclass(frozen=True)
@@ -97,72 +110,39 @@ class Profile:
         return asdict(self)
 
 
+def check_rules(values: dict, at: str, problems: Problems) -> dict:
+    """The rules between keys of checked `values` (only those present, None where bad):
+    jitter at most the delay; a 'veth' profile shapes nothing. A value breaking one is
+    reported and set to None."""
+    jitter, delay = values.get("jitter_ms"), values.get("delay_ms", 0.0)
+    if jitter is not None and delay is not None and jitter > delay:
+        problems.bad(
+            f"{at}.jitter_ms" if at else "jitter_ms",
+            f"bad value {jitter:g}; allowed: at most delay_ms ({delay:g}): a packet "
+            "cannot arrive before it was sent",
+        )
+        values["jitter_ms"] = None
+    if values.get("backend") == "veth":
+        for k in SHAPING_KEYS:
+            if values.get(k):
+                problems.bad(
+                    f"{at}.{k}" if at else k,
+                    f"bad value {fmt(values[k])}: backend 'veth' emulates nothing; allowed: "
+                    "0 or unset with 'veth', or backend 'tun' or 'netem' for a shaped link",
+                )
+                values[k] = None
+    return values
+
+
 def parse_profile(spec: dict) -> Profile:
-    """Validate a profile dict (see the module doc); ChainlabError names the bad key."""
+    """Validate a profile dict (see the module doc); ConfigError lists every problem, each
+    naming the profile, the key, the value and what is allowed."""
     if not isinstance(spec, dict):
-        raise ChainlabError(f"network profile: expected a table of settings, got {spec!r}")
-    name = spec.get("name", "unnamed")
-    if not isinstance(name, str) or not name:
-        raise ChainlabError(f"network profile: name = {name!r}; allowed: a non-empty string")
-    where = f"network profile {name!r}"
-    unknown = sorted(set(spec) - set(KEYS))
-    if unknown:
-        raise ChainlabError(f"{where}: unknown key {unknown[0]!r}; allowed: {', '.join(KEYS)}")
-
-    def number(key, default, lo, hi):
-        value = spec.get(key)
-        if value is None:
-            return default
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
-        if not ok or not math.isfinite(value) or not lo <= value <= hi:
-            raise ChainlabError(f"{where}: {key} = {value!r}; allowed: a number in [{lo}, {hi}]")
-        return float(value)
-
-    def integer(key, default, lo, hi):
-        value = spec.get(key)
-        if value is None:
-            return default
-        if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
-            raise ChainlabError(f"{where}: {key} = {value!r}; allowed: an integer in [{lo}, {hi}]")
-        return value
-
-    delay = number("delay_ms", 0.0, 0.0, 10_000.0)
-    jitter = number("jitter_ms", 0.0, 0.0, 10_000.0)
-    if jitter > delay:
-        raise ChainlabError(
-            f"{where}: jitter_ms = {jitter:g} exceeds delay_ms = {delay:g}; allowed: at most "
-            "delay_ms (a packet cannot arrive before it was sent)"
-        )
-    rate = spec.get("rate_mbit")
-    if rate is not None:
-        rate = number("rate_mbit", None, 0.001, 100_000.0)
-    backend = spec.get("backend") or "tun"
-    if backend not in BACKENDS:
-        raise ChainlabError(f"{where}: backend = {backend!r}; allowed: {', '.join(BACKENDS)}")
-    cc = spec.get("congestion_control") or DEFAULT_CONGESTION_CONTROL
-    if not isinstance(cc, str) or not re.fullmatch(r"[a-z0-9_]{1,15}", cc):
-        raise ChainlabError(
-            f"{where}: congestion_control = {cc!r}; allowed: a kernel algorithm name such as "
-            "cubic, reno or bbr"
-        )
-    prof = Profile(
-        name=name,
-        delay_ms=delay,
-        jitter_ms=jitter,
-        rate_mbit=rate,
-        loss=number("loss", 0.0, 0.0, 1.0),
-        mtu=integer("mtu", 1500, 576, 65535),
-        queue_packets=integer("queue_packets", None, 1, 1_000_000),
-        initcwnd=integer("initcwnd", DEFAULT_INITCWND, 1, 1000),
-        backend=backend,
-        seed=integer("seed", DEFAULT_SEED, 0, 2**64 - 1),
-        congestion_control=cc,
-    )
-    if backend == "veth":
-        shaped = [k for k in ("delay_ms", "jitter_ms", "rate_mbit", "loss") if spec.get(k)]
-        if shaped:
-            raise ChainlabError(
-                f"{where}: backend 'veth' emulates nothing, yet {shaped[0]} is set; allowed: "
-                "backend 'tun' or 'netem' for a shaped link"
-            )
-    return prof
+        raise ConfigError([f"network profile: expected a table of settings, got {fmt(spec)}"])
+    name = spec.get("name") or "unnamed"
+    problems = Problems(f"network profile {name!r}")
+    present = {k: v for k, v in spec.items() if v is not None}  # None: the default
+    values = check_rules(problems.check(FIELDS, present, ""), "", problems)
+    problems.raise_if_any()
+    values.pop("description", None)
+    return Profile(**{**values, "name": name})

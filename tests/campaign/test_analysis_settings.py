@@ -59,20 +59,29 @@ def test_baseline_from_a_campaign_table_or_top_level():
 @pytest.mark.parametrize(
     ("table", "message"),
     [
-        ({"colour": 1}, "unknown key [analysis].colour; allowed: baseline, heavy_family"),
+        ({"colour": 1}, "analysis.colour: unknown key 'colour'; allowed: baseline, heavy_family"),
         (
             {"heavy_family": "falcon"},
-            "[analysis].heavy_family = 'falcon' is invalid; allowed: one of ml-dsa, slh-dsa",
+            "analysis.heavy_family: bad value 'falcon'; allowed: ml-dsa, slh-dsa",
         ),
-        ({"price_per_vcpu_hour": -1}, "[analysis].price_per_vcpu_hour = -1 is invalid"),
-        ({"price_per_vcpu_hour": True}, "[analysis].price_per_vcpu_hour = True is invalid"),
-        ({"confidence_level": 1.5}, "[analysis].confidence_level = 1.5 is invalid"),
-        ({"bootstrap_resamples": 10}, "allowed: integer 200..100000"),
-        ({"plausibility": {"reasonable": 10, "penalized": 5}}, "reasonable < penalized"),
-        ({"plausibility": {"fine": 1}}, "unknown key [analysis.plausibility].fine"),
-        ({"service_classes": {"x": 0}}, "[analysis].service_classes.x = 0 is invalid"),
-        ({"cpu_regimes": {"balanced_low": 2}}, "0 < balanced_low < 1"),
-        ({"baseline": 3}, "[analysis].baseline = 3 is invalid"),
+        ({"price_per_vcpu_hour": -1}, "analysis.price_per_vcpu_hour: bad value -1; allowed: a"),
+        ({"price_per_vcpu_hour": True}, "analysis.price_per_vcpu_hour: expected a number, got"),
+        (
+            {"confidence_level": 1.5},
+            "analysis.confidence_level: bad value 1.5; allowed: a number > 0.0 and < 1.0",
+        ),
+        (
+            {"bootstrap_resamples": 10},
+            "analysis.bootstrap_resamples: bad value 10; allowed: an integer 200 to 100000",
+        ),
+        (
+            {"plausibility": {"reasonable": 10, "penalized": 5}},
+            "analysis.plausibility: bad value a table; allowed: reasonable < penalized",
+        ),
+        ({"plausibility": {"fine": 1}}, "analysis.plausibility.fine: unknown key 'fine'"),
+        ({"service_classes": {"x": 0}}, "analysis.service_classes.x: bad value 0; allowed: a"),
+        ({"cpu_regimes": {"balanced_low": 2}}, "allowed: 0 < balanced_low < 1"),
+        ({"baseline": 3}, "analysis.baseline: expected a scenario id, got 3"),
     ],
 )
 def test_bad_values_name_key_value_and_what_is_allowed(table, message):
@@ -80,6 +89,16 @@ def test_bad_values_name_key_value_and_what_is_allowed(table, message):
         config.parse_analysis(table, "f.toml")
     assert message in str(err.value)
     assert "\n" not in str(err.value)
+
+
+def test_every_problem_is_reported_at_once():
+    with pytest.raises(ChainlabError) as err:
+        config.parse_analysis({"confidence_level": 2, "bootstrap_seed": -1}, "f.toml")
+    lines = str(err.value).splitlines()
+    assert [x.split(": ")[1] for x in lines] == [
+        "analysis.confidence_level",
+        "analysis.bootstrap_seed",
+    ]
 
 
 def test_invalid_toml_is_reported():

@@ -41,9 +41,9 @@ def test_report_writes_beside_the_store_with_overrides(store, capsys):
     ("argv", "message"),
     [
         (["--baseline", "nope"], "--baseline nope: not a successful scenario of"),
-        (["--heavy-family", "falcon"], "[analysis].heavy_family = 'falcon' is invalid"),
-        (["--price-per-vcpu-hour", "-1"], "[analysis].price_per_vcpu_hour = -1.0 is invalid"),
-        (["--bootstrap-resamples", "5"], "allowed: integer 200..100000"),
+        (["--heavy-family", "falcon"], "command line: heavy_family: bad value 'falcon'; allowed"),
+        (["--price-per-vcpu-hour", "-1"], "price_per_vcpu_hour: bad value -1.0; allowed: a"),
+        (["--bootstrap-resamples", "5"], "allowed: an integer 200 to 100000"),
     ],
 )
 def test_bad_options_exit_2_with_one_line(store, tmp_path, capsys, argv, message):

@@ -35,19 +35,19 @@ def test_an_explicit_queue_is_kept():
 @pytest.mark.parametrize(
     "spec, message",
     [
-        ({"delay_ms": -1}, "delay_ms = -1; allowed: a number in [0.0, 10000.0]"),
-        ({"delay_ms": "5"}, "delay_ms = '5'"),
-        ({"loss": 1.5}, "loss = 1.5; allowed: a number in [0.0, 1.0]"),
-        ({"loss": True}, "loss = True"),
-        ({"rate_mbit": 0}, "rate_mbit = 0"),
-        ({"mtu": 100}, "mtu = 100; allowed: an integer in [576, 65535]"),
-        ({"mtu": 1500.0}, "mtu = 1500.0"),
-        ({"initcwnd": 0}, "initcwnd = 0"),
-        ({"queue_packets": 0}, "queue_packets = 0"),
-        ({"backend": "ns3"}, "backend = 'ns3'; allowed: tun, netem, veth"),
-        ({"delay_ms": 5, "jitter_ms": 6}, "jitter_ms = 6 exceeds delay_ms = 5"),
-        ({"rtt": 5}, "unknown key 'rtt'; allowed: name, delay_ms"),
-        ({"backend": "veth", "delay_ms": 5}, "backend 'veth' emulates nothing, yet delay_ms"),
+        ({"delay_ms": -1}, "delay_ms: bad value -1; allowed: a number >= 0.0 and <= 10000.0"),
+        ({"delay_ms": "5"}, "delay_ms: expected a number, got '5'"),
+        ({"loss": 1.5}, "loss: bad value 1.5; allowed: a number >= 0.0 and <= 0.99"),
+        ({"loss": True}, "loss: expected a number, got true"),
+        ({"rate_mbit": 0}, "rate_mbit: bad value 0; allowed: a number >= 0.001"),
+        ({"mtu": 100}, "mtu: bad value 100; allowed: an integer 576 to 65535"),
+        ({"mtu": 1500.0}, "mtu: expected an integer, got 1500.0"),
+        ({"initcwnd": 0}, "initcwnd: bad value 0; allowed: an integer 1 to 1000"),
+        ({"queue_packets": 0}, "queue_packets: bad value 0; allowed: an integer 1 to"),
+        ({"backend": "ns3"}, "backend: bad value 'ns3'; allowed: tun, netem, veth"),
+        ({"delay_ms": 5, "jitter_ms": 6}, "jitter_ms: bad value 6; allowed: at most delay_ms (5)"),
+        ({"rtt": 5}, "rtt: unknown key 'rtt'; allowed: name, delay_ms"),
+        ({"backend": "veth", "delay_ms": 5}, "delay_ms: bad value 5.0: backend 'veth' emulates"),
     ],
 )
 def test_bad_values_name_the_profile_key_and_what_is_allowed(spec, message):
@@ -57,6 +57,13 @@ def test_bad_values_name_the_profile_key_and_what_is_allowed(spec, message):
     assert text.startswith("network profile 'p': ")
     assert message in text
     assert "\n" not in text
+
+
+def test_every_problem_of_a_profile_is_reported_at_once():
+    with pytest.raises(ChainlabError) as err:
+        parse_profile({"name": "p", "delay_ms": -1, "mtu": 10, "colour": "red"})
+    lines = str(err.value).splitlines()
+    assert len(lines) == 3 and all(x.startswith("network profile 'p': ") for x in lines)
 
 
 def test_not_a_table():

@@ -1,0 +1,99 @@
+"""Matrix expansion: the cross product of a matrix's axes, less its exclusions, as scenario
+ids (chainlab.campaign.ids) and their parts. The loader validates the values first.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+
+from chainlab.campaign import ids
+from chainlab.campaign.algorithms import GROUPS
+from chainlab.campaign.model import (
+    DEFAULT_CERT_COMPRESSION,
+    DEFAULT_HANDSHAKE_MODE,
+    DEFAULT_SERVED_CHAIN,
+)
+from chainlab.network.profile import LOOPBACK
+
+# The axes a [matrix.<name>] crosses, in the order scenario parts are named.
+MATRIX_AXES = ("kex", "hierarchy", "served_chain", "handshake_mode", "cert_compression", "network")
+# Scenario properties a `where` table (exclusions, sampling overrides) may test.
+WHERE_KEYS = (
+    "scenario",
+    "kex",
+    "kex_family",
+    "depth",
+    "root",
+    "int",
+    "leaf",
+    "algorithm",
+    "served_chain",
+    "handshake_mode",
+    "cert_compression",
+    "network",
+)
+# The value of an axis a matrix leaves out (kex and hierarchy are required).
+AXIS_DEFAULTS = {
+    "served_chain": DEFAULT_SERVED_CHAIN,
+    "handshake_mode": DEFAULT_HANDSHAKE_MODE,
+    "cert_compression": DEFAULT_CERT_COMPRESSION,
+    "network": LOOPBACK,
+}
+
+
+def expand(
+    axes: dict[str, list],
+    excludes: list[dict],
+    alg_token: Callable[[str], str],
+    parts_by_id: dict[str, dict],
+) -> tuple[list[str], list[int]]:
+    """(scenario ids in declaration order, indexes of exclusions that excluded nothing).
+
+    `axes`: axis -> values (validated); `excludes`: `where` tables (property -> set of
+    values); `alg_token`: an algorithm's id token (its alias, or its plain token). Every new
+    id's parts are added to `parts_by_id` (shared by all matrices of a file, so a scenario
+    two matrices produce is one scenario)."""
+    combos = itertools.product(*(axes.get(a) or [AXIS_DEFAULTS[a]] for a in MATRIX_AXES))
+    out: list[str] = []
+    excluded_by = [0] * len(excludes)
+    for values in combos:
+        parts = dict(zip(MATRIX_AXES, values, strict=True))
+        sid = ids.compose(
+            parts["kex"],
+            [alg_token(a) for a in parts["hierarchy"]],
+            parts["served_chain"],
+            parts["handshake_mode"],
+            parts["cert_compression"],
+            parts["network"],
+        )
+        hit = [matches(w, parts, sid) for w in excludes]
+        for i, h in enumerate(hit):
+            excluded_by[i] += h
+        if any(hit):
+            continue
+        parts_by_id.setdefault(sid, parts)
+        if sid not in out:
+            out.append(sid)
+    return out, [i for i, n in enumerate(excluded_by) if n == 0]
+
+
+def matches(where: dict, parts: dict, sid: str) -> bool:
+    """Whether a scenario (its parts and id) has, for every key of `where`, one of the
+    values listed there."""
+    h = parts["hierarchy"]
+    facts = {
+        "scenario": {sid},
+        "kex": {parts["kex"]},
+        "kex_family": {GROUPS[parts["kex"]]},
+        "depth": {len(h)},
+        "root": {h[0]} if len(h) >= 2 else set(),
+        "int": set(h[1:-1]),
+        "leaf": {h[-1]},
+        "algorithm": set(h),
+        "served_chain": {parts["served_chain"]},
+        "handshake_mode": {parts["handshake_mode"]},
+        "cert_compression": {parts["cert_compression"]},
+        "network": {parts["network"]},
+    }
+    return all(facts[k] & vals for k, vals in where.items())

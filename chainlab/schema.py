@@ -1,0 +1,196 @@
+"""One checker for every configuration table chainlab reads: campaign files
+(chainlab.campaign.loader), network profiles (chainlab.network.profile) and analysis settings
+(chainlab.campaign.analysis_settings).
+
+A table's keys are declared once as fields (`Int`, `Num`, `Str`, `Record`, `Mapping`); the
+checker collects every problem of a file before anything runs, and says each in one style:
+
+    <file>: <key path>: <what is wrong>; allowed: <what is>
+
+e.g. `quick.toml: network.wan.loss: bad value 1.5; allowed: a number >= 0.0 and <= 0.99`.
+`ConfigError` carries the problems, one per line.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from dataclasses import dataclass, field
+
+from chainlab.errors import ChainlabError
+
+
+class ConfigError(ChainlabError):
+    """A configuration that does not validate; `problems` has one line per problem."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        super().__init__("\n".join(problems))
+
+
+def fmt(value) -> str:
+    """A value as a problem line shows it (TOML spelling for booleans, tables, arrays)."""
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "an array"
+    return repr(value)
+
+
+def allowed(names, bad=None) -> str:
+    """The allowed names, with a 'did you mean' for a close miss."""
+    names = list(names)
+    text = ", ".join(str(n) for n in names)
+    if isinstance(bad, str):
+        close = difflib.get_close_matches(bad, [str(n) for n in names], n=1, cutoff=0.6)
+        if not close:
+            lower = {str(n).lower(): str(n) for n in names}
+            close = difflib.get_close_matches(bad.lower(), list(lower), n=1, cutoff=0.6)
+            close = [lower[c] for c in close]
+        if close:
+            text += f" (did you mean {close[0]!r}?)"
+    return text
+
+
+class Problems:
+    """The problems found in one source (a file, or a named profile)."""
+
+    def __init__(self, source: str):
+        self.source = source
+        self.lines: list[str] = []
+
+    def bad(self, key: str, message: str) -> None:
+        where = f"{self.source}: {key}" if key else self.source
+        self.lines.append(f"{where}: {message}")
+
+    def raise_if_any(self) -> None:
+        if self.lines:
+            raise ConfigError(self.lines)
+
+    def keys(self, table: dict, names, where: str) -> None:
+        for k in table:
+            if k not in names:
+                self.bad(_at(where, k), f"unknown key {k!r}; allowed: {allowed(names, k)}")
+
+    def table(self, value, where: str) -> dict:
+        if not isinstance(value, dict):
+            self.bad(where, f"expected a table, got {fmt(value)}")
+            return {}
+        return value
+
+    def check(self, fields: dict[str, Field], table: dict, where: str, also=()) -> dict:
+        """The checked value of every key of `table` that `fields` declares (None where the
+        value is bad); keys neither declared nor in `also` (checked by the caller) are
+        problems too."""
+        self.keys(table, (*fields, *also), where)
+        return {k: fields[k].check(v, _at(where, k), self) for k, v in table.items() if k in fields}
+
+
+def _at(where: str, key: str) -> str:
+    return f"{where}.{key}" if where else key
+
+
+class Field:
+    """A declared value: `check` returns it (normalized) or None after reporting why not."""
+
+    def check(self, value, at: str, problems: Problems):
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Int(Field):
+    lo: int
+    hi: int | None = None
+
+    def check(self, value, at, problems):
+        if isinstance(value, bool) or not isinstance(value, int):
+            problems.bad(at, f"expected an integer, got {fmt(value)}")
+            return None
+        if value < self.lo or (self.hi is not None and value > self.hi):
+            rng = f"{self.lo} to {self.hi}" if self.hi is not None else f">= {self.lo}"
+            problems.bad(at, f"bad value {value}; allowed: an integer {rng}")
+            return None
+        return value
+
+
+@dataclass(frozen=True)
+class Num(Field):
+    lo: float
+    hi: float | None = None
+    lo_open: bool = False  # lo itself is not allowed
+    hi_open: bool = False  # hi itself is not allowed
+
+    def check(self, value, at, problems):
+        ok_type = isinstance(value, int | float) and not isinstance(value, bool)
+        if not ok_type or not math.isfinite(value):
+            problems.bad(at, f"expected a number, got {fmt(value)}")
+            return None
+        below = value <= self.lo if self.lo_open else value < self.lo
+        above = self.hi is not None and (value >= self.hi if self.hi_open else value > self.hi)
+        if below or above:
+            problems.bad(at, f"bad value {value}; allowed: {self.describe()}")
+            return None
+        return float(value)
+
+    def describe(self) -> str:
+        left = f"> {self.lo}" if self.lo_open else f">= {self.lo}"
+        if self.hi is None:
+            return f"a number {left}"
+        right = f"< {self.hi}" if self.hi_open else f"<= {self.hi}"
+        return f"a number {left} and {right}"
+
+
+@dataclass(frozen=True)
+class Str(Field):
+    choices: tuple | None = None
+    pattern: re.Pattern | None = None
+    what: str = "a string"  # what a value is, for messages
+
+    def check(self, value, at, problems):
+        if not isinstance(value, str):
+            problems.bad(at, f"expected {self.what}, got {fmt(value)}")
+            return None
+        if self.choices is not None and value not in self.choices:
+            problems.bad(at, f"bad value {value!r}; allowed: {allowed(self.choices, value)}")
+            return None
+        if self.pattern is not None and not self.pattern.match(value):
+            problems.bad(at, f"bad value {value!r}; allowed: {self.what}")
+            return None
+        return value
+
+
+@dataclass(frozen=True)
+class Record(Field):
+    """A table of fixed keys, each optional, filled from `defaults`."""
+
+    fields: dict[str, Field]
+    defaults: dict = field(default_factory=dict)
+
+    def check(self, value, at, problems):
+        if not isinstance(value, dict):
+            problems.bad(at, f"expected a table ({', '.join(self.fields)}), got {fmt(value)}")
+            return None
+        got = problems.check(self.fields, value, at)
+        if None in got.values() or set(value) - set(self.fields):
+            return None
+        return {**self.defaults, **got}
+
+
+@dataclass(frozen=True)
+class Mapping(Field):
+    """A table of free names, each value checked by `values`; at least one entry."""
+
+    values: Field
+    what: str = "a table of names and values"
+
+    def check(self, value, at, problems):
+        if not isinstance(value, dict) or not value:
+            problems.bad(at, f"expected {self.what}, got {fmt(value)}")
+            return None
+        got = {str(k): self.values.check(v, _at(at, str(k)), problems) for k, v in value.items()}
+        return None if None in got.values() else got
