@@ -97,15 +97,34 @@ def ratio_ci_delta(
     exp(log r ± z·se) stays positive and is symmetric in log space, so the interval of b/a is
     the reciprocal of the interval of a/b. Both means must be positive; otherwise NaN.
     """
-    if not (n_a and n_b) or not (mean_a > 0 and mean_b > 0):
+    r, se = ratio_log_se(mean_a, var_a, n_a, mean_b, var_b, n_b, cov_ab)
+    if math.isnan(r):
         return (math.nan, math.nan, math.nan)
+    return (r, *log_interval(r, se, level))
+
+
+def ratio_log_se(
+    mean_a: float,
+    var_a: float,
+    n_a: int,
+    mean_b: float,
+    var_b: float,
+    n_b: int,
+    cov_ab: float | None = None,
+) -> tuple[float, float]:
+    """mean_a / mean_b and the delta-method standard error of its logarithm (see
+    `ratio_ci_delta`); (NaN, NaN) unless both means are positive, se NaN below n = 2 or
+    where a moment is unknown."""
+    if not (n_a and n_b) or not (mean_a > 0 and mean_b > 0):
+        return (math.nan, math.nan)
     r = mean_a / mean_b
-    if n_a < 2 or n_b < 2:
-        return (r, math.nan, math.nan)
+    moments = (var_a, var_b, 0.0 if cov_ab is None else cov_ab)
+    if n_a < 2 or n_b < 2 or not all(math.isfinite(m) for m in moments):
+        return (r, math.nan)
     v = max(var_a, 0.0) / (n_a * mean_a**2) + max(var_b, 0.0) / (n_b * mean_b**2)
     if cov_ab is not None:
         v -= 2.0 * cov_ab / (n_a * mean_a * mean_b)
-    return (r, *log_interval(r, math.sqrt(max(v, 0.0)), level))
+    return (r, math.sqrt(max(v, 0.0)))
 
 
 def log_interval(est: float, se: float, level: float = 0.95) -> tuple[float, float]:
@@ -217,14 +236,19 @@ def bootstrap_ci(
     est = float(statistic(x[np.newaxis, :])[0])
     if n < 2:
         return (est, math.nan, math.nan)
-    reps = np.empty(resamples)
-    block = max(1, _BLOCK_ELEMENTS // n)
+    lo, hi = percentile_interval(_replicates(x, statistic, resamples, rng), level)
+    return (est, lo, hi)
+
+
+def _replicates(x: np.ndarray, statistic, resamples: int, rng) -> np.ndarray:
+    """`statistic` of `resamples` resamples (with replacement) of x, drawn in blocks of at
+    most _BLOCK_ELEMENTS values so memory stays bounded whatever x's size."""
+    out = np.empty(resamples)
+    block = max(1, _BLOCK_ELEMENTS // x.size)
     for start in range(0, resamples, block):
         stop = min(resamples, start + block)
-        idx = rng.integers(0, n, size=(stop - start, n))
-        reps[start:stop] = statistic(x[idx])
-    lo, hi = percentile_interval(reps, level)
-    return (est, lo, hi)
+        out[start:stop] = statistic(x[rng.integers(0, x.size, size=(stop - start, x.size))])
+    return out
 
 
 def bootstrap_ratio_ci(
@@ -241,14 +265,7 @@ def bootstrap_ratio_ci(
     xb = np.asarray(b, dtype=float)
     if xa.size == 0 or xb.size == 0:
         return (math.nan, math.nan, math.nan)
-    reps = []
-    for x in (xa, xb):
-        out = np.empty(resamples)
-        block = max(1, _BLOCK_ELEMENTS // x.size)
-        for start in range(0, resamples, block):
-            stop = min(resamples, start + block)
-            out[start:stop] = statistic(x[rng.integers(0, x.size, size=(stop - start, x.size))])
-        reps.append(out)
+    reps = [_replicates(x, statistic, resamples, rng) for x in (xa, xb)]
     sa = float(statistic(xa[np.newaxis, :])[0])
     sb = float(statistic(xb[np.newaxis, :])[0])
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -258,7 +275,8 @@ def bootstrap_ratio_ci(
 
 
 def pearson_ci(x, y, level: float = 0.95) -> tuple[float, float, float]:
-    """Pearson's r with the Fisher z interval tanh(atanh r ± z/√(n-3)) (Fisher 1921).
+    """Pearson's r with the Fisher z interval tanh(atanh r ± z/√(n-3)) (Fisher 1921), as
+    scipy.stats.pearsonr computes it.
 
     NaN with fewer than 3 points or a constant variable; the interval needs n ≥ 4.
     A perfect correlation (|r| = 1) has the degenerate interval [r, r].
@@ -268,8 +286,12 @@ def pearson_ci(x, y, level: float = 0.95) -> tuple[float, float, float]:
     n = a.size
     if n < 3 or np.ptp(a) == 0 or np.ptp(b) == 0:
         return (math.nan, math.nan, math.nan)
-    r = float(np.clip(np.corrcoef(a, b)[0, 1], -1.0, 1.0))
-    return _fisher_interval(r, n, 1.0, level)
+    res = _st.pearsonr(a, b)
+    r = float(np.clip(res.statistic, -1.0, 1.0))
+    if n < 4 or abs(abs(r) - 1.0) < 1e-12:  # no interval, or a degenerate one
+        return _fisher_interval(r, n, 1.0, level)
+    ci = res.confidence_interval(confidence_level=level)  # Fisher z, se 1/√(n-3)
+    return (r, float(ci.low), float(ci.high))
 
 
 def spearman_ci(x, y, level: float = 0.95) -> tuple[float, float, float]:
@@ -305,18 +327,14 @@ def seeded_rng(seed: int, *keys: str) -> np.random.Generator:
 
 
 def proportion_ci(k: int, n: int, level: float = 0.95) -> tuple[float, float, float]:
-    """A proportion k/n with the Wilson score interval (Wilson, "Probable inference, the law
-    of succession, and statistical inference", JASA 22, 1927): the p solving
+    """A proportion k/n with the Wilson score interval (scipy's binomtest; Wilson, "Probable
+    inference, the law of succession, and statistical inference", JASA 22, 1927): the p solving
     |k/n − p| = z·√(p(1 − p)/n). Unlike the Wald interval it stays inside [0, 1] and is not
     degenerate at k = 0 or k = n (e.g. 0 of 20 gives [0, 0.161]). NaN when n is 0."""
     if not n:
         return (math.nan, math.nan, math.nan)
-    z = z_value(level)
-    p = k / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    ci = _st.binomtest(int(k), int(n)).proportion_ci(confidence_level=level, method="wilson")
     # at k = 0 (k = n) the lower (upper) bound is exactly 0 (1); rounding would leave 1e-17
-    lo = 0.0 if k == 0 else max(0.0, centre - half)
-    hi = 1.0 if k == n else min(1.0, centre + half)
-    return (p, lo, hi)
+    lo = 0.0 if k == 0 else max(0.0, float(ci.low))
+    hi = 1.0 if k == n else min(1.0, float(ci.high))
+    return (k / n, lo, hi)

@@ -29,7 +29,6 @@ from chainlab.analysis import families as fam
 from chainlab.analysis.load import StoreData, parse_json
 from chainlab.errors import ChainlabError
 from chainlab.network import model
-from chainlab.network.calibrate import SYN_BYTES
 from chainlab.network.profile import LOOPBACK, parse_profile
 from chainlab.stats import percentile_interval, proportion_ci
 
@@ -429,7 +428,7 @@ def _measured_specs(profiles: pd.DataFrame, data: StoreData) -> list[dict]:
         rate = spec.get("rate_mbit")
         m_rate = r["measured_rate_mbit"]
         m_rate = m_rate if rate and math.isfinite(m_rate) else None
-        syn_ms = 2 * SYN_BYTES * 8 / (m_rate * 1e3) if m_rate else 0.0
+        syn_ms = model.syn_serialization_ms(m_rate)
         delay = max(0.0, (r["measured_rtt_ms"] - syn_ms) / 2)
         m = dict(spec)
         m["delay_ms"] = delay

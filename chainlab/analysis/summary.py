@@ -15,7 +15,7 @@ import pandas as pd
 
 from chainlab.analysis import families as fam
 from chainlab.analysis.load import StoreData
-from chainlab.stats import log_interval, mean_ci_from_moments, quantile_ci
+from chainlab.stats import log_interval, mean_ci_from_moments, quantile_ci, ratio_log_se
 
 # The share of end-to-end latency the server must spend on CPU, in addition to a
 # server/client CPU ratio at or above cpu_regimes.server_bound, to call a scenario
@@ -58,13 +58,8 @@ def paired_ratio(mx, vx, my, vy, cxy, n) -> tuple[float, float]:
     """mean_x / mean_y over the same n observations and the log-scale delta standard error
     √((vx/mx² + vy/my² - 2·cxy/(mx·my))/n) (Casella & Berger §5.5.4)."""
     mx, vx, my, vy, cxy, n = map(_num, (mx, vx, my, vy, cxy, n))
-    if not (mx > 0 and my > 0):
-        return (math.nan, math.nan)
-    r = mx / my
-    if not (n >= 2 and math.isfinite(vx) and math.isfinite(vy) and math.isfinite(cxy)):
-        return (r, math.nan)
-    v = (vx / mx**2 + vy / my**2 - 2 * cxy / (mx * my)) / n
-    return (r, math.sqrt(max(v, 0.0)))
+    n = int(n) if math.isfinite(n) else 0
+    return ratio_log_se(mx, vx, n, my, vy, n, cxy)
 
 
 def cpu_regime(ratio: float, server_share: float, bands: dict) -> str:

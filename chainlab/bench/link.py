@@ -222,13 +222,11 @@ def added(direct: Route, link: Route, kind: str) -> tuple[float, float, float] |
     return statistics.median(d), statistics.median(lk), statistics.median(diffs)
 
 
-def quantile(values: list[float], q: float) -> float:
-    """The q-quantile (linear interpolation between order statistics)."""
-    ordered = sorted(values)
-    pos = q * (len(ordered) - 1)
-    lo = int(pos)
-    hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+def p10(values: list[float]) -> float:
+    """The 10th percentile (linear interpolation between order statistics)."""
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=10, method="inclusive")[0]
 
 
 def report(paths: dict, args, why_not: str | None, scheduler: str, timer: dict) -> str:
@@ -260,7 +258,7 @@ def report(paths: dict, args, why_not: str | None, scheduler: str, timer: dict) 
         lines.append(f"{'  handshake added per round, ms':34}{per_round}")
         # The fastest tenth of each side: the path's own cost with the least interference
         # from other work on the machine (which only ever adds time).
-        p10_d, p10_l = quantile(d.handshake_ms, 0.1), quantile(lk.handshake_ms, 0.1)
+        p10_d, p10_l = p10(d.handshake_ms), p10(lk.handshake_ms)
         lines.append(
             f"{'TLS handshake, 10th percentile ms':34}{p10_d:10.3f}{p10_l:10.3f}"
             f"{p10_l - p10_d:+10.3f}"

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from chainlab import processes
 from chainlab.errors import ChainlabError
+from chainlab.network import model
 from chainlab.network.pipes import LineReader
 
 PROBE = Path(__file__).resolve().parent / "probe.py"
@@ -41,8 +42,6 @@ TOLERANCE = 0.05
 # Absolute RTT tolerance floor: the link's own added latency budget (docs/network.md). A
 # 0 ms or 1 ms profile cannot be measured closer than the tools and forwarder add.
 RTT_FLOOR_MS = 0.2
-# IPv4 SYN / SYN-ACK with Linux's options (MSS, SACK-permitted, timestamps, window scale).
-SYN_BYTES = 60
 
 # TCP connects for the RTT: at least this many; more with jitter (see connects_for).
 CONNECTS = 15
@@ -195,7 +194,7 @@ def summarize(profile, raw: dict) -> dict:
     rate_cfg = profile.rate_mbit
     ok = [t for t in raw.get("connect_ms", []) if t is not None]
     rtt = statistics.median(ok) if ok else None
-    syn_ms = 2 * SYN_BYTES * 8 / (rate_cfg * 1e3) if rate_cfg else 0.0
+    syn_ms = model.syn_serialization_ms(rate_cfg)
     expected_rtt = profile.rtt_ms + syn_ms
 
     train = raw.get("train") or {}

@@ -85,7 +85,7 @@ def predict_handshake(
     k_server = slow_start_rounds(server_flight_bytes, mss, initcwnd)
     round_trips = 2 + k_client + k_server
     ser = (
-        2 * serialization_ms(SYN_BYTES, rate_mbit, mss=None)
+        syn_serialization_ms(rate_mbit)
         + serialization_ms(client_flight_bytes, rate_mbit, mss)
         + serialization_ms(server_flight_bytes, rate_mbit, mss)
     )
@@ -123,6 +123,12 @@ def slow_start_rounds(nbytes: float, mss: int, initcwnd: int) -> int:
     while initcwnd * (2 ** (k + 1) - 1) < need:
         k += 1
     return k
+
+
+def syn_serialization_ms(rate_mbit: float | None) -> float:
+    """Serialization of a connect's SYN and SYN-ACK (SYN_BYTES each) on a link of
+    `rate_mbit` (0 without a rate): what a TCP connect adds to the RTT."""
+    return 2 * serialization_ms(SYN_BYTES, rate_mbit, mss=None)
 
 
 def serialization_ms(nbytes: float, rate_mbit: float | None, mss: int | None) -> float:

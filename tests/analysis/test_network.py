@@ -246,7 +246,7 @@ def test_bad_stored_profile_is_one_line_naming_it(make_store):
     with pytest.raises(ChainlabError) as e:
         analyze(p)
     msg = str(e.value)
-    assert "\n" not in msg and "'bad'" in msg and "delay_ms = -1" in msg and str(p) in msg
+    assert "\n" not in msg and "'bad'" in msg and "delay_ms: bad value -1" in msg and str(p) in msg
 
 
 def test_flag_reads_the_same_when_every_profile_is_flagged(make_store):
