@@ -1,5 +1,6 @@
-"""Progress on stderr: two live lines (campaign, scenario) on a terminal; one plain line per
-finished scenario when stderr is not a terminal or CI=true.
+"""Progress on stderr: two live bars (campaign, scenario; drawn by rich) on a terminal, with
+each finished scenario's line printed above them; one plain line per finished scenario when
+stderr is not a terminal or CI=true.
 
 The campaign ETA is the cost model's estimate of the scenarios left and of the network
 profiles not yet calibrated (chainlab.campaign.estimate), scaled by how the finished
@@ -13,15 +14,17 @@ import os
 import sys
 import time
 
+from rich.console import Console
+from rich.progress import BarColumn, TextColumn
+from rich.progress import Progress as Bars
+
 from chainlab.campaign import estimate
+from chainlab.runner.sampler import predicted_count
 
+# Bar width in characters; the text beside each bar says the counts and the ETA.
 BAR = 20
-
-
-def _bar(frac: float) -> str:
-    frac = min(max(frac, 0.0), 1.0)
-    full = int(round(frac * BAR))
-    return "[" + "#" * full + "." * (BAR - full) + "]"
+# Redraw at most twice a second: enough to follow, and nothing next to the engine's cost.
+REDRAW_S = 0.5
 
 
 def _pct(x) -> str:
@@ -48,7 +51,7 @@ class Progress:
         self.t0 = time.monotonic()
         self.current = None
         self._last_draw = 0.0
-        self._drawn = False
+        self._bars: Bars | None = None
         self._finished: set[str] = set()
         self._calibrated: dict[str, float] = {}  # scenario -> calibration estimates in it
 
@@ -63,8 +66,7 @@ class Progress:
         self._line(f"chainlab: {self.total} scenarios, estimated {estimate.fmt_duration(total)}")
 
     def note(self, text: str) -> None:
-        """A line between the live lines (a remark of the run: cleanup, calibration)."""
-        self._clear()
+        """A line above the live bars (a remark of the run: cleanup, calibration)."""
         self._line(text)
 
     def calibrated(self, execution, profile: str, text: str) -> None:
@@ -99,7 +101,6 @@ class Progress:
         if row["status"] == "completed":
             self.spent_est += self.estimates.get(sid, 0.0) + calibration_est
             self.spent_real += row["wall_seconds"]
-        self._clear()
         msg = (
             f"[{self.done}/{self.total}] {sid}: {row['status']} ({row['stop_reason']}) "
             f"n={row['n_ok']}/{row['n_measured']} ci={_pct(row['ci_rel_halfwidth'])} "
@@ -112,25 +113,40 @@ class Progress:
         self._line(msg)
 
     def finish(self, summary: str) -> None:
-        self._clear()
         self._line(summary)
+        if self._bars is not None:
+            self._bars.stop()
+            self._bars = None
 
     # -- drawing -----------------------------------------------------------------------
 
     def _line(self, text: str) -> None:
-        print(text, file=self.stream, flush=True)
+        if self._bars is not None:
+            self._bars.console.print(text, markup=False, highlight=False, soft_wrap=True)
+        else:
+            print(text, file=self.stream, flush=True)
 
-    def _clear(self) -> None:
-        if self.live and self._drawn:
-            self.stream.write("\r\x1b[2K\x1b[1A\x1b[2K")
-            self.stream.flush()
-            self._drawn = False
+    def _live_bars(self) -> Bars:
+        if self._bars is None:
+            console = Console(file=self.stream, force_terminal=True, highlight=False)
+            self._bars = Bars(
+                TextColumn("{task.description:<8}"),
+                BarColumn(bar_width=BAR),
+                TextColumn("{task.fields[info]}"),
+                console=console,
+                auto_refresh=False,
+                transient=True,
+            )
+            self._campaign = self._bars.add_task("campaign", total=1.0, info="")
+            self._scenario = self._bars.add_task("scenario", total=1.0, info="")
+            self._bars.start()
+        return self._bars
 
     def _draw(self, ex, batch_done: int, batch_total: int, force: bool = False) -> None:
         if not self.live:
             return
         now = time.monotonic()
-        if not force and now - self._last_draw < 0.5:
+        if not force and now - self._last_draw < REDRAW_S:
             return
         self._last_draw = now
         p = ex.policy
@@ -140,8 +156,6 @@ class Progress:
         else:
             target_n = p.max
             if ex.n_ok >= 2:
-                from chainlab.runner.sampler import predicted_count
-
                 target_n = min(max(predicted_count(ex.ok_values, p), p.min), p.max)
         frac = n / max(target_n, 1)
         if p.time_cap_s:
@@ -151,19 +165,17 @@ class Progress:
         if p.time_cap_s:
             left_here = min(left_here, max(0.0, p.time_cap_s - ex.sampling_s))
         c_frac = (self.done + min(frac, 1.0)) / max(self.total, 1)
-        line1 = (
-            f"campaign {_bar(c_frac)} {self.done}/{self.total} "
-            f"elapsed {estimate.fmt_duration(now - self.t0)} "
-            f"ETA {estimate.fmt_duration(self.eta(left_here))}"
+        bars = self._live_bars()
+        bars.update(
+            self._campaign,
+            completed=min(c_frac, 1.0),
+            info=f"{self.done}/{self.total} elapsed {estimate.fmt_duration(now - self.t0)} "
+            f"ETA {estimate.fmt_duration(self.eta(left_here))}",
         )
-        line2 = (
-            f"scenario {_bar(frac)} n={n}/{target_n} ci={_pct(ex.rel_halfwidth)}"
-            f"->{_pct(p.target_rel_halfwidth) if p.mode == 'adaptive' else 'fixed'} "
-            f"{ex.s.scenario_id}"
+        target = _pct(p.target_rel_halfwidth) if p.mode == "adaptive" else "fixed"
+        bars.update(
+            self._scenario,
+            completed=min(frac, 1.0),
+            info=f"n={n}/{target_n} ci={_pct(ex.rel_halfwidth)}->{target} {ex.s.scenario_id}",
         )
-        width = 200
-        if self._drawn:
-            self.stream.write("\r\x1b[1A\x1b[2K")
-        self.stream.write(line1[:width] + "\n\x1b[2K" + line2[:width])
-        self.stream.flush()
-        self._drawn = True
+        bars.refresh()

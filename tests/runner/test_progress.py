@@ -62,7 +62,9 @@ def test_live_mode_draws_both_bars():
     ex = FakeExecution(ss[0])
     p.scenario_start(ex)
     text = out.getvalue()
-    assert "campaign [" in text and "ETA" in text
-    assert "scenario [" in text and ss[0].scenario_id in text and "ci=1.30%" in text
+    assert "campaign" in text and "━" in text and "ETA" in text  # rich's bars
+    assert "scenario" in text and ss[0].scenario_id in text and "ci=1.30%" in text
     p.scenario_end(ex, result(ss[0].scenario_id, "failed"))
     assert f"[1/{len(ss)}] {ss[0].scenario_id}: failed" in out.getvalue()
+    p.finish("chainlab: run completed")
+    assert "chainlab: run completed" in out.getvalue()
