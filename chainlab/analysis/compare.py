@@ -22,7 +22,7 @@ import pandas as pd
 
 from chainlab.analysis import families as fam
 from chainlab.campaign.analysis_settings import PLAUSIBILITY_CLASSES, AnalysisConfig
-from chainlab.network.model import SCENARIO_KEYS
+from chainlab.campaign.model import SCENARIO_KEYS
 from chainlab.stats import (
     log_interval,
     lognormal_draws,

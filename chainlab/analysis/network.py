@@ -6,7 +6,7 @@ A store whose scenarios all ran over loopback has no network analysis (`analyze`
 
 Definitions used throughout:
 - a scenario's **line** is everything that defines it except the network (the scenario keys
-  of chainlab.network.model.SCENARIO_KEYS); the latency plots draw one line per hierarchy;
+  of chainlab.campaign.model.SCENARIO_KEYS); the latency plots draw one line per hierarchy;
 - a profile's **MSS** is its MTU − 52 (chainlab.network.profile.TCP_IP_OVERHEAD: IPv4 20 +
   TCP 20 + the 12-byte timestamp option Linux negotiates by default), its **initial window**
   initcwnd × MSS bytes (initcwnd: the profile's, 10 when unset, as the link sets it);
@@ -27,6 +27,7 @@ import pandas as pd
 
 from chainlab.analysis import families as fam
 from chainlab.analysis.load import StoreData, parse_json
+from chainlab.campaign.model import SCENARIO_KEYS
 from chainlab.errors import ChainlabError
 from chainlab.network import model
 from chainlab.network.profile import LOOPBACK, parse_profile
@@ -85,7 +86,7 @@ def reference_network(summary: pd.DataFrame, baseline: str | None) -> str | None
 def line_key(row) -> tuple:
     """A scenario's identity apart from its network (missing positions as None)."""
     out = []
-    for k in model.SCENARIO_KEYS:
+    for k in SCENARIO_KEYS:
         v = row[k]
         out.append(None if v is None or (isinstance(v, float) and math.isnan(v)) else v)
     return tuple(out)
@@ -448,7 +449,7 @@ def _predict(data: StoreData, summary: pd.DataFrame, specs: list[dict]) -> pd.Da
     scen = data.scenarios[data.scenarios["scenario_id"].isin(ok_ids)]
     samples = data.network_samples
     samples = samples[samples["scenario_id"].isin(ok_ids)]
-    return model.predict(samples, scen, model.profiles_table(specs))
+    return model.predict(samples, scen, model.profiles_table(specs), keys=SCENARIO_KEYS)
 
 
 def projection_frame(

@@ -27,8 +27,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from chainlab import engine, machine
 from chainlab.campaign import estimate, load
 from chainlab.engine import REPO
+from chainlab.runner import pki
+from chainlab.runner.campaign import RunOptions, run
+from chainlab.store import Store
 
 DEFAULT = REPO / "campaigns" / "signature-placement.toml"
 
@@ -48,11 +52,6 @@ def main(argv=None) -> int:
         help="generate hierarchies into an empty cache (counts their signing time)",
     )
     args = ap.parse_args(argv)
-
-    from chainlab import engine, machine
-    from chainlab.runner import pki
-    from chainlab.runner.campaign import RunOptions, run
-    from chainlab.store import Store
 
     campaign = load(args.file)
     with tempfile.TemporaryDirectory(prefix="chainlab-bench-") as tmp:

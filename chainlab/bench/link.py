@@ -33,6 +33,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from chainlab import engine as engine_binary
 from chainlab import processes
 from chainlab.errors import ChainlabError
 from chainlab.network import emulated_link, require_privileges
@@ -278,8 +279,6 @@ def report(paths: dict, args, why_not: str | None, scheduler: str, timer: dict) 
 
 def _engine_pki(tmp: Path) -> tuple[str | None, str | None]:
     """The engine binary and a hierarchy in tmp/pki, or (None, why not)."""
-    from chainlab import engine as engine_binary
-
     try:
         engine = str(engine_binary.path())
     except ChainlabError as e:

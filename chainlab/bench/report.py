@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from chainlab.bench.synthetic import build_store, paper_matrix
+
 TARGET_SECONDS = 30.0
 TARGET_BYTES = 2**30
 
@@ -31,8 +33,6 @@ TARGET_BYTES = 2**30
 def build_benchmark_store(path: Path, samples: int, scenarios: int = 15, seed: int = 1) -> Path:
     """A store with `samples` measured handshakes over the first `scenarios` of the paper's
     15 scenario shapes (the baseline is the fifth)."""
-    from chainlab.bench.synthetic import build_store, paper_matrix
-
     shapes = paper_matrix(samples)[:scenarios]
     total = sum(s.n for s in shapes)
     shapes[0].n += samples - total  # keep the requested total

@@ -25,6 +25,9 @@ from dataclasses import dataclass
 from statistics import NormalDist
 
 from chainlab.campaign.model import NetworkProfile, Scenario
+from chainlab.network.calibrate import BULK_MAX_S, plan_for
+from chainlab.network.model import predict_handshake, segments
+from chainlab.network.profile import DEFAULT_INITCWND, TCP_IP_OVERHEAD, parse_profile
 
 # Milliseconds per operation: `openssl speed -seconds 1 -mr <alg>` with the project's
 # OpenSSL 3.5.5 on this machine kind (2 shared cores), one run per algorithm. A rough
@@ -259,9 +262,6 @@ def network_cost(s: Scenario) -> NetworkCost:
     p = s.network_profile
     if p is None:
         return NetworkCost(base, cv * base, base, 0, False)
-    from chainlab.network.model import predict_handshake, segments
-    from chainlab.network.profile import DEFAULT_INITCWND, TCP_IP_OVERHEAD
-
     client, server = flight_bytes(s)
     mss = p.mtu - TCP_IP_OVERHEAD
     rtt = 2 * p.delay_ms
@@ -338,9 +338,6 @@ def scenario(s: Scenario) -> Estimate:
 def calibration_seconds(profile: NetworkProfile) -> float:
     """Estimated time of one calibration of the profile (chainlab.network.calibrate): its
     TCP connects, bulk transfer, packet train and loss probes at the profile's RTT and rate."""
-    from chainlab.network.calibrate import BULK_MAX_S, plan_for
-    from chainlab.network.profile import parse_profile
-
     prof = parse_profile(profile.to_dict())
     plan = plan_for(prof)
     rtt_s = prof.rtt_ms / 1000

@@ -12,6 +12,7 @@ import tomllib
 from dataclasses import replace
 from pathlib import Path
 
+from chainlab import engine
 from chainlab.campaign import ids, matrix
 from chainlab.campaign.algorithms import (
     ALGORITHM_NAMES,
@@ -81,8 +82,6 @@ def load(path, algorithms: tuple[str, ...] | None = None) -> Campaign:
 
 def allowed_algorithms() -> tuple[str, ...]:
     """The engine's algorithm names when the engine is built, else the kept copy."""
-    from chainlab import engine
-
     try:
         return tuple(a["name"] for a in engine.info()["algorithms"])
     except ChainlabError:

@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from chainlab.campaign.algorithms import GROUPS
+from chainlab.errors import ChainlabError
 
 # Axis values that are not written into a scenario id (the id names only what differs).
 DEFAULT_SERVED_CHAIN = "leaf+intermediates"
@@ -19,6 +20,20 @@ ROLES = {
     3: ("root", "int", "leaf"),
     4: ("root", "int1", "int2", "leaf"),
 }
+
+# The scenario columns (store schema) that identify a scenario apart from its network: a
+# scenario and its twin on another network share them.
+SCENARIO_KEYS = (
+    "kex",
+    "depth",
+    "root_alg",
+    "int1_alg",
+    "int2_alg",
+    "leaf_alg",
+    "served_chain",
+    "handshake_mode",
+    "cert_compression",
+)
 
 # The store's name of a role (certificates.role) where it differs from the id's.
 STORE_ROLES = {"self": "self-signed", "int": "int1"}
@@ -157,8 +172,6 @@ class Campaign:
 
     def select(self, names: list[str] | None = None) -> list[Scenario]:
         """Scenarios of the named campaigns (all when None), each once, declaration order."""
-        from chainlab.errors import ChainlabError
-
         chosen = names if names else list(self.campaigns)
         for n in chosen:
             if n not in self.campaigns:

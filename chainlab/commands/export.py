@@ -21,6 +21,8 @@ def add_arguments(parser):
 
 
 def export(store_path: Path, fmt: str, out: Path | None = None) -> list[Path]:
+    # Deferred: the command line builds every subcommand's parser at start, and the store
+    # (duckdb, pyarrow, pandas) is too heavy to load for `chainlab validate`.
     from chainlab.store import TABLES, Store
 
     out = out or store_path.with_name(f"{store_path.stem}-export")

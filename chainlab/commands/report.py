@@ -50,6 +50,8 @@ def overrides_from(args) -> dict:
 
 
 def run(args) -> int:
+    # Deferred: the analysis and matplotlib take a second to load; the command line builds
+    # every subcommand's parser at start and must stay quick for `chainlab validate`.
     from chainlab.analysis.analyze import analyze
     from chainlab.report import build_report
 

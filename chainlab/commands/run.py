@@ -41,6 +41,8 @@ def add_arguments(parser):
 
 def run(args) -> int:
     campaign = load(args.file)  # validation first: a bad file stops here, nothing written
+    # Deferred: the runner loads the store (duckdb, pyarrow, pandas); the command line builds
+    # every subcommand's parser at start and must stay quick for `chainlab validate`.
     from chainlab.runner.campaign import RunOptions
     from chainlab.runner.campaign import run as run_campaign
 

@@ -23,13 +23,14 @@ how likely a handshake is to see no loss at all (above 0.5 the median is the los
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
 
-from chainlab.network.profile import LOOPBACK, TCP_IP_OVERHEAD
+from chainlab.network.profile import LOOPBACK, TCP_IP_OVERHEAD, parse_profile
 
 # IPv4 SYN and SYN-ACK with Linux's options (MSS, SACK-permitted, timestamps, window scale).
 SYN_BYTES = 60
@@ -38,18 +39,6 @@ SYN_BYTES = 60
 # the Finished record (5 header + 4 handshake header + 32 verify data + 1 type + 16 tag). It
 # leaves after the client's latency is over, so it is not part of the first flight.
 CLIENT_FINAL_FLIGHT_BYTES = 64
-# The scenario columns (store schema) that identify a scenario apart from its network.
-SCENARIO_KEYS = (
-    "kex",
-    "depth",
-    "root_alg",
-    "int1_alg",
-    "int2_alg",
-    "leaf_alg",
-    "served_chain",
-    "handshake_mode",
-    "cert_compression",
-)
 
 
 @dataclass(frozen=True)
@@ -144,10 +133,6 @@ def profiles_table(rows) -> pd.DataFrame:
     """A profile table for `predict` from profile dicts or from the store's
     `network_profiles` rows (a `configured` dict/JSON column): one row per profile with
     profile, rtt_ms, rate_mbit, loss, mtu, mss, initcwnd."""
-    import json
-
-    from chainlab.network.profile import parse_profile
-
     records = rows.to_dict("records") if isinstance(rows, pd.DataFrame) else list(rows)
     out = []
     for rec in records:
@@ -180,7 +165,7 @@ def predict(
     profiles: pd.DataFrame,
     *,
     base: str = "total",
-    keys: tuple[str, ...] = SCENARIO_KEYS,
+    keys: tuple[str, ...],
 ) -> pd.DataFrame:
     """Predicted latency of every loopback scenario on every profile, beside the emulated
     median where the same scenario was also measured on that profile.
@@ -189,6 +174,8 @@ def predict(
                server_bytes_written; client_cpu_ns and server_cpu_ns for base="cpu";
                warm-up and failed rows are ignored)
     scenarios  rows of the `scenarios` table (scenario_id, network and the `keys` columns)
+    keys       the columns that identify a scenario apart from its network (loopback twins
+               share them): chainlab.campaign.model.SCENARIO_KEYS
     profiles   `profiles_table(...)`: profile, rtt_ms, rate_mbit, loss, mss, initcwnd
 
     One row per (loopback scenario, profile): the keys, loopback_scenario_id, profile,

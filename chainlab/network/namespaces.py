@@ -18,6 +18,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
@@ -71,8 +72,6 @@ def _effective_capabilities() -> int:
 
 
 def _which(cmd: str) -> str | None:
-    import shutil
-
     return shutil.which(cmd)
 
 

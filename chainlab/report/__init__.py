@@ -12,6 +12,8 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import matplotlib.pyplot as plt
+
 from chainlab.analysis.analyze import Analysis, analyze
 from chainlab.errors import ChainlabError
 from chainlab.report import document, render, sections
@@ -48,8 +50,6 @@ def build_report(store, out_dir=None, *, analysis: Analysis | None = None, **ove
 
     `overrides` change single analysis settings (baseline=..., price_per_vcpu_hour=...).
     """
-    import matplotlib.pyplot as plt
-
     store = Path(store)
     a = analysis if analysis is not None else analyze(store, **overrides)
     out = Path(out_dir) if out_dir is not None else default_out_dir(store)

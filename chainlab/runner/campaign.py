@@ -22,6 +22,7 @@ import random
 import signal
 import subprocess
 import tempfile
+import time
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -126,8 +127,6 @@ def git_commit(repo: Path) -> str | None:
 
 
 def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
-    import time
-
     t0 = time.monotonic()
     selected = campaign.select(opts.campaigns)
     seed = campaign.seed if opts.seed is None else opts.seed

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from chainlab.campaign.model import NetworkProfile, Scenario
 from chainlab.errors import ChainlabError
+from chainlab.network import namespaces
+from chainlab.network.link import forwarder_path
 from chainlab.network.profile import LOOPBACK
 
 
@@ -24,12 +26,6 @@ def preflight(scenarios: list[Scenario], networks: dict[str, NetworkProfile]) ->
     used = sorted({s.network for s in scenarios if s.network != LOOPBACK})
     if not used:
         return {"errors": {}, "removed": []}
-    try:
-        from chainlab.network import namespaces
-        from chainlab.network.link import forwarder_path
-    except ImportError as e:
-        reason = f"emulated network profiles need chainlab.network, which cannot load: {e}"
-        return {"errors": dict.fromkeys(used, reason), "removed": []}
     try:
         namespaces.require_privileges()
         # Leftovers of a killed earlier run: namespaces, forwarders, orphaned servers.

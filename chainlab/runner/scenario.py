@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import math
 import subprocess
 import time
 from collections.abc import Callable
@@ -26,6 +27,7 @@ from pathlib import Path
 from chainlab import processes
 from chainlab.campaign import estimate
 from chainlab.campaign.model import NetworkProfile, Scenario
+from chainlab.network import emulated_link
 from chainlab.network.profile import LOOPBACK
 from chainlab.runner import network, pki, records, sampler
 from chainlab.store import ScenarioRows
@@ -139,8 +141,6 @@ class ScenarioExecution:
         reason = self.ctx.network_errors.get(profile.name)
         if reason is not None:
             raise ScenarioFailed("network_unavailable", reason)
-        from chainlab.network import emulated_link
-
         spec = network.profile_spec(profile, self.ctx.seed)
         first = profile.name not in self.ctx.calibrations
         # The stack is ours before the link exists: whatever stops the set-up (an error,
@@ -417,6 +417,4 @@ class ScenarioExecution:
 
 
 def _finite(x):
-    import math
-
     return x if x is not None and math.isfinite(x) else None

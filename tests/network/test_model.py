@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from chainlab.campaign.model import SCENARIO_KEYS
 from chainlab.network import emulated_link
 from chainlab.network.model import (
     exceeds_initial_window,
@@ -138,7 +139,7 @@ def test_predict_projects_every_loopback_scenario_onto_every_profile():
     profiles = profiles_table(
         [{"name": "wan", "delay_ms": 25}, {"name": "lan", "delay_ms": 0.5, "rate_mbit": 100}]
     )
-    out = predict(_samples(), _scenarios(), profiles)
+    out = predict(_samples(), _scenarios(), profiles, keys=SCENARIO_KEYS)
     assert len(out) == 4
     by = out.set_index(["loopback_scenario_id", "profile"])
     small_wan = by.loc[("small", "wan")]
@@ -159,10 +160,10 @@ def test_predict_projects_every_loopback_scenario_onto_every_profile():
 
 def test_predict_with_the_cpu_base():
     profiles = profiles_table([{"name": "wan", "delay_ms": 25}])
-    out = predict(_samples(), _scenarios(), profiles, base="cpu")
+    out = predict(_samples(), _scenarios(), profiles, base="cpu", keys=SCENARIO_KEYS)
     assert out.set_index("loopback_scenario_id").loc["small", "base_ms"] == pytest.approx(1.5)
     with pytest.raises(ValueError, match="base='wall'"):
-        predict(_samples(), _scenarios(), profiles, base="wall")
+        predict(_samples(), _scenarios(), profiles, base="wall", keys=SCENARIO_KEYS)
 
 
 def test_profiles_table_reads_store_rows_with_json_configured():
