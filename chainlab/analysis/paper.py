@@ -15,7 +15,6 @@ import math
 import re
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from chainlab.analysis import families as fam
@@ -321,7 +320,3 @@ def compare_kex(pairs: pd.DataFrame, matches: pd.DataFrame) -> pd.DataFrame:
         )
         rows.append(row)
     return pd.DataFrame(rows)
-
-
-def any_match(matches: pd.DataFrame) -> bool:
-    return bool(np.any(matches["chainlab_scenario_id"].fillna("").astype(str) != ""))

@@ -21,7 +21,8 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            // One line, naming the bad value and what is allowed (see cli::UsageError).
+            // One line naming what failed and why: clap reports bad arguments itself (exit 2,
+            // with the allowed values); these are errors of the run (files, OpenSSL, sockets).
             eprintln!("chainlab-engine: error: {err:#}");
             ExitCode::from(2)
         }

@@ -1,13 +1,22 @@
-//! OpenSSL 3.x functions and parameter names that `openssl-sys` 0.9 does not declare.
+//! The one home of OpenSSL 3.5 declarations that `openssl-sys` 0.9 does not carry: the
+//! libcrypto functions and parameter names the PKI needs, and the libssl functions and the
+//! constants of `ssl.h` / `sslerr.h` / `tls1.h` the TLS code needs.
 //!
 //! A plain list of `extern "C"` declarations and constants, each with the manual page or
-//! header it mirrors, checked against the headers of the project's OpenSSL
-//! (`engine/.openssl/include/openssl`). They resolve against the same static libcrypto that
-//! `openssl-sys` links. Safe wrappers live next to their callers (e.g. `pki::sign`).
+//! header it mirrors, copied from the headers of the project's OpenSSL
+//! (`engine/.openssl/include/openssl`); the integration tests exercise each one, so a
+//! renumbering upstream shows up as a failing test. They resolve against the same static
+//! libraries `openssl-sys` links (which this crate calls `sys`). Safe wrappers live next to
+//! their callers (e.g. `pki::sign`), apart from the two string helpers at the end.
 
-use std::ffi::{c_char, c_int, CStr};
+use std::ffi::{c_char, c_int, c_long, c_uchar, c_void, CStr};
 
-use openssl_sys::{EVP_MD_CTX, EVP_PKEY, EVP_PKEY_CTX, OSSL_LIB_CTX, OSSL_PARAM, X509};
+use openssl_sys::{
+    stack_st_X509, EVP_MD_CTX, EVP_PKEY, EVP_PKEY_CTX, OSSL_LIB_CTX, OSSL_PARAM, SSL, SSL_CTX,
+    X509, X509_STORE_CTX,
+};
+
+// -- libcrypto: keys and certificate signing ---------------------------------------------
 
 extern "C" {
     /// `EVP_DigestSignInit_ex(3)` (evp.h): sets up `ctx` for signing with `pkey`; `mdname`
@@ -64,3 +73,110 @@ pub const OSSL_SIGNATURE_PARAM_DETERMINISTIC: &CStr = c"deterministic";
 /// `OSSL_SIGNATURE_PARAM_NONCE_TYPE` (core_names.h): unsigned int; 1 makes ECDSA (and DSA)
 /// derive the nonce per RFC 6979 instead of drawing it at random.
 pub const OSSL_SIGNATURE_PARAM_NONCE_TYPE: &CStr = c"nonce-type";
+
+// -- libssl: certificate compression, verification, handshake state ----------------------
+
+extern "C" {
+    /// RFC 8879: the compression algorithms this side offers (client) or uses (server).
+    pub fn SSL_CTX_set1_cert_comp_preference(
+        ctx: *mut SSL_CTX,
+        algs: *mut c_int,
+        len: usize,
+    ) -> c_int;
+    /// Compresses the context's current certificate chain with `alg`; returns the compressed
+    /// length (0 on failure) and hands over `*data` (free with `OPENSSL_free`).
+    pub fn SSL_CTX_get1_compressed_cert(
+        ctx: *mut SSL_CTX,
+        alg: c_int,
+        data: *mut *mut c_uchar,
+        orig_len: *mut usize,
+    ) -> usize;
+    /// Installs a pre-compressed chain for the context's current certificate.
+    pub fn SSL_CTX_set1_compressed_cert(
+        ctx: *mut SSL_CTX,
+        alg: c_int,
+        comp_data: *mut c_uchar,
+        comp_length: usize,
+        orig_length: usize,
+    ) -> c_int;
+    /// Replaces libssl's call to `X509_verify_cert` for peer chains.
+    pub fn SSL_CTX_set_cert_verify_callback(
+        ctx: *mut SSL_CTX,
+        cb: Option<unsafe extern "C" fn(*mut X509_STORE_CTX, *mut c_void) -> c_int>,
+        arg: *mut c_void,
+    );
+    pub fn X509_STORE_CTX_get0_untrusted(ctx: *const X509_STORE_CTX) -> *mut stack_st_X509;
+    pub fn X509_STORE_CTX_set0_untrusted(ctx: *mut X509_STORE_CTX, sk: *mut stack_st_X509);
+    /// `OSSL_HANDSHAKE_STATE` of the connection (last state the state machine reached).
+    pub fn SSL_get_state(ssl: *const SSL) -> c_int;
+    /// Provider name of a key's type, e.g. "ML-DSA-65", "SLH-DSA-SHAKE-128f", "EC".
+    pub fn EVP_PKEY_get0_type_name(key: *const EVP_PKEY) -> *const c_char;
+}
+
+/// `SSL_CTRL_SET_MAX_CERT_LIST` (ssl.h): `SSL_CTX_set_max_cert_list` is a macro over it.
+pub const SSL_CTRL_SET_MAX_CERT_LIST: c_int = 51;
+/// `SSL_CTRL_GET_SIGNATURE_NAME` / `..._PEER_SIGNATURE_NAME` (ssl.h, 3.5): the TLS name of
+/// the signature scheme this side / the peer used in CertificateVerify.
+pub const SSL_CTRL_GET_SIGNATURE_NAME: c_int = 140;
+pub const SSL_CTRL_GET_PEER_SIGNATURE_NAME: c_int = 141;
+/// `SSL_CTRL_GET0_IMPLEMENTED_GROUPS` (ssl.h, 3.5): the group names the library implements.
+pub const SSL_CTRL_GET0_IMPLEMENTED_GROUPS: c_int = 139;
+
+/// `SSL_OP_NO_TX_CERTIFICATE_COMPRESSION` / `SSL_OP_NO_RX_CERTIFICATE_COMPRESSION` (ssl.h):
+/// never send compressed certificates / never offer to receive them.
+pub const SSL_OP_NO_TX_CERTIFICATE_COMPRESSION: u64 = 1 << 32;
+pub const SSL_OP_NO_RX_CERTIFICATE_COMPRESSION: u64 = 1 << 33;
+
+/// `TLSEXT_comp_cert_*` (tls1.h): RFC 8879 algorithm identifiers.
+pub const TLSEXT_COMP_CERT_ZLIB: c_int = 1;
+pub const TLSEXT_COMP_CERT_BROTLI: c_int = 2;
+pub const TLSEXT_COMP_CERT_ZSTD: c_int = 3;
+
+/// `TLS_ST_CW_CLNT_HELLO` in `OSSL_HANDSHAKE_STATE` (ssl.h): the client has sent its
+/// ClientHello and has not processed a ServerHello yet.
+pub const TLS_ST_CW_CLNT_HELLO: c_int = 13;
+
+/// `ERR_LIB_SSL` (err.h): the library code of libssl's errors.
+pub const ERR_LIB_SSL: c_int = 20;
+
+/// `sslerr.h` reason codes the error classification keys on.
+pub const SSL_R_NO_SUITABLE_KEY_SHARE: c_int = 101;
+pub const SSL_R_NO_SUITABLE_SIGNATURE_ALGORITHM: c_int = 118;
+pub const SSL_R_CERTIFICATE_VERIFY_FAILED: c_int = 134;
+pub const SSL_R_UNKNOWN_CERTIFICATE_TYPE: c_int = 247;
+pub const SSL_R_UNEXPECTED_EOF_WHILE_READING: c_int = 294;
+pub const SSL_R_NO_SUITABLE_GROUPS: c_int = 295;
+pub const SSL_R_WRONG_SIGNATURE_TYPE: c_int = 370;
+pub const SSL_R_NO_SHARED_SIGNATURE_ALGORITHMS: c_int = 376;
+pub const SSL_R_WRONG_CURVE: c_int = 378;
+pub const SSL_R_WRONG_CERTIFICATE_TYPE: c_int = 383;
+pub const SSL_R_NO_SHARED_GROUPS: c_int = 410;
+
+/// `SSL_AD_HANDSHAKE_FAILURE` (ssl.h): the alert a server sends when it finds no common
+/// group, signature scheme or cipher suite.
+pub const SSL_AD_HANDSHAKE_FAILURE: c_int = 40;
+
+/// Calls `SSL_ctrl` with a `const char **` out-parameter; `None` when the control returns 0.
+///
+/// # Safety
+/// `ssl` must be a valid `SSL` pointer and `cmd` a control that writes a `const char *`.
+pub unsafe fn ctrl_name(ssl: *mut SSL, cmd: c_int) -> Option<&'static str> {
+    let mut name: *const c_char = std::ptr::null();
+    let ok = openssl_sys::SSL_ctrl(ssl, cmd, 0, (&mut name as *mut *const c_char).cast());
+    static_str(if ok as c_long == 1 {
+        name
+    } else {
+        std::ptr::null()
+    })
+}
+
+/// Borrows a C string owned by a static OpenSSL table (algorithm, group, alert names).
+///
+/// # Safety
+/// `ptr` must be null or point at a NUL-terminated string that lives as long as the process.
+pub unsafe fn static_str(ptr: *const c_char) -> Option<&'static str> {
+    if ptr.is_null() {
+        return None;
+    }
+    std::ffi::CStr::from_ptr(ptr).to_str().ok()
+}

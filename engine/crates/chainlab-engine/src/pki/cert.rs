@@ -15,7 +15,7 @@ use openssl::x509::extension::{
     SubjectKeyIdentifier,
 };
 use openssl::x509::{X509Builder, X509Name, X509NameRef, X509Ref, X509};
-use openssl_sys as ffi;
+use openssl_sys as sys;
 
 use super::keys::{check, KeyKind, SERIAL_BYTES};
 use super::Role;
@@ -171,13 +171,13 @@ fn sign(cert: &mut X509, key: &PKeyRef<Private>, algorithm: &Algorithm) -> Resul
                 ossl::OSSL_SIGNATURE_PARAM_DETERMINISTIC.as_ptr(),
                 &mut deterministic,
             )),
-            KeyKind::Ecdsa { .. } => params.push(ffi::OSSL_PARAM_construct_uint(
+            KeyKind::Ecdsa { .. } => params.push(sys::OSSL_PARAM_construct_uint(
                 ossl::OSSL_SIGNATURE_PARAM_NONCE_TYPE.as_ptr(),
                 &mut nonce_type,
             )),
             KeyKind::Ed25519 | KeyKind::Rsa { .. } => {}
         }
-        params.push(ffi::OSSL_PARAM_construct_end());
+        params.push(sys::OSSL_PARAM_construct_end());
         check(
             ossl::EVP_DigestSignInit_ex(
                 md_ctx.as_ptr(),

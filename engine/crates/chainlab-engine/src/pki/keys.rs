@@ -21,7 +21,7 @@ use openssl::nid::Nid;
 use openssl::pkey::{Id, PKey, Private};
 use openssl::pkey_ctx::PkeyCtx;
 use openssl::rsa::Rsa;
-use openssl_sys as ffi;
+use openssl_sys as sys;
 
 use super::Role;
 use crate::algorithms::{Algorithm, Family};
@@ -186,15 +186,15 @@ fn keygen_from_seed(name: &str, param: &CStr, seed: &[u8]) -> Result<PKey<Privat
     // reads through the pointer (it copies the seed into its generation context).
     unsafe {
         let params = [
-            ffi::OSSL_PARAM_construct_octet_string(
+            sys::OSSL_PARAM_construct_octet_string(
                 param.as_ptr(),
                 seed.as_ptr() as *mut _,
                 seed.len(),
             ),
-            ffi::OSSL_PARAM_construct_end(),
+            sys::OSSL_PARAM_construct_end(),
         ];
         check(
-            ffi::EVP_PKEY_CTX_set_params(ctx.as_ptr(), params.as_ptr()),
+            sys::EVP_PKEY_CTX_set_params(ctx.as_ptr(), params.as_ptr()),
             "setting the key-generation seed",
         )?;
     }
@@ -223,9 +223,9 @@ fn ec_key(curve: Nid, group_name: &CStr, derivation: &Derivation) -> Result<PKey
     // `OSSL_PARAM_BLD_to_param` has copied them; builder and array are freed by their guards;
     // `EVP_PKEY_fromdata` only reads the array and returns an owned key.
     unsafe {
-        let builder = ParamBuilder(check_ptr(ffi::OSSL_PARAM_BLD_new(), "OSSL_PARAM_BLD_new")?);
+        let builder = ParamBuilder(check_ptr(sys::OSSL_PARAM_BLD_new(), "OSSL_PARAM_BLD_new")?);
         check(
-            ffi::OSSL_PARAM_BLD_push_utf8_string(
+            sys::OSSL_PARAM_BLD_push_utf8_string(
                 builder.0,
                 ossl::OSSL_PKEY_PARAM_GROUP_NAME.as_ptr(),
                 group_name.as_ptr(),
@@ -234,7 +234,7 @@ fn ec_key(curve: Nid, group_name: &CStr, derivation: &Derivation) -> Result<PKey
             "adding the EC group",
         )?;
         check(
-            ffi::OSSL_PARAM_BLD_push_BN(
+            sys::OSSL_PARAM_BLD_push_BN(
                 builder.0,
                 ossl::OSSL_PKEY_PARAM_PRIV_KEY.as_ptr(),
                 scalar.as_ptr(),
@@ -242,7 +242,7 @@ fn ec_key(curve: Nid, group_name: &CStr, derivation: &Derivation) -> Result<PKey
             "adding the EC private scalar",
         )?;
         check(
-            ffi::OSSL_PARAM_BLD_push_octet_string(
+            sys::OSSL_PARAM_BLD_push_octet_string(
                 builder.0,
                 ossl::OSSL_PKEY_PARAM_PUB_KEY.as_ptr(),
                 public.as_ptr().cast(),
@@ -251,16 +251,16 @@ fn ec_key(curve: Nid, group_name: &CStr, derivation: &Derivation) -> Result<PKey
             "adding the EC public point",
         )?;
         let params = Params(check_ptr(
-            ffi::OSSL_PARAM_BLD_to_param(builder.0),
+            sys::OSSL_PARAM_BLD_to_param(builder.0),
             "OSSL_PARAM_BLD_to_param",
         )?);
         check(
-            ffi::EVP_PKEY_fromdata_init(ctx.as_ptr()),
+            sys::EVP_PKEY_fromdata_init(ctx.as_ptr()),
             "EVP_PKEY_fromdata_init",
         )?;
         let mut key = ptr::null_mut();
         check(
-            ffi::EVP_PKEY_fromdata(ctx.as_ptr(), &mut key, ffi::EVP_PKEY_KEYPAIR, params.0),
+            sys::EVP_PKEY_fromdata(ctx.as_ptr(), &mut key, sys::EVP_PKEY_KEYPAIR, params.0),
             "importing the EC key",
         )?;
         Ok(PKey::from_ptr(key))
@@ -272,7 +272,7 @@ fn new_ctx(name: &CStr) -> Result<PkeyCtx<()>> {
     // SAFETY: a NULL library context and property query select the defaults; the returned
     // context is owned by the `PkeyCtx`, which frees it.
     unsafe {
-        let ctx = ffi::EVP_PKEY_CTX_new_from_name(ptr::null_mut(), name.as_ptr(), ptr::null());
+        let ctx = sys::EVP_PKEY_CTX_new_from_name(ptr::null_mut(), name.as_ptr(), ptr::null());
         Ok(PkeyCtx::from_ptr(check_ptr(
             ctx,
             "EVP_PKEY_CTX_new_from_name",
@@ -281,22 +281,22 @@ fn new_ctx(name: &CStr) -> Result<PkeyCtx<()>> {
 }
 
 /// Owns an `OSSL_PARAM_BLD`.
-struct ParamBuilder(*mut ffi::OSSL_PARAM_BLD);
+struct ParamBuilder(*mut sys::OSSL_PARAM_BLD);
 
 impl Drop for ParamBuilder {
     fn drop(&mut self) {
         // SAFETY: the pointer came from OSSL_PARAM_BLD_new and is freed exactly once.
-        unsafe { ffi::OSSL_PARAM_BLD_free(self.0) }
+        unsafe { sys::OSSL_PARAM_BLD_free(self.0) }
     }
 }
 
 /// Owns an `OSSL_PARAM` array allocated by OpenSSL.
-struct Params(*mut ffi::OSSL_PARAM);
+struct Params(*mut sys::OSSL_PARAM);
 
 impl Drop for Params {
     fn drop(&mut self) {
         // SAFETY: the pointer came from OSSL_PARAM_BLD_to_param and is freed exactly once.
-        unsafe { ffi::OSSL_PARAM_free(self.0) }
+        unsafe { sys::OSSL_PARAM_free(self.0) }
     }
 }
 

@@ -22,10 +22,10 @@ use openssl::x509::X509Ref;
 use super::context::{self, ClientContext};
 use super::counting::{CountingStream, Counts, SocketStream};
 use super::errors::{self, Failure, Side};
-use super::ffi;
 use super::{conn_id, group_name, ns_between, sigalg_name, unix_ns};
 use crate::cli::HandshakeArgs;
 use crate::cpu::ThreadCpu;
+use crate::ossl;
 use crate::record::{ClientRecord, ObservedCert, Outcome, RecordWriter, SCHEMA};
 
 pub fn run(args: &HandshakeArgs) -> anyhow::Result<()> {
@@ -322,7 +322,7 @@ fn key_algorithm(cert: &X509Ref) -> anyhow::Result<String> {
         Id::ED25519 => "Ed25519".to_owned(),
         _ => {
             // SAFETY: valid key; the name lives in the provider's static algorithm table.
-            let name = unsafe { ffi::static_str(ffi::EVP_PKEY_get0_type_name(key.as_ptr())) };
+            let name = unsafe { ossl::static_str(ossl::EVP_PKEY_get0_type_name(key.as_ptr())) };
             name.unwrap_or("unknown").to_owned()
         }
     };

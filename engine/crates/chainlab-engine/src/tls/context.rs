@@ -21,8 +21,8 @@ use openssl::x509::{X509VerifyResult, X509};
 use openssl_sys as sys;
 use serde::Serialize;
 
-use super::ffi;
 use crate::cli::{ChainPolicy, Compression, HandshakeArgs, ServeArgs, TlsArgs};
+use crate::ossl;
 
 /// The server's context and the facts the ready line reports about it.
 pub struct ServerContext {
@@ -101,7 +101,7 @@ pub fn client(args: &HandshakeArgs) -> anyhow::Result<ClientContext> {
         // signature is still checked: that is the handshake, not chain validation).
         // SAFETY: the context pointer is valid; the callback ignores its argument.
         unsafe {
-            ffi::SSL_CTX_set_cert_verify_callback(
+            ossl::SSL_CTX_set_cert_verify_callback(
                 builder.as_ptr(),
                 Some(accept_any_chain),
                 std::ptr::null_mut(),
@@ -171,7 +171,7 @@ fn common(builder: &mut SslContextBuilder, tls: &TlsArgs) -> anyhow::Result<()> 
     unsafe {
         sys::SSL_CTX_ctrl(
             builder.as_ptr(),
-            ffi::SSL_CTRL_SET_MAX_CERT_LIST,
+            ossl::SSL_CTRL_SET_MAX_CERT_LIST,
             max as libc::c_long,
             std::ptr::null_mut(),
         )
@@ -181,15 +181,15 @@ fn common(builder: &mut SslContextBuilder, tls: &TlsArgs) -> anyhow::Result<()> 
             // libssl offers every compiled-in algorithm by default; "none" means none in
             // either direction, so the compress_certificate extension is not even sent.
             builder.set_options(SslOptions::from_bits_retain(
-                ffi::SSL_OP_NO_RX_CERTIFICATE_COMPRESSION
-                    | ffi::SSL_OP_NO_TX_CERTIFICATE_COMPRESSION,
+                ossl::SSL_OP_NO_RX_CERTIFICATE_COMPRESSION
+                    | ossl::SSL_OP_NO_TX_CERTIFICATE_COMPRESSION,
             ));
         }
         Some(alg) => {
             let mut algs = [alg];
             // SAFETY: valid context; `algs` outlives the call, which copies it.
             let ok = unsafe {
-                ffi::SSL_CTX_set1_cert_comp_preference(builder.as_ptr(), algs.as_mut_ptr(), 1)
+                ossl::SSL_CTX_set1_cert_comp_preference(builder.as_ptr(), algs.as_mut_ptr(), 1)
             };
             if ok != 1 {
                 bail!(
@@ -268,7 +268,7 @@ fn precompress(
     let mut orig_len: libc::size_t = 0;
     // SAFETY: valid context with its certificate set; out-pointers are valid.
     let comp_len = unsafe {
-        ffi::SSL_CTX_get1_compressed_cert(builder.as_ptr(), alg, &mut data, &mut orig_len)
+        ossl::SSL_CTX_get1_compressed_cert(builder.as_ptr(), alg, &mut data, &mut orig_len)
     };
     if comp_len == 0 || data.is_null() {
         bail!(
@@ -281,7 +281,7 @@ fn precompress(
     let result = if installed {
         // SAFETY: `data` holds `comp_len` bytes; the call copies them.
         unsafe {
-            ffi::SSL_CTX_set1_compressed_cert(builder.as_ptr(), alg, data, comp_len, orig_len)
+            ossl::SSL_CTX_set1_compressed_cert(builder.as_ptr(), alg, data, comp_len, orig_len)
         }
     } else {
         1
@@ -326,7 +326,7 @@ fn install_untrusted(builder: &mut SslContextBuilder, path: &Path) -> anyhow::Re
     let extra: &'static mut Stack<X509> = Box::leak(Box::new(extra));
     // SAFETY: valid context; the argument is a 'static stack only ever read.
     unsafe {
-        ffi::SSL_CTX_set_cert_verify_callback(
+        ossl::SSL_CTX_set_cert_verify_callback(
             builder.as_ptr(),
             Some(verify_with_untrusted),
             (extra as *mut Stack<X509>).cast(),
@@ -346,7 +346,7 @@ unsafe extern "C" fn verify_with_untrusted(
     // 'static stack; the combined stack only borrows certificates owned by the other two
     // stacks, which outlive it, and is freed (without its elements) before returning.
     let extra = &*(arg as *const Stack<X509>);
-    let peer = ffi::X509_STORE_CTX_get0_untrusted(store_ctx);
+    let peer = ossl::X509_STORE_CTX_get0_untrusted(store_ctx);
     let combined = sys::OPENSSL_sk_new_null();
     if combined.is_null() {
         return 0;
@@ -360,9 +360,9 @@ unsafe extern "C" fn verify_with_untrusted(
     for cert in extra {
         sys::OPENSSL_sk_push(combined, cert.as_ptr() as *const libc::c_void);
     }
-    ffi::X509_STORE_CTX_set0_untrusted(store_ctx, combined.cast());
+    ossl::X509_STORE_CTX_set0_untrusted(store_ctx, combined.cast());
     let result = sys::X509_verify_cert(store_ctx);
-    ffi::X509_STORE_CTX_set0_untrusted(store_ctx, peer);
+    ossl::X509_STORE_CTX_set0_untrusted(store_ctx, peer);
     sys::OPENSSL_sk_free(combined);
     result
 }
@@ -402,12 +402,12 @@ fn implemented_groups(builder: &SslContextBuilder) -> Vec<String> {
         }
         sys::SSL_CTX_ctrl(
             builder.as_ptr(),
-            ffi::SSL_CTRL_GET0_IMPLEMENTED_GROUPS,
+            ossl::SSL_CTRL_GET0_IMPLEMENTED_GROUPS,
             0,
             stack.cast(),
         );
         let names = (0..sys::OPENSSL_sk_num(stack))
-            .filter_map(|i| ffi::static_str(sys::OPENSSL_sk_value(stack, i).cast()))
+            .filter_map(|i| ossl::static_str(sys::OPENSSL_sk_value(stack, i).cast()))
             .map(str::to_owned)
             .collect();
         sys::OPENSSL_sk_free(stack);
@@ -418,9 +418,9 @@ fn implemented_groups(builder: &SslContextBuilder) -> Vec<String> {
 fn comp_alg(compression: Compression) -> Option<libc::c_int> {
     match compression {
         Compression::None => None,
-        Compression::Zlib => Some(ffi::TLSEXT_COMP_CERT_ZLIB),
-        Compression::Brotli => Some(ffi::TLSEXT_COMP_CERT_BROTLI),
-        Compression::Zstd => Some(ffi::TLSEXT_COMP_CERT_ZSTD),
+        Compression::Zlib => Some(ossl::TLSEXT_COMP_CERT_ZLIB),
+        Compression::Brotli => Some(ossl::TLSEXT_COMP_CERT_BROTLI),
+        Compression::Zstd => Some(ossl::TLSEXT_COMP_CERT_ZSTD),
     }
 }
 
@@ -443,7 +443,7 @@ fn available_compressions() -> Vec<&'static str> {
         let mut algs = [comp_alg(c).unwrap_or_default()];
         // SAFETY: valid scratch context; `algs` outlives the call.
         let ok = unsafe {
-            ffi::SSL_CTX_set1_cert_comp_preference(scratch.as_ptr(), algs.as_mut_ptr(), 1)
+            ossl::SSL_CTX_set1_cert_comp_preference(scratch.as_ptr(), algs.as_mut_ptr(), 1)
         };
         if ok == 1 {
             names.push(compression_name(c));

@@ -11,7 +11,7 @@ use openssl::ssl::{ErrorCode, SslRef};
 use openssl::x509::X509VerifyResult;
 use openssl_sys as sys;
 
-use super::ffi;
+use crate::ossl;
 use crate::record::ErrorCategory;
 
 /// A classified failure.
@@ -90,7 +90,7 @@ pub fn handshake_failure(
         let ssl_errors: Vec<_> = stack
             .errors()
             .iter()
-            .filter(|e| e.library_code() == ffi::ERR_LIB_SSL)
+            .filter(|e| e.library_code() == ossl::ERR_LIB_SSL)
             .collect();
         for e in &ssl_errors {
             if let Some(failure) = reason_failure(e.reason_code(), ssl, side) {
@@ -141,17 +141,17 @@ fn reason_failure(reason: libc::c_int, ssl: &SslRef, side: Side) -> Option<Failu
     }
     let text = || reason_text(reason);
     let category = match reason {
-        ffi::SSL_R_NO_SUITABLE_KEY_SHARE
-        | ffi::SSL_R_NO_SHARED_GROUPS
-        | ffi::SSL_R_NO_SUITABLE_GROUPS
-        | ffi::SSL_R_WRONG_CURVE => ErrorCategory::NoSharedGroup,
-        ffi::SSL_R_NO_SHARED_SIGNATURE_ALGORITHMS
-        | ffi::SSL_R_NO_SUITABLE_SIGNATURE_ALGORITHM
-        | ffi::SSL_R_WRONG_SIGNATURE_TYPE
-        | ffi::SSL_R_UNKNOWN_CERTIFICATE_TYPE
-        | ffi::SSL_R_WRONG_CERTIFICATE_TYPE => ErrorCategory::NoSharedSigalg,
-        ffi::SSL_R_CERTIFICATE_VERIFY_FAILED => ErrorCategory::VerifyFailed,
-        ffi::SSL_R_UNEXPECTED_EOF_WHILE_READING => ErrorCategory::PeerClosed,
+        ossl::SSL_R_NO_SUITABLE_KEY_SHARE
+        | ossl::SSL_R_NO_SHARED_GROUPS
+        | ossl::SSL_R_NO_SUITABLE_GROUPS
+        | ossl::SSL_R_WRONG_CURVE => ErrorCategory::NoSharedGroup,
+        ossl::SSL_R_NO_SHARED_SIGNATURE_ALGORITHMS
+        | ossl::SSL_R_NO_SUITABLE_SIGNATURE_ALGORITHM
+        | ossl::SSL_R_WRONG_SIGNATURE_TYPE
+        | ossl::SSL_R_UNKNOWN_CERTIFICATE_TYPE
+        | ossl::SSL_R_WRONG_CERTIFICATE_TYPE => ErrorCategory::NoSharedSigalg,
+        ossl::SSL_R_CERTIFICATE_VERIFY_FAILED => ErrorCategory::VerifyFailed,
+        ossl::SSL_R_UNEXPECTED_EOF_WHILE_READING => ErrorCategory::PeerClosed,
         _ => return None,
     };
     Some(Failure::new(category, text()))
@@ -169,12 +169,12 @@ fn alert_failure(alert: libc::c_int, ssl: &SslRef, side: Side) -> Failure {
     let name = alert_name(alert);
     let before_server_hello =
         // SAFETY: valid SSL pointer for the duration of the call.
-        unsafe { ffi::SSL_get_state(ssl.as_ptr()) } == ffi::TLS_ST_CW_CLNT_HELLO;
+        unsafe { ossl::SSL_get_state(ssl.as_ptr()) } == ossl::TLS_ST_CW_CLNT_HELLO;
     if let Side::Client {
         sigalgs_restricted, ..
     } = side
     {
-        if alert == ffi::SSL_AD_HANDSHAKE_FAILURE && before_server_hello {
+        if alert == ossl::SSL_AD_HANDSHAKE_FAILURE && before_server_hello {
             if !sigalgs_restricted {
                 return Failure::new(
                     ErrorCategory::NoSharedGroup,
@@ -196,7 +196,7 @@ fn alert_failure(alert: libc::c_int, ssl: &SslRef, side: Side) -> Failure {
 /// RFC 8446 style alert name ("handshake_failure") with its code.
 fn alert_name(alert: libc::c_int) -> String {
     // SAFETY: returns a pointer into a static string table (or "unknown").
-    let long = unsafe { ffi::static_str(sys::SSL_alert_desc_string_long(alert)) };
+    let long = unsafe { ossl::static_str(sys::SSL_alert_desc_string_long(alert)) };
     let name = long
         .unwrap_or("unknown")
         .to_ascii_lowercase()
@@ -206,9 +206,9 @@ fn alert_name(alert: libc::c_int) -> String {
 
 /// OpenSSL's text for an SSL-library reason code.
 fn reason_text(reason: libc::c_int) -> String {
-    let packed = ((ffi::ERR_LIB_SSL as libc::c_ulong & 0xFF) << 23) | reason as libc::c_ulong;
+    let packed = ((ossl::ERR_LIB_SSL as libc::c_ulong & 0xFF) << 23) | reason as libc::c_ulong;
     // SAFETY: returns a static string or null.
-    unsafe { ffi::static_str(sys::ERR_reason_error_string(packed)) }
+    unsafe { ossl::static_str(sys::ERR_reason_error_string(packed)) }
         .map(str::to_owned)
         .unwrap_or_else(|| format!("SSL reason {reason}"))
 }
@@ -236,11 +236,11 @@ mod tests {
     #[test]
     fn reason_and_alert_texts_come_from_the_library() {
         assert_eq!(
-            reason_text(ffi::SSL_R_NO_SUITABLE_KEY_SHARE),
+            reason_text(ossl::SSL_R_NO_SUITABLE_KEY_SHARE),
             "no suitable key share"
         );
         assert_eq!(
-            alert_name(ffi::SSL_AD_HANDSHAKE_FAILURE),
+            alert_name(ossl::SSL_AD_HANDSHAKE_FAILURE),
             "handshake_failure (40)"
         );
     }

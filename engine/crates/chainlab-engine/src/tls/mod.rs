@@ -11,11 +11,11 @@ pub mod client;
 pub mod context;
 pub mod counting;
 pub mod errors;
-mod ffi;
 pub mod server;
 
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use crate::ossl;
 use foreign_types::ForeignTypeRef;
 use openssl::ssl::SslRef;
 
@@ -43,19 +43,19 @@ pub fn group_name(ssl: &SslRef) -> Option<String> {
     ssl.session()?;
     // SAFETY: valid SSL pointer with a session; the name points into the library's static
     // group table.
-    unsafe { ffi::static_str(openssl_sys::SSL_get0_group_name(ssl.as_ptr())) }.map(str::to_owned)
+    unsafe { ossl::static_str(openssl_sys::SSL_get0_group_name(ssl.as_ptr())) }.map(str::to_owned)
 }
 
 /// Signature scheme of the CertificateVerify this side sent (server) or received (client),
 /// by its TLS name (e.g. "mldsa65"). `None` on a resumed handshake (no CertificateVerify).
 pub fn sigalg_name(ssl: &SslRef, peer: bool) -> Option<String> {
     let cmd = if peer {
-        ffi::SSL_CTRL_GET_PEER_SIGNATURE_NAME
+        ossl::SSL_CTRL_GET_PEER_SIGNATURE_NAME
     } else {
-        ffi::SSL_CTRL_GET_SIGNATURE_NAME
+        ossl::SSL_CTRL_GET_SIGNATURE_NAME
     };
     // SAFETY: valid SSL pointer; both controls write a static `const char *`.
-    unsafe { ffi::ctrl_name(ssl.as_ptr(), cmd) }.map(str::to_owned)
+    unsafe { ossl::ctrl_name(ssl.as_ptr(), cmd) }.map(str::to_owned)
 }
 
 /// Wall-clock time as Unix nanoseconds: for ordering records, never for durations.
