@@ -19,6 +19,7 @@ from chainlab.analysis import capacity, compare, decomposition, network, paper, 
 from chainlab.analysis.findings import findings
 from chainlab.analysis.load import StoreData, load_store, parse_json
 from chainlab.campaign.analysis_settings import AnalysisConfig
+from chainlab.machine import libraries
 
 
 @dataclass
@@ -128,6 +129,12 @@ def analyze_data(data: StoreData) -> Analysis:
     return a
 
 
+def _libraries(versions: dict) -> str:
+    if not versions:
+        return "not recorded (a store of schema version 1, or a synthetic one)"
+    return ", ".join(f"{k} {v}" for k, v in versions.items())
+
+
 def metadata(data: StoreData, summ: pd.DataFrame) -> list[tuple[str, str]]:
     """(field, value) rows describing where and how the store's numbers were measured."""
     runs = data.runs
@@ -155,6 +162,8 @@ def metadata(data: StoreData, summ: pd.DataFrame) -> list[tuple[str, str]]:
         ("OpenSSL", f"{last['openssl_version']}, patch set {last['openssl_patch_sha']}"),
         ("machine", ", ".join(f"{k} {v}" for k, v in machine.items()) or "not recorded"),
         ("run options", ", ".join(f"{k} {v}" for k, v in options.items()) or "none"),
+        ("libraries (run)", _libraries(parse_json(last.get("libraries")))),
+        ("libraries (this report)", _libraries(libraries())),
     ]
     if not summ.empty and "n_measured" in summ:
         ok = summ[summ["status"] == "ok"]

@@ -11,6 +11,7 @@ import pandas as pd
 
 from chainlab.analysis.load import StoreData, parse_json
 from chainlab.errors import ChainlabError
+from chainlab.network.calibrate import TOLERANCE
 from chainlab.network.profile import LOOPBACK, parse_profile
 
 # The link columns of a profile row (as chainlab.network.model.profiles_table names them).
@@ -166,6 +167,18 @@ def profiles_frame(data: StoreData) -> pd.DataFrame:
     if df.empty:
         return df
     tristate(df, "flagged", "calibration_flagged", "mss_confirmed")
+    # The stored flag and the calibration's own verdict disagree (a run that judged the flag
+    # itself, against the configured RTT and rate alone).
+    df["flag_differs"] = (
+        df["flagged"].notna()
+        & df["calibration_flagged"].notna()
+        & (df["flagged"] != df["calibration_flagged"])
+    )
+    # Accepted although the RTT is more than TOLERANCE off: within the calibration's
+    # absolute slack (calibrate.RTT_FLOOR_MS), below which a small RTT cannot be resolved.
+    df["accepted_within_slack"] = (df["flagged"] == False) & (  # noqa: E712 (None: no flag)
+        df["rtt_deviation"].abs() > TOLERANCE
+    )
     return df.sort_values(["rtt_ms", "loss", "profile", "run_id"], na_position="last").reset_index(
         drop=True
     )

@@ -167,11 +167,7 @@ def build(b: Builder) -> Section | None:
             + ", ".join(f"`{x}`" for x in pr.loc[~calibrated, "profile"])
             + "."
         )
-    differ = pr[
-        pr["flagged"].notna()
-        & pr["calibration_flagged"].notna()
-        & (pr["flagged"] != pr["calibration_flagged"])
-    ]
+    differ = pr[pr["flag_differs"]]
     if len(differ):
         s.blocks.append(
             "For "
@@ -180,7 +176,7 @@ def build(b: Builder) -> Section | None:
             "judged the flag itself, against the configured RTT and rate alone); the "
             "table shows both."
         )
-    slack = pr[(pr["flagged"] == False) & (pr["rtt_deviation"].abs() > TOLERANCE)]  # noqa: E712
+    slack = pr[pr["accepted_within_slack"]]
     if len(slack):
         s.blocks.append(
             f"Not flagged although the RTT is more than {TOLERANCE_TEXT} off: "
