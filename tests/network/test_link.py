@@ -188,7 +188,7 @@ def test_capabilities_without_root_are_enough(monkeypatch):
 def test_a_bad_profile_fails_before_anything_is_created(monkeypatch):
     monkeypatch.setattr(namespaces, "create_namespace", lambda name: pytest.fail("created"))
     with (
-        pytest.raises(ChainlabError, match="loss = 2"),
+        pytest.raises(ChainlabError, match="loss: bad value 2; allowed"),
         emulated_link({"name": "x", "loss": 2}, "t"),
     ):
         pass
