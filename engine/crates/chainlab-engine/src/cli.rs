@@ -26,6 +26,9 @@ pub enum Command {
     Serve(ServeArgs),
     /// Run the measuring client; one JSON record per handshake.
     Handshake(HandshakeArgs),
+    /// Open-loop load: start connections on a schedule fixed in advance; one JSON record per
+    /// scheduled attempt, then one record of the generator's own health.
+    Load(LoadArgs),
     /// Print the engine's build facts (OpenSSL version, patch hash, algorithms) as JSON.
     Info(InfoArgs),
 }
@@ -145,10 +148,15 @@ pub struct ServeArgs {
     /// measuring the instrumentation's own overhead only.
     #[arg(long)]
     pub no_instrument: bool,
+    /// Run on these CPUs only (e.g. "0" or "0-3"), one core per worker at most being the
+    /// usual plan; default: wherever the kernel puts it.
+    #[arg(long)]
+    pub cpus: Option<String>,
 }
 
+/// What a client connects to and how: shared by `handshake` and `load`.
 #[derive(Debug, Args)]
-pub struct HandshakeArgs {
+pub struct ClientArgs {
     /// Server address.
     #[arg(long)]
     pub connect: SocketAddr,
@@ -166,16 +174,8 @@ pub struct HandshakeArgs {
     pub servername: String,
     #[command(flatten)]
     pub tls: TlsArgs,
-    /// Number of measured handshakes.
-    #[arg(long, conflicts_with = "duration_ms")]
-    pub count: Option<u64>,
-    /// Run measured handshakes for this long (ms) instead of a count.
-    #[arg(long)]
-    pub duration_ms: Option<u64>,
-    /// Warm-up handshakes before the measured ones (recorded with "warmup": true).
-    #[arg(long, default_value_t = 0)]
-    pub warmup: u64,
-    /// Resume sessions: every handshake after the first full one offers the last ticket.
+    /// Resume sessions: every handshake after the first full one offers the last ticket
+    /// (under `load`, each connection slot keeps its own ticket).
     #[arg(long)]
     pub resume: bool,
     /// Connect and handshake timeout (ms); a server that stalls longer is recorded as hung.
@@ -190,6 +190,59 @@ pub struct HandshakeArgs {
     /// Turn off instrumentation (CPU clocks, byte counting, chain capture): latency only.
     #[arg(long)]
     pub no_instrument: bool,
+    /// Run on these CPUs only (e.g. "1" or "0,2-3"); default: wherever the kernel puts it.
+    #[arg(long)]
+    pub cpus: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct HandshakeArgs {
+    #[command(flatten)]
+    pub client: ClientArgs,
+    /// Number of measured handshakes.
+    #[arg(long, conflicts_with = "duration_ms")]
+    pub count: Option<u64>,
+    /// Run measured handshakes for this long (ms) instead of a count.
+    #[arg(long)]
+    pub duration_ms: Option<u64>,
+    /// Warm-up handshakes before the measured ones (recorded with "warmup": true).
+    #[arg(long, default_value_t = 0)]
+    pub warmup: u64,
+}
+
+/// How the intended start times of a load run are spaced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Arrivals {
+    /// Exactly 1/rate apart.
+    Constant,
+    /// Exponential gaps of mean 1/rate (a Poisson process), from `--seed`.
+    Poisson,
+}
+
+#[derive(Debug, Args)]
+pub struct LoadArgs {
+    #[command(flatten)]
+    pub client: ClientArgs,
+    /// Offered load: connection attempts per second.
+    #[arg(long)]
+    pub rate: f64,
+    /// How attempts are spaced in time.
+    #[arg(long, value_enum, default_value = "constant")]
+    pub arrivals: Arrivals,
+    /// Length of the schedule (ms): attempts are scheduled in [0, duration).
+    #[arg(long)]
+    pub duration_ms: u64,
+    /// Connections in flight at most; an attempt due when this many are open is recorded as
+    /// failed with `generator_saturated`, never delayed or skipped.
+    #[arg(long, default_value_t = 64)]
+    pub max_in_flight: usize,
+    /// Seed of the Poisson schedule.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Unscheduled warm-up handshakes, one at a time before the schedule starts (recorded
+    /// with "warmup": true).
+    #[arg(long, default_value_t = 0)]
+    pub warmup: u64,
 }
 
 #[derive(Debug, Args)]

@@ -23,7 +23,7 @@ use super::context::{self, ClientContext};
 use super::counting::{CountingStream, Counts, SocketStream};
 use super::errors::{self, Failure, Side};
 use super::{conn_id, group_name, ns_between, sigalg_name, unix_ns};
-use crate::cli::HandshakeArgs;
+use crate::cli::{ClientArgs, HandshakeArgs};
 use crate::cpu::ThreadCpu;
 use crate::ossl;
 use crate::record::{ClientRecord, ObservedCert, Outcome, RecordWriter, SCHEMA};
@@ -32,22 +32,10 @@ pub fn run(args: &HandshakeArgs) -> anyhow::Result<()> {
     if args.count.is_none() && args.duration_ms.is_none() {
         bail!("one of --count N or --duration-ms MS is required");
     }
-    if args.timeout_ms == 0 {
-        bail!("--timeout-ms 0: must be at least 1");
-    }
-    let ctx = context::client(args)?;
-    let mut writer = RecordWriter::open(&args.records)?;
-    let mut client = Client {
-        side: Side::Client {
-            verify: ctx.verify,
-            sigalgs_restricted: ctx.sigalgs_restricted,
-        },
-        ctx,
-        args,
-        timeout: Duration::from_millis(args.timeout_ms),
-        session: None,
-    };
-    let mut seq = args.seq_start;
+    let ctx = prepare(&args.client)?;
+    let mut writer = RecordWriter::open(&args.client.records)?;
+    let mut client = Client::new(&ctx, &args.client);
+    let mut seq = args.client.seq_start;
     let mut one = |client: &mut Client, warmup: bool| -> anyhow::Result<()> {
         let record = client.attempt(seq, warmup)?;
         // Serialised and flushed after the timed span, one line per attempt.
@@ -71,10 +59,23 @@ pub fn run(args: &HandshakeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-struct Client<'a> {
-    ctx: ClientContext,
+/// What every client run does first: check the shared options, pin to `--cpus`, build the
+/// TLS context (everything that can be wrong with the arguments fails here).
+pub(crate) fn prepare(args: &ClientArgs) -> anyhow::Result<ClientContext> {
+    if args.timeout_ms == 0 {
+        bail!("--timeout-ms 0: must be at least 1");
+    }
+    if let Some(cpus) = &args.cpus {
+        crate::cpu::pin(cpus)?;
+    }
+    context::client(args)
+}
+
+/// One connection slot: attempts run one after another on the calling thread.
+pub(crate) struct Client<'a> {
+    ctx: &'a ClientContext,
     side: Side,
-    args: &'a HandshakeArgs,
+    args: &'a ClientArgs,
     timeout: Duration,
     /// The last completed connection's session, offered next time with `--resume`.
     session: Option<SslSession>,
@@ -98,10 +99,23 @@ struct Observed {
     failure: Option<Failure>,
 }
 
-impl Client<'_> {
+impl<'a> Client<'a> {
+    pub(crate) fn new(ctx: &'a ClientContext, args: &'a ClientArgs) -> Self {
+        Client {
+            side: Side::Client {
+                verify: ctx.verify,
+                sigalgs_restricted: ctx.sigalgs_restricted,
+            },
+            ctx,
+            args,
+            timeout: Duration::from_millis(args.timeout_ms),
+            session: None,
+        }
+    }
+
     /// One connection, start to finish. Errors only for local failures (out of memory, a
     /// broken OpenSSL); everything the network or the peer does ends up in the record.
-    fn attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord> {
+    pub(crate) fn attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord> {
         let instrument = !self.args.no_instrument;
         let ssl = self.new_ssl()?;
         let mut seen = Observed::default();
@@ -248,6 +262,9 @@ impl Client<'_> {
             },
             error_category: seen.failure.as_ref().map(|f| f.category),
             error_detail: seen.failure.map(|f| f.detail),
+            intended_ns: None,
+            sched_lag_ns: None,
+            latency_ns: None,
         }
     }
 }

@@ -21,7 +21,7 @@ use openssl::x509::{X509VerifyResult, X509};
 use openssl_sys as sys;
 use serde::Serialize;
 
-use crate::cli::{ChainPolicy, Compression, HandshakeArgs, ServeArgs, TlsArgs};
+use crate::cli::{ChainPolicy, ClientArgs, Compression, ServeArgs, TlsArgs};
 use crate::ossl;
 
 /// The server's context and the facts the ready line reports about it.
@@ -88,7 +88,7 @@ pub fn server(args: &ServeArgs) -> anyhow::Result<ServerContext> {
 }
 
 /// Builds the client context from `handshake`'s arguments.
-pub fn client(args: &HandshakeArgs) -> anyhow::Result<ClientContext> {
+pub fn client(args: &ClientArgs) -> anyhow::Result<ClientContext> {
     let mut builder = SslContextBuilder::new(SslMethod::tls_client())?;
     common(&mut builder, &args.tls)?;
     // Sessions are handed from one connection to the next explicitly (`--resume`), never

@@ -11,6 +11,7 @@ pub mod client;
 pub mod context;
 pub mod counting;
 pub mod errors;
+pub mod load;
 pub mod server;
 
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
