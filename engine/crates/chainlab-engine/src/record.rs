@@ -37,6 +37,9 @@ pub enum ErrorCategory {
     TlsError,
     /// Any other socket error.
     IoError,
+    /// `load`: the attempt was due while `--max-in-flight` connections were open, so it was
+    /// never started (an overloaded server, or a generator that cannot keep up).
+    GeneratorSaturated,
 }
 
 /// Certificate as observed by the client in the peer chain.
@@ -98,6 +101,19 @@ pub struct ClientRecord {
     pub outcome: Outcome,
     pub error_category: Option<ErrorCategory>,
     pub error_detail: Option<String>,
+    /// `load` only: when the schedule meant this attempt to start, as an offset from the
+    /// schedule's start (monotonic).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub intended_ns: Option<u64>,
+    /// `load` only: how late the attempt actually started (connect() called) after its
+    /// intended start; null for an attempt that never started (`generator_saturated`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sched_lag_ns: Option<u64>,
+    /// `load` only: intended start to the end of the handshake (to the failure, for a failed
+    /// one) = sched_lag_ns + total_ns. The latency a user arriving on schedule waits for, so
+    /// a stall cannot hide behind a generator that fell behind (coordinated omission).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_ns: Option<u64>,
 }
 
 /// One server-side connection.
@@ -115,6 +131,12 @@ pub struct ServerRecord {
     pub cpu_ns: Option<u64>,
     pub cpu_user_us: Option<u64>,
     pub cpu_sys_us: Option<u64>,
+    /// Wall time of the whole connection: accept() returning to the socket closed (after
+    /// the close_notify exchange).
+    pub conn_ns: Option<u64>,
+    /// Handling thread's CPU over the whole connection (`conn_ns`): what the connection
+    /// costs the server, the handshake plus accept bookkeeping, shutdown and close.
+    pub conn_cpu_ns: Option<u64>,
     /// Bytes at the socket up to the end of SSL_accept (includes NewSessionTickets if any).
     pub bytes_read: Option<u64>,
     pub bytes_written: Option<u64>,
@@ -137,6 +159,34 @@ pub struct ServerRecord {
 pub enum Outcome {
     Ok,
     Failed,
+}
+
+/// The load generator's account of itself, written once after the last attempt of a `load`
+/// run (`side: "generator"`): enough to tell a run whose generator was the bottleneck.
+#[derive(Debug, Clone, Serialize)]
+pub struct GeneratorRecord {
+    pub schema: &'static str,
+    pub side: &'static str, // "generator"
+    /// Offered rate (attempts per second) and arrival process, as asked.
+    pub rate: f64,
+    pub arrivals: &'static str,
+    pub duration_ns: u64,
+    pub max_in_flight: usize,
+    /// CPUs the generator was pinned to (null: not pinned).
+    pub cpus: Option<Vec<usize>>,
+    /// Attempts scheduled; of them started, and recorded as generator_saturated.
+    pub scheduled: u64,
+    pub started: u64,
+    pub saturated: u64,
+    /// Wall time from the schedule's start to the last attempt's end.
+    pub wall_ns: u64,
+    /// The whole generator process's CPU (all threads) over `wall_ns`.
+    pub process_cpu_ns: u64,
+    /// The scheduling thread's CPU over `wall_ns`.
+    pub scheduler_cpu_ns: u64,
+    /// Largest scheduling lag of an attempt handed to a connection slot (dispatch lag: the
+    /// scheduler's own lateness, before the slot's).
+    pub max_dispatch_lag_ns: u64,
 }
 
 /// Line-oriented writer: one record, one line, flushed, so a crash loses at most the record

@@ -8,8 +8,9 @@
 //! process never starts a child.
 //!
 //! Per connection (one worker thread, start to finish): accept() returns → start the clocks
-//! → SSL_accept → stop the clocks and take the byte counts → wait for the client's
-//! close_notify (bounded by `--io-timeout-ms`) → send ours → close → write the record.
+//! → SSL_accept → handshake span ends: CPU and byte counts → send our close_notify → wait
+//! for the client's (bounded by `--io-timeout-ms`) → close → connection span ends (`conn_ns`,
+//! `conn_cpu_ns`) → write the record.
 
 use std::io::Write as _;
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -69,6 +70,10 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
     }
     if args.io_timeout_ms == 0 {
         bail!("--io-timeout-ms 0: must be at least 1");
+    }
+    if let Some(cpus) = &args.cpus {
+        // Before any worker starts: every thread of the server inherits it.
+        crate::cpu::pin(cpus)?;
     }
     let server = context::server(args)?;
     let listener = TcpListener::bind(args.listen)
@@ -300,7 +305,7 @@ fn serve_connection<S: SocketStream>(
         return Ok(None);
     };
     let ssl = tls.ssl();
-    let record = ServerRecord {
+    let mut record = ServerRecord {
         schema: SCHEMA,
         side: "server",
         seq: accepted.seq,
@@ -311,6 +316,8 @@ fn serve_connection<S: SocketStream>(
         cpu_ns: Some(cpu.total_ns),
         cpu_user_us: Some(cpu.user_us),
         cpu_sys_us: Some(cpu.sys_us),
+        conn_ns: None, // once the socket is closed, below
+        conn_cpu_ns: None,
         bytes_read: Some(handshake_counts.read),
         bytes_written: Some(handshake_counts.written),
         conn_bytes_read: Some(conn_counts.read),
@@ -325,6 +332,11 @@ fn serve_connection<S: SocketStream>(
     };
     drop(registered);
     drop(tls); // closes the socket before the record is written
+               // The whole connection: accept() returning to close() returned.
+    record.conn_ns = Some(ns_between(accepted.start, Instant::now()));
+    record.conn_cpu_ns = accepted
+        .cpu_start
+        .map(|start| ThreadCpu::now().since(start).total_ns);
     Ok(Some(record))
 }
 
