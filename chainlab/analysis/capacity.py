@@ -1,7 +1,10 @@
 """Capacity and cost (the paper's §9, Tables 11-13): an interpretation layer over the measured
-server CPU time per handshake, with illustrative parameters (docs/methods.md §8).
+server CPU time per connection, with illustrative parameters (docs/methods.md §8). Where the
+store has it, the CPU is the server's whole connection (accept to close: `server_conn_cpu_ns`),
+else its handshake span (version-1 stores); `capacity_cpu_basis` says which. Capacity
+measured under load is chainlab.analysis.load_capacity's.
 
-Model: one fully busy core (one vCPU) completes 1e9 / (mean server CPU ns per handshake)
+Model: one fully busy core (one vCPU) completes 1e9 / (mean server CPU ns per connection)
 handshakes per second. It assumes handshakes are CPU-bound on the server, scale linearly
 across cores and that nothing else runs; it ignores the kernel's network work outside the
 server process, memory and the client side.
@@ -39,7 +42,7 @@ def per_scenario(summary: pd.DataFrame, mc: MonteCarlo, baseline: str | None) ->
     rows = []
     for _, r in ok.iterrows():
         sid = r["scenario_id"]
-        cpu_ms, se = r["server_cpu_ms"], r["server_cpu_ms_se"]
+        cpu_ms, se = r["capacity_cpu_ms"], r["capacity_cpu_ms_se"]
         lo_ms, hi_ms = log_interval(cpu_ms, se, level)
         per_s = 1e3 / cpu_ms if cpu_ms > 0 else math.nan
         row = {
@@ -49,6 +52,11 @@ def per_scenario(summary: pd.DataFrame, mc: MonteCarlo, baseline: str | None) ->
             "depth": r["depth"],
             "placement_class": r["placement_class"],
             "server_cpu_s": cpu_ms / 1e3,
+            "cpu_basis": r["capacity_cpu_basis"],
+            "handshake_cpu_s": r["server_cpu_ms"] / 1e3,
+            "handshakes_per_core_s_handshake_only": (
+                1e3 / r["server_cpu_ms"] if r["server_cpu_ms"] > 0 else math.nan
+            ),
             "handshakes_per_core_s": per_s,
             "handshakes_per_core_s_lo": 1e3 / hi_ms if hi_ms > 0 else math.nan,
             "handshakes_per_core_s_hi": 1e3 / lo_ms if lo_ms > 0 else math.nan,
@@ -57,7 +65,7 @@ def per_scenario(summary: pd.DataFrame, mc: MonteCarlo, baseline: str | None) ->
         row["handshakes_per_vcpu_hour_lo"] = row["handshakes_per_core_s_lo"] * 3600
         row["handshakes_per_vcpu_hour_hi"] = row["handshakes_per_core_s_hi"] * 3600
         if baseline is not None:
-            x, xlo, xhi = ratio_of_means(idx, sid, baseline, "server_cpu_ms", level)
+            x, xlo, xhi = ratio_of_means(idx, sid, baseline, "capacity_cpu_ms", level)
         else:
             x = xlo = xhi = math.nan
         row["infra_multiplier"], row["infra_multiplier_lo"], row["infra_multiplier_hi"] = (
@@ -75,12 +83,12 @@ def per_scenario(summary: pd.DataFrame, mc: MonteCarlo, baseline: str | None) ->
         row["cost_per_million_lo"] = lo_ms / 1e3 * 1e6 / 3600 * price
         row["cost_per_million_hi"] = hi_ms / 1e3 * 1e6 / 3600 * price
         if baseline is not None:
-            base_ms = float(idx.at[baseline, "server_cpu_ms"])
+            base_ms = float(idx.at[baseline, "capacity_cpu_ms"])
             row["extra_cost_per_million"] = (cpu_ms - base_ms) / 1e3 * 1e6 / 3600 * price
             if sid == baseline:
                 row["extra_cost_per_million_lo"] = row["extra_cost_per_million_hi"] = 0.0
             else:
-                d = (mc.mean(sid, "server_cpu_ms") - mc.mean(baseline, "server_cpu_ms")) / 1e3
+                d = (mc.mean(sid, "capacity_cpu_ms") - mc.mean(baseline, "capacity_cpu_ms")) / 1e3
                 lo, hi = percentile_interval(d * 1e6 / 3600 * price, level)
                 row["extra_cost_per_million_lo"], row["extra_cost_per_million_hi"] = lo, hi
         else:
@@ -131,8 +139,8 @@ def service_classes_per_class(
     for name, volume in cfg.service_classes.items():
         for g, members in groups.items():
             ids = list(members["scenario_id"])
-            cpu = members["server_cpu_ms"].to_numpy(dtype=float)
-            draws = np.column_stack([mc.mean(s, "server_cpu_ms") for s in ids])
+            cpu = members["capacity_cpu_ms"].to_numpy(dtype=float)
+            draws = np.column_stack([mc.mean(s, "capacity_cpu_ms") for s in ids])
             row = {
                 "service_class": name,
                 "handshakes_per_month": volume,
@@ -150,8 +158,8 @@ def service_classes_per_class(
                 if baseline is None:
                     row[key] = row[f"{key}_lo"] = row[f"{key}_hi"] = math.nan
                     continue
-                base = float(summary.set_index("scenario_id").at[baseline, "server_cpu_ms"])
-                base_d = mc.mean(baseline, "server_cpu_ms")[:, None]
+                base = float(summary.set_index("scenario_id").at[baseline, "capacity_cpu_ms"])
+                base_d = mc.mean(baseline, "capacity_cpu_ms")[:, None]
                 row[key] = float(fn((cpu - base) * per_ms * volume))
                 lo, hi = percentile_interval(fn((draws - base_d) * per_ms * volume, axis=1), level)
                 row[f"{key}_lo"], row[f"{key}_hi"] = lo, hi

@@ -86,6 +86,10 @@ class SyntheticScenario:
     latency_cv: float = 0.0
     connect_fraction: float = 0.1
     server_cpu_ms: float = 0.4
+    # The server's CPU for a connection beyond its handshake span (accept bookkeeping,
+    # close_notify, shutdown, close): conn_cpu_ns = cpu_ns + this. A toy default; measured
+    # ones are 1-7 % of an ML-DSA-65 handshake.
+    server_close_cpu_ms: float = 0.04
     client_cpu_ms: float = 0.4
     cpu_cv: float = 0.0
     bytes_read: int = 16000
@@ -220,6 +224,8 @@ def _records(s: SyntheticScenario, sc: Scenario, certs: list[dict], rng, t0_ns: 
             "conn_id": conn, "outcome": "ok", "handshake_ns": round((total - connect) * 0.9),
             "cpu_ns": scpu, "cpu_user_us": round(scpu / 1e3 * 0.9),
             "cpu_sys_us": round(scpu / 1e3 * 0.1),
+            "conn_cpu_ns": scpu + round(s.server_close_cpu_ms * 1e6),
+            "conn_ns": total - connect + 100_000,
             "bytes_read": round(cols[("s", "bytes_read")][i]),
             "bytes_written": round(cols[("s", "bytes_written")][i]),
         })  # fmt: skip

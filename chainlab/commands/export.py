@@ -5,8 +5,6 @@ Parquet keeps the column types; CSV is for spreadsheets. The store itself is not
 
 from pathlib import Path
 
-from chainlab.errors import ChainlabError
-
 HELP = "export a result store's tables to Parquet or CSV files"
 
 
@@ -23,28 +21,12 @@ def add_arguments(parser):
 def export(store_path: Path, fmt: str, out: Path | None = None) -> list[Path]:
     # Deferred: the command line builds every subcommand's parser at start, and the store
     # (duckdb, pyarrow, pandas) is too heavy to load for `chainlab validate`.
-    from chainlab.store import TABLES, Store
+    from chainlab.store import Store
 
     out = out or store_path.with_name(f"{store_path.stem}-export")
     out.mkdir(parents=True, exist_ok=True)
-    files = []
     with Store.open(store_path, read_only=True) as st:
-        for t in TABLES:
-            f = out / f"{t}.{fmt}"
-            target = str(f).replace("'", "''")
-            # HUGEINT is written as BIGINT so every reader (pandas, spreadsheets) gets integers.
-            src = (
-                "(SELECT * REPLACE (CAST(start_unix_ns AS BIGINT) AS start_unix_ns) FROM samples)"
-                if t == "samples"
-                else t
-            )
-            opts = "(FORMAT parquet)" if fmt == "parquet" else "(FORMAT csv, HEADER true)"
-            try:
-                st.con.execute(f"COPY {src} TO '{target}' {opts}")
-            except Exception as e:
-                raise ChainlabError(f"cannot write {f}: {str(e).splitlines()[0]}") from None
-            files.append(f)
-    return files
+        return st.export(out, fmt)
 
 
 def run(args) -> int:

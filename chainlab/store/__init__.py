@@ -34,14 +34,32 @@ from chainlab.errors import ChainlabError
 from chainlab.store.rows import ScenarioRows
 from chainlab.store.views import AnalysisFrames, analysis_frames
 
+SCHEMA_SQL = Path(__file__).with_name("schema.sql")
+
 __all__ = ["SCHEMA_VERSION", "TABLES", "AnalysisFrames", "ScenarioRows", "Store", "StoreError"]
+
+
+def _table_sql(name: str) -> str:
+    """The CREATE TABLE statement of `name` in schema.sql (for upgrades)."""
+    text = SCHEMA_SQL.read_text()
+    start = text.index(f"CREATE TABLE {name} (")
+    return text[start : text.index(");", start) + 2]
+
 
 SCHEMA_VERSION = 2
 # Versions this chainlab reads; each older one has an upgrade step in _UPGRADES.
 READABLE_VERSIONS = (1, 2)
 # What turns a store of version v into v + 1 (run in one transaction with the version bump).
-_UPGRADES = {1: ("ALTER TABLE runs ADD COLUMN libraries JSON",)}
-SCHEMA_SQL = Path(__file__).with_name("schema.sql")
+_UPGRADES = {
+    1: (
+        "ALTER TABLE runs ADD COLUMN libraries JSON",
+        "ALTER TABLE samples ADD COLUMN server_conn_ns BIGINT",
+        "ALTER TABLE samples ADD COLUMN server_conn_cpu_ns BIGINT",
+        # The load tables, as schema.sql declares them.
+        *(_table_sql(t) for t in ("load_steps", "load_samples")),
+    )
+}
+
 TABLES = (
     "runs",
     "scenarios",
@@ -51,6 +69,8 @@ TABLES = (
     "samples",
     "observed_chain",
     "network_profiles",
+    "load_steps",
+    "load_samples",
 )
 
 # Column types of `samples` as handed to DuckDB (same order as the table).
@@ -89,6 +109,27 @@ SAMPLE_COLUMNS = pa.schema(
         ("server_bytes_written", pa.int64()),
         ("server_outcome", pa.string()),
         ("server_error_category", pa.string()),
+        ("server_conn_ns", pa.int64()),
+        ("server_conn_cpu_ns", pa.int64()),
+    ]
+)
+# Column types of `load_samples`, likewise.
+LOAD_SAMPLE_COLUMNS = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("scenario_id", pa.string()),
+        ("step", pa.int32()),
+        ("seq", pa.int64()),
+        ("intended_ns", pa.int64()),
+        ("sched_lag_ns", pa.int64()),
+        ("latency_ns", pa.int64()),
+        ("total_ns", pa.int64()),
+        ("outcome", pa.string()),
+        ("error_category", pa.string()),
+        ("resumed", pa.bool_()),
+        ("client_cpu_ns", pa.int64()),
+        ("server_cpu_ns", pa.int64()),
+        ("server_conn_cpu_ns", pa.int64()),
     ]
 )
 
@@ -168,6 +209,12 @@ class Store:
     def table(self, name: str) -> pd.DataFrame:
         if name not in TABLES:
             raise ChainlabError(f"no table {name!r}; allowed: {', '.join(TABLES)}")
+        if not self._has_table(name):
+            # A table of a later schema version in a store read as it is: empty, with the
+            # columns the current schema gives it.
+            with duckdb.connect() as mem:
+                mem.execute(_table_sql(name))
+                return mem.execute(f"SELECT * FROM {name}").df()
         if name == "samples":
             # HUGEINT would become float64 in pandas and lose nanoseconds: hand out int64.
             return self.query(
@@ -175,6 +222,12 @@ class Store:
                 "FROM samples ORDER BY run_id, scenario_id, seq"
             )
         return self.query(f"SELECT * FROM {name}")
+
+    def _has_table(self, name: str) -> bool:
+        rows = self.con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_name = ?", [name]
+        ).fetchall()
+        return bool(rows)
 
     samples = property(lambda self: self.table("samples"))
     scenarios = property(lambda self: self.table("scenarios"))
@@ -184,10 +237,41 @@ class Store:
     certificates = property(lambda self: self.table("certificates"))
     observed_chain = property(lambda self: self.table("observed_chain"))
     network_profiles = property(lambda self: self.table("network_profiles"))
+    load_steps = property(lambda self: self.table("load_steps"))
+    load_samples = property(lambda self: self.table("load_samples"))
 
     def analysis_frames(self) -> AnalysisFrames:
         """What the analysis reads, as raw frames (chainlab.store.views)."""
         return analysis_frames(self.con, self.path)
+
+    def export(self, out: Path, fmt: str) -> list[Path]:
+        """Every table into `out`, one `<table>.<fmt>` file each (parquet or csv); a table
+        of a later schema version than the store's is written empty, with its columns."""
+        files = []
+        for t in TABLES:
+            f = out / f"{t}.{fmt}"
+            target = str(f).replace("'", "''")
+            if not self._has_table(t):
+                self.con.register("_empty", self.table(t))
+                src = "_empty"
+            elif t == "samples":
+                # HUGEINT as BIGINT, so every reader (pandas, spreadsheets) gets integers.
+                src = (
+                    "(SELECT * REPLACE (CAST(start_unix_ns AS BIGINT) AS start_unix_ns) "
+                    "FROM samples)"
+                )
+            else:
+                src = t
+            opts = "(FORMAT parquet)" if fmt == "parquet" else "(FORMAT csv, HEADER true)"
+            try:
+                self.con.execute(f"COPY {src} TO '{target}' {opts}")
+            except (duckdb.Error, OSError) as e:
+                raise ChainlabError(f"cannot write {f}: {_first_line(e)}") from None
+            finally:
+                if src == "_empty":
+                    self.con.unregister("_empty")
+            files.append(f)
+        return files
 
     def completed_scenarios(self) -> set[str]:
         rows = self.con.execute(
@@ -298,6 +382,9 @@ class Store:
                         )
                     ],
                 )
+            for row in result.load_steps:
+                self._insert_row("load_steps", row)
+            self._insert_arrow("load_samples", result.load_samples, LOAD_SAMPLE_COLUMNS)
             if result.network is not None:
                 n = result.network
                 self.con.execute(
@@ -314,22 +401,28 @@ class Store:
         self._write(work)
 
     def _insert_scenario_run(self, row: dict) -> None:
+        self._insert_row("scenario_runs", row)
+
+    def _insert_row(self, table: str, row: dict) -> None:
         row = {k: json.dumps(v) if isinstance(v, dict) else v for k, v in row.items()}
         cols = list(row)
         self.con.execute(
-            f"INSERT INTO scenario_runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+            f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
             list(row.values()),
         )
 
     def _insert_samples(self, rows: list[dict]) -> None:
+        self._insert_arrow("samples", rows, SAMPLE_COLUMNS)
+
+    def _insert_arrow(self, table: str, rows: list[dict], schema: pa.Schema) -> None:
         if not rows:
             return
-        table = pa.Table.from_pylist(rows, schema=SAMPLE_COLUMNS)
-        self.con.register("_new_samples", table)
+        self.con.register("_new_rows", pa.Table.from_pylist(rows, schema=schema))
         try:
-            self.con.execute("INSERT INTO samples SELECT * FROM _new_samples")
+            cols = ", ".join(schema.names)
+            self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _new_rows")
         finally:
-            self.con.unregister("_new_samples")
+            self.con.unregister("_new_rows")
 
     def _insert_observed_chain(self, rows: list[dict]) -> None:
         for r in rows:

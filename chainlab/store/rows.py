@@ -6,7 +6,7 @@ store a `ScenarioRows`, so every store is written by the same code from the same
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass
@@ -18,7 +18,9 @@ class ScenarioRows:
       engine records into them);
     - observed_chain: `observed_chain` rows (the chain of the first successful handshake);
     - certificates: `certificates` rows of the scenario's hierarchy;
-    - network: the run's `network_profiles` row of the scenario's emulated profile, or None.
+    - network: the run's `network_profiles` row of the scenario's emulated profile, or None;
+    - load_steps, load_samples: the scenario's open-loop load steps (campaign [load]) and
+      their attempts (chainlab.runner.records.load_rows), empty without [load].
     """
 
     scenario_run: dict
@@ -26,6 +28,8 @@ class ScenarioRows:
     observed_chain: list[dict]
     certificates: list[dict]
     network: dict | None
+    load_steps: list[dict] = field(default_factory=list)
+    load_samples: list[dict] = field(default_factory=list)
 
     @property
     def status(self) -> str:

@@ -1,5 +1,6 @@
 -- chainlab result store, schema version 2 (chainlab/store/__init__.py: SCHEMA_VERSION).
--- Version 2 added runs.libraries; a version-1 store is upgraded when opened for writing.
+-- Version 2 added runs.libraries, the server's whole-connection figures in samples, and the
+-- load tables; a version-1 store is upgraded when opened for writing.
 -- One DuckDB file per campaign run. Units: *_ns nanoseconds, *_us microseconds, bytes.
 -- Nothing here holds a path of the machine that made it.
 
@@ -127,6 +128,8 @@ CREATE TABLE samples (
     server_bytes_written BIGINT,
     server_outcome  VARCHAR,
     server_error_category VARCHAR,
+    server_conn_ns  BIGINT,                  -- the server's whole connection: accept to close
+    server_conn_cpu_ns BIGINT,               -- its CPU over that (NULL in version-1 stores)
     PRIMARY KEY (run_id, scenario_id, seq)
 );
 
@@ -150,4 +153,55 @@ CREATE TABLE network_profiles (
     measured    JSON,                        -- rtt_ms, rate_mbit, loss (NULL for loopback)
     flagged     BOOLEAN NOT NULL,            -- measured RTT or rate off by > 5 %
     PRIMARY KEY (run_id, profile)
+);
+
+-- Open-loop load steps of a scenario (the campaign's [load] table): one row per step, the
+-- capacity measurement first (kind 'capacity', step 0), then one per offered load.
+CREATE TABLE load_steps (
+    run_id          VARCHAR NOT NULL,
+    scenario_id     VARCHAR NOT NULL,
+    step            INTEGER NOT NULL,        -- 0 = capacity, 1.. = offered loads in order
+    kind            VARCHAR NOT NULL,        -- capacity | step
+    fraction        DOUBLE,                  -- offered / measured capacity (NULL: absolute rate)
+    offered_rate    DOUBLE NOT NULL,         -- attempts per second, as scheduled
+    arrivals        VARCHAR NOT NULL,        -- constant | poisson
+    duration_s      DOUBLE NOT NULL,         -- the schedule's length
+    max_in_flight   INTEGER NOT NULL,
+    server_workers  INTEGER NOT NULL,
+    server_cpus     VARCHAR,                 -- e.g. '0' (NULL: not pinned)
+    generator_cpus  VARCHAR,
+    scheduled       BIGINT NOT NULL,         -- attempts in the schedule
+    started         BIGINT NOT NULL,
+    n_ok            BIGINT NOT NULL,
+    n_failed        BIGINT NOT NULL,         -- saturated included
+    n_saturated     BIGINT NOT NULL,         -- generator_saturated
+    wall_s          DOUBLE NOT NULL,         -- schedule start to the last attempt's end
+    achieved_rate   DOUBLE NOT NULL,         -- successful handshakes per second of wall_s
+    generator_cpu_s DOUBLE NOT NULL,         -- the generator process's CPU over wall_s
+    generator_cores INTEGER NOT NULL,        -- cores the generator could use
+    generator_limited BOOLEAN NOT NULL,      -- the generator, not the server, was the limit
+    generator_note  VARCHAR,                 -- why it was flagged
+    server_cpu_s    DOUBLE,                  -- sum of the step's connections' conn CPU
+    server_cores    INTEGER NOT NULL,
+    failures        JSON NOT NULL,           -- error category -> count
+    PRIMARY KEY (run_id, scenario_id, step)
+);
+
+-- Every attempt of every load step (client record paired with the server's by conn_id).
+CREATE TABLE load_samples (
+    run_id          VARCHAR NOT NULL,
+    scenario_id     VARCHAR NOT NULL,
+    step            INTEGER NOT NULL,
+    seq             BIGINT NOT NULL,
+    intended_ns     BIGINT NOT NULL,         -- offset of the intended start in the step
+    sched_lag_ns    BIGINT,                  -- NULL: never started (generator_saturated)
+    latency_ns      BIGINT,                  -- intended start to the handshake's end
+    total_ns        BIGINT,                  -- connect + handshake from the actual start
+    outcome         VARCHAR NOT NULL,
+    error_category  VARCHAR,
+    resumed         BOOLEAN,
+    client_cpu_ns   BIGINT,
+    server_cpu_ns   BIGINT,
+    server_conn_cpu_ns BIGINT,
+    PRIMARY KEY (run_id, scenario_id, step, seq)
 );

@@ -83,7 +83,10 @@ SELECT scenario_id,
     avg(total_ns) AS cpu_total_mean, var_samp(total_ns) AS cpu_total_var,
     covar_samp(server_cpu_ns, client_cpu_ns) AS cov_server_client,
     covar_samp(server_cpu_ns, total_ns) AS cov_server_total,
-    covar_samp(client_cpu_ns, total_ns) AS cov_client_total
+    covar_samp(client_cpu_ns, total_ns) AS cov_client_total,
+    count(server_conn_cpu_ns) AS conn_cpu_n,
+    avg(server_conn_cpu_ns) AS server_conn_cpu_mean,
+    var_samp(server_conn_cpu_ns) AS server_conn_cpu_var
 FROM measured
 WHERE outcome = 'ok' AND total_ns IS NOT NULL
     AND client_cpu_ns IS NOT NULL AND server_cpu_ns IS NOT NULL
@@ -166,6 +169,21 @@ class AnalysisFrames:
     network_samples: pd.DataFrame  # _NETWORK_SAMPLES; empty unless a scenario is emulated
 
 
+# The same for a version-1 store: no whole-connection server CPU (NULL columns).
+_CPU_V1 = (
+    _CPU.replace("count(server_conn_cpu_ns)", "0::BIGINT")
+    .replace("avg(server_conn_cpu_ns)", "NULL::DOUBLE")
+    .replace("var_samp(server_conn_cpu_ns)", "NULL::DOUBLE")
+)
+
+
+def _columns(con, table: str) -> set[str]:
+    rows = con.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table]
+    ).fetchall()
+    return {r[0] for r in rows}
+
+
 def analysis_frames(con, path: Path) -> AnalysisFrames:
     """Read what the analysis needs from an open store connection."""
     tables = {
@@ -184,6 +202,8 @@ def analysis_frames(con, path: Path) -> AnalysisFrames:
     if runs.empty:
         raise ChainlabError(f"store {path}: holds no run (the runs table is empty)")
     scenarios = con.execute("SELECT * FROM scenarios ORDER BY scenario_id").df()
+    # A version-1 store (read as it is) has no whole-connection server CPU.
+    conn_cpu = "server_conn_cpu_ns" in _columns(con, "samples")
     emulated = con.execute(
         "SELECT count(*) FROM scenarios WHERE network <> ?", [LOOPBACK]
     ).fetchone()[0]
@@ -193,7 +213,7 @@ def analysis_frames(con, path: Path) -> AnalysisFrames:
         scenarios=scenarios,
         chosen_runs=con.execute(_SCENARIO_RUNS).df(),
         moments=con.execute(_MOMENTS).df(),
-        cpu=con.execute(_CPU).df(),
+        cpu=con.execute(_CPU if conn_cpu else _CPU_V1).df(),
         counts=con.execute(_COUNTS).df(),
         failures=con.execute(_FAILURES).df(),
         optional={

@@ -27,6 +27,7 @@ def constant(**kw) -> SyntheticScenario:
     kw.setdefault("n", 50)
     kw.setdefault("latency_cv", 0.0)
     kw.setdefault("cpu_cv", 0.0)
+    kw.setdefault("server_close_cpu_ms", 0.0)  # the connection costs what its handshake does
     return SyntheticScenario(**kw)
 
 

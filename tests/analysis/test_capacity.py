@@ -48,3 +48,15 @@ def test_capacity_without_baseline_has_no_relative_numbers(make_store):
     assert row["handshakes_per_core_s"] == pytest.approx(4000.0)
     assert math.isnan(row["infra_multiplier"]) and math.isnan(row["extra_cost_per_million"])
     assert math.isnan(a.service_classes.iloc[0]["mean_extra_monthly_cost"])
+
+
+def test_capacity_comes_from_the_whole_connection_beside_the_handshake_span(make_store):
+    """The server's CPU from accept to close derives capacity; the handshake span is shown."""
+    a = analyze(make_store([constant(server_cpu_ms=0.5, server_close_cpu_ms=0.5)]))
+    row = a.capacity.iloc[0]
+    assert row["cpu_basis"] == "connection"
+    assert row["handshakes_per_core_s"] == pytest.approx(1000.0)
+    assert row["handshakes_per_core_s_handshake_only"] == pytest.approx(2000.0)
+    assert row["server_cpu_s"] == pytest.approx(1e-3) and row["handshake_cpu_s"] == pytest.approx(
+        5e-4
+    )

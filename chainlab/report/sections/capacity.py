@@ -15,10 +15,13 @@ def build(b: Builder) -> Section:
         return s
     cfg = b.cfg
     s.blocks.append(
-        "An interpretation of measured server CPU per handshake, not a measurement of "
-        "throughput: one fully busy vCPU completes 1e9 / (server CPU ns) handshakes per "
+        "An interpretation of measured server CPU per connection, not a measurement of "
+        "throughput (that is the capacity-under-load section's, where a campaign has "
+        "[load]): one fully busy vCPU completes 1e9 / (server CPU ns) handshakes per "
         "second; handshakes are assumed CPU-bound and perfectly parallel (docs/methods.md "
-        f"§8). Price: {cfg.price_per_vcpu_hour:g} cost units per vCPU-hour "
+        "§8). The CPU is the server's whole connection, accept to close ('basis: "
+        "connection'), where the store has it, else its handshake span; the handshake-only "
+        f"figure is shown beside it. Price: {cfg.price_per_vcpu_hour:g} cost units per vCPU-hour "
         f"({cfg.sources.get('price_per_vcpu_hour')}; the default is the paper's "
         "illustrative price). Service classes (handshakes per month): "
         + ", ".join(f"{k} {v:,.0f}" for k, v in cfg.service_classes.items())
@@ -28,7 +31,9 @@ def build(b: Builder) -> Section:
         ("scenario", codes(c["scenario_id"])),
         ("class", [b.cls_name(x) for x in c["placement_class"]]),
         ("server CPU s", nums(c["server_cpu_s"], 4)),
+        ("basis", list(c["cpu_basis"])),
         ("handshakes/core-s", ci(c, "handshakes_per_core_s")),
+        ("handshake span only", nums(c["handshakes_per_core_s_handshake_only"], 4)),
         ("handshakes/vCPU-h", ci(c, "handshakes_per_vcpu_hour")),
         ("retained capacity", ci(c, "retained_capacity")),
         ("capacity loss %", nums(c["capacity_loss_pct"], 4)),
