@@ -165,6 +165,31 @@ class Str(Field):
 
 
 @dataclass(frozen=True)
+class Bool(Field):
+    def check(self, value, at, problems):
+        if not isinstance(value, bool):
+            problems.bad(at, f"expected true or false, got {fmt(value)}")
+            return None
+        return value
+
+
+@dataclass(frozen=True)
+class Items(Field):
+    """An array of values each checked by `of`, at least `min_len` of them."""
+
+    of: Field
+    min_len: int = 1
+    what: str = "an array"
+
+    def check(self, value, at, problems):
+        if not isinstance(value, list) or len(value) < self.min_len:
+            problems.bad(at, f"expected {self.what} of at least {self.min_len}, got {fmt(value)}")
+            return None
+        got = [self.of.check(v, f"{at}[{i}]", problems) for i, v in enumerate(value)]
+        return None if None in got else got
+
+
+@dataclass(frozen=True)
 class Record(Field):
     """A table of fixed keys, each optional, filled from `defaults`."""
 

@@ -338,3 +338,15 @@ def proportion_ci(k: int, n: int, level: float = 0.95) -> tuple[float, float, fl
     lo = 0.0 if k == 0 else max(0.0, float(ci.low))
     hi = 1.0 if k == n else min(1.0, float(ci.high))
     return (k / n, lo, hi)
+
+
+def poisson_rate_ci(k: int, seconds: float, level: float = 0.95) -> tuple[float, float, float]:
+    """A rate k/seconds with the exact (Garwood 1936) interval of a Poisson count:
+    chi2(α/2; 2k)/2 and chi2(1 − α/2; 2k + 2)/2 events, divided by the time. NaN when the
+    time is not positive."""
+    if not seconds > 0:
+        return (math.nan, math.nan, math.nan)
+    alpha = 1 - level
+    lo = 0.0 if k == 0 else float(_st.chi2.ppf(alpha / 2, 2 * k)) / 2
+    hi = float(_st.chi2.ppf(1 - alpha / 2, 2 * k + 2)) / 2
+    return (k / seconds, lo / seconds, hi / seconds)

@@ -183,3 +183,12 @@ def test_proportion_interval_is_wilsons():
     assert all(math.isnan(v) for v in stats.proportion_ci(0, 0))
     # a narrower level gives a narrower interval
     assert stats.proportion_ci(5, 10, 0.8)[2] < stats.proportion_ci(5, 10, 0.95)[2]
+
+
+def test_poisson_rate_interval_is_garwoods():
+    # 10 events: the exact 95 % interval of the count is [4.795, 18.39] (Garwood 1936).
+    rate, lo, hi = stats.poisson_rate_ci(10, 2.0)
+    assert rate == 5.0
+    assert lo == pytest.approx(4.7954 / 2, rel=1e-4) and hi == pytest.approx(18.3904 / 2, rel=1e-4)
+    assert stats.poisson_rate_ci(0, 1.0)[1] == 0.0
+    assert all(math.isnan(x) for x in stats.poisson_rate_ci(5, 0.0))

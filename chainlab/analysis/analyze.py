@@ -15,7 +15,16 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from chainlab.analysis import capacity, compare, decomposition, network, paper, summary, transport
+from chainlab.analysis import (
+    capacity,
+    compare,
+    decomposition,
+    load_capacity,
+    network,
+    paper,
+    summary,
+    transport,
+)
 from chainlab.analysis.findings import findings
 from chainlab.analysis.load import StoreData, load_store, parse_json
 from chainlab.campaign.analysis_settings import AnalysisConfig
@@ -55,6 +64,9 @@ class Analysis:
     # decomposition, capacity, findings, paper comparison) use: docs/methods.md §12.
     reference_network: str | None = None
     network: network.NetworkAnalysis | None = None  # None: every scenario ran over loopback
+    # Open-loop load (chainlab.analysis.load_capacity): one row per step, one per scenario.
+    load_steps: pd.DataFrame = field(default_factory=pd.DataFrame)
+    load_capacity: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def reference_summary(self) -> pd.DataFrame:
         """The summary rows of the scenarios on the reference network."""
@@ -95,6 +107,9 @@ def analyze_data(data: StoreData) -> Analysis:
     corr = transport.correlations(rsumm, cfg)
     cap = capacity.per_scenario(rsumm, mc, baseline)
     matches = paper.match_table1(rsumm)
+    load_steps = load_capacity.steps_frame(data, cfg.confidence_level)
+    # The derived capacity of every scenario with load steps, whatever its network.
+    all_cap = capacity.per_scenario(summ, mc, baseline) if len(load_steps) else cap
     a = Analysis(
         data=data,
         config=cfg,
@@ -124,6 +139,8 @@ def analyze_data(data: StoreData) -> Analysis:
         metadata=metadata(data, summ),
         reference_network=ref_net,
         network=net,
+        load_steps=load_steps,
+        load_capacity=load_capacity.capacity_frame(load_steps, summ, all_cap, cfg),
     )
     a.findings = findings(a)
     return a

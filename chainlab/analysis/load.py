@@ -39,6 +39,10 @@ class StoreData:
     campaign_sha256: str | None = None
     campaign_hashes: list[str] = field(default_factory=list)
     not_run: list[str] = field(default_factory=list)  # registered, never executed
+    # Load steps of the chosen runs (empty without [load]) and, per (scenario, step), the
+    # sorted latencies (ms, from the intended start) of the successful attempts.
+    load_steps: pd.DataFrame = field(default_factory=pd.DataFrame)
+    load_latencies_ms: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
 
 
 def load_store(path, config: AnalysisConfig | None = None) -> StoreData:
@@ -103,7 +107,24 @@ def load_store(path, config: AnalysisConfig | None = None) -> StoreData:
         campaign_sha256=str(last["campaign_file_sha256"]),
         campaign_hashes=sorted(set(runs["campaign_file_sha256"].astype(str))),
         not_run=not_run,
+        load_steps=frames.load_steps,
+        load_latencies_ms=_by_step(frames.load_latencies),
     )
+
+
+def _by_step(lat: dict) -> dict[tuple[str, int], np.ndarray]:
+    """Sorted latencies in ms per (scenario, step) from the store's ordered columns."""
+    out: dict[tuple[str, int], np.ndarray] = {}
+    if not lat or not len(lat["scenario_id"]):
+        return out
+    keys = list(zip(lat["scenario_id"], lat["step"], strict=True))
+    values = np.asarray(lat["latency_ns"], dtype=np.float64) / 1e6
+    start = 0
+    for i in range(1, len(keys) + 1):
+        if i == len(keys) or keys[i] != keys[start]:
+            out[(str(keys[start][0]), int(keys[start][1]))] = values[start:i]
+            start = i
+    return out
 
 
 def _failure_note(r) -> str:

@@ -189,6 +189,13 @@ def loopback_ms(s: Scenario) -> float:
     return BASE_MS + sign + verify
 
 
+def server_cpu_ms(s: Scenario) -> float:
+    """Estimated server CPU per connection, in ms: the leaf's CertificateVerify signature
+    (none when resumed) and half the rest of a handshake (key exchange, TLS, the kernel)."""
+    sign = 0.0 if s.handshake_mode == "resumed" else SIGN_VERIFY_MS.get(s.leaf_alg, (1.0, 0.2))[0]
+    return BASE_MS / 2 + sign
+
+
 def handshake_ms(s: Scenario) -> float:
     """Estimated mean latency of one handshake of the scenario, in ms (on its network)."""
     return network_cost(s).mean_ms
@@ -332,7 +339,33 @@ def scenario(s: Scenario) -> Estimate:
             return n
         return min(n, max(1, int(p.time_cap_s * 1000 / ms)))
 
-    return Estimate(cap(low), cap(expected), cap(high), secs(low), secs(expected), secs(high))
+    extra = load_seconds(s)
+    return Estimate(
+        cap(low),
+        cap(expected),
+        cap(high),
+        secs(low) + extra,
+        secs(expected) + extra,
+        secs(high) + extra,
+    )
+
+
+# Capacity-measurement attempts a load plan is expected to need (the first usually
+# saturates; an underestimated capacity doubles the offered rate once or twice), and the
+# seconds each step costs beyond its schedule (engine start, server records drained, rows).
+LOAD_CAPACITY_TRIES = 1.5
+LOAD_STEP_OVERHEAD_S = 0.6
+
+
+def load_seconds(s: Scenario) -> float:
+    """Estimated wall time of the scenario's [load] steps (0 without [load])."""
+    plan = s.load
+    if plan is None:
+        return 0.0
+    steps = len(plan.rates if plan.rates is not None else plan.fractions)
+    warm = plan.warmup * loopback_ms(s) / 1000
+    t = warm + LOAD_CAPACITY_TRIES * (plan.capacity_s + LOAD_STEP_OVERHEAD_S)
+    return t + steps * (plan.step_s + LOAD_STEP_OVERHEAD_S)
 
 
 def calibration_seconds(profile: NetworkProfile) -> float:

@@ -9,11 +9,11 @@ import re
 
 from chainlab.campaign.matrix import MATRIX_AXES
 from chainlab.network import profile as network_profile
-from chainlab.schema import Int, Num, Str
+from chainlab.schema import Int, Items, Num, Str
 
 # Top-level tables of a campaign file.
 TOP_KEYS = ("campaign", "aliases", "hierarchies", "network", "sampling", "matrix", "campaigns")
-TOP_KEYS += ("analysis",)
+TOP_KEYS += ("analysis", "load")
 ORDERS = ("random", "interleaved", "declared")
 MATRIX_KEYS = (*MATRIX_AXES, "exclude", "description")
 CAMPAIGNS_KEYS = ("description", "matrices", "scenarios")
@@ -60,3 +60,40 @@ CAMPAIGN_FIELDS = {
 # An [aliases] name, and a [network.<name>] name: words of scenario ids.
 ALIAS_RE = re.compile(r"^[a-z][a-z0-9]*$")
 NETWORK_NAME_RE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
+
+# A CPU list as taskset takes it: "1", "0,2", "0-3".
+CPU_LIST_RE = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
+_CPUS = Str(pattern=CPU_LIST_RE, what='a CPU list such as "0", "1", "0-3" or "0,2"')
+# Defaults of [load] (docs/campaigns.md): the server on core 0, the generator on core 1.
+LOAD_DEFAULTS = {
+    "arrivals": "poisson",
+    "step_s": 5.0,
+    "capacity_s": 5.0,
+    "max_in_flight": 64,
+    "server_cpus": "0",
+    "generator_cpus": "1",
+    # None: WORKERS_PER_CORE per server CPU. One worker per core leaves the core idle while
+    # its connection waits for the client (a loopback round trip, the client's verification).
+    "server_workers": None,
+    "warmup": 20,
+    "verify": True,
+}
+# [load]: exactly one of `rates` (attempts per second) and `fractions` (of the capacity the
+# run measures first) says the offered loads.
+LOAD_FIELDS = {
+    "rates": Items(Num(0.0, 1_000_000.0, lo_open=True), what="an array of rates"),
+    "fractions": Items(Num(0.0, 10.0, lo_open=True), what="an array of fractions"),
+    "arrivals": Str(choices=("constant", "poisson")),
+    "step_s": Num(0.0, 3600.0, lo_open=True),
+    "capacity_s": Num(0.0, 3600.0, lo_open=True),
+    "max_in_flight": Int(1, 4096),
+    "server_cpus": _CPUS,
+    "generator_cpus": _CPUS,
+    "server_workers": Int(1, 4096),
+    "warmup": Int(0, 1_000_000),
+}
+# Server workers per server CPU when [load] names none: enough connections in progress to
+# keep a core busy through the waits of each (measured: 1 per core reached 55-70 % of it).
+WORKERS_PER_CORE = 4
+# A load step must hold about this many attempts to say anything about its percentiles.
+MIN_STEP_ATTEMPTS = 100

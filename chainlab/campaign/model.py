@@ -84,6 +84,44 @@ class NetworkProfile:
 
 
 @dataclass(frozen=True)
+class LoadPlan:
+    """The campaign's [load] table: open-loop load steps run on every scenario after its
+    single-connection measurement (docs/campaigns.md)."""
+
+    rates: tuple[float, ...] | None  # absolute offered loads (attempts/s), or
+    fractions: tuple[float, ...] | None  # offered / the capacity measured first
+    arrivals: str  # constant | poisson
+    step_s: float  # length of each step's schedule
+    capacity_s: float  # length of each capacity-measurement attempt
+    max_in_flight: int
+    server_cpus: str
+    generator_cpus: str
+    server_workers: int
+    warmup: int  # unscheduled handshakes before the first step
+    verify: bool  # the generator verifies the server's chain
+
+    @property
+    def server_cores(self) -> int:
+        return len(cpu_list(self.server_cpus))
+
+    @property
+    def generator_cores(self) -> int:
+        return len(cpu_list(self.generator_cpus))
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def cpu_list(text: str) -> list[int]:
+    """The CPUs of a list such as "0,2-3" (already checked against its pattern)."""
+    out: set[int] = set()
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out.update(range(int(lo), int(hi or lo) + 1))
+    return sorted(out)
+
+
+@dataclass(frozen=True)
 class Scenario:
     """One point of the matrix: everything that defines a measured configuration."""
 
@@ -98,6 +136,8 @@ class Scenario:
     # The `[network.<name>]` profile `network` names (None for loopback), for the run-time
     # estimate and the runner; not part of the scenario's identity or its stored params.
     network_profile: NetworkProfile | None = field(default=None, compare=False, repr=False)
+    # The campaign's [load] plan (None: no load steps); not part of the identity either.
+    load: LoadPlan | None = field(default=None, compare=False, repr=False)
 
     @property
     def depth(self) -> int:
@@ -169,6 +209,7 @@ class Campaign:
     campaigns: dict[str, list[str]]  # campaign name -> scenario ids, declaration order
     analysis: dict
     notes: list[str] = field(default_factory=list)  # non-fatal remarks for `validate`
+    load: LoadPlan | None = None
 
     def select(self, names: list[str] | None = None) -> list[Scenario]:
         """Scenarios of the named campaigns (all when None), each once, declaration order."""

@@ -257,6 +257,7 @@ def _run_sequential(ctx, todo, store, guard, progress, summary) -> None:
             ex.open()
             while not ex.step():
                 progress.scenario_step(ex)
+            ex.run_load()
         finally:
             ex.close()
         _store_result(store, guard, ex, progress, summary)
@@ -277,6 +278,8 @@ def _run_interleaved(ctx, todo, store, guard, progress, summary) -> None:
             try:
                 ex.open()
                 finished = ex.step()
+                if finished:
+                    ex.run_load()
             finally:
                 ex.close()
             if finished:

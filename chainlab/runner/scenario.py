@@ -29,7 +29,7 @@ from chainlab.campaign import estimate
 from chainlab.campaign.model import NetworkProfile, Scenario
 from chainlab.network import emulated_link
 from chainlab.network.profile import LOOPBACK
-from chainlab.runner import network, pki, records, sampler
+from chainlab.runner import load, network, pki, records, sampler
 from chainlab.store import ScenarioRows
 
 # How long a server may take to print its ready line: it loads one hierarchy and binds a
@@ -99,6 +99,8 @@ class ScenarioExecution:
         self.chain: pki.ServedChain | None = None
         self.certificates: list[dict] = []
         self.network_row: dict | None = None
+        self.load_steps: list[dict] = []
+        self.load_samples: list[dict] = []
         self._server_proc: subprocess.Popen | None = None
         self._server_addr: str | None = None
         self._link_stack: contextlib.ExitStack | None = None
@@ -182,6 +184,10 @@ class ScenarioExecution:
             "--io-timeout-ms", str(self.policy.timeout_ms),
             "--records", str(rec),
         ]  # fmt: skip
+        if s.load is not None:
+            # Load steps follow on this server: its workers on its own cores from the start,
+            # so the single-connection phase measures the same server.
+            argv += ["--workers", str(s.load.server_workers), "--cpus", s.load.server_cpus]
         if self._link is not None:
             argv = self._link.server_cmd(argv)
         err = self.dir / f"server-{self.visits}.stderr"
@@ -222,6 +228,41 @@ class ScenarioExecution:
         stack, self._link_stack, self._link = self._link_stack, None, None
         if stack is not None:
             stack.close()
+
+    @property
+    def server_addr(self) -> str | None:
+        return self._server_addr
+
+    @property
+    def server_records_path(self) -> Path:
+        return self.dir / f"server-{self.visits}.jsonl"
+
+    def client_extras(self, argv: list[str]) -> list[str]:
+        """What every client of this scenario adds to its command: intermediates the server
+        does not send, resumption, the emulated link's namespace."""
+        s = self.s
+        if s.served_chain == "leaf" and s.depth >= 3:
+            # The server omits the intermediates: the client gets them as untrusted path
+            # material, as a browser with an intermediate cache would.
+            argv = [*argv, "--untrusted", str(self.pki_dir / "intermediates.pem")]
+        if s.handshake_mode == "resumed":
+            argv = [*argv, "--resume"]
+        if self._link is not None:
+            argv = self._link.client_cmd(argv)
+        return argv
+
+    # -- load --------------------------------------------------------------------------
+
+    def run_load(self) -> None:
+        """The campaign's [load] steps on this visit's server, once the single-connection
+        phase is done (chainlab.runner.load). Nothing to do without [load], or after a
+        failure."""
+        if self.s.load is None or self.stop_reason == "failed" or self._server_addr is None:
+            return
+        try:
+            self.load_steps, self.load_samples = load.run(self)
+        except records.RecordError as e:
+            self.fail("load_failed", str(e))
 
     # -- sampling ----------------------------------------------------------------------
 
@@ -279,14 +320,9 @@ class ScenarioExecution:
             "--timeout-ms", str(self.policy.timeout_ms),
             "--records", str(rec),
         ]  # fmt: skip
-        if s.served_chain == "leaf" and s.depth >= 3:
-            # The server omits the intermediates: the client gets them as untrusted path
-            # material, as a browser with an intermediate cache would.
-            argv += ["--untrusted", str(self.pki_dir / "intermediates.pem")]
-        if s.handshake_mode == "resumed":
-            argv.append("--resume")
-        if self._link is not None:
-            argv = self._link.client_cmd(argv)
+        if s.load is not None:
+            argv += ["--cpus", s.load.generator_cpus]
+        argv = self.client_extras(argv)
 
         cap_left = None
         if self.policy.mode == "adaptive" and self.policy.time_cap_s is not None:
@@ -413,6 +449,8 @@ class ScenarioExecution:
             observed_chain=observed,
             certificates=self.certificates,
             network=self.network_row,
+            load_steps=self.load_steps,
+            load_samples=self.load_samples,
         )
 
 

@@ -148,6 +148,27 @@ SELECT sr.* FROM scenario_runs sr JOIN chosen c USING (run_id, scenario_id)
 )
 
 
+# The load steps of each scenario's chosen run, and the successful attempts' latencies (from
+# the intended start) sorted per step, for percentiles.
+_LOAD_STEPS = (
+    "WITH "
+    + _CHOSEN
+    + """
+SELECT ls.* FROM load_steps ls JOIN chosen c USING (run_id, scenario_id)
+ORDER BY scenario_id, step
+"""
+)
+_LOAD_LATENCIES = (
+    "WITH "
+    + _CHOSEN
+    + """
+SELECT l.scenario_id, l.step, l.latency_ns FROM load_samples l
+JOIN chosen c USING (run_id, scenario_id)
+WHERE l.outcome = 'ok' AND l.latency_ns IS NOT NULL
+ORDER BY l.scenario_id, l.step, l.latency_ns
+"""
+)
+
 # Tables a store may lack (older or partial stores): read as empty frames.
 _OPTIONAL_TABLES = ("campaign_scenarios", "certificates", "observed_chain", "network_profiles")
 
@@ -167,6 +188,8 @@ class AnalysisFrames:
     optional: dict[str, pd.DataFrame]  # _OPTIONAL_TABLES, empty where absent
     latencies: dict  # fetchnumpy of _LATENCIES: scenario_id, total_ns, sorted per scenario
     network_samples: pd.DataFrame  # _NETWORK_SAMPLES; empty unless a scenario is emulated
+    load_steps: pd.DataFrame  # _LOAD_STEPS; empty without load steps (or a version-1 store)
+    load_latencies: dict  # fetchnumpy of _LOAD_LATENCIES: scenario_id, step, latency_ns
 
 
 # The same for a version-1 store: no whole-connection server CPU (NULL columns).
@@ -222,4 +245,8 @@ def analysis_frames(con, path: Path) -> AnalysisFrames:
         },
         latencies=con.execute(_LATENCIES).fetchnumpy(),
         network_samples=con.execute(_NETWORK_SAMPLES).df() if emulated else pd.DataFrame(),
+        load_steps=con.execute(_LOAD_STEPS).df() if "load_steps" in tables else pd.DataFrame(),
+        load_latencies=(
+            con.execute(_LOAD_LATENCIES).fetchnumpy() if "load_samples" in tables else {}
+        ),
     )

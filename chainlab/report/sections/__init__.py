@@ -15,6 +15,7 @@ from chainlab.report.sections import (
     correlations,
     decomposition,
     findings,
+    load,
     methods,
     networks,
     pairs,
@@ -37,6 +38,7 @@ ORDER = (
     correlations,
     decomposition,
     capacity,
+    load,
     paper,
     methods,
 )

@@ -1,0 +1,135 @@
+"""Capacity under load (docs/methods.md §13): each scenario's open-loop load steps, its
+measured capacity beside the capacity derived from single-connection server CPU, and the
+paper's Tables 11-13 recomputed from the measured figure.
+
+- A step's **latency** is measured from each attempt's intended start (so waiting for a
+  stalled server counts); its percentiles are nearest-rank order statistics of the
+  successful attempts with distribution-free intervals (stats.quantile_ci). An attempt that
+  never started (`generator_saturated`) or failed is counted as a failure, never averaged in.
+- A step's **achieved rate** is its successful handshakes per second of the step's wall
+  time, with the exact Poisson interval of the count (stats.poisson_rate_ci).
+- The **measured capacity** is the achieved rate of the last capacity step, taken with the
+  server saturated (some attempts saturated, or the achieved rate well below the offered):
+  'saturated' says whether it was. A step whose generator was the limit
+  (`generator_limited`) gives a lower bound for the server, and says so.
+- The **derived capacity** per core is 1e3 / server CPU ms per connection of the
+  single-connection phase (chainlab.analysis.capacity); measured / derived (per core) has the
+  delta-method interval of a ratio of two independent estimates.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from chainlab.analysis.load import StoreData
+from chainlab.stats import log_interval, poisson_rate_ci, quantile_ci
+
+# The latency percentiles of every load step, by column name.
+PERCENTILES = {"p50_ms": 0.5, "p90_ms": 0.9, "p99_ms": 0.99, "p999_ms": 0.999}
+
+
+def steps_frame(data: StoreData, level: float) -> pd.DataFrame:
+    """One row per load step with its rates, failures, percentiles and generator health."""
+    steps = data.load_steps
+    if steps is None or steps.empty:
+        return pd.DataFrame()
+    rows = []
+    for _, r in steps.iterrows():
+        sid, step = str(r["scenario_id"]), int(r["step"])
+        measured = int(r["n_ok"]) + int(r["n_failed"])
+        rate, rate_lo, rate_hi = poisson_rate_ci(int(r["n_ok"]), float(r["wall_s"]), level)
+        row = {
+            "scenario_id": sid,
+            "step": step,
+            "kind": r["kind"],
+            "fraction": r["fraction"],
+            "offered_rate": float(r["offered_rate"]),
+            "achieved_rate": rate,
+            "achieved_rate_lo": rate_lo,
+            "achieved_rate_hi": rate_hi,
+            "achieved_share": rate / float(r["offered_rate"]) if r["offered_rate"] else math.nan,
+            "n_attempts": measured,
+            "n_ok": int(r["n_ok"]),
+            "n_failed": int(r["n_failed"]),
+            "n_saturated": int(r["n_saturated"]),
+            "failed_share": int(r["n_failed"]) / measured if measured else math.nan,
+            "failures": r["failures"],
+            "server_utilisation": (
+                float(r["server_cpu_s"]) / float(r["wall_s"]) / int(r["server_cores"])
+                if r["wall_s"] and pd.notna(r["server_cpu_s"])
+                else math.nan
+            ),
+            "generator_utilisation": float(r["generator_cpu_s"])
+            / float(r["wall_s"])
+            / int(r["generator_cores"])
+            if r["wall_s"]
+            else math.nan,
+            "generator_limited": bool(r["generator_limited"]),
+            "generator_note": r["generator_note"] if isinstance(r["generator_note"], str) else "",
+            "server_cores": int(r["server_cores"]),
+        }
+        lat = data.load_latencies_ms.get((sid, step), np.empty(0))
+        for name, q in PERCENTILES.items():
+            row[name], row[f"{name}_lo"], row[f"{name}_hi"] = quantile_ci(lat, q, level)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def capacity_frame(
+    steps: pd.DataFrame, summary: pd.DataFrame, capacity: pd.DataFrame, cfg
+) -> pd.DataFrame:
+    """Per scenario with load steps: measured capacity (last capacity step), the derived
+    figures, their ratio, and the paper's Tables 11-13 quantities from the measured one."""
+    if steps.empty:
+        return pd.DataFrame()
+    level = cfg.confidence_level
+    derived = capacity.set_index("scenario_id") if len(capacity) else pd.DataFrame()
+    summ = summary.set_index("scenario_id")
+    rows = []
+    for sid, g in steps.groupby("scenario_id", sort=True):
+        cap = g[g["kind"] == "capacity"].sort_values("step")
+        if cap.empty:
+            continue
+        last = cap.iloc[-1]
+        cores = int(last["server_cores"])
+        per_core = last["achieved_rate"] / cores
+        row = {
+            "scenario_id": sid,
+            "server_cores": cores,
+            "capacity": last["achieved_rate"],
+            "capacity_lo": last["achieved_rate_lo"],
+            "capacity_hi": last["achieved_rate_hi"],
+            "capacity_per_core": per_core,
+            "capacity_per_core_lo": last["achieved_rate_lo"] / cores,
+            "capacity_per_core_hi": last["achieved_rate_hi"] / cores,
+            "saturated": bool(last["n_saturated"] > 0 or last["achieved_share"] < 0.9),
+            "generator_limited": bool(last["generator_limited"]),
+            "server_utilisation": last["server_utilisation"],
+        }
+        if sid in derived.index:
+            d = derived.loc[sid]
+            row["derived_per_core"] = d["handshakes_per_core_s"]
+            row["derived_per_core_lo"] = d["handshakes_per_core_s_lo"]
+            row["derived_per_core_hi"] = d["handshakes_per_core_s_hi"]
+            row["derived_handshake_only"] = d["handshakes_per_core_s_handshake_only"]
+            # log(measured) has se 1/sqrt(n) (a Poisson count); log(derived) the log-scale se
+            # of its mean CPU.
+            se_m = 1 / math.sqrt(last["n_ok"]) if last["n_ok"] > 0 else math.nan
+            se_d = float(summ.at[sid, "capacity_cpu_ms_se"]) if sid in summ.index else math.nan
+            ratio = (
+                per_core / d["handshakes_per_core_s"] if d["handshakes_per_core_s"] else math.nan
+            )
+            row["measured_over_derived"] = ratio
+            lo, hi = log_interval(ratio, math.hypot(se_m, se_d), level)
+            row["measured_over_derived_lo"], row["measured_over_derived_hi"] = lo, hi
+        # The paper's Tables 11-13 from the measured capacity per core.
+        price = cfg.price_per_vcpu_hour
+        row["handshakes_per_vcpu_hour"] = per_core * 3600
+        row["cost_per_million"] = 1e6 / (per_core * 3600) * price if per_core > 0 else math.nan
+        for name, volume in cfg.service_classes.items():
+            row[f"monthly_cost_{name}"] = volume * row["cost_per_million"] / 1e6
+        rows.append(row)
+    return pd.DataFrame(rows)

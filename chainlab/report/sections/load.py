@@ -1,0 +1,130 @@
+"""Capacity under load: each scenario's measured capacity beside the derived one, the load
+steps (latency percentiles, achieved rate, failures, generator health), the hockey stick."""
+
+from __future__ import annotations
+
+import json
+
+from chainlab.report import format as f
+from chainlab.report.builder import Builder, ci, codes, ints, nums
+from chainlab.report.document import Section
+
+
+def _pct(values) -> list[str]:
+    return [f.num(x * 100) + " %" if x == x else "n/a" for x in values]
+
+
+def _failures(value) -> str:
+    counts = json.loads(value) if isinstance(value, str) else (value or {})
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"
+
+
+def build(b: Builder) -> Section | None:
+    a = b.a
+    steps, cap = a.load_steps, a.load_capacity
+    if steps is None or steps.empty:
+        return None
+    s = Section("load", "Capacity under load")
+    s.blocks.append(
+        "Open-loop load (the campaign's `[load]`): `chainlab-engine load` starts connections "
+        "on a schedule fixed in advance and measures each one's latency from its intended "
+        "start, so a server that falls behind shows in the latency instead of slowing the "
+        "generator down (coordinated omission); an attempt due while every connection slot "
+        "is open is recorded as `generator_saturated`, never skipped. The server runs on its "
+        "own cores, the generator on others. **Capacity** is measured first: the achieved "
+        "rate of successful handshakes with the server saturated (docs/methods.md §13). "
+        "**Derived** is 1 / server CPU per connection from the single-connection phase "
+        "(the capacity-and-cost section), per core."
+    )
+    if len(cap):
+        limited = cap[cap["generator_limited"]]
+        if len(limited):
+            s.blocks.append(
+                "**Generator-limited:** the capacity step of "
+                + ", ".join(f"`{x}`" for x in limited["scenario_id"])
+                + " found the generator at its limit too, so the server's capacity is at "
+                "least the figure shown, not exactly it."
+            )
+        cols = [
+            ("scenario", codes(cap["scenario_id"])),
+            ("server cores", ints(cap["server_cores"])),
+            ("measured /s", ci(cap, "capacity")),
+            ("measured per core", ci(cap, "capacity_per_core")),
+            ("derived per core", ci(cap, "derived_per_core")),
+            ("derived, handshake span", nums(cap["derived_handshake_only"], 4)),
+            ("measured / derived", ci(cap, "measured_over_derived")),
+            ("server busy", _pct(cap["server_utilisation"])),
+            ("saturated", [f.yes_no(x) for x in cap["saturated"]]),
+            ("generator-limited", [f.yes_no(x) for x in cap["generator_limited"]]),
+        ]  # fmt: skip
+        s.blocks.append(
+            b.table(
+                "load_capacity",
+                "Measured versus derived capacity",
+                f"Intervals at {b.level}: measured, the exact Poisson interval of the count; "
+                "derived, the log-scale interval of the mean CPU; their ratio, the delta "
+                "method. A ratio above 1 means a loaded server spends less CPU per connection "
+                "than one connection at a time implies.",
+                cap,
+                cols,
+            )
+        )
+        price = b.cfg.price_per_vcpu_hour
+        cols = [
+            ("scenario", codes(cap["scenario_id"])),
+            ("handshakes/vCPU-h (measured)", nums(cap["handshakes_per_vcpu_hour"], 4)),
+            ("cost per million", nums(cap["cost_per_million"], 4)),
+            *[
+                (f"monthly: {name}", nums(cap[f"monthly_cost_{name}"], 4))
+                for name in b.cfg.service_classes
+            ],
+        ]
+        s.blocks.append(
+            b.table(
+                "load_tables_11_13",
+                "The paper's Tables 11-13 from measured capacity",
+                f"Measured capacity per core × 3600 per vCPU-hour; cost at {price:g} per "
+                "vCPU-hour; monthly cost of each service class's volume.",
+                cap,
+                cols,
+            )
+        )
+    cols = [
+        ("scenario", codes(steps["scenario_id"])),
+        ("step", [f"{k} {i}" for k, i in zip(steps["kind"], steps["step"], strict=True)]),
+        ("offered /s", nums(steps["offered_rate"], 4)),
+        ("achieved /s", ci(steps, "achieved_rate")),
+        ("p50 ms", ci(steps, "p50_ms")),
+        ("p90 ms", ci(steps, "p90_ms")),
+        ("p99 ms", ci(steps, "p99_ms")),
+        ("p99.9 ms", ci(steps, "p999_ms")),
+        ("failures", [_failures(x) for x in steps["failures"]]),
+        ("server busy", _pct(steps["server_utilisation"])),
+        ("generator", [
+            f.num(u * 100) + " %" + (f" LIMITED: {n}" if lim else "")
+            for u, lim, n in zip(
+                steps["generator_utilisation"], steps["generator_limited"],
+                steps["generator_note"], strict=True,
+            )
+        ]),
+    ]  # fmt: skip
+    s.blocks.append(
+        b.table(
+            "load_steps",
+            "Load steps",
+            "Latency from each attempt's intended start, successful attempts only "
+            "(nearest-rank percentiles, order-statistic intervals; n/a where the step is too "
+            "small for a bound); failures by category, generator_saturated included; 'busy': "
+            "CPU over the step's wall time per core.",
+            steps,
+            cols,
+        )
+    )
+    for name, caption in (
+        ("load_latency", "Each scenario's steps (capacity measurement left out)."),
+        ("load_throughput", "Points on the dashed line kept up with the offered load."),
+    ):
+        item = b.figure(name, caption)
+        if item is not None:
+            s.blocks.append(item)
+    return s

@@ -1,0 +1,249 @@
+"""Open-loop load steps of a scenario (the campaign's [load] table), after its
+single-connection measurement, on the same server.
+
+1. Capacity, measured: `chainlab-engine load` offers CAPACITY_OVERLOAD x the capacity the
+   single-connection phase implies (server cores / mean whole-connection server CPU). If the
+   server keeps up with that (achieved >= SATURATED x offered and nothing saturated), the
+   offer doubles, up to CAPACITY_TRIES times. The achieved rate of successful handshakes
+   with the server saturated is the capacity; a step that never saturated says so.
+2. One step per offered load: `rates` as given, or `fractions` x the measured capacity.
+
+Each step's attempts are paired with the server's records of the same connections (by
+conn_id) and become `load_samples` rows; the step's counts, rates and the generator's own
+health become a `load_steps` row. A step whose generator was the limit is flagged
+(`generator_limited`), never reported as the server's capacity: its process used
+GENERATOR_BUSY of its cores, or it started attempts late (p99 scheduling lag above
+GENERATOR_LAG_NS).
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from chainlab import processes
+from chainlab.runner import records
+
+# The capacity search offers this multiple of the single-connection estimate: enough to
+# saturate a server whose connections cost up to a third less under load than alone.
+CAPACITY_OVERLOAD = 1.5
+# A step "kept up" when it achieved this share of the offered rate (Poisson counts over a
+# few seconds wander by a few per cent).
+SATURATED = 0.9
+# Doublings of the offer at most before the capacity step is taken as it is.
+CAPACITY_TRIES = 3
+# The generator was the limit when its process used this share of its cores ...
+GENERATOR_BUSY = 0.85
+# ... or started attempts this late (p99 of the scheduling lag): a generator with spare CPU
+# starts them within a millisecond on this machine.
+GENERATOR_LAG_NS = 5_000_000
+# Bounds on waiting: for the load process beyond its schedule and timeout, and for the
+# server's records of the step's last connections (written after each close).
+PROCESS_GRACE_S = 30.0
+SERVER_RECORDS_WAIT_S = 3.0
+
+
+@dataclass
+class Step:
+    index: int
+    kind: str  # capacity | step
+    rate: float
+    fraction: float | None
+    duration_s: float
+
+
+def run(ex) -> tuple[list[dict], list[dict]]:
+    """The scenario's load steps and their attempts as store rows; ex is the running
+    chainlab.runner.scenario.ScenarioExecution (server up, single-connection phase done)."""
+    plan = ex.s.load
+    steps: list[dict] = []
+    samples: list[dict] = []
+    index = 0
+    derived = _derived_capacity(ex)
+    offered = max(CAPACITY_OVERLOAD * derived, 10.0 / plan.capacity_s)
+    capacity = math.nan
+    for _ in range(CAPACITY_TRIES):
+        row, rows = _run_step(ex, Step(index, "capacity", offered, None, plan.capacity_s))
+        steps.append(row)
+        samples += rows
+        index += 1
+        capacity = row["achieved_rate"]
+        if row["n_saturated"] > 0 or capacity < SATURATED * offered or capacity == 0:
+            break
+        offered *= 2
+    if not capacity > 0:
+        return steps, samples  # nothing completed: the steps' failures say why
+    if plan.rates is not None:
+        offers = [(rate, None) for rate in plan.rates]
+    else:
+        offers = [(f * capacity, f) for f in plan.fractions]
+    for rate, fraction in offers:
+        row, rows = _run_step(ex, Step(index, "step", rate, fraction, plan.step_s))
+        steps.append(row)
+        samples += rows
+        index += 1
+    return steps, samples
+
+
+def _derived_capacity(ex) -> float:
+    """Handshakes per second the single-connection phase implies: server cores / mean
+    whole-connection CPU of its successful connections (handshake CPU where absent)."""
+    try:
+        srv = records.read(ex.server_records_path)
+    except records.RecordError:
+        srv = []
+    cpu = [
+        r.get("conn_cpu_ns") or r.get("cpu_ns")
+        for r in srv
+        if r.get("outcome") == "ok" and (r.get("conn_cpu_ns") or r.get("cpu_ns"))
+    ]
+    if not cpu:
+        return 10.0
+    return ex.s.load.server_cores * 1e9 / float(np.mean(cpu))
+
+
+def _argv(ex, step: Step, rec: Path, warmup: int) -> list[str]:
+    s, plan = ex.s, ex.s.load
+    argv = [
+        str(ex.ctx.engine), "load",
+        "--connect", ex.server_addr,
+        "--ca", str(ex.pki_dir / "ca.pem"),
+        "--groups", s.kex,
+        "--cert-compression", s.cert_compression,
+        "--rate", f"{step.rate:.9g}",
+        "--duration-ms", str(max(1, round(step.duration_s * 1000))),
+        "--arrivals", plan.arrivals,
+        "--seed", str(ex.ctx.seed + step.index),
+        "--max-in-flight", str(plan.max_in_flight),
+        "--cpus", plan.generator_cpus,
+        "--timeout-ms", str(ex.policy.timeout_ms),
+        "--warmup", str(warmup),
+        "--records", str(rec),
+    ]  # fmt: skip
+    if not plan.verify:
+        argv.append("--no-verify")
+    return ex.client_extras(argv)
+
+
+def _run_step(ex, step: Step) -> tuple[dict, list[dict]]:
+    plan = ex.s.load
+    rec = ex.dir / f"load-{step.index}.jsonl"
+    err = ex.dir / f"load-{step.index}.stderr"
+    warmup = plan.warmup if step.index == 0 else 0
+    server_before = records.count_lines(ex.server_records_path)
+    ex.ctx.progress.note(
+        f"chainlab: {ex.s.scenario_id}: load {step.kind} {step.index}: offering "
+        f"{step.rate:.1f}/s for {step.duration_s:g} s"
+    )
+    deadline = step.duration_s + ex.policy.timeout_ms / 1000 + PROCESS_GRACE_S
+    t0 = time.monotonic()
+    with err.open("wb") as errf:
+        proc = processes.spawn(_argv(ex, step, rec, warmup), subprocess.DEVNULL, errf)
+        try:
+            while not processes.wait_exit(proc, 0.5):
+                if time.monotonic() - t0 > deadline:
+                    break
+        finally:
+            processes.stop_group(proc)
+    got = records.read(rec)
+    generator = next((r for r in got if r.get("side") == "generator"), None)
+    if generator is None:
+        tail = processes.tail(err)
+        raise records.RecordError(
+            f"load step {step.index}: the generator wrote no account of itself "
+            f"({processes.describe_exit(proc.returncode)}{': ' + tail if tail else ''})"
+        )
+    client = [r for r in got if r.get("side") == "client"]
+    started = sum(1 for r in client if r.get("sched_lag_ns") is not None) + warmup
+    server = _server_records(ex, server_before, started)
+    by_conn = {r["conn_id"]: r for r in server if r.get("conn_id")}
+    return _rows(ex, step, client, generator, by_conn)
+
+
+def _server_records(ex, before: int, expected: int) -> list[dict]:
+    """The server's records of the step's connections (written as each one closes)."""
+    t0 = time.monotonic()
+    while (
+        records.count_lines(ex.server_records_path) - before < expected
+        and time.monotonic() - t0 < SERVER_RECORDS_WAIT_S
+    ):
+        time.sleep(0.05)
+    return records.read(ex.server_records_path)[before:]
+
+
+def _rows(ex, step: Step, client, generator, by_conn) -> tuple[dict, list[dict]]:
+    plan, run_id, sid = ex.s.load, ex.ctx.run_id, ex.s.scenario_id
+    measured = [r for r in client if not r.get("warmup")]
+    samples = []
+    server_cpu = 0
+    for r in measured:
+        srv = by_conn.get(r.get("conn_id")) if r.get("conn_id") else None
+        if srv is not None:
+            server_cpu += srv.get("conn_cpu_ns") or srv.get("cpu_ns") or 0
+        samples.append(
+            {
+                "run_id": run_id,
+                "scenario_id": sid,
+                "step": step.index,
+                "seq": r["seq"],
+                "intended_ns": r["intended_ns"],
+                "sched_lag_ns": r.get("sched_lag_ns"),
+                "latency_ns": r.get("latency_ns"),
+                "total_ns": r.get("total_ns"),
+                "outcome": r["outcome"],
+                "error_category": r.get("error_category"),
+                "resumed": r.get("resumed"),
+                "client_cpu_ns": r.get("cpu_ns"),
+                "server_cpu_ns": srv.get("cpu_ns") if srv else None,
+                "server_conn_cpu_ns": srv.get("conn_cpu_ns") if srv else None,
+            }
+        )
+    n_ok = sum(1 for r in measured if r["outcome"] == "ok")
+    failures = collections.Counter(
+        r.get("error_category") or "unknown" for r in measured if r["outcome"] != "ok"
+    )
+    wall_s = generator["wall_ns"] / 1e9
+    cores = plan.generator_cores
+    busy = generator["process_cpu_ns"] / generator["wall_ns"] / cores if wall_s else 0.0
+    lags = [r["sched_lag_ns"] for r in measured if r.get("sched_lag_ns") is not None]
+    lag_p99 = float(np.quantile(lags, 0.99)) if lags else 0.0
+    notes = []
+    if busy >= GENERATOR_BUSY:
+        notes.append(f"its process used {busy:.0%} of its {cores} core(s)")
+    if lag_p99 > GENERATOR_LAG_NS:
+        notes.append(f"p99 scheduling lag {lag_p99 / 1e6:.1f} ms")
+    row = {
+        "run_id": run_id,
+        "scenario_id": sid,
+        "step": step.index,
+        "kind": step.kind,
+        "fraction": step.fraction,
+        "offered_rate": step.rate,
+        "arrivals": plan.arrivals,
+        "duration_s": step.duration_s,
+        "max_in_flight": plan.max_in_flight,
+        "server_workers": plan.server_workers,
+        "server_cpus": plan.server_cpus,
+        "generator_cpus": plan.generator_cpus,
+        "scheduled": generator["scheduled"],
+        "started": generator["started"],
+        "n_ok": n_ok,
+        "n_failed": len(measured) - n_ok,
+        "n_saturated": generator["saturated"],
+        "wall_s": wall_s,
+        "achieved_rate": n_ok / wall_s if wall_s else 0.0,
+        "generator_cpu_s": generator["process_cpu_ns"] / 1e9,
+        "generator_cores": cores,
+        "generator_limited": bool(notes),
+        "generator_note": "; ".join(notes) or None,
+        "server_cpu_s": server_cpu / 1e9,
+        "server_cores": plan.server_cores,
+        "failures": dict(failures),
+    }
+    return row, samples
