@@ -9,7 +9,7 @@ import re
 
 from chainlab.campaign.matrix import MATRIX_AXES
 from chainlab.network import profile as network_profile
-from chainlab.schema import Int, Items, Num, Str
+from chainlab.schema import Bool, Int, Items, Num, Str
 
 # Top-level tables of a campaign file.
 TOP_KEYS = ("campaign", "aliases", "hierarchies", "network", "sampling", "matrix", "campaigns")
@@ -91,6 +91,9 @@ LOAD_FIELDS = {
     "generator_cpus": _CPUS,
     "server_workers": Int(1, 4096),
     "warmup": Int(0, 1_000_000),
+    # false: the generator skips chain verification (more headroom; the server's work is
+    # the same), recorded per attempt.
+    "verify": Bool(),
 }
 # Server workers per server CPU when [load] names none: enough connections in progress to
 # keep a core busy through the waits of each (measured: 1 per core reached 55-70 % of it).

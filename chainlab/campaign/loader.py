@@ -8,13 +8,12 @@ All problems found are reported together; docs/campaigns.md is the reference for
 from __future__ import annotations
 
 import hashlib
-import os
 import tomllib
 from dataclasses import replace
 from pathlib import Path
 
 from chainlab import engine
-from chainlab.campaign import estimate, ids, matrix
+from chainlab.campaign import ids, load_plan, matrix
 from chainlab.campaign.algorithms import (
     ALGORITHM_NAMES,
     CERT_COMPRESSIONS,
@@ -30,26 +29,20 @@ from chainlab.campaign.fields import (
     ALIAS_RE,
     CAMPAIGN_FIELDS,
     CAMPAIGNS_KEYS,
-    LOAD_DEFAULTS,
-    LOAD_FIELDS,
     MATRIX_KEYS,
-    MIN_STEP_ATTEMPTS,
     NAME_RE,
     NETWORK_FIELDS,
     NETWORK_NAME_RE,
     SAMPLING_DEFAULTS,
     SAMPLING_FIELDS,
     TOP_KEYS,
-    WORKERS_PER_CORE,
 )
 from chainlab.campaign.matrix import MATRIX_AXES, WHERE_KEYS, matches
 from chainlab.campaign.model import (
     Campaign,
-    LoadPlan,
     NetworkProfile,
     SamplingPolicy,
     Scenario,
-    cpu_list,
 )
 from chainlab.errors import ChainlabError
 from chainlab.network import profile as network_profile
@@ -149,7 +142,7 @@ class _Validator:
         self.networks = self.read_networks(d.get("network", {}))
         base_sampling, overrides = self.read_sampling(d.get("sampling", {}))
         matrices = self.read_matrices(d.get("matrix", {}))
-        load = self.read_load(d.get("load"))
+        load = load_plan.read(self, d.get("load"))
         analysis = self.table(d.get("analysis", {}), "analysis")
         self.check_analysis(analysis, baseline)
         self.check()
@@ -175,7 +168,7 @@ class _Validator:
                 scenario_id=sid,
                 sampling=policy,
                 network_profile=self.networks.get(parts["network"]),
-                load=load,
+                load=load_plan.for_scenario(self, load, parts, sid),
                 **parts,
             )
         for i, (ov_where, _) in enumerate(overrides):
@@ -188,7 +181,7 @@ class _Validator:
                 + allowed(scenarios, baseline),
             )
         if load is not None:
-            self.check_load_steps(load, scenarios)
+            load_plan.check_steps(self, scenarios)
         if not scenarios:
             self.bad(
                 "matrix",
@@ -213,70 +206,6 @@ class _Validator:
             notes=self.notes,
             load=load,
         )
-
-    def read_load(self, value) -> LoadPlan | None:
-        """[load]: the offered loads and how to run them; rules between keys and the
-        machine's cores here, the steps' lengths against each scenario in check_load_steps."""
-        if value is None:
-            return None
-        got = self.p.check(LOAD_FIELDS, self.table(value, "load"), "load")
-        if None in got.values():
-            return None
-        if ("rates" in got) == ("fractions" in got):
-            self.bad(
-                "load",
-                "give exactly one of `rates` (attempts per second) and `fractions` (of the "
-                f"measured capacity); got {' and '.join(sorted(got)) if got else 'neither'}",
-            )
-            return None
-        values = {**LOAD_DEFAULTS, **got}
-        cores = os.cpu_count() or 1
-        for key in ("server_cpus", "generator_cpus"):
-            beyond = [c for c in cpu_list(values[key]) if c >= cores]
-            if beyond:
-                self.bad(
-                    f"load.{key}",
-                    f"bad value {values[key]!r}: CPU {beyond[0]} does not exist; allowed: "
-                    f"CPUs 0 to {cores - 1} (this machine has {cores})",
-                )
-                return None
-        if set(cpu_list(values["server_cpus"])) & set(cpu_list(values["generator_cpus"])):
-            self.notes.append(
-                "load: the server and the generator share CPUs, so a step whose generator "
-                "competes with the server measures both"
-            )
-        if values["server_workers"] is None:
-            values["server_workers"] = WORKERS_PER_CORE * len(cpu_list(values["server_cpus"]))
-        for key in ("rates", "fractions"):
-            values[key] = tuple(values[key]) if key in got else None
-        return LoadPlan(**values)
-
-    def check_load_steps(self, load: LoadPlan, scenarios: dict[str, Scenario]) -> None:
-        """Each step must hold about MIN_STEP_ATTEMPTS attempts: at its rate, or for
-        fractions at the capacity the cost model expects of the slowest scenario."""
-        if load.rates is not None:
-            for i, rate in enumerate(load.rates):
-                if rate * load.step_s < MIN_STEP_ATTEMPTS:
-                    self.bad(
-                        f"load.rates[{i}]",
-                        f"bad value {rate:g}: a {load.step_s:g} s step holds "
-                        f"{rate * load.step_s:.0f} attempts; allowed: at least "
-                        f"{MIN_STEP_ATTEMPTS} per step (a rate >= "
-                        f"{MIN_STEP_ATTEMPTS / load.step_s:g}/s, or a longer step_s)",
-                    )
-            return
-        for sid, sc in scenarios.items():
-            capacity = load.server_cores / (estimate.server_cpu_ms(sc) / 1e3)
-            low = min(load.fractions)
-            if low * capacity * load.step_s < MIN_STEP_ATTEMPTS:
-                need = MIN_STEP_ATTEMPTS / (low * capacity)
-                self.bad(
-                    "load.step_s",
-                    f"bad value {load.step_s:g} for scenario {sid}: at fraction {low:g} of its "
-                    f"expected capacity ({capacity:.1f}/s, from the cost model) a step holds "
-                    f"{low * capacity * load.step_s:.0f} attempts; allowed: at least "
-                    f"{MIN_STEP_ATTEMPTS} per step (step_s >= {need:.0f})",
-                )
 
     def check_analysis(self, table: dict, baseline: str | None) -> None:
         """[analysis] belongs to the report; its settings' own fields say what it accepts."""

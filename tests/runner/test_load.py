@@ -1,0 +1,104 @@
+"""Load steps end to end with the real engine: capacity measured, offered loads run on the
+scenario's server, every attempt stored and paired with the server's record; a generator
+that cannot keep up is flagged, never reported as the server's capacity."""
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+import chainlab
+from chainlab.analysis.analyze import analyze
+from chainlab.campaign import load
+from chainlab.runner.campaign import RunOptions, run
+
+from .conftest import engine_processes
+
+pytestmark = pytest.mark.slow
+
+CAMPAIGN = """
+[campaign]
+name = "loadtest"
+order = "declared"
+[sampling]
+mode = "fixed"
+count = 30
+warmup = 2
+[matrix.m]
+kex = ["X25519MLKEM768"]
+hierarchy = [["ML-DSA-44", "ML-DSA-44"]]
+[load]
+{load}
+"""
+
+
+def run_campaign(tmp_path, load_table: str):
+    f = tmp_path / "loadtest.toml"
+    f.write_text(CAMPAIGN.format(load=load_table))
+    store = tmp_path / "loadtest.duckdb"
+    summary = run(load(f), RunOptions(store=store, live_progress=False))
+    return store, summary
+
+
+def test_load_steps_are_measured_stored_and_reported(tmp_path, engine_bin, pki_cache):
+    store, summary = run_campaign(
+        tmp_path,
+        "fractions = [0.5]\nstep_s = 2\ncapacity_s = 2\nverify = false\nwarmup = 5",
+    )
+    assert summary.completed and not summary.failed
+    with chainlab.open(store) as st:
+        steps, samples = st.load_steps, st.load_samples
+    kinds = list(steps.sort_values("step")["kind"])
+    assert kinds[0] == "capacity" and kinds[-1] == "step" and kinds.count("step") == 1
+    for _, r in steps.iterrows():
+        got = samples[samples["step"] == r["step"]]
+        # every scheduled attempt is a row: started or saturated, none skipped
+        assert len(got) == r["scheduled"] == r["n_ok"] + r["n_failed"]
+        assert r["n_saturated"] == (got["error_category"] == "generator_saturated").sum()
+        ok = got[got["outcome"] == "ok"]
+        assert ok["server_conn_cpu_ns"].notna().all()  # paired with the server's records
+        assert (ok["latency_ns"] >= ok["total_ns"]).all()
+    step = steps[steps["kind"] == "step"].iloc[0]
+    capacity = steps[steps["kind"] == "capacity"].iloc[-1]["achieved_rate"]
+    assert step["offered_rate"] == pytest.approx(0.5 * capacity)
+    # Half the capacity is kept up with, open loop.
+    assert step["achieved_rate"] == pytest.approx(step["offered_rate"], rel=0.15)
+    a = analyze(store)
+    cap = a.load_capacity.iloc[0]
+    assert cap["capacity"] == pytest.approx(capacity)
+    assert cap["derived_per_core"] > 0 and cap["measured_over_derived"] > 0
+    assert set(a.load_steps["p99_ms"].dropna().index) == set(range(len(steps)))
+    out = subprocess.run(
+        [sys.executable, "-m", "chainlab", "report", str(store), "--out", str(tmp_path / "r")],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert "## Capacity under load" in md and "Measured versus derived capacity" in md
+    assert (tmp_path / "r" / "figures" / "load_latency.svg").exists()
+    assert engine_processes(str(pki_cache)) == []
+
+
+def test_a_generator_that_cannot_keep_up_is_flagged(tmp_path, engine_bin, pki_cache):
+    """The generator shares its core with a busy process and is offered far more than half
+    a core can start: its step is flagged generator_limited, with the reason."""
+    hog = subprocess.Popen(
+        [sys.executable, "-c",
+         "import os, time\nos.sched_setaffinity(0, {1})\nend = time.monotonic() + 60\n"
+         "while time.monotonic() < end:\n    pass\n"],
+    )  # fmt: skip
+    try:
+        time.sleep(0.2)
+        store, summary = run_campaign(tmp_path, "rates = [3000]\nstep_s = 2\ncapacity_s = 1")
+    finally:
+        hog.kill()
+        hog.wait()
+    assert summary.completed
+    with chainlab.open(store) as st:
+        steps = st.load_steps
+    step = steps[steps["kind"] == "step"].iloc[0]
+    assert bool(step["generator_limited"]), step.to_dict()
+    assert "scheduling lag" in step["generator_note"] or "core" in step["generator_note"]
+    assert json.loads(step["failures"]) is not None
