@@ -5,12 +5,13 @@ part, measured side by side in one run so ratios survive a noisy, shared machine
   campaign   the bundled signature-placement campaign: wall time, samples, CI widths, overhead
   report     `chainlab report` on a 200,000-sample store: time and peak memory
   link       the userspace network link: added latency and throughput
+  load       the load generator's headroom; capacity measured vs derived vs s_time
 """
 
 import importlib
 
 HELP = "run a benchmark and print its figures"
-BENCHMARKS = ["engine", "campaign", "report", "link"]
+BENCHMARKS = ["engine", "campaign", "report", "link", "load"]
 
 
 def add_arguments(parser):

@@ -1,0 +1,173 @@
+"""`chainlab bench load`: the load generator's headroom and the ML-DSA-65 baseline's capacity
+on one server core, measured side by side in one run.
+
+Set-up (outside every timed part): an ML-DSA-65 root + leaf hierarchy, X25519MLKEM768,
+`chainlab-engine serve` pinned to core 0 with 4 workers; every client pinned to core 1.
+
+1. Derived capacity: one connection at a time (`handshake --count`), 1 / the server's mean
+   whole-connection CPU (and the handshake span's, beside it).
+2. Measured capacity: `load` offered 3 x the derived figure for --seconds, verification off
+   (so the server, not the generator, sets the pace): successful handshakes per second.
+3. Closed-loop saturation from OpenSSL's own tool: N parallel `openssl s_time -new` clients
+   for --seconds against the same server: their connections per second, summed.
+4. Generator headroom: the rate one generator core sustains = attempts started per second of
+   the generator process's CPU, from the load runs with verification on and off, beside the
+   server's measured capacity (targets: >= 1.5x with verification, >= 2x without).
+
+Prints figures only (no pass/fail).
+
+    chainlab bench load [-- --seconds S] [--clients N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import tempfile
+from pathlib import Path
+
+from chainlab import engine as engine_binary
+from chainlab import processes
+from chainlab.bench.engine import GROUP, OPENSSL, STIME_CONF
+from chainlab.bench.engine_results import parse_s_time
+from chainlab.runner import records
+
+CHAIN = "ML-DSA-65,ML-DSA-65"
+SERVER_CPU, CLIENT_CPU = "0", "1"
+SERVER_WORKERS = 4
+# Single-connection handshakes for the derived figure: a mean CPU within ~1 %.
+SINGLE_COUNT = 400
+# The load run's offer, as a multiple of the derived capacity: surely past saturation.
+OVERLOAD = 3.0
+TARGET_VERIFY, TARGET_NO_VERIFY = 1.5, 2.0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="chainlab bench load", description=__doc__.split("\n")[0])
+    ap.add_argument("--seconds", type=int, default=5, help="length of each load and s_time run")
+    ap.add_argument("--clients", type=int, default=8, help="parallel s_time clients")
+    args = ap.parse_args(argv)
+    if args.seconds < 1 or args.clients < 1:
+        ap.error("--seconds and --clients must be at least 1")
+    if (os.cpu_count() or 1) < 2:
+        print("chainlab bench load: needs 2 CPUs (server on one, clients on the other)")
+        return 0
+    eng = str(engine_binary.path())
+    with tempfile.TemporaryDirectory(prefix="chainlab-bench-load-") as tmp:
+        tmp = Path(tmp)
+        subprocess.run(
+            [eng, "pki", "--chain", CHAIN, "--out", str(tmp / "pki"), "--seed", "bench"],
+            check=True, capture_output=True, timeout=120,
+        )  # fmt: skip
+        srv_rec = tmp / "server.jsonl"
+        server = processes.spawn(
+            [eng, "serve", "--pki", str(tmp / "pki"), "--groups", GROUP, "--cpus", SERVER_CPU,
+             "--workers", str(SERVER_WORKERS), "--records", str(srv_rec)],
+            subprocess.PIPE, subprocess.DEVNULL,
+        )  # fmt: skip
+        try:
+            ready = processes.wait_ready(server, 20.0, tmp / "none")
+            addr = ready["addr"]
+            figures = measure(eng, addr, tmp, srv_rec, args)
+        finally:
+            processes.stop_group(server)
+    report(figures, args)
+    return 0
+
+
+def _client(eng: str, addr: str, tmp: Path, *extra: str) -> list[str]:
+    return [eng, *extra[:1], "--connect", addr, "--ca", str(tmp / "pki" / "ca.pem"),
+            "--groups", GROUP, "--cpus", CLIENT_CPU, *extra[1:]]  # fmt: skip
+
+
+def measure(eng: str, addr: str, tmp: Path, srv_rec: Path, args) -> dict:
+    out: dict = {}
+    # 1. One connection at a time.
+    before = records.count_lines(srv_rec)
+    single = tmp / "single.jsonl"
+    subprocess.run(
+        _client(eng, addr, tmp, "handshake", "--count", str(SINGLE_COUNT), "--warmup", "20",
+                "--records", str(single)),
+        check=True, timeout=600,
+    )  # fmt: skip
+    srv = [r for r in records.read(srv_rec)[before:] if r["outcome"] == "ok"][20:]
+    out["conn_cpu_ms"] = statistics.mean(r["conn_cpu_ns"] for r in srv) / 1e6
+    out["hs_cpu_ms"] = statistics.mean(r["cpu_ns"] for r in srv) / 1e6
+    out["derived"] = 1e3 / out["conn_cpu_ms"]
+    out["derived_hs"] = 1e3 / out["hs_cpu_ms"]
+    # 2 and 4. Open loop past saturation, verification off and on.
+    for verify in (False, True):
+        rec = tmp / f"load-{verify}.jsonl"
+        extra = [] if verify else ["--no-verify"]
+        subprocess.run(
+            _client(eng, addr, tmp, "load", "--rate", f"{OVERLOAD * out['derived']:.3f}",
+                    "--duration-ms", str(args.seconds * 1000), "--warmup", "20",
+                    "--records", str(rec), *extra),
+            check=True, timeout=args.seconds + 120,
+        )  # fmt: skip
+        got = records.read(rec)
+        gen = got[-1]
+        ok = sum(1 for r in got if r.get("side") == "client" and not r.get("warmup")
+                 and r["outcome"] == "ok")  # fmt: skip
+        key = "verify" if verify else "no_verify"
+        out[f"capacity_{key}"] = ok / (gen["wall_ns"] / 1e9)
+        out[f"generator_per_core_{key}"] = gen["started"] / (gen["process_cpu_ns"] / 1e9)
+        out[f"generator_busy_{key}"] = gen["process_cpu_ns"] / gen["wall_ns"]
+        out[f"saturated_{key}"] = gen["saturated"]
+    # 3. Closed loop: N s_time clients at once.
+    conf = tmp / "s_time.cnf"
+    conf.write_text(STIME_CONF)
+    port = addr.rsplit(":", 1)[1]
+    env = {**os.environ, "OPENSSL_CONF": str(conf)}
+    procs = [
+        subprocess.Popen(
+            [
+                str(OPENSSL),
+                "s_time",
+                "-connect",
+                f"127.0.0.1:{port}",
+                "-new",
+                "-time",
+                str(args.seconds),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            preexec_fn=lambda: os.sched_setaffinity(0, {int(CLIENT_CPU)}),
+        )  # fmt: skip
+        for _ in range(args.clients)
+    ]
+    total = 0
+    for p in procs:
+        stdout, stderr = p.communicate(timeout=args.seconds + 60)
+        total += parse_s_time(stdout, stderr)
+    out["s_time"] = total / args.seconds
+    return out
+
+
+def report(f: dict, args) -> None:
+    cap = f["capacity_no_verify"]
+    lines = [
+        "chainlab bench load: ML-DSA-65 root + leaf, X25519MLKEM768; server on core "
+        f"{SERVER_CPU} ({SERVER_WORKERS} workers), clients on core {CLIENT_CPU}",
+        f"  server CPU per connection, one at a time: {f['conn_cpu_ms']:.3f} ms whole connection, "
+        f"{f['hs_cpu_ms']:.3f} ms handshake span",
+        f"  derived capacity (1 / CPU per connection):      {f['derived']:8.1f} /s per core "
+        f"(handshake span only: {f['derived_hs']:.1f})",
+        f"  measured capacity (open loop, --no-verify):     {cap:8.1f} /s   "
+        f"measured / derived = {cap / f['derived']:.3f}",
+        f"  measured capacity (open loop, verification on): {f['capacity_verify']:8.1f} /s",
+        f"  openssl s_time -new x {args.clients} (closed loop):       {f['s_time']:8.1f} /s   "
+        f"measured / s_time = {cap / f['s_time']:.3f}",
+        "  generator headroom (attempts per generator CPU-second / server capacity):",
+        f"    verification on:  {f['generator_per_core_verify']:8.1f} /s per core = "
+        f"{f['generator_per_core_verify'] / cap:.2f}x  (target >= {TARGET_VERIFY}x)",
+        f"    verification off: {f['generator_per_core_no_verify']:8.1f} /s per core = "
+        f"{f['generator_per_core_no_verify'] / cap:.2f}x  (target >= {TARGET_NO_VERIFY}x)",
+    ]
+    print("\n".join(lines))
+    print(json.dumps({k: round(v, 4) for k, v in f.items()}, sort_keys=True))
