@@ -130,8 +130,32 @@ def calibrate(
         processes.stop(server)
     result = summarize(p, raw)
     result.update(_forwarder_timing(link))
+    flag_late_timer(result, p)
     result["calibration_seconds"] = round(time.monotonic() - started, 3)
     return result
+
+
+def flag_late_timer(result: dict, p) -> None:
+    """Flags the calibration `result` of profile `p` whose forwarder was late on average."""
+    late_ms = (result.get("timer_late_us_mean") or 0.0) / 1e3
+    if late_ms > link_allowance_ms(p):
+        # The forwarder held packets systematically longer than the profile says, e.g. a
+        # real-time task throttled by the kernel (sched_rt_runtime_us) on a fast link.
+        result["flag_reasons"].append(
+            f"forwarder timer {late_ms:.3f} ms late on average (up to "
+            f"{(result.get('timer_late_us_max') or 0) / 1e3:.3f}; allowed "
+            f"{link_allowance_ms(p):.3f}): real-time throttling? (/proc/sys/kernel/"
+            "sched_rt_runtime_us)"
+        )
+        result["flagged"] = True
+
+
+def link_allowance_ms(profile) -> float:
+    """How much timing error of its own the link may add to its packets on average before a
+    measurement over it is flagged: the calibration's tolerance of the RTT, at least its
+    floor. (Single late wake-ups of a few ms happen on a loaded machine; the mean is what
+    shifts the latencies measured, and the report shows the largest beside it.)"""
+    return max(TOLERANCE * 2 * profile.delay_ms, RTT_FLOOR_MS)
 
 
 def _forwarder_timing(link) -> dict:

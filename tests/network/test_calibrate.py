@@ -7,7 +7,14 @@ import os
 import pytest
 
 from chainlab.network import emulated_link
-from chainlab.network.calibrate import calibrate, connects_for, plan_for, summarize
+from chainlab.network.calibrate import (
+    calibrate,
+    connects_for,
+    flag_late_timer,
+    link_allowance_ms,
+    plan_for,
+    summarize,
+)
 from chainlab.network.profile import parse_profile
 
 
@@ -169,3 +176,17 @@ def test_configured_loss_is_measured_within_tolerance(root, leftovers):
     dropped = sum(stats[d]["dropped_loss"] for d in ("a_to_b", "b_to_a"))
     assert abs(dropped / total - 0.05) <= 0.015, stats
     assert leftovers(tag) == []
+
+
+def test_a_forwarder_late_on_average_flags_the_profile():
+    """RT throttling showed as a timer up to 50 ms late that calibration did not flag."""
+    p = parse_profile({"name": "fast", "delay_ms": 5, "rate_mbit": 1000})
+    assert link_allowance_ms(p) == pytest.approx(0.5)  # 5 % of 10 ms
+    ok = {"flagged": False, "flag_reasons": [], "timer_late_us_mean": 40.0,
+          "timer_late_us_max": 5000.0}  # fmt: skip
+    flag_late_timer(ok, p)  # one late wake-up: shown, not a systematic error
+    assert not ok["flagged"]
+    bad = {"flagged": False, "flag_reasons": [], "timer_late_us_mean": 900.0,
+           "timer_late_us_max": 50400.0}  # fmt: skip
+    flag_late_timer(bad, p)
+    assert bad["flagged"] and "0.900 ms late on average (up to 50.400" in bad["flag_reasons"][0]

@@ -146,6 +146,9 @@ struct Direction {
     to: RawFd,
     shaper: Shaper,
     line: VecDeque<Held>,
+    /// Bytes of virtio-net header in front of each frame (offload mode), which `bytes_in`
+    /// does not count and `bytes_forwarded` must not either.
+    vnet: usize,
 }
 
 struct Held {
@@ -161,18 +164,20 @@ enum Wake {
 impl Link {
     fn new(config: &Config, fd_a: &OwnedFd, fd_b: &OwnedFd) -> Self {
         let (a, b) = (fd_a.as_raw_fd(), fd_b.as_raw_fd());
+        let vnet = if config.offload { tun::VNET_HDR_LEN } else { 0 };
         let direction = |from, to, index| Direction {
             from,
             to,
             shaper: Shaper::new(config.params.clone(), config.seed, index),
             line: VecDeque::new(),
+            vnet,
         };
         Link {
             directions: [direction(a, b, 0), direction(b, a, 1)],
             timing: TimerLateness::default(),
             pool: Vec::new(),
             scratch: vec![0; MAX_PACKET],
-            vnet: if config.offload { tun::VNET_HDR_LEN } else { 0 },
+            vnet,
         }
     }
 
@@ -361,7 +366,8 @@ impl Direction {
         match sys::write(self.to, packet) {
             Ok(_) => {
                 self.shaper.stats.forwarded += 1;
-                self.shaper.stats.bytes_forwarded += packet.len() as u64;
+                // The IP packet's bytes, as `bytes_in` counts them (no virtio-net header).
+                self.shaper.stats.bytes_forwarded += (packet.len() - self.vnet) as u64;
             }
             Err(_) => self.shaper.stats.write_errors += 1,
         }

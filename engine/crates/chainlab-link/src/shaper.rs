@@ -98,6 +98,10 @@ pub struct Stats {
     pub dropped_oversize: u64,
     pub dropped_overflow: u64,
     pub write_errors: u64,
+    /// Time admitted packets waited for the bottleneck before their serialization began
+    /// (rate-limited profiles only): the queueing delay the link added, total and largest.
+    pub queue_wait_ns_total: u64,
+    pub queue_wait_ns_max: u64,
 }
 
 /// One direction's state.
@@ -162,6 +166,9 @@ impl Shaper {
                     return Verdict::Drop(DropReason::QueueFull);
                 }
                 let start = now_ns.max(self.busy_until_ns);
+                let wait = start - now_ns;
+                self.stats.queue_wait_ns_total += wait;
+                self.stats.queue_wait_ns_max = self.stats.queue_wait_ns_max.max(wait);
                 let depart = start + serialization_ns(len, rate_bps);
                 self.busy_until_ns = depart;
                 self.backlog.push_back((depart, len));
