@@ -67,6 +67,7 @@ class Analysis:
     # Open-loop load (chainlab.analysis.load_capacity): one row per step, one per scenario.
     load_steps: pd.DataFrame = field(default_factory=pd.DataFrame)
     load_capacity: pd.DataFrame = field(default_factory=pd.DataFrame)
+    host_speed: pd.DataFrame = field(default_factory=pd.DataFrame)  # per scenario
 
     def reference_summary(self) -> pd.DataFrame:
         """The summary rows of the scenarios on the reference network."""
@@ -141,6 +142,7 @@ def analyze_data(data: StoreData) -> Analysis:
         network=net,
         load_steps=load_steps,
         load_capacity=load_capacity.capacity_frame(load_steps, summ, all_cap, cfg),
+        host_speed=load_capacity.host_speed(data),
     )
     a.findings = findings(a)
     return a

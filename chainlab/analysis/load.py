@@ -43,6 +43,8 @@ class StoreData:
     # sorted latencies (ms, from the intended start) of the successful attempts.
     load_steps: pd.DataFrame = field(default_factory=pd.DataFrame)
     load_latencies_ms: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
+    # The host-speed workload timed around each scenario and load step (may be empty).
+    host_reference: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def load_store(path, config: AnalysisConfig | None = None) -> StoreData:
@@ -109,6 +111,7 @@ def load_store(path, config: AnalysisConfig | None = None) -> StoreData:
         not_run=not_run,
         load_steps=frames.load_steps,
         load_latencies_ms=_by_step(frames.load_latencies),
+        host_reference=frames.host_reference,
     )
 
 

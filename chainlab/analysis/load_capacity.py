@@ -70,6 +70,9 @@ def steps_frame(data: StoreData, level: float) -> pd.DataFrame:
             "generator_limited": bool(r["generator_limited"]),
             "generator_note": r["generator_note"] if isinstance(r["generator_note"], str) else "",
             "server_cores": int(r["server_cores"]),
+            "server_cores_busy": _float(r.get("server_cores_busy")),
+            "listen_overflows": _float(r.get("listen_overflows")),
+            "listen_drops": _float(r.get("listen_drops")),
         }
         lat = data.load_latencies_ms.get((sid, step), np.empty(0))
         for name, q in PERCENTILES.items():
@@ -132,4 +135,42 @@ def capacity_frame(
         for name, volume in cfg.service_classes.items():
             row[f"monthly_cost_{name}"] = volume * row["cost_per_million"] / 1e6
         rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _float(v) -> float:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def host_speed(data: StoreData) -> pd.DataFrame:
+    """Per scenario: the reference workload's time at its start and end and its fastest and
+    slowest over the scenario's load steps too; drift = end / start - 1 (positive: the host
+    got slower), spread = slowest / fastest - 1."""
+    ref = data.host_reference
+    if ref is None or ref.empty:
+        return pd.DataFrame()
+    rows = []
+    for sid, g in ref.groupby("scenario_id", sort=True):
+        wall = g["wall_ns"].to_numpy(dtype=float) / 1e6
+        own = g[g["step"] == -1].set_index("phase")["wall_ns"] / 1e6
+        start = float(own.get("start", math.nan))
+        end = float(own.get("end", math.nan))
+        rows.append(
+            {
+                "scenario_id": sid,
+                "n": len(g),
+                "start_ms": start,
+                "end_ms": end,
+                "fastest_ms": float(wall.min()),
+                "slowest_ms": float(wall.max()),
+                "drift": end / start - 1 if start > 0 and end > 0 else math.nan,
+                "spread": float(wall.max() / wall.min() - 1) if wall.min() > 0 else math.nan,
+                "shared_core": bool(
+                    (g["wall_ns"] > 1.2 * g["cpu_ns"]).any()
+                ),  # the workload waited for its core
+            }
+        )
     return pd.DataFrame(rows)

@@ -64,6 +64,9 @@ class NetworkAnalysis:
     reference: pd.DataFrame  # every loopback scenario projected onto REFERENCE_PROFILES
     reference_profiles: pd.DataFrame  # model.profiles_table(REFERENCE_PROFILES)
     notes: list[str] = field(default_factory=list)
+    # Per emulated scenario: the forwarder's timer lateness and bottleneck queueing while it
+    # carried the scenario, flagged against the profile's tolerance (empty: not recorded).
+    link_timing: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def has_emulated(summary: pd.DataFrame) -> bool:
@@ -449,6 +452,7 @@ def analyze(data: StoreData, summary: pd.DataFrame, mc, baseline: str | None):
         reference=reference,
         reference_profiles=model.profiles_table([dict(p) for p in REFERENCE_PROFILES]),
         notes=notes,
+        link_timing=link_timing(data),
     )
 
 
@@ -464,3 +468,16 @@ def network_rank(profiles: pd.DataFrame) -> dict[str, tuple]:
         key = tuple(0.0 if v != v else float(v) for v in (r["rtt_ms"], r["loss"], inv))
         rank.setdefault(r["profile"], (*key, r["profile"]))
     return rank
+
+
+def link_timing(data: StoreData) -> pd.DataFrame:
+    """The link timing the runner stored per scenario run (scenario_runs.link_*)."""
+    scen = data.scenarios
+    if "link_timer_late_us_max" not in scen:
+        return pd.DataFrame()
+    rows = scen[scen["link_timer_late_us_max"].notna()]
+    cols = ["scenario_id", "network", "link_timer_late_us_mean", "link_timer_late_us_max",
+            "link_queue_wait_us_max", "link_flagged"]  # fmt: skip
+    out = rows[cols].reset_index(drop=True)
+    out["link_flagged"] = out["link_flagged"].astype(bool)
+    return out

@@ -258,6 +258,7 @@ def _run_sequential(ctx, todo, store, guard, progress, summary) -> None:
             while not ex.step():
                 progress.scenario_step(ex)
             ex.run_load()
+            ex.reference("end")
         finally:
             ex.close()
         _store_result(store, guard, ex, progress, summary)
@@ -280,6 +281,7 @@ def _run_interleaved(ctx, todo, store, guard, progress, summary) -> None:
                 finished = ex.step()
                 if finished:
                     ex.run_load()
+                    ex.reference("end")
             finally:
                 ex.close()
             if finished:

@@ -27,9 +27,9 @@ from pathlib import Path
 from chainlab import processes
 from chainlab.campaign import estimate
 from chainlab.campaign.model import NetworkProfile, Scenario
-from chainlab.network import emulated_link
+from chainlab.network import calibrate, emulated_link
 from chainlab.network.profile import LOOPBACK
-from chainlab.runner import load, network, pki, records, sampler
+from chainlab.runner import host, load, network, pki, records, sampler
 from chainlab.store import ScenarioRows
 
 # How long a server may take to print its ready line: it loads one hierarchy and binds a
@@ -101,6 +101,9 @@ class ScenarioExecution:
         self.network_row: dict | None = None
         self.load_steps: list[dict] = []
         self.load_samples: list[dict] = []
+        self.host_reference: list[dict] = []
+        # The forwarder's final statistics of each visit's link (emulated networks).
+        self.link_stats: list[dict] = []
         self._server_proc: subprocess.Popen | None = None
         self._server_addr: str | None = None
         self._link_stack: contextlib.ExitStack | None = None
@@ -133,6 +136,8 @@ class ScenarioExecution:
         try:
             if self.s.network != LOOPBACK:
                 self._open_link()
+            if self.visits == 1:
+                self.reference("start")
             self._start_server()
         except ScenarioFailed as e:
             self.fail(e.cause, e.detail)
@@ -225,13 +230,29 @@ class ScenarioExecution:
             self.fail("bad_records", str(e))
 
     def _close_link(self) -> None:
-        stack, self._link_stack, self._link = self._link_stack, None, None
+        stack, self._link_stack, link = self._link_stack, None, self._link
+        self._link = None
         if stack is not None:
             stack.close()
+        if link is not None and link.final_stats is not None:
+            self.link_stats.append(link.final_stats)
 
     @property
     def server_addr(self) -> str | None:
         return self._server_addr
+
+    @property
+    def server_pid(self) -> int | None:
+        return self._server_proc.pid if self._server_proc is not None else None
+
+    @property
+    def on_loopback(self) -> bool:
+        return self._link is None
+
+    @property
+    def link(self):
+        """This visit's emulated link (chainlab.network.link), None on loopback."""
+        return self._link
 
     @property
     def server_records_path(self) -> Path:
@@ -250,6 +271,42 @@ class ScenarioExecution:
         if self._link is not None:
             argv = self._link.client_cmd(argv)
         return argv
+
+    def _link_timing(self) -> dict:
+        """The forwarder's timer lateness and bottleneck queueing over this scenario's links;
+        flagged when its packets were late on average by more than the profile allows."""
+        if not self.link_stats:
+            return {}
+        wakeups = sum(st["timer"]["wakeups"] for st in self.link_stats)
+        late = sum(st["timer"]["late_ns_total"] for st in self.link_stats)
+        late_max = max(st["timer"]["late_ns_max"] for st in self.link_stats)
+        wait_max = max(
+            st[d].get("queue_wait_ns_max", 0)
+            for st in self.link_stats
+            for d in ("a_to_b", "b_to_a")
+        )
+        allowed_ms = calibrate.link_allowance_ms(self.ctx.networks[self.s.network])
+        return {
+            "link_timer_late_us_mean": late / wakeups / 1e3 if wakeups else None,
+            "link_timer_late_us_max": late_max / 1e3,
+            "link_queue_wait_us_max": wait_max / 1e3,
+            "link_flagged": bool(wakeups) and late / wakeups / 1e6 > allowed_ms,
+        }
+
+    # -- host speed --------------------------------------------------------------------
+
+    def reference(self, phase: str, step: int = -1) -> None:
+        """Times the host-speed workload (chainlab.runner.host) on the server's cores."""
+        cpus = self.s.load.server_cpus if self.s.load is not None else None
+        try:
+            got = host.reference(self.ctx.engine, cpus)
+        except host.ReferenceError as e:
+            self.ctx.progress.note(f"chainlab: {self.s.scenario_id}: host reference: {e}")
+            return
+        self.host_reference.append(
+            {"run_id": self.ctx.run_id, "scenario_id": self.s.scenario_id, "step": step,
+             "phase": phase, **got}
+        )  # fmt: skip
 
     # -- load --------------------------------------------------------------------------
 
@@ -442,6 +499,7 @@ class ScenarioExecution:
             "batches": self.batches,
             "wall_seconds": time.monotonic() - self.t0,
             "failure_detail": self.failure_detail if status == "failed" else None,
+            **self._link_timing(),
         }
         return ScenarioRows(
             scenario_run=row,
@@ -451,6 +509,7 @@ class ScenarioExecution:
             network=self.network_row,
             load_steps=self.load_steps,
             load_samples=self.load_samples,
+            host_reference=self.host_reference,
         )
 
 

@@ -43,7 +43,7 @@ def _table_sql(name: str) -> str:
     """The CREATE TABLE statement of `name` in schema.sql (for upgrades)."""
     text = SCHEMA_SQL.read_text()
     start = text.index(f"CREATE TABLE {name} (")
-    return text[start : text.index(");", start) + 2]
+    return text[start : text.index("\n);", start) + 3]
 
 
 SCHEMA_VERSION = 2
@@ -55,8 +55,17 @@ _UPGRADES = {
         "ALTER TABLE runs ADD COLUMN libraries JSON",
         "ALTER TABLE samples ADD COLUMN server_conn_ns BIGINT",
         "ALTER TABLE samples ADD COLUMN server_conn_cpu_ns BIGINT",
+        *(
+            f"ALTER TABLE scenario_runs ADD COLUMN {column}"
+            for column in (
+                "link_timer_late_us_mean DOUBLE",
+                "link_timer_late_us_max DOUBLE",
+                "link_queue_wait_us_max DOUBLE",
+                "link_flagged BOOLEAN",
+            )
+        ),
         # The load tables, as schema.sql declares them.
-        *(_table_sql(t) for t in ("load_steps", "load_samples")),
+        *(_table_sql(t) for t in ("load_steps", "load_samples", "host_reference")),
     )
 }
 
@@ -71,6 +80,7 @@ TABLES = (
     "network_profiles",
     "load_steps",
     "load_samples",
+    "host_reference",
 )
 
 # Column types of `samples` as handed to DuckDB (same order as the table).
@@ -239,6 +249,7 @@ class Store:
     network_profiles = property(lambda self: self.table("network_profiles"))
     load_steps = property(lambda self: self.table("load_steps"))
     load_samples = property(lambda self: self.table("load_samples"))
+    host_reference = property(lambda self: self.table("host_reference"))
 
     def analysis_frames(self) -> AnalysisFrames:
         """What the analysis reads, as raw frames (chainlab.store.views)."""
@@ -384,6 +395,8 @@ class Store:
                 )
             for row in result.load_steps:
                 self._insert_row("load_steps", row)
+            for row in result.host_reference:
+                self._insert_row("host_reference", row)
             self._insert_arrow("load_samples", result.load_samples, LOAD_SAMPLE_COLUMNS)
             if result.network is not None:
                 n = result.network

@@ -20,7 +20,8 @@ class ScenarioRows:
     - certificates: `certificates` rows of the scenario's hierarchy;
     - network: the run's `network_profiles` row of the scenario's emulated profile, or None;
     - load_steps, load_samples: the scenario's open-loop load steps (campaign [load]) and
-      their attempts (chainlab.runner.records.load_rows), empty without [load].
+      their attempts (chainlab.runner.load), empty without [load];
+    - host_reference: the host-speed workload timed around the scenario and its steps.
     """
 
     scenario_run: dict
@@ -30,6 +31,7 @@ class ScenarioRows:
     network: dict | None
     load_steps: list[dict] = field(default_factory=list)
     load_samples: list[dict] = field(default_factory=list)
+    host_reference: list[dict] = field(default_factory=list)
 
     @property
     def status(self) -> str:

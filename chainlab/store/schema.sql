@@ -1,6 +1,6 @@
 -- chainlab result store, schema version 2 (chainlab/store/__init__.py: SCHEMA_VERSION).
--- Version 2 added runs.libraries, the server's whole-connection figures in samples, and the
--- load tables; a version-1 store is upgraded when opened for writing.
+-- Version 2 added runs.libraries, the server's whole-connection figures in samples, the load
+-- tables and host_reference; a version-1 store is upgraded when opened for writing.
 -- One DuckDB file per campaign run. Units: *_ns nanoseconds, *_us microseconds, bytes.
 -- Nothing here holds a path of the machine that made it.
 
@@ -76,6 +76,12 @@ CREATE TABLE scenario_runs (
     batches         INTEGER,                 -- client processes run (each a batch of handshakes)
     wall_seconds    DOUBLE,                  -- the scenario's wall time (PKI, processes, sampling)
     failure_detail  VARCHAR,                 -- a human-readable account when status = failed
+    -- emulated links only (NULL on loopback and in version-1 stores): the forwarder's own
+    -- timing error while it carried this scenario, and the queueing its bottleneck added
+    link_timer_late_us_mean DOUBLE,
+    link_timer_late_us_max  DOUBLE,
+    link_queue_wait_us_max  DOUBLE,
+    link_flagged    BOOLEAN,                 -- the timer's lateness exceeded the profile's tolerance
     PRIMARY KEY (run_id, scenario_id)
 );
 
@@ -183,6 +189,13 @@ CREATE TABLE load_steps (
     generator_note  VARCHAR,                 -- why it was flagged
     server_cpu_s    DOUBLE,                  -- sum of the step's connections' conn CPU
     server_cores    INTEGER NOT NULL,
+    server_process_cpu_s DOUBLE,             -- the server process's CPU over the step (/proc)
+    server_cores_busy DOUBLE,                -- share of its cores' time not idle (kernel too)
+    listen_overflows BIGINT,                 -- accept queue full (TcpExt ListenOverflows)
+    listen_drops    BIGINT,                  -- SYNs dropped at listen (TcpExt ListenDrops);
+                                             --   NULL on emulated networks (another netns)
+    link_timer_late_us_mean DOUBLE,          -- emulated links: the forwarder's timer lateness
+                                             --   over the step (NULL on loopback)
     failures        JSON NOT NULL,           -- error category -> count
     PRIMARY KEY (run_id, scenario_id, step)
 );
@@ -204,4 +217,17 @@ CREATE TABLE load_samples (
     server_cpu_ns   BIGINT,
     server_conn_cpu_ns BIGINT,
     PRIMARY KEY (run_id, scenario_id, step, seq)
+);
+
+-- The host's speed: a fixed CPU-bound workload (`chainlab-engine reference`) timed at the
+-- start and end of each scenario (step -1) and of each load step, on the server's cores.
+CREATE TABLE host_reference (
+    run_id      VARCHAR NOT NULL,
+    scenario_id VARCHAR NOT NULL,
+    step        INTEGER NOT NULL,            -- -1: the scenario; else the load step
+    phase       VARCHAR NOT NULL,            -- start | end
+    wall_ns     BIGINT NOT NULL,             -- the workload's wall time (lower: faster host)
+    cpu_ns      BIGINT NOT NULL,             -- its thread CPU (wall >> cpu: a shared core)
+    cpus        VARCHAR,                     -- where it ran (NULL: not pinned)
+    PRIMARY KEY (run_id, scenario_id, step, phase)
 );

@@ -169,6 +169,15 @@ ORDER BY l.scenario_id, l.step, l.latency_ns
 """
 )
 
+_HOST_REFERENCE = (
+    "WITH "
+    + _CHOSEN
+    + """
+SELECT h.* FROM host_reference h JOIN chosen c USING (run_id, scenario_id)
+ORDER BY scenario_id, step, phase DESC
+"""
+)
+
 # Tables a store may lack (older or partial stores): read as empty frames.
 _OPTIONAL_TABLES = ("campaign_scenarios", "certificates", "observed_chain", "network_profiles")
 
@@ -190,6 +199,7 @@ class AnalysisFrames:
     network_samples: pd.DataFrame  # _NETWORK_SAMPLES; empty unless a scenario is emulated
     load_steps: pd.DataFrame  # _LOAD_STEPS; empty without load steps (or a version-1 store)
     load_latencies: dict  # fetchnumpy of _LOAD_LATENCIES: scenario_id, step, latency_ns
+    host_reference: pd.DataFrame  # _HOST_REFERENCE; empty in stores without it
 
 
 # The same for a version-1 store: no whole-connection server CPU (NULL columns).
@@ -248,5 +258,8 @@ def analysis_frames(con, path: Path) -> AnalysisFrames:
         load_steps=con.execute(_LOAD_STEPS).df() if "load_steps" in tables else pd.DataFrame(),
         load_latencies=(
             con.execute(_LOAD_LATENCIES).fetchnumpy() if "load_samples" in tables else {}
+        ),
+        host_reference=(
+            con.execute(_HOST_REFERENCE).df() if "host_reference" in tables else pd.DataFrame()
         ),
     )

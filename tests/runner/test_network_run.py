@@ -94,6 +94,12 @@ def test_scenarios_over_an_emulated_link_calibrate_it_once(
     try:
         sr = st.scenario_runs
         assert (sr["batches"] >= 2).all()  # several visits, several links, one calibration
+        # The forwarder's own timing while it carried each emulated scenario is stored.
+        emulated = sr[sr["scenario_id"].str.contains("net_lan")]
+        assert len(emulated) and emulated["link_timer_late_us_mean"].notna().all()
+        assert (emulated["link_timer_late_us_max"] >= emulated["link_timer_late_us_mean"]).all()
+        assert emulated["link_flagged"].notna().all()
+        assert sr[~sr["scenario_id"].str.contains("net_")]["link_flagged"].isna().all()
         np_ = st.network_profiles
         assert list(np_["profile"]) == ["lan"]
         measured = json.loads(np_.iloc[0]["measured"])

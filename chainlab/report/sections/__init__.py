@@ -15,6 +15,7 @@ from chainlab.report.sections import (
     correlations,
     decomposition,
     findings,
+    host,
     load,
     methods,
     networks,
@@ -30,6 +31,7 @@ ORDER = (
     run,
     findings,
     scenarios,
+    host,
     transport,
     networks,  # includes the projection subsection (sections/projection.py)
     baseline,

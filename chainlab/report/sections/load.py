@@ -100,6 +100,10 @@ def build(b: Builder) -> Section | None:
         ("p99.9 ms", ci(steps, "p999_ms")),
         ("failures", [_failures(x) for x in steps["failures"]]),
         ("server busy", _pct(steps["server_utilisation"])),
+        ("server cores busy", _pct(steps["server_cores_busy"])),
+        ("listen overflows", [
+            f.integer(x) if x == x else "n/a" for x in steps["listen_overflows"]
+        ]),
         ("generator", [
             f.num(u * 100) + " %" + (f" LIMITED: {n}" if lim else "")
             for u, lim, n in zip(
@@ -114,8 +118,10 @@ def build(b: Builder) -> Section | None:
             "Load steps",
             "Latency from each attempt's intended start, successful attempts only "
             "(nearest-rank percentiles, order-statistic intervals; n/a where the step is too "
-            "small for a bound); failures by category, generator_saturated included; 'busy': "
-            "CPU over the step's wall time per core.",
+            "small for a bound); failures by category, generator_saturated included; 'server "
+            "busy': the connections' CPU over the step's wall time per core; 'cores busy': "
+            "the server's cores not idle (kernel network work included, /proc/stat); listen "
+            "overflows: the accept queue was full (TcpExt, loopback only).",
             steps,
             cols,
         )

@@ -193,6 +193,30 @@ def build(b: Builder) -> Section | None:
     for note in net.notes:
         s.blocks.append(note)
 
+    timing = net.link_timing
+    if len(timing):
+        s.blocks.append(
+            b.table(
+                "link_timing",
+                "The link's own timing error per scenario",
+                "How late the forwarder's timer released delayed packets while it carried "
+                "each scenario (every delayed packet carries that error), and the longest "
+                "wait of a packet for the bottleneck. 'flagged': its packets were held later "
+                f"on average than the profile's tolerance ({TOLERANCE_TEXT} of its RTT, at "
+                f"least {RTT_FLOOR_MS:g} ms), so that scenario's latencies are inflated by "
+                "the link.",
+                timing,
+                [
+                    ("scenario", codes(timing["scenario_id"])),
+                    ("profile", codes(timing["network"])),
+                    ("timer late µs, mean", nums(timing["link_timer_late_us_mean"], 3)),
+                    ("timer late µs, max", nums(timing["link_timer_late_us_max"], 4)),
+                    ("queue wait µs, max", nums(timing["link_queue_wait_us_max"], 4)),
+                    ("flagged", [f.yes_no(x) for x in timing["link_flagged"]]),
+                ],
+            )
+        )
+
     pts = net.points
     ep = pts[pts["emulated"]] if len(pts) else pts
     if len(ep):

@@ -29,6 +29,9 @@ pub enum Command {
     /// Open-loop load: start connections on a schedule fixed in advance; one JSON record per
     /// scheduled attempt, then one record of the generator's own health.
     Load(LoadArgs),
+    /// Time a fixed CPU-bound reference workload (one JSON line): how fast this host is
+    /// right now, to read measurements taken minutes apart against.
+    Reference(ReferenceArgs),
     /// Print the engine's build facts (OpenSSL version, patch hash, algorithms) as JSON.
     Info(InfoArgs),
 }
@@ -243,6 +246,17 @@ pub struct LoadArgs {
     /// with "warmup": true).
     #[arg(long, default_value_t = 0)]
     pub warmup: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct ReferenceArgs {
+    /// Run on these CPUs only (e.g. the server's core).
+    #[arg(long)]
+    pub cpus: Option<String>,
+    /// Rounds of the workload (each squeezes SHAKE-256 over 1 MiB); the default takes
+    /// about 0.1 s on a current core.
+    #[arg(long, default_value_t = 64)]
+    pub rounds: u32,
 }
 
 #[derive(Debug, Args)]

@@ -2,7 +2,8 @@
 //!
 //! Modules in workflow order: `cli` (arguments), `algorithms` (names the engine accepts),
 //! `pki` (hierarchies), `tls` (context, server, client), `record` (the JSON Lines schema),
-//! `cpu` (thread clocks), `info` (build facts).
+//! `cpu` (thread clocks, pinning), `reference` (the host-speed workload), `info` (build
+//! facts).
 
 pub mod algorithms;
 pub mod cli;
@@ -11,4 +12,5 @@ pub mod info;
 pub mod ossl;
 pub mod pki;
 pub mod record;
+pub mod reference;
 pub mod tls;

@@ -17,6 +17,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => chainlab_engine::tls::server::run(&args),
         Command::Handshake(args) => chainlab_engine::tls::client::run(&args),
         Command::Load(args) => chainlab_engine::tls::load::run(&args),
+        Command::Reference(args) => chainlab_engine::reference::run(&args),
         Command::Info(args) => chainlab_engine::info::run(&args),
     };
     match result {
