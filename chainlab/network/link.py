@@ -16,6 +16,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import json
+import os
 import secrets
 import signal
 import subprocess
@@ -71,19 +72,24 @@ def emulated_link(
     *,
     calibrate: bool = True,
     exit_with_parent: bool = True,
+    forwarder_cpus: set[int] | None = None,
 ) -> Iterator[Link]:
     """Client and server namespaces joined by the link `profile` describes (see
     `chainlab.network.profile`). `tag` goes into the namespace names (e.g. a scenario id).
     With `calibrate`, `link.calibration` holds the measured RTT, rate and loss beside the
     configured ones (see `chainlab.network.calibrate`); otherwise it is None.
-    `exit_with_parent=False` lets the forwarder outlive this process (tests of the cleanup)."""
+    `exit_with_parent=False` lets the forwarder outlive this process (tests of the cleanup).
+    `forwarder_cpus`: keep the forwarder on these cores (e.g. one that neither the server nor
+    the load generator uses), so its timing does not compete with theirs."""
     prof = parse_profile(profile)
     nsmod.require_privileges()
     if prof.backend == "tun":
         forwarder_path()
     cleaned = nsmod.cleanup_stale()
     with _sigterm_raises():
-        link = Link._open(prof, tag, exit_with_parent=exit_with_parent)
+        link = Link._open(
+            prof, tag, exit_with_parent=exit_with_parent, forwarder_cpus=forwarder_cpus
+        )
         link.cleaned = cleaned
         try:
             if calibrate:
@@ -114,6 +120,7 @@ class Link:
         # False without a forwarder).
         self.scheduler: dict | None = None
         self.offload = False
+        self.forwarder_cpus: list[int] | None = None  # where the forwarder was kept, if pinned
         self._forwarder: subprocess.Popen | None = None
         self._lines: LineReader | None = None
         self._stderr = None
@@ -172,7 +179,14 @@ class Link:
     # -- setting up -------------------------------------------------------------------------
 
     @classmethod
-    def _open(cls, profile: Profile, tag: str, *, exit_with_parent: bool) -> Link:
+    def _open(
+        cls,
+        profile: Profile,
+        tag: str,
+        *,
+        exit_with_parent: bool,
+        forwarder_cpus: set[int] | None = None,
+    ) -> Link:
         link_id = secrets.token_hex(4)
         base = f"{nsmod.NS_PREFIX}{nsmod.sanitize_tag(tag)}-{link_id}"
         link = cls(profile, link_id, f"{base}-c", f"{base}-s")
@@ -191,7 +205,7 @@ class Link:
                 nsmod.create_namespace(ns)
                 _prepare_namespace(ns)
             if profile.backend == "tun":
-                link._start_forwarder(exit_with_parent)
+                link._start_forwarder(exit_with_parent, forwarder_cpus)
             else:  # netem, and the plain veth reference
                 link._create_veth()
             link._configure()
@@ -202,7 +216,7 @@ class Link:
             raise
         return link
 
-    def _start_forwarder(self, exit_with_parent: bool) -> None:
+    def _start_forwarder(self, exit_with_parent: bool, cpus: set[int] | None = None) -> None:
         p = self.profile
         argv = [
             str(forwarder_path()),
@@ -228,6 +242,9 @@ class Link:
         self._forwarder = subprocess.Popen(
             argv, stdout=subprocess.PIPE, stderr=self._stderr, start_new_session=True
         )
+        if cpus:
+            os.sched_setaffinity(self._forwarder.pid, cpus)
+        self.forwarder_cpus = sorted(cpus) if cpus else None
         self._state["forwarder"] = {
             "pid": self._forwarder.pid,
             "start": nsmod.process_start(self._forwarder.pid),

@@ -17,6 +17,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import math
+import os
 import subprocess
 import time
 from collections.abc import Callable
@@ -26,7 +27,7 @@ from pathlib import Path
 
 from chainlab import processes
 from chainlab.campaign import estimate
-from chainlab.campaign.model import NetworkProfile, Scenario
+from chainlab.campaign.model import NetworkProfile, Scenario, cpu_list
 from chainlab.network import calibrate, emulated_link
 from chainlab.network.profile import LOOPBACK
 from chainlab.runner import host, load, network, pki, records, sampler
@@ -155,7 +156,9 @@ class ScenarioExecution:
         self._link_stack = contextlib.ExitStack()
         try:
             link = self._link_stack.enter_context(
-                emulated_link(spec, profile.name, calibrate=first)
+                emulated_link(
+                    spec, profile.name, calibrate=first, forwarder_cpus=self._spare_cpus()
+                )
             )
         except Exception as e:  # the link module's own errors: the scenario fails, not the run
             self._close_link()
@@ -292,6 +295,15 @@ class ScenarioExecution:
             "link_queue_wait_us_max": wait_max / 1e3,
             "link_flagged": bool(wakeups) and late / wakeups / 1e6 > allowed_ms,
         }
+
+    def _spare_cpus(self) -> set[int] | None:
+        """Under load, a core neither the server nor the generator uses, for the link's
+        forwarder (None: none to spare, or no load steps)."""
+        if self.s.load is None:
+            return None
+        used = set(cpu_list(self.s.load.server_cpus)) | set(cpu_list(self.s.load.generator_cpus))
+        spare = sorted(set(os.sched_getaffinity(0)) - used)
+        return {spare[0]} if spare else None
 
     # -- host speed --------------------------------------------------------------------
 

@@ -88,6 +88,17 @@ def test_scheduling_and_offload_follow_the_profile(root, leftovers):
 
 
 @pytest.mark.netns
+def test_the_forwarder_can_be_kept_on_its_own_core(root, leftovers):
+    tag = f"pin-{os.getpid()}"
+    core = max(os.sched_getaffinity(0))
+    with emulated_link({"name": "d", "delay_ms": 1}, tag, calibrate=False,
+                       forwarder_cpus={core}) as link:  # fmt: skip
+        assert link.forwarder_cpus == [core]
+        assert os.sched_getaffinity(link.forwarder_pid) == {core}
+    assert leftovers(tag) == []
+
+
+@pytest.mark.netns
 def test_an_exception_in_the_block_tears_the_link_down(root, leftovers):
     tag = f"exc-{os.getpid()}"
     with (
