@@ -29,6 +29,8 @@ from pathlib import Path
 import numpy as np
 
 from chainlab import processes
+from chainlab.campaign import estimate
+from chainlab.campaign.estimate import LOAD_STEP_OVERHEAD_S
 from chainlab.campaign.model import cpu_list
 from chainlab.runner import records
 
@@ -71,7 +73,8 @@ def run(ex) -> tuple[list[dict], list[dict]]:
     offered = max(CAPACITY_OVERLOAD * derived, 10.0 / plan.capacity_s)
     capacity = math.nan
     for _ in range(CAPACITY_TRIES):
-        row, rows = _run_step(ex, Step(index, "capacity", offered, None, plan.capacity_s))
+        left = len(plan.rates if plan.rates is not None else plan.fractions)
+        row, rows = _run_step(ex, Step(index, "capacity", offered, None, plan.capacity_s), left)
         steps.append(row)
         samples += rows
         index += 1
@@ -85,8 +88,10 @@ def run(ex) -> tuple[list[dict], list[dict]]:
         offers = [(rate, None) for rate in plan.rates]
     else:
         offers = [(f * capacity, f) for f in plan.fractions]
-    for rate, fraction in offers:
-        row, rows = _run_step(ex, Step(index, "step", rate, fraction, plan.step_s))
+    for k, (rate, fraction) in enumerate(offers):
+        row, rows = _run_step(
+            ex, Step(index, "step", rate, fraction, plan.step_s), len(offers) - k - 1
+        )
         steps.append(row)
         samples += rows
         index += 1
@@ -133,7 +138,7 @@ def _argv(ex, step: Step, rec: Path, warmup: int) -> list[str]:
     return ex.client_extras(argv)
 
 
-def _run_step(ex, step: Step) -> tuple[dict, list[dict]]:
+def _run_step(ex, step: Step, steps_left: int) -> tuple[dict, list[dict]]:
     plan = ex.s.load
     rec = ex.dir / f"load-{step.index}.jsonl"
     err = ex.dir / f"load-{step.index}.stderr"
@@ -171,6 +176,13 @@ def _run_step(ex, step: Step) -> tuple[dict, list[dict]]:
     by_conn = {r["conn_id"]: r for r in server if r.get("conn_id")}
     row, rows = _rows(ex, step, client, generator, by_conn)
     row.update(_server_deltas(before, after, row["wall_s"], plan.server_cores))
+    eta = steps_left * (plan.step_s + LOAD_STEP_OVERHEAD_S)
+    ex.ctx.progress.note(
+        f"chainlab: {ex.s.scenario_id}: load {step.kind} {step.index}: offered "
+        f"{step.rate:.1f}/s, achieved {row['achieved_rate']:.1f}/s, {row['n_failed']} failed"
+        + (f" (generator limited: {row['generator_note']})" if row["generator_limited"] else "")
+        + f"; {steps_left} step(s) left, about {estimate.fmt_duration(eta)}"
+    )
     return row, rows
 
 
