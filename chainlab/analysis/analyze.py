@@ -141,8 +141,8 @@ def analyze_data(data: StoreData) -> Analysis:
         reference_network=ref_net,
         network=net,
         load_steps=load_steps,
-        load_capacity=load_capacity.capacity_frame(load_steps, summ, all_cap, cfg),
-        host_speed=load_capacity.host_speed(data),
+        host_speed=(host := load_capacity.host_speed(data)),
+        load_capacity=load_capacity.capacity_frame(load_steps, summ, all_cap, cfg, host),
     )
     a.findings = findings(a)
     return a

@@ -73,6 +73,7 @@ def steps_frame(data: StoreData, level: float) -> pd.DataFrame:
             "server_cores_busy": _float(r.get("server_cores_busy")),
             "listen_overflows": _float(r.get("listen_overflows")),
             "listen_drops": _float(r.get("listen_drops")),
+            "link_timer_late_us_mean": _float(r.get("link_timer_late_us_mean")),
         }
         lat = data.load_latencies_ms.get((sid, step), np.empty(0))
         for name, q in PERCENTILES.items():
@@ -82,7 +83,11 @@ def steps_frame(data: StoreData, level: float) -> pd.DataFrame:
 
 
 def capacity_frame(
-    steps: pd.DataFrame, summary: pd.DataFrame, capacity: pd.DataFrame, cfg
+    steps: pd.DataFrame,
+    summary: pd.DataFrame,
+    capacity: pd.DataFrame,
+    cfg,
+    host: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Per scenario with load steps: measured capacity (last capacity step), the derived
     figures, their ratio, and the paper's Tables 11-13 quantities from the measured one."""
@@ -91,6 +96,7 @@ def capacity_frame(
     level = cfg.confidence_level
     derived = capacity.set_index("scenario_id") if len(capacity) else pd.DataFrame()
     summ = summary.set_index("scenario_id")
+    speed = host.set_index("scenario_id") if host is not None and len(host) else None
     rows = []
     for sid, g in steps.groupby("scenario_id", sort=True):
         cap = g[g["kind"] == "capacity"].sort_values("step")
@@ -111,6 +117,11 @@ def capacity_frame(
             "saturated": bool(last["n_saturated"] > 0 or last["achieved_share"] < 0.9),
             "generator_limited": bool(last["generator_limited"]),
             "server_utilisation": last["server_utilisation"],
+            # How far the host's speed moved over the scenario (host_speed): measured and
+            # derived capacity were taken minutes apart.
+            "host_drift": float(speed.at[sid, "drift"])
+            if speed is not None and sid in speed.index
+            else math.nan,
         }
         if sid in derived.index:
             d = derived.loc[sid]

@@ -6,7 +6,10 @@ single-connection measurement, on the same server.
    server keeps up with that (achieved >= SATURATED x offered and nothing saturated), the
    offer doubles, up to CAPACITY_TRIES times. The achieved rate of successful handshakes
    with the server saturated is the capacity; a step that never saturated says so.
-2. One step per offered load: `rates` as given, or `fractions` x the measured capacity.
+   Its clients wait up to QUEUE_WAIT_MARGIN x the time a full in-flight queue takes to clear
+   (at least the scenario's timeout), so a slow server's backlog is completed, not timed out.
+2. One step per offered load: `rates` as given, or `fractions` x the measured capacity, with
+   the scenario's timeout: past capacity, timeouts are what a real client would see.
 
 Each step's attempts are paired with the server's records of the same connections (by
 conn_id) and become `load_samples` rows; the step's counts, rates and the generator's own
@@ -47,6 +50,9 @@ GENERATOR_BUSY = 0.85
 # ... or started attempts this late (p99 of the scheduling lag): a generator with spare CPU
 # starts them within a millisecond on this machine.
 GENERATOR_LAG_NS = 5_000_000
+# How much longer than the expected wait of a full in-flight queue a capacity step's client
+# waits before giving up.
+QUEUE_WAIT_MARGIN = 2.0
 # Bounds on waiting: for the load process beyond its schedule and timeout, and for the
 # server's records of the step's last connections (written after each close).
 PROCESS_GRACE_S = 30.0
@@ -60,6 +66,7 @@ class Step:
     rate: float
     fraction: float | None
     duration_s: float
+    timeout_ms: int  # the generator's connect + handshake timeout
 
 
 def run(ex) -> tuple[list[dict], list[dict]]:
@@ -71,10 +78,18 @@ def run(ex) -> tuple[list[dict], list[dict]]:
     index = 0
     derived = _derived_capacity(ex)
     offered = max(CAPACITY_OVERLOAD * derived, 10.0 / plan.capacity_s)
+    # A capacity step keeps the server saturated: its last queued connection waits for
+    # max_in_flight others, and a client giving up before that would turn the server's work
+    # into failures (goodput collapse) instead of measuring what the server completes.
+    capacity_timeout = max(
+        ex.policy.timeout_ms, math.ceil(QUEUE_WAIT_MARGIN * plan.max_in_flight / derived * 1e3)
+    )
     capacity = math.nan
     for _ in range(CAPACITY_TRIES):
         left = len(plan.rates if plan.rates is not None else plan.fractions)
-        row, rows = _run_step(ex, Step(index, "capacity", offered, None, plan.capacity_s), left)
+        row, rows = _run_step(
+            ex, Step(index, "capacity", offered, None, plan.capacity_s, capacity_timeout), left
+        )
         steps.append(row)
         samples += rows
         index += 1
@@ -90,7 +105,9 @@ def run(ex) -> tuple[list[dict], list[dict]]:
         offers = [(f * capacity, f) for f in plan.fractions]
     for k, (rate, fraction) in enumerate(offers):
         row, rows = _run_step(
-            ex, Step(index, "step", rate, fraction, plan.step_s), len(offers) - k - 1
+            ex,
+            Step(index, "step", rate, fraction, plan.step_s, ex.policy.timeout_ms),
+            len(offers) - k - 1,
         )
         steps.append(row)
         samples += rows
@@ -129,7 +146,7 @@ def _argv(ex, step: Step, rec: Path, warmup: int) -> list[str]:
         "--seed", str(ex.ctx.seed + step.index),
         "--max-in-flight", str(plan.max_in_flight),
         "--cpus", plan.generator_cpus,
-        "--timeout-ms", str(ex.policy.timeout_ms),
+        "--timeout-ms", str(step.timeout_ms),
         "--warmup", str(warmup),
         "--records", str(rec),
     ]  # fmt: skip
@@ -148,7 +165,7 @@ def _run_step(ex, step: Step, steps_left: int) -> tuple[dict, list[dict]]:
         f"chainlab: {ex.s.scenario_id}: load {step.kind} {step.index}: offering "
         f"{step.rate:.1f}/s for {step.duration_s:g} s"
     )
-    deadline = step.duration_s + ex.policy.timeout_ms / 1000 + PROCESS_GRACE_S
+    deadline = step.duration_s + step.timeout_ms / 1000 + PROCESS_GRACE_S
     ex.reference("start", step.index)
     before = _server_counters(ex)
     t0 = time.monotonic()
@@ -326,6 +343,7 @@ def _rows(ex, step: Step, client, generator, by_conn) -> tuple[dict, list[dict]]
         "offered_rate": step.rate,
         "arrivals": plan.arrivals,
         "duration_s": step.duration_s,
+        "timeout_ms": step.timeout_ms,
         "max_in_flight": plan.max_in_flight,
         "server_workers": plan.server_workers,
         "server_cpus": plan.server_cpus,

@@ -172,6 +172,7 @@ CREATE TABLE load_steps (
     offered_rate    DOUBLE NOT NULL,         -- attempts per second, as scheduled
     arrivals        VARCHAR NOT NULL,        -- constant | poisson
     duration_s      DOUBLE NOT NULL,         -- the schedule's length
+    timeout_ms      BIGINT NOT NULL,         -- the generator's connect + handshake timeout
     max_in_flight   INTEGER NOT NULL,
     server_workers  INTEGER NOT NULL,
     server_cpus     VARCHAR,                 -- e.g. '0' (NULL: not pinned)

@@ -49,7 +49,15 @@ def test_load_steps_are_measured_stored_and_reported(tmp_path, engine_bin, pki_c
     )
     assert summary.completed and not summary.failed
     with chainlab.open(store) as st:
-        steps, samples = st.load_steps, st.load_samples
+        steps, samples, ref = st.load_steps, st.load_samples, st.host_reference
+    # The host's speed timed around the scenario and each step, on the server's core.
+    assert set(zip(ref["step"], ref["phase"], strict=True)) == {
+        (step, phase) for step in [-1, *steps["step"]] for phase in ("start", "end")
+    }
+    assert (ref["wall_ns"] > 0).all() and (ref["cpus"] == "0").all()
+    # The server's side of each step, from the kernel.
+    assert steps["server_process_cpu_s"].notna().all() and steps["server_cores_busy"].notna().all()
+    assert (steps["listen_overflows"] >= 0).all()
     kinds = list(steps.sort_values("step")["kind"])
     assert kinds[0] == "capacity" and kinds[-1] == "step" and kinds.count("step") == 1
     for _, r in steps.iterrows():
@@ -77,6 +85,7 @@ def test_load_steps_are_measured_stored_and_reported(tmp_path, engine_bin, pki_c
     assert out.returncode == 0, out.stderr
     md = (tmp_path / "r" / "report.md").read_text()
     assert "## Capacity under load" in md and "Measured versus derived capacity" in md
+    assert "## Host speed during each scenario" in md
     assert (tmp_path / "r" / "figures" / "load_latency.svg").exists()
     assert engine_processes(str(pki_cache)) == []
 

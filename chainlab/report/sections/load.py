@@ -54,6 +54,7 @@ def build(b: Builder) -> Section | None:
             ("derived, handshake span", nums(cap["derived_handshake_only"], 4)),
             ("measured / derived", ci(cap, "measured_over_derived")),
             ("server busy", _pct(cap["server_utilisation"])),
+            ("host drift", [f.pct(x * 100) if x == x else "n/a" for x in cap["host_drift"]]),
             ("saturated", [f.yes_no(x) for x in cap["saturated"]]),
             ("generator-limited", [f.yes_no(x) for x in cap["generator_limited"]]),
         ]  # fmt: skip
@@ -64,7 +65,9 @@ def build(b: Builder) -> Section | None:
                 f"Intervals at {b.level}: measured, the exact Poisson interval of the count; "
                 "derived, the log-scale interval of the mean CPU; their ratio, the delta "
                 "method. A ratio above 1 means a loaded server spends less CPU per connection "
-                "than one connection at a time implies.",
+                "than one connection at a time implies. 'host drift': how far the host's "
+                "speed moved over the scenario (the host-speed section), in which the two "
+                "were measured minutes apart.",
                 cap,
                 cols,
             )
@@ -104,6 +107,8 @@ def build(b: Builder) -> Section | None:
         ("listen overflows", [
             f.integer(x) if x == x else "n/a" for x in steps["listen_overflows"]
         ]),
+        *([("link timer late µs", nums(steps["link_timer_late_us_mean"], 3))]
+          if steps["link_timer_late_us_mean"].notna().any() else []),
         ("generator", [
             f.num(u * 100) + " %" + (f" LIMITED: {n}" if lim else "")
             for u, lim, n in zip(
