@@ -79,7 +79,21 @@ def steps_frame(data: StoreData, level: float) -> pd.DataFrame:
         for name, q in PERCENTILES.items():
             row[name], row[f"{name}_lo"], row[f"{name}_hi"] = quantile_ci(lat, q, level)
         rows.append(row)
-    return pd.DataFrame(rows)
+    df = pd.DataFrame(rows)
+    # Offered and achieved load relative to the scenario's measured capacity (the last
+    # capacity step's achieved rate), so scenarios of any speed share one scale.
+    cap = (
+        df[df["kind"] == "capacity"]
+        .sort_values("step")
+        .groupby("scenario_id")["achieved_rate"]
+        .last()
+    )
+    per = df["scenario_id"].map(cap)
+    df["offered_share"] = df["offered_rate"] / per
+    df["achieved_share_of_capacity"] = df["achieved_rate"] / per
+    df["achieved_share_of_capacity_lo"] = df["achieved_rate_lo"] / per
+    df["achieved_share_of_capacity_hi"] = df["achieved_rate_hi"] / per
+    return df
 
 
 def capacity_frame(

@@ -31,7 +31,7 @@ def fig_load_latency(a):
     for k, sid in enumerate(ids):
         g = steps[steps["scenario_id"] == sid].sort_values("offered_rate")
         colour = f"C{k % 10}"
-        x = g["offered_rate"].to_numpy(dtype=float)
+        x = g["offered_share"].to_numpy(dtype=float)
         for col, style in PERCENTILE_STYLES.items():
             y = g[col].to_numpy(dtype=float)
             err = np.vstack(
@@ -44,7 +44,7 @@ def fig_load_latency(a):
         if lim.any():
             ax.plot(x[lim], g["p99_ms"].to_numpy(float)[lim], "x", color="black", ms=8)
     ax.set_yscale("log")
-    ax.set_xlabel("offered load (handshakes per second, open loop)")
+    ax.set_xlabel("offered load / the scenario's measured capacity (open loop)")
     ax.set_ylabel(f"latency from the intended start (ms, log; bars: {level(a)} CI)")
     ax.set_title("Latency percentiles versus offered load (x: generator-limited step)")
     ax.legend(fontsize=7, ncol=2)
@@ -72,8 +72,8 @@ def fig_load_throughput(a):
                     label=labels[sid].splitlines()[0])  # fmt: skip
         top = max(top, float(np.nanmax(x)), float(np.nanmax(y)))
     ax.plot([0, top], [0, top], ls="--", color="grey", lw=0.8, label="achieved = offered")
-    ax.set_xlabel("offered load (handshakes per second)")
-    ax.set_ylabel(f"successful handshakes per second ({level(a)} CI)")
+    ax.set_xlabel("offered load / measured capacity")
+    ax.set_ylabel(f"successful handshakes / measured capacity ({level(a)} CI)")
     ax.set_title("Achieved versus offered throughput")
     ax.legend(fontsize=7)
     fig.tight_layout()
