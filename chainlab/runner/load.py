@@ -133,13 +133,9 @@ def _derived_capacity(ex) -> float:
 
 
 def _argv(ex, step: Step, rec: Path, warmup: int) -> list[str]:
-    s, plan = ex.s, ex.s.load
+    plan = ex.s.load
     argv = [
-        str(ex.ctx.engine), "load",
-        "--connect", ex.server_addr,
-        "--ca", str(ex.pki_dir / "ca.pem"),
-        "--groups", s.kex,
-        "--cert-compression", s.cert_compression,
+        *ex.client_head("load"),
         "--rate", f"{step.rate:.9g}",
         "--duration-ms", str(max(1, round(step.duration_s * 1000))),
         "--arrivals", plan.arrivals,

@@ -261,6 +261,18 @@ class ScenarioExecution:
     def server_records_path(self) -> Path:
         return self.dir / f"server-{self.visits}.jsonl"
 
+    def client_head(self, subcommand: str) -> list[str]:
+        """The start of every client command of this scenario: the engine subcommand, the
+        server, the trust anchor and what the scenario offers."""
+        s = self.s
+        return [
+            str(self.ctx.engine), subcommand,
+            "--connect", self._server_addr,
+            "--ca", str(self.pki_dir / "ca.pem"),
+            "--groups", s.kex,
+            "--cert-compression", s.cert_compression,
+        ]  # fmt: skip
+
     def client_extras(self, argv: list[str]) -> list[str]:
         """What every client of this scenario adds to its command: intermediates the server
         does not send, resumption, the emulated link's namespace."""
@@ -378,11 +390,7 @@ class ScenarioExecution:
         rec = self.dir / f"client-{self.batches}.jsonl"
         err = self.dir / f"client-{self.batches}.stderr"
         argv = [
-            str(self.ctx.engine), "handshake",
-            "--connect", self._server_addr,
-            "--ca", str(self.pki_dir / "ca.pem"),
-            "--groups", s.kex,
-            "--cert-compression", s.cert_compression,
+            *self.client_head("handshake"),
             "--count", str(count),
             "--warmup", str(warm),
             "--seq-start", str(self.next_seq),
