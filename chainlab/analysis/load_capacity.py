@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from chainlab.analysis.load import StoreData
+from chainlab.runner.load import saturated
 from chainlab.stats import log_interval, poisson_rate_ci, quantile_ci
 
 # The latency percentiles of every load step, by column name.
@@ -128,7 +129,9 @@ def capacity_frame(
             "capacity_per_core": per_core,
             "capacity_per_core_lo": last["achieved_rate_lo"] / cores,
             "capacity_per_core_hi": last["achieved_rate_hi"] / cores,
-            "saturated": bool(last["n_saturated"] > 0 or last["achieved_share"] < 0.9),
+            "saturated": saturated(
+                last["n_saturated"], last["achieved_rate"], last["offered_rate"]
+            ),
             "generator_limited": bool(last["generator_limited"]),
             "server_utilisation": last["server_utilisation"],
             # How far the host's speed moved over the scenario (host_speed): measured and

@@ -63,13 +63,15 @@ def main(argv: list[str] | None = None) -> int:
             check=True, capture_output=True, timeout=120,
         )  # fmt: skip
         srv_rec = tmp / "server.jsonl"
-        server = processes.spawn(
-            [eng, "serve", "--pki", str(tmp / "pki"), "--groups", GROUP, "--cpus", SERVER_CPU,
-             "--workers", str(SERVER_WORKERS), "--records", str(srv_rec)],
-            subprocess.PIPE, subprocess.DEVNULL,
-        )  # fmt: skip
+        err = tmp / "server.stderr"
+        with err.open("wb") as errf:
+            server = processes.spawn(
+                [eng, "serve", "--pki", str(tmp / "pki"), "--groups", GROUP, "--cpus", SERVER_CPU,
+                 "--workers", str(SERVER_WORKERS), "--records", str(srv_rec)],
+                subprocess.PIPE, errf,
+            )  # fmt: skip
         try:
-            ready = processes.wait_ready(server, 20.0, tmp / "none")
+            ready = processes.wait_ready(server, 20.0, err)
             addr = ready["addr"]
             figures = measure(eng, addr, tmp, srv_rec, args)
         finally:

@@ -116,8 +116,7 @@ class SyntheticScenario:
     @property
     def hierarchy(self) -> tuple[str, ...]:
         """Algorithms root first, as a campaign declares them (depth 1: the leaf alone)."""
-        upper = (self.root_alg, self.int1_alg, self.int2_alg)[: self.depth - 1]
-        return (*upper, self.leaf_alg)[-self.depth :] if self.depth > 1 else (self.leaf_alg,)
+        return (*(self.root_alg, self.int1_alg, self.int2_alg)[: self.depth - 1], self.leaf_alg)
 
     @property
     def scenario_id(self) -> str:

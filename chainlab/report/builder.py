@@ -30,6 +30,11 @@ def paper_vs(df: pd.DataFrame, paper_col: str, col: str, digits: int = 3) -> lis
     ]
 
 
+def percents(values) -> list[str]:
+    """Shares (0.25) as percentages ('25.0 %'), n/a where unknown."""
+    return [f.num(x * 100) + " %" if x == x else "n/a" for x in values]
+
+
 def nums(values, digits=3) -> list[str]:
     return [f.num(v, digits) for v in values]
 

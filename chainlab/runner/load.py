@@ -33,7 +33,6 @@ import numpy as np
 
 from chainlab import processes
 from chainlab.campaign import estimate
-from chainlab.campaign.estimate import LOAD_STEP_OVERHEAD_S
 from chainlab.campaign.model import cpu_list
 from chainlab.runner import records
 
@@ -43,6 +42,11 @@ CAPACITY_OVERLOAD = 1.5
 # A step "kept up" when it achieved this share of the offered rate (Poisson counts over a
 # few seconds wander by a few per cent).
 SATURATED = 0.9
+# The capacity step's offer at least: enough attempts to saturate a server whose single-
+# connection phase gave no figure, or one handling a few handshakes a second.
+MIN_CAPACITY_ATTEMPTS = 10
+# What the single-connection phase implies when it left no successful server record.
+FALLBACK_CAPACITY = 10.0
 # Doublings of the offer at most before the capacity step is taken as it is.
 CAPACITY_TRIES = 3
 # The generator was the limit when its process used this share of its cores ...
@@ -77,7 +81,7 @@ def run(ex) -> tuple[list[dict], list[dict]]:
     samples: list[dict] = []
     index = 0
     derived = _derived_capacity(ex)
-    offered = max(CAPACITY_OVERLOAD * derived, 10.0 / plan.capacity_s)
+    offered = max(CAPACITY_OVERLOAD * derived, MIN_CAPACITY_ATTEMPTS / plan.capacity_s)
     # A capacity step keeps the server saturated: its last queued connection waits for
     # max_in_flight others, and a client giving up before that would turn the server's work
     # into failures (goodput collapse) instead of measuring what the server completes.
@@ -94,7 +98,7 @@ def run(ex) -> tuple[list[dict], list[dict]]:
         samples += rows
         index += 1
         capacity = row["achieved_rate"]
-        if row["n_saturated"] > 0 or capacity < SATURATED * offered or capacity == 0:
+        if saturated(row["n_saturated"], capacity, offered) or capacity == 0:
             break
         offered *= 2
     if not capacity > 0:
@@ -115,6 +119,12 @@ def run(ex) -> tuple[list[dict], list[dict]]:
     return steps, samples
 
 
+def saturated(n_saturated: int, achieved: float, offered: float) -> bool:
+    """Whether a step found the server falling behind: some attempts could not start, or
+    it achieved less than SATURATED of what was offered."""
+    return n_saturated > 0 or achieved < SATURATED * offered
+
+
 def _derived_capacity(ex) -> float:
     """Handshakes per second the single-connection phase implies: server cores / mean
     whole-connection CPU of its successful connections (handshake CPU where absent)."""
@@ -128,7 +138,7 @@ def _derived_capacity(ex) -> float:
         if r.get("outcome") == "ok" and (r.get("conn_cpu_ns") or r.get("cpu_ns"))
     ]
     if not cpu:
-        return 10.0
+        return FALLBACK_CAPACITY
     return ex.s.load.server_cores * 1e9 / float(np.mean(cpu))
 
 
@@ -189,7 +199,7 @@ def _run_step(ex, step: Step, steps_left: int) -> tuple[dict, list[dict]]:
     by_conn = {r["conn_id"]: r for r in server if r.get("conn_id")}
     row, rows = _rows(ex, step, client, generator, by_conn)
     row.update(_server_deltas(before, after, row["wall_s"], plan.server_cores))
-    eta = steps_left * (plan.step_s + LOAD_STEP_OVERHEAD_S)
+    eta = steps_left * (plan.step_s + estimate.LOAD_STEP_OVERHEAD_S)
     ex.ctx.progress.note(
         f"chainlab: {ex.s.scenario_id}: load {step.kind} {step.index}: offered "
         f"{step.rate:.1f}/s, achieved {row['achieved_rate']:.1f}/s, {row['n_failed']} failed"

@@ -6,12 +6,8 @@ from __future__ import annotations
 import json
 
 from chainlab.report import format as f
-from chainlab.report.builder import Builder, ci, codes, ints, nums
+from chainlab.report.builder import Builder, ci, codes, ints, nums, percents
 from chainlab.report.document import Section
-
-
-def _pct(values) -> list[str]:
-    return [f.num(x * 100) + " %" if x == x else "n/a" for x in values]
 
 
 def _failures(value) -> str:
@@ -53,7 +49,7 @@ def build(b: Builder) -> Section | None:
             ("derived per core", ci(cap, "derived_per_core")),
             ("derived, handshake span", nums(cap["derived_handshake_only"], 4)),
             ("measured / derived", ci(cap, "measured_over_derived")),
-            ("server busy", _pct(cap["server_utilisation"])),
+            ("server busy", percents(cap["server_utilisation"])),
             ("host drift", [f.pct(x * 100) if x == x else "n/a" for x in cap["host_drift"]]),
             ("saturated", [f.yes_no(x) for x in cap["saturated"]]),
             ("generator-limited", [f.yes_no(x) for x in cap["generator_limited"]]),
@@ -102,8 +98,8 @@ def build(b: Builder) -> Section | None:
         ("p99 ms", ci(steps, "p99_ms")),
         ("p99.9 ms", ci(steps, "p999_ms")),
         ("failures", [_failures(x) for x in steps["failures"]]),
-        ("server busy", _pct(steps["server_utilisation"])),
-        ("server cores busy", _pct(steps["server_cores_busy"])),
+        ("server busy", percents(steps["server_utilisation"])),
+        ("server cores busy", percents(steps["server_cores_busy"])),
         ("listen overflows", [
             f.integer(x) if x == x else "n/a" for x in steps["listen_overflows"]
         ]),
