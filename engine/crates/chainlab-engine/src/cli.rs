@@ -32,6 +32,9 @@ pub enum Command {
     /// Time a fixed CPU-bound reference workload (one JSON line): how fast this host is
     /// right now, to read measurements taken minutes apart against.
     Reference(ReferenceArgs),
+    /// Time one cryptographic operation of a handshake (sign, verify, key exchange,
+    /// decompression) in-process: one JSON line per operation.
+    Primitives(PrimitivesArgs),
     /// Print the engine's build facts (OpenSSL version, patch hash, algorithms) as JSON.
     Info(InfoArgs),
 }
@@ -257,6 +260,73 @@ pub struct ReferenceArgs {
     /// about 0.1 s on a current core.
     #[arg(long, default_value_t = 64)]
     pub rounds: u32,
+}
+
+/// A handshake's cryptographic operation (docs/methods.md, "Cost model").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PrimitiveOp {
+    /// Sign with a signature algorithm (the server's CertificateVerify).
+    Sign,
+    /// Verify a signature (CertificateVerify, or a certificate's signature by its issuer).
+    Verify,
+    /// Generate a key-exchange key (a key share).
+    Keygen,
+    /// KEM encapsulation to the peer's key share (the server's side).
+    Encaps,
+    /// KEM decapsulation of the server's ciphertext (the client's side).
+    Decaps,
+    /// Diffie-Hellman shared-secret derivation (both sides).
+    Derive,
+    /// Decompression of an RFC 8879 compressed Certificate message (the client's side).
+    Decompress,
+}
+
+impl PrimitiveOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            PrimitiveOp::Sign => "sign",
+            PrimitiveOp::Verify => "verify",
+            PrimitiveOp::Keygen => "keygen",
+            PrimitiveOp::Encaps => "encaps",
+            PrimitiveOp::Decaps => "decaps",
+            PrimitiveOp::Derive => "derive",
+            PrimitiveOp::Decompress => "decompress",
+        }
+    }
+}
+
+/// What a signature operation signs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MessageKind {
+    /// The TLS 1.3 CertificateVerify content (130 bytes), with the TLS signature scheme.
+    Cv,
+    /// A TBSCertificate-sized message (`--message-bytes`), with the certificate's scheme.
+    Cert,
+}
+
+#[derive(Debug, Args)]
+pub struct PrimitivesArgs {
+    /// Signature algorithm (sign, verify), key-exchange group (keygen, encaps, decaps,
+    /// derive) or certificate compression (decompress: zlib, brotli, zstd).
+    #[arg(long)]
+    pub subject: String,
+    #[arg(long, value_enum)]
+    pub op: PrimitiveOp,
+    /// What sign and verify operate on.
+    #[arg(long, value_enum, default_value = "cv")]
+    pub message: MessageKind,
+    /// Bytes of a `cert` message, or of certificates a `decompress` restores.
+    #[arg(long, default_value_t = 2048)]
+    pub message_bytes: usize,
+    /// Timed operations.
+    #[arg(long, default_value_t = 10)]
+    pub count: u64,
+    /// Operations before the timed ones (recorded with "warmup": true).
+    #[arg(long, default_value_t = 1)]
+    pub warmup: u64,
+    /// Run on these CPUs only.
+    #[arg(long)]
+    pub cpus: Option<String>,
 }
 
 #[derive(Debug, Args)]

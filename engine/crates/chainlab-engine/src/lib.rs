@@ -2,7 +2,7 @@
 //!
 //! Modules in workflow order: `cli` (arguments), `algorithms` (names the engine accepts),
 //! `pki` (hierarchies), `tls` (context, server, client), `record` (the JSON Lines schema),
-//! `cpu` (thread clocks, pinning), `reference` (the host-speed workload), `info` (build
+//! `cpu` (thread clocks, pinning), `primitives` (timed cryptographic operations), `reference` (the host-speed workload), `info` (build
 //! facts).
 
 pub mod algorithms;
@@ -11,6 +11,7 @@ pub mod cpu;
 pub mod info;
 pub mod ossl;
 pub mod pki;
+pub mod primitives;
 pub mod record;
 pub mod reference;
 pub mod tls;

@@ -18,6 +18,7 @@ fn main() -> ExitCode {
         Command::Handshake(args) => chainlab_engine::tls::client::run(&args),
         Command::Load(args) => chainlab_engine::tls::load::run(&args),
         Command::Reference(args) => chainlab_engine::reference::run(&args),
+        Command::Primitives(args) => chainlab_engine::primitives::run(&args),
         Command::Info(args) => chainlab_engine::info::run(&args),
     };
     match result {

@@ -74,6 +74,44 @@ pub const OSSL_SIGNATURE_PARAM_DETERMINISTIC: &CStr = c"deterministic";
 /// derive the nonce per RFC 6979 instead of drawing it at random.
 pub const OSSL_SIGNATURE_PARAM_NONCE_TYPE: &CStr = c"nonce-type";
 
+// -- libcrypto: compression (comp.h), as libssl uses it for RFC 8879 ---------------------
+
+/// `COMP_METHOD` and `COMP_CTX` (comp.h): opaque.
+#[repr(C)]
+pub struct COMP_METHOD {
+    _private: [u8; 0],
+}
+#[repr(C)]
+pub struct COMP_CTX {
+    _private: [u8; 0],
+}
+
+extern "C" {
+    /// `COMP_zlib_oneshot(3)` and siblings: the one-shot methods libssl compresses and
+    /// expands certificate messages with; NULL when the algorithm is not compiled in.
+    pub fn COMP_zlib_oneshot() -> *mut COMP_METHOD;
+    pub fn COMP_brotli_oneshot() -> *mut COMP_METHOD;
+    pub fn COMP_zstd_oneshot() -> *mut COMP_METHOD;
+    /// `COMP_CTX_new(3)` / `COMP_CTX_free(3)`.
+    pub fn COMP_CTX_new(meth: *mut COMP_METHOD) -> *mut COMP_CTX;
+    pub fn COMP_CTX_free(ctx: *mut COMP_CTX);
+    /// `COMP_compress_block(3)` / `COMP_expand_block(3)`: bytes written to `out`, or <= 0.
+    pub fn COMP_compress_block(
+        ctx: *mut COMP_CTX,
+        out: *mut u8,
+        olen: c_int,
+        input: *mut u8,
+        ilen: c_int,
+    ) -> c_int;
+    pub fn COMP_expand_block(
+        ctx: *mut COMP_CTX,
+        out: *mut u8,
+        olen: c_int,
+        input: *mut u8,
+        ilen: c_int,
+    ) -> c_int;
+}
+
 // -- libssl: certificate compression, verification, handshake state ----------------------
 
 extern "C" {

@@ -8,7 +8,7 @@
 //! files, which is what lets a campaign regenerate its hierarchies instead of shipping them.
 
 mod cert;
-mod keys;
+pub mod keys;
 
 use std::fs;
 use std::io::Write;
