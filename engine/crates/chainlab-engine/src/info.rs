@@ -13,6 +13,7 @@ pub fn run(_args: &InfoArgs) -> anyhow::Result<()> {
         "openssl_version_text": openssl::version::version(),
         "openssl_build": build,
         "algorithms": crate::algorithms::ALGORITHMS,
+        "hardware_counters": crate::cpu::hardware_counters(),
     });
     println!("{}", serde_json::to_string_pretty(&info)?);
     Ok(())

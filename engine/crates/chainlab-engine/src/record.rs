@@ -80,6 +80,10 @@ pub struct ClientRecord {
     pub cpu_ns: Option<u64>,
     pub cpu_user_us: Option<u64>,
     pub cpu_sys_us: Option<u64>,
+    /// User-mode instructions the thread retired over the same span (a hardware counter);
+    /// absent where the host exposes none (`info`'s `hardware_counters` says why).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<u64>,
     /// Bytes at the socket up to the end of the handshake (client Finished sent).
     pub bytes_read: Option<u64>,
     pub bytes_written: Option<u64>,
@@ -131,6 +135,10 @@ pub struct ServerRecord {
     pub cpu_ns: Option<u64>,
     pub cpu_user_us: Option<u64>,
     pub cpu_sys_us: Option<u64>,
+    /// User-mode instructions the thread retired over the handshake span; absent where the
+    /// host exposes no hardware counter.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<u64>,
     /// Wall time of the whole connection: accept() returning to the socket closed (after
     /// the close_notify exchange).
     pub conn_ns: Option<u64>,

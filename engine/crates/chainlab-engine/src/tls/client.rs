@@ -245,6 +245,7 @@ impl<'a> Client<'a> {
             cpu_ns: seen.cpu.map(|c| c.total_ns),
             cpu_user_us: seen.cpu.map(|c| c.user_us),
             cpu_sys_us: seen.cpu.map(|c| c.sys_us),
+            instructions: seen.cpu.and_then(|c| c.instructions),
             bytes_read: seen.handshake_counts.map(|c| c.read),
             bytes_written: seen.handshake_counts.map(|c| c.written),
             conn_bytes_read: seen.conn_counts.map(|c| c.read),

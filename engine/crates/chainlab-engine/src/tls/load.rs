@@ -252,6 +252,7 @@ fn saturated_record(seq: u64, intended_ns: u64, verify: bool, args: &LoadArgs) -
         cpu_ns: None,
         cpu_user_us: None,
         cpu_sys_us: None,
+        instructions: None,
         bytes_read: None,
         bytes_written: None,
         conn_bytes_read: None,

@@ -316,6 +316,7 @@ fn serve_connection<S: SocketStream>(
         cpu_ns: Some(cpu.total_ns),
         cpu_user_us: Some(cpu.user_us),
         cpu_sys_us: Some(cpu.sys_us),
+        instructions: cpu.instructions,
         conn_ns: None, // once the socket is closed, below
         conn_cpu_ns: None,
         bytes_read: Some(handshake_counts.read),
