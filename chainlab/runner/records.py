@@ -97,6 +97,8 @@ def sample_rows(run_id: str, scenario_id: str, client: list[dict], server: list[
                 "server_error_category": s.get("error_category") if s else None,
                 "server_conn_ns": s.get("conn_ns") if s else None,
                 "server_conn_cpu_ns": s.get("conn_cpu_ns") if s else None,
+                "client_instructions": c.get("instructions"),
+                "server_instructions": s.get("instructions") if s else None,
             }
         )
     return rows

@@ -14,9 +14,10 @@ This package is the only code that opens a store file, for reading or writing: t
 writes through `Store`, the analysis reads through `Store.analysis_frames()`
 (`chainlab.store.views`), tests and benchmarks build stores through the same writer.
 
-Versions: 2 added `runs.libraries` (the Python analysis libraries of the run). A version-1
-store opens read-only as it is; opened for writing (`--resume`) it is upgraded in place
-first, in one transaction.
+Versions: 2 added `runs.libraries` (the Python analysis libraries of the run) and the load
+tables; 3 added `primitive_samples` (the cost model's inputs) and instructions per handshake.
+An older store opens read-only as it is; opened for writing (`--resume`) it is upgraded in
+place first, in one transaction.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import pyarrow as pa
 from chainlab import __version__
 from chainlab.errors import ChainlabError
 from chainlab.store.rows import ScenarioRows
-from chainlab.store.views import AnalysisFrames, analysis_frames
+from chainlab.store.views import AnalysisFrames, analysis_frames, primitive_summary
 
 SCHEMA_SQL = Path(__file__).with_name("schema.sql")
 
@@ -46,9 +47,9 @@ def _table_sql(name: str) -> str:
     return text[start : text.index("\n);", start) + 3]
 
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # Versions this chainlab reads; each older one has an upgrade step in _UPGRADES.
-READABLE_VERSIONS = (1, 2)
+READABLE_VERSIONS = (1, 2, 3)
 # What turns a store of version v into v + 1 (run in one transaction with the version bump).
 _UPGRADES = {
     1: (
@@ -66,7 +67,12 @@ _UPGRADES = {
         ),
         # The load tables, as schema.sql declares them.
         *(_table_sql(t) for t in ("load_steps", "load_samples", "host_reference")),
-    )
+    ),
+    2: (
+        "ALTER TABLE samples ADD COLUMN client_instructions BIGINT",
+        "ALTER TABLE samples ADD COLUMN server_instructions BIGINT",
+        _table_sql("primitive_samples"),
+    ),
 }
 
 TABLES = (
@@ -81,6 +87,7 @@ TABLES = (
     "load_steps",
     "load_samples",
     "host_reference",
+    "primitive_samples",
 )
 
 # Column types of `samples` as handed to DuckDB (same order as the table).
@@ -121,6 +128,25 @@ SAMPLE_COLUMNS = pa.schema(
         ("server_error_category", pa.string()),
         ("server_conn_ns", pa.int64()),
         ("server_conn_cpu_ns", pa.int64()),
+        ("client_instructions", pa.int64()),
+        ("server_instructions", pa.int64()),
+    ]
+)
+# Column types of `primitive_samples`, likewise.
+PRIMITIVE_COLUMNS = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("subject", pa.string()),
+        ("op", pa.string()),
+        ("message", pa.string()),
+        ("message_bytes", pa.int64()),
+        ("seq", pa.int64()),
+        ("wall_ns", pa.int64()),
+        ("cpu_ns", pa.int64()),
+        ("server_cpu_ns", pa.int64()),
+        ("kib", pa.float64()),
+        ("measured_run", pa.string()),
+        ("measured_at", pa.timestamp("us")),
     ]
 )
 # Column types of `load_samples`, likewise.
@@ -250,10 +276,21 @@ class Store:
     load_steps = property(lambda self: self.table("load_steps"))
     load_samples = property(lambda self: self.table("load_samples"))
     host_reference = property(lambda self: self.table("host_reference"))
+    primitive_samples = property(lambda self: self.table("primitive_samples"))
 
     def analysis_frames(self) -> AnalysisFrames:
         """What the analysis reads, as raw frames (chainlab.store.views)."""
         return analysis_frames(self.con, self.path)
+
+    def primitive_summary(self) -> pd.DataFrame:
+        """Per primitive and reference handshake: n, means and variances (views.py)."""
+        return primitive_summary(
+            self.con, {"primitive_samples"} if self._has_table("primitive_samples") else set()
+        )
+
+    def primitive_rows(self) -> pd.DataFrame:
+        """Every `primitive_samples` row (empty in a store without the table)."""
+        return self.table("primitive_samples")
 
     def export(self, out: Path, fmt: str) -> list[Path]:
         """Every table into `out`, one `<table>.<fmt>` file each (parquet or csv); a table
@@ -412,6 +449,10 @@ class Store:
                 )
 
         self._write(work)
+
+    def write_primitives(self, rows: list[dict]) -> None:
+        """Primitive and reference-handshake rows (`primitive_samples`), in one transaction."""
+        self._write(lambda: self._insert_arrow("primitive_samples", rows, PRIMITIVE_COLUMNS))
 
     def _insert_scenario_run(self, row: dict) -> None:
         self._insert_row("scenario_runs", row)

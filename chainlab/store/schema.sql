@@ -1,6 +1,7 @@
--- chainlab result store, schema version 2 (chainlab/store/__init__.py: SCHEMA_VERSION).
+-- chainlab result store, schema version 3 (chainlab/store/__init__.py: SCHEMA_VERSION).
 -- Version 2 added runs.libraries, the server's whole-connection figures in samples, the load
--- tables and host_reference; a version-1 store is upgraded when opened for writing.
+-- tables and host_reference; version 3 added primitive_samples. An older store is upgraded
+-- when opened for writing.
 -- One DuckDB file per campaign run. Units: *_ns nanoseconds, *_us microseconds, bytes.
 -- Nothing here holds a path of the machine that made it.
 
@@ -136,6 +137,9 @@ CREATE TABLE samples (
     server_error_category VARCHAR,
     server_conn_ns  BIGINT,                  -- the server's whole connection: accept to close
     server_conn_cpu_ns BIGINT,               -- its CPU over that (NULL in version-1 stores)
+    client_instructions BIGINT,              -- user-mode instructions over client_cpu_ns's span
+    server_instructions BIGINT,              -- and server_cpu_ns's (NULL: no hardware counter
+                                             -- on the host, or a store older than version 3)
     PRIMARY KEY (run_id, scenario_id, seq)
 );
 
@@ -231,4 +235,26 @@ CREATE TABLE host_reference (
     cpu_ns      BIGINT NOT NULL,             -- its thread CPU (wall >> cpu: a shared core)
     cpus        VARCHAR,                     -- where it ran (NULL: not pinned)
     PRIMARY KEY (run_id, scenario_id, step, phase)
+);
+
+-- The cost model's inputs (docs/methods.md, "Cost model"): cryptographic primitives timed
+-- in-process by `chainlab-engine primitives`, one row per timed operation, and reference
+-- handshakes (subject 'tls-reference:<name>') that measure the TLS overhead beyond them.
+-- A run keeps the rows it used; rows taken from the primitives cache keep the run and the
+-- time that measured them.
+CREATE TABLE primitive_samples (
+    run_id        VARCHAR NOT NULL,          -- the run that holds (used) the row
+    subject       VARCHAR NOT NULL,          -- signature algorithm, group, compression, or
+                                             -- 'tls-reference:<name>'
+    op            VARCHAR NOT NULL,          -- sign | verify | keygen | encaps | decaps |
+                                             -- derive | decompress | full | resumed
+    message       VARCHAR,                   -- sign/verify: cv | cert; else NULL
+    message_bytes BIGINT,                    -- bytes signed, verified or decompressed
+    seq           BIGINT NOT NULL,
+    wall_ns       BIGINT NOT NULL,           -- primitive: the operation; reference: latency
+    cpu_ns        BIGINT NOT NULL,           -- primitive: its thread CPU; reference: client CPU
+    server_cpu_ns BIGINT,                    -- reference handshakes: the server's CPU
+    kib           DOUBLE,                    -- reference handshakes: KiB carried (both ways)
+    measured_run  VARCHAR NOT NULL,          -- the run that measured it (this one or a cache's)
+    measured_at   TIMESTAMP NOT NULL         -- UTC, when its batch ran
 );

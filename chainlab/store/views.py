@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import duckdb
 import pandas as pd
 
 from chainlab.errors import ChainlabError
@@ -86,7 +87,10 @@ SELECT scenario_id,
     covar_samp(client_cpu_ns, total_ns) AS cov_client_total,
     count(server_conn_cpu_ns) AS conn_cpu_n,
     avg(server_conn_cpu_ns) AS server_conn_cpu_mean,
-    var_samp(server_conn_cpu_ns) AS server_conn_cpu_var
+    var_samp(server_conn_cpu_ns) AS server_conn_cpu_var,
+    count(server_instructions) AS instructions_n,
+    avg(client_instructions) AS client_instructions_mean,
+    avg(server_instructions) AS server_instructions_mean
 FROM measured
 WHERE outcome = 'ok' AND total_ns IS NOT NULL
     AND client_cpu_ns IS NOT NULL AND server_cpu_ns IS NOT NULL
@@ -200,6 +204,7 @@ class AnalysisFrames:
     load_steps: pd.DataFrame  # _LOAD_STEPS; empty without load steps (or a version-1 store)
     load_latencies: dict  # fetchnumpy of _LOAD_LATENCIES: scenario_id, step, latency_ns
     host_reference: pd.DataFrame  # _HOST_REFERENCE; empty in stores without it
+    primitives: pd.DataFrame  # PRIMITIVE_SUMMARY; empty in stores without primitives
 
 
 # The same for a version-1 store: no whole-connection server CPU (NULL columns).
@@ -208,6 +213,54 @@ _CPU_V1 = (
     .replace("avg(server_conn_cpu_ns)", "NULL::DOUBLE")
     .replace("var_samp(server_conn_cpu_ns)", "NULL::DOUBLE")
 )
+# Stores before version 3: no instruction counts.
+_NO_INSTRUCTIONS = {
+    "count(server_instructions)": "0::BIGINT",
+    "avg(client_instructions)": "NULL::DOUBLE",
+    "avg(server_instructions)": "NULL::DOUBLE",
+}
+
+
+def _cpu_sql(columns: set[str]) -> str:
+    sql = _CPU if "server_conn_cpu_ns" in columns else _CPU_V1
+    if "server_instructions" not in columns:
+        for old, new in _NO_INSTRUCTIONS.items():
+            sql = sql.replace(old, new)
+    return sql
+
+
+# The cost model's inputs: one row per primitive (subject, op, message) or reference
+# handshake, over the distinct rows a store holds (a resumed run keeps the rows it reused).
+PRIMITIVE_SUMMARY = """
+WITH d AS (
+    SELECT DISTINCT subject, op, message, message_bytes, measured_run, seq,
+           wall_ns, cpu_ns, server_cpu_ns, kib, measured_at
+    FROM primitive_samples
+)
+SELECT subject, op, message, any_value(message_bytes) AS message_bytes, count(*) AS n,
+       avg(cpu_ns) AS cpu_mean, var_samp(cpu_ns) AS cpu_var,
+       avg(wall_ns) AS wall_mean, var_samp(wall_ns) AS wall_var,
+       avg(server_cpu_ns) AS server_mean, var_samp(server_cpu_ns) AS server_var,
+       avg(kib) AS kib, sum(cpu_ns) AS cpu_total, min(measured_at) AS first_measured,
+       max(measured_at) AS last_measured, count(DISTINCT measured_run) AS measuring_runs
+FROM d GROUP BY subject, op, message ORDER BY subject, op, message
+"""
+
+
+def primitive_summary(con, tables: set[str]) -> pd.DataFrame:
+    """PRIMITIVE_SUMMARY, empty (with its columns) in a store without primitives."""
+    if "primitive_samples" in tables:
+        return con.execute(PRIMITIVE_SUMMARY).df()
+    return pd.DataFrame(
+        columns=["subject", "op", "message", "message_bytes", "n", "cpu_mean", "cpu_var"]
+    )
+
+
+def summarize_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """PRIMITIVE_SUMMARY over rows in memory (primitives not yet in a store)."""
+    with duckdb.connect() as mem:
+        mem.register("primitive_samples", rows)
+        return mem.execute(PRIMITIVE_SUMMARY).df()
 
 
 def _columns(con, table: str) -> set[str]:
@@ -235,8 +288,8 @@ def analysis_frames(con, path: Path) -> AnalysisFrames:
     if runs.empty:
         raise ChainlabError(f"store {path}: holds no run (the runs table is empty)")
     scenarios = con.execute("SELECT * FROM scenarios ORDER BY scenario_id").df()
-    # A version-1 store (read as it is) has no whole-connection server CPU.
-    conn_cpu = "server_conn_cpu_ns" in _columns(con, "samples")
+    # Older stores (read as they are) lack the whole-connection CPU (v1) and instructions.
+    sample_columns = _columns(con, "samples")
     emulated = con.execute(
         "SELECT count(*) FROM scenarios WHERE network <> ?", [LOOPBACK]
     ).fetchone()[0]
@@ -246,7 +299,7 @@ def analysis_frames(con, path: Path) -> AnalysisFrames:
         scenarios=scenarios,
         chosen_runs=con.execute(_SCENARIO_RUNS).df(),
         moments=con.execute(_MOMENTS).df(),
-        cpu=con.execute(_CPU if conn_cpu else _CPU_V1).df(),
+        cpu=con.execute(_cpu_sql(sample_columns)).df(),
         counts=con.execute(_COUNTS).df(),
         failures=con.execute(_FAILURES).df(),
         optional={
@@ -262,4 +315,5 @@ def analysis_frames(con, path: Path) -> AnalysisFrames:
         host_reference=(
             con.execute(_HOST_REFERENCE).df() if "host_reference" in tables else pd.DataFrame()
         ),
+        primitives=primitive_summary(con, tables),
     )

@@ -9,6 +9,7 @@ import pytest
 from chainlab.analysis.load import load_store
 from chainlab.bench.synthetic import build_store
 from chainlab.errors import ChainlabError
+from chainlab.store import SCHEMA_VERSION
 
 from .conftest import BASELINE, SLH, constant
 
@@ -100,7 +101,9 @@ def test_other_schema_version_says_so(make_store):
     con = duckdb.connect(str(path))
     con.execute("UPDATE meta SET value = '9' WHERE key = 'schema_version'")
     con.close()
-    with pytest.raises(ChainlabError, match="schema version 9, this chainlab reads version 2"):
+    with pytest.raises(
+        ChainlabError, match=f"schema version 9, this chainlab reads version {SCHEMA_VERSION}"
+    ):
         load_store(path)
 
 

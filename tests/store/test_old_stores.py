@@ -45,3 +45,8 @@ def test_old_store_opens_exports_and_reports(path, tmp_path):
     cli("report", str(store), "--out", str(tmp_path / "report"))
     html = (tmp_path / "report" / "index.html").read_text()
     assert "x25519mlkem768__ml_root__slhf_leaf" in html
+    md = (tmp_path / "report" / "report.md").read_text()
+    if int(path.name.split("-")[0][1:]) >= 3:  # stores from version 3 keep their primitives
+        assert "Server CPU per handshake: predicted vs measured" in md
+    else:
+        assert "holds no measured primitives" in md

@@ -239,3 +239,42 @@ def test_a_version_1_store_is_upgraded_only_when_opened_for_writing(tmp_path):
     assert version() == (str(SCHEMA_VERSION),)
     with chainlab.open(path) as st:
         assert st.runs["libraries"].isna().all()  # unknown for runs of version 1
+
+
+def test_a_version_2_store_gains_the_cost_model_tables_when_opened_for_writing(tmp_path):
+    import shutil
+
+    kept = REPO / "tests" / "data" / "stores" / "v2-tiny.duckdb"
+    path = tmp_path / kept.name
+    shutil.copy(kept, path)
+    with chainlab.open(path) as st:  # read-only: a table of version 3 reads as empty
+        assert st.primitive_samples.empty
+        assert "client_instructions" not in st.samples.columns
+        assert st.primitive_summary().empty
+    with Store.open(path, read_only=False) as st:
+        st.write_primitives(
+            [
+                {
+                    "run_id": "r",
+                    "subject": "ML-DSA-44",
+                    "op": "sign",
+                    "message": "cv",
+                    "message_bytes": 130,
+                    "seq": i,
+                    "wall_ns": 500_000 + i,
+                    "cpu_ns": 500_000,
+                    "server_cpu_ns": None,
+                    "kib": None,
+                    "measured_run": "r",
+                    "measured_at": datetime(2026, 11, 24),
+                }
+                for i in range(3)
+            ]
+        )
+    with chainlab.open(path) as st:
+        assert st.samples["client_instructions"].isna().all()
+        summary = st.primitive_summary()
+    assert summary[["subject", "op", "message", "n"]].values.tolist() == [
+        ["ML-DSA-44", "sign", "cv", 3]
+    ]
+    assert summary["cpu_mean"].iloc[0] == 500_000
