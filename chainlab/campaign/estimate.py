@@ -1,8 +1,12 @@
-"""Run-time estimate of a campaign, for `chainlab validate` and the run's first ETA.
+"""Run-time estimate of a campaign, for `chainlab validate`, `chainlab predict` and the run's
+first ETA.
 
-The cost model (docs/campaigns.md, "Estimated run time"):
+The cost model (docs/campaigns.md, "Estimated run time"; docs/methods.md, "Cost model"):
 
-    loopback handshake_ms = BASE_MS + sign_ms(leaf) + sum(verify_ms(issuer) for each link)
+    loopback handshake_ms = the cost model's prediction (chainlab.campaign.cost) from the
+                           primitives measured on this machine, when a model is given;
+                           without one, the built-in table below:
+                           BASE_MS + sign_ms(leaf) + sum(verify_ms(issuer) for each link)
     resumed handshake_ms = BASE_MS           (no certificate, no CertificateVerify)
     emulated network:      the loopback time projected onto the profile by
                            chainlab.network.model.predict_handshake (round trips, slow start,
@@ -24,14 +28,16 @@ import math
 from dataclasses import dataclass
 from statistics import NormalDist
 
+from chainlab.campaign import cost
 from chainlab.campaign.model import NetworkProfile, Scenario
 from chainlab.network.calibrate import BULK_MAX_S, plan_for
 from chainlab.network.model import predict_handshake, segments
 from chainlab.network.profile import DEFAULT_INITCWND, TCP_IP_OVERHEAD, parse_profile
 
 # Milliseconds per operation: `openssl speed -seconds 1 -mr <alg>` with the project's
-# OpenSSL 3.5.5 on this machine kind (2 shared cores), one run per algorithm. A rough
-# figure for an estimate only; the lab measures handshakes, never these.
+# OpenSSL 3.5.5 on this machine kind (2 shared cores), one run per algorithm. The fallback
+# of an estimate made before this machine's primitives are measured (`chainlab bench
+# primitives`, or any campaign run); with them, the cost model replaces this table.
 SIGN_VERIFY_MS: dict[str, tuple[float, float]] = {
     "ML-DSA-44": (0.645, 0.128),
     "ML-DSA-65": (1.004, 0.159),
@@ -74,6 +80,8 @@ LINK_OVERHEAD_S = 0.1
 # signing-dominated ones (leaf sign >= 10 ms) 0.004-0.12, the high end under foreign load.
 CV_SIGN_DOMINATED = 0.05
 CV_FAST = 0.4
+# A leaf signature at least this long (ms) makes a scenario signing-dominated.
+SIGN_DOMINATED_MS = 10.0
 
 # -- flight sizes ------------------------------------------------------------------------
 # (public key bytes in the certificate, signature bytes) per algorithm: FIPS 204 Table 2,
@@ -178,8 +186,44 @@ CALIBRATION_EXTRA_RTTS = 4
 CALIBRATION_LOSSY_BULK_S = 5.5
 
 
-def loopback_ms(s: Scenario) -> float:
+def scenario_operations(s: Scenario) -> list[cost.Operation]:
+    """The scenario's cryptographic operations per handshake (chainlab.campaign.cost)."""
+    return cost.operations(
+        s.hierarchy,
+        s.kex,
+        s.handshake_mode,
+        s.cert_compression,
+        certificate_message_bytes=certificate_message_bytes(s),
+    )
+
+
+def predict(s: Scenario, model: cost.CostModel) -> cost.Prediction:
+    """The cost model's prediction for one handshake of the scenario on loopback (raises
+    cost.MissingPrimitive when the model lacks one of its primitives)."""
+    client, server = flight_bytes(s)
+    return cost.predict(
+        scenario_operations(s),
+        model.timings,
+        model.overhead,
+        s.handshake_mode,
+        (client + server) / 1024,
+    )
+
+
+def _prediction(s: Scenario, model: cost.CostModel | None) -> cost.Prediction | None:
+    if model is None:
+        return None
+    try:
+        return predict(s, model)
+    except cost.MissingPrimitive:
+        return None
+
+
+def loopback_ms(s: Scenario, model: cost.CostModel | None = None) -> float:
     """Estimated mean latency of one handshake of the scenario on loopback, in ms."""
+    p = _prediction(s, model)
+    if p is not None:
+        return p.latency_ms
     if s.handshake_mode == "resumed":
         return BASE_MS
     sign, _ = SIGN_VERIFY_MS.get(s.leaf_alg, (1.0, 0.2))
@@ -189,16 +233,29 @@ def loopback_ms(s: Scenario) -> float:
     return BASE_MS + sign + verify
 
 
-def server_cpu_ms(s: Scenario) -> float:
-    """Estimated server CPU per connection, in ms: the leaf's CertificateVerify signature
-    (none when resumed) and half the rest of a handshake (key exchange, TLS, the kernel)."""
-    sign = 0.0 if s.handshake_mode == "resumed" else SIGN_VERIFY_MS.get(s.leaf_alg, (1.0, 0.2))[0]
-    return BASE_MS / 2 + sign
+def sign_ms(s: Scenario, model: cost.CostModel | None = None) -> float:
+    """The leaf's CertificateVerify signature per handshake (0 when resumed), in ms."""
+    if s.handshake_mode == "resumed":
+        return 0.0
+    p = _prediction(s, model)
+    if p is not None:
+        return p.parts["server"].get("sign", 0.0)
+    return SIGN_VERIFY_MS.get(s.leaf_alg, (1.0, 0.2))[0]
 
 
-def handshake_ms(s: Scenario) -> float:
+def server_cpu_ms(s: Scenario, model: cost.CostModel | None = None) -> float:
+    """Estimated server CPU per connection, in ms: the model's prediction, or the leaf's
+    CertificateVerify signature (none when resumed) and half the rest of a handshake (key
+    exchange, TLS, the kernel)."""
+    p = _prediction(s, model)
+    if p is not None:
+        return p.server_ms
+    return BASE_MS / 2 + sign_ms(s)
+
+
+def handshake_ms(s: Scenario, model: cost.CostModel | None = None) -> float:
     """Estimated mean latency of one handshake of the scenario, in ms (on its network)."""
-    return network_cost(s).mean_ms
+    return network_cost(s, model).mean_ms
 
 
 def certificate_bytes(s: Scenario) -> list[int]:
@@ -222,6 +279,11 @@ def served_certificate_bytes(s: Scenario) -> list[int]:
     if s.served_chain == "leaf+intermediates":
         return certs[:-1]
     return certs
+
+
+def certificate_message_bytes(s: Scenario) -> int:
+    """Estimated bytes of the uncompressed Certificate message the server sends."""
+    return CERT_MSG_HEADER + sum(b + CERT_ENTRY_BYTES for b in served_certificate_bytes(s))
 
 
 def flight_bytes(s: Scenario) -> tuple[int, int]:
@@ -261,11 +323,11 @@ class NetworkCost:
     exceeds_initcwnd: bool
 
 
-def network_cost(s: Scenario) -> NetworkCost:
+def network_cost(s: Scenario, model: cost.CostModel | None = None) -> NetworkCost:
     """Mean and standard deviation of the scenario's handshake latency: loopback, or
     projected onto its emulated profile (see the module doc)."""
-    base = loopback_ms(s)
-    cv = CV_SIGN_DOMINATED if base - BASE_MS >= 10 else CV_FAST
+    base = loopback_ms(s, model)
+    cv = CV_SIGN_DOMINATED if sign_ms(s, model) >= SIGN_DOMINATED_MS else CV_FAST
     p = s.network_profile
     if p is None:
         return NetworkCost(base, cv * base, base, 0, False)
@@ -311,17 +373,17 @@ class Estimate:
     seconds_high: float
 
 
-def scenario(s: Scenario) -> Estimate:
+def scenario(s: Scenario, model: cost.CostModel | None = None) -> Estimate:
     """Estimated handshake counts and seconds of one scenario (without the calibration of
     its network profile, which a run does once per profile: `calibration_seconds`)."""
     p = s.sampling
-    cost = network_cost(s)
-    ms = cost.mean_ms
+    net = network_cost(s, model)
+    ms = net.mean_ms
     overhead = SCENARIO_OVERHEAD_S + (LINK_OVERHEAD_S if s.network_profile else 0.0)
     if p.mode == "fixed":
         low = expected = high = p.count
     else:
-        cv = cost.sd_ms / ms
+        cv = net.sd_ms / ms
         z = NormalDist().inv_cdf(0.5 + p.confidence / 2)
         need = math.ceil((z * cv / p.target_rel_halfwidth) ** 2)
         low, high = p.min, p.max
@@ -339,7 +401,7 @@ def scenario(s: Scenario) -> Estimate:
             return n
         return min(n, max(1, int(p.time_cap_s * 1000 / ms)))
 
-    extra = load_seconds(s)
+    extra = load_seconds(s, model)
     return Estimate(
         cap(low),
         cap(expected),
@@ -358,13 +420,13 @@ LOAD_CAPACITY_TRIES = 1.5
 LOAD_STEP_OVERHEAD_S = 0.6
 
 
-def load_seconds(s: Scenario) -> float:
+def load_seconds(s: Scenario, model: cost.CostModel | None = None) -> float:
     """Estimated wall time of the scenario's [load] steps (0 without [load])."""
     plan = s.load
     if plan is None:
         return 0.0
     steps = len(plan.rates if plan.rates is not None else plan.fractions)
-    warm = plan.warmup * loopback_ms(s) / 1000
+    warm = plan.warmup * loopback_ms(s, model) / 1000
     t = warm + LOAD_CAPACITY_TRIES * (plan.capacity_s + LOAD_STEP_OVERHEAD_S)
     return t + steps * (plan.step_s + LOAD_STEP_OVERHEAD_S)
 

@@ -13,7 +13,7 @@ from chainlab.schema import Bool, Int, Items, Num, Str
 
 # Top-level tables of a campaign file.
 TOP_KEYS = ("campaign", "aliases", "hierarchies", "network", "sampling", "matrix", "campaigns")
-TOP_KEYS += ("analysis", "load")
+TOP_KEYS += ("analysis", "load", "primitives")
 ORDERS = ("random", "interleaved", "declared")
 MATRIX_KEYS = (*MATRIX_AXES, "exclude", "description")
 CAMPAIGNS_KEYS = ("description", "matrices", "scenarios")
@@ -46,6 +46,14 @@ SAMPLING_FIELDS = {
     "batch_warmup": Int(0, 1_000_000),
     "timeout_ms": Int(1, 3_600_000),
     "max_failed_fraction": Num(0.0, 1.0),
+}
+# [primitives] (docs/campaigns.md): the cost model's primitives, measured before the
+# scenarios (chainlab.runner.primitives); defaults in campaign.model.PrimitivesPlan.
+PRIMITIVES_FIELDS = {
+    "measure": Bool(),
+    "target_rel_halfwidth": Num(0.0, 0.5, lo_open=True),
+    "confidence": Num(0.5, 0.999, lo_open=True),
+    "time_cap_s": Num(0.0, 3600.0, lo_open=True),
 }
 # A campaign (or [campaigns.<name>]) name.
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")

@@ -33,6 +33,7 @@ from chainlab.campaign.fields import (
     NAME_RE,
     NETWORK_FIELDS,
     NETWORK_NAME_RE,
+    PRIMITIVES_FIELDS,
     SAMPLING_DEFAULTS,
     SAMPLING_FIELDS,
     TOP_KEYS,
@@ -41,6 +42,7 @@ from chainlab.campaign.matrix import MATRIX_AXES, WHERE_KEYS, matches
 from chainlab.campaign.model import (
     Campaign,
     NetworkProfile,
+    PrimitivesPlan,
     SamplingPolicy,
     Scenario,
 )
@@ -143,6 +145,7 @@ class _Validator:
         base_sampling, overrides = self.read_sampling(d.get("sampling", {}))
         matrices = self.read_matrices(d.get("matrix", {}))
         load = load_plan.read(self, d.get("load"))
+        primitives = self.read_primitives(d.get("primitives", {}))
         analysis = self.table(d.get("analysis", {}), "analysis")
         self.check_analysis(analysis, baseline)
         self.check()
@@ -205,7 +208,15 @@ class _Validator:
             analysis=analysis,
             notes=self.notes,
             load=load,
+            primitives=primitives,
         )
+
+    def read_primitives(self, value) -> PrimitivesPlan:
+        """[primitives]: how the cost model's primitives are measured before the scenarios."""
+        table = self.table(value, "primitives")
+        got = self.p.check(PRIMITIVES_FIELDS, table, "primitives")
+        given = {k: v for k, v in got.items() if v is not None}
+        return PrimitivesPlan(**given)
 
     def check_analysis(self, table: dict, baseline: str | None) -> None:
         """[analysis] belongs to the report; its settings' own fields say what it accepts."""

@@ -84,6 +84,16 @@ class NetworkProfile:
 
 
 @dataclass(frozen=True)
+class PrimitivesPlan:
+    """[primitives]: the cost model's primitives, measured before the scenarios."""
+
+    measure: bool = True
+    target_rel_halfwidth: float = 0.02
+    confidence: float = 0.95
+    time_cap_s: float = 8.0  # per operation, of timed operations
+
+
+@dataclass(frozen=True)
 class LoadPlan:
     """The campaign's [load] table: open-loop load steps run on every scenario after its
     single-connection measurement (docs/campaigns.md)."""
@@ -210,6 +220,7 @@ class Campaign:
     analysis: dict
     notes: list[str] = field(default_factory=list)  # non-fatal remarks for `validate`
     load: LoadPlan | None = None
+    primitives: PrimitivesPlan = field(default_factory=PrimitivesPlan)
 
     def select(self, names: list[str] | None = None) -> list[Scenario]:
         """Scenarios of the named campaigns (all when None), each once, declaration order."""

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from chainlab.campaign import CampaignError, load
+from chainlab.campaign.algorithms import ALGORITHM_NAMES
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -124,6 +125,14 @@ def test_bundled_files_validate():
         assert s.served_chain == ("full" if len(s.hierarchy) == 2 else "leaf+intermediates")
     q = load(REPO / "campaigns" / "quick.toml")
     assert 4 <= len(q.scenarios) <= 8
+    assert q.primitives.measure and q.primitives.target_rel_halfwidth == 0.02
+    # Every ML-DSA and SLH-DSA set at each position of a depth-3 hierarchy, the rest ML-DSA-65.
+    ap = load(REPO / "campaigns" / "all-placements.toml")
+    placed = {(i, s.hierarchy[i]) for s in ap.scenarios.values() for i in range(3)}
+    pq = [a for a in ALGORITHM_NAMES if a.startswith(("ML-DSA", "SLH-DSA"))]
+    assert len(pq) == 15
+    assert {(i, a) for i in range(3) for a in pq} <= placed
+    assert len(ap.scenarios) == 43 and all(s.depth == 3 for s in ap.scenarios.values())
 
 
 BAD = [
@@ -182,6 +191,16 @@ BAD = [
         "baseline_not_a_scenario",
         GOOD.replace('baseline = "x25519mlkem768__ml_root__ml_leaf"', 'baseline = "nope"'),
         ["campaign.baseline", "'nope'", "allowed:"],
+    ),
+    (
+        "bad_primitives_interval",
+        GOOD + "\n[primitives]\ntarget_rel_halfwidth = 0.7\n",
+        ["primitives.target_rel_halfwidth", "0.7", "allowed:"],
+    ),
+    (
+        "unknown_primitives_key",
+        GOOD + "\n[primitives]\ncap_s = 3\n",
+        ["primitives.cap_s", "unknown key", "allowed:", "'time_cap_s'"],
     ),
     ("invalid_toml", GOOD + "\n[matrix.m\n", ["invalid TOML", "line"]),
 ]

@@ -1,0 +1,329 @@
+"""The cost model: a handshake's cryptographic operations on each side, and its cost
+predicted from measured primitives (docs/methods.md, "Cost model").
+
+Operations of one handshake, by side (`operations`):
+
+    server, full     sign the CertificateVerify with the leaf's key;
+                     key exchange: KEM encapsulation, or DH key generation + derivation
+    server, resumed  key exchange only (no Certificate, no CertificateVerify)
+    client, full     key exchange: KEM key generation + decapsulation, or DH key generation
+                     + derivation; verify the CertificateVerify with the leaf's key; verify
+                     the signature of every certificate below the trust anchor with its
+                     issuer's key (the anchor's own self-signature is not verified; without
+                     verification only the CertificateVerify is checked); decompress the
+                     Certificate message when compression is on
+    client, resumed  key exchange only
+
+The served-chain policy changes the bytes, not the operations: the client builds the same
+path whether an intermediate arrives in the handshake or from its untrusted store.
+
+Prediction (`predict`): each side's CPU is its operations' measured mean times plus the
+TLS overhead (everything that is not a primitive: state machine, X.509 parsing, record
+layer, syscalls), measured by reference handshakes and modelled as linear in the bytes
+the handshake carries (`Overhead`). Loopback latency is both sides' operations (they run
+one after the other) plus the latency overhead. The primitives and the overhead come from a
+store (`chainlab.runner.primitives` measures them); this module only does the arithmetic.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+
+from chainlab.campaign.algorithms import GROUPS
+
+# What a signature operation signs (the engine's --message): the CertificateVerify content
+# (130 bytes, TLS 1.3 scheme) or a TBSCertificate (certificate scheme).
+CV = "cv"
+CERT = "cert"
+# Size of the TBSCertificate a `verify cert` primitive is measured on. The hierarchies'
+# TBSCertificates are 340 (ECDSA subject) to 3000 bytes (ML-DSA-87 subject); the message is
+# hashed once per verification (SHA-2 for ECDSA/RSA, SHAKE inside ML-DSA / SLH-DSA), a few
+# microseconds across that range, so one size stands for all.
+CERT_MESSAGE_BYTES = 2048
+# Certificate bytes a `decompress` primitive restores; a scenario's decompression is scaled
+# linearly from it by its Certificate message size.
+DECOMPRESS_BYTES = 16384
+# Sides of a handshake.
+SIDES = ("server", "client")
+# Categories of operations, in the order a cost breakdown stacks them.
+CATEGORIES = (
+    "sign",
+    "key exchange",
+    "verify CertificateVerify",
+    "verify certificates",
+    "decompress",
+)
+
+
+def is_kem(group: str) -> bool:
+    """ML-KEM and the hybrids run as KEMs in TLS 1.3; the rest are Diffie-Hellman groups."""
+    return GROUPS[group] in ("hybrid", "pure_pq")
+
+
+@dataclass(frozen=True)
+class Operation:
+    side: str  # server | client
+    category: str  # one of CATEGORIES
+    subject: str  # signature algorithm, group or compression
+    op: str  # sign | verify | keygen | encaps | decaps | derive | decompress
+    message: str | None  # cv | cert for signatures
+    count: float  # how many per handshake (decompression: a fraction of DECOMPRESS_BYTES)
+
+    @property
+    def key(self) -> tuple[str, str, str | None]:
+        return (self.subject, self.op, self.message)
+
+
+def operations(
+    hierarchy: tuple[str, ...] | list[str],
+    kex: str,
+    handshake_mode: str = "full",
+    cert_compression: str = "none",
+    verify: bool = True,
+    certificate_message_bytes: int | None = None,
+) -> list[Operation]:
+    """Every cryptographic operation of one handshake, merged by (side, category, key).
+
+    `hierarchy` is root first, leaf last; `certificate_message_bytes` (the uncompressed
+    Certificate message) scales decompression and is needed only when compression is on.
+    """
+    h = list(hierarchy)
+    ops: Counter = Counter()
+
+    def add(side, category, subject, op, message=None, count=1.0):
+        ops[(side, category, subject, op, message)] += count
+
+    if is_kem(kex):
+        add("server", "key exchange", kex, "encaps")
+        add("client", "key exchange", kex, "keygen")
+        add("client", "key exchange", kex, "decaps")
+    else:
+        for side in SIDES:
+            add(side, "key exchange", kex, "keygen")
+            add(side, "key exchange", kex, "derive")
+    if handshake_mode == "full":
+        leaf = h[-1]
+        add("server", "sign", leaf, "sign", CV)
+        add("client", "verify CertificateVerify", leaf, "verify", CV)
+        if verify:
+            # Certificates below the anchor (h[0]); each is checked with its issuer's key.
+            for issuer in h[:-1]:
+                add("client", "verify certificates", issuer, "verify", CERT)
+        if cert_compression != "none":
+            if certificate_message_bytes is None:
+                raise ValueError("compression on: the Certificate message size is needed")
+            add(
+                "client",
+                "decompress",
+                cert_compression,
+                "decompress",
+                None,
+                certificate_message_bytes / DECOMPRESS_BYTES,
+            )
+    return [Operation(*k, count=n) for k, n in ops.items()]
+
+
+def primitive_keys(ops) -> set[tuple[str, str, str | None]]:
+    return {o.key for o in ops}
+
+
+@dataclass(frozen=True)
+class Timing:
+    """A primitive's measured time per operation: mean and its standard error, in ms."""
+
+    mean_ms: float
+    se_ms: float
+    n: int
+
+
+@dataclass(frozen=True)
+class Line:
+    """intercept + slope x KiB, with standard errors (a two-point line has se on both)."""
+
+    intercept_ms: float
+    per_kib_ms: float
+    se_ms: float = 0.0
+
+    def at(self, kib: float) -> float:
+        return self.intercept_ms + self.per_kib_ms * kib
+
+
+@dataclass(frozen=True)
+class Overhead:
+    """The TLS overhead beyond the primitives, per handshake mode, from reference
+    handshakes: server CPU, client CPU and loopback latency as lines in the KiB carried."""
+
+    full: dict[str, Line]  # "server" | "client" | "latency" -> Line
+    resumed: dict[str, Line]
+
+    def of(self, handshake_mode: str) -> dict[str, Line]:
+        return self.full if handshake_mode == "full" else self.resumed
+
+
+ZERO_OVERHEAD = Overhead(
+    {k: Line(0.0, 0.0) for k in ("server", "client", "latency")},
+    {k: Line(0.0, 0.0) for k in ("server", "client", "latency")},
+)
+
+
+class MissingPrimitive(KeyError):
+    """A primitive the prediction needs has no stored timing."""
+
+
+@dataclass
+class Prediction:
+    server_ms: float  # CPU per handshake
+    client_ms: float
+    latency_ms: float  # loopback
+    server_se: float
+    client_se: float
+    latency_se: float
+    # Primitive CPU only (no overhead), per side and by category.
+    parts: dict[str, dict[str, float]] = field(default_factory=dict)
+    overhead: dict[str, float] = field(default_factory=dict)
+
+    def primitives_ms(self, side: str) -> float:
+        return sum(self.parts.get(side, {}).values())
+
+
+def predict(
+    ops: list[Operation],
+    timings: dict,
+    overhead: Overhead = ZERO_OVERHEAD,
+    handshake_mode: str = "full",
+    kib: float = 0.0,
+) -> Prediction:
+    """Predicted server CPU, client CPU and loopback latency of one handshake (ms).
+
+    Each operation costs count x its mean; standard errors add in quadrature (the primitives
+    were measured independently). `kib` is the bytes the handshake carries (both ways), for
+    the overhead's lines.
+    """
+    parts: dict[str, dict[str, float]] = {side: {} for side in SIDES}
+    var = dict.fromkeys(SIDES, 0.0)
+    for o in ops:
+        t = timings.get(o.key)
+        if t is None:
+            raise MissingPrimitive(o.key)
+        parts[o.side][o.category] = parts[o.side].get(o.category, 0.0) + o.count * t.mean_ms
+        var[o.side] += (o.count * t.se_ms) ** 2
+    lines = overhead.of(handshake_mode)
+    over = {k: lines[k].at(kib) for k in ("server", "client", "latency")}
+    server = sum(parts["server"].values())
+    client = sum(parts["client"].values())
+    return Prediction(
+        server_ms=server + over["server"],
+        client_ms=client + over["client"],
+        latency_ms=server + client + over["latency"],
+        server_se=math.sqrt(var["server"] + lines["server"].se_ms ** 2),
+        client_se=math.sqrt(var["client"] + lines["client"].se_ms ** 2),
+        latency_se=math.sqrt(var["server"] + var["client"] + lines["latency"].se_ms ** 2),
+        parts=parts,
+        overhead=over,
+    )
+
+
+# -- the model's inputs, from stored rows ---------------------------------------------------
+
+# Reference handshakes that measure the TLS overhead (chainlab.runner.primitives runs them
+# through the real server and client, on loopback): a small classical chain and a larger
+# post-quantum one with fast signatures, so the overhead's growth with the bytes a handshake
+# carries is measured, not assumed. name -> (hierarchy, group, served chain, modes).
+REFERENCES: dict[str, tuple[tuple[str, ...], str, str, tuple[str, ...]]] = {
+    "ecdsa": (("ECDSA-P256", "ECDSA-P256"), "X25519", "leaf+intermediates", ("full", "resumed")),
+    "mldsa": (("ML-DSA-44", "ML-DSA-44", "ML-DSA-44"), "X25519", "full", ("full",)),
+}
+REFERENCE_PREFIX = "tls-reference:"
+
+
+@dataclass
+class CostModel:
+    """Primitive timings and the TLS overhead, ready to predict; `source` says where from."""
+
+    timings: dict
+    overhead: Overhead
+    source: str
+    # Reference handshakes as measured: (name, mode) -> {latency, client, server, kib} means
+    references: dict = field(default_factory=dict)
+
+    def missing(self, ops) -> set:
+        return {o.key for o in ops} - set(self.timings)
+
+
+def model_from_summary(rows, source: str) -> CostModel:
+    """A CostModel from the per-primitive summary a store gives (`Store.primitive_summary`:
+    one row per subject, op and message with n, cpu_mean, cpu_var, wall_mean, wall_var,
+    server_mean, server_var, kib). CPU time is the primitives' cost (on an idle core wall
+    and CPU agree; a shared core shows in wall only)."""
+    timings: dict = {}
+    refs: dict = {}
+    for r in rows:
+        n = int(r["n"])
+        if str(r["subject"]).startswith(REFERENCE_PREFIX):
+            name = str(r["subject"])[len(REFERENCE_PREFIX) :]
+            refs[(name, r["op"])] = {
+                "n": n,
+                "latency": r["wall_mean"] / 1e6,
+                "latency_se": _se(r["wall_var"], n) / 1e6,
+                "client": r["cpu_mean"] / 1e6,
+                "client_se": _se(r["cpu_var"], n) / 1e6,
+                "server": r["server_mean"] / 1e6,
+                "server_se": _se(r["server_var"], n) / 1e6,
+                "kib": float(r["kib"]),
+            }
+            continue
+        message = r["message"] if isinstance(r["message"], str) else None
+        timings[(r["subject"], r["op"], message)] = Timing(
+            r["cpu_mean"] / 1e6, _se(r["cpu_var"], n) / 1e6, n
+        )
+    return CostModel(timings, fit_overhead(refs, timings), source, refs)
+
+
+def _se(var, n: int) -> float:
+    if n < 2 or var is None or not math.isfinite(float(var)):
+        return 0.0
+    return math.sqrt(max(float(var), 0.0) / n)
+
+
+def reference_residuals(refs: dict, timings: dict) -> dict:
+    """(name, mode) -> {metric: (residual ms, se ms), 'kib': ...}: what each reference
+    handshake cost beyond its primitives."""
+    out = {}
+    for (name, mode), m in refs.items():
+        hierarchy, kex, _served, _modes = REFERENCES[name]
+        try:
+            p = predict(operations(hierarchy, kex, mode), timings)
+        except MissingPrimitive:
+            continue
+        prims = {"server": p.server_ms, "client": p.client_ms, "latency": p.latency_ms}
+        out[(name, mode)] = {
+            k: (m[k] - prims[k], m[f"{k}_se"]) for k in ("server", "client", "latency")
+        } | {"kib": m["kib"]}
+    return out
+
+
+def fit_overhead(refs: dict, timings: dict) -> Overhead:
+    """The overhead lines: through the two full reference handshakes (ecdsa, mldsa) in KiB
+    carried; a constant from the resumed one. A missing reference gives a flat line through
+    the other, none at all zero."""
+    res = reference_residuals(refs, timings)
+
+    def line(points) -> dict[str, Line]:
+        out = {}
+        for k in ("server", "client", "latency"):
+            if len(points) >= 2:
+                (x0, (y0, s0)), (x1, (y1, s1)) = [(p["kib"], p[k]) for p in points[:2]]
+                slope = (y1 - y0) / (x1 - x0) if x1 != x0 else 0.0
+                out[k] = Line(y0 - slope * x0, slope, max(s0, s1))
+            elif points:
+                y, s = points[0][k]
+                out[k] = Line(y, 0.0, s)
+            else:
+                out[k] = Line(0.0, 0.0)
+        return out
+
+    full = sorted((p for (n, mode), p in res.items() if mode == "full"), key=lambda p: p["kib"])
+    resumed = [p for (n, mode), p in res.items() if mode == "resumed"]
+    return Overhead(line(full), line(resumed))

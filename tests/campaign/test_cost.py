@@ -1,0 +1,191 @@
+"""The cost model's operation lists for hand-worked hierarchies, and its arithmetic."""
+
+import math
+
+import pytest
+
+from chainlab.campaign import cost
+from chainlab.campaign.algorithms import SERVED_CHAINS
+
+ML, SLH, EC = "ML-DSA-65", "SLH-DSA-SHAKE-128f", "ECDSA-P256"
+
+
+def counts(ops, side):
+    """{(subject, op, message): count} of one side."""
+    out = {}
+    for o in ops:
+        if o.side == side:
+            out[o.key] = out.get(o.key, 0) + o.count
+    return out
+
+
+def test_depth_1_self_signed_leaf_verifies_only_the_certificate_verify():
+    ops = cost.operations((ML,), "X25519MLKEM768")
+    assert counts(ops, "server") == {
+        (ML, "sign", "cv"): 1,
+        ("X25519MLKEM768", "encaps", None): 1,
+    }
+    # The self-signed leaf is the trust anchor: its own signature is not verified.
+    assert counts(ops, "client") == {
+        ("X25519MLKEM768", "keygen", None): 1,
+        ("X25519MLKEM768", "decaps", None): 1,
+        (ML, "verify", "cv"): 1,
+    }
+
+
+@pytest.mark.parametrize("served", SERVED_CHAINS)
+def test_depth_2_to_4_verify_every_certificate_below_the_anchor(served):
+    # The served chain changes the bytes, never the operations.
+    for hierarchy, issuers in [
+        ((SLH, ML), {SLH: 1}),
+        ((SLH, ML, ML), {SLH: 1, ML: 1}),
+        ((EC, SLH, ML, ML), {EC: 1, SLH: 1, ML: 1}),
+        ((ML, ML, ML, ML), {ML: 3}),
+    ]:
+        client = counts(cost.operations(hierarchy, "X25519"), "client")
+        certs = {k[0]: n for k, n in client.items() if k[1:] == ("verify", "cert")}
+        assert certs == issuers, hierarchy
+        assert client[(hierarchy[-1], "verify", "cv")] == 1
+        server = counts(cost.operations(hierarchy, "X25519"), "server")
+        assert server == {
+            (hierarchy[-1], "sign", "cv"): 1,
+            ("X25519", "keygen", None): 1,
+            ("X25519", "derive", None): 1,
+        }
+
+
+def test_mixed_hierarchy_counts_per_algorithm_and_side():
+    ops = cost.operations((EC, ML, SLH), "P-256")
+    assert counts(ops, "server") == {
+        (SLH, "sign", "cv"): 1,
+        ("P-256", "keygen", None): 1,
+        ("P-256", "derive", None): 1,
+    }
+    assert counts(ops, "client") == {
+        ("P-256", "keygen", None): 1,
+        ("P-256", "derive", None): 1,
+        (SLH, "verify", "cv"): 1,
+        (ML, "verify", "cert"): 1,  # the leaf, signed by the intermediate
+        (EC, "verify", "cert"): 1,  # the intermediate, signed by the root
+    }
+
+
+def test_resumed_handshake_has_only_the_key_exchange():
+    ops = cost.operations(
+        (SLH, SLH, SLH), "MLKEM768", "resumed", "zstd", certificate_message_bytes=9
+    )
+    assert counts(ops, "server") == {("MLKEM768", "encaps", None): 1}
+    assert counts(ops, "client") == {
+        ("MLKEM768", "keygen", None): 1,
+        ("MLKEM768", "decaps", None): 1,
+    }
+
+
+def test_without_verification_only_the_certificate_verify_is_checked():
+    client = counts(cost.operations((ML, ML, ML), "X25519", verify=False), "client")
+    assert client[(ML, "verify", "cv")] == 1
+    assert not any(k[2] == "cert" for k in client)
+
+
+def test_decompression_scales_with_the_certificate_message():
+    ops = cost.operations(
+        (ML, ML),
+        "X25519",
+        cert_compression="brotli",
+        certificate_message_bytes=2 * cost.DECOMPRESS_BYTES,
+    )
+    assert counts(ops, "client")[("brotli", "decompress", None)] == 2
+    with pytest.raises(ValueError):
+        cost.operations((ML, ML), "X25519", cert_compression="zlib")
+
+
+# Primitive timings of a fixture: mean ms, se ms.
+T = {
+    (SLH, "sign", "cv"): cost.Timing(40.0, 0.4, 10),
+    (SLH, "verify", "cv"): cost.Timing(2.0, 0.02, 10),
+    (SLH, "verify", "cert"): cost.Timing(2.1, 0.03, 10),
+    (ML, "sign", "cv"): cost.Timing(1.0, 0.01, 10),
+    (ML, "verify", "cv"): cost.Timing(0.2, 0.002, 10),
+    (ML, "verify", "cert"): cost.Timing(0.25, 0.002, 10),
+    ("X25519MLKEM768", "keygen", None): cost.Timing(0.07, 0.001, 10),
+    ("X25519MLKEM768", "encaps", None): cost.Timing(0.08, 0.001, 10),
+    ("X25519MLKEM768", "decaps", None): cost.Timing(0.06, 0.001, 10),
+}
+
+
+def test_predictions_are_the_hand_computed_sums():
+    ops = cost.operations((SLH, ML, ML), "X25519MLKEM768")
+    over = cost.Overhead(
+        {
+            "server": cost.Line(0.3, 0.01),
+            "client": cost.Line(0.4, 0.02),
+            "latency": cost.Line(0.5, 0.03),
+        },
+        {k: cost.Line(0.0, 0.0) for k in ("server", "client", "latency")},
+    )
+    p = cost.predict(ops, T, over, "full", kib=10.0)
+    # server: sign with the ML-DSA leaf + encapsulation + 0.3 + 0.01 x 10
+    assert p.server_ms == pytest.approx(1.0 + 0.08 + 0.4)
+    # client: keygen + decaps + CertificateVerify (ML) + leaf cert by ML int + int by SLH root
+    client_prims = 0.07 + 0.06 + 0.2 + 0.25 + 2.1
+    assert p.client_ms == pytest.approx(client_prims + 0.4 + 0.2)
+    assert p.latency_ms == pytest.approx(1.0 + 0.08 + client_prims + 0.5 + 0.3)
+    assert p.primitives_ms("server") == pytest.approx(1.08)
+    assert p.parts["client"]["verify certificates"] == pytest.approx(2.35)
+    # Standard errors add in quadrature.
+    assert p.server_se == pytest.approx(math.hypot(0.01, 0.001))
+    with pytest.raises(cost.MissingPrimitive):
+        cost.predict(cost.operations((EC,), "X25519"), T)
+
+
+def test_the_overhead_line_runs_through_the_references():
+    def ref(name, mode, latency, client, server, kib):
+        return {
+            "subject": cost.REFERENCE_PREFIX + name,
+            "op": mode,
+            "message": None,
+            "n": 100,
+            "wall_mean": latency * 1e6,
+            "wall_var": 0.0,
+            "cpu_mean": client * 1e6,
+            "cpu_var": 0.0,
+            "server_mean": server * 1e6,
+            "server_var": 0.0,
+            "kib": kib,
+        }
+
+    def prim(subject, op, message, ms):
+        return {
+            "subject": subject,
+            "op": op,
+            "message": message,
+            "n": 10,
+            "cpu_mean": ms * 1e6,
+            "cpu_var": 0.0,
+        }
+
+    rows = [
+        prim("ECDSA-P256", "sign", "cv", 0.02),
+        prim("ECDSA-P256", "verify", "cv", 0.06),
+        prim("ECDSA-P256", "verify", "cert", 0.06),
+        prim("ML-DSA-44", "sign", "cv", 0.5),
+        prim("ML-DSA-44", "verify", "cv", 0.1),
+        prim("ML-DSA-44", "verify", "cert", 0.1),
+        prim("X25519", "keygen", None, 0.03),
+        prim("X25519", "derive", None, 0.03),
+        ref("ecdsa", "full", 0.80, 0.50, 0.30, 1.0),
+        ref("ecdsa", "resumed", 0.45, 0.26, 0.27, 0.8),
+        ref("mldsa", "full", 1.60, 0.90, 0.90, 15.0),
+    ]
+    m = cost.model_from_summary(rows, "fixture")
+    # ecdsa full: server prims 0.02 + 0.06 = 0.08 -> overhead 0.22 at 1 KiB;
+    # mldsa full: server prims 0.5 + 0.06 = 0.56 -> overhead 0.34 at 15 KiB.
+    line = m.overhead.full["server"]
+    assert line.at(1.0) == pytest.approx(0.22)
+    assert line.at(15.0) == pytest.approx(0.34)
+    # resumed: flat through the one resumed reference (prims 0.06)
+    assert m.overhead.resumed["server"].at(123.0) == pytest.approx(0.21)
+    # A reference predicted with the model reproduces its measured mean.
+    ops = cost.operations(("ML-DSA-44",) * 3, "X25519")
+    p = cost.predict(ops, m.timings, m.overhead, "full", 15.0)
+    assert (p.server_ms, p.client_ms, p.latency_ms) == pytest.approx((0.90, 0.90, 1.60))
