@@ -31,7 +31,7 @@ from pathlib import Path
 from chainlab import __version__, engine, machine
 from chainlab.campaign.model import Campaign, Scenario
 from chainlab.errors import ChainlabError
-from chainlab.runner import network
+from chainlab.runner import network, primitives
 from chainlab.runner.progress import Progress
 from chainlab.runner.scenario import RunContext, ScenarioExecution
 from chainlab.store import Store, StoreError
@@ -184,6 +184,7 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
                         f"chainlab: --resume: {len(skipped)} scenarios already "
                         "completed in the store, skipped"
                     )
+                _primitives(ctx, store, selected, campaign, guard, progress)
                 progress.start()
                 _network_preflight(ctx, todo, campaign, progress)
                 if order == "interleaved":
@@ -237,6 +238,33 @@ def _network_preflight(ctx, todo, campaign, progress) -> None:
         )
         for name in names:
             progress.calibration_skipped(name)
+
+
+def _primitives(ctx, store, scenarios, campaign, guard, progress) -> None:
+    """The cost model's primitives and reference handshakes, once, before the scenarios
+    (from the machine's cache where it holds them), kept in the store. A failure is noted
+    and the scenarios run: their report then says the cost model has no input."""
+    plan = campaign.primitives
+    if not plan.measure:
+        return
+    items = primitives.items_for(scenarios)
+    try:
+        out = primitives.ensure(
+            ctx.engine, items, plan, ctx.run_id, ctx.workdir / "primitives", seed=ctx.seed
+        )
+    except primitives.PrimitiveError as e:
+        progress.note(f"chainlab: primitives not measured, the cost model has no input: {e}")
+        return
+    with guard.deferred():
+        store.write_primitives(out.rows)
+    # Estimates (the ETA, each scenario's first batch) from this machine's primitives.
+    ctx.cost_model = primitives.model(out.rows, "this run's primitives")
+    progress.use_model(ctx.cost_model)
+    progress.note(
+        f"chainlab: primitives: {out.measured} measured, {out.cached} from this machine's "
+        f"cache, {out.seconds:.1f}s"
+        + (f" (cache not updated: {out.cache_note})" if out.cache_note else "")
+    )
 
 
 def _store_result(store, guard, ex, progress, summary) -> None:

@@ -38,6 +38,7 @@ class Progress:
             live = self.stream.isatty() and os.environ.get("CI", "").lower() not in ("true", "1")
         self.live = live
         self.total = len(scenarios)
+        self.scenarios = {s.scenario_id: s for s in scenarios}
         self.estimates = {s.scenario_id: estimate.scenario(s).seconds_expected for s in scenarios}
         # Network profiles still to calibrate (once per run) -> estimated seconds.
         self.calibrations = {
@@ -54,6 +55,12 @@ class Progress:
         self._bars: Bars | None = None
         self._finished: set[str] = set()
         self._calibrated: dict[str, float] = {}  # scenario -> calibration estimates in it
+
+    def use_model(self, model) -> None:
+        """Re-estimate every scenario with the cost model of this run's primitives."""
+        self.estimates = {
+            sid: estimate.scenario(s, model).seconds_expected for sid, s in self.scenarios.items()
+        }
 
     def eta(self, current_left: float = 0.0) -> float:
         left = sum(v for k, v in self.estimates.items() if k not in self._finished)

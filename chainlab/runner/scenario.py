@@ -56,6 +56,8 @@ class RunContext:
     # A context manager factory under which teardown runs: the campaign runner defers
     # SIGINT/SIGTERM there, so a second Ctrl-C cannot cut a link's teardown short.
     defer: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext
+    # The cost model of the run's primitives (None until measured, or without them).
+    cost_model: object = None
 
 
 class ScenarioFailed(Exception):
@@ -109,7 +111,7 @@ class ScenarioExecution:
         self._server_addr: str | None = None
         self._link_stack: contextlib.ExitStack | None = None
         self._link = None
-        self.estimated_s_per_handshake = estimate.handshake_ms(scenario) / 1000
+        self.estimated_s_per_handshake = estimate.handshake_ms(scenario, ctx.cost_model) / 1000
 
     # -- failure -----------------------------------------------------------------------
 

@@ -1,0 +1,478 @@
+"""The cost model's inputs, measured (docs/methods.md, "Cost model"): every cryptographic
+primitive a set of scenarios uses, timed in-process by `chainlab-engine primitives`, and
+the reference handshakes that measure the TLS overhead beyond them.
+
+Sampling, per primitive: a pilot batch, then batches sized from the pilot's coefficient of
+variation until the Student-t interval of the mean CPU time is within
+`target_rel_halfwidth` of the mean, or the primitive's timed operations reach
+`time_cap_s`, whichever comes first (so the slowest SLH-DSA signatures, over a second each,
+stop at the cap: that is how a run's time stays bounded). Each batch is one engine process
+whose first operation is an unrecorded warm-up.
+
+Cache: the rows are kept in a store per machine and engine build
+(`$CHAINLAB_PRIMITIVES_CACHE`, else `~/.cache/chainlab/primitives/<key>.duckdb`), so a
+second campaign on the same machine takes them from there; a cached primitive that does not
+meet the asked interval (and did not reach the cap) is measured further.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import statistics
+import subprocess
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pandas as pd
+
+from chainlab import __version__, engine, machine, stats
+from chainlab.campaign import cost, estimate
+from chainlab.campaign.algorithms import ALGORITHM_NAMES, CERT_COMPRESSIONS, GROUPS
+from chainlab.campaign.model import PrimitivesPlan, SamplingPolicy, Scenario
+from chainlab.errors import ChainlabError
+from chainlab.network.profile import LOOPBACK
+from chainlab.runner.scenario import RunContext, ScenarioExecution
+from chainlab.store import Store
+from chainlab.store.views import summarize_rows
+
+# The CertificateVerify content the engine signs (its CV_MESSAGE_BYTES).
+CV_MESSAGE_BYTES = 130
+# A pilot batch: enough operations for a first variance.
+PILOT = 5
+# Fewest operations a primitive's interval is computed from.
+MIN_SAMPLES = 5
+# Batches per primitive at most (pilot included): the sizes come from the variance, so
+# two or three usually suffice.
+MAX_BATCHES = 5
+# Measured handshakes per reference (after REFERENCE_WARMUP): each costs 1-3 ms here, so a
+# reference takes about a second; 300 put the mean's 95 % interval near 2 % (CV about 0.2).
+REFERENCE_COUNT = 300
+REFERENCE_WARMUP = 20
+# Engine process time beyond its operations (start, key generation of the slowest SLH-DSA
+# sets): the batch timeout's margin.
+BATCH_MARGIN_S = 60.0
+
+
+class PrimitiveError(ChainlabError):
+    pass
+
+
+@dataclass(frozen=True)
+class Item:
+    """One primitive to time: the engine's --subject, --op, --message, --message-bytes."""
+
+    subject: str
+    op: str
+    message: str | None
+    message_bytes: int | None
+
+    @property
+    def key(self) -> tuple[str, str, str | None]:
+        return (self.subject, self.op, self.message)
+
+    def argv(self) -> list[str]:
+        out = ["--subject", self.subject, "--op", self.op]
+        if self.message is not None:
+            out += ["--message", self.message]
+        if self.message_bytes is not None and self.message != cost.CV:
+            out += ["--message-bytes", str(self.message_bytes)]
+        return out
+
+
+def item_of(key) -> Item:
+    subject, op, message = key
+    if message == cost.CV:
+        size = CV_MESSAGE_BYTES
+    elif message == cost.CERT:
+        size = cost.CERT_MESSAGE_BYTES
+    elif op == "decompress":
+        size = cost.DECOMPRESS_BYTES
+    else:
+        size = None
+    return Item(subject, op, message, size)
+
+
+def items_for(scenarios: list[Scenario], references: bool = True) -> list[Item]:
+    """Every primitive the scenarios' operations use (and the references' own), sorted."""
+    keys = set()
+    for s in scenarios:
+        keys |= cost.primitive_keys(estimate.scenario_operations(s))
+    if references:
+        for hierarchy, kex, _served, modes in cost.REFERENCES.values():
+            for mode in modes:
+                keys |= cost.primitive_keys(cost.operations(hierarchy, kex, mode))
+    return [item_of(k) for k in sorted(keys, key=lambda k: (k[0], k[1], k[2] or ""))]
+
+
+def all_items() -> list[Item]:
+    """Every primitive chainlab can place: sign and verify (CertificateVerify and
+    certificate) for every signature algorithm, every group's operations, every
+    decompression."""
+    keys = set()
+    for a in ALGORITHM_NAMES:
+        keys |= {(a, "sign", cost.CV), (a, "verify", cost.CV), (a, "verify", cost.CERT)}
+    for g in GROUPS:
+        ops = ("keygen", "encaps", "decaps") if cost.is_kem(g) else ("keygen", "derive")
+        keys |= {(g, op, None) for op in ops}
+    keys |= {(c, "decompress", None) for c in CERT_COMPRESSIONS if c != "none"}
+    return [item_of(k) for k in sorted(keys, key=lambda k: (k[0], k[1], k[2] or ""))]
+
+
+# -- cache -----------------------------------------------------------------------------
+
+
+def cache_path(info: dict) -> Path:
+    """The cache store of this machine and engine build."""
+    facts = machine.describe()
+    key = {
+        "cpu_model": facts.get("cpu_model"),
+        "cores": facts.get("cores"),
+        "kernel": facts.get("kernel"),
+        "engine_version": info.get("engine_version"),
+        "openssl": info["openssl_build"].get("openssl_version"),
+        "patch": info["openssl_build"].get("patch_sha256_16"),
+        "engine_sha256": _file_sha256(engine.path()),
+    }
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+    if os.environ.get("CHAINLAB_PRIMITIVES_CACHE"):
+        root = Path(os.environ["CHAINLAB_PRIMITIVES_CACHE"])
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        root = Path(base) / "chainlab" / "primitives"
+    return root / f"{digest}.duckdb"
+
+
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def cached_rows(path: Path) -> list[dict]:
+    """The cache's rows ([] without a cache, or when another process holds it)."""
+    if not path.exists():
+        return []
+    try:
+        with Store.open(path) as st:
+            frame = st.primitive_rows()
+    except ChainlabError:
+        return []
+    return [_plain(r) for r in frame.to_dict("records")]
+
+
+# Integer columns of primitive_samples (pandas turns them into floats where one is NULL).
+_INTEGER_COLUMNS = ("message_bytes", "seq", "wall_ns", "cpu_ns", "server_cpu_ns")
+
+
+def _plain(row: dict) -> dict:
+    """A stored row as the writer takes it: None for NULL, ints for integer columns."""
+    out = {}
+    for k, v in row.items():
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            out[k] = None
+        elif k in _INTEGER_COLUMNS:
+            out[k] = int(v)
+        elif isinstance(v, pd.Timestamp):
+            out[k] = v.to_pydatetime()
+        else:
+            out[k] = v
+    return out
+
+
+def save_to_cache(path: Path, rows: list[dict], info: dict) -> str | None:
+    """Adds measured rows to the cache; a reason when it could not (the run goes on)."""
+    if not rows:
+        return None
+    try:
+        with Store.open_or_create(path) as st:
+            cache_run = st.query("SELECT run_id FROM runs ORDER BY started_at LIMIT 1")
+            if cache_run.empty:
+                run_id = uuid.uuid4().hex
+                st.begin_run(run_row(run_id, info, "primitives cache"))
+                st.end_run(run_id, "completed")
+            else:
+                run_id = cache_run.iloc[0, 0]
+            st.write_primitives([{**r, "run_id": run_id} for r in rows])
+    except ChainlabError as e:
+        return str(e)
+    return None
+
+
+def run_row(run_id: str, info: dict, what: str) -> dict:
+    return {
+        "run_id": run_id,
+        "started_at": _now(),
+        "status": "running",
+        "campaign_file_name": f"({what})",
+        "campaign_file_sha256": hashlib.sha256(b"").hexdigest(),
+        "campaign_toml": "",
+        "chainlab_version": __version__,
+        "chainlab_commit": None,
+        "engine_info": info,
+        "openssl_version": info["openssl_build"]["openssl_version"],
+        "openssl_patch_sha": info["openssl_build"]["patch_sha256_16"],
+        "machine": machine.describe(),
+        "libraries": machine.libraries(),
+        "options": {"what": what},
+    }
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+# -- measuring -------------------------------------------------------------------------
+
+
+def satisfied(values_ns: list[int], plan: PrimitivesPlan) -> bool:
+    """Whether these operations' mean meets the plan: the interval, or the time cap."""
+    if sum(values_ns) / 1e9 >= plan.time_cap_s:
+        return True
+    return (
+        len(values_ns) >= MIN_SAMPLES
+        and stats.relative_halfwidth(values_ns, plan.confidence) <= plan.target_rel_halfwidth
+    )
+
+
+def next_count(values_ns: list[int], plan: PrimitivesPlan) -> int:
+    """Operations the next batch times: what the interval needs by the variance so far
+    (the normal approximation of docs/sampling.md), within the time left under the cap."""
+    if len(values_ns) < 2:
+        return PILOT
+    mean = sum(values_ns) / len(values_ns)
+    sd = statistics.stdev(values_ns)
+    z = stats.z_value(plan.confidence)
+    need = math.ceil((z * sd / mean / plan.target_rel_halfwidth) ** 2)
+    more = max(need - len(values_ns), MIN_SAMPLES - len(values_ns), 1)
+    # 10 % beyond the estimate, so a batch rarely falls just short.
+    more = math.ceil(more * 1.1)
+    left = plan.time_cap_s - sum(values_ns) / 1e9
+    by_time = max(1, math.floor(left * 1e9 / mean))
+    return max(1, min(more, by_time))
+
+
+def time_item(
+    engine_bin: Path, item: Item, plan: PrimitivesPlan, have: list[dict], run_id: str
+) -> list[dict]:
+    """New rows for `item` until it is satisfied (with `have`, earlier rows of it)."""
+    rows: list[dict] = []
+    seq = max((r["seq"] for r in have), default=-1) + 1
+    for _ in range(MAX_BATCHES):
+        values = [r["cpu_ns"] for r in have + rows]
+        if satisfied(values, plan):
+            break
+        count = next_count(values, plan)
+        mean_s = (sum(values) / len(values) / 1e9) if values else None
+        timeout = BATCH_MARGIN_S + (count + 1) * (mean_s or plan.time_cap_s) * 3
+        argv = [str(engine_bin), "primitives", *item.argv(), "--count", str(count), "--warmup", "1"]
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise PrimitiveError(
+                f"primitive {item.subject} {item.op}: {count} operations took over {timeout:.0f} s"
+            ) from None
+        if done.returncode != 0:
+            raise PrimitiveError(
+                f"primitive {item.subject} {item.op}: "
+                + (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+            )
+        at = _now()
+        for line in done.stdout.splitlines():
+            rec = json.loads(line)
+            if rec.get("warmup"):
+                continue
+            rows.append(
+                {
+                    "run_id": run_id,
+                    "subject": item.subject,
+                    "op": item.op,
+                    "message": item.message,
+                    "message_bytes": rec.get("message_bytes"),
+                    "seq": seq,
+                    "wall_ns": rec["wall_ns"],
+                    "cpu_ns": rec["cpu_ns"],
+                    "server_cpu_ns": None,
+                    "kib": None,
+                    "measured_run": run_id,
+                    "measured_at": at,
+                }
+            )
+            seq += 1
+    return rows
+
+
+class _Quiet:
+    """A progress sink for the reference handshakes (they are not campaign scenarios)."""
+
+    def __getattr__(self, _name):
+        return lambda *a, **k: None
+
+
+def reference_scenario(name: str, mode: str) -> Scenario:
+    hierarchy, kex, served, _modes = cost.REFERENCES[name]
+    policy = SamplingPolicy(
+        mode="fixed",
+        count=REFERENCE_COUNT,
+        target_rel_halfwidth=0.02,
+        confidence=0.95,
+        min=REFERENCE_COUNT,
+        max=REFERENCE_COUNT,
+        time_cap_s=None,
+        warmup=REFERENCE_WARMUP,
+        batch_warmup=1,
+        timeout_ms=10_000,
+        max_failed_fraction=0.0,
+    )
+    return Scenario(
+        scenario_id=f"reference_{name}_{mode}",
+        kex=kex,
+        hierarchy=hierarchy,
+        served_chain=served,
+        handshake_mode=mode,
+        cert_compression="none",
+        network=LOOPBACK,
+        sampling=policy,
+    )
+
+
+def time_reference(
+    engine_bin: Path, name: str, mode: str, seed: int, workdir: Path, run_id: str
+) -> list[dict]:
+    """Reference handshakes through the real server and client: per handshake, latency,
+    both sides' CPU and the bytes carried."""
+    s = reference_scenario(name, mode)
+    ctx = RunContext(engine_bin, run_id, seed, workdir, {}, _Quiet())
+    ex = ScenarioExecution(ctx, s)
+    try:
+        ex.prepare()
+        ex.open()
+        while not ex.step():
+            pass
+    finally:
+        ex.close()
+    if ex.stop_reason == "failed":
+        raise PrimitiveError(
+            f"reference handshakes {name} ({mode}) failed: {ex.failure_cause}: {ex.failure_detail}"
+        )
+    at = _now()
+    out = []
+    for r in ex.result().samples:
+        if r["warmup"] or r["outcome"] != "ok" or r["server_cpu_ns"] is None:
+            continue
+        out.append(
+            {
+                "run_id": run_id,
+                "subject": cost.REFERENCE_PREFIX + name,
+                "op": mode,
+                "message": None,
+                "message_bytes": None,
+                "seq": r["seq"],
+                "wall_ns": r["total_ns"],
+                "cpu_ns": r["client_cpu_ns"],
+                "server_cpu_ns": r["server_cpu_ns"],
+                "kib": (r["bytes_read"] + r["bytes_written"]) / 1024,
+                "measured_run": run_id,
+                "measured_at": at,
+            }
+        )
+    return out
+
+
+@dataclass
+class Outcome:
+    rows: list[dict]  # every row the caller keeps (cached + measured)
+    measured: int  # primitives measured now
+    cached: int  # primitives taken from the cache whole
+    seconds: float
+    cache_note: str | None
+
+
+def ensure(
+    engine_bin: Path,
+    items: list[Item],
+    plan: PrimitivesPlan,
+    run_id: str,
+    workdir: Path,
+    seed: int = 1,
+    references: bool = True,
+    read_cache: bool = True,
+    write_cache: bool = True,
+    on_item: Callable[[Item, int, int], None] | None = None,
+) -> Outcome:
+    """Rows for every item (and the reference handshakes), from the cache where it holds
+    enough, measured otherwise; new rows are added to the cache."""
+    t0 = time.monotonic()
+    info = engine.info()
+    path = cache_path(info)
+    cached = cached_rows(path) if read_cache else []
+    by_key: dict[tuple, list[dict]] = {}
+    for r in cached:
+        message = r["message"] if isinstance(r["message"], str) else None
+        by_key.setdefault((r["subject"], r["op"], message), []).append(r)
+    keep: list[dict] = []
+    new: list[dict] = []
+    n_measured = n_cached = 0
+    refs = reference_keys() if references else []
+    total = len(items) + len(refs)
+    for i, item in enumerate(items):
+        if on_item is not None:
+            on_item(item, i, total)
+        have = by_key.get(item.key, [])
+        got = (
+            []
+            if satisfied([r["cpu_ns"] for r in have], plan)
+            else time_item(engine_bin, item, plan, have, run_id)
+        )
+        n_measured += bool(got)
+        n_cached += not got
+        new += got
+        keep += [{**r, "run_id": run_id} for r in have] + got
+    for j, key in enumerate(refs):
+        name, mode = key[0][len(cost.REFERENCE_PREFIX) :], key[1]
+        if on_item is not None:
+            on_item(Item(key[0], mode, None, None), len(items) + j, total)
+        have = by_key.get(key, [])
+        if len(have) >= REFERENCE_COUNT:
+            n_cached += 1
+            keep += [{**r, "run_id": run_id} for r in have]
+            continue
+        got = time_reference(engine_bin, name, mode, seed, workdir, run_id)
+        n_measured += 1
+        new += got
+        keep += got
+    note = save_to_cache(path, new, info) if write_cache else None
+    return Outcome(keep, n_measured, n_cached, time.monotonic() - t0, note)
+
+
+def reference_keys() -> list[tuple[str, str, None]]:
+    return [
+        (cost.REFERENCE_PREFIX + name, mode, None)
+        for name, (_h, _k, _s, modes) in cost.REFERENCES.items()
+        for mode in modes
+    ]
+
+
+def model(rows: list[dict], source: str) -> cost.CostModel:
+    """The cost model of these rows (through a throw-away in-memory summary)."""
+    return cost.model_from_summary(summarize_rows(pd.DataFrame(rows)).to_dict("records"), source)
+
+
+def cached_model() -> cost.CostModel | None:
+    """The cost model of this machine's primitives cache, or None (no engine, no cache)."""
+    try:
+        info = engine.info()
+        rows = cached_rows(cache_path(info))
+    except (ChainlabError, OSError):
+        return None
+    if not rows:
+        return None
+    return model(rows, "primitives cache of this machine and engine build")
