@@ -18,6 +18,7 @@ import pandas as pd
 from chainlab.analysis import (
     capacity,
     compare,
+    cost_model,
     decomposition,
     load_capacity,
     network,
@@ -68,6 +69,10 @@ class Analysis:
     load_steps: pd.DataFrame = field(default_factory=pd.DataFrame)
     load_capacity: pd.DataFrame = field(default_factory=pd.DataFrame)
     host_speed: pd.DataFrame = field(default_factory=pd.DataFrame)  # per scenario
+    # The cost model (chainlab.analysis.cost_model): predicted vs measured per scenario, and
+    # the primitives it predicts from (both empty in a store without primitives).
+    cost_model: pd.DataFrame = field(default_factory=pd.DataFrame)
+    primitives: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def reference_summary(self) -> pd.DataFrame:
         """The summary rows of the scenarios on the reference network."""
@@ -144,6 +149,11 @@ def analyze_data(data: StoreData) -> Analysis:
         host_speed=(host := load_capacity.host_speed(data)),
         load_capacity=load_capacity.capacity_frame(load_steps, summ, all_cap, cfg, host),
     )
+    model = cost_model.model_of(data.primitives)
+    a.cost_model = cost_model.per_scenario(
+        summ, model, cost_model.profiles_of(data.network_profiles), cfg.confidence_level
+    )
+    a.primitives = cost_model.primitives_table(data.primitives, cfg.confidence_level)
     a.findings = findings(a)
     return a
 

@@ -45,6 +45,8 @@ class StoreData:
     load_latencies_ms: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
     # The host-speed workload timed around each scenario and load step (may be empty).
     host_reference: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # The cost model's inputs: one row per primitive and reference handshake (may be empty).
+    primitives: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def load_store(path, config: AnalysisConfig | None = None) -> StoreData:
@@ -112,6 +114,7 @@ def load_store(path, config: AnalysisConfig | None = None) -> StoreData:
         load_steps=frames.load_steps,
         load_latencies_ms=_by_step(frames.load_latencies),
         host_reference=frames.host_reference,
+        primitives=frames.primitives,
     )
 
 

@@ -127,6 +127,9 @@ def scenario_summary(data: StoreData) -> pd.DataFrame:
             "negotiated_group": r.get("negotiated_group"),
             "negotiated_sigalg": r.get("negotiated_sigalg"),
             "n_server_missing": int(r["n_server_missing"]),
+            # Mean user-mode instructions per handshake (NaN: no hardware counter).
+            "client_instructions": _num(r.get("client_instructions_mean")),
+            "server_instructions": _num(r.get("server_instructions_mean")),
         }
         for name, (m, v, n, scale) in _MEANS.items():
             if failed:

@@ -18,6 +18,8 @@ def golden_analysis(golden_store):
 NETWORK_FIGURES = ("network_rtt", "network_loss")
 # Drawn only for stores with load steps.
 LOAD_FIGURES = ("load_latency", "load_throughput")
+# Drawn only for stores with measured primitives (the kept version-3 store has them).
+MODEL_FIGURES = ("cost_breakdown",)
 
 
 def draw(name, a, *args):
@@ -26,7 +28,7 @@ def draw(name, a, *args):
 
 def test_every_figure_draws_for_the_golden_store(golden_analysis):
     for name, entry in F.REGISTRY.items():
-        if name in NETWORK_FIGURES or name in LOAD_FIGURES:
+        if name in NETWORK_FIGURES or name in LOAD_FIGURES or name in MODEL_FIGURES:
             continue
         args = ("kex",) if name == "pairs" else ()
         fig = entry.draw(golden_analysis, *args)
@@ -34,6 +36,21 @@ def test_every_figure_draws_for_the_golden_store(golden_analysis):
         assert fig.axes, name
         assert entry.title_for(*args), name
         plt.close(fig)
+
+
+def test_the_cost_breakdown_draws_for_a_store_with_primitives(tmp_path):
+    import shutil
+    from pathlib import Path
+
+    kept = Path(__file__).parents[1] / "data" / "stores" / "v3-tiny.duckdb"
+    shutil.copy(kept, tmp_path / kept.name)
+    a = analyze(tmp_path / kept.name)
+    assert len(a.cost_model) == 3
+    fig = draw("cost_breakdown", a)
+    assert [ax.get_title() for ax in fig.axes] == ["server", "client"]
+    labels = {t.get_text() for t in fig.legends[0].get_texts()}
+    assert {"sign", "key exchange", "residual", "measured mean", "predicted"} <= labels
+    plt.close(fig)
 
 
 def test_the_registry_names_each_figure_once_with_its_title():

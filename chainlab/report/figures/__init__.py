@@ -7,8 +7,8 @@ behind the figure has one. Each function returns a Figure or None when the store
 to plot (e.g. no baseline, no pairs).
 
 Each figure is registered once (`registry.figure`) with its name and title; `REGISTRY` maps
-names to figures. Modules by subject: latency, placement, cpu, cost, network, load; `style` holds
-what they share.
+names to figures. Modules by subject: latency, placement, cpu, cost, model (the cost model),
+network, load; `style` holds what they share.
 """
 
 import matplotlib
@@ -16,7 +16,25 @@ import matplotlib
 # Render off-screen (no display on a server or in CI); set before any module draws.
 matplotlib.use("Agg")
 
-from chainlab.report.figures import cost, cpu, latency, load, network, placement  # noqa: E402
+from chainlab.report.figures import (  # noqa: E402
+    cost,
+    cpu,
+    latency,
+    load,
+    model,
+    network,
+    placement,
+)
 from chainlab.report.figures.registry import REGISTRY, Entry  # noqa: E402
 
-__all__ = ["REGISTRY", "Entry", "cost", "cpu", "latency", "load", "network", "placement"]
+__all__ = [
+    "REGISTRY",
+    "Entry",
+    "cost",
+    "cpu",
+    "latency",
+    "load",
+    "model",
+    "network",
+    "placement",
+]

@@ -1,0 +1,163 @@
+"""The cost model against the measurements (docs/methods.md, "Cost model").
+
+From the primitives and reference handshakes a store holds (`primitive_samples`), per
+successful scenario:
+- predicted server CPU, client CPU and latency (loopback, or projected onto the scenario's
+  profile) with intervals from the primitives' standard errors, beside the measured means
+  and their intervals, and the prediction's relative error;
+- the residual of each side: measured CPU minus the CPU of its primitives alone, in ms and
+  as a share of the measured CPU: the handshake's cost that no primitive explains (TLS state
+  machine, X.509 parsing, allocation, syscalls);
+- the primitives' CPU by category and side (the parts of the cost breakdown figure).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import fields
+
+import pandas as pd
+
+from chainlab.analysis.load import parse_json
+from chainlab.campaign import cost, estimate
+from chainlab.campaign.model import NetworkProfile, Scenario
+from chainlab.network.profile import LOOPBACK
+from chainlab.stats import z_value
+
+SIDES = {"server": "server_cpu_ms", "client": "client_cpu_ms"}
+# A scenario's server cost is dominated by signing when the leaf's CertificateVerify is at
+# least this share of its predicted server CPU (an SLH-DSA leaf: 97-99.9 % here; an ML-DSA-65
+# leaf, whose 0.9 ms signature is most of a 1.0-1.1 ms prediction: about 90 %).
+SIGNING_DOMINATED = 0.97
+
+
+def model_of(primitives: pd.DataFrame) -> cost.CostModel | None:
+    """The store's cost model, or None when it holds no primitives."""
+    if primitives is None or primitives.empty:
+        return None
+    return cost.model_from_summary(primitives.to_dict("records"), "the store's primitives")
+
+
+def scenario_of(r) -> Scenario:
+    """The campaign Scenario of a summary row (what the cost model predicts from)."""
+    hierarchy = tuple(
+        a
+        for a in (r["root_alg"], r["int1_alg"], r["int2_alg"], r["leaf_alg"])
+        if isinstance(a, str) and a
+    )
+    return Scenario(
+        scenario_id=r["scenario_id"],
+        kex=r["kex"],
+        hierarchy=hierarchy,
+        served_chain=r["served_chain"],
+        handshake_mode=r["handshake_mode"],
+        cert_compression=r["cert_compression"],
+        network=r["network"],
+        sampling=None,
+    )
+
+
+def profiles_of(network_profiles: pd.DataFrame) -> dict[str, NetworkProfile]:
+    """The stored network profiles (their configured values) as campaign NetworkProfiles."""
+    out = {}
+    if network_profiles is None or network_profiles.empty:
+        return out
+    keys = {f.name for f in fields(NetworkProfile)}
+    for r in network_profiles.to_dict("records"):
+        conf = parse_json(r["configured"])
+        out[r["profile"]] = NetworkProfile(
+            **{k: v for k, v in conf.items() if k in keys and k != "name"}, name=r["profile"]
+        )
+    return out
+
+
+def per_scenario(
+    summary: pd.DataFrame,
+    model: cost.CostModel | None,
+    profiles: dict,
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """One row per successful scenario the model can predict (empty without a model).
+    `profiles` maps a network name to its NetworkProfile (for projected latency)."""
+    if model is None or summary.empty:
+        return pd.DataFrame()
+    z = z_value(level)
+    rows = []
+    for _, r in summary[summary["status"] == "ok"].iterrows():
+        s = scenario_of(r)
+        if s.network != LOOPBACK:
+            s = Scenario(**{**s.__dict__, "network_profile": profiles.get(s.network)})
+            if s.network_profile is None:
+                continue
+        try:
+            p = estimate.predict(s, model)
+        except cost.MissingPrimitive:
+            continue
+        net = estimate.network_cost(s, model)
+        out = {
+            "scenario_id": r["scenario_id"],
+            "label": r["label"],
+            "network": r["network"],
+            "handshake_mode": r["handshake_mode"],
+            "n_ok": r["n_ok"],
+        }
+        predicted = {"server": (p.server_ms, p.server_se), "client": (p.client_ms, p.client_se)}
+        for side, col in SIDES.items():
+            measured = float(r[col])
+            est, se = predicted[side]
+            prim = p.primitives_ms(side)
+            out[f"{side}_measured"] = measured
+            out[f"{side}_measured_lo"] = r[f"{col}_lo"]
+            out[f"{side}_measured_hi"] = r[f"{col}_hi"]
+            out[f"{side}_predicted"] = est
+            out[f"{side}_predicted_lo"] = est - z * se
+            out[f"{side}_predicted_hi"] = est + z * se
+            out[f"{side}_error"] = est / measured - 1 if measured > 0 else math.nan
+            out[f"{side}_primitives"] = prim
+            out[f"{side}_residual"] = measured - prim
+            out[f"{side}_residual_share"] = (
+                (measured - prim) / measured if measured > 0 else math.nan
+            )
+            for category in cost.CATEGORIES:
+                out[f"{side}_{category}"] = p.parts[side].get(category, 0.0)
+        lat_se = p.latency_se
+        out["latency_measured"] = float(r["mean_ms"])
+        out["latency_measured_lo"] = r["mean_ms_lo"]
+        out["latency_measured_hi"] = r["mean_ms_hi"]
+        out["latency_predicted"] = net.mean_ms
+        out["latency_predicted_lo"] = net.mean_ms - z * lat_se
+        out["latency_predicted_hi"] = net.mean_ms + z * lat_se
+        out["latency_error"] = net.mean_ms / float(r["mean_ms"]) - 1
+        out["signing_dominated"] = (
+            p.parts["server"].get("sign", 0.0) >= SIGNING_DOMINATED * p.server_ms
+        )
+        rows.append(out)
+    return pd.DataFrame(rows)
+
+
+def primitives_table(primitives: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+    """The stored primitives: mean CPU per operation with its interval, and n."""
+    if primitives is None or primitives.empty:
+        return pd.DataFrame()
+    z = z_value(level)
+    rows = []
+    for r in primitives.to_dict("records"):
+        n = int(r["n"])
+        mean = r["cpu_mean"] / 1e6
+        se = math.sqrt(max(r["cpu_var"] or 0.0, 0.0) / n) / 1e6 if n > 1 else math.nan
+        rows.append(
+            {
+                "subject": r["subject"],
+                "op": r["op"],
+                "message": r["message"] if isinstance(r["message"], str) else "",
+                "n": n,
+                "mean_ms": mean,
+                "mean_ms_lo": mean - z * se,
+                "mean_ms_hi": mean + z * se,
+                "server_ms": (r["server_mean"] / 1e6)
+                if pd.notna(r.get("server_mean"))
+                else math.nan,
+                "kib": r.get("kib"),
+            }
+        )
+    return pd.DataFrame(rows)

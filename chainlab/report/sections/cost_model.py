@@ -1,0 +1,162 @@
+"""The cost model: each scenario's cost predicted from measured primitives, beside what was
+measured, and the residual the primitives do not explain."""
+
+from __future__ import annotations
+
+import math
+
+from chainlab.analysis.load import parse_json
+from chainlab.campaign.cost import CATEGORIES, REFERENCE_PREFIX
+from chainlab.report.builder import Builder, ci, codes, ints, nums, percents
+from chainlab.report.document import Section
+
+
+def build(b: Builder) -> Section | None:
+    a = b.a
+    s = Section("cost_model", "Cost model: primitives, prediction and residual")
+    s.blocks.append(hardware_counters_line(a))
+    if a.primitives.empty:
+        s.blocks.append(
+            "This store holds no measured primitives (a run before schema version 3, or "
+            "`[primitives] measure = false`), so nothing here is predicted."
+        )
+        return s
+    refs = a.primitives[a.primitives["subject"].str.startswith(REFERENCE_PREFIX)]
+    prims = a.primitives[~a.primitives["subject"].str.startswith(REFERENCE_PREFIX)]
+    s.blocks.append(
+        f"Each handshake's operations (docs/methods.md, 'Cost model') priced with the "
+        f"{len(prims)} primitives this store holds, timed in-process through the engine's "
+        "OpenSSL (`chainlab-engine primitives`: CPU per operation), plus the TLS overhead "
+        f"measured by {len(refs)} sets of reference handshakes (their cost beyond their "
+        "own primitives, as a line in the KiB a handshake carries). Predicted intervals "
+        "come from the primitives' and the references' standard errors; measured ones "
+        f"are the scenarios' {b.level} intervals. Residual = measured CPU − the CPU of "
+        "the side's primitives alone: what the primitives do not explain (TLS state "
+        "machine, X.509 parsing, allocation, syscalls)."
+    )
+    m = a.cost_model
+    if m.empty:
+        s.blocks.append("No successful scenario uses only primitives this store holds.")
+    else:
+        for side in ("server", "client"):
+            cols = [
+                ("scenario", codes(m["scenario_id"])),
+                ("measured ms", ci(m, f"{side}_measured", 4)),
+                ("predicted ms", ci(m, f"{side}_predicted", 4)),
+                ("error", percents(m[f"{side}_error"])),
+                ("primitives ms", nums(m[f"{side}_primitives"], 4)),
+                ("residual ms", nums(m[f"{side}_residual"], 4)),
+                ("residual share", percents(m[f"{side}_residual_share"])),
+            ]
+            s.blocks.append(
+                b.table(
+                    f"cost_model_{side}",
+                    f"{side.capitalize()} CPU per handshake: predicted vs measured",
+                    "Error = predicted / measured − 1.",
+                    m[["scenario_id"] + [c for c in m.columns if c.startswith(f"{side}_")]],
+                    cols,
+                )
+            )
+        cols = [
+            ("scenario", codes(m["scenario_id"])),
+            ("network", list(m["network"])),
+            ("measured ms", ci(m, "latency_measured", 4)),
+            ("predicted ms", ci(m, "latency_predicted", 4)),
+            ("error", percents(m["latency_error"])),
+        ]
+        s.blocks.append(
+            b.table(
+                "cost_model_latency",
+                "Handshake latency: predicted vs measured",
+                "Loopback: both sides' primitives one after the other plus the overhead; "
+                "an emulated profile: that, projected by the network model (docs/network.md).",
+                m[["scenario_id", "network"] + [c for c in m.columns if c.startswith("latency_")]],
+                cols,
+            )
+        )
+        parts = m[
+            ["scenario_id"]
+            + [f"{side}_{c}" for side in ("server", "client") for c in (*CATEGORIES, "residual")]
+        ]
+        b.csv_only("cost_breakdown", parts)
+        s.blocks.append(
+            b.figure(
+                "cost_breakdown",
+                "Bars: each side's primitives by kind of operation and its residual; "
+                "'|' the measured mean, '×' the prediction.",
+            )
+        )
+    cols = [
+        ("subject", list(prims["subject"])),
+        (
+            "operation",
+            [f"{o} {msg}".strip() for o, msg in zip(prims["op"], prims["message"], strict=True)],
+        ),
+        ("n", ints(prims["n"])),
+        ("CPU ms", ci(prims, "mean_ms", 4)),
+    ]
+    s.blocks.append(
+        b.table(
+            "primitives",
+            "Primitives",
+            "CPU per operation with its interval (cv: the 130-byte CertificateVerify "
+            "content; cert: a 2048-byte TBSCertificate).",
+            prims,
+            cols,
+        )
+    )
+    if len(refs):
+        cols = [
+            ("reference", [x[len(REFERENCE_PREFIX) :] for x in refs["subject"]]),
+            ("mode", list(refs["op"])),
+            ("n", ints(refs["n"])),
+            ("client CPU ms", ci(refs, "mean_ms", 4)),
+            ("server CPU ms", nums(refs["server_ms"], 4)),
+            ("KiB", nums(refs["kib"], 3)),
+        ]
+        s.blocks.append(
+            b.table(
+                "cost_references",
+                "Reference handshakes (the TLS overhead)",
+                "Real loopback handshakes of a small classical and a larger ML-DSA chain; "
+                "their cost beyond their primitives is the model's overhead.",
+                refs,
+                cols,
+            )
+        )
+    return s
+
+
+def hardware_counters_line(a) -> str:
+    """One line: instructions per handshake where the host counted them, else why not."""
+    summ = a.summary
+    if "server_instructions" in summ and summ["server_instructions"].notna().any():
+        ok = summ[summ["server_instructions"].notna()]
+        return (
+            "Instructions per handshake (user mode, hardware counters): "
+            + "; ".join(
+                f"`{sid}` server {srv:,.0f}, client {cli:,.0f}"
+                for sid, srv, cli in zip(
+                    ok["scenario_id"],
+                    ok["server_instructions"],
+                    ok["client_instructions"],
+                    strict=True,
+                )
+                if not (math.isnan(srv) or math.isnan(cli))
+            )
+            + "."
+        )
+    info = parse_json(a.data.runs.iloc[-1]["engine_info"]) if len(a.data.runs) else {}
+    hw = info.get("hardware_counters") if isinstance(info, dict) else None
+    if hw is None:
+        return (
+            "Hardware counters: this run's engine did not probe for them (an engine before "
+            "the cost model), so no instructions per handshake are shown."
+        )
+    if hw.get("available"):
+        return "Hardware counters: available, but no handshake of this store recorded them."
+    return (
+        "Hardware counters: not exposed on the host that measured this store "
+        f"({hw.get('reason', 'no reason recorded')}), so no instructions per handshake are "
+        "shown; CPU times come from the thread clocks."
+    )

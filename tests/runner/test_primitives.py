@@ -1,0 +1,185 @@
+"""The cost model's primitives, measured with the real engine: adaptive sampling with a time
+cap, the reference handshakes, the cache per machine and engine build; and a small real
+campaign whose report's residuals are computed from the store."""
+
+import json
+import shutil
+import uuid
+
+import duckdb
+import pytest
+
+from chainlab.analysis.analyze import analyze
+from chainlab.campaign import cost, load
+from chainlab.campaign.model import PrimitivesPlan
+from chainlab.report import build_report
+from chainlab.runner import primitives
+from chainlab.runner.campaign import RunOptions, run
+
+from .conftest import REPO
+
+pytestmark = pytest.mark.slow
+
+SIGN = primitives.item_of(("ML-DSA-44", "sign", cost.CV))
+KEYGEN = primitives.item_of(("X25519", "keygen", None))
+
+
+def test_the_interval_or_the_cap_ends_sampling():
+    plan = PrimitivesPlan(target_rel_halfwidth=0.02, time_cap_s=1.0)
+    assert not primitives.satisfied([], plan)
+    assert primitives.satisfied([1_000_000] * 5, plan)  # no spread: the interval is met
+    assert not primitives.satisfied([1_000_000, 2_000_000] * 2, plan)  # too few, too wide
+    assert primitives.satisfied([500_000_000, 600_000_000], plan)  # 1.1 s: the cap
+    assert primitives.next_count([], plan) == primitives.PILOT
+    # CV 0.5 at 2 %: (1.96 x 0.5 / 0.02)^2 = 2401 operations, but 1 s of 1 ms ones left
+    values = [500_000, 1_500_000] * 3
+    assert primitives.next_count(values, plan) == pytest.approx(994, abs=2)
+
+
+def test_items_cover_every_operation_and_the_references():
+    c = load(REPO / "campaigns" / "quick.toml")
+    keys = {i.key for i in primitives.items_for(c.select())}
+    assert ("SLH-DSA-SHAKE-128f", "sign", "cv") in keys
+    assert ("ML-DSA-65", "verify", "cert") in keys
+    assert ("X25519MLKEM768", "encaps", None) in keys
+    assert ("ECDSA-P256", "verify", "cert") in keys  # the ecdsa reference's
+    assert ("SLH-DSA-SHAKE-128f", "verify", "cert") not in keys  # a leaf never signs certs
+    every = {i.key for i in primitives.all_items()}
+    assert len(every) == 20 * 3 + 10 * 2 + 6 * 3 + 3
+    assert keys <= every
+
+
+def test_primitives_are_measured_then_taken_from_the_cache(
+    engine_bin, pki_cache, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("CHAINLAB_PRIMITIVES_CACHE", str(tmp_path / "cache"))
+    plan = PrimitivesPlan(target_rel_halfwidth=1e-6, time_cap_s=0.05)
+    first = uuid.uuid4().hex
+    out = primitives.ensure(engine_bin, [SIGN, KEYGEN], plan, first, tmp_path / "w1")
+    assert out.measured == 2 + 3 and out.cached == 0 and out.cache_note is None
+    sign = [r for r in out.rows if r["subject"] == "ML-DSA-44"]
+    # An interval of 1e-6 is never met: the 50 ms cap stops it (ML-DSA-44 signs in ~0.6 ms).
+    total = sum(r["cpu_ns"] for r in sign) / 1e9
+    assert 0.05 <= total < 0.05 + 0.02
+    assert all(r["message_bytes"] == 130 and r["message"] == "cv" for r in sign)
+    refs = [r for r in out.rows if r["subject"].startswith(cost.REFERENCE_PREFIX)]
+    assert len(refs) == 3 * primitives.REFERENCE_COUNT
+    assert all(r["server_cpu_ns"] > 0 and r["kib"] > 0 for r in refs)
+    # A second run takes everything from the cache, keeping who measured it.
+    second = uuid.uuid4().hex
+    again = primitives.ensure(engine_bin, [SIGN, KEYGEN], plan, second, tmp_path / "w2")
+    assert again.measured == 0 and again.cached == 5
+    assert {r["run_id"] for r in again.rows} == {second}
+    assert {r["measured_run"] for r in again.rows} == {first}
+    assert len(again.rows) == len(out.rows)
+    m = primitives.model(again.rows, "test")
+    assert m.timings[SIGN.key].mean_ms == pytest.approx(
+        sum(r["cpu_ns"] for r in sign) / len(sign) / 1e6
+    )
+
+
+TINY = """
+[campaign]
+name = "costtiny"
+order = "declared"
+baseline = "x25519mlkem768__ml_root__ml_leaf"
+[aliases]
+ml = "ML-DSA-44"
+slhf = "SLH-DSA-SHA2-128f"
+[sampling]
+mode = "fixed"
+count = 40
+warmup = 3
+[primitives]
+target_rel_halfwidth = 0.05
+time_cap_s = 1
+[matrix.m]
+kex = ["X25519MLKEM768"]
+hierarchy = [["ml", "ml"], ["ml", "slhf"]]
+handshake_mode = ["full", "resumed"]
+"""
+
+
+@pytest.fixture(scope="module")
+def cost_store(tmp_path_factory, engine_bin, pki_cache):
+    d = tmp_path_factory.mktemp("cost")
+    f = d / "costtiny.toml"
+    f.write_text(TINY)
+    store = d / "costtiny.duckdb"
+    summary = run(load(f), RunOptions(store=store, live_progress=False))
+    assert len(summary.completed) == 4
+    return store
+
+
+def independent_residuals(store) -> dict:
+    """Per scenario and side: measured mean CPU minus its primitives' mean CPU, computed
+    here from the stored rows with SQL and the operation list, not by the analysis."""
+    con = duckdb.connect(str(store), read_only=True)
+    try:
+        means = dict(
+            ((s, o, m), v)
+            for s, o, m, v in con.execute(
+                "SELECT subject, op, message, avg(cpu_ns) / 1e6 FROM primitive_samples GROUP BY ALL"
+            ).fetchall()
+        )
+        measured = con.execute(
+            "SELECT scenario_id, avg(server_cpu_ns) / 1e6, avg(client_cpu_ns) / 1e6 "
+            "FROM samples WHERE NOT warmup AND outcome = 'ok' GROUP BY ALL"
+        ).fetchall()
+        params = dict(con.execute("SELECT scenario_id, params FROM scenarios").fetchall())
+    finally:
+        con.close()
+    out = {}
+    for sid, server, client in measured:
+        p = json.loads(params[sid])
+        ops = cost.operations(p["hierarchy"], p["kex"], p["handshake_mode"])
+        prim = {side: 0.0 for side in cost.SIDES}
+        for o in ops:
+            prim[o.side] += o.count * means[o.key]
+        out[sid] = {"server": server - prim["server"], "client": client - prim["client"]}
+    return out
+
+
+def test_residuals_in_the_analysis_are_computed_from_the_store(cost_store, tmp_path):
+    a = analyze(cost_store)
+    m = a.cost_model.set_index("scenario_id")
+    assert len(m) == 4
+    for column in (
+        "server_residual",
+        "server_residual_share",
+        "client_residual",
+        "server_predicted",
+    ):
+        assert m[column].notna().all(), column
+    expected = independent_residuals(cost_store)
+    for sid, sides in expected.items():
+        for side, residual in sides.items():
+            assert m.loc[sid, f"{side}_residual"] == pytest.approx(residual, rel=1e-9, abs=1e-9)
+    # The SLH-DSA leaf's server cost is its signature: the prediction holds within 10 %.
+    slh = "x25519mlkem768__ml_root__slhf_leaf"
+    assert abs(m.loc[slh, "server_error"]) < 0.10
+    assert m.loc[slh, "server_sign"] > 0.8 * m.loc[slh, "server_measured"]
+    assert m.loc[f"{slh}__resumed", "server_sign"] == 0  # resumed: no CertificateVerify
+    # Change the stored primitive and the residual moves by exactly the change.
+    changed = tmp_path / "changed.duckdb"
+    shutil.copy(cost_store, changed)
+    con = duckdb.connect(str(changed))
+    con.execute(
+        "UPDATE primitive_samples SET cpu_ns = cpu_ns + 1000000 "
+        "WHERE subject = 'SLH-DSA-SHA2-128f' AND op = 'sign'"
+    )
+    con.close()
+    m2 = analyze(changed).cost_model.set_index("scenario_id")
+    assert m2.loc[slh, "server_residual"] == pytest.approx(m.loc[slh, "server_residual"] - 1.0)
+    assert m2.loc["x25519mlkem768__ml_root__ml_leaf", "server_residual"] == pytest.approx(
+        m.loc["x25519mlkem768__ml_root__ml_leaf", "server_residual"]
+    )
+
+
+def test_the_report_shows_the_cost_model(cost_store, tmp_path):
+    build_report(cost_store, tmp_path / "r")
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert "## Cost model: primitives, prediction and residual" in md
+    assert "residual share" in md and "Hardware counters" in md
+    assert (tmp_path / "r" / "tables" / "cost_model_server.csv").exists()
+    assert (tmp_path / "r" / "figures" / "cost_breakdown.png").exists()
