@@ -6,12 +6,14 @@ part, measured side by side in one run so ratios survive a noisy, shared machine
   report     `chainlab report` on a 200,000-sample store: time and peak memory
   link       the userspace network link: added latency and throughput
   load       the load generator's headroom; capacity measured vs derived vs s_time
+  primitives every primitive timed (at most 3 minutes), the TLS overhead's references
+  model      the cost model's accuracy and the run-time estimate against stored runs
 """
 
 import importlib
 
 HELP = "run a benchmark and print its figures"
-BENCHMARKS = ["engine", "campaign", "report", "link", "load"]
+BENCHMARKS = ["engine", "campaign", "report", "link", "load", "primitives", "model"]
 
 
 def add_arguments(parser):

@@ -5,6 +5,7 @@ the key path, the bad value and what is allowed; the exit status is then 2.
 """
 
 from chainlab.campaign import estimate, load
+from chainlab.runner import primitives
 
 HELP = "check a campaign file; list its scenarios and estimated run time"
 
@@ -38,9 +39,15 @@ def run(args) -> int:
         f"{'scenario':<{width}}  {'campaigns':<9}  {'sampling':<28}  {'est. handshakes':>17}"
         f"  {'est. time':>9}"
     )
+    # The cost model from this machine's measured primitives, where they are cached; the
+    # built-in table for scenarios it cannot predict (or without a measured machine).
+    model = primitives.cached_model()
+    fallback = sum(
+        model is None or bool(model.missing(estimate.scenario_operations(s))) for s in selected
+    )
     lo = exp = hi = 0.0
     for s in selected:
-        e = estimate.scenario(s)
+        e = estimate.scenario(s, model)
         p = s.sampling
         if p.mode == "fixed":
             samp = f"fixed {p.count}"
@@ -69,6 +76,15 @@ def run(args) -> int:
         f"(range {estimate.fmt_duration(lo)} to {estimate.fmt_duration(hi)}; cost model in "
         "docs/campaigns.md; hierarchies not yet cached add their signing time)"
     )
+    if fallback == 0:
+        print(f"handshake costs: the cost model, from {model.source}")
+    else:
+        print(
+            f"handshake costs: the built-in table for {fallback} of {len(selected)} scenarios "
+            "(their primitives are not measured on this machine yet; `chainlab predict "
+            f"{c.path.name}` or any run measures them)"
+            + (f", the cost model from {model.source} for the rest" if model else "")
+        )
     for n in c.notes:
         print(f"note: {n}")
     return 0

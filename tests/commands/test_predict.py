@@ -1,0 +1,72 @@
+"""`chainlab predict`: predictions from measured primitives, labelled as such, missing
+primitives measured first and cached; `validate` then uses the same model."""
+
+import re
+
+import pytest
+
+from chainlab.campaign import estimate, load
+from chainlab.cli import main
+from chainlab.runner import primitives
+
+pytestmark = pytest.mark.slow
+
+CAMPAIGN = """
+[campaign]
+name = "predicttiny"
+[aliases]
+ml = "ML-DSA-44"
+slhf = "SLH-DSA-SHA2-128f"
+[sampling]
+mode = "fixed"
+count = 10
+[primitives]
+target_rel_halfwidth = 0.1
+time_cap_s = 0.5
+[network.wan]
+delay_ms = 25
+[matrix.m]
+kex = ["X25519", "MLKEM768"]
+hierarchy = [["ml", "ml", "ml"], ["ml", "slhf"]]
+network = ["loopback", "wan"]
+"""
+
+
+def test_predict_prints_every_scenario_from_measured_primitives(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("CHAINLAB_PRIMITIVES_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("CHAINLAB_PKI_CACHE", str(tmp_path / "pki"))
+    f = tmp_path / "p.toml"
+    f.write_text(CAMPAIGN)
+    assert main(["predict", str(f)]) == 0
+    out = capsys.readouterr().out
+    assert "PREDICTED from this machine's primitives" in out
+    assert re.search(r"0 from its cache, \d+ measured now", out), out
+    c = load(f)
+    model = primitives.cached_model()
+    assert model is not None
+    for s in c.select():
+        line = next(x for x in out.splitlines() if x.startswith(s.scenario_id + " "))
+        latency, server, client, cb, sb, per_core = line.split()[1:]
+        p = estimate.predict(s, model)
+        assert float(server) == pytest.approx(p.server_ms, abs=6e-4)
+        assert float(client) == pytest.approx(p.client_ms, abs=6e-4)
+        assert float(latency) == pytest.approx(estimate.handshake_ms(s, model), abs=6e-4)
+        assert (int(cb), int(sb)) == estimate.flight_bytes(s)
+        assert float(per_core) == pytest.approx(1000 / p.server_ms, rel=1e-3)
+        if s.network == "wan":  # two round trips of 50 ms at least
+            assert float(latency) > 100
+    # A second prediction measures nothing.
+    assert main(["predict", str(f)]) == 0
+    assert re.search(r", 0 measured now", capsys.readouterr().out)
+    # validate now prices handshakes with the same model.
+    assert main(["validate", str(f)]) == 0
+    assert "handshake costs: the cost model" in capsys.readouterr().out
+
+
+def test_validate_says_when_it_falls_back_to_the_built_in_table(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("CHAINLAB_PRIMITIVES_CACHE", str(tmp_path / "empty"))
+    f = tmp_path / "p.toml"
+    f.write_text(CAMPAIGN)
+    assert main(["validate", str(f)]) == 0
+    out = capsys.readouterr().out
+    assert "handshake costs: the built-in table for 8 of 8 scenarios" in out
