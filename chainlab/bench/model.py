@@ -1,0 +1,128 @@
+"""`chainlab bench model`: the cost model against stored runs. For each store (a completed
+`chainlab run`, whose primitives it holds):
+
+1. Accuracy per scenario: predicted vs measured server CPU, client CPU and latency; every
+   scenario whose server cost is dominated by signing (the leaf's CertificateVerify is at
+   least 97 % of the predicted server CPU: the SLH-DSA leaves) against the target of 10 % on
+   server CPU; the residual
+   (measured CPU not explained by primitives) of the campaign's baseline, in ms.
+2. The run-time estimate `chainlab validate` makes with the same model (the store's
+   primitives, which the run took from this machine's cache) beside the run's real wall time
+   (the runs row's start to end), target: within 25 %.
+
+Prints figures only (no pass/fail). Make the stores with `chainlab run`, e.g.
+
+    chainlab run campaigns/signature-placement.toml --store sp.duckdb
+    chainlab bench model -- --store sp.duckdb [--store quick.duckdb ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+from chainlab.analysis.analyze import analyze
+from chainlab.analysis.cost_model import model_of
+from chainlab.campaign import estimate, load
+from chainlab.store import Store
+
+SIGNING_TARGET = 0.10
+ESTIMATE_TARGET = 0.25
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="chainlab bench model", description=__doc__.split("\n")[0])
+    ap.add_argument("--store", type=Path, action="append", required=True, help="a run's store")
+    args = ap.parse_args(argv)
+    for path in args.store:
+        report(path)
+    return 0
+
+
+def report(path: Path) -> None:
+    a = analyze(path)
+    m = a.cost_model
+    print(f"== {path.name}: campaign {a.data.campaign_name}")
+    if m.empty:
+        print("no cost model: the store holds no primitives")
+        return
+    print(
+        f"{'scenario':<52} {'server meas':>11} {'pred':>9} {'err':>7}  {'client meas':>11} "
+        f"{'pred':>7} {'err':>7}  {'latency meas':>12} {'pred':>9} {'err':>7}"
+    )
+    for r in m.sort_values("server_measured").to_dict("records"):
+        print(
+            f"{r['scenario_id']:<52} {r['server_measured']:>11.3f} {r['server_predicted']:>9.3f} "
+            f"{100 * r['server_error']:>6.1f}%  {r['client_measured']:>11.3f} "
+            f"{r['client_predicted']:>7.3f} {100 * r['client_error']:>6.1f}%  "
+            f"{r['latency_measured']:>12.3f} {r['latency_predicted']:>9.3f} "
+            f"{100 * r['latency_error']:>6.1f}%"
+        )
+    signing = m[m["signing_dominated"]]
+    if len(signing):
+        medians = server_medians(path)
+        print(
+            "signing-dominated scenarios, server CPU: predicted vs the measured mean, and vs "
+            "the measured median (robust to the handshakes a busy host slowed)"
+        )
+        for r in signing.to_dict("records"):
+            med = medians[r["scenario_id"]]
+            print(
+                f"  {r['scenario_id']:<50} mean {r['server_measured']:>9.1f} ms "
+                f"({100 * r['server_error']:+.1f} %)  median {med:>9.1f} ms "
+                f"({100 * (r['server_predicted'] / med - 1):+.1f} %)  predicted "
+                f"{r['server_predicted']:.1f} ms"
+            )
+        for name, err in (
+            ("mean", signing["server_error"]),
+            ("median", signing["server_predicted"] / signing["scenario_id"].map(medians) - 1),
+        ):
+            inside = (err.abs() <= SIGNING_TARGET).sum()
+            print(
+                f"  against the {name}: {inside} of {len(signing)} within "
+                f"{100 * SIGNING_TARGET:g} % (largest error {100 * err.abs().max():.1f} %)"
+            )
+    if a.baseline is not None and a.baseline in set(m["scenario_id"]):
+        b = m.set_index("scenario_id").loc[a.baseline]
+        print(
+            f"baseline {a.baseline}: residual server {b['server_residual']:.3f} ms "
+            f"({100 * b['server_residual_share']:.1f} % of its CPU), client "
+            f"{b['client_residual']:.3f} ms ({100 * b['client_residual_share']:.1f} %)"
+        )
+    estimate_vs_real(path)
+
+
+def server_medians(path: Path) -> dict[str, float]:
+    """Median server CPU (ms) of each scenario's measured successful handshakes."""
+    with Store.open(path) as st:
+        rows = st.query(
+            "SELECT scenario_id, median(server_cpu_ns) / 1e6 AS ms FROM samples "
+            "WHERE NOT warmup AND outcome = 'ok' AND server_cpu_ns IS NOT NULL GROUP BY ALL"
+        )
+    return dict(zip(rows["scenario_id"], rows["ms"], strict=True))
+
+
+def estimate_vs_real(path: Path) -> None:
+    with Store.open(path) as st:
+        runs = st.runs
+        summary = st.primitive_summary()
+    first, last = runs.iloc[0], runs.iloc[-1]
+    if len(runs) != 1 or first["status"] != "completed":
+        print("estimate vs real: needs one completed run in the store (no resume)")
+        return
+    real = (last["ended_at"] - first["started_at"]).total_seconds()
+    with tempfile.TemporaryDirectory() as tmp:
+        f = Path(tmp) / first["campaign_file_name"]
+        f.write_text(first["campaign_toml"])
+        c = load(f)
+    model = model_of(summary)
+    selected = c.select(None)
+    est = sum(estimate.scenario(s, model).seconds_expected for s in selected)
+    _, calibration = estimate.calibration_total(selected)
+    est += calibration
+    print(
+        f"estimate vs real: validate's estimate {estimate.fmt_duration(est)}, the run took "
+        f"{estimate.fmt_duration(real)}: ratio {est / real:.2f} (target within "
+        f"{100 * ESTIMATE_TARGET:g} %: {1 - ESTIMATE_TARGET:.2f}-{1 + ESTIMATE_TARGET:.2f})"
+    )
