@@ -306,8 +306,8 @@ def reference_residuals(refs: dict, timings: dict) -> dict:
 
 def fit_overhead(refs: dict, timings: dict) -> Overhead:
     """The overhead lines: through the two full reference handshakes (ecdsa, mldsa) in KiB
-    carried; a constant from the resumed one. A missing reference gives a flat line through
-    the other, none at all zero."""
+    carried (flat at their mean where the line would fall); a constant from the resumed one.
+    A missing reference gives a flat line through the other, none at all zero."""
     res = reference_residuals(refs, timings)
 
     def line(points) -> dict[str, Line]:
@@ -316,7 +316,12 @@ def fit_overhead(refs: dict, timings: dict) -> Overhead:
             if len(points) >= 2:
                 (x0, (y0, s0)), (x1, (y1, s1)) = [(p["kib"], p[k]) for p in points[:2]]
                 slope = (y1 - y0) / (x1 - x0) if x1 != x0 else 0.0
-                out[k] = Line(y0 - slope * x0, slope, max(s0, s1))
+                if slope < 0:
+                    # Carrying more bytes never costs less: a falling line is the two
+                    # references' noise, so the overhead is taken as flat at their mean.
+                    out[k] = Line((y0 + y1) / 2, 0.0, max(s0, s1))
+                else:
+                    out[k] = Line(y0 - slope * x0, slope, max(s0, s1))
             elif points:
                 y, s = points[0][k]
                 out[k] = Line(y, 0.0, s)

@@ -189,3 +189,34 @@ def test_the_overhead_line_runs_through_the_references():
     ops = cost.operations(("ML-DSA-44",) * 3, "X25519")
     p = cost.predict(ops, m.timings, m.overhead, "full", 15.0)
     assert (p.server_ms, p.client_ms, p.latency_ms) == pytest.approx((0.90, 0.90, 1.60))
+
+
+def test_a_falling_overhead_line_is_taken_as_flat():
+    refs = {
+        ("ecdsa", "full"): {
+            "latency": 1.0,
+            "latency_se": 0.01,
+            "client": 1.0,
+            "client_se": 0.01,
+            "server": 1.0,
+            "server_se": 0.01,
+            "kib": 1.0,
+        },
+        ("mldsa", "full"): {
+            "latency": 0.8,
+            "latency_se": 0.02,
+            "client": 2.0,
+            "client_se": 0.01,
+            "server": 0.8,
+            "server_se": 0.02,
+            "kib": 15.0,
+        },
+    }
+    zero = {k: cost.Timing(0.0, 0.0, 5) for k in (
+        ("ECDSA-P256", "sign", "cv"), ("ECDSA-P256", "verify", "cv"),
+        ("ECDSA-P256", "verify", "cert"), ("ML-DSA-44", "sign", "cv"),
+        ("ML-DSA-44", "verify", "cv"), ("ML-DSA-44", "verify", "cert"),
+        ("X25519", "keygen", None), ("X25519", "derive", None))}  # fmt: skip
+    over = cost.fit_overhead(refs, zero)
+    assert over.full["server"] == cost.Line(0.9, 0.0, 0.02)
+    assert over.full["client"].per_kib_ms == pytest.approx(1.0 / 14.0)
