@@ -74,12 +74,17 @@ SCENARIO_OVERHEAD_S = 0.4
 # without calibration: 0.09-0.11 s measured for the lan, wan and lossy profiles.
 LINK_OVERHEAD_S = 0.1
 
-# Assumed coefficient of variation of loopback handshake latency, for the expected adaptive
-# count. Measured through quick.toml and signature-placement.toml on a shared 2-core machine:
-# millisecond scenarios 0.38-0.41 (scheduling and cache noise on top of a short handshake);
-# signing-dominated ones (leaf sign >= 10 ms) 0.004-0.12, the high end under foreign load.
-CV_SIGN_DOMINATED = 0.05
-CV_FAST = 0.4
+# The spread of loopback handshake latency, for the expected adaptive count. Millisecond
+# scenarios carry additive noise (scheduling, caches) of about the same size whatever their
+# mean: the standard deviations behind two signature-placement.toml runs on a shared 2-core
+# machine were 0.62-0.86 ms for means of 1.5-3.1 ms (cv 0.26-0.46), so cv = SD_FAST_MS / mean,
+# at most CV_FAST_MAX. Signing-dominated scenarios (leaf sign >= 10 ms) vary in proportion:
+# cv 0.004-0.12, bimodal with the host's load (some met a 1 % interval in 10 handshakes,
+# others ran into their time cap); 0.03 gives the mean scenario time of those two runs
+# (48-52 s for the SLH-DSA-SHAKE-192s leaves).
+CV_SIGN_DOMINATED = 0.03
+SD_FAST_MS = 0.7
+CV_FAST_MAX = 0.5
 # A leaf signature at least this long (ms) makes a scenario signing-dominated.
 SIGN_DOMINATED_MS = 10.0
 
@@ -327,7 +332,10 @@ def network_cost(s: Scenario, model: cost.CostModel | None = None) -> NetworkCos
     """Mean and standard deviation of the scenario's handshake latency: loopback, or
     projected onto its emulated profile (see the module doc)."""
     base = loopback_ms(s, model)
-    cv = CV_SIGN_DOMINATED if sign_ms(s, model) >= SIGN_DOMINATED_MS else CV_FAST
+    if sign_ms(s, model) >= SIGN_DOMINATED_MS:
+        cv = CV_SIGN_DOMINATED
+    else:
+        cv = min(SD_FAST_MS / base, CV_FAST_MAX)
     p = s.network_profile
     if p is None:
         return NetworkCost(base, cv * base, base, 0, False)
