@@ -18,6 +18,7 @@ import pandas as pd
 from chainlab.analysis import (
     capacity,
     compare,
+    compression,
     cost_model,
     decomposition,
     load_capacity,
@@ -73,6 +74,10 @@ class Analysis:
     # the primitives it predicts from (both empty in a store without primitives).
     cost_model: pd.DataFrame = field(default_factory=pd.DataFrame)
     primitives: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # Certificate compression judged (chainlab.analysis.compression): per compressed scenario
+    # against its uncompressed twin, and a verdict per signature family.
+    compression: pd.DataFrame = field(default_factory=pd.DataFrame)
+    compression_verdicts: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def reference_summary(self) -> pd.DataFrame:
         """The summary rows of the scenarios on the reference network."""
@@ -154,6 +159,8 @@ def analyze_data(data: StoreData) -> Analysis:
         summ, model, cost_model.profiles_of(data.network_profiles), cfg.confidence_level
     )
     a.primitives = cost_model.primitives_table(data.primitives, cfg.confidence_level)
+    a.compression = compression.per_scenario(summ, data.primitives, cfg.confidence_level)
+    a.compression_verdicts = compression.verdicts(a.compression)
     a.findings = findings(a)
     return a
 

@@ -127,6 +127,10 @@ def scenario_summary(data: StoreData) -> pd.DataFrame:
             "negotiated_group": r.get("negotiated_group"),
             "negotiated_sigalg": r.get("negotiated_sigalg"),
             "n_server_missing": int(r["n_server_missing"]),
+            # The server's ready line on certificate compression (NaN: none, or an older store).
+            "cert_message_bytes": _num(r.get("cert_message_bytes")),
+            "cert_compressed_bytes": _num(r.get("cert_compressed_bytes")),
+            "cert_compression_installed": bool(r.get("cert_compression_installed") is True),
             # Mean user-mode instructions per handshake (NaN: no hardware counter).
             "client_instructions": _num(r.get("client_instructions_mean")),
             "server_instructions": _num(r.get("server_instructions_mean")),

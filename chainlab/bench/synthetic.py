@@ -58,6 +58,8 @@ SAMPLING = SamplingPolicy(
 )  # fmt: skip
 # Spacing of handshake start times within a scenario, and of scenarios within a run.
 HANDSHAKE_SPACING_NS = 5_000_000
+# The Certificate message's 4-byte handshake header, which the ready line's body excludes.
+CERT_BODY_HEADER = 4
 SCENARIO_SPACING_S = 60
 
 
@@ -94,6 +96,9 @@ class SyntheticScenario:
     cpu_cv: float = 0.0
     bytes_read: int = 16000
     bytes_written: int = 1500
+    # With compression: the Certificate message body's share left after it (the server's
+    # ready line reports the body before and after; a share >= 1 is not installed).
+    compressed_share: float = 0.97
     overrides: dict = field(default_factory=dict)  # OVERRIDES column -> n values (ok rows)
 
     def __post_init__(self):
@@ -266,6 +271,11 @@ def _rows(s, sc, run_id, rng, t0_ns, started: dt.datetime, network_row) -> Scena
         "batches": 1,
         "wall_seconds": float(SCENARIO_SPACING_S - 1),
     }
+    if sc.cert_compression != "none":
+        body = estimate.certificate_message_bytes(sc) - CERT_BODY_HEADER
+        row["cert_message_bytes"] = body
+        row["cert_compressed_bytes"] = round(body * s.compressed_share)
+        row["cert_compression_installed"] = s.compressed_share < 1
     return ScenarioRows(row, samples, observed, certs, network_row)
 
 

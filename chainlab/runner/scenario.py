@@ -107,6 +107,8 @@ class ScenarioExecution:
         self.host_reference: list[dict] = []
         # The forwarder's final statistics of each visit's link (emulated networks).
         self.link_stats: list[dict] = []
+        # The server's ready line on certificate compression (sizes before and after).
+        self.compression: dict = {}
         self._server_proc: subprocess.Popen | None = None
         self._server_addr: str | None = None
         self._link_stack: contextlib.ExitStack | None = None
@@ -208,6 +210,7 @@ class ScenarioExecution:
         except processes.ServerStartError as e:
             raise ScenarioFailed("server_start_failed", str(e)) from None
         self._server_addr = ready.get("addr")
+        self.compression = ready.get("cert_compression") or {}
         if not self._server_addr:
             raise ScenarioFailed("server_start_failed", f"ready line without addr: {ready}")
 
@@ -521,6 +524,9 @@ class ScenarioExecution:
             "batches": self.batches,
             "wall_seconds": time.monotonic() - self.t0,
             "failure_detail": self.failure_detail if status == "failed" else None,
+            "cert_message_bytes": self.compression.get("uncompressed_bytes"),
+            "cert_compressed_bytes": self.compression.get("compressed_bytes"),
+            "cert_compression_installed": self.compression.get("installed"),
             **self._link_timing(),
         }
         return ScenarioRows(

@@ -15,7 +15,8 @@ writes through `Store`, the analysis reads through `Store.analysis_frames()`
 (`chainlab.store.views`), tests and benchmarks build stores through the same writer.
 
 Versions: 2 added `runs.libraries` (the Python analysis libraries of the run) and the load
-tables; 3 added `primitive_samples` (the cost model's inputs) and instructions per handshake.
+tables; 3 added `primitive_samples` (the cost model's inputs), instructions per handshake
+and the certificate compression sizes of each scenario run.
 An older store opens read-only as it is; opened for writing (`--resume`) it is upgraded in
 place first, in one transaction.
 """
@@ -71,6 +72,9 @@ _UPGRADES = {
     2: (
         "ALTER TABLE samples ADD COLUMN client_instructions BIGINT",
         "ALTER TABLE samples ADD COLUMN server_instructions BIGINT",
+        "ALTER TABLE scenario_runs ADD COLUMN cert_message_bytes INTEGER",
+        "ALTER TABLE scenario_runs ADD COLUMN cert_compressed_bytes INTEGER",
+        "ALTER TABLE scenario_runs ADD COLUMN cert_compression_installed BOOLEAN",
         _table_sql("primitive_samples"),
     ),
 }

@@ -1,7 +1,7 @@
 -- chainlab result store, schema version 3 (chainlab/store/__init__.py: SCHEMA_VERSION).
 -- Version 2 added runs.libraries, the server's whole-connection figures in samples, the load
--- tables and host_reference; version 3 added primitive_samples. An older store is upgraded
--- when opened for writing.
+-- tables and host_reference; version 3 added primitive_samples, instructions per handshake
+-- and the certificate compression sizes. An older store is upgraded when opened for writing.
 -- One DuckDB file per campaign run. Units: *_ns nanoseconds, *_us microseconds, bytes.
 -- Nothing here holds a path of the machine that made it.
 
@@ -83,6 +83,12 @@ CREATE TABLE scenario_runs (
     link_timer_late_us_max  DOUBLE,
     link_queue_wait_us_max  DOUBLE,
     link_flagged    BOOLEAN,                 -- the timer's lateness exceeded the profile's tolerance
+    -- certificate compression as the server's ready line reported it (NULL: none, or a store
+    -- before version 3): the Certificate message body before and after compression, and
+    -- whether the compressed form was installed (a chain that does not shrink is not)
+    cert_message_bytes      INTEGER,
+    cert_compressed_bytes   INTEGER,
+    cert_compression_installed BOOLEAN,
     PRIMARY KEY (run_id, scenario_id)
 );
 

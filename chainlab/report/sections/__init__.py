@@ -12,6 +12,7 @@ from chainlab.report.document import Document
 from chainlab.report.sections import (
     baseline,
     capacity,
+    compression,
     correlations,
     cost_model,
     decomposition,
@@ -41,6 +42,7 @@ ORDER = (
     correlations,
     decomposition,
     cost_model,
+    compression,
     capacity,
     load,
     paper,
