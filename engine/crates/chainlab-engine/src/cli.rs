@@ -184,6 +184,15 @@ pub struct ClientArgs {
     /// (under `load`, each connection slot keeps its own ticket).
     #[arg(long)]
     pub resume: bool,
+    /// A resumption mix: each handshake offers the kept ticket with this probability (0-1,
+    /// a seeded draw per attempt, `--resume-seed`), the others run full handshakes. Every
+    /// completed handshake's session replaces the kept one, so a full handshake's fresh
+    /// ticket is what the next resumption offers, as real clients do.
+    #[arg(long, conflicts_with = "resume")]
+    pub resume_ratio: Option<f64>,
+    /// Seed of the `--resume-ratio` draws (the same seed repeats the same mix).
+    #[arg(long, default_value_t = 1)]
+    pub resume_seed: u64,
     /// Connect and handshake timeout (ms); a server that stalls longer is recorded as hung.
     #[arg(long, default_value_t = 10_000)]
     pub timeout_ms: u64,

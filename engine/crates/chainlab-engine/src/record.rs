@@ -98,6 +98,10 @@ pub struct ClientRecord {
     /// Scheme of the server's CertificateVerify ("mldsa65"); null when resumed.
     pub sigalg: Option<String>,
     pub resumed: Option<bool>,
+    /// With `--resume-ratio`: whether this attempt offered a ticket (the draw said so and a
+    /// ticket was kept); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resume_offered: Option<bool>,
     /// Chain verification was on (false with `--no-verify`).
     pub verify: bool,
     /// Certificates the server sent, leaf first; null when resumed or failed.

@@ -481,6 +481,87 @@ fn resumption_with_one_ticket() {
     assert!(client.iter().all(|c| c["resumed"] == false));
 }
 
+/// A resumption mix: each attempt offers the kept ticket with probability r (seeded), a full
+/// handshake refreshes the ticket, and a resumed handshake costs the server no signature.
+#[test]
+fn resumption_mix_offers_tickets_at_the_ratio() {
+    let dir = TempDir::new("resume-mix");
+    let h = pki(&dir, "h", "ML-DSA-44,SLH-DSA-SHA2-128f", "resume-mix");
+    let ca = h.join("ca.pem");
+    let run = |seed: &str| {
+        let server = Server::start(&dir, &h, &["--tickets", "1"]);
+        let (_, client) = handshake(
+            &dir,
+            &server.addr,
+            &[
+                "--ca",
+                ca.to_str().unwrap(),
+                "--count",
+                "120",
+                "--resume-ratio",
+                "0.75",
+                "--resume-seed",
+                seed,
+            ],
+        );
+        let (_, _, srv) = server.stop();
+        (client, srv)
+    };
+    let (client, srv) = run("3");
+    assert_eq!(client.len(), 120);
+    let offered: Vec<bool> = client.iter().map(|c| c["resume_offered"] == true).collect();
+    // The first attempt has no ticket to offer; the server accepts every offered one.
+    assert!(!offered[0]);
+    for c in &client {
+        ok(c);
+        assert_eq!(c["resumed"], c["resume_offered"], "{c}");
+    }
+    // 119 draws at 0.75: the 99.9 % binomial range is 77-101.
+    let n = offered.iter().filter(|&&o| o).count();
+    assert!((77..=101).contains(&n), "{n} of 119 resumed");
+    // The same seed gives the same mix; another seed another one.
+    let (again, _) = run("3");
+    let again: Vec<bool> = again.iter().map(|c| c["resume_offered"] == true).collect();
+    assert_eq!(again, offered);
+    let (other, _) = run("4");
+    assert_ne!(
+        other
+            .iter()
+            .map(|c| c["resume_offered"] == true)
+            .collect::<Vec<_>>(),
+        offered
+    );
+    // The SLH-DSA leaf signs only on full handshakes: resumed ones cost the server far less.
+    let server_cpu = |resumed: bool| -> Vec<u64> {
+        client
+            .iter()
+            .filter(|c| c["resumed"] == resumed)
+            .map(|c| u64_of(paired(c, &srv), "cpu_ns"))
+            .collect()
+    };
+    let (full, resumed) = (server_cpu(false), server_cpu(true));
+    let max_resumed = *resumed.iter().max().unwrap();
+    let min_full = *full.iter().min().unwrap();
+    assert!(
+        max_resumed * 5 < min_full,
+        "resumed up to {max_resumed} ns, full from {min_full} ns"
+    );
+    // A ratio is a probability.
+    let out = common::run_bounded(std::process::Command::new(common::engine()).args([
+        "handshake",
+        "--connect",
+        "127.0.0.1:9",
+        "--count",
+        "1",
+        "--resume-ratio",
+        "1.5",
+    ]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--resume-ratio 1.5: must be a probability")
+    );
+}
+
 #[test]
 fn sigterm_exits_promptly_with_complete_records() {
     let dir = TempDir::new("sigterm");

@@ -1,7 +1,8 @@
 //! `handshake`: the measuring client. One record per attempt, warm-ups included.
 //!
 //! Each attempt is a fresh TCP connection and a full TLS 1.3 handshake (or, with `--resume`,
-//! one offering the previous connection's ticket). Nothing is retried: a failed attempt is
+//! one offering the previous connection's ticket; with `--resume-ratio r`, one offering it
+//! with probability r). Nothing is retried: a failed attempt is
 //! recorded with its category and the loop goes on; the process exits 0 whatever the peer
 //! did, and non-zero only for bad arguments.
 //!
@@ -18,6 +19,8 @@ use openssl::nid::Nid;
 use openssl::pkey::Id;
 use openssl::ssl::{ShutdownResult, Ssl, SslRef, SslSession, SslStream};
 use openssl::x509::X509Ref;
+use rand::{Rng as _, SeedableRng as _};
+use rand_chacha::ChaCha8Rng;
 
 use super::context::{self, ClientContext};
 use super::counting::{CountingStream, Counts, SocketStream};
@@ -65,6 +68,11 @@ pub(crate) fn prepare(args: &ClientArgs) -> anyhow::Result<ClientContext> {
     if args.timeout_ms == 0 {
         bail!("--timeout-ms 0: must be at least 1");
     }
+    if let Some(ratio) = args.resume_ratio {
+        if !(0.0..=1.0).contains(&ratio) {
+            bail!("--resume-ratio {ratio}: must be a probability from 0 to 1");
+        }
+    }
     if let Some(cpus) = &args.cpus {
         crate::cpu::pin(cpus)?;
     }
@@ -77,8 +85,11 @@ pub(crate) struct Client<'a> {
     side: Side,
     args: &'a ClientArgs,
     timeout: Duration,
-    /// The last completed connection's session, offered next time with `--resume`.
+    /// The last completed connection's session, offered next time with `--resume` (or when
+    /// the `--resume-ratio` draw says so).
     session: Option<SslSession>,
+    /// The `--resume-ratio` draws, one per attempt.
+    draws: Option<ChaCha8Rng>,
 }
 
 /// What one attempt observed, before it becomes a record.
@@ -95,6 +106,7 @@ struct Observed {
     group: Option<String>,
     sigalg: Option<String>,
     resumed: Option<bool>,
+    resume_offered: Option<bool>,
     peer_chain: Option<Vec<ObservedCert>>,
     failure: Option<Failure>,
 }
@@ -110,6 +122,9 @@ impl<'a> Client<'a> {
             args,
             timeout: Duration::from_millis(args.timeout_ms),
             session: None,
+            draws: args
+                .resume_ratio
+                .map(|_| ChaCha8Rng::seed_from_u64(args.resume_seed)),
         }
     }
 
@@ -117,8 +132,11 @@ impl<'a> Client<'a> {
     /// broken OpenSSL); everything the network or the peer does ends up in the record.
     pub(crate) fn attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord> {
         let instrument = !self.args.no_instrument;
-        let ssl = self.new_ssl()?;
-        let mut seen = Observed::default();
+        let (ssl, offered) = self.new_ssl()?;
+        let mut seen = Observed {
+            resume_offered: self.args.resume_ratio.map(|_| offered),
+            ..Observed::default()
+        };
 
         let start_unix_ns = unix_ns();
         let cpu_start = instrument.then(ThreadCpu::now);
@@ -145,20 +163,28 @@ impl<'a> Client<'a> {
         Ok(self.record(seq, warmup, start_unix_ns, seen))
     }
 
-    /// The SSL object for the next connection: SNI and the session to resume, if any.
-    fn new_ssl(&self) -> anyhow::Result<Ssl> {
+    /// The SSL object for the next connection: SNI and the session to resume, if any; and
+    /// whether a ticket is offered.
+    fn new_ssl(&mut self) -> anyhow::Result<(Ssl, bool)> {
         let mut ssl = Ssl::new(&self.ctx.ctx)?;
         // SNI carries host names only (RFC 6066); an IP address is checked but not sent.
         if self.args.servername.parse::<std::net::IpAddr>().is_err() {
             ssl.set_hostname(&self.args.servername)?;
         }
-        if self.args.resume {
+        // One draw per attempt, whether or not a ticket is kept yet: the mix is the seed's.
+        let wanted = match (&mut self.draws, self.args.resume_ratio) {
+            (Some(draws), Some(ratio)) => draws.random::<f64>() < ratio,
+            _ => self.args.resume,
+        };
+        let mut offered = false;
+        if wanted {
             if let Some(session) = &self.session {
                 // SAFETY: the session came from a connection of this same context.
                 unsafe { ssl.set_session(session)? };
+                offered = true;
             }
         }
-        Ok(ssl)
+        Ok((ssl, offered))
     }
 
     fn prepare_socket(&self, stream: TcpStream) -> std::io::Result<TcpStream> {
@@ -193,7 +219,7 @@ impl<'a> Client<'a> {
             Ok(()) => {
                 let notified = close(&mut tls);
                 seen.peer_close_notify = instrument.then_some(notified);
-                if self.args.resume {
+                if self.args.resume || self.args.resume_ratio.is_some() {
                     self.session = tls.ssl().session().map(|s| s.to_owned());
                 }
                 if instrument {
@@ -254,6 +280,7 @@ impl<'a> Client<'a> {
             group: seen.group,
             sigalg: seen.sigalg,
             resumed: seen.resumed,
+            resume_offered: seen.resume_offered,
             verify: self.ctx.verify,
             peer_chain: seen.peer_chain,
             outcome: if seen.failure.is_none() {

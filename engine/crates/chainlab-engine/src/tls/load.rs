@@ -261,6 +261,7 @@ fn saturated_record(seq: u64, intended_ns: u64, verify: bool, args: &LoadArgs) -
         group: None,
         sigalg: None,
         resumed: None,
+        resume_offered: None,
         verify,
         peer_chain: None,
         outcome: Outcome::Failed,
