@@ -63,6 +63,37 @@ GROUPS: dict[str, str] = {
 
 SERVED_CHAINS = ("leaf", "leaf+intermediates", "full")
 HANDSHAKE_MODES = ("full", "resumed")
+# A resumption mix: `resume<NN>` resumes each handshake with probability NN/100 (1-99); a
+# campaign matrix may give the probabilities as `resumption_ratio = [0, 0.5, 0.9]` instead
+# (0 is `full`, 1 `resumed`).
+MIX_RE = re.compile(r"^resume([1-9][0-9]?)$")
+MIX_ALLOWED = "full, resumed or resume1 .. resume99 (a resumption mix, in per cent)"
+
+
+def is_handshake_mode(mode: str) -> bool:
+    return mode in HANDSHAKE_MODES or MIX_RE.match(mode) is not None
+
+
+def resumption_ratio(mode: str) -> float:
+    """The share of handshakes that resume: 0 (full), 1 (resumed), NN/100 (resumeNN)."""
+    if mode == "full":
+        return 0.0
+    if mode == "resumed":
+        return 1.0
+    m = MIX_RE.match(mode)
+    if m is None:
+        raise ValueError(f"handshake mode {mode!r}; allowed: {MIX_ALLOWED}")
+    return int(m.group(1)) / 100
+
+
+def mode_of_ratio(ratio: float) -> str | None:
+    """The handshake mode of a resumption ratio (whole per cent only), or None."""
+    pct = round(ratio * 100)
+    if not 0 <= ratio <= 1 or abs(ratio * 100 - pct) > 1e-9:
+        return None
+    return {0: "full", 100: "resumed"}.get(pct, f"resume{pct}")
+
+
 CERT_COMPRESSIONS = ("none", "zlib", "brotli", "zstd")
 
 

@@ -31,7 +31,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 
-from chainlab.campaign.algorithms import GROUPS
+from chainlab.campaign.algorithms import GROUPS, resumption_ratio
 
 # What a signature operation signs (the engine's --message): the CertificateVerify content
 # (130 bytes, TLS 1.3 scheme) or a TBSCertificate (certificate scheme).
@@ -87,8 +87,19 @@ def operations(
     """Every cryptographic operation of one handshake, merged by (side, category, key).
 
     `hierarchy` is root first, leaf last; `certificate_message_bytes` (the uncompressed
-    Certificate message) scales decompression and is needed only when compression is on.
+    Certificate message) scales decompression and is needed only when compression is on. A
+    resumption mix (`resumeNN`) gives the expected operations of one handshake: the full
+    handshake's weighted by 1 - r, the resumed one's by r.
     """
+    ratio = resumption_ratio(handshake_mode)
+    if 0 < ratio < 1:
+        mixed: Counter = Counter()
+        for mode, weight in (("full", 1 - ratio), ("resumed", ratio)):
+            for o in operations(
+                hierarchy, kex, mode, cert_compression, verify, certificate_message_bytes
+            ):
+                mixed[(o.side, o.category, o.subject, o.op, o.message)] += weight * o.count
+        return [Operation(*k, count=n) for k, n in mixed.items()]
     h = list(hierarchy)
     ops: Counter = Counter()
 
@@ -103,7 +114,7 @@ def operations(
         for side in SIDES:
             add(side, "key exchange", kex, "keygen")
             add(side, "key exchange", kex, "derive")
-    if handshake_mode == "full":
+    if ratio == 0:
         leaf = h[-1]
         add("server", "sign", leaf, "sign", CV)
         add("client", "verify CertificateVerify", leaf, "verify", CV)
@@ -158,8 +169,22 @@ class Overhead:
     full: dict[str, Line]  # "server" | "client" | "latency" -> Line
     resumed: dict[str, Line]
 
-    def of(self, handshake_mode: str) -> dict[str, Line]:
-        return self.full if handshake_mode == "full" else self.resumed
+    def of(self, handshake_mode: str, kib: float = 0.0) -> dict[str, Line]:
+        """The lines of a mode; a resumption mix weighs the full and resumed lines (as flat
+        lines at `kib`)."""
+        ratio = resumption_ratio(handshake_mode)
+        if ratio == 0:
+            return self.full
+        if ratio == 1:
+            return self.resumed
+        return {
+            k: Line(
+                (1 - ratio) * self.full[k].at(kib) + ratio * self.resumed[k].at(kib),
+                0.0,
+                math.hypot((1 - ratio) * self.full[k].se_ms, ratio * self.resumed[k].se_ms),
+            )
+            for k in self.full
+        }
 
 
 ZERO_OVERHEAD = Overhead(
@@ -209,7 +234,7 @@ def predict(
             raise MissingPrimitive(o.key)
         parts[o.side][o.category] = parts[o.side].get(o.category, 0.0) + o.count * t.mean_ms
         var[o.side] += (o.count * t.se_ms) ** 2
-    lines = overhead.of(handshake_mode)
+    lines = overhead.of(handshake_mode, kib)
     over = {k: lines[k].at(kib) for k in ("server", "client", "latency")}
     server = sum(parts["server"].values())
     client = sum(parts["client"].values())

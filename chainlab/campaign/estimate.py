@@ -25,7 +25,7 @@ During a run the ETA rescales this model by the ratio of measured to estimated t
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import NormalDist
 
 from chainlab.campaign import cost
@@ -229,23 +229,23 @@ def loopback_ms(s: Scenario, model: cost.CostModel | None = None) -> float:
     p = _prediction(s, model)
     if p is not None:
         return p.latency_ms
-    if s.handshake_mode == "resumed":
-        return BASE_MS
     sign, _ = SIGN_VERIFY_MS.get(s.leaf_alg, (1.0, 0.2))
     # Signed links checked by the client: each certificate below the anchor is verified with
-    # its issuer's key; the leaf's CertificateVerify with the leaf's key.
+    # its issuer's key; the leaf's CertificateVerify with the leaf's key. A resumed
+    # handshake has neither; a resumption mix has them on its full share.
     verify = sum(SIGN_VERIFY_MS.get(a, (1.0, 0.2))[1] for a in s.hierarchy)
-    return BASE_MS + sign + verify
+    return BASE_MS + (1 - s.resumption_ratio) * (sign + verify)
 
 
 def sign_ms(s: Scenario, model: cost.CostModel | None = None) -> float:
-    """The leaf's CertificateVerify signature per handshake (0 when resumed), in ms."""
+    """The leaf's CertificateVerify signature per handshake (0 when resumed; a resumption
+    mix signs on its full share), in ms."""
     if s.handshake_mode == "resumed":
         return 0.0
     p = _prediction(s, model)
     if p is not None:
         return p.parts["server"].get("sign", 0.0)
-    return SIGN_VERIFY_MS.get(s.leaf_alg, (1.0, 0.2))[0]
+    return (1 - s.resumption_ratio) * SIGN_VERIFY_MS.get(s.leaf_alg, (1.0, 0.2))[0]
 
 
 def server_cpu_ms(s: Scenario, model: cost.CostModel | None = None) -> float:
@@ -294,7 +294,13 @@ def certificate_message_bytes(s: Scenario) -> int:
 def flight_bytes(s: Scenario) -> tuple[int, int]:
     """Estimated TLS bytes of (the client's first flight, the server's flight), as
     chainlab.network.model takes them: client bytes_written less its final flight, server
-    bytes_written. Certificate compression is ignored (an upper bound)."""
+    bytes_written. Certificate compression is ignored (an upper bound). A resumption mix: the
+    full and resumed flights weighted by its ratio."""
+    r = s.resumption_ratio
+    if 0 < r < 1:
+        full = flight_bytes(replace(s, handshake_mode="full"))
+        resumed = flight_bytes(replace(s, handshake_mode="resumed"))
+        return tuple(round((1 - r) * f + r * q) for f, q in zip(full, resumed, strict=True))
     c_share, s_share = KEY_SHARE_BYTES.get(s.kex, (1200, 1100))
     extra = CLIENT_ECDHE_EXTRA if s.kex in ECDHE_GROUPS else 0
     if s.cert_compression != "none":
@@ -330,7 +336,17 @@ class NetworkCost:
 
 def network_cost(s: Scenario, model: cost.CostModel | None = None) -> NetworkCost:
     """Mean and standard deviation of the scenario's handshake latency: loopback, or
-    projected onto its emulated profile (see the module doc)."""
+    projected onto its emulated profile (see the module doc). A resumption mix is the
+    mixture of its full and resumed handshakes (means weighted, variances with the spread
+    between the two)."""
+    r = s.resumption_ratio
+    if 0 < r < 1:
+        f = network_cost(replace(s, handshake_mode="full"), model)
+        q = network_cost(replace(s, handshake_mode="resumed"), model)
+        mean = (1 - r) * f.mean_ms + r * q.mean_ms
+        var = (1 - r) * f.sd_ms**2 + r * q.sd_ms**2 + r * (1 - r) * (f.mean_ms - q.mean_ms) ** 2
+        base = (1 - r) * f.loopback_ms + r * q.loopback_ms
+        return NetworkCost(mean, math.sqrt(var), base, f.round_trips, f.exceeds_initcwnd)
     base = loopback_ms(s, model)
     if sign_ms(s, model) >= SIGN_DOMINATED_MS:
         cv = CV_SIGN_DOMINATED

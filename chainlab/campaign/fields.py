@@ -15,7 +15,7 @@ from chainlab.schema import Bool, Int, Items, Num, Str
 TOP_KEYS = ("campaign", "aliases", "hierarchies", "network", "sampling", "matrix", "campaigns")
 TOP_KEYS += ("analysis", "load", "primitives")
 ORDERS = ("random", "interleaved", "declared")
-MATRIX_KEYS = (*MATRIX_AXES, "exclude", "description")
+MATRIX_KEYS = (*MATRIX_AXES, "resumption_ratio", "exclude", "description")
 CAMPAIGNS_KEYS = ("description", "matrices", "scenarios")
 # A [network.<name>] table: the link's own fields, less the name (the table's name is).
 NETWORK_FIELDS = {k: v for k, v in network_profile.FIELDS.items() if k != "name"}

@@ -1,6 +1,6 @@
 """Scenario ids: compositional, stable, and readable back into their parts.
 
-    <kex>__<alg>_<role>[__<alg>_<role>...][__served_<policy>][__resumed][__<compression>][__net_<name>]
+    <kex>__<alg>_<role>[__<alg>_<role>...][__served_<policy>][__resumed|__resume<NN>][__<compression>][__net_<name>]
 
 `<kex>` is the group name in lower case without punctuation (X25519MLKEM768 ->
 x25519mlkem768); `<alg>` is the file's alias of the algorithm at that position (or, without an
@@ -13,7 +13,7 @@ what differs: `x25519mlkem768__slh_root__ml_int__ml_leaf`, `x25519__ml_root__ml_
 
 from __future__ import annotations
 
-from chainlab.campaign.algorithms import CERT_COMPRESSIONS, GROUPS, token
+from chainlab.campaign.algorithms import CERT_COMPRESSIONS, GROUPS, MIX_RE, token
 from chainlab.campaign.model import (
     DEFAULT_CERT_COMPRESSION,
     DEFAULT_HANDSHAKE_MODE,
@@ -95,14 +95,14 @@ def decode(scenario_id: str, algorithms: dict[str, str], networks: set[str]) -> 
     for p in rest:
         if p in served_by_token:
             served = served_by_token[p]
-        elif p == "resumed":
-            mode = "resumed"
+        elif p == "resumed" or MIX_RE.match(p):
+            mode = p
         elif p in CERT_COMPRESSIONS and p != "none":
             comp = p
         elif p.startswith("net_") and p[4:] in networks:
             net = p[4:]
         else:
-            allowed = [*served_by_token, "resumed", "zlib", "brotli", "zstd"]
+            allowed = [*served_by_token, "resumed", "resume<NN>", "zlib", "brotli", "zstd"]
             allowed += [f"net_{n}" for n in sorted(networks)]
             raise ValueError(f"unknown part {p!r}; allowed: {', '.join(allowed)}")
     canonical = compose(kex, [t for t, _ in positions], served, mode, comp, net)

@@ -18,10 +18,12 @@ from chainlab.campaign.algorithms import (
     ALGORITHM_NAMES,
     CERT_COMPRESSIONS,
     GROUPS,
-    HANDSHAKE_MODES,
+    MIX_ALLOWED,
     SERVED_CHAINS,
     canonical_algorithm,
     canonical_group,
+    is_handshake_mode,
+    mode_of_ratio,
     token,
 )
 from chainlab.campaign.analysis_settings import parse_analysis
@@ -407,7 +409,7 @@ class _Validator:
                 elif k == "served_chain":
                     got = self.string(item, at, choices=SERVED_CHAINS)
                 elif k == "handshake_mode":
-                    got = self.string(item, at, choices=HANDSHAKE_MODES)
+                    got = self.handshake_mode(item, at)
                 elif k == "cert_compression":
                     got = self.string(item, at, choices=CERT_COMPRESSIONS)
                 elif k == "network":
@@ -479,7 +481,7 @@ class _Validator:
                     elif axis == "served_chain":
                         got = self.string(item, iat, choices=SERVED_CHAINS)
                     elif axis == "handshake_mode":
-                        got = self.string(item, iat, choices=HANDSHAKE_MODES)
+                        got = self.handshake_mode(item, iat)
                     elif axis == "cert_compression":
                         got = self.string(item, iat, choices=CERT_COMPRESSIONS)
                     else:
@@ -487,6 +489,16 @@ class _Validator:
                     if got is not None and got not in vals:
                         vals.append(got)
                 axes[axis] = vals
+            if "resumption_ratio" in m:
+                modes = self.resumption_ratios(m["resumption_ratio"], f"{at}.resumption_ratio")
+                if "handshake_mode" in m:
+                    self.bad(
+                        f"{at}.resumption_ratio",
+                        "given with handshake_mode; allowed: one of the two (a ratio of 0 is "
+                        "handshake_mode 'full', 1 'resumed')",
+                    )
+                elif modes:
+                    axes["handshake_mode"] = modes
             excludes = []
             ex = m.get("exclude", [])
             if not isinstance(ex, list):
@@ -496,6 +508,35 @@ class _Validator:
                 excludes.append(self.read_where(e, f"{at}.exclude[{i}]"))
             out[mname] = {"axes": axes, "exclude": excludes}
         return out
+
+    def handshake_mode(self, item, at: str) -> str | None:
+        """A handshake mode: full, resumed, or a resumption mix resumeNN."""
+        got = self.string(item, at, what="a handshake mode")
+        if got is not None and not is_handshake_mode(got):
+            self.bad(at, f"bad value {fmt(got)}; allowed: {MIX_ALLOWED}")
+            return None
+        return got
+
+    def resumption_ratios(self, raw, at: str) -> list[str]:
+        """`resumption_ratio = [0, 0.5, 0.9]`: the handshake modes these ratios are."""
+        items = self.listish(raw)
+        if not items:
+            self.bad(at, "empty array; allowed: at least one value")
+        modes = []
+        for i, item in enumerate(items):
+            iat = f"{at}[{i}]" if isinstance(raw, list) else at
+            mode = None
+            if isinstance(item, int | float) and not isinstance(item, bool):
+                mode = mode_of_ratio(float(item))
+            if mode is None:
+                self.bad(
+                    iat,
+                    f"bad value {fmt(item)}; allowed: a share from 0 to 1 in whole per cent "
+                    "(0, 0.5, 0.9, 0.99, 1)",
+                )
+            elif mode not in modes:
+                modes.append(mode)
+        return modes
 
     def expand(self, mname: str, m: dict, parts_by_id: dict[str, dict]) -> list[str]:
         """The scenario ids of matrix `mname` (matrix.expand), with what it reports."""

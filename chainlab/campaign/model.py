@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from chainlab.campaign.algorithms import GROUPS
+from chainlab.campaign.algorithms import GROUPS, resumption_ratio
 from chainlab.errors import ChainlabError
 
 # Axis values that are not written into a scenario id (the id names only what differs).
@@ -156,6 +156,11 @@ class Scenario:
     @property
     def kex_family(self) -> str:
         return GROUPS[self.kex]
+
+    @property
+    def resumption_ratio(self) -> float:
+        """The share of this scenario's handshakes that resume (0 full, 1 resumed)."""
+        return resumption_ratio(self.handshake_mode)
 
     @property
     def leaf_alg(self) -> str:

@@ -220,3 +220,12 @@ def test_a_falling_overhead_line_is_taken_as_flat():
     over = cost.fit_overhead(refs, zero)
     assert over.full["server"] == cost.Line(0.9, 0.0, 0.02)
     assert over.full["client"].per_kib_ms == pytest.approx(1.0 / 14.0)
+
+
+def test_a_resumption_mix_weighs_full_and_resumed_operations():
+    ops = cost.operations((ML, SLH), "X25519MLKEM768", "resume90")
+    server = counts(ops, "server")
+    assert server[(SLH, "sign", "cv")] == pytest.approx(0.1)
+    assert server[("X25519MLKEM768", "encaps", None)] == pytest.approx(1.0)
+    client = counts(ops, "client")
+    assert client[(ML, "verify", "cert")] == pytest.approx(0.1)

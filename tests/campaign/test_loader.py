@@ -193,6 +193,24 @@ BAD = [
         ["campaign.baseline", "'nope'", "allowed:"],
     ),
     (
+        "bad_resumption_ratio",
+        GOOD.replace(
+            'hierarchy = [["ml", "ml"]',
+            'resumption_ratio = [0.5, 0.333]\nhierarchy = [["ml", "ml"]',
+            1,
+        ),
+        ["resumption_ratio[1]", "0.333", "allowed: a share from 0 to 1 in whole per cent"],
+    ),
+    (
+        "bad_handshake_mode",
+        GOOD.replace(
+            'hierarchy = [["ml", "ml"]',
+            'handshake_mode = ["resume100"]\nhierarchy = [["ml", "ml"]',
+            1,
+        ),
+        ["handshake_mode[0]", "'resume100'", "allowed: full, resumed or resume1 .. resume99"],
+    ),
+    (
         "bad_primitives_interval",
         GOOD + "\n[primitives]\ntarget_rel_halfwidth = 0.7\n",
         ["primitives.target_rel_halfwidth", "0.7", "allowed:"],
@@ -353,3 +371,25 @@ def test_bundled_network_file_crosses_three_profiles_and_loopback():
         got.setdefault((s.hierarchy, s.served_chain), set()).add(s.network)
     assert set(got) == hierarchies
     assert all(nets == {"loopback", "lan", "wan", "lossy"} for nets in got.values())
+
+
+def test_a_resumption_ratio_axis_gives_mixes(tmp_path):
+    text = GOOD.replace(
+        'hierarchy = [["ml", "ml"]', 'resumption_ratio = [0, 0.5, 1]\nhierarchy = [["ml", "ml"]', 1
+    )
+    c = load(write(tmp_path, text, "mix.toml"))
+    modes = {s.handshake_mode for s in c.scenarios.values()}
+    assert {"full", "resume50", "resumed"} <= modes
+    mix = next(s for s in c.scenarios.values() if s.handshake_mode == "resume50")
+    assert mix.resumption_ratio == 0.5 and mix.scenario_id.endswith("__resume50")
+    from chainlab.campaign import ids
+
+    parts = ids.decode(
+        mix.scenario_id, {"ml": "ML-DSA-65", "slhf": "SLH-DSA-SHAKE-128f"}, set(c.networks)
+    )
+    assert parts["handshake_mode"] == "resume50"
+    both = text.replace(
+        "resumption_ratio = [0, 0.5, 1]", 'resumption_ratio = [0.5]\nhandshake_mode = ["full"]'
+    )
+    with pytest.raises(CampaignError, match="given with handshake_mode"):
+        load(write(tmp_path, both, "both.toml"))
