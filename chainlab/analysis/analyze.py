@@ -24,6 +24,7 @@ from chainlab.analysis import (
     load_capacity,
     network,
     paper,
+    resumption,
     summary,
     transport,
 )
@@ -78,6 +79,8 @@ class Analysis:
     # against its uncompressed twin, and a verdict per signature family.
     compression: pd.DataFrame = field(default_factory=pd.DataFrame)
     compression_verdicts: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # Resumption mixes against the line of their full and resumed ends (analysis.resumption).
+    resumption: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def reference_summary(self) -> pd.DataFrame:
         """The summary rows of the scenarios on the reference network."""
@@ -161,6 +164,7 @@ def analyze_data(data: StoreData) -> Analysis:
     a.primitives = cost_model.primitives_table(data.primitives, cfg.confidence_level)
     a.compression = compression.per_scenario(summ, data.primitives, cfg.confidence_level)
     a.compression_verdicts = compression.verdicts(a.compression)
+    a.resumption = resumption.per_scenario(summ, cfg.confidence_level)
     a.findings = findings(a)
     return a
 

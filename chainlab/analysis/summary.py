@@ -127,6 +127,9 @@ def scenario_summary(data: StoreData) -> pd.DataFrame:
             "negotiated_group": r.get("negotiated_group"),
             "negotiated_sigalg": r.get("negotiated_sigalg"),
             "n_server_missing": int(r["n_server_missing"]),
+            # Measured handshakes that resumed (ok ones with CPU on both sides).
+            "n_resumed": int(_num(r.get("n_resumed")) if pd.notna(r.get("n_resumed")) else 0),
+            "cpu_n": int(_num(r.get("cpu_n")) if pd.notna(r.get("cpu_n")) else 0),
             # The server's ready line on certificate compression (NaN: none, or an older store).
             "cert_message_bytes": _num(r.get("cert_message_bytes")),
             "cert_compressed_bytes": _num(r.get("cert_compressed_bytes")),

@@ -192,7 +192,7 @@ class ScenarioExecution:
             "--chain", s.served_chain,
             "--groups", s.kex,
             "--cert-compression", s.cert_compression,
-            "--tickets", "1" if s.handshake_mode == "resumed" else "0",
+            "--tickets", "0" if s.handshake_mode == "full" else "1",
             "--io-timeout-ms", str(self.policy.timeout_ms),
             "--records", str(rec),
         ]  # fmt: skip
@@ -288,6 +288,11 @@ class ScenarioExecution:
             argv = [*argv, "--untrusted", str(self.pki_dir / "intermediates.pem")]
         if s.handshake_mode == "resumed":
             argv = [*argv, "--resume"]
+        elif s.handshake_mode != "full":
+            # A resumption mix: each handshake offers the ticket with the scenario's ratio,
+            # seeded per batch so a rerun with the run's seed repeats the mix.
+            seed = self.ctx.seed * 1_000_003 + self.batches
+            argv = [*argv, "--resume-ratio", f"{s.resumption_ratio:g}", "--resume-seed", str(seed)]
         if self._link is not None:
             argv = self._link.client_cmd(argv)
         return argv

@@ -88,6 +88,7 @@ SELECT scenario_id,
     count(server_conn_cpu_ns) AS conn_cpu_n,
     avg(server_conn_cpu_ns) AS server_conn_cpu_mean,
     var_samp(server_conn_cpu_ns) AS server_conn_cpu_var,
+    count_if(resumed) AS n_resumed,
     count(server_instructions) AS instructions_n,
     avg(client_instructions) AS client_instructions_mean,
     avg(server_instructions) AS server_instructions_mean

@@ -8,7 +8,7 @@ to plot (e.g. no baseline, no pairs).
 
 Each figure is registered once (`registry.figure`) with its name and title; `REGISTRY` maps
 names to figures. Modules by subject: latency, placement, cpu, cost, model (the cost model),
-network, load; `style` holds what they share.
+resumption, network, load; `style` holds what they share.
 """
 
 import matplotlib
@@ -24,6 +24,7 @@ from chainlab.report.figures import (  # noqa: E402
     model,
     network,
     placement,
+    resumption,
 )
 from chainlab.report.figures.registry import REGISTRY, Entry  # noqa: E402
 
@@ -37,4 +38,5 @@ __all__ = [
     "model",
     "network",
     "placement",
+    "resumption",
 ]
