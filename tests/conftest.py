@@ -1,8 +1,23 @@
 """Settings every test shares."""
 
+import contextlib
 import os
 
 import pytest
+
+
+@contextlib.contextmanager
+def environment(name: str, value: str):
+    """`name` set to `value` in the environment (and so in subprocesses) while inside."""
+    old = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = old
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -11,10 +26,5 @@ def primitives_cache(tmp_path_factory):
     campaign a test runs measures its primitives, later ones take them from here. Set in the
     environment, so `chainlab` subprocesses use it too."""
     d = tmp_path_factory.mktemp("primitives-cache")
-    old = os.environ.get("CHAINLAB_PRIMITIVES_CACHE")
-    os.environ["CHAINLAB_PRIMITIVES_CACHE"] = str(d)
-    yield d
-    if old is None:
-        os.environ.pop("CHAINLAB_PRIMITIVES_CACHE", None)
-    else:
-        os.environ["CHAINLAB_PRIMITIVES_CACHE"] = old
+    with environment("CHAINLAB_PRIMITIVES_CACHE", str(d)):
+        yield d

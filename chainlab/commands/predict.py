@@ -13,19 +13,14 @@ from pathlib import Path
 
 from chainlab import engine
 from chainlab.campaign import estimate, load
+from chainlab.commands import campaign_arguments
 from chainlab.runner import primitives
 
 HELP = "predict each scenario's latency, CPU, bytes and capacity from measured primitives"
 
 
 def add_arguments(parser):
-    parser.add_argument("file", help="campaign file (TOML)")
-    parser.add_argument(
-        "--campaign",
-        action="append",
-        metavar="NAME",
-        help="only these campaigns of the file (repeatable; default: all)",
-    )
+    campaign_arguments(parser)
 
 
 def run(args) -> int:

@@ -5,19 +5,14 @@ the key path, the bad value and what is allowed; the exit status is then 2.
 """
 
 from chainlab.campaign import estimate, load
+from chainlab.commands import campaign_arguments
 from chainlab.runner import primitives
 
 HELP = "check a campaign file; list its scenarios and estimated run time"
 
 
 def add_arguments(parser):
-    parser.add_argument("file", help="campaign file (TOML)")
-    parser.add_argument(
-        "--campaign",
-        action="append",
-        metavar="NAME",
-        help="only these campaigns of the file (repeatable; default: all)",
-    )
+    campaign_arguments(parser)
 
 
 def run(args) -> int:

@@ -1,7 +1,7 @@
-import os
 from pathlib import Path
 
 import pytest
+from conftest import environment
 
 from chainlab import engine
 from chainlab.errors import ChainlabError
@@ -24,13 +24,8 @@ def pki_cache(tmp_path_factory):
     """A PKI cache of this test session: engine command lines name it, so the process scan
     finds exactly this session's engines."""
     d = tmp_path_factory.mktemp("pki-cache")
-    old = os.environ.get("CHAINLAB_PKI_CACHE")
-    os.environ["CHAINLAB_PKI_CACHE"] = str(d)
-    yield d
-    if old is None:
-        os.environ.pop("CHAINLAB_PKI_CACHE", None)
-    else:
-        os.environ["CHAINLAB_PKI_CACHE"] = old
+    with environment("CHAINLAB_PKI_CACHE", str(d)):
+        yield d
 
 
 def engine_processes(marker: str) -> list[str]:
