@@ -9,8 +9,8 @@ from chainlab.campaign.cost import CATEGORIES
 from chainlab.report.figures.registry import figure
 from chainlab.report.figures.style import WIDTH, fig_height, scenario_labels
 
-# Share of the figure's height below the axes that the legend's two rows take.
-LEGEND_BAND = 0.1
+# Height below the axes that the legend's two rows take, in inches.
+LEGEND_BAND_IN = 0.55
 # One colour per operation category (and the residual), the same on both sides.
 CATEGORY_COLOURS = {
     "sign": "#b2182b",
@@ -30,7 +30,9 @@ def fig_cost_breakdown(a):
     m = m.sort_values("server_measured").reset_index(drop=True)
     ids = list(m["scenario_id"])
     labels = scenario_labels(a, ids)
-    fig, axes = plt.subplots(1, 2, figsize=(WIDTH, fig_height(len(ids)) + 1.0), sharey=True)
+    fig, axes = plt.subplots(
+        1, 2, figsize=(WIDTH, fig_height(len(ids)) + LEGEND_BAND_IN), sharey=True
+    )
     y = np.arange(len(ids))
     for ax, side in zip(axes, ("server", "client"), strict=True):
         left = np.zeros(len(ids))
@@ -58,5 +60,5 @@ def fig_cost_breakdown(a):
     legend.set_in_layout(False)
     fig.suptitle("What a handshake's CPU is made of: primitives and the residual")
     # Lay out here, leaving the bottom band to the legend (the report keeps this layout).
-    fig.tight_layout(rect=(0, LEGEND_BAND, 1, 1))
+    fig.tight_layout(rect=(0, LEGEND_BAND_IN / fig.get_figheight(), 1, 1))
     return fig
