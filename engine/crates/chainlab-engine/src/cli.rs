@@ -54,6 +54,19 @@ pub struct PkiArgs {
     /// DNS names for the leaf's subjectAltName (127.0.0.1 and ::1 are always added).
     #[arg(long, value_delimiter = ',', default_value = "localhost")]
     pub dns: Vec<String>,
+    /// What the leaf authenticates: a TLS server (extendedKeyUsage serverAuth, the names
+    /// above in its subjectAltName) or a TLS client (clientAuth, no subjectAltName; subjects
+    /// read "chainlab client ..." so the two kinds never look alike).
+    #[arg(long, value_enum, default_value = "server")]
+    pub purpose: Purpose,
+}
+
+/// Which side of a TLS connection a hierarchy's leaf authenticates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Purpose {
+    Server,
+    Client,
 }
 
 /// Which certificates the server sends in its Certificate message.
@@ -158,6 +171,12 @@ pub struct ServeArgs {
     /// usual plan; default: wherever the kernel puts it.
     #[arg(long)]
     pub cpus: Option<String>,
+    /// Mutual TLS: request a client certificate, require one, and verify the client's chain
+    /// against these trust anchors (a client hierarchy's `ca.pem`, from `pki --purpose
+    /// client`). A missing or rejected client certificate fails the handshake with
+    /// `client_cert_rejected`.
+    #[arg(long)]
+    pub client_ca: Option<PathBuf>,
 }
 
 /// What a client connects to and how: shared by `handshake` and `load`.
@@ -172,6 +191,16 @@ pub struct ClientArgs {
     /// Extra untrusted certificates for path building (intermediates the server does not send).
     #[arg(long)]
     pub untrusted: Option<PathBuf>,
+    /// Accept a chain that ends at any certificate of `--ca`, not only at a self-signed root
+    /// (X509_V_FLAG_PARTIAL_CHAIN): an intermediate as the trust anchor, as in the Trust
+    /// Anchor IDs deployment model. Nothing above the anchor is fetched or checked.
+    #[arg(long)]
+    pub partial_chain: bool,
+    /// Mutual TLS: authenticate with the leaf of this hierarchy directory (`pki --purpose
+    /// client`), sending `chain-leaf+intermediates.pem` and signing with `leaf.key` when the
+    /// server asks for a certificate.
+    #[arg(long)]
+    pub cert_pki: Option<PathBuf>,
     /// Skip chain verification (recorded in every record).
     #[arg(long)]
     pub no_verify: bool,

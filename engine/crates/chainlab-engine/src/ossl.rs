@@ -181,6 +181,7 @@ pub const ERR_LIB_SSL: c_int = 20;
 pub const SSL_R_NO_SUITABLE_KEY_SHARE: c_int = 101;
 pub const SSL_R_NO_SUITABLE_SIGNATURE_ALGORITHM: c_int = 118;
 pub const SSL_R_CERTIFICATE_VERIFY_FAILED: c_int = 134;
+pub const SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE: c_int = 199;
 pub const SSL_R_UNKNOWN_CERTIFICATE_TYPE: c_int = 247;
 pub const SSL_R_UNEXPECTED_EOF_WHILE_READING: c_int = 294;
 pub const SSL_R_NO_SUITABLE_GROUPS: c_int = 295;

@@ -27,6 +27,9 @@ pub enum ErrorCategory {
     PeerClosed,
     /// Certificate chain verification failed (wrong root, bad name, expired, ...).
     VerifyFailed,
+    /// Mutual TLS: the server refused the client's certificate (chain not verified against
+    /// its `--client-ca`, or no certificate sent). Both sides record it.
+    ClientCertRejected,
     /// No key-exchange group in common.
     NoSharedGroup,
     /// No signature scheme in common, or the certificate's type is not usable.
@@ -42,7 +45,7 @@ pub enum ErrorCategory {
     GeneratorSaturated,
 }
 
-/// Certificate as observed by the client in the peer chain.
+/// A certificate as observed in the chain the peer sent.
 #[derive(Debug, Clone, Serialize)]
 pub struct ObservedCert {
     pub der_bytes: usize,
@@ -161,6 +164,10 @@ pub struct ServerRecord {
     /// Scheme of the CertificateVerify the server sent; null when resumed.
     pub sigalg: Option<String>,
     pub resumed: Option<bool>,
+    /// Mutual TLS (`--client-ca`): the certificates the client sent, leaf first; absent
+    /// without client authentication, null when none arrived (resumed, or failed before).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peer_chain: Option<Option<Vec<ObservedCert>>>,
     pub outcome: Outcome,
     pub error_category: Option<ErrorCategory>,
     pub error_detail: Option<String>,

@@ -20,6 +20,7 @@ use openssl_sys as sys;
 use super::keys::{check, KeyKind, SERIAL_BYTES};
 use super::Role;
 use crate::algorithms::Algorithm;
+use crate::cli::Purpose;
 use crate::ossl;
 
 /// Validity start of every certificate. Dates are fixed, not taken from the clock, because
@@ -49,6 +50,7 @@ pub struct Subject<'a> {
     /// Some(pathLenConstraint) for a CA, None for the leaf.
     pub path_len: Option<u32>,
     pub dns: &'a [String],
+    pub purpose: Purpose,
 }
 
 /// The issuing certificate, its key and algorithm; None issues a self-signed certificate.
@@ -100,7 +102,12 @@ pub fn issue(subject: &Subject, key: &PKey<Private>, issuer: Issuer) -> Result<X
         None => {
             builder.append_extension(BasicConstraints::new().critical().build()?)?;
             builder.append_extension(KeyUsage::new().critical().digital_signature().build()?)?;
-            builder.append_extension(ExtendedKeyUsage::new().server_auth().build()?)?;
+            let mut usage = ExtendedKeyUsage::new();
+            match subject.purpose {
+                Purpose::Server => usage.server_auth(),
+                Purpose::Client => usage.client_auth(),
+            };
+            builder.append_extension(usage.build()?)?;
         }
     }
     let ski = SubjectKeyIdentifier::new().build(&builder.x509v3_context(None, None))?;
@@ -112,7 +119,7 @@ pub fn issue(subject: &Subject, key: &PKey<Private>, issuer: Issuer) -> Result<X
             .build(&builder.x509v3_context(Some(issuer_cert), None))?;
         builder.append_extension(aki)?;
     }
-    if subject.path_len.is_none() {
+    if subject.path_len.is_none() && subject.purpose == Purpose::Server {
         let mut san = SubjectAlternativeName::new();
         for name in subject.dns {
             san.dns(name);
@@ -137,7 +144,11 @@ pub fn issue(subject: &Subject, key: &PKey<Private>, issuer: Issuer) -> Result<X
 fn subject_name(subject: &Subject) -> Result<X509Name> {
     let mut name = X509Name::builder()?;
     name.append_entry_by_nid(Nid::ORGANIZATIONNAME, ORGANIZATION)?;
-    let common_name = format!("{} ({})", subject.role.title(), subject.algorithm.name);
+    let common_name = format!(
+        "{} ({})",
+        subject.role.title(subject.purpose),
+        subject.algorithm.name
+    );
     name.append_entry_by_nid(Nid::COMMONNAME, &common_name)?;
     Ok(name.build())
 }

@@ -21,7 +21,7 @@ use openssl::x509::X509;
 use serde::Serialize;
 
 use crate::algorithms::{self, Algorithm};
-use crate::cli::{ChainPolicy, PkiArgs};
+use crate::cli::{ChainPolicy, PkiArgs, Purpose};
 
 /// Schema id of `manifest.json` and of the stdout summary.
 pub const SCHEMA: &str = "chainlab.pki/1";
@@ -46,7 +46,7 @@ pub const POLICIES: [ChainPolicy; 3] = [
 ];
 
 pub fn run(args: &PkiArgs) -> Result<()> {
-    let spec = Spec::new(&args.chain, &args.seed, &args.dns)?;
+    let spec = Spec::new(&args.chain, &args.seed, &args.dns)?.with_purpose(args.purpose);
     // Create the directory before the (possibly slow) signing, so a bad --out fails at once.
     fs::create_dir_all(&args.out)
         .with_context(|| format!("--out {}: cannot create directory", args.out.display()))?;
@@ -64,6 +64,8 @@ pub struct Spec {
     pub seed: String,
     /// DNS names of the leaf's subjectAltName (127.0.0.1 and ::1 are always added).
     pub dns: Vec<String>,
+    /// What the leaf authenticates (a server unless `--purpose client`).
+    pub purpose: Purpose,
 }
 
 impl Spec {
@@ -98,7 +100,13 @@ impl Spec {
             chain,
             seed: seed.to_owned(),
             dns: dns.to_vec(),
+            purpose: Purpose::Server,
         })
+    }
+
+    pub fn with_purpose(mut self, purpose: Purpose) -> Spec {
+        self.purpose = purpose;
+        self
     }
 
     pub fn depth(&self) -> usize {
@@ -152,13 +160,18 @@ impl Role {
         }
     }
 
-    /// Start of the subject's common name; the algorithm follows in parentheses.
-    fn title(self) -> &'static str {
-        match self {
-            Role::Root => "chainlab root",
-            Role::Int1 => "chainlab intermediate 1",
-            Role::Int2 => "chainlab intermediate 2",
-            Role::Leaf => "chainlab leaf",
+    /// Start of the subject's common name; the algorithm follows in parentheses. A client
+    /// hierarchy's names say "client", so its root is never mistaken for a server's.
+    fn title(self, purpose: Purpose) -> &'static str {
+        match (purpose, self) {
+            (Purpose::Server, Role::Root) => "chainlab root",
+            (Purpose::Server, Role::Int1) => "chainlab intermediate 1",
+            (Purpose::Server, Role::Int2) => "chainlab intermediate 2",
+            (Purpose::Server, Role::Leaf) => "chainlab leaf",
+            (Purpose::Client, Role::Root) => "chainlab client root",
+            (Purpose::Client, Role::Int1) => "chainlab client intermediate 1",
+            (Purpose::Client, Role::Int2) => "chainlab client intermediate 2",
+            (Purpose::Client, Role::Leaf) => "chainlab client leaf",
         }
     }
 
@@ -244,6 +257,7 @@ pub fn generate(spec: &Spec) -> Result<Hierarchy> {
             // A CA may be followed by as many CAs as sit between it and the leaf.
             path_len: (role != Role::Leaf).then(|| (depth - 2 - index) as u32),
             dns: &spec.dns,
+            purpose: spec.purpose,
         };
         let issuer = issued
             .last()
@@ -270,6 +284,8 @@ pub struct Manifest {
     pub schema: &'static str,
     pub seed: String,
     pub depth: usize,
+    /// What the leaf authenticates: "server" or "client".
+    pub purpose: Purpose,
     /// Algorithms from root to leaf, as given to --chain (canonical names).
     pub chain: Vec<&'static str>,
     pub dns: Vec<String>,
@@ -395,6 +411,7 @@ pub fn write(hierarchy: &Hierarchy, out: &Path) -> Result<Manifest> {
         schema: SCHEMA,
         seed: spec.seed.clone(),
         depth: spec.depth(),
+        purpose: spec.purpose,
         chain: spec.chain.iter().map(|a| a.name).collect(),
         dns: spec.dns.clone(),
         deterministic: spec.chain.iter().all(|a| a.deterministic),

@@ -14,21 +14,17 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use anyhow::bail;
-use foreign_types::ForeignType;
-use openssl::nid::Nid;
-use openssl::pkey::Id;
-use openssl::ssl::{ShutdownResult, Ssl, SslRef, SslSession, SslStream};
-use openssl::x509::X509Ref;
+use openssl::ssl::{ErrorCode, ShutdownResult, Ssl, SslSession, SslStream};
 use rand::{Rng as _, SeedableRng as _};
 use rand_chacha::ChaCha8Rng;
 
+use super::chain::observed_chain;
 use super::context::{self, ClientContext};
 use super::counting::{CountingStream, Counts, SocketStream};
 use super::errors::{self, Failure, Side};
 use super::{conn_id, group_name, ns_between, sigalg_name, unix_ns};
 use crate::cli::{ClientArgs, HandshakeArgs};
 use crate::cpu::ThreadCpu;
-use crate::ossl;
 use crate::record::{ClientRecord, ObservedCert, Outcome, RecordWriter, SCHEMA};
 
 pub fn run(args: &HandshakeArgs) -> anyhow::Result<()> {
@@ -217,8 +213,14 @@ impl<'a> Client<'a> {
         let instrument = seen.handshake_counts.is_some();
         match result {
             Ok(()) => {
-                let notified = close(&mut tls);
-                seen.peer_close_notify = instrument.then_some(notified);
+                let closed = close(&mut tls, self.ctx.client_cert);
+                if let (Err(e), true) = (&closed, self.ctx.client_cert) {
+                    // TLS 1.3 client authentication: SSL_connect returns once the client's
+                    // Finished is sent, and a server that rejects the certificate says so
+                    // with an alert the close reads.
+                    seen.failure = errors::client_cert_rejected(e);
+                }
+                seen.peer_close_notify = instrument.then_some(closed.is_ok());
                 if self.args.resume || self.args.resume_ratio.is_some() {
                     self.session = tls.ssl().session().map(|s| s.to_owned());
                 }
@@ -229,7 +231,7 @@ impl<'a> Client<'a> {
                     seen.sigalg = sigalg_name(ssl, true);
                     // A resumed handshake carries no Certificate message.
                     if !resumed {
-                        seen.peer_chain = observed_chain(ssl)?;
+                        seen.peer_chain = observed_chain(ssl, false)?;
                     }
                 }
             }
@@ -298,12 +300,39 @@ impl<'a> Client<'a> {
 }
 
 /// Sends close_notify, then reads until the server's (session tickets sent after the
-/// handshake are read and processed on the way). True if the server's close_notify arrived.
-fn close<S: SocketStream>(tls: &mut SslStream<S>) -> bool {
-    match tls.shutdown() {
-        Ok(ShutdownResult::Received) => true,
-        Ok(ShutdownResult::Sent) => matches!(tls.shutdown(), Ok(ShutdownResult::Received)),
-        Err(_) => false,
+/// handshake are read and processed on the way). Ok once the server's close_notify arrived;
+/// the error when the close failed (an alert from the server, a reset, a timeout).
+///
+/// With a client certificate the order is reversed (`read_first`): TLS 1.3 lets the server
+/// reject the certificate only after the client's Finished, with an alert, and a server that
+/// has sent it closes at once; writing our close_notify first would meet the closed socket
+/// and lose the alert. The engine's server always answers (a close_notify or an alert).
+fn close<S: SocketStream>(
+    tls: &mut SslStream<S>,
+    read_first: bool,
+) -> Result<(), openssl::ssl::Error> {
+    if read_first {
+        read_to_close(tls)?;
+        tls.shutdown()?;
+        return Ok(());
+    }
+    if tls.shutdown()? == ShutdownResult::Received {
+        return Ok(());
+    }
+    read_to_close(tls)
+}
+
+/// Reads (and discards: the engine's server sends no application data) until the peer's
+/// close_notify; an error for anything else that ends the connection.
+fn read_to_close<S: SocketStream>(tls: &mut SslStream<S>) -> Result<(), openssl::ssl::Error> {
+    // Large enough for any record the server sends after the handshake (tickets).
+    let mut buf = [0u8; 4096];
+    loop {
+        match tls.ssl_read(&mut buf) {
+            Ok(_) => continue,
+            Err(e) if e.code() == ErrorCode::ZERO_RETURN => return Ok(()),
+            Err(e) => return Err(e),
+        }
     }
 }
 
@@ -316,62 +345,4 @@ fn drain<S: SocketStream>(stream: &mut S) {
     // Any size works; 16 KiB is one maximal TLS record per read.
     let mut buf = [0u8; 16 * 1024];
     while matches!(stream.read(&mut buf), Ok(n) if n > 0) {}
-}
-
-/// The certificates the server sent, leaf first.
-fn observed_chain(ssl: &SslRef) -> anyhow::Result<Option<Vec<ObservedCert>>> {
-    let Some(chain) = ssl.peer_cert_chain() else {
-        return Ok(None);
-    };
-    chain
-        .iter()
-        .map(observed_cert)
-        .collect::<anyhow::Result<Vec<_>>>()
-        .map(Some)
-}
-
-fn observed_cert(cert: &X509Ref) -> anyhow::Result<ObservedCert> {
-    let subject = cert
-        .subject_name()
-        .entries()
-        .map(|e| {
-            let key = e.object().nid().short_name().unwrap_or("?");
-            Ok(format!("{key}={}", e.data().to_string()?))
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?
-        .join(", ");
-    let sig_nid = cert.signature_algorithm().object().nid();
-    Ok(ObservedCert {
-        der_bytes: cert.to_der()?.len(),
-        subject,
-        sig_alg: sig_nid.long_name().unwrap_or("unknown").to_owned(),
-        key_alg: key_algorithm(cert)?,
-    })
-}
-
-/// The certificate's key type in the vocabulary of `pki --chain` ("ML-DSA-65",
-/// "SLH-DSA-SHAKE-128f", "ECDSA-P256", "Ed25519", "RSA-2048"), else OpenSSL's type name.
-fn key_algorithm(cert: &X509Ref) -> anyhow::Result<String> {
-    let key = cert.public_key()?;
-    let name = match key.id() {
-        Id::EC => {
-            let curve = key.ec_key()?.group().curve_name();
-            match curve {
-                Some(Nid::X9_62_PRIME256V1) => "ECDSA-P256".to_owned(),
-                Some(Nid::SECP384R1) => "ECDSA-P384".to_owned(),
-                Some(nid) => format!("EC-{}", nid.short_name().unwrap_or("unknown")),
-                None => "EC".to_owned(),
-            }
-        }
-        Id::RSA => format!("RSA-{}", key.bits()),
-        Id::ED25519 => "Ed25519".to_owned(),
-        _ => {
-            // SAFETY: valid key; the name lives in the provider's static algorithm table.
-            let name = unsafe { ossl::static_str(ossl::EVP_PKEY_get0_type_name(key.as_ptr())) };
-            name.unwrap_or("unknown").to_owned()
-        }
-    };
-    Ok(crate::algorithms::lookup(&name)
-        .map(|a| a.name.to_owned())
-        .unwrap_or(name))
 }

@@ -17,6 +17,7 @@ use openssl::ssl::{
 };
 use openssl::stack::Stack;
 use openssl::x509::store::X509StoreBuilder;
+use openssl::x509::verify::X509VerifyFlags;
 use openssl::x509::{X509VerifyResult, X509};
 use openssl_sys as sys;
 use serde::Serialize;
@@ -30,6 +31,17 @@ pub struct ServerContext {
     pub served_chain: ServedChain,
     pub max_cert_list: u64,
     pub cert_compression: CompressionSetup,
+    /// Mutual TLS: what the server asks of clients (`None`: no client certificate asked).
+    pub client_auth: Option<ClientAuth>,
+}
+
+/// The server's client-certificate policy, as the ready line reports it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClientAuth {
+    /// Trust anchors loaded from `--client-ca`.
+    pub anchors: usize,
+    /// Always true: a client without a certificate is refused (`client_cert_rejected`).
+    pub required: bool,
 }
 
 /// The certificates the server sends, as loaded from the policy's chain file.
@@ -63,6 +75,8 @@ pub struct ClientContext {
     /// group" (see `errors`).
     pub sigalgs_restricted: bool,
     pub verify: bool,
+    /// The client authenticates with a certificate (`--cert-pki`).
+    pub client_cert: bool,
 }
 
 /// Builds the server context from `serve`'s arguments.
@@ -79,11 +93,16 @@ pub fn server(args: &ServeArgs) -> anyhow::Result<ServerContext> {
     builder.set_mode(SslMode::NO_AUTO_CHAIN);
     let served_chain = load_served_chain(&mut builder, &args.pki, args.chain)?;
     let cert_compression = precompress(&mut builder, args.tls.cert_compression)?;
+    let client_auth = match &args.client_ca {
+        Some(path) => Some(require_client_certificates(&mut builder, path)?),
+        None => None,
+    };
     Ok(ServerContext {
         ctx: builder.build(),
         served_chain,
         max_cert_list: args.tls.max_cert_list,
         cert_compression,
+        client_auth,
     })
 }
 
@@ -123,14 +142,26 @@ pub fn client(args: &ClientArgs) -> anyhow::Result<ClientContext> {
             Ok(ip) => param.set_ip(ip)?,
             Err(_) => param.set_host(&args.servername)?,
         }
+        if args.partial_chain {
+            param.set_flags(X509VerifyFlags::PARTIAL_CHAIN)?;
+        }
         if let Some(path) = &args.untrusted {
             install_untrusted(&mut builder, path)?;
         }
+    }
+    if let Some(dir) = &args.cert_pki {
+        load_chain(
+            &mut builder,
+            &dir.join(ChainPolicy::LeafIntermediates.file_name()),
+            &dir.join("leaf.key"),
+            "--cert-pki",
+        )?;
     }
     Ok(ClientContext {
         ctx: builder.build(),
         sigalgs_restricted: args.tls.sigalgs.is_some(),
         verify: !args.no_verify,
+        client_cert: args.cert_pki.is_some(),
     })
 }
 
@@ -209,8 +240,29 @@ fn load_served_chain(
     pki: &Path,
     policy: ChainPolicy,
 ) -> anyhow::Result<ServedChain> {
-    let chain_path = pki.join(policy.file_name());
-    let chain = read_certificates(&chain_path, "--pki")?;
+    let (certificates, der_bytes) = load_chain(
+        builder,
+        &pki.join(policy.file_name()),
+        &pki.join("leaf.key"),
+        "--pki",
+    )?;
+    Ok(ServedChain {
+        policy,
+        certificates,
+        der_bytes,
+    })
+}
+
+/// Installs a certificate chain (leaf first) and the leaf's key as this side's credentials;
+/// returns the number of certificates and their DER bytes. `option` names the argument the
+/// files came from, for error messages.
+fn load_chain(
+    builder: &mut SslContextBuilder,
+    chain_path: &Path,
+    key_path: &Path,
+    option: &str,
+) -> anyhow::Result<(usize, usize)> {
+    let chain = read_certificates(chain_path, option)?;
     let der_bytes = chain
         .iter()
         .map(|c| c.to_der().map(|d| d.len()))
@@ -223,27 +275,42 @@ fn load_served_chain(
     for cert in chain {
         builder.add_extra_chain_cert(cert)?;
     }
-    let key_path = pki.join("leaf.key");
-    let pem = std::fs::read(&key_path)
-        .with_context(|| format!("--pki: cannot read {}", key_path.display()))?;
+    let pem = std::fs::read(key_path)
+        .with_context(|| format!("{option}: cannot read {}", key_path.display()))?;
     let key = PKey::private_key_from_pem(&pem).map_err(|e| {
         anyhow!(
-            "--pki: {} is not a PEM private key: {e}",
+            "{option}: {} is not a PEM private key: {e}",
             key_path.display()
         )
     })?;
     builder.set_private_key(&key)?;
     builder.check_private_key().map_err(|_| {
         anyhow!(
-            "--pki: {} does not match the leaf certificate of {}",
+            "{option}: {} does not match the leaf certificate of {}",
             key_path.display(),
             chain_path.display()
         )
     })?;
-    Ok(ServedChain {
-        policy,
-        certificates,
-        der_bytes,
+    Ok((certificates, der_bytes))
+}
+
+/// Mutual TLS on the server: ask every client for a certificate, refuse a client without
+/// one, and verify the client's chain against `path`'s certificates only (libssl checks
+/// the leaf's clientAuth purpose on the server side).
+fn require_client_certificates(
+    builder: &mut SslContextBuilder,
+    path: &Path,
+) -> anyhow::Result<ClientAuth> {
+    let mut store = X509StoreBuilder::new()?;
+    let anchors = read_certificates(path, "--client-ca")?;
+    for cert in &anchors {
+        store.add_cert(cert.clone())?;
+    }
+    builder.set_verify_cert_store(store.build())?;
+    builder.set_verify(SslVerifyMode::PEER | SslVerifyMode::FAIL_IF_NO_PEER_CERT);
+    Ok(ClientAuth {
+        anchors: anchors.len(),
+        required: true,
     })
 }
 

@@ -34,7 +34,10 @@ impl Failure {
 /// things depending on it).
 #[derive(Debug, Clone, Copy)]
 pub enum Side {
-    Server,
+    Server {
+        /// The server requires client certificates (`--client-ca`).
+        client_auth: bool,
+    },
     Client {
         /// Chain verification is on (`--no-verify` not given).
         verify: bool,
@@ -49,11 +52,32 @@ pub fn peer_still_connected(category: ErrorCategory) -> bool {
     matches!(
         category,
         ErrorCategory::VerifyFailed
+            | ErrorCategory::ClientCertRejected
             | ErrorCategory::NoSharedGroup
             | ErrorCategory::NoSharedSigalg
             | ErrorCategory::TlsAlert
             | ErrorCategory::TlsError
     )
+}
+
+/// A client that sent a certificate and then, closing, read a fatal alert from the server:
+/// the server rejected the certificate (TLS 1.3 lets it say so only after the client's
+/// Finished). `None` for any other close failure (those leave the handshake's outcome as is).
+pub fn client_cert_rejected(err: &openssl::ssl::Error) -> Option<Failure> {
+    let stack = err.ssl_error()?;
+    let alert = stack
+        .errors()
+        .iter()
+        .filter(|e| e.library_code() == ossl::ERR_LIB_SSL)
+        .map(|e| e.reason_code())
+        .find(|&r| r >= sys::SSL_AD_REASON_OFFSET)?;
+    Some(Failure::new(
+        ErrorCategory::ClientCertRejected,
+        format!(
+            "the server rejected the client certificate: received alert {}",
+            alert_name(alert - sys::SSL_AD_REASON_OFFSET)
+        ),
+    ))
 }
 
 /// Classifies a failed TCP connect.
@@ -81,6 +105,11 @@ pub fn handshake_failure(
                 ErrorCategory::VerifyFailed,
                 format!("certificate verify failed: {}", result.error_string()),
             );
+        }
+    }
+    if let Side::Server { client_auth: true } = side {
+        if let Some(failure) = server_client_cert_failure(err, ssl) {
+            return failure;
         }
     }
     if let Some(kind) = err.io_error().map(io::Error::kind).or(socket_error) {
@@ -114,6 +143,31 @@ pub fn handshake_failure(
         );
     }
     Failure::new(ErrorCategory::TlsError, err.to_string())
+}
+
+/// A server requiring client certificates: the client's chain failed verification, or the
+/// client sent none.
+fn server_client_cert_failure(err: &openssl::ssl::Error, ssl: &SslRef) -> Option<Failure> {
+    let result = ssl.verify_result();
+    if result != X509VerifyResult::OK {
+        return Some(Failure::new(
+            ErrorCategory::ClientCertRejected,
+            format!(
+                "client certificate verify failed: {}",
+                result.error_string()
+            ),
+        ));
+    }
+    let missing = err.ssl_error()?.errors().iter().any(|e| {
+        e.library_code() == ossl::ERR_LIB_SSL
+            && e.reason_code() == ossl::SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE
+    });
+    missing.then(|| {
+        Failure::new(
+            ErrorCategory::ClientCertRejected,
+            "the client sent no certificate",
+        )
+    })
 }
 
 /// A socket error under OpenSSL: a read/write timeout (`SO_RCVTIMEO`/`SO_SNDTIMEO` expire

@@ -7,6 +7,7 @@
 //! is the connection's CPU, and both identify a connection the same way (`conn_id`), so the
 //! Python store can pair a client record with the server record of the same connection.
 
+pub mod chain;
 pub mod client;
 pub mod context;
 pub mod counting;

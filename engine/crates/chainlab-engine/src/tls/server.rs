@@ -23,7 +23,8 @@ use anyhow::{anyhow, bail};
 use openssl::ssl::{ErrorCode, Ssl, SslContext, SslStream};
 use serde::Serialize;
 
-use super::context::{self, CompressionSetup, ServedChain, ServerContext};
+use super::chain::observed_chain;
+use super::context::{self, ClientAuth, CompressionSetup, ServedChain, ServerContext};
 use super::counting::{CountingStream, SocketStream};
 use super::errors::{self, Failure, Side};
 use super::{conn_id, group_name, ns_between, sigalg_name, unix_ns};
@@ -48,6 +49,8 @@ const STOP_GRACE: Duration = Duration::from_millis(500);
 /// Everything the workers share.
 struct Shared<'a> {
     ctx: &'a SslContext,
+    /// Mutual TLS: client certificates are required and recorded.
+    client_auth: bool,
     listener: &'a TcpListener,
     records: Option<&'a Mutex<RecordWriter>>,
     io_timeout: Duration,
@@ -92,6 +95,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
 
     let shared = Shared {
         ctx: &server.ctx,
+        client_auth: server.client_auth.is_some(),
         listener: &listener,
         records: records.as_ref(),
         io_timeout: Duration::from_millis(args.io_timeout_ms),
@@ -152,6 +156,7 @@ struct Ready<'a> {
     max_cert_list: u64,
     served_chain: &'a ServedChain,
     cert_compression: &'a CompressionSetup,
+    client_auth: Option<&'a ClientAuth>,
     record_schema: &'static str,
 }
 
@@ -172,6 +177,7 @@ fn print_ready(server: &ServerContext, addr: SocketAddr) -> anyhow::Result<()> {
         max_cert_list: server.max_cert_list,
         served_chain: &server.served_chain,
         cert_compression: &server.cert_compression,
+        client_auth: server.client_auth.as_ref(),
         record_schema: SCHEMA,
     };
     let mut out = std::io::stdout().lock();
@@ -211,11 +217,11 @@ fn worker(shared: &Shared, slot: &InFlight) -> anyhow::Result<()> {
             cpu_start,
         };
         let Some(records) = shared.records else {
-            serve_connection(shared.ctx, stream, accepted, slot)?;
+            serve_connection(shared, stream, accepted, slot)?;
             continue;
         };
         let stream = CountingStream::new(stream);
-        if let Some(record) = serve_connection(shared.ctx, stream, accepted, slot)? {
+        if let Some(record) = serve_connection(shared, stream, accepted, slot)? {
             records
                 .lock()
                 .map_err(|_| anyhow!("records writer poisoned by a panicked worker"))?
@@ -268,12 +274,12 @@ struct Accepted {
 /// Runs one connection to its end. Returns its record on the instrumented path (a counting
 /// stream and a CPU start reading), `None` otherwise.
 fn serve_connection<S: SocketStream>(
-    ctx: &SslContext,
+    shared: &Shared,
     stream: S,
     accepted: Accepted,
     slot: &InFlight,
 ) -> anyhow::Result<Option<ServerRecord>> {
-    let ssl = Ssl::new(ctx)?;
+    let ssl = Ssl::new(shared.ctx)?;
     let mut tls = SslStream::new(ssl, stream)?;
     // Declared after `tls`, so dropped (unregistered) before the socket closes.
     let registered = slot.enter(tls.get_ref().tcp().as_raw_fd());
@@ -294,8 +300,10 @@ fn serve_connection<S: SocketStream>(
             (Outcome::Failed, Some(failure), None)
         }
         Err(e) => {
-            let failure =
-                errors::handshake_failure(e, tls.ssl(), tls.get_ref().last_error(), Side::Server);
+            let side = Side::Server {
+                client_auth: shared.client_auth,
+            };
+            let failure = errors::handshake_failure(e, tls.ssl(), tls.get_ref().last_error(), side);
             (Outcome::Failed, Some(failure), None)
         }
     };
@@ -327,6 +335,11 @@ fn serve_connection<S: SocketStream>(
         group: group_name(ssl),
         sigalg: sigalg_name(ssl, false),
         resumed: result.is_ok().then(|| ssl.session_reused()),
+        peer_chain: if shared.client_auth {
+            Some(observed_chain(ssl, true)?)
+        } else {
+            None
+        },
         outcome,
         error_category: failure.as_ref().map(|f| f.category),
         error_detail: failure.map(|f| f.detail),

@@ -53,10 +53,24 @@ impl Drop for TempDir {
 
 /// Generates a hierarchy with `chainlab-engine pki` into `dir/name`.
 pub fn pki(dir: &TempDir, name: &str, chain: &str, seed: &str) -> PathBuf {
+    pki_for(dir, name, chain, seed, "server")
+}
+
+/// Generates a hierarchy whose leaf authenticates `purpose` ("server" or "client").
+pub fn pki_for(dir: &TempDir, name: &str, chain: &str, seed: &str, purpose: &str) -> PathBuf {
     let out = dir.join(name);
     let output = run_bounded(
         Command::new(engine())
-            .args(["pki", "--chain", chain, "--seed", seed, "--out"])
+            .args([
+                "pki",
+                "--chain",
+                chain,
+                "--seed",
+                seed,
+                "--purpose",
+                purpose,
+                "--out",
+            ])
             .arg(&out),
     );
     assert!(
