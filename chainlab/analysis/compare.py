@@ -211,7 +211,15 @@ def strategy_matrix(summary: pd.DataFrame, mult: pd.DataFrame, baseline: str | N
     if baseline is None or mult.empty:
         return pd.DataFrame()
     b = summary.set_index("scenario_id").loc[baseline]
-    fixed = ["kex", "depth", "served_chain", "handshake_mode", "cert_compression", "network"]
+    fixed = [
+        "kex",
+        "depth",
+        "served_chain",
+        "handshake_mode",
+        "cert_compression",
+        "client_auth",
+        "network",
+    ]
     same = summary
     for c in fixed:
         same = same[same[c] == b[c]]
@@ -314,15 +322,24 @@ AXES = {
     "served_chain": "served chain",
     "handshake_mode": "handshake mode",
     "cert_compression": "certificate compression",
+    "client_auth": "client certificate",
     "network": "network",
 }
 _FIELDS = (*SCENARIO_KEYS, "network")
-_NON_HIERARCHY = ("kex", "served_chain", "handshake_mode", "cert_compression", "network")
+_NON_HIERARCHY = (
+    "kex",
+    "served_chain",
+    "handshake_mode",
+    "cert_compression",
+    "client_auth",
+    "network",
+)
 _ORDER = {
     "kex_family": {"classical": 0, "hybrid": 1, "pure_pq": 2},
-    "served_chain": {"leaf": 0, "leaf+intermediates": 1, "full": 2},
+    "served_chain": {"intermediate-anchor": -1, "leaf": 0, "leaf+intermediates": 1, "full": 2},
     "handshake_mode": {"full": 0, "resumed": 1},
     "cert_compression": {"none": 0},
+    "client_auth": {"none": 0},
     "network": {"loopback": 0},
 }
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from chainlab.campaign.algorithms import NO_CLIENT_AUTH
+
 FAMILY_DISPLAY = {
     "ml-dsa": "ML-DSA",
     "slh-dsa": "SLH-DSA",
@@ -160,8 +162,15 @@ def scenario_labels(scen: pd.DataFrame) -> dict[str, tuple[str, str]]:
     slh = {str(a).split("-")[2] for a in algs.dropna() if str(a).upper().startswith("SLH-DSA-")}
     slh_varies = len(slh) > 1
     varies = {
-        c: scen[c].nunique(dropna=False) > 1
-        for c in ("kex", "served_chain", "handshake_mode", "cert_compression", "network")
+        c: c in scen and scen[c].nunique(dropna=False) > 1
+        for c in (
+            "kex",
+            "served_chain",
+            "handshake_mode",
+            "cert_compression",
+            "client_auth",
+            "network",
+        )
     }
     labels: dict[str, tuple[str, str]] = {}
     seen: dict[tuple[str, str], int] = {}
@@ -179,6 +188,13 @@ def scenario_labels(scen: pd.DataFrame) -> dict[str, tuple[str, str]]:
             extra.append(str(row["handshake_mode"]))
         if varies["cert_compression"]:
             extra.append(f"comp {row['cert_compression']}")
+        if varies["client_auth"]:
+            client = str(row["client_auth"])
+            extra.append(
+                "no client cert"
+                if client == NO_CLIENT_AUTH
+                else f"client {short_algorithm(client.split(',')[-1], slh_varies)}"
+            )
         if varies["network"]:
             extra.append(str(row["network"]))
         second = " · ".join(extra)

@@ -30,6 +30,8 @@ class StoreData:
     certificates: pd.DataFrame
     observed_chain: pd.DataFrame
     network_profiles: pd.DataFrame
+    # Mutual TLS: the client's chain as the server observed it (empty without).
+    observed_client_chain: pd.DataFrame = field(default_factory=pd.DataFrame)
     # measured ok handshakes of every scenario (see _NETWORK_SAMPLES); empty unless some
     # scenario ran on an emulated network
     network_samples: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -104,6 +106,7 @@ def load_store(path, config: AnalysisConfig | None = None) -> StoreData:
         certificates=frames.optional["certificates"],
         observed_chain=frames.optional["observed_chain"],
         network_profiles=frames.optional["network_profiles"],
+        observed_client_chain=frames.optional["observed_client_chain"],
         network_samples=frames.network_samples,
         latencies_ms=latencies,
         config=cfg,

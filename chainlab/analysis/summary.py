@@ -104,6 +104,7 @@ def scenario_summary(data: StoreData) -> pd.DataFrame:
             "served_chain": r["served_chain"],
             "handshake_mode": r["handshake_mode"],
             "cert_compression": r["cert_compression"],
+            "client_auth": r["client_auth"],
             "network": r["network"],
             "placement_class": fam.placement_class(r, heavy),
             "heavy_positions": "+".join(fam.heavy_positions(r, heavy)) or "none",

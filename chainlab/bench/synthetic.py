@@ -77,6 +77,7 @@ class SyntheticScenario:
     handshake_mode: str = "full"
     cert_compression: str = "none"
     network: str = LOOPBACK
+    client_auth: tuple[str, ...] = ()  # mutual TLS: the client hierarchy, root first
     campaigns: tuple[str, ...] = ()
     status: str = "completed"
     failure_cause: str | None = None
@@ -128,7 +129,7 @@ class SyntheticScenario:
         tokens = [ALIASES.get(a) or token(a) for a in self.hierarchy]
         return ids.compose(
             self.kex, tokens, self.served_chain, self.handshake_mode, self.cert_compression,
-            self.network,
+            self.network, [ALIASES.get(a) or token(a) for a in self.client_auth],
         )  # fmt: skip
 
     def scenario(self, profiles: dict[str, NetworkProfile]) -> Scenario:
@@ -142,6 +143,7 @@ class SyntheticScenario:
             network=self.network,
             sampling=SAMPLING,
             network_profile=profiles.get(self.network),
+            client_auth=self.client_auth,
         )
 
 

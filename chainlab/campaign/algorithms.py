@@ -61,7 +61,16 @@ GROUPS: dict[str, str] = {
     "MLKEM1024": "pure_pq",
 }
 
-SERVED_CHAINS = ("leaf", "leaf+intermediates", "full")
+# What the server sends. `intermediate-anchor` sends the leaf alone to a client whose trust
+# anchor is the leaf's issuing intermediate itself (the Trust Anchor IDs deployment model:
+# the client verifies the leaf only, nothing above the anchor); it needs an intermediate
+# (depth 3 or 4).
+SERVED_CHAINS = ("leaf", "leaf+intermediates", "full", "intermediate-anchor")
+INTERMEDIATE_ANCHOR = "intermediate-anchor"
+# The engine's `serve --chain` policy of each served chain.
+ENGINE_CHAIN = {INTERMEDIATE_ANCHOR: "leaf"}
+# A scenario without client certificates (the `client_auth` axis's default).
+NO_CLIENT_AUTH = "none"
 HANDSHAKE_MODES = ("full", "resumed")
 # A resumption mix: `resume<NN>` resumes each handshake with probability NN/100 (1-99); a
 # campaign matrix may give the probabilities as `resumption_ratio = [0, 0.5, 0.9]` instead

@@ -14,8 +14,15 @@ Operations of one handshake, by side (`operations`):
                      Certificate message when compression is on
     client, resumed  key exchange only
 
+With a client certificate (mutual TLS, full handshakes only: a resumed TLS 1.3 handshake
+asks for none), the client also signs its own CertificateVerify with its leaf's key, and
+the server verifies that signature and every certificate of the client's chain below the
+client root (its trust anchor for clients).
+
 The served-chain policy changes the bytes, not the operations: the client builds the same
-path whether an intermediate arrives in the handshake or from its untrusted store.
+path whether an intermediate arrives in the handshake or from its untrusted store. Only the
+trust anchor changes them: with the leaf's issuing intermediate as the anchor
+(`intermediate-anchor`), the client verifies the leaf alone.
 
 Prediction (`predict`): each side's CPU is its operations' measured mean times plus the
 TLS overhead (everything that is not a primitive: state machine, X.509 parsing, record
@@ -83,20 +90,31 @@ def operations(
     cert_compression: str = "none",
     verify: bool = True,
     certificate_message_bytes: int | None = None,
+    anchor_depth: int = 0,
+    client_auth: tuple[str, ...] | list[str] = (),
 ) -> list[Operation]:
     """Every cryptographic operation of one handshake, merged by (side, category, key).
 
     `hierarchy` is root first, leaf last; `certificate_message_bytes` (the uncompressed
-    Certificate message) scales decompression and is needed only when compression is on. A
-    resumption mix (`resumeNN`) gives the expected operations of one handshake: the full
-    handshake's weighted by 1 - r, the resumed one's by r.
+    Certificate message) scales decompression and is needed only when compression is on.
+    `anchor_depth` is how many positions below the root the client's trust anchor sits (0:
+    the root; `Scenario.anchor_depth`); `client_auth` the client certificate's hierarchy,
+    root first (empty: none). A resumption mix (`resumeNN`) gives the expected operations
+    of one handshake: the full handshake's weighted by 1 - r, the resumed one's by r.
     """
     ratio = resumption_ratio(handshake_mode)
     if 0 < ratio < 1:
         mixed: Counter = Counter()
         for mode, weight in (("full", 1 - ratio), ("resumed", ratio)):
             for o in operations(
-                hierarchy, kex, mode, cert_compression, verify, certificate_message_bytes
+                hierarchy,
+                kex,
+                mode,
+                cert_compression,
+                verify,
+                certificate_message_bytes,
+                anchor_depth,
+                client_auth,
             ):
                 mixed[(o.side, o.category, o.subject, o.op, o.message)] += weight * o.count
         return [Operation(*k, count=n) for k, n in mixed.items()]
@@ -119,9 +137,16 @@ def operations(
         add("server", "sign", leaf, "sign", CV)
         add("client", "verify CertificateVerify", leaf, "verify", CV)
         if verify:
-            # Certificates below the anchor (h[0]); each is checked with its issuer's key.
-            for issuer in h[:-1]:
+            # Certificates below the anchor (h[anchor_depth]); each is checked with its
+            # issuer's key.
+            for issuer in h[anchor_depth:-1]:
                 add("client", "verify certificates", issuer, "verify", CERT)
+        if client_auth:
+            c = list(client_auth)
+            add("client", "sign", c[-1], "sign", CV)
+            add("server", "verify CertificateVerify", c[-1], "verify", CV)
+            for issuer in c[:-1]:
+                add("server", "verify certificates", issuer, "verify", CERT)
         if cert_compression != "none":
             if certificate_message_bytes is None:
                 raise ValueError("compression on: the Certificate message size is needed")

@@ -199,6 +199,8 @@ def scenario_operations(s: Scenario) -> list[cost.Operation]:
         s.handshake_mode,
         s.cert_compression,
         certificate_message_bytes=certificate_message_bytes(s),
+        anchor_depth=s.anchor_depth,
+        client_auth=s.client_auth,
     )
 
 
@@ -211,7 +213,7 @@ def predict(s: Scenario, model: cost.CostModel) -> cost.Prediction:
         model.timings,
         model.overhead,
         s.handshake_mode,
-        (client + server) / 1024,
+        (client + server + client_certificate_bytes(s)) / 1024,
     )
 
 
@@ -233,7 +235,12 @@ def loopback_ms(s: Scenario, model: cost.CostModel | None = None) -> float:
     # Signed links checked by the client: each certificate below the anchor is verified with
     # its issuer's key; the leaf's CertificateVerify with the leaf's key. A resumed
     # handshake has neither; a resumption mix has them on its full share.
-    verify = sum(SIGN_VERIFY_MS.get(a, (1.0, 0.2))[1] for a in s.hierarchy)
+    verify = sum(SIGN_VERIFY_MS.get(a, (1.0, 0.2))[1] for a in s.hierarchy[s.anchor_depth :])
+    # Mutual TLS: the client signs its CertificateVerify, the server checks it and the
+    # client's chain, in the same way.
+    if s.client_auth:
+        sign += SIGN_VERIFY_MS.get(s.client_auth[-1], (1.0, 0.2))[0]
+        verify += sum(SIGN_VERIFY_MS.get(a, (1.0, 0.2))[1] for a in s.client_auth)
     return BASE_MS + (1 - s.resumption_ratio) * (sign + verify)
 
 
@@ -279,11 +286,25 @@ def certificate_bytes(s: Scenario) -> list[int]:
 def served_certificate_bytes(s: Scenario) -> list[int]:
     """DER bytes of the certificates the server sends, leaf first (`served_chain`)."""
     certs = list(reversed(certificate_bytes(s)))  # leaf first
-    if s.served_chain == "leaf" or len(certs) == 1:
+    if s.served_chain in ("leaf", "intermediate-anchor") or len(certs) == 1:
         return certs[:1]
     if s.served_chain == "leaf+intermediates":
         return certs[:-1]
     return certs
+
+
+def client_certificate_bytes(s: Scenario) -> int:
+    """Estimated bytes of a mutual-TLS client's Certificate and CertificateVerify messages
+    (its leaf and intermediates, as the engine's client sends them) per handshake: 0 without
+    a client certificate; on the full share of a resumption mix (resumed handshakes ask
+    for none)."""
+    if not s.client_auth:
+        return 0
+    as_server = replace(s, hierarchy=s.client_auth, served_chain="leaf+intermediates")
+    served = served_certificate_bytes(as_server)
+    _, sig = KEY_SIG_BYTES.get(s.client_auth[-1], (1000, 1000))
+    full = CERT_MSG_HEADER + sum(b + CERT_ENTRY_BYTES for b in served) + CV_MSG_HEADER + sig
+    return round((1 - s.resumption_ratio) * full)
 
 
 def certificate_message_bytes(s: Scenario) -> int:

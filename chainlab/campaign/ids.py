@@ -1,14 +1,16 @@
 """Scenario ids: compositional, stable, and readable back into their parts.
 
-    <kex>__<alg>_<role>[__<alg>_<role>...][__served_<policy>][__resumed|__resume<NN>][__<compression>][__net_<name>]
+    <kex>__<alg>_<role>[__<alg>_<role>...][__served_<policy>][__resumed|__resume<NN>][__<compression>][__client_<alg>[_<alg>...]][__net_<name>]
 
 `<kex>` is the group name in lower case without punctuation (X25519MLKEM768 ->
 x25519mlkem768); `<alg>` is the file's alias of the algorithm at that position (or, without an
 alias, its name in lower case without punctuation: ML-DSA-65 -> mldsa65); roles run root to
 leaf: `self` (depth 1), `root`/`leaf` (depth 2), `root`/`int`/`leaf` (depth 3),
 `root`/`int1`/`int2`/`leaf` (depth 4). Axes at their defaults (served chain
-leaf+intermediates, full handshake, no compression, loopback) add nothing, so an id only names
-what differs: `x25519mlkem768__slh_root__ml_int__ml_leaf`, `x25519__ml_root__ml_leaf__resumed`.
+leaf+intermediates, full handshake, no compression, no client certificate, loopback) add
+nothing, so an id only names what differs: `x25519mlkem768__slh_root__ml_int__ml_leaf`,
+`x25519__ml_root__ml_leaf__resumed`. A client certificate's hierarchy is named by its
+algorithm tokens, root first: `__client_mldsa65_mldsa44`.
 """
 
 from __future__ import annotations
@@ -22,10 +24,15 @@ from chainlab.campaign.model import (
 )
 from chainlab.network.profile import LOOPBACK
 
-SERVED_TOKENS = {"leaf": "served_leaf", "full": "served_full"}
+SERVED_TOKENS = {
+    "leaf": "served_leaf",
+    "full": "served_full",
+    "intermediate-anchor": "served_intanchor",
+}
+CLIENT_PREFIX = "client_"
 ROLE_TOKENS = {"self", "root", "int", "int1", "int2", "leaf"}
 # Words of the suffix parts: never an algorithm alias, so an id reads back one way only.
-RESERVED = {"served", "net", "resumed", "full", *CERT_COMPRESSIONS}
+RESERVED = {"served", "net", "resumed", "full", "client", *CERT_COMPRESSIONS}
 
 
 def compose(
@@ -35,8 +42,10 @@ def compose(
     handshake_mode: str,
     cert_compression: str,
     network: str,
+    client_tokens: list[str] = (),
 ) -> str:
-    """The id of a scenario from its parts (algorithm tokens root first)."""
+    """The id of a scenario from its parts (algorithm tokens root first; the client
+    certificate hierarchy's likewise, empty without one)."""
     roles = ROLES[len(alg_tokens)]
     parts = [token(kex)] + [f"{t}_{r}" for t, r in zip(alg_tokens, roles, strict=True)]
     if served_chain != DEFAULT_SERVED_CHAIN:
@@ -45,6 +54,8 @@ def compose(
         parts.append(handshake_mode)
     if cert_compression != DEFAULT_CERT_COMPRESSION:
         parts.append(cert_compression)
+    if client_tokens:
+        parts.append(CLIENT_PREFIX + "_".join(client_tokens))
     if network != LOOPBACK:
         parts.append(f"net_{network}")
     return "__".join(parts)
@@ -92,9 +103,18 @@ def decode(scenario_id: str, algorithms: dict[str, str], networks: set[str]) -> 
         hierarchy.append(algorithms[alg_token])
     served, mode, comp, net = DEFAULT_SERVED_CHAIN, DEFAULT_HANDSHAKE_MODE, "none", LOOPBACK
     served_by_token = {v: k for k, v in SERVED_TOKENS.items()}
+    client_tokens: list[str] = []
     for p in rest:
         if p in served_by_token:
             served = served_by_token[p]
+        elif p.startswith(CLIENT_PREFIX):
+            client_tokens = p[len(CLIENT_PREFIX) :].split("_")
+            unknown = [t for t in client_tokens if t not in algorithms]
+            if unknown or not 1 <= len(client_tokens) <= 4:
+                raise ValueError(
+                    f"bad client certificate part {p!r}; allowed: client_ followed by 1 to 4 "
+                    f"algorithm tokens root first, joined by '_' ({', '.join(sorted(algorithms))})"
+                )
         elif p == "resumed" or MIX_RE.match(p):
             mode = p
         elif p in CERT_COMPRESSIONS and p != "none":
@@ -103,9 +123,10 @@ def decode(scenario_id: str, algorithms: dict[str, str], networks: set[str]) -> 
             net = p[4:]
         else:
             allowed = [*served_by_token, "resumed", "resume<NN>", "zlib", "brotli", "zstd"]
+            allowed += ["client_<alg>[_<alg>...]"]
             allowed += [f"net_{n}" for n in sorted(networks)]
             raise ValueError(f"unknown part {p!r}; allowed: {', '.join(allowed)}")
-    canonical = compose(kex, [t for t, _ in positions], served, mode, comp, net)
+    canonical = compose(kex, [t for t, _ in positions], served, mode, comp, net, client_tokens)
     if canonical != scenario_id:
         raise ValueError(f"not in canonical form; write it as {canonical!r}")
     return {
@@ -115,4 +136,5 @@ def decode(scenario_id: str, algorithms: dict[str, str], networks: set[str]) -> 
         "handshake_mode": mode,
         "cert_compression": comp,
         "network": net,
+        "client_auth": tuple(algorithms[t] for t in client_tokens),
     }

@@ -18,7 +18,9 @@ from chainlab.campaign.algorithms import (
     ALGORITHM_NAMES,
     CERT_COMPRESSIONS,
     GROUPS,
+    INTERMEDIATE_ANCHOR,
     MIX_ALLOWED,
+    NO_CLIENT_AUTH,
     SERVED_CHAINS,
     canonical_algorithm,
     canonical_group,
@@ -169,6 +171,7 @@ class _Validator:
             if not any(sid in members for members in campaigns.values()):
                 continue
             policy = self.resolve_sampling(sid, parts, base_sampling, overrides)
+            self.check_anchor(sid, parts)
             scenarios[sid] = Scenario(
                 scenario_id=sid,
                 sampling=policy,
@@ -400,6 +403,8 @@ class _Validator:
                 at = f"{where}.{k}" if not isinstance(raw, list) else f"{where}.{k}[{i}]"
                 if k in ("root", "int", "leaf", "algorithm"):
                     got = self.resolve_alg(item, at)
+                elif k == "client_leaf":
+                    got = item if item == NO_CLIENT_AUTH else self.resolve_alg(item, at)
                 elif k == "kex":
                     got = self.group(item, at)
                 elif k == "kex_family":
@@ -484,6 +489,8 @@ class _Validator:
                         got = self.handshake_mode(item, iat)
                     elif axis == "cert_compression":
                         got = self.string(item, iat, choices=CERT_COMPRESSIONS)
+                    elif axis == "client_auth":
+                        got = self.client_auth(item, iat)
                     else:
                         got = self.string(item, iat, choices=[LOOPBACK, *self.declared_networks])
                     if got is not None and got not in vals:
@@ -508,6 +515,21 @@ class _Validator:
                 excludes.append(self.read_where(e, f"{at}.exclude[{i}]"))
             out[mname] = {"axes": axes, "exclude": excludes}
         return out
+
+    def client_auth(self, item, at: str) -> tuple[str, ...] | None:
+        """A client certificate: 'none', or its hierarchy (an array of algorithms root to
+        leaf, or a [hierarchies] name)."""
+        if item == NO_CLIENT_AUTH:
+            return ()
+        if isinstance(item, str) and item not in self.hierarchies:
+            self.bad(
+                at,
+                f"bad value {fmt(item)}; allowed: 'none', a [hierarchies] name "
+                f"({allowed(self.hierarchies, item) or 'none declared'}) or an array of "
+                "algorithms root to leaf",
+            )
+            return None
+        return self.read_hierarchy(item, at)
 
     def handshake_mode(self, item, at: str) -> str | None:
         """A handshake mode: full, resumed, or a resumption mix resumeNN."""
@@ -595,6 +617,17 @@ class _Validator:
                 self.bad(at, "no scenarios; allowed: a campaign with `matrices` and/or `scenarios`")
             out[cname] = members
         return out
+
+    def check_anchor(self, sid: str, parts: dict) -> None:
+        """An intermediate can be the trust anchor only where the hierarchy has one."""
+        depth = len(parts["hierarchy"])
+        if parts["served_chain"] == INTERMEDIATE_ANCHOR and depth < 3:
+            self.bad(
+                "matrix",
+                f"scenario {sid}: served_chain {INTERMEDIATE_ANCHOR!r} at depth {depth}: the "
+                "leaf's issuer is no intermediate; allowed: depth 3 or 4 (exclude the others, "
+                f'e.g. exclude = [{{ served_chain = "{INTERMEDIATE_ANCHOR}", depth = [1, 2] }}])',
+            )
 
     def resolve_sampling(self, sid, parts, base, overrides) -> SamplingPolicy:
         values = dict(base)

@@ -8,7 +8,7 @@ import itertools
 from collections.abc import Callable
 
 from chainlab.campaign import ids
-from chainlab.campaign.algorithms import GROUPS
+from chainlab.campaign.algorithms import GROUPS, NO_CLIENT_AUTH
 from chainlab.campaign.model import (
     DEFAULT_CERT_COMPRESSION,
     DEFAULT_HANDSHAKE_MODE,
@@ -17,7 +17,15 @@ from chainlab.campaign.model import (
 from chainlab.network.profile import LOOPBACK
 
 # The axes a [matrix.<name>] crosses, in the order scenario parts are named.
-MATRIX_AXES = ("kex", "hierarchy", "served_chain", "handshake_mode", "cert_compression", "network")
+MATRIX_AXES = (
+    "kex",
+    "hierarchy",
+    "served_chain",
+    "handshake_mode",
+    "cert_compression",
+    "client_auth",
+    "network",
+)
 # Scenario properties a `where` table (exclusions, sampling overrides) may test.
 WHERE_KEYS = (
     "scenario",
@@ -31,6 +39,7 @@ WHERE_KEYS = (
     "served_chain",
     "handshake_mode",
     "cert_compression",
+    "client_leaf",
     "network",
 )
 # The value of an axis a matrix leaves out (kex and hierarchy are required).
@@ -38,6 +47,7 @@ AXIS_DEFAULTS = {
     "served_chain": DEFAULT_SERVED_CHAIN,
     "handshake_mode": DEFAULT_HANDSHAKE_MODE,
     "cert_compression": DEFAULT_CERT_COMPRESSION,
+    "client_auth": (),
     "network": LOOPBACK,
 }
 
@@ -66,6 +76,7 @@ def expand(
             parts["handshake_mode"],
             parts["cert_compression"],
             parts["network"],
+            [alg_token(a) for a in parts["client_auth"]],
         )
         hit = [matches(w, parts, sid) for w in excludes]
         for i, h in enumerate(hit):
@@ -94,6 +105,7 @@ def matches(where: dict, parts: dict, sid: str) -> bool:
         "served_chain": {parts["served_chain"]},
         "handshake_mode": {parts["handshake_mode"]},
         "cert_compression": {parts["cert_compression"]},
+        "client_leaf": {parts["client_auth"][-1] if parts["client_auth"] else NO_CLIENT_AUTH},
         "network": {parts["network"]},
     }
     return all(facts[k] & vals for k, vals in where.items())

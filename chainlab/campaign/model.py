@@ -5,7 +5,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from chainlab.campaign.algorithms import GROUPS, resumption_ratio
+from chainlab.campaign.algorithms import (
+    ENGINE_CHAIN,
+    GROUPS,
+    INTERMEDIATE_ANCHOR,
+    NO_CLIENT_AUTH,
+    resumption_ratio,
+)
 from chainlab.errors import ChainlabError
 
 # Axis values that are not written into a scenario id (the id names only what differs).
@@ -33,6 +39,7 @@ SCENARIO_KEYS = (
     "served_chain",
     "handshake_mode",
     "cert_compression",
+    "client_auth",
 )
 
 # The store's name of a role (certificates.role) where it differs from the id's.
@@ -148,6 +155,9 @@ class Scenario:
     network_profile: NetworkProfile | None = field(default=None, compare=False, repr=False)
     # The campaign's [load] plan (None: no load steps); not part of the identity either.
     load: LoadPlan | None = field(default=None, compare=False, repr=False)
+    # Mutual TLS: the client certificate's hierarchy, root first (empty: no client
+    # certificate). Part of the identity; last so that older constructions stay valid.
+    client_auth: tuple[str, ...] = ()
 
     @property
     def depth(self) -> int:
@@ -179,6 +189,23 @@ class Scenario:
         return self.hierarchy[2] if self.depth >= 4 else None
 
     @property
+    def client_auth_name(self) -> str:
+        """The store's `client_auth`: the client hierarchy's algorithms root first,
+        comma-separated, or 'none'."""
+        return ",".join(self.client_auth) if self.client_auth else NO_CLIENT_AUTH
+
+    @property
+    def engine_chain(self) -> str:
+        """The engine's `serve --chain` policy for this scenario's served chain."""
+        return ENGINE_CHAIN.get(self.served_chain, self.served_chain)
+
+    @property
+    def anchor_depth(self) -> int:
+        """How many certificates the client's trust anchor sits above the root: 1 when the
+        anchor is the leaf's issuing intermediate, else 0 (the root)."""
+        return self.depth - 2 if self.served_chain == INTERMEDIATE_ANCHOR else 0
+
+    @property
     def roles(self) -> tuple[str, ...]:
         return ROLES[self.depth]
 
@@ -202,6 +229,7 @@ class Scenario:
             "served_chain": self.served_chain,
             "handshake_mode": self.handshake_mode,
             "cert_compression": self.cert_compression,
+            "client_auth": self.client_auth_name,
             "network": self.network,
         }
 

@@ -1,10 +1,13 @@
 """Hierarchies for scenarios: generated once by `chainlab-engine pki`, cached, reused.
 
-`pki` output is deterministic in (algorithms, seed, engine build), so the cache key is
-exactly that: the algorithms root to leaf, the seed and the SHA-256 of the engine binary (a
-rebuilt engine may encode certificates differently). Cache: `$CHAINLAB_PKI_CACHE`, else
-`$XDG_CACHE_HOME/chainlab/pki`, else `~/.cache/chainlab/pki`. A hierarchy is generated into
-a temporary directory and renamed into place, so a killed run never leaves a half one.
+`pki` output is deterministic in (algorithms, seed, purpose, engine build), so the cache key
+is exactly that: the algorithms root to leaf, the seed, what the leaf authenticates (a
+server, or a client for mutual TLS) and the SHA-256 of the engine binary (a rebuilt engine
+may encode certificates differently). A client hierarchy is generated under its own seed
+(`CLIENT_SEED_OFFSET` above the run's), so it is a CA of its own, never the server's.
+Cache: `$CHAINLAB_PKI_CACHE`, else `$XDG_CACHE_HOME/chainlab/pki`, else
+`~/.cache/chainlab/pki`. A hierarchy is generated into a temporary directory and renamed
+into place, so a killed run never leaves a half one.
 """
 
 from __future__ import annotations
@@ -28,7 +31,11 @@ CHAIN_FILES = {
     "leaf": "chain-leaf.pem",
     "leaf+intermediates": "chain-leaf+intermediates.pem",
     "full": "chain-full.pem",
+    "intermediate-anchor": "chain-leaf.pem",
 }
+# A client hierarchy's seed is the run's seed plus this: with the same algorithms, a client
+# root and a server root would otherwise share their keys (keys depend on the seed only).
+CLIENT_SEED_OFFSET = 1_000_000_007
 PEM_RE = re.compile(rb"-----BEGIN CERTIFICATE-----(.+?)-----END CERTIFICATE-----", re.S)
 
 
@@ -52,14 +59,16 @@ def _binary_sha256(path: str, _mtime: int) -> str:
     return h.hexdigest()
 
 
-def ensure(engine: Path, hierarchy: tuple[str, ...], seed: int) -> Path:
+def ensure(engine: Path, hierarchy: tuple[str, ...], seed: int, purpose: str = "server") -> Path:
     """The directory of the hierarchy (root first), generating it on a cache miss."""
     binary = _binary_sha256(str(engine), engine.stat().st_mtime_ns)
-    key = hashlib.sha256(
-        json.dumps({"hierarchy": list(hierarchy), "seed": str(seed), "engine": binary}).encode()
-    ).hexdigest()[:16]
+    spec = {"hierarchy": list(hierarchy), "seed": str(seed), "engine": binary}
+    if purpose != "server":
+        spec["purpose"] = purpose  # server keys stay as they were before purposes existed
+    key = hashlib.sha256(json.dumps(spec).encode()).hexdigest()[:16]
     root = cache_root()
-    final = root / f"{'-'.join(token(a) for a in hierarchy)}-s{seed}-{key}"
+    kind = "" if purpose == "server" else f"{purpose}-"
+    final = root / f"{kind}{'-'.join(token(a) for a in hierarchy)}-s{seed}-{key}"
     if (final / "manifest.json").is_file():
         return final
     root.mkdir(parents=True, exist_ok=True)
@@ -75,6 +84,8 @@ def ensure(engine: Path, hierarchy: tuple[str, ...], seed: int) -> Path:
                 str(tmp / "pki"),
                 "--seed",
                 str(seed),
+                "--purpose",
+                purpose,
             ],
             capture_output=True,
             text=True,
@@ -92,6 +103,11 @@ def ensure(engine: Path, hierarchy: tuple[str, ...], seed: int) -> Path:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return final
+
+
+def ensure_client(engine: Path, hierarchy: tuple[str, ...], seed: int) -> Path:
+    """The client certificate hierarchy of a mutual-TLS scenario (its own CA)."""
+    return ensure(engine, hierarchy, seed + CLIENT_SEED_OFFSET, purpose="client")
 
 
 def pem_certs(path: Path) -> list[bytes]:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from chainlab import processes
 from chainlab.campaign import estimate
-from chainlab.campaign.model import NetworkProfile, Scenario, cpu_list
+from chainlab.campaign.model import STORE_ROLES, NetworkProfile, Scenario, cpu_list
 from chainlab.network import calibrate, emulated_link
 from chainlab.network.profile import LOOPBACK
 from chainlab.runner import host, load, network, pki, records, sampler
@@ -99,6 +99,7 @@ class ScenarioExecution:
         self.failure_detail: str | None = None
         self.server_exit: str | None = None
         self.pki_dir: Path | None = None
+        self.client_pki_dir: Path | None = None  # mutual TLS: the client's hierarchy
         self.chain: pki.ServedChain | None = None
         self.certificates: list[dict] = []
         self.network_row: dict | None = None
@@ -128,6 +129,10 @@ class ScenarioExecution:
     def prepare(self) -> None:
         try:
             self.pki_dir = pki.ensure(self.ctx.engine, self.s.hierarchy, self.ctx.seed)
+            if self.s.client_auth:
+                self.client_pki_dir = pki.ensure_client(
+                    self.ctx.engine, self.s.client_auth, self.ctx.seed
+                )
             self.chain = pki.served_chain(self.pki_dir, self.s.served_chain)
             self.certificates = pki.certificate_rows(self.pki_dir, self.s)
         except (pki.PkiError, OSError, subprocess.TimeoutExpired) as e:
@@ -189,13 +194,15 @@ class ScenarioExecution:
             str(self.ctx.engine), "serve",
             "--pki", str(self.pki_dir),
             "--listen", f"{host}:0",
-            "--chain", s.served_chain,
+            "--chain", s.engine_chain,
             "--groups", s.kex,
             "--cert-compression", s.cert_compression,
             "--tickets", "0" if s.handshake_mode == "full" else "1",
             "--io-timeout-ms", str(self.policy.timeout_ms),
             "--records", str(rec),
         ]  # fmt: skip
+        if self.client_pki_dir is not None:
+            argv += ["--client-ca", str(self.client_pki_dir / "ca.pem")]
         if s.load is not None:
             # Load steps follow on this server: its workers on its own cores from the start,
             # so the single-connection phase measures the same server.
@@ -270,13 +277,28 @@ class ScenarioExecution:
         """The start of every client command of this scenario: the engine subcommand, the
         server, the trust anchor and what the scenario offers."""
         s = self.s
-        return [
+        head = [
             str(self.ctx.engine), subcommand,
             "--connect", self._server_addr,
-            "--ca", str(self.pki_dir / "ca.pem"),
+            "--ca", str(self.pki_dir / self.anchor_file),
             "--groups", s.kex,
             "--cert-compression", s.cert_compression,
         ]  # fmt: skip
+        if s.anchor_depth:
+            # The Trust Anchor IDs model: the client trusts the leaf's issuer itself and
+            # verifies the leaf alone (a partial chain, ending at a non-self-signed anchor).
+            head.append("--partial-chain")
+        if self.client_pki_dir is not None:
+            head += ["--cert-pki", str(self.client_pki_dir)]
+        return head
+
+    @property
+    def anchor_file(self) -> str:
+        """The client's trust anchor in the hierarchy directory: the root (`ca.pem`), or
+        the leaf's issuing intermediate (`int1.pem` at depth 3, `int2.pem` at depth 4)."""
+        if not self.s.anchor_depth:
+            return "ca.pem"
+        return f"{STORE_ROLES.get(self.s.roles[-2], self.s.roles[-2])}.pem"
 
     def client_extras(self, argv: list[str]) -> list[str]:
         """What every client of this scenario adds to its command: intermediates the server
@@ -490,23 +512,9 @@ class ScenarioExecution:
     def result(self) -> ScenarioRows:
         run_id, sid = self.ctx.run_id, self.s.scenario_id
         status = "failed" if self.stop_reason == "failed" else "completed"
-        observed = []
-        first_ok = next(
-            (r for r in self.client if r["outcome"] == "ok" and r.get("peer_chain")), None
-        )
-        if first_ok is not None:
-            for pos, c in enumerate(first_ok["peer_chain"]):
-                observed.append(
-                    {
-                        "run_id": run_id,
-                        "scenario_id": sid,
-                        "position": pos,
-                        "der_bytes": c["der_bytes"],
-                        "subject": c.get("subject", ""),
-                        "sig_alg": c.get("sig_alg", ""),
-                        "key_alg": c.get("key_alg", ""),
-                    }
-                )
+        observed = _chain_rows(run_id, sid, self.client)
+        # Mutual TLS: the client's chain as the server saw it.
+        observed_client = _chain_rows(run_id, sid, self.server)
         row = {
             "run_id": run_id,
             "scenario_id": sid,
@@ -538,12 +546,33 @@ class ScenarioExecution:
             scenario_run=row,
             samples=records.sample_rows(run_id, sid, self.client, self.server),
             observed_chain=observed,
+            observed_client_chain=observed_client,
             certificates=self.certificates,
             network=self.network_row,
             load_steps=self.load_steps,
             load_samples=self.load_samples,
             host_reference=self.host_reference,
         )
+
+
+def _chain_rows(run_id: str, sid: str, records: list[dict]) -> list[dict]:
+    """`observed_chain` rows of the peer chain in the first successful record that has one
+    (position 0 = the peer's leaf, as sent)."""
+    first_ok = next((r for r in records if r["outcome"] == "ok" and r.get("peer_chain")), None)
+    if first_ok is None:
+        return []
+    return [
+        {
+            "run_id": run_id,
+            "scenario_id": sid,
+            "position": pos,
+            "der_bytes": c["der_bytes"],
+            "subject": c.get("subject", ""),
+            "sig_alg": c.get("sig_alg", ""),
+            "key_alg": c.get("key_alg", ""),
+        }
+        for pos, c in enumerate(first_ok["peer_chain"])
+    ]
 
 
 def _finite(x):

@@ -32,6 +32,7 @@ import pandas as pd
 import pyarrow as pa
 
 from chainlab import __version__
+from chainlab.campaign.algorithms import NO_CLIENT_AUTH
 from chainlab.errors import ChainlabError
 from chainlab.store.rows import ScenarioRows
 from chainlab.store.views import AnalysisFrames, analysis_frames, primitive_summary
@@ -48,9 +49,9 @@ def _table_sql(name: str) -> str:
     return text[start : text.index("\n);", start) + 3]
 
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # Versions this chainlab reads; each older one has an upgrade step in _UPGRADES.
-READABLE_VERSIONS = (1, 2, 3)
+READABLE_VERSIONS = (1, 2, 3, 4)
 # What turns a store of version v into v + 1 (run in one transaction with the version bump).
 _UPGRADES = {
     1: (
@@ -77,7 +78,27 @@ _UPGRADES = {
         "ALTER TABLE scenario_runs ADD COLUMN cert_compression_installed BOOLEAN",
         _table_sql("primitive_samples"),
     ),
+    3: (
+        f"ALTER TABLE scenarios ADD COLUMN client_auth VARCHAR DEFAULT '{NO_CLIENT_AUTH}'",
+        _table_sql("observed_client_chain"),
+    ),
 }
+
+# The `scenarios` columns a Scenario fills from its attributes of the same name.
+SCENARIO_COLUMNS = (
+    "scenario_id",
+    "kex",
+    "kex_family",
+    "depth",
+    "root_alg",
+    "int1_alg",
+    "int2_alg",
+    "leaf_alg",
+    "served_chain",
+    "handshake_mode",
+    "cert_compression",
+    "network",
+)
 
 TABLES = (
     "runs",
@@ -87,6 +108,7 @@ TABLES = (
     "certificates",
     "samples",
     "observed_chain",
+    "observed_client_chain",
     "network_profiles",
     "load_steps",
     "load_samples",
@@ -276,6 +298,7 @@ class Store:
     campaign_scenarios = property(lambda self: self.table("campaign_scenarios"))
     certificates = property(lambda self: self.table("certificates"))
     observed_chain = property(lambda self: self.table("observed_chain"))
+    observed_client_chain = property(lambda self: self.table("observed_client_chain"))
     network_profiles = property(lambda self: self.table("network_profiles"))
     load_steps = property(lambda self: self.table("load_steps"))
     load_samples = property(lambda self: self.table("load_samples"))
@@ -374,7 +397,8 @@ class Store:
                 params = s.params()
                 old = existing.get(s.scenario_id)
                 if old is not None:
-                    old = json.loads(old)
+                    # Scenarios stored before client certificates existed had none.
+                    old = {"client_auth": NO_CLIENT_AUTH, **json.loads(old)}
                     if old != params:
                         diff = sorted(k for k in params if old.get(k) != params[k])
                         k = diff[0]
@@ -384,23 +408,13 @@ class Store:
                             "changed campaign into a new store (--store)"
                         )
                     continue
-                self.con.execute(
-                    "INSERT INTO scenarios VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        s.scenario_id,
-                        s.kex,
-                        s.kex_family,
-                        s.depth,
-                        s.root_alg,
-                        s.int1_alg,
-                        s.int2_alg,
-                        s.leaf_alg,
-                        s.served_chain,
-                        s.handshake_mode,
-                        s.cert_compression,
-                        s.network,
-                        json.dumps(params),
-                    ],
+                self._insert_row(
+                    "scenarios",
+                    {
+                        **{k: getattr(s, k) for k in SCENARIO_COLUMNS},
+                        "client_auth": s.client_auth_name,
+                        "params": json.dumps(params),
+                    },
                 )
             for campaign, sid in memberships:
                 self.con.execute(
@@ -417,7 +431,8 @@ class Store:
         def work():
             self._insert_scenario_run(result.scenario_run)
             self._insert_samples(result.samples)
-            self._insert_observed_chain(result.observed_chain)
+            self._insert_observed_chain("observed_chain", result.observed_chain)
+            self._insert_observed_chain("observed_client_chain", result.observed_client_chain)
             for c in result.certificates:
                 self.con.execute(
                     "INSERT INTO certificates VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
@@ -482,10 +497,10 @@ class Store:
         finally:
             self.con.unregister("_new_rows")
 
-    def _insert_observed_chain(self, rows: list[dict]) -> None:
+    def _insert_observed_chain(self, table: str, rows: list[dict]) -> None:
         for r in rows:
             self.con.execute(
-                "INSERT INTO observed_chain VALUES (?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO {table} VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [
                     r[k]
                     for k in (

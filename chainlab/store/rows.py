@@ -17,6 +17,8 @@ class ScenarioRows:
     - samples: `samples` rows (chainlab.runner.records.sample_rows pairs client and server
       engine records into them);
     - observed_chain: `observed_chain` rows (the chain of the first successful handshake);
+    - observed_client_chain: with a client certificate, the client's chain as the server
+      observed it in that handshake (`observed_client_chain` rows);
     - certificates: `certificates` rows of the scenario's hierarchy;
     - network: the run's `network_profiles` row of the scenario's emulated profile, or None;
     - load_steps, load_samples: the scenario's open-loop load steps (campaign [load]) and
@@ -32,6 +34,7 @@ class ScenarioRows:
     load_steps: list[dict] = field(default_factory=list)
     load_samples: list[dict] = field(default_factory=list)
     host_reference: list[dict] = field(default_factory=list)
+    observed_client_chain: list[dict] = field(default_factory=list)
 
     @property
     def status(self) -> str:

@@ -1,7 +1,8 @@
--- chainlab result store, schema version 3 (chainlab/store/__init__.py: SCHEMA_VERSION).
+-- chainlab result store, schema version 4 (chainlab/store/__init__.py: SCHEMA_VERSION).
 -- Version 2 added runs.libraries, the server's whole-connection figures in samples, the load
 -- tables and host_reference; version 3 added primitive_samples, instructions per handshake
--- and the certificate compression sizes. An older store is upgraded when opened for writing.
+-- and the certificate compression sizes; version 4 added scenarios.client_auth (mutual TLS)
+-- and observed_client_chain. An older store is upgraded when opened for writing.
 -- One DuckDB file per campaign run. Units: *_ns nanoseconds, *_us microseconds, bytes.
 -- Nothing here holds a path of the machine that made it.
 
@@ -40,11 +41,14 @@ CREATE TABLE scenarios (
     int1_alg        VARCHAR,                 -- first intermediate below the root (depth >= 3)
     int2_alg        VARCHAR,                 -- second intermediate (depth 4)
     leaf_alg        VARCHAR NOT NULL,
-    served_chain    VARCHAR NOT NULL,        -- leaf | leaf+intermediates | full
-    handshake_mode  VARCHAR NOT NULL,        -- full | resumed
+    served_chain    VARCHAR NOT NULL,        -- leaf | leaf+intermediates | full | intermediate-anchor
+    handshake_mode  VARCHAR NOT NULL,        -- full | resumed | resume<NN>
     cert_compression VARCHAR NOT NULL,       -- none | zlib | brotli | zstd
     network         VARCHAR NOT NULL,        -- network profile name ('loopback')
-    params          JSON NOT NULL            -- everything above plus anything else, as declared
+    params          JSON NOT NULL,           -- everything above plus anything else, as declared
+    -- mutual TLS: the client certificate's hierarchy, root first, comma-separated
+    -- ('ML-DSA-65,ML-DSA-44'), or 'none' (and in every scenario of a store before version 4)
+    client_auth     VARCHAR NOT NULL DEFAULT 'none'
 );
 
 CREATE TABLE campaign_scenarios (
@@ -154,6 +158,19 @@ CREATE TABLE observed_chain (
     run_id      VARCHAR NOT NULL,
     scenario_id VARCHAR NOT NULL,
     position    INTEGER NOT NULL,            -- 0 = leaf, as sent
+    der_bytes   INTEGER NOT NULL,
+    subject     VARCHAR NOT NULL,
+    sig_alg     VARCHAR NOT NULL,
+    key_alg     VARCHAR NOT NULL,
+    PRIMARY KEY (run_id, scenario_id, position)
+);
+
+-- Mutual TLS: the client's chain as the server observed it, once per scenario run (from the
+-- first successful handshake). Columns as in observed_chain.
+CREATE TABLE observed_client_chain (
+    run_id      VARCHAR NOT NULL,
+    scenario_id VARCHAR NOT NULL,
+    position    INTEGER NOT NULL,            -- 0 = the client's leaf, as sent
     der_bytes   INTEGER NOT NULL,
     subject     VARCHAR NOT NULL,
     sig_alg     VARCHAR NOT NULL,

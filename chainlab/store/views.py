@@ -17,6 +17,7 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
+from chainlab.campaign.algorithms import NO_CLIENT_AUTH
 from chainlab.errors import ChainlabError
 from chainlab.network.profile import LOOPBACK
 
@@ -184,7 +185,13 @@ ORDER BY scenario_id, step, phase DESC
 )
 
 # Tables a store may lack (older or partial stores): read as empty frames.
-_OPTIONAL_TABLES = ("campaign_scenarios", "certificates", "observed_chain", "network_profiles")
+_OPTIONAL_TABLES = (
+    "campaign_scenarios",
+    "certificates",
+    "observed_chain",
+    "observed_client_chain",
+    "network_profiles",
+)
 
 
 @dataclass
@@ -289,6 +296,9 @@ def analysis_frames(con, path: Path) -> AnalysisFrames:
     if runs.empty:
         raise ChainlabError(f"store {path}: holds no run (the runs table is empty)")
     scenarios = con.execute("SELECT * FROM scenarios ORDER BY scenario_id").df()
+    if "client_auth" not in scenarios:
+        # Stores before version 4 (read as they are) knew no client certificates.
+        scenarios["client_auth"] = NO_CLIENT_AUTH
     # Older stores (read as they are) lack the whole-connection CPU (v1) and instructions.
     sample_columns = _columns(con, "samples")
     emulated = con.execute(

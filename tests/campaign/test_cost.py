@@ -229,3 +229,26 @@ def test_a_resumption_mix_weighs_full_and_resumed_operations():
     assert server[("X25519MLKEM768", "encaps", None)] == pytest.approx(1.0)
     client = counts(ops, "client")
     assert client[(ML, "verify", "cert")] == pytest.approx(0.1)
+
+
+def test_an_intermediate_anchor_leaves_only_the_leaf_to_verify():
+    for hierarchy, anchor_depth in [((SLH, ML, ML), 1), ((EC, SLH, ML, ML), 2)]:
+        client = counts(cost.operations(hierarchy, "X25519", anchor_depth=anchor_depth), "client")
+        certs = {k[0]: n for k, n in client.items() if k[1:] == ("verify", "cert")}
+        # Only the leaf's signature is checked, with its issuer's (the anchor's) key.
+        assert certs == {hierarchy[-2]: 1}, hierarchy
+
+
+def test_a_client_certificate_signs_on_the_client_and_verifies_on_the_server():
+    ops = cost.operations((ML, ML), "X25519", client_auth=(EC, ML, SLH))
+    client = counts(ops, "client")
+    server = counts(ops, "server")
+    assert client[(SLH, "sign", "cv")] == 1
+    assert server[(SLH, "verify", "cv")] == 1
+    # The client chain below the client root: the leaf (by ML) and the intermediate (by EC).
+    assert server[(ML, "verify", "cert")] == 1 and server[(EC, "verify", "cert")] == 1
+    # A resumed handshake asks for no certificate; a mix asks on its full share.
+    resumed = cost.operations((ML, ML), "X25519", "resumed", client_auth=(ML, SLH))
+    assert (SLH, "sign", "cv") not in counts(resumed, "client")
+    mix = cost.operations((ML, ML), "X25519", "resume90", client_auth=(ML, SLH))
+    assert counts(mix, "client")[(SLH, "sign", "cv")] == pytest.approx(0.1)

@@ -30,11 +30,28 @@ ALGS = {"ml": "ML-DSA-65", "slh": "SLH-DSA-SHAKE-192s", "mldsa44": "ML-DSA-44"}
             ("P-256", ["ml", "ml"], "leaf", "full", "brotli", "loopback"),
             "p256__ml_root__ml_leaf__served_leaf__brotli",
         ),
+        (
+            ("X25519", ["ml", "ml", "ml"], "intermediate-anchor", "full", "none", "wan"),
+            "x25519__ml_root__ml_int__ml_leaf__served_intanchor__net_wan",
+        ),
+        (
+            (
+                "X25519",
+                ["ml", "ml"],
+                "leaf+intermediates",
+                "resume90",
+                "none",
+                "loopback",
+                ["mldsa44", "slh"],
+            ),
+            "x25519__ml_root__ml_leaf__resume90__client_mldsa44_slh",
+        ),
     ],
 )
 def test_compose_and_decode_round_trip(parts, expected):
-    kex, toks, served, mode, comp, net = parts
-    sid = ids.compose(kex, toks, served, mode, comp, net)
+    kex, toks, served, mode, comp, net, *client = parts
+    client = client[0] if client else []
+    sid = ids.compose(kex, toks, served, mode, comp, net, client)
     assert sid == expected
     back = ids.decode(sid, ALGS, {"wan"})
     assert back == {
@@ -44,6 +61,7 @@ def test_compose_and_decode_round_trip(parts, expected):
         "handshake_mode": mode,
         "cert_compression": comp,
         "network": net,
+        "client_auth": tuple(ALGS[t] for t in client),
     }
 
 
@@ -56,6 +74,7 @@ def test_compose_and_decode_round_trip(parts, expected):
         ("x25519__ml_root__ml_leaf__net_lan", "unknown part 'net_lan'"),
         ("x25519__ml_root__ml_leaf__zlib__resumed", "canonical form"),
         ("x25519", "0 certificate positions"),
+        ("x25519__ml_root__ml_leaf__client_ml_foo", "bad client certificate part"),
     ],
 )
 def test_decode_names_the_bad_part(bad, fragment):

@@ -393,3 +393,44 @@ def test_a_resumption_ratio_axis_gives_mixes(tmp_path):
     )
     with pytest.raises(CampaignError, match="given with handshake_mode"):
         load(write(tmp_path, both, "both.toml"))
+
+
+def test_a_client_auth_axis_gives_mutual_tls_scenarios(tmp_path):
+    text = GOOD.replace(
+        "[matrix.m]",
+        '[hierarchies]\nclientml = ["ml", "ml"]\n\n[matrix.c]\nkex = ["X25519"]\n'
+        'hierarchy = [["ml", "ml"]]\nclient_auth = ["none", "clientml", ["ml", "slhf"]]\n\n'
+        "[matrix.m]",
+    ).replace('matrices = ["m"]', 'matrices = ["m", "c"]')
+    c = load(write(tmp_path, text, "mtls.toml"))
+    auth = {s.scenario_id: s.client_auth for s in c.scenarios.values() if s.kex == "X25519"}
+    assert auth["x25519__ml_root__ml_leaf"] == ()
+    assert auth["x25519__ml_root__ml_leaf__client_ml_ml"] == ("ML-DSA-65", "ML-DSA-65")
+    s = c.scenarios["x25519__ml_root__ml_leaf__client_ml_slhf"]
+    assert s.client_auth_name == "ML-DSA-65,SLH-DSA-SHAKE-128f"
+    assert s.params()["client_auth"] == "ML-DSA-65,SLH-DSA-SHAKE-128f"
+    bad = text.replace('"clientml", ["ml", "slhf"]', '"mutual"')
+    with pytest.raises(CampaignError) as e:
+        load(write(tmp_path, bad, "bad.toml"))
+    assert "matrix.c.client_auth[1]: bad value 'mutual'; allowed: 'none'" in str(e.value)
+
+
+def test_an_intermediate_anchor_needs_an_intermediate(tmp_path):
+    text = GOOD.replace(
+        'exclude = [{ kex = "X25519", depth = 3 }]',
+        'exclude = [{ kex = "X25519", depth = 3 }]\nserved_chain = ["intermediate-anchor"]',
+    )
+    with pytest.raises(CampaignError) as e:
+        load(write(tmp_path, text, "anchor.toml"))
+    msg = str(e.value)
+    assert "served_chain 'intermediate-anchor' at depth 2" in msg
+    assert "allowed: depth 3 or 4" in msg and "exclude" in msg
+    fixed = text.replace(
+        'served_chain = ["intermediate-anchor"]',
+        'served_chain = ["intermediate-anchor"]\n'
+        'exclude = [{ kex = "X25519", depth = 3 }, { depth = [1, 2] }]',
+    ).replace('exclude = [{ kex = "X25519", depth = 3 }]\nserved', "served")
+    c = load(write(tmp_path, fixed, "anchor2.toml"))
+    anchored = [s for s in c.scenarios.values() if s.served_chain == "intermediate-anchor"]
+    assert anchored and all(s.depth == 3 and s.anchor_depth == 1 for s in anchored)
+    assert anchored[0].engine_chain == "leaf"

@@ -144,7 +144,7 @@ def test_not_a_store(tmp_path):
 def test_failure_mid_scenario_leaves_no_partial_rows(filled, monkeypatch):
     path, s = filled
 
-    def boom(self, rows):
+    def boom(self, table, rows):
         raise RuntimeError("disk full (simulated)")
 
     with Store.open(path, read_only=False) as st:
@@ -202,7 +202,7 @@ def test_a_file_system_error_is_one_line_and_keeps_the_store(filled, monkeypatch
 
     path, s = filled
 
-    def full(self, rows):
+    def full(self, table, rows):
         raise OSError(errno.ENOSPC, "No space left on device")
 
     with Store.open(path, read_only=False) as st:
@@ -278,3 +278,25 @@ def test_a_version_2_store_gains_the_cost_model_tables_when_opened_for_writing(t
         ["ML-DSA-44", "sign", "cv", 3]
     ]
     assert summary["cpu_mean"].iloc[0] == 500_000
+
+
+def test_a_version_3_store_gains_client_certificates_when_opened_for_writing(tmp_path):
+    import shutil
+
+    from chainlab.analysis.load import load_store
+    from chainlab.campaign import load
+
+    kept = REPO / "tests" / "data" / "stores" / "v3-tiny.duckdb"
+    path = tmp_path / kept.name
+    shutil.copy(kept, path)
+    with chainlab.open(path) as st:  # read-only: every scenario had no client certificate
+        assert "client_auth" not in st.scenarios.columns
+        assert st.observed_client_chain.empty
+    assert set(load_store(path).scenarios["client_auth"]) == {"none"}
+    campaign = load(REPO / "tests" / "data" / "stores" / "tiny.toml")
+    with Store.open(path, read_only=False) as st:
+        # The same scenarios register again: their stored parameters still match.
+        st.register_scenarios(campaign.scenarios.values(), [])
+    with chainlab.open(path) as st:
+        assert set(st.scenarios["client_auth"]) == {"none"}
+        assert list(st.observed_client_chain.columns)[:3] == ["run_id", "scenario_id", "position"]
