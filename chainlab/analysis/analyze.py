@@ -17,10 +17,12 @@ import pandas as pd
 
 from chainlab.analysis import (
     capacity,
+    client_auth,
     compare,
     compression,
     cost_model,
     decomposition,
+    intermediates,
     load_capacity,
     network,
     paper,
@@ -81,6 +83,10 @@ class Analysis:
     compression_verdicts: pd.DataFrame = field(default_factory=pd.DataFrame)
     # Resumption mixes against the line of their full and resumed ends (analysis.resumption).
     resumption: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # Served chains against leaf+intermediates (analysis.intermediates) and client
+    # certificates against none (analysis.client_auth).
+    intermediates: pd.DataFrame = field(default_factory=pd.DataFrame)
+    client_auth: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def reference_summary(self) -> pd.DataFrame:
         """The summary rows of the scenarios on the reference network."""
@@ -165,6 +171,10 @@ def analyze_data(data: StoreData) -> Analysis:
     a.compression = compression.per_scenario(summ, data.primitives, cfg.confidence_level)
     a.compression_verdicts = compression.verdicts(a.compression)
     a.resumption = resumption.per_scenario(summ, cfg.confidence_level)
+    a.intermediates = intermediates.per_pair(
+        summ, net.projection if net is not None else None, cfg.confidence_level
+    )
+    a.client_auth = client_auth.per_pair(summ, data.observed_client_chain, cfg.confidence_level)
     a.findings = findings(a)
     return a
 

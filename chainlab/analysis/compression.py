@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from chainlab.analysis import twins
 from chainlab.campaign.cost import DECOMPRESS_BYTES
-from chainlab.stats import log_interval, z_value
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 # RFC 8879 §4: a CompressedCertificate carries, beyond the compressed bytes, the algorithm
@@ -30,8 +30,6 @@ DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 # reads less is the saving minus these (checked against the engine in
 # tests/runner/test_compression_run.py).
 COMPRESSED_CERT_EXTRA = 8
-# A scenario's identity without its compression: its twin has the same values here.
-TWIN_KEYS = ("kex", "hierarchy", "served_chain", "handshake_mode", "network")
 
 
 def guide_claim() -> dict:
@@ -56,32 +54,19 @@ def per_scenario(summary: pd.DataFrame, primitives: pd.DataFrame, level: float) 
     """One row per successful compressed scenario that has an uncompressed twin."""
     if summary.empty or "cert_message_bytes" not in summary:
         return pd.DataFrame()
-    ok = summary[summary["status"] == "ok"]
-    plain = {
-        tuple(r[k] for k in TWIN_KEYS): r
-        for r in ok[ok["cert_compression"] == "none"].to_dict("records")
-    }
     decompress = {}
     if primitives is not None and len(primitives):
         d = primitives[primitives["op"] == "decompress"]
         decompress = dict(zip(d["subject"], d["cpu_mean"] / 1e6, strict=True))
-    z = z_value(level)
     rows = []
-    for r in ok[ok["cert_compression"] != "none"].to_dict("records"):
-        twin = plain.get(tuple(r[k] for k in TWIN_KEYS))
+    for r, twin in twins.pairs(summary, "cert_compression", "none"):
         before = r.get("cert_message_bytes")
-        if twin is None or before is None or not math.isfinite(before):
+        if before is None or not math.isfinite(before):
             continue
         installed = bool(r.get("cert_compression_installed"))
         after = r["cert_compressed_bytes"] if installed else before
-        cpu_diff = r["client_cpu_ms"] - twin["client_cpu_ms"]
-        se = math.hypot(
-            r["client_cpu_ms"] * r["client_cpu_ms_se"],
-            twin["client_cpu_ms"] * twin["client_cpu_ms_se"],
-        )
-        ratio = r["mean_ms"] / twin["mean_ms"]
-        ratio_se = math.hypot(r["mean_ms_se"], twin["mean_ms_se"])
-        lo, hi = log_interval(ratio, ratio_se, level)
+        cpu_diff, cpu_lo, cpu_hi = twins.difference(r, twin, "client_cpu_ms", level)
+        ratio, lo, hi = twins.ratio(r, twin, "mean_ms", level)
         per_byte = decompress.get(r["cert_compression"])
         rows.append(
             {
@@ -103,8 +88,8 @@ def per_scenario(summary: pd.DataFrame, primitives: pd.DataFrame, level: float) 
                     int(before - after) - COMPRESSED_CERT_EXTRA if installed else 0
                 ),
                 "client_cpu_diff_ms": cpu_diff,
-                "client_cpu_diff_ms_lo": cpu_diff - z * se,
-                "client_cpu_diff_ms_hi": cpu_diff + z * se,
+                "client_cpu_diff_ms_lo": cpu_lo,
+                "client_cpu_diff_ms_hi": cpu_hi,
                 "decompress_ms": per_byte * before / DECOMPRESS_BYTES if per_byte else math.nan,
                 "latency_ratio": ratio,
                 "latency_ratio_lo": lo,

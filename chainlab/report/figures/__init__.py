@@ -8,7 +8,7 @@ to plot (e.g. no baseline, no pairs).
 
 Each figure is registered once (`registry.figure`) with its name and title; `REGISTRY` maps
 names to figures. Modules by subject: latency, placement, cpu, cost, model (the cost model),
-resumption, network, load; `style` holds what they share.
+resumption, levers (operators' levers), network, load; `style` holds what they share.
 """
 
 import matplotlib
@@ -20,6 +20,7 @@ from chainlab.report.figures import (  # noqa: E402
     cost,
     cpu,
     latency,
+    levers,
     load,
     model,
     network,
@@ -34,6 +35,7 @@ __all__ = [
     "cost",
     "cpu",
     "latency",
+    "levers",
     "load",
     "model",
     "network",

@@ -1,0 +1,61 @@
+"""Scenarios set against their twins: the scenario identical in every axis but one, at that
+axis's reference value (compression against none, a served-chain policy against
+leaf+intermediates, a client certificate against none). The operator's levers are read this
+way (compression, intermediates, client certificates).
+
+Intervals (docs/methods.md §3 and §17): a ratio of two independent means on the log scale, with
+the delta-method standard errors the summary carries (`<name>_se`, relative); a difference
+of two independent means with their standard errors added in quadrature (Welch).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from chainlab.stats import log_interval, z_value
+
+# Everything that identifies a scenario in the summary (the hierarchy by its label).
+IDENTITY = (
+    "kex",
+    "hierarchy",
+    "served_chain",
+    "handshake_mode",
+    "cert_compression",
+    "client_auth",
+    "network",
+)
+
+
+def pairs(summary: pd.DataFrame, axis: str, reference: str) -> list[tuple[dict, dict]]:
+    """(scenario, twin) for every successful scenario whose `axis` is not `reference` and
+    whose twin (the same scenario with `axis` = `reference`) succeeded too."""
+    if summary.empty or axis not in summary:
+        return []
+    ok = summary[summary["status"] == "ok"]
+    others = [k for k in IDENTITY if k != axis and k in ok]
+    twins = {tuple(r[k] for k in others): r for r in ok[ok[axis] == reference].to_dict("records")}
+    out = []
+    for r in ok[ok[axis] != reference].to_dict("records"):
+        twin = twins.get(tuple(r[k] for k in others))
+        if twin is not None:
+            out.append((r, twin))
+    return out
+
+
+def ratio(a: dict, b: dict, name: str, level: float) -> tuple[float, float, float]:
+    """a[name] / b[name] with its interval (independent means, log scale)."""
+    est = a[name] / b[name] if b[name] else math.nan
+    se = math.hypot(a[f"{name}_se"], b[f"{name}_se"])
+    lo, hi = log_interval(est, se, level)
+    return est, lo, hi
+
+
+def difference(a: dict, b: dict, name: str, level: float) -> tuple[float, float, float]:
+    """a[name] - b[name] with its interval (independent means, Welch standard error from
+    the relative standard errors the summary carries)."""
+    est = a[name] - b[name]
+    se = math.hypot(a[name] * a[f"{name}_se"], b[name] * b[f"{name}_se"])
+    z = z_value(level)
+    return est, est - z * se, est + z * se

@@ -1,0 +1,85 @@
+"""Intermediates and trust anchors: what sending fewer certificates saves."""
+
+from __future__ import annotations
+
+from chainlab.analysis.intermediates import REFERENCE_POLICY
+from chainlab.report.builder import Builder, ci, codes, ints, nums
+from chainlab.report.document import Section
+
+POLICY_TEXT = {
+    "leaf": "the leaf only (the client holds the intermediates)",
+    "intermediate-anchor": "the leaf only (the client trusts the leaf's issuer itself)",
+    "full": "the whole chain, root included",
+}
+
+
+def build(b: Builder) -> Section | None:
+    p = b.a.intermediates
+    if p.empty:
+        return None
+    s = Section("intermediates", "Intermediates and trust anchors")
+    saved = p[p["read_saving_bytes"] > 0]
+    s.blocks.append(
+        f"Each served chain against the same scenario sending {REFERENCE_POLICY} (what "
+        "RFC 8446 asks of a server): "
+        + "; ".join(f"{k}: {v}" for k, v in POLICY_TEXT.items() if k in set(p["policy"]))
+        + ". "
+        + (
+            "Leaving certificates out saved the client between "
+            f"{int(saved['read_saving_bytes'].min())} and "
+            f"{int(saved['read_saving_bytes'].max())} bytes read per handshake in "
+            f"{len(saved)} of {len(p)} pairs. "
+            if len(saved)
+            else ""
+        )
+        + "Round trips: on an emulated profile, those the measured median implies beside "
+        "the projection model's; on loopback, the model's projection onto one reference "
+        "network (docs/methods.md §17)."
+    )
+    cols = [
+        ("scenario", codes(p["scenario_id"])),
+        ("sends", list(p["policy"])),
+        ("network", list(p["network"])),
+        (
+            "certs",
+            [
+                f"{int(a)} (vs {int(t)})"
+                for a, t in zip(p["certificates"], p["twin_certificates"], strict=True)
+            ],
+        ),
+        ("chain B", ints(p["chain_bytes"])),
+        ("vs B", ints(p["twin_chain_bytes"])),
+        ("read less B", ints(p["read_saving_bytes"])),
+        ("round trips", [_trips(r) for r in p.to_dict("records")]),
+        ("round trips basis", list(p["round_trips_basis"])),
+        ("projected ms", nums(p["projected_ms"], 1)),
+        ("vs ms", nums(p["twin_projected_ms"], 1)),
+        ("latency ×", ci(p, "latency_ratio", 3)),
+        ("client CPU Δ ms", ci(p, "client_cpu_diff_ms", 4)),
+    ]
+    s.blocks.append(
+        b.table(
+            "intermediates",
+            f"Each served chain against {REFERENCE_POLICY}",
+            "Certs and chain B: certificates and DER bytes the server sent (vs: the twin's). "
+            "Read less: the client's bytes read, twin minus this scenario. Round trips: this "
+            "scenario's, then the twin's (model; measured in brackets on emulated profiles). "
+            "Projected ms: mean latency projected at the reference network (loopback rows). "
+            f"Latency ×: mean over the twin's; client CPU Δ: difference to the twin, {b.level} "
+            "intervals.",
+            p,
+            cols,
+        )
+    )
+    return s
+
+
+def _trips(r: dict) -> str:
+    text = f"{_n(r['round_trips'])} vs {_n(r['twin_round_trips'])}"
+    if r["observed_round_trips"] == r["observed_round_trips"]:
+        text += f" ({r['observed_round_trips']:.2f} vs {r['twin_observed_round_trips']:.2f})"
+    return text
+
+
+def _n(x) -> str:
+    return f"{int(x)}" if x == x else "n/a"
