@@ -17,11 +17,12 @@ import math
 
 import pandas as pd
 
+from chainlab.analysis.twins import IDENTITY
 from chainlab.campaign.algorithms import resumption_ratio
 from chainlab.stats import proportion_ci, z_value
 
 # A configuration without its handshake mode: the scenarios of one line share these.
-LINE_KEYS = ("kex", "hierarchy", "served_chain", "cert_compression", "network")
+LINE_KEYS = tuple(k for k in IDENTITY if k != "handshake_mode")
 # Metric -> (summary column, unit); capacity is derived from the connection's server CPU.
 METRICS = {
     "server_cpu": ("server_cpu_ms", "ms"),
