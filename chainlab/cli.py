@@ -11,7 +11,7 @@ import sys
 from chainlab import __version__
 from chainlab.errors import ChainlabError
 
-COMMANDS = ["validate", "predict", "run", "export", "report", "bench"]
+COMMANDS = ["validate", "predict", "run", "probe", "export", "report", "bench"]
 
 
 def main(argv=None) -> int:

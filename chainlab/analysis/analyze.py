@@ -26,6 +26,7 @@ from chainlab.analysis import (
     load_capacity,
     network,
     paper,
+    probe,
     resumption,
     summary,
     transport,
@@ -87,6 +88,11 @@ class Analysis:
     # certificates against none (analysis.client_auth).
     intermediates: pd.DataFrame = field(default_factory=pd.DataFrame)
     client_auth: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # Servers chainlab did not start (analysis.probe): per target scenario, the chains they
+    # sent, and each against the lab's scenarios with its leaf.
+    targets: pd.DataFrame = field(default_factory=pd.DataFrame)
+    target_chains: pd.DataFrame = field(default_factory=pd.DataFrame)
+    target_beside: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def reference_summary(self) -> pd.DataFrame:
         """The summary rows of the scenarios on the reference network."""
@@ -110,6 +116,50 @@ def analyze(path, config: AnalysisConfig | None = None, **overrides) -> Analysis
 
 
 def analyze_data(data: StoreData) -> Analysis:
+    probes_only = data.scenarios.empty and not data.targets.empty
+    a = _targets_only(data) if probes_only else _lab(data)
+    level = data.config.confidence_level
+    a.targets = probe.per_target(data, level)
+    a.target_chains = probe.observed_chains(data)
+    a.target_beside = probe.beside_lab(a.targets, a.target_chains, a.summary, level)
+    return a
+
+
+def _targets_only(data: StoreData) -> Analysis:
+    """A store of probes only (`chainlab probe`): no lab scenario to compare or model."""
+    empty = pd.DataFrame
+    summ = pd.DataFrame(columns=["scenario_id", "status", "placement_class"])
+    return Analysis(
+        data=data,
+        config=data.config,
+        baseline=None,
+        baseline_note="the store holds probes of servers chainlab did not start only",
+        summary=summ,
+        failures=empty(),
+        exposure=empty(),
+        multipliers=empty(),
+        strategy=empty(),
+        classes=empty(),
+        table7=empty(),
+        pairs=empty(),
+        correlations=empty(),
+        counterexamples=empty(),
+        decomposition=empty(),
+        decomposition_classes=empty(),
+        capacity=empty(),
+        service_scenarios=empty(),
+        service_classes=empty(),
+        paper_matches=empty(),
+        paper_scenarios=empty(),
+        paper_classes=empty(),
+        paper_correlations=empty(),
+        paper_depth=empty(),
+        paper_kex=empty(),
+        metadata=metadata(data, summ),
+    )
+
+
+def _lab(data: StoreData) -> Analysis:
     cfg = data.config
     summ = summary.scenario_summary(data)
     if summ.empty:

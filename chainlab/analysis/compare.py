@@ -22,6 +22,7 @@ import pandas as pd
 
 from chainlab.analysis import families as fam
 from chainlab.campaign.analysis_settings import PLAUSIBILITY_CLASSES, AnalysisConfig
+from chainlab.campaign.matrix import OTHER_AXES
 from chainlab.campaign.model import SCENARIO_KEYS
 from chainlab.stats import (
     log_interval,
@@ -326,14 +327,7 @@ AXES = {
     "network": "network",
 }
 _FIELDS = (*SCENARIO_KEYS, "network")
-_NON_HIERARCHY = (
-    "kex",
-    "served_chain",
-    "handshake_mode",
-    "cert_compression",
-    "client_auth",
-    "network",
-)
+_NON_HIERARCHY = OTHER_AXES
 _ORDER = {
     "kex_family": {"classical": 0, "hybrid": 1, "pure_pq": 2},
     "served_chain": {"intermediate-anchor": -1, "leaf": 0, "leaf+intermediates": 1, "full": 2},

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from chainlab.campaign.algorithms import NO_CLIENT_AUTH
+from chainlab.campaign.matrix import OTHER_AXES
 
 FAMILY_DISPLAY = {
     "ml-dsa": "ML-DSA",
@@ -161,17 +162,7 @@ def scenario_labels(scen: pd.DataFrame) -> dict[str, tuple[str, str]]:
     algs = pd.concat([scen[c] for c in ("root_alg", "int1_alg", "int2_alg", "leaf_alg")])
     slh = {str(a).split("-")[2] for a in algs.dropna() if str(a).upper().startswith("SLH-DSA-")}
     slh_varies = len(slh) > 1
-    varies = {
-        c: c in scen and scen[c].nunique(dropna=False) > 1
-        for c in (
-            "kex",
-            "served_chain",
-            "handshake_mode",
-            "cert_compression",
-            "client_auth",
-            "network",
-        )
-    }
+    varies = {c: c in scen and scen[c].nunique(dropna=False) > 1 for c in OTHER_AXES}
     labels: dict[str, tuple[str, str]] = {}
     seen: dict[tuple[str, str], int] = {}
     for _, row in scen.iterrows():

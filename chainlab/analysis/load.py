@@ -24,7 +24,9 @@ class StoreData:
     path: Path
     meta: dict
     runs: pd.DataFrame
-    scenarios: pd.DataFrame  # scenarios + chosen scenario_runs + moments; one row each
+    # scenarios + chosen scenario_runs + moments; one row each. The lab's own scenarios only:
+    # targets (servers chainlab did not start, no hierarchy) are in `targets`.
+    scenarios: pd.DataFrame
     campaigns: pd.DataFrame  # campaign, scenario_id
     failures: pd.DataFrame  # scenario_id, error_category, n, example_detail
     certificates: pd.DataFrame
@@ -32,6 +34,9 @@ class StoreData:
     network_profiles: pd.DataFrame
     # Mutual TLS: the client's chain as the server observed it (empty without).
     observed_client_chain: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # Targets: their rows as `scenarios` has them, and their failures by category.
+    targets: pd.DataFrame = field(default_factory=pd.DataFrame)
+    target_failures: pd.DataFrame = field(default_factory=pd.DataFrame)
     # measured ok handshakes of every scenario (see _NETWORK_SAMPLES); empty unless some
     # scenario ran on an emulated network
     network_samples: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -81,6 +86,12 @@ def load_store(path, config: AnalysisConfig | None = None) -> StoreData:
     df["failed"] = (df["run_status"] != "completed") | (df["n_ok"] == 0)
     df["failure_note"] = [_failure_note(r) if r["failed"] else None for _, r in df.iterrows()]
     df = df.sort_values("scenario_id").reset_index(drop=True)
+    is_target = df["target"].notna()
+    targets, df = df[is_target].reset_index(drop=True), df[~is_target].reset_index(drop=True)
+    target_ids = set(targets["scenario_id"])
+    failures = frames.failures
+    target_failures = failures[failures["scenario_id"].isin(target_ids)]
+    failures = failures[~failures["scenario_id"].isin(target_ids)]
 
     latencies: dict[str, np.ndarray] = {}
     ids = lat["scenario_id"]
@@ -102,11 +113,13 @@ def load_store(path, config: AnalysisConfig | None = None) -> StoreData:
         runs=runs,
         scenarios=df,
         campaigns=frames.optional["campaign_scenarios"],
-        failures=frames.failures,
+        failures=failures,
         certificates=frames.optional["certificates"],
         observed_chain=frames.optional["observed_chain"],
         network_profiles=frames.optional["network_profiles"],
         observed_client_chain=frames.optional["observed_client_chain"],
+        targets=targets,
+        target_failures=target_failures,
         network_samples=frames.network_samples,
         latencies_ms=latencies,
         config=cfg,

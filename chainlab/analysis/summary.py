@@ -23,7 +23,7 @@ from chainlab.stats import log_interval, mean_ci_from_moments, quantile_ci, rati
 SERVER_BOUND_ELAPSED_SHARE = 0.9
 
 # Means carried with intervals: output name -> (SQL mean, SQL variance, SQL count, scale)
-_MEANS = {
+MEANS = {
     "mean_ms": ("total_mean", "total_var", "n_ok", 1e-6),
     "connect_ms": ("connect_mean", "connect_var", "connect_n", 1e-6),
     "tls_ms": ("handshake_mean", "handshake_var", "handshake_n", 1e-6),
@@ -139,7 +139,7 @@ def scenario_summary(data: StoreData) -> pd.DataFrame:
             "client_instructions": _num(r.get("client_instructions_mean")),
             "server_instructions": _num(r.get("server_instructions_mean")),
         }
-        for name, (m, v, n, scale) in _MEANS.items():
+        for name, (m, v, n, scale) in MEANS.items():
             if failed:
                 out[name] = out[f"{name}_lo"] = out[f"{name}_hi"] = out[f"{name}_se"] = math.nan
                 continue

@@ -14,18 +14,12 @@ import math
 
 import pandas as pd
 
+from chainlab.campaign.matrix import MATRIX_AXES
 from chainlab.stats import log_interval, z_value
 
-# Everything that identifies a scenario in the summary (the hierarchy by its label).
-IDENTITY = (
-    "kex",
-    "hierarchy",
-    "served_chain",
-    "handshake_mode",
-    "cert_compression",
-    "client_auth",
-    "network",
-)
+# Everything that identifies a scenario in the summary: the campaign's axes (the hierarchy
+# by its label; a target is never in the lab's summary).
+IDENTITY = tuple(a for a in MATRIX_AXES if a != "target")
 
 
 def pairs(summary: pd.DataFrame, axis: str, reference: str) -> list[tuple[dict, dict]]:

@@ -20,6 +20,9 @@ Handshake counts per scenario: fixed mode `count`; adaptive mode a range from `m
 `max`, cut at the time cap, with the expected count from an estimated coefficient of
 variation. A run calibrates each network profile once (`calibration_seconds`).
 During a run the ETA rescales this model by the ratio of measured to estimated time.
+
+A target ([targets.<name>]: a server chainlab does not start) is unknown until measured: its
+handshakes are estimated at TARGET_HANDSHAKE_MS each, its operations and chain as none.
 """
 
 from __future__ import annotations
@@ -87,6 +90,11 @@ SD_FAST_MS = 0.7
 CV_FAST_MAX = 0.5
 # A leaf signature at least this long (ms) makes a scenario signing-dominated.
 SIGN_DOMINATED_MS = 10.0
+# A target's handshake before it is measured: a server across a WAN (tens of ms of round
+# trips) or a slow one; only the ETA of a probe depends on it.
+TARGET_HANDSHAKE_MS = 100.0
+# ... and its spread: a network path's latency varies by a few per cent to tens of per cent.
+TARGET_CV = 0.2
 
 # -- flight sizes ------------------------------------------------------------------------
 # (public key bytes in the certificate, signature bytes) per algorithm: FIPS 204 Table 2,
@@ -192,7 +200,10 @@ CALIBRATION_LOSSY_BULK_S = 5.5
 
 
 def scenario_operations(s: Scenario) -> list[cost.Operation]:
-    """The scenario's cryptographic operations per handshake (chainlab.campaign.cost)."""
+    """The scenario's cryptographic operations per handshake (chainlab.campaign.cost); none
+    for a target (its server's chain is not known before it is measured)."""
+    if s.target is not None:
+        return []
     return cost.operations(
         s.hierarchy,
         s.kex,
@@ -231,6 +242,8 @@ def loopback_ms(s: Scenario, model: cost.CostModel | None = None) -> float:
     p = _prediction(s, model)
     if p is not None:
         return p.latency_ms
+    if s.target is not None:
+        return TARGET_HANDSHAKE_MS
     sign, _ = SIGN_VERIFY_MS.get(s.leaf_alg, (1.0, 0.2))
     # Signed links checked by the client: each certificate below the anchor is verified with
     # its issuer's key; the leaf's CertificateVerify with the leaf's key. A resumed
@@ -247,7 +260,7 @@ def loopback_ms(s: Scenario, model: cost.CostModel | None = None) -> float:
 def sign_ms(s: Scenario, model: cost.CostModel | None = None) -> float:
     """The leaf's CertificateVerify signature per handshake (0 when resumed; a resumption
     mix signs on its full share), in ms."""
-    if s.handshake_mode == "resumed":
+    if s.handshake_mode == "resumed" or s.target is not None:
         return 0.0
     p = _prediction(s, model)
     if p is not None:
@@ -271,8 +284,10 @@ def handshake_ms(s: Scenario, model: cost.CostModel | None = None) -> float:
 
 
 def certificate_bytes(s: Scenario) -> list[int]:
-    """Estimated DER bytes of the hierarchy's certificates, root first."""
+    """Estimated DER bytes of the hierarchy's certificates, root first (none for a target)."""
     h = s.hierarchy
+    if not h:
+        return []
     roles = ("self",) if len(h) == 1 else ("root", *["int"] * (len(h) - 2), "leaf")
     out = []
     for i, (alg, role) in enumerate(zip(h, roles, strict=True)):
@@ -360,6 +375,9 @@ def network_cost(s: Scenario, model: cost.CostModel | None = None) -> NetworkCos
     projected onto its emulated profile (see the module doc). A resumption mix is the
     mixture of its full and resumed handshakes (means weighted, variances with the spread
     between the two)."""
+    if s.target is not None:
+        ms = TARGET_HANDSHAKE_MS
+        return NetworkCost(ms, TARGET_CV * ms, ms, 0, False)
     r = s.resumption_ratio
     if 0 < r < 1:
         f = network_cost(replace(s, handshake_mode="full"), model)

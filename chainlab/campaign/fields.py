@@ -13,7 +13,7 @@ from chainlab.schema import Bool, Int, Items, Num, Str
 
 # Top-level tables of a campaign file.
 TOP_KEYS = ("campaign", "aliases", "hierarchies", "network", "sampling", "matrix", "campaigns")
-TOP_KEYS += ("analysis", "load", "primitives")
+TOP_KEYS += ("analysis", "load", "primitives", "targets")
 ORDERS = ("random", "interleaved", "declared")
 MATRIX_KEYS = (*MATRIX_AXES, "resumption_ratio", "exclude", "description")
 CAMPAIGNS_KEYS = ("description", "matrices", "scenarios")
@@ -68,6 +68,19 @@ CAMPAIGN_FIELDS = {
 # An [aliases] name, and a [network.<name>] name: words of scenario ids.
 ALIAS_RE = re.compile(r"^[a-z][a-z0-9]*$")
 NETWORK_NAME_RE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
+
+# A [targets.<name>] table (docs/campaigns.md): a TLS 1.3 server chainlab does not start.
+# An address is host:port, the host a name or an address (IPv6 in brackets).
+TARGET_ADDRESS_RE = re.compile(
+    r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?):\d{1,5}$"
+)
+TARGET_FIELDS = {
+    "address": Str(pattern=TARGET_ADDRESS_RE, what='host:port, e.g. "example.com:443"'),
+    "servername": Str(what="a host name (SNI and the certificate's name check)"),
+    "ca": Str(what="'system', 'none' or a PEM file of trust anchors"),
+    "sigalgs": Str(what="signature schemes the client offers, colon-separated"),
+    "description": Str(),
+}
 
 # A CPU list as taskset takes it: "1", "0,2", "0-3".
 CPU_LIST_RE = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")

@@ -11,6 +11,9 @@ leaf+intermediates, full handshake, no compression, no client certificate, loopb
 nothing, so an id only names what differs: `x25519mlkem768__slh_root__ml_int__ml_leaf`,
 `x25519__ml_root__ml_leaf__resumed`. A client certificate's hierarchy is named by its
 algorithm tokens, root first: `__client_mldsa65_mldsa44`.
+
+A scenario whose server chainlab does not start ([targets.<name>]) has no positions: its
+target takes their place, `<kex>__target_<name>[...]` (`x25519mlkem768__target_edge`).
 """
 
 from __future__ import annotations
@@ -30,9 +33,10 @@ SERVED_TOKENS = {
     "intermediate-anchor": "served_intanchor",
 }
 CLIENT_PREFIX = "client_"
+TARGET_PREFIX = "target_"
 ROLE_TOKENS = {"self", "root", "int", "int1", "int2", "leaf"}
 # Words of the suffix parts: never an algorithm alias, so an id reads back one way only.
-RESERVED = {"served", "net", "resumed", "full", "client", *CERT_COMPRESSIONS}
+RESERVED = {"served", "net", "resumed", "full", "client", "target", *CERT_COMPRESSIONS}
 
 
 def compose(
@@ -43,11 +47,15 @@ def compose(
     cert_compression: str,
     network: str,
     client_tokens: list[str] = (),
+    target: str | None = None,
 ) -> str:
     """The id of a scenario from its parts (algorithm tokens root first; the client
-    certificate hierarchy's likewise, empty without one)."""
-    roles = ROLES[len(alg_tokens)]
-    parts = [token(kex)] + [f"{t}_{r}" for t, r in zip(alg_tokens, roles, strict=True)]
+    certificate hierarchy's likewise, empty without one; a target instead of positions)."""
+    if target is not None:
+        parts = [token(kex), TARGET_PREFIX + target]
+    else:
+        roles = ROLES[len(alg_tokens)]
+        parts = [token(kex)] + [f"{t}_{r}" for t, r in zip(alg_tokens, roles, strict=True)]
     if served_chain != DEFAULT_SERVED_CHAIN:
         parts.append(SERVED_TOKENS[served_chain])
     if handshake_mode != DEFAULT_HANDSHAKE_MODE:
@@ -61,8 +69,13 @@ def compose(
     return "__".join(parts)
 
 
-def decode(scenario_id: str, algorithms: dict[str, str], networks: set[str]) -> dict:
-    """The parts of an id, given the file's token -> algorithm map and network names.
+def decode(
+    scenario_id: str,
+    algorithms: dict[str, str],
+    networks: set[str],
+    targets: set[str] = frozenset(),
+) -> dict:
+    """The parts of an id, given the file's token -> algorithm map, network and target names.
 
     Raises ValueError saying which part is not understood and what is allowed there.
     """
@@ -75,6 +88,12 @@ def decode(scenario_id: str, algorithms: dict[str, str], networks: set[str]) -> 
     kex = kex_by_token[parts[0]]
     positions: list[tuple[str, str]] = []
     rest = parts[1:]
+    target = None
+    if rest and rest[0].startswith(TARGET_PREFIX):
+        target = rest.pop(0)[len(TARGET_PREFIX) :]
+        if target not in targets:
+            names = ", ".join(sorted(targets)) or "none declared"
+            raise ValueError(f"unknown target {target!r}; allowed: {names}")
     while (
         rest
         and "_" in rest[0]
@@ -83,13 +102,15 @@ def decode(scenario_id: str, algorithms: dict[str, str], networks: set[str]) -> 
     ):
         alg_token, role = rest.pop(0).rsplit("_", 1)
         positions.append((alg_token, role))
-    if not 1 <= len(positions) <= 4:
+    if target is not None and positions:
+        raise ValueError("a target serves its own chain; allowed: no positions after target_")
+    if target is None and not 1 <= len(positions) <= 4:
         raise ValueError(
             f"{len(positions)} certificate positions; allowed: 1 to 4 "
             "(<alg>_self, or <alg>_root .. <alg>_leaf)"
         )
     roles = tuple(r for _, r in positions)
-    if roles != ROLES[len(positions)]:
+    if target is None and roles != ROLES[len(positions)]:
         raise ValueError(
             f"positions {'/'.join(roles)}; allowed for depth {len(positions)}: "
             f"{'/'.join(ROLES[len(positions)])}"
@@ -126,7 +147,9 @@ def decode(scenario_id: str, algorithms: dict[str, str], networks: set[str]) -> 
             allowed += ["client_<alg>[_<alg>...]"]
             allowed += [f"net_{n}" for n in sorted(networks)]
             raise ValueError(f"unknown part {p!r}; allowed: {', '.join(allowed)}")
-    canonical = compose(kex, [t for t, _ in positions], served, mode, comp, net, client_tokens)
+    canonical = compose(
+        kex, [t for t, _ in positions], served, mode, comp, net, client_tokens, target
+    )
     if canonical != scenario_id:
         raise ValueError(f"not in canonical form; write it as {canonical!r}")
     return {
@@ -137,4 +160,5 @@ def decode(scenario_id: str, algorithms: dict[str, str], networks: set[str]) -> 
         "cert_compression": comp,
         "network": net,
         "client_auth": tuple(algorithms[t] for t in client_tokens),
+        "target": target,
     }

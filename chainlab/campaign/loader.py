@@ -40,6 +40,7 @@ from chainlab.campaign.fields import (
     PRIMITIVES_FIELDS,
     SAMPLING_DEFAULTS,
     SAMPLING_FIELDS,
+    TARGET_FIELDS,
     TOP_KEYS,
 )
 from chainlab.campaign.matrix import MATRIX_AXES, WHERE_KEYS, matches
@@ -49,6 +50,7 @@ from chainlab.campaign.model import (
     PrimitivesPlan,
     SamplingPolicy,
     Scenario,
+    Target,
 )
 from chainlab.errors import ChainlabError
 from chainlab.network import profile as network_profile
@@ -146,6 +148,7 @@ class _Validator:
         self.tokens = self.algorithm_tokens()
         self.hierarchies = self.read_hierarchies(d.get("hierarchies", {}))
         self.networks = self.read_networks(d.get("network", {}))
+        self.targets = self.read_targets(d.get("targets", {}))
         base_sampling, overrides = self.read_sampling(d.get("sampling", {}))
         matrices = self.read_matrices(d.get("matrix", {}))
         load = load_plan.read(self, d.get("load"))
@@ -177,8 +180,15 @@ class _Validator:
                 sampling=policy,
                 network_profile=self.networks.get(parts["network"]),
                 load=load_plan.for_scenario(self, load, parts, sid),
+                target_spec=self.targets.get(parts["target"]),
                 **parts,
             )
+            if parts["target"] is not None and load is not None:
+                self.bad(
+                    "load",
+                    f"scenario {sid} probes target {parts['target']!r}; allowed: [load] only "
+                    "in a file without targets (load steps need chainlab's own server)",
+                )
         for i, (ov_where, _) in enumerate(overrides):
             if not any(matches(ov_where, p, sid) for sid, p in parts_by_id.items()):
                 self.notes.append(f"sampling.override[{i}] matches no scenario")
@@ -333,6 +343,48 @@ class _Validator:
                 self.hierarchies[hname] = got
         return self.hierarchies
 
+    def read_targets(self, value) -> dict[str, Target]:
+        """[targets.<name>]: servers chainlab measures but does not start."""
+        out: dict[str, Target] = {}
+        for tname, spec in self.table(value, "targets").items():
+            at = f"targets.{tname}"
+            if not NETWORK_NAME_RE.match(tname):
+                self.bad(
+                    at,
+                    f"bad target name {tname!r}; allowed: lower-case letters, digits and "
+                    "single '_'",
+                )
+                continue
+            got = self.p.check(TARGET_FIELDS, self.table(spec, at), at)
+            if "address" not in spec:
+                self.bad(f"{at}.address", 'missing; allowed: host:port, e.g. "example.com:443"')
+                continue
+            if got.get("address") is None:
+                continue
+            ca = got.get("ca") or "system"
+            ca_file = None
+            if ca not in ("system", "none"):
+                ca_file = (self.path.parent / ca).resolve()
+                if not ca_file.is_file():
+                    self.bad(
+                        f"{at}.ca",
+                        f"bad value {ca!r}: no such file next to the campaign file; allowed: "
+                        "'system' (this machine's CA bundle), 'none' (no chain verification) "
+                        "or a PEM file of trust anchors",
+                    )
+                    continue
+            host = got["address"].rsplit(":", 1)[0].strip("[]")
+            out[tname] = Target(
+                name=tname,
+                address=got["address"],
+                servername=got.get("servername") or host,
+                ca=ca,
+                sigalgs=got.get("sigalgs"),
+                description=got.get("description") or "",
+                ca_file=ca_file,
+            )
+        return out
+
     def read_networks(self, value) -> dict[str, NetworkProfile]:
         out: dict[str, NetworkProfile] = {}
         # Names of declared profiles, valid or not: a matrix naming a profile whose values
@@ -405,6 +457,8 @@ class _Validator:
                     got = self.resolve_alg(item, at)
                 elif k == "client_leaf":
                     got = item if item == NO_CLIENT_AUTH else self.resolve_alg(item, at)
+                elif k == "target":
+                    got = self.string(item, at, choices=list(self.targets))
                 elif k == "kex":
                     got = self.group(item, at)
                 elif k == "kex_family":
@@ -443,7 +497,9 @@ class _Validator:
             at = f"matrix.{mname}"
             m = self.table(m, at)
             self.keys(m, MATRIX_KEYS, at)
-            for req in ("kex", "hierarchy"):
+            if "target" in m:
+                self.check_target_matrix(m, at)
+            for req in ("kex", "hierarchy") if "target" not in m else ("kex",):
                 if req not in m:
                     self.bad(
                         f"{at}.{req}",
@@ -491,11 +547,15 @@ class _Validator:
                         got = self.string(item, iat, choices=CERT_COMPRESSIONS)
                     elif axis == "client_auth":
                         got = self.client_auth(item, iat)
+                    elif axis == "target":
+                        got = self.string(item, iat, choices=list(self.targets))
                     else:
                         got = self.string(item, iat, choices=[LOOPBACK, *self.declared_networks])
                     if got is not None and got not in vals:
                         vals.append(got)
                 axes[axis] = vals
+            if "target" in m:
+                axes["hierarchy"] = [()]  # a target serves its own chain
             if "resumption_ratio" in m:
                 modes = self.resumption_ratios(m["resumption_ratio"], f"{at}.resumption_ratio")
                 if "handshake_mode" in m:
@@ -515,6 +575,24 @@ class _Validator:
                 excludes.append(self.read_where(e, f"{at}.exclude[{i}]"))
             out[mname] = {"axes": axes, "exclude": excludes}
         return out
+
+    def check_target_matrix(self, m: dict, at: str) -> None:
+        """A matrix of targets sets only what the client chooses."""
+        for key in ("hierarchy", "served_chain", "client_auth"):
+            if key in m:
+                self.bad(
+                    f"{at}.{key}",
+                    "given with target; allowed: only what the client chooses (kex, "
+                    "handshake_mode or resumption_ratio, cert_compression): a target serves "
+                    "its own chain",
+                )
+        nets = self.listish(m.get("network", LOOPBACK))
+        if any(n != LOOPBACK for n in nets):
+            self.bad(
+                f"{at}.network",
+                "given with target; allowed: loopback only (a target is reached over the "
+                "real network between this machine and it)",
+            )
 
     def client_auth(self, item, at: str) -> tuple[str, ...] | None:
         """A client certificate: 'none', or its hierarchy (an array of algorithms root to
@@ -606,7 +684,7 @@ class _Validator:
                     continue
                 if sid not in parts_by_id:
                     try:
-                        parts = ids.decode(sid, self.tokens, set(self.networks))
+                        parts = ids.decode(sid, self.tokens, set(self.networks), set(self.targets))
                     except ValueError as e:
                         self.bad(sat, f"bad scenario id {sid!r}: {e}")
                         continue

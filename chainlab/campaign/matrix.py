@@ -25,7 +25,11 @@ MATRIX_AXES = (
     "cert_compression",
     "client_auth",
     "network",
+    "target",
 )
+# The axes besides the hierarchy (and a target's name): what a scenario's label adds to its
+# chain when it varies, and what a comparison of hierarchies holds fixed.
+OTHER_AXES = tuple(a for a in MATRIX_AXES if a not in ("hierarchy", "target"))
 # Scenario properties a `where` table (exclusions, sampling overrides) may test.
 WHERE_KEYS = (
     "scenario",
@@ -41,6 +45,7 @@ WHERE_KEYS = (
     "cert_compression",
     "client_leaf",
     "network",
+    "target",
 )
 # The value of an axis a matrix leaves out (kex and hierarchy are required).
 AXIS_DEFAULTS = {
@@ -49,6 +54,7 @@ AXIS_DEFAULTS = {
     "cert_compression": DEFAULT_CERT_COMPRESSION,
     "client_auth": (),
     "network": LOOPBACK,
+    "target": None,
 }
 
 
@@ -77,6 +83,7 @@ def expand(
             parts["cert_compression"],
             parts["network"],
             [alg_token(a) for a in parts["client_auth"]],
+            parts["target"],
         )
         hit = [matches(w, parts, sid) for w in excludes]
         for i, h in enumerate(hit):
@@ -100,12 +107,13 @@ def matches(where: dict, parts: dict, sid: str) -> bool:
         "depth": {len(h)},
         "root": {h[0]} if len(h) >= 2 else set(),
         "int": set(h[1:-1]),
-        "leaf": {h[-1]},
+        "leaf": {h[-1]} if h else set(),
         "algorithm": set(h),
         "served_chain": {parts["served_chain"]},
         "handshake_mode": {parts["handshake_mode"]},
         "cert_compression": {parts["cert_compression"]},
         "client_leaf": {parts["client_auth"][-1] if parts["client_auth"] else NO_CLIENT_AUTH},
         "network": {parts["network"]},
+        "target": {parts["target"]} if parts["target"] else set(),
     }
     return all(facts[k] & vals for k, vals in where.items())

@@ -139,6 +139,38 @@ def cpu_list(text: str) -> list[int]:
 
 
 @dataclass(frozen=True)
+class Target:
+    """A [targets.<name>] table: a TLS 1.3 server chainlab measures but does not start."""
+
+    name: str
+    address: str  # host:port
+    servername: str  # SNI and the name the certificate must carry
+    ca: str  # 'system', 'none' (no chain verification) or a PEM file, as written
+    sigalgs: str | None = None  # the client's offered signature schemes (None: the library's)
+    description: str = ""
+    # `ca` resolved against the campaign file's directory (a file), for the runner only: a
+    # path of this machine, never stored.
+    ca_file: Path | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def host(self) -> str:
+        return self.address.rsplit(":", 1)[0].strip("[]")
+
+    @property
+    def port(self) -> int:
+        return int(self.address.rsplit(":", 1)[1])
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "address": self.address,
+            "servername": self.servername,
+            "ca": self.ca,
+            "sigalgs": self.sigalgs,
+        }
+
+
+@dataclass(frozen=True)
 class Scenario:
     """One point of the matrix: everything that defines a measured configuration."""
 
@@ -158,6 +190,10 @@ class Scenario:
     # Mutual TLS: the client certificate's hierarchy, root first (empty: no client
     # certificate). Part of the identity; last so that older constructions stay valid.
     client_auth: tuple[str, ...] = ()
+    # A server chainlab does not start ([targets.<name>]): its name is part of the identity
+    # (the hierarchy is then empty: the server serves its own chain); the table itself not.
+    target: str | None = None
+    target_spec: Target | None = field(default=None, compare=False, repr=False)
 
     @property
     def depth(self) -> int:
@@ -173,8 +209,8 @@ class Scenario:
         return resumption_ratio(self.handshake_mode)
 
     @property
-    def leaf_alg(self) -> str:
-        return self.hierarchy[-1]
+    def leaf_alg(self) -> str | None:
+        return self.hierarchy[-1] if self.hierarchy else None
 
     @property
     def root_alg(self) -> str | None:
@@ -207,7 +243,7 @@ class Scenario:
 
     @property
     def roles(self) -> tuple[str, ...]:
-        return ROLES[self.depth]
+        return ROLES.get(self.depth, ())
 
     @property
     def certificate_roles(self) -> tuple[str, ...]:
@@ -231,6 +267,7 @@ class Scenario:
             "cert_compression": self.cert_compression,
             "client_auth": self.client_auth_name,
             "network": self.network,
+            **({"target": self.target_spec.to_dict()} if self.target_spec is not None else {}),
         }
 
 

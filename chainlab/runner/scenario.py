@@ -7,6 +7,10 @@ its records read, the link torn down). A sequential run makes one visit; the int
 order makes one visit per batch. `result()` gives the rows the store writes in one
 transaction.
 
+Targets ([targets.<name>]): no hierarchy, no server and no link; the client connects to the
+target's address (resolved once, in `prepare()`) with its server name and trust anchors, and
+the server-side fields of its rows stay empty.
+
 Emulated networks: every visit gets its own link (namespaces, forwarder), but a profile is
 calibrated only on the first link of the run that uses it; every scenario on the profile
 carries that calibration's `network_profiles` row, which the store keeps once per run.
@@ -18,6 +22,7 @@ import collections
 import contextlib
 import math
 import os
+import socket
 import subprocess
 import time
 from collections.abc import Callable
@@ -36,6 +41,15 @@ from chainlab.store import ScenarioRows
 # How long a server may take to print its ready line: it loads one hierarchy and binds a
 # socket, well under a second normally; generous for a loaded shared machine.
 SERVER_READY_TIMEOUT_S = 20.0
+# Where a target's `ca = "system"` finds this machine's CA bundle (Debian and derivatives,
+# Fedora and derivatives, Alpine and macOS), first match wins. The engine is linked against
+# its own static OpenSSL, whose compiled-in default paths point into its build tree, so the
+# bundle is handed over explicitly.
+SYSTEM_CA_FILES = (
+    "/etc/ssl/certs/ca-certificates.crt",
+    "/etc/pki/tls/certs/ca-bundle.crt",
+    "/etc/ssl/cert.pem",
+)
 # Progress poll interval while a client batch runs: reading the records file's size twice a
 # second costs nothing measurable next to the engine's two busy processes.
 POLL_S = 0.5
@@ -100,6 +114,7 @@ class ScenarioExecution:
         self.server_exit: str | None = None
         self.pki_dir: Path | None = None
         self.client_pki_dir: Path | None = None  # mutual TLS: the client's hierarchy
+        self.target_ca: Path | None = None  # a target's trust anchors (None: no verification)
         self.chain: pki.ServedChain | None = None
         self.certificates: list[dict] = []
         self.network_row: dict | None = None
@@ -127,6 +142,9 @@ class ScenarioExecution:
     # -- lifecycle ---------------------------------------------------------------------
 
     def prepare(self) -> None:
+        if self.s.target_spec is not None:
+            self._prepare_target()
+            return
         try:
             self.pki_dir = pki.ensure(self.ctx.engine, self.s.hierarchy, self.ctx.seed)
             if self.s.client_auth:
@@ -138,11 +156,41 @@ class ScenarioExecution:
         except (pki.PkiError, OSError, subprocess.TimeoutExpired) as e:
             self.fail("pki_failed", str(e))
 
+    def _prepare_target(self) -> None:
+        """A target's address, resolved once (so every batch meets the same server), and
+        its trust anchors."""
+        t = self.s.target_spec
+        try:
+            info = socket.getaddrinfo(t.host, t.port, type=socket.SOCK_STREAM)
+        except (OSError, UnicodeError) as e:
+            self.fail("target_unresolved", f"{t.address}: cannot resolve {t.host!r}: {e}")
+            return
+        family, _, _, _, sockaddr = info[0]
+        ip = sockaddr[0]
+        self._server_addr = f"[{ip}]:{t.port}" if family == socket.AF_INET6 else f"{ip}:{t.port}"
+        if t.ca == "system":
+            found = next((Path(f) for f in SYSTEM_CA_FILES if Path(f).is_file()), None)
+            if found is None:
+                self.fail(
+                    "target_ca_missing",
+                    f"ca = 'system': no CA bundle on this machine ({', '.join(SYSTEM_CA_FILES)}); "
+                    "give the target a PEM file of trust anchors",
+                )
+                return
+            self.target_ca = found
+        elif t.ca != "none":
+            self.target_ca = t.ca_file
+
     def open(self) -> None:
         """Starts the link (emulated networks) and the server for one visit."""
         if self.done:
             return
         self.visits += 1
+        if self.s.target_spec is not None:
+            # A target is a server of its own: nothing to start.
+            if self.visits == 1:
+                self.reference("start")
+            return
         try:
             if self.s.network != LOOPBACK:
                 self._open_link()
@@ -277,6 +325,8 @@ class ScenarioExecution:
         """The start of every client command of this scenario: the engine subcommand, the
         server, the trust anchor and what the scenario offers."""
         s = self.s
+        if s.target_spec is not None:
+            return self._target_head(subcommand)
         head = [
             str(self.ctx.engine), subcommand,
             "--connect", self._server_addr,
@@ -290,6 +340,20 @@ class ScenarioExecution:
             head.append("--partial-chain")
         if self.client_pki_dir is not None:
             head += ["--cert-pki", str(self.client_pki_dir)]
+        return head
+
+    def _target_head(self, subcommand: str) -> list[str]:
+        s, t = self.s, self.s.target_spec
+        head = [
+            str(self.ctx.engine), subcommand,
+            "--connect", self._server_addr,
+            "--servername", t.servername,
+            "--groups", s.kex,
+            "--cert-compression", s.cert_compression,
+        ]  # fmt: skip
+        head += ["--ca", str(self.target_ca)] if self.target_ca is not None else ["--no-verify"]
+        if t.sigalgs:
+            head += ["--sigalgs", t.sigalgs]
         return head
 
     @property

@@ -33,6 +33,7 @@ import pyarrow as pa
 
 from chainlab import __version__
 from chainlab.campaign.algorithms import NO_CLIENT_AUTH
+from chainlab.campaign.model import SCENARIO_KEYS
 from chainlab.errors import ChainlabError
 from chainlab.store.rows import ScenarioRows
 from chainlab.store.views import AnalysisFrames, analysis_frames, primitive_summary
@@ -80,25 +81,15 @@ _UPGRADES = {
     ),
     3: (
         f"ALTER TABLE scenarios ADD COLUMN client_auth VARCHAR DEFAULT '{NO_CLIENT_AUTH}'",
+        "ALTER TABLE scenarios ADD COLUMN target VARCHAR",
+        "ALTER TABLE scenarios ALTER COLUMN leaf_alg DROP NOT NULL",
         _table_sql("observed_client_chain"),
     ),
 }
 
-# The `scenarios` columns a Scenario fills from its attributes of the same name.
-SCENARIO_COLUMNS = (
-    "scenario_id",
-    "kex",
-    "kex_family",
-    "depth",
-    "root_alg",
-    "int1_alg",
-    "int2_alg",
-    "leaf_alg",
-    "served_chain",
-    "handshake_mode",
-    "cert_compression",
-    "network",
-)
+# The `scenarios` columns a Scenario fills from its attributes of the same name (its
+# client_auth column is `client_auth_name`).
+SCENARIO_COLUMNS = ("scenario_id", "kex_family", *SCENARIO_KEYS, "network", "target")
 
 TABLES = (
     "runs",

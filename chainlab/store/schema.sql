@@ -1,8 +1,9 @@
 -- chainlab result store, schema version 4 (chainlab/store/__init__.py: SCHEMA_VERSION).
 -- Version 2 added runs.libraries, the server's whole-connection figures in samples, the load
 -- tables and host_reference; version 3 added primitive_samples, instructions per handshake
--- and the certificate compression sizes; version 4 added scenarios.client_auth (mutual TLS)
--- and observed_client_chain. An older store is upgraded when opened for writing.
+-- and the certificate compression sizes; version 4 added scenarios.client_auth (mutual TLS),
+-- scenarios.target (servers chainlab did not start, which have no hierarchy: depth 0, no
+-- leaf_alg) and observed_client_chain. An older store is upgraded when opened for writing.
 -- One DuckDB file per campaign run. Units: *_ns nanoseconds, *_us microseconds, bytes.
 -- Nothing here holds a path of the machine that made it.
 
@@ -36,11 +37,11 @@ CREATE TABLE scenarios (
     scenario_id     VARCHAR PRIMARY KEY,     -- e.g. x25519mlkem768__slh_root__ml_int__ml_leaf
     kex             VARCHAR NOT NULL,        -- OpenSSL group name, e.g. X25519MLKEM768
     kex_family      VARCHAR NOT NULL,        -- classical | hybrid | pure_pq
-    depth           INTEGER NOT NULL,        -- 1..4
+    depth           INTEGER NOT NULL,        -- 1..4 (0: a target, whose chain is its own)
     root_alg        VARCHAR,                 -- NULL at depth 1
     int1_alg        VARCHAR,                 -- first intermediate below the root (depth >= 3)
     int2_alg        VARCHAR,                 -- second intermediate (depth 4)
-    leaf_alg        VARCHAR NOT NULL,
+    leaf_alg        VARCHAR,                 -- NULL only for a target
     served_chain    VARCHAR NOT NULL,        -- leaf | leaf+intermediates | full | intermediate-anchor
     handshake_mode  VARCHAR NOT NULL,        -- full | resumed | resume<NN>
     cert_compression VARCHAR NOT NULL,       -- none | zlib | brotli | zstd
@@ -48,7 +49,10 @@ CREATE TABLE scenarios (
     params          JSON NOT NULL,           -- everything above plus anything else, as declared
     -- mutual TLS: the client certificate's hierarchy, root first, comma-separated
     -- ('ML-DSA-65,ML-DSA-44'), or 'none' (and in every scenario of a store before version 4)
-    client_auth     VARCHAR NOT NULL DEFAULT 'none'
+    client_auth     VARCHAR NOT NULL DEFAULT 'none',
+    -- a server chainlab did not start: the [targets.<name>] name (address, servername, CA
+    -- in params); NULL for the lab's own servers
+    target          VARCHAR
 );
 
 CREATE TABLE campaign_scenarios (

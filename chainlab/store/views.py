@@ -65,7 +65,10 @@ SELECT scenario_id,
     count(*) FILTER (WHERE server_cpu_ns IS NULL) AS n_server_missing,
     count(server_handshake_ns) AS server_handshake_n,
     avg(server_handshake_ns) AS server_handshake_mean,
-    var_samp(server_handshake_ns) AS server_handshake_var
+    var_samp(server_handshake_ns) AS server_handshake_var,
+    -- the client's CPU whether or not the server recorded the connection (a target's)
+    count(client_cpu_ns) AS client_cpu_alone_n, avg(client_cpu_ns) AS client_cpu_alone_mean,
+    var_samp(client_cpu_ns) AS client_cpu_alone_var
 FROM measured
 WHERE outcome = 'ok' AND total_ns IS NOT NULL
 GROUP BY scenario_id
@@ -297,8 +300,9 @@ def analysis_frames(con, path: Path) -> AnalysisFrames:
         raise ChainlabError(f"store {path}: holds no run (the runs table is empty)")
     scenarios = con.execute("SELECT * FROM scenarios ORDER BY scenario_id").df()
     if "client_auth" not in scenarios:
-        # Stores before version 4 (read as they are) knew no client certificates.
+        # Stores before version 4 (read as they are) knew no client certificates, no targets.
         scenarios["client_auth"] = NO_CLIENT_AUTH
+        scenarios["target"] = None
     # Older stores (read as they are) lack the whole-connection CPU (v1) and instructions.
     sample_columns = _columns(con, "samples")
     emulated = con.execute(

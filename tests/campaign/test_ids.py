@@ -54,6 +54,7 @@ def test_compose_and_decode_round_trip(parts, expected):
     sid = ids.compose(kex, toks, served, mode, comp, net, client)
     assert sid == expected
     back = ids.decode(sid, ALGS, {"wan"})
+    assert back.pop("target") is None
     assert back == {
         "kex": kex,
         "hierarchy": tuple(ALGS[t] for t in toks),
@@ -75,8 +76,19 @@ def test_compose_and_decode_round_trip(parts, expected):
         ("x25519__ml_root__ml_leaf__zlib__resumed", "canonical form"),
         ("x25519", "0 certificate positions"),
         ("x25519__ml_root__ml_leaf__client_ml_foo", "bad client certificate part"),
+        ("x25519__target_nowhere", "unknown target 'nowhere'"),
+        ("x25519__target_edge__ml_leaf", "no positions after target_"),
     ],
 )
 def test_decode_names_the_bad_part(bad, fragment):
     with pytest.raises(ValueError, match=fragment):
-        ids.decode(bad, ALGS, {"wan"})
+        ids.decode(bad, ALGS, {"wan"}, {"edge"})
+
+
+def test_a_target_takes_the_place_of_the_positions():
+    sid = ids.compose("X25519MLKEM768", [], "leaf+intermediates", "resumed", "zlib",
+                      "loopback", target="edge")  # fmt: skip
+    assert sid == "x25519mlkem768__target_edge__resumed__zlib"
+    back = ids.decode(sid, ALGS, {"wan"}, {"edge"})
+    assert back["target"] == "edge" and back["hierarchy"] == ()
+    assert back["handshake_mode"] == "resumed" and back["cert_compression"] == "zlib"

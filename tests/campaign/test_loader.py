@@ -434,3 +434,54 @@ def test_an_intermediate_anchor_needs_an_intermediate(tmp_path):
     anchored = [s for s in c.scenarios.values() if s.served_chain == "intermediate-anchor"]
     assert anchored and all(s.depth == 3 and s.anchor_depth == 1 for s in anchored)
     assert anchored[0].engine_chain == "leaf"
+
+
+TARGETS = """
+[campaign]
+name = "probe"
+[targets.edge]
+address = "edge.example.com:443"
+ca = "none"
+[matrix.edge]
+kex = ["X25519MLKEM768"]
+target = ["edge"]
+handshake_mode = ["full", "resumed"]
+"""
+
+
+def test_a_target_matrix_measures_a_server_chainlab_does_not_start(tmp_path):
+    c = load(write(tmp_path, TARGETS, "probe.toml"))
+    s = c.scenarios["x25519mlkem768__target_edge"]
+    assert s.hierarchy == () and s.depth == 0 and s.leaf_alg is None
+    assert s.target == "edge" and s.target_spec.servername == "edge.example.com"
+    assert s.params()["target"] == {
+        "name": "edge",
+        "address": "edge.example.com:443",
+        "servername": "edge.example.com",
+        "ca": "none",
+        "sigalgs": None,
+    }
+    assert "x25519mlkem768__target_edge__resumed" in c.scenarios
+
+
+@pytest.mark.parametrize(
+    "change,fragment",
+    [
+        (('address = "edge.example.com:443"', 'address = "edge.example.com"'),
+         "targets.edge.address: bad value 'edge.example.com'; allowed: host:port"),
+        (('address = "edge.example.com:443"\n', ""), "targets.edge.address: missing"),
+        (('ca = "none"', 'ca = "anchors.pem"'),
+         "targets.edge.ca: bad value 'anchors.pem': no such file next to the campaign file"),
+        (('target = ["edge"]', 'target = ["egde"]'),
+         "matrix.edge.target[0]: bad value 'egde'; allowed: edge (did you mean 'edge'?)"),
+        (('target = ["edge"]', 'target = ["edge"]\nhierarchy = [["ML-DSA-44"]]'),
+         "matrix.edge.hierarchy: given with target"),
+        (('target = ["edge"]', 'target = ["edge"]\nnetwork = ["wan"]\n[network.wan]\ndelay_ms = 5'),
+         "matrix.edge.network: given with target; allowed: loopback only"),
+    ],
+)  # fmt: skip
+def test_bad_targets_are_named(tmp_path, change, fragment):
+    text = TARGETS.replace(*change)
+    with pytest.raises(CampaignError) as e:
+        load(write(tmp_path, text, "probe.toml"))
+    assert fragment in str(e.value)

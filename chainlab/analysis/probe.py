@@ -1,0 +1,154 @@
+"""Servers chainlab did not start ([targets.<name>], `chainlab probe`): what the client saw,
+held against the lab's own scenarios (docs/methods.md §18).
+
+Per target scenario: the handshakes attempted, completed and failed (by category, with an
+example of the detail), the negotiated group and signature scheme, the share that resumed,
+the latency (mean with its t interval; median and p95 with their order-statistic
+intervals, §2), the client's CPU (mean, t interval), the bytes each way and the chain the
+server sent as observed (subjects, key and signature algorithms, DER sizes). The server's
+side is not measured: its fields stay empty.
+
+Beside the lab: the store's own successful scenarios with the same key exchange, handshake
+mode and leaf algorithm as the target's observed leaf, with the target's latency and
+client CPU over theirs (ratios of independent means, delta-method intervals, §3).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+
+from chainlab.analysis import twins
+from chainlab.analysis.summary import MEANS, log_se
+from chainlab.stats import log_interval, mean_ci_from_moments, quantile_ci
+
+# Means carried with intervals, as chainlab.analysis.summary names them; the client's CPU
+# over every successful handshake (no server record pairs with a target's).
+_MEANS = {
+    **{k: MEANS[k] for k in ("mean_ms", "connect_ms", "bytes_read", "bytes_written")},
+    "client_cpu_ms": ("client_cpu_alone_mean", "client_cpu_alone_var", "client_cpu_alone_n", 1e-6),
+}
+_QUANTILES = {"median_ms": 0.5, "p95_ms": 0.95}
+
+
+def per_target(data, level: float) -> pd.DataFrame:
+    """One row per target scenario (see the module doc)."""
+    t = data.targets
+    if t is None or t.empty:
+        return pd.DataFrame()
+    failures = data.target_failures
+    rows = []
+    for r in t.to_dict("records"):
+        sid = r["scenario_id"]
+        spec = _params(r).get("target", {})
+        failed = r["run_status"] != "completed" or int(r["n_ok"]) == 0
+        f = failures[failures["scenario_id"] == sid] if len(failures) else failures
+        out = {
+            "scenario_id": sid,
+            "target": r["target"],
+            "address": spec.get("address", ""),
+            "servername": spec.get("servername", ""),
+            "ca": spec.get("ca", ""),
+            "kex": r["kex"],
+            "handshake_mode": r["handshake_mode"],
+            "cert_compression": r["cert_compression"],
+            "status": "failed" if failed else "ok",
+            "failure_cause": r.get("failure_cause") if failed else None,
+            "failure_detail": r.get("failure_detail") if failed else None,
+            "n_measured": int(r["n_measured"]),
+            "n_ok": int(r["n_ok"]),
+            "n_failed": int(r["n_failed_samples"]),
+            "failures": "; ".join(
+                f"{x['error_category']} {int(x['n'])}: {x['example_detail']}"
+                for x in f.to_dict("records")
+            ),
+            "negotiated_group": r.get("negotiated_group"),
+            "negotiated_sigalg": r.get("negotiated_sigalg"),
+            "resumed_fraction": _num(r.get("resumed_fraction")),
+            "chain_len": _num(r.get("chain_len_mode")),
+            "chain_bytes": _num(r.get("chain_bytes_mean")),
+        }
+        for name, (m, v, n, scale) in _MEANS.items():
+            mean, var, cnt = _num(r.get(m)) * scale, _num(r.get(v)) * scale**2, _num(r.get(n))
+            est, lo, hi = mean_ci_from_moments(mean, var, int(cnt) if cnt == cnt else 0, level)
+            out[name], out[f"{name}_lo"], out[f"{name}_hi"] = est, lo, hi
+            out[f"{name}_se"] = log_se(mean, var, cnt)
+        lat = data.latencies_ms.get(sid, np.empty(0))
+        for name, q in _QUANTILES.items():
+            est, lo, hi = quantile_ci(lat, q, level) if len(lat) else (math.nan,) * 3
+            out[name], out[f"{name}_lo"], out[f"{name}_hi"] = est, lo, hi
+        rows.append(out)
+    return pd.DataFrame(rows)
+
+
+def observed_chains(data) -> pd.DataFrame:
+    """The chain each target scenario's server sent, leaf first (position 0)."""
+    obs = data.observed_chain
+    if obs is None or obs.empty or data.targets.empty:
+        return pd.DataFrame()
+    ids = set(data.targets["scenario_id"])
+    o = obs[obs["scenario_id"].isin(ids)]
+    return o.sort_values(["scenario_id", "position"]).reset_index(drop=True)
+
+
+def beside_lab(targets: pd.DataFrame, chains: pd.DataFrame, lab: pd.DataFrame, level: float):
+    """Each successful target scenario against the lab's scenarios with its key exchange,
+    handshake mode and observed leaf algorithm."""
+    if targets.empty or chains.empty or lab.empty or "leaf_alg" not in lab:
+        return pd.DataFrame()
+    leaf = chains[chains["position"] == 0].set_index("scenario_id")["key_alg"]
+    ok = lab[lab["status"] == "ok"]
+    rows = []
+    for t in targets[targets["status"] == "ok"].to_dict("records"):
+        alg = leaf.get(t["scenario_id"])
+        same = ok[
+            (ok["leaf_alg"] == alg)
+            & (ok["kex"] == t["kex"])
+            & (ok["handshake_mode"] == t["handshake_mode"])
+        ]
+        for r in same.to_dict("records"):
+            lat, lat_lo, lat_hi = twins.ratio(t, r, "mean_ms", level)
+            cpu = t["client_cpu_ms"] / r["client_cpu_ms"] if r["client_cpu_ms"] else math.nan
+            cpu_lo, cpu_hi = log_interval(
+                cpu, math.hypot(t["client_cpu_ms_se"], r["client_cpu_ms_se"]), level
+            )
+            rows.append(
+                {
+                    "target_id": t["scenario_id"],
+                    "lab_id": r["scenario_id"],
+                    "leaf_alg": alg,
+                    "lab_hierarchy": r["hierarchy"],
+                    "lab_network": r["network"],
+                    "target_mean_ms": t["mean_ms"],
+                    "lab_mean_ms": r["mean_ms"],
+                    "latency_ratio": lat,
+                    "latency_ratio_lo": lat_lo,
+                    "latency_ratio_hi": lat_hi,
+                    "client_cpu_ratio": cpu,
+                    "client_cpu_ratio_lo": cpu_lo,
+                    "client_cpu_ratio_hi": cpu_hi,
+                    "target_bytes_read": t["bytes_read"],
+                    "lab_bytes_read": r["bytes_read"],
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def _params(r: dict) -> dict:
+    p = r.get("params")
+    if isinstance(p, dict):
+        return p
+    try:
+        return json.loads(p) if p else {}
+    except (TypeError, ValueError):
+        return {}
+
+
+def _num(v) -> float:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return math.nan

@@ -1,0 +1,123 @@
+"""Servers chainlab did not start: what the client saw, and the lab beside it."""
+
+from __future__ import annotations
+
+from chainlab.report.builder import Builder, ci, codes, ints, nums, percents
+from chainlab.report.document import Section
+
+
+def build(b: Builder) -> Section | None:
+    a = b.a
+    t = a.targets
+    if t.empty:
+        return None
+    s = Section("probe", "Servers chainlab did not start")
+    ok = t[t["status"] == "ok"]
+    s.blocks.append(
+        f"{len(t)} scenario(s) measured a server chainlab did not start ([targets] in the "
+        "campaign file, or `chainlab probe`): the engine's client against the address, one "
+        "connection at a time; the server's side is not measured (docs/methods.md §18). "
+        f"{len(ok)} completed, {len(t) - len(ok)} failed."
+    )
+    cols = [
+        ("scenario", codes(t["scenario_id"])),
+        ("address", list(t["address"])),
+        ("verify", [_ca(x) for x in t["ca"]]),
+        ("status", [_status(r) for r in t.to_dict("records")]),
+        (
+            "n ok / measured",
+            [f"{a_} / {m}" for a_, m in zip(t["n_ok"], t["n_measured"], strict=True)],
+        ),
+        ("group", [x if isinstance(x, str) else "" for x in t["negotiated_group"]]),
+        ("scheme", [x if isinstance(x, str) else "" for x in t["negotiated_sigalg"]]),
+        ("resumed", percents(t["resumed_fraction"])),
+        ("mean ms", ci(t, "mean_ms", 3)),
+        ("median ms", ci(t, "median_ms", 3)),
+        ("p95 ms", nums(t["p95_ms"], 3)),
+        ("client CPU ms", ci(t, "client_cpu_ms", 3)),
+        ("read B", ints(t["bytes_read"])),
+        ("written B", ints(t["bytes_written"])),
+    ]
+    s.blocks.append(
+        b.table(
+            "probe",
+            "Each probed server, as the client saw it",
+            f"Intervals at {b.level}: means by t, median by order statistics. Verify: the "
+            "trust anchors the client checked the chain against.",
+            t,
+            cols,
+        )
+    )
+    failed = t[t["failures"] != ""]
+    if len(failed):
+        cols = [
+            ("scenario", codes(failed["scenario_id"])),
+            ("failed handshakes by category (count: example)", list(failed["failures"])),
+        ]
+        s.blocks.append(
+            b.table(
+                "probe_failures",
+                "Failed handshakes of probed servers",
+                "Each failure is recorded by category; nothing is retried.",
+                failed,
+                cols,
+            )
+        )
+    c = a.target_chains
+    if len(c):
+        cols = [
+            ("scenario", codes(c["scenario_id"])),
+            ("position", ints(c["position"])),
+            ("subject", list(c["subject"])),
+            ("key", list(c["key_alg"])),
+            ("signed with", list(c["sig_alg"])),
+            ("DER B", ints(c["der_bytes"])),
+        ]
+        s.blocks.append(
+            b.table(
+                "probe_chains",
+                "The chain each probed server sent",
+                "As the client observed it in the scenario's first successful handshake, "
+                "leaf first (position 0).",
+                c,
+                cols,
+            )
+        )
+    side = a.target_beside
+    if len(side):
+        cols = [
+            ("probe", codes(side["target_id"])),
+            ("lab scenario", codes(side["lab_id"])),
+            ("leaf", list(side["leaf_alg"])),
+            ("lab network", list(side["lab_network"])),
+            ("latency ×", ci(side, "latency_ratio", 3)),
+            ("client CPU ×", ci(side, "client_cpu_ratio", 3)),
+            ("read B", ints(side["target_bytes_read"])),
+            ("lab read B", ints(side["lab_bytes_read"])),
+        ]
+        s.blocks.append(
+            b.table(
+                "probe_beside_lab",
+                "Each probed server beside the lab's scenarios with its leaf",
+                "Lab scenarios of this store with the probe's key exchange, handshake mode "
+                f"and observed leaf algorithm; ×: the probe's mean over the lab's, {b.level} "
+                "intervals.",
+                side,
+                cols,
+            )
+        )
+    return s
+
+
+def _ca(ca: str) -> str:
+    if ca == "none":
+        return "no verification"
+    if ca == "system":
+        return "system CA bundle"
+    return f"CA file {ca}"
+
+
+def _status(r: dict) -> str:
+    if r["status"] == "ok":
+        return "ok"
+    return f"failed: {r['failure_cause']}"
