@@ -93,6 +93,7 @@ class Analysis:
     targets: pd.DataFrame = field(default_factory=pd.DataFrame)
     target_chains: pd.DataFrame = field(default_factory=pd.DataFrame)
     target_beside: pd.DataFrame = field(default_factory=pd.DataFrame)
+    target_load: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def reference_summary(self) -> pd.DataFrame:
         """The summary rows of the scenarios on the reference network."""
@@ -122,6 +123,7 @@ def analyze_data(data: StoreData) -> Analysis:
     a.targets = probe.per_target(data, level)
     a.target_chains = probe.observed_chains(data)
     a.target_beside = probe.beside_lab(a.targets, a.target_chains, a.summary, level)
+    a.target_load = probe.load_steps(data, level)
     return a
 
 

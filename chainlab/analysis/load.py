@@ -34,9 +34,11 @@ class StoreData:
     network_profiles: pd.DataFrame
     # Mutual TLS: the client's chain as the server observed it (empty without).
     observed_client_chain: pd.DataFrame = field(default_factory=pd.DataFrame)
-    # Targets: their rows as `scenarios` has them, and their failures by category.
+    # Targets: their rows as `scenarios` has them, their failures by category and their load
+    # steps (`load_steps` holds the lab's only).
     targets: pd.DataFrame = field(default_factory=pd.DataFrame)
     target_failures: pd.DataFrame = field(default_factory=pd.DataFrame)
+    target_load_steps: pd.DataFrame = field(default_factory=pd.DataFrame)
     # measured ok handshakes of every scenario (see _NETWORK_SAMPLES); empty unless some
     # scenario ran on an emulated network
     network_samples: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -92,6 +94,10 @@ def load_store(path, config: AnalysisConfig | None = None) -> StoreData:
     failures = frames.failures
     target_failures = failures[failures["scenario_id"].isin(target_ids)]
     failures = failures[~failures["scenario_id"].isin(target_ids)]
+    load_steps, target_load_steps = frames.load_steps, pd.DataFrame()
+    if len(load_steps):
+        on_target = load_steps["scenario_id"].isin(target_ids)
+        load_steps, target_load_steps = load_steps[~on_target], load_steps[on_target]
 
     latencies: dict[str, np.ndarray] = {}
     ids = lat["scenario_id"]
@@ -127,7 +133,8 @@ def load_store(path, config: AnalysisConfig | None = None) -> StoreData:
         campaign_sha256=str(last["campaign_file_sha256"]),
         campaign_hashes=sorted(set(runs["campaign_file_sha256"].astype(str))),
         not_run=not_run,
-        load_steps=frames.load_steps,
+        load_steps=load_steps,
+        target_load_steps=target_load_steps,
         load_latencies_ms=_by_step(frames.load_latencies),
         host_reference=frames.host_reference,
         primitives=frames.primitives,

@@ -8,6 +8,10 @@ intervals, §2), the client's CPU (mean, t interval), the bytes each way and the
 server sent as observed (subjects, key and signature algorithms, DER sizes). The server's
 side is not measured: its fields stay empty.
 
+Under load (a probe's `rates`): each step's offered and achieved rate, failures and latency
+percentiles from the intended start, as for the lab's load steps (§13), without the server's
+side.
+
 Beside the lab: the store's own successful scenarios with the same key exchange, handshake
 mode and leaf algorithm as the target's observed leaf, with the target's latency and
 client CPU over theirs (ratios of independent means, delta-method intervals, §3).
@@ -17,11 +21,12 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
-from chainlab.analysis import twins
+from chainlab.analysis import load_capacity, twins
 from chainlab.analysis.summary import MEANS, log_se
 from chainlab.stats import log_interval, mean_ci_from_moments, quantile_ci
 
@@ -82,6 +87,14 @@ def per_target(data, level: float) -> pd.DataFrame:
             out[name], out[f"{name}_lo"], out[f"{name}_hi"] = est, lo, hi
         rows.append(out)
     return pd.DataFrame(rows)
+
+
+def load_steps(data, level: float) -> pd.DataFrame:
+    """The targets' load steps, as chainlab.analysis.load_capacity reads the lab's."""
+    steps = data.target_load_steps
+    if steps is None or steps.empty:
+        return pd.DataFrame()
+    return load_capacity.steps_frame(replace(data, load_steps=steps), level)
 
 
 def observed_chains(data) -> pd.DataFrame:

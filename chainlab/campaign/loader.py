@@ -183,11 +183,13 @@ class _Validator:
                 target_spec=self.targets.get(parts["target"]),
                 **parts,
             )
-            if parts["target"] is not None and load is not None:
+            plan = scenarios[sid].load
+            if parts["target"] is not None and plan is not None and plan.rates is None:
                 self.bad(
-                    "load",
-                    f"scenario {sid} probes target {parts['target']!r}; allowed: [load] only "
-                    "in a file without targets (load steps need chainlab's own server)",
+                    "load.fractions",
+                    f"scenario {sid} probes target {parts['target']!r}, whose capacity "
+                    "chainlab cannot measure (its server's CPU is not chainlab's to read); "
+                    "allowed: `rates` (attempts per second) for targets",
                 )
         for i, (ov_where, _) in enumerate(overrides):
             if not any(matches(ov_where, p, sid) for sid, p in parts_by_id.items()):

@@ -5,10 +5,13 @@ The probe is a campaign: it writes `<store stem>.toml` next to the store (one [t
 entry, one matrix; a `--ca` file is copied beside it as `<store stem>.ca.pem`), runs it, and
 prints what the client saw. `chainlab run` of that file repeats the probe; `chainlab report`
 of the store reports it ("Servers chainlab did not start"). Every attempt is bounded by
-`--timeout-ms`; failures are recorded by category and nothing is retried. Exit status: 0
+`--timeout-ms`; failures are recorded by category and nothing is retried. With `--rate`,
+open-loop load steps follow (the engine's load generator: attempts on a schedule fixed in
+advance, each step bounded by `--duration-s` and `--max-in-flight`). Exit status: 0
 when every scenario completed, 1 when a probe failed, 2 for bad input.
 """
 
+import os
 import re
 import shutil
 from pathlib import Path
@@ -17,7 +20,7 @@ import tomli_w
 
 from chainlab.campaign import load
 from chainlab.campaign.algorithms import GROUPS, canonical_group
-from chainlab.campaign.fields import TARGET_ADDRESS_RE
+from chainlab.campaign.fields import MIN_STEP_ATTEMPTS, TARGET_ADDRESS_RE
 from chainlab.errors import ChainlabError
 
 HELP = "measure handshakes against a TLS 1.3 server chainlab did not start"
@@ -56,6 +59,23 @@ def add_arguments(parser):
         help="also measure resumed handshakes (a second scenario per group)",
     )
     parser.add_argument(
+        "--rate",
+        type=float,
+        action="append",
+        metavar="R",
+        help="after the single-connection handshakes, offer R attempts per second for "
+        "--duration-s (open loop; repeatable: one step per rate)",
+    )
+    parser.add_argument(
+        "--duration-s", type=float, default=5.0, help="length of each --rate step (default 5)"
+    )
+    parser.add_argument(
+        "--max-in-flight",
+        type=int,
+        default=64,
+        help="connections in flight at most during a --rate step (default 64)",
+    )
+    parser.add_argument(
         "--timeout-ms",
         type=int,
         default=5000,
@@ -72,6 +92,17 @@ def run(args) -> int:
     if args.count < 1 or args.warmup < 0 or args.timeout_ms < 1:
         raise ChainlabError(
             "probe: --count must be at least 1, --warmup at least 0, --timeout-ms at least 1"
+        )
+    if args.rate and (min(args.rate) <= 0 or args.duration_s <= 0 or args.max_in_flight < 1):
+        raise ChainlabError(
+            "probe: --rate and --duration-s must be positive, --max-in-flight at least 1"
+        )
+    short = [r for r in args.rate or () if r * args.duration_s < MIN_STEP_ATTEMPTS]
+    if short:
+        raise ChainlabError(
+            f"probe: --rate {short[0]:g} for --duration-s {args.duration_s:g} schedules "
+            f"{short[0] * args.duration_s:.0f} attempts; allowed: at least {MIN_STEP_ATTEMPTS} "
+            "per step (a higher rate or a longer --duration-s)"
         )
     groups = []
     for g in args.groups.split(","):
@@ -115,6 +146,7 @@ def run(args) -> int:
             "max_failed_fraction": args.count / (args.count + 1),
         },
         "primitives": {"measure": False},
+        **({"load": _load(args)} if args.rate else {}),
         "targets": {"probe": target},
         "matrix": {
             "probe": {
@@ -138,11 +170,39 @@ def run(args) -> int:
     summary = run_campaign(c, RunOptions(store=store))
     if summary.interrupted:
         return 130
-    t = analyze(store).targets
+    a = analyze(store)
+    t = a.targets
     for r in t.to_dict("records"):
         print(_line(r))
+        if len(a.target_load):
+            steps = a.target_load[a.target_load["scenario_id"] == r["scenario_id"]]
+            for s in steps.to_dict("records"):
+                print(_step_line(s))
     print(f"probe: campaign {file}; `chainlab report {store}` reports it")
     return 0 if (t["status"] == "ok").all() else 1
+
+
+def _load(args) -> dict:
+    """[load] of a probe: its rates, the generator on every CPU this process may use (the
+    server's side of [load] does not apply to a target)."""
+    cpus = sorted(os.sched_getaffinity(0))
+    return {
+        "rates": args.rate,
+        "step_s": args.duration_s,
+        "max_in_flight": args.max_in_flight,
+        "server_cpus": str(cpus[0]),
+        "generator_cpus": ",".join(map(str, cpus)),
+    }
+
+
+def _step_line(r: dict) -> str:
+    return (
+        f"  load step {int(r['step'])}: offered {r['offered_rate']:.1f}/s, achieved "
+        f"{r['achieved_rate']:.1f}/s, {int(r['n_failed'])} failed "
+        f"({int(r['n_saturated'])} saturated); latency from the intended start p50 "
+        f"{r['p50_ms']:.2f} ms, p99 {r['p99_ms']:.2f} ms"
+        + (f"; generator limited: {r['generator_note']}" if r["generator_limited"] else "")
+    )
 
 
 def _line(r: dict) -> str:

@@ -11,6 +11,9 @@ single-connection measurement, on the same server.
 2. One step per offered load: `rates` as given, or `fractions` x the measured capacity, with
    the scenario's timeout: past capacity, timeouts are what a real client would see.
 
+A target (a server chainlab did not start) gets the steps of its `rates` only: its capacity
+is not measured and nothing of its server is read (no records, no CPU, no counters).
+
 Each step's attempts are paired with the server's records of the same connections (by
 conn_id) and become `load_samples` rows; the step's counts, rates and the generator's own
 health become a `load_steps` row. A step whose generator was the limit is flagged
@@ -80,6 +83,9 @@ def run(ex) -> tuple[list[dict], list[dict]]:
     steps: list[dict] = []
     samples: list[dict] = []
     index = 0
+    if ex.s.target_spec is not None:
+        _offer(ex, [(rate, None) for rate in plan.rates], index, steps, samples)
+        return steps, samples
     derived = _derived_capacity(ex)
     offered = max(CAPACITY_OVERLOAD * derived, MIN_CAPACITY_ATTEMPTS / plan.capacity_s)
     # A capacity step keeps the server saturated: its last queued connection waits for
@@ -107,16 +113,21 @@ def run(ex) -> tuple[list[dict], list[dict]]:
         offers = [(rate, None) for rate in plan.rates]
     else:
         offers = [(f * capacity, f) for f in plan.fractions]
+    _offer(ex, offers, index, steps, samples)
+    return steps, samples
+
+
+def _offer(ex, offers, index: int, steps: list[dict], samples: list[dict]) -> None:
+    """One step per (rate, fraction) offered, numbered from `index`, appended in place."""
+    plan = ex.s.load
     for k, (rate, fraction) in enumerate(offers):
         row, rows = _run_step(
             ex,
-            Step(index, "step", rate, fraction, plan.step_s, ex.policy.timeout_ms),
+            Step(index + k, "step", rate, fraction, plan.step_s, ex.policy.timeout_ms),
             len(offers) - k - 1,
         )
         steps.append(row)
         samples += rows
-        index += 1
-    return steps, samples
 
 
 def saturated(n_saturated: int, achieved: float, offered: float) -> bool:
@@ -166,6 +177,7 @@ def _run_step(ex, step: Step, steps_left: int) -> tuple[dict, list[dict]]:
     rec = ex.dir / f"load-{step.index}.jsonl"
     err = ex.dir / f"load-{step.index}.stderr"
     warmup = plan.warmup if step.index == 0 else 0
+    target = ex.s.target_spec is not None
     server_before = records.count_lines(ex.server_records_path)
     ex.ctx.progress.note(
         f"chainlab: {ex.s.scenario_id}: load {step.kind} {step.index}: offering "
@@ -173,7 +185,7 @@ def _run_step(ex, step: Step, steps_left: int) -> tuple[dict, list[dict]]:
     )
     deadline = step.duration_s + step.timeout_ms / 1000 + PROCESS_GRACE_S
     ex.reference("start", step.index)
-    before = _server_counters(ex)
+    before = None if target else _server_counters(ex)
     t0 = time.monotonic()
     with err.open("wb") as errf:
         proc = processes.spawn(_argv(ex, step, rec, warmup), subprocess.DEVNULL, errf)
@@ -183,7 +195,7 @@ def _run_step(ex, step: Step, steps_left: int) -> tuple[dict, list[dict]]:
                     break
         finally:
             processes.stop_group(proc)
-    after = _server_counters(ex)
+    after = None if target else _server_counters(ex)
     ex.reference("end", step.index)
     got = records.read(rec)
     generator = next((r for r in got if r.get("side") == "generator"), None)
@@ -195,10 +207,14 @@ def _run_step(ex, step: Step, steps_left: int) -> tuple[dict, list[dict]]:
         )
     client = [r for r in got if r.get("side") == "client"]
     started = sum(1 for r in client if r.get("sched_lag_ns") is not None) + warmup
-    server = _server_records(ex, server_before, started)
+    server = [] if target else _server_records(ex, server_before, started)
     by_conn = {r["conn_id"]: r for r in server if r.get("conn_id")}
     row, rows = _rows(ex, step, client, generator, by_conn)
-    row.update(_server_deltas(before, after, row["wall_s"], plan.server_cores))
+    if target:
+        # Nothing of a target's server is chainlab's to read.
+        row.update(server_workers=0, server_cpus=None, server_cpu_s=None, server_cores=0)
+    else:
+        row.update(_server_deltas(before, after, row["wall_s"], plan.server_cores))
     eta = steps_left * (plan.step_s + estimate.LOAD_STEP_OVERHEAD_S)
     ex.ctx.progress.note(
         f"chainlab: {ex.s.scenario_id}: load {step.kind} {step.index}: offered "

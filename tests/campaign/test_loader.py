@@ -133,6 +133,14 @@ def test_bundled_files_validate():
     assert len(pq) == 15
     assert {(i, a) for i in range(3) for a in pq} <= placed
     assert len(ap.scenarios) == 43 and all(s.depth == 3 for s in ap.scenarios.values())
+    # Each lever of issue #12 on the four hierarchies it names.
+    lv = load(REPO / "campaigns" / "levers.toml").scenarios.values()
+    assert {s.resumption_ratio for s in lv} == {0, 0.5, 0.9, 1}
+    assert {s.cert_compression for s in lv} == {"none", "zlib", "brotli", "zstd"}
+    assert {s.served_chain for s in lv} == {"leaf+intermediates", "leaf", "intermediate-anchor"}
+    assert {s.client_auth[-1] for s in lv if s.client_auth} == {"ML-DSA-44", "SLH-DSA-SHAKE-128f"}
+    assert {s.network for s in lv} == {"loopback", "rtt50"}
+    assert len({s.hierarchy for s in lv}) == 4
 
 
 BAD = [
@@ -478,6 +486,8 @@ def test_a_target_matrix_measures_a_server_chainlab_does_not_start(tmp_path):
          "matrix.edge.hierarchy: given with target"),
         (('target = ["edge"]', 'target = ["edge"]\nnetwork = ["wan"]\n[network.wan]\ndelay_ms = 5'),
          "matrix.edge.network: given with target; allowed: loopback only"),
+        (('[matrix.edge]', '[load]\nfractions = [0.5]\n[matrix.edge]'),
+         "load.fractions: scenario x25519mlkem768__target_edge probes target 'edge'"),
     ],
 )  # fmt: skip
 def test_bad_targets_are_named(tmp_path, change, fragment):

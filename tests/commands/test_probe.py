@@ -10,6 +10,7 @@ import threading
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import chainlab
@@ -211,3 +212,30 @@ def test_a_silent_listener_times_out_and_nothing_hangs(tmp_path):
     assert out.returncode == 1 and "FAILED: handshake_timeout" in out.stdout
     with chainlab.open(store) as st:
         assert set(st.samples["error_category"]) == {"handshake_timeout"}
+
+
+def test_a_rate_adds_open_loop_steps_without_the_servers_side(s_server, hierarchy, tmp_path):
+    h, _ = hierarchy
+    out, store, _ = probe(
+        tmp_path, f"127.0.0.1:{s_server}", "--ca", str(h / "ca.pem"), "--servername",
+        "localhost", "--count", "5", "--rate", "100", "--duration-s", "1",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "load step 0: offered 100.0/s" in out.stdout
+    with chainlab.open(store) as st:
+        steps = st.load_steps
+        samples = st.load_samples
+    assert list(steps["kind"]) == ["step"]  # no capacity search: a target's is not measured
+    row = steps.iloc[0]
+    assert row["offered_rate"] == 100.0 and row["server_workers"] == 0
+    assert pd.isna(row["server_cpu_s"]) and row["scheduled"] == len(samples)
+    assert samples["server_cpu_ns"].isna().all()
+    ok = samples[samples["outcome"] == "ok"]
+    # Latency runs from the intended start: never shorter than the handshake itself.
+    assert (ok["latency_ns"] >= ok["total_ns"]).all()
+    # A step too short to say anything is refused before anything runs.
+    short, _, _ = probe(tmp_path / "short", f"127.0.0.1:{s_server}", "--rate", "10")
+    assert short.returncode == 2
+    assert "--rate 10 for --duration-s 5 schedules 50 attempts; allowed: at least 100" in (
+        short.stderr
+    )

@@ -63,6 +63,32 @@ def build(b: Builder) -> Section | None:
                 cols,
             )
         )
+    steps = a.target_load
+    if len(steps):
+        cols = [
+            ("scenario", codes(steps["scenario_id"])),
+            ("step", ints(steps["step"])),
+            ("offered /s", nums(steps["offered_rate"], 1)),
+            ("achieved /s", ci(steps, "achieved_rate", 1)),
+            ("failed", percents(steps["failed_share"])),
+            ("saturated", ints(steps["n_saturated"])),
+            ("p50 ms", ci(steps, "p50_ms", 3)),
+            ("p99 ms", ci(steps, "p99_ms", 3)),
+            ("p99.9 ms", nums(steps["p999_ms"], 3)),
+            ("generator limited", [g or "" for g in steps["generator_note"]]),
+        ]
+        s.blocks.append(
+            b.table(
+                "probe_load",
+                "Probed servers under open-loop load",
+                "Each step offers its rate on a schedule fixed in advance (the campaign's "
+                "`rates`); latency from each attempt's intended start (docs/methods.md §13), "
+                f"achieved rate with its {b.level} Poisson interval. Nothing of the server is "
+                "read: a step's limit may be the server, the path or the generator (flagged).",
+                steps,
+                cols,
+            )
+        )
     c = a.target_chains
     if len(c):
         cols = [
