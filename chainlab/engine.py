@@ -8,6 +8,7 @@ hash, the accepted signature algorithms and the record schema.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import subprocess
@@ -37,6 +38,22 @@ def binary(name: str, env_var: str) -> Path:
             f"{env_var} to a {name} binary"
         )
     return p
+
+
+def binary_sha256(p: Path | None = None) -> str:
+    """SHA-256 of the engine binary (or of `p`): what tells two builds apart (cached per
+    file and modification time)."""
+    p = p or path()
+    return _sha256(str(p), p.stat().st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=8)
+def _sha256(p: str, _mtime: int) -> str:
+    h = hashlib.sha256()
+    with open(p, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def info() -> dict:

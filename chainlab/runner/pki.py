@@ -13,7 +13,6 @@ into place, so a killed run never leaves a half one.
 from __future__ import annotations
 
 import base64
-import functools
 import hashlib
 import json
 import os
@@ -24,6 +23,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from chainlab import engine as chainlab_engine
 from chainlab.campaign.algorithms import token
 from chainlab.campaign.model import Scenario
 
@@ -50,18 +50,9 @@ def cache_root() -> Path:
     return Path(base) / "chainlab" / "pki"
 
 
-@functools.lru_cache(maxsize=8)
-def _binary_sha256(path: str, _mtime: int) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def ensure(engine: Path, hierarchy: tuple[str, ...], seed: int, purpose: str = "server") -> Path:
     """The directory of the hierarchy (root first), generating it on a cache miss."""
-    binary = _binary_sha256(str(engine), engine.stat().st_mtime_ns)
+    binary = chainlab_engine.binary_sha256(engine)
     spec = {"hierarchy": list(hierarchy), "seed": str(seed), "engine": binary}
     if purpose != "server":
         spec["purpose"] = purpose  # server keys stay as they were before purposes existed

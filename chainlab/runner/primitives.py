@@ -140,7 +140,7 @@ def cache_path(info: dict) -> Path:
         "engine_version": info.get("engine_version"),
         "openssl": info["openssl_build"].get("openssl_version"),
         "patch": info["openssl_build"].get("patch_sha256_16"),
-        "engine_sha256": _file_sha256(engine.path()),
+        "engine_sha256": engine.binary_sha256(),
     }
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
     if os.environ.get("CHAINLAB_PRIMITIVES_CACHE"):
@@ -149,14 +149,6 @@ def cache_path(info: dict) -> Path:
         base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
         root = Path(base) / "chainlab" / "primitives"
     return root / f"{digest}.duckdb"
-
-
-def _file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def cached_rows(path: Path) -> list[dict]:
