@@ -231,6 +231,42 @@ def _lab(data: StoreData) -> Analysis:
     return a
 
 
+# What makes two hosts measure alike: scenarios on hosts that differ in these ran on
+# different machine types, and their comparisons say so.
+MACHINE_TYPE = ("cpu_model", "cores", "kernel", "arch")
+
+
+def _hosts(data: StoreData) -> list[tuple[str, str]]:
+    """Where the scenarios ran (scenario_runs.host, stores from version 4): the hosts with
+    their scenario counts, and a warning when they are of different machine types."""
+    scen = pd.concat([data.scenarios, data.targets], ignore_index=True)
+    if scen.empty or "host" not in scen:
+        return []
+    hosts = [parse_json(h) for h in scen["host"] if isinstance(h, str)]
+    if not hosts:
+        return []
+    counts: dict[str, int] = {}
+    types = set()
+    for h in hosts:
+        name = f"{h.get('hostname')} ({h.get('executor')}" + (
+            f", worker {h['worker']})" if h.get("worker") else ")"
+        )
+        counts[name] = counts.get(name, 0) + 1
+        types.add(tuple(h.get(k) for k in MACHINE_TYPE))
+    rows = [("scenario hosts", ", ".join(f"{n}: {c}" for n, c in sorted(counts.items())))]
+    if len(types) > 1:
+        rows.append(
+            (
+                "warning",
+                f"scenarios ran on {len(types)} machine types ("
+                + "; ".join(", ".join(str(x) for x in t) for t in sorted(types, key=str))
+                + "): a comparison across them compares machines too (scenario_runs.host "
+                "says which ran where)",
+            )
+        )
+    return rows
+
+
 def _libraries(versions: dict) -> str:
     if not versions:
         return "not recorded (a store of schema version 1, or a synthetic one)"
@@ -281,6 +317,7 @@ def metadata(data: StoreData, summ: pd.DataFrame) -> list[tuple[str, str]]:
                 f"{int(summ['n_warmup'].sum()):,} warm-up not counted",
             ),
         ]
+    rows += _hosts(data)
     if data.not_run:
         rows.append(
             (

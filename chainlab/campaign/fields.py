@@ -13,7 +13,7 @@ from chainlab.schema import Bool, Int, Items, Num, Str
 
 # Top-level tables of a campaign file.
 TOP_KEYS = ("campaign", "aliases", "hierarchies", "network", "sampling", "matrix", "campaigns")
-TOP_KEYS += ("analysis", "load", "primitives", "targets")
+TOP_KEYS += ("analysis", "load", "primitives", "targets", "cluster")
 ORDERS = ("random", "interleaved", "declared")
 MATRIX_KEYS = (*MATRIX_AXES, "resumption_ratio", "exclude", "description")
 CAMPAIGNS_KEYS = ("description", "matrices", "scenarios")
@@ -80,6 +80,14 @@ TARGET_FIELDS = {
     "ca": Str(what="'system', 'none' or a PEM file of trust anchors"),
     "sigalgs": Str(what="signature schemes the client offers, colon-separated"),
     "description": Str(),
+}
+
+# [cluster] (docs/campaigns.md): the Dask scheduler whose workers run the scenarios.
+CLUSTER_FIELDS = {
+    "address": Str(
+        pattern=re.compile(r"^(tcp|tls|ws|wss|inproc)://\S+$"),
+        what='a Dask scheduler address such as "tcp://10.0.0.5:8786"',
+    ),
 }
 
 # A CPU list as taskset takes it: "1", "0,2", "0-3".

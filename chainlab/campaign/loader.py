@@ -33,6 +33,7 @@ from chainlab.campaign.fields import (
     ALIAS_RE,
     CAMPAIGN_FIELDS,
     CAMPAIGNS_KEYS,
+    CLUSTER_FIELDS,
     MATRIX_KEYS,
     NAME_RE,
     NETWORK_FIELDS,
@@ -153,6 +154,9 @@ class _Validator:
         matrices = self.read_matrices(d.get("matrix", {}))
         load = load_plan.read(self, d.get("load"))
         primitives = self.read_primitives(d.get("primitives", {}))
+        cluster = self.p.check(
+            CLUSTER_FIELDS, self.table(d.get("cluster", {}), "cluster"), "cluster"
+        ).get("address")
         analysis = self.table(d.get("analysis", {}), "analysis")
         self.check_analysis(analysis, baseline)
         self.check()
@@ -226,6 +230,7 @@ class _Validator:
             notes=self.notes,
             load=load,
             primitives=primitives,
+            cluster=cluster,
         )
 
     def read_primitives(self, value) -> PrimitivesPlan:

@@ -291,6 +291,7 @@ class Campaign:
     notes: list[str] = field(default_factory=list)  # non-fatal remarks for `validate`
     load: LoadPlan | None = None
     primitives: PrimitivesPlan = field(default_factory=PrimitivesPlan)
+    cluster: str | None = None  # [cluster] address: a Dask scheduler
 
     def select(self, names: list[str] | None = None) -> list[Scenario]:
         """Scenarios of the named campaigns (all when None), each once, declaration order."""

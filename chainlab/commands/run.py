@@ -33,6 +33,12 @@ def add_arguments(parser):
     )
     parser.add_argument("--seed", type=int, help="PKI and order seed (default: the file's)")
     parser.add_argument(
+        "--cluster",
+        metavar="tcp://HOST:8786",
+        help="run the scenarios on the workers of this Dask scheduler (default: the file's "
+        "[cluster] address, else this machine)",
+    )
+    parser.add_argument(
         "--order",
         choices=["random", "interleaved", "declared"],
         help="scenario order (default: the file's campaign.order)",
@@ -55,6 +61,7 @@ def run(args) -> int:
             campaigns=args.campaign,
             seed=args.seed,
             order=args.order,
+            cluster=args.cluster or campaign.cluster,
         ),
     )
     return 0 if not summary.interrupted else 130

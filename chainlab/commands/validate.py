@@ -6,6 +6,7 @@ the key path, the bad value and what is allowed; the exit status is then 2.
 
 from chainlab.campaign import estimate, load
 from chainlab.commands import campaign_arguments
+from chainlab.errors import ChainlabError
 from chainlab.runner import primitives
 
 HELP = "check a campaign file; list its scenarios and estimated run time"
@@ -13,6 +14,12 @@ HELP = "check a campaign file; list its scenarios and estimated run time"
 
 def add_arguments(parser):
     campaign_arguments(parser)
+    parser.add_argument(
+        "--workers",
+        type=int,
+        metavar="W",
+        help="also estimate the wall time on W worker hosts of a Dask cluster (--cluster)",
+    )
 
 
 def run(args) -> int:
@@ -71,6 +78,15 @@ def run(args) -> int:
         f"(range {estimate.fmt_duration(lo)} to {estimate.fmt_duration(hi)}; cost model in "
         "docs/campaigns.md; hierarchies not yet cached add their signing time)"
     )
+    if args.workers is not None:
+        if args.workers < 1:
+            raise ChainlabError(f"--workers {args.workers}: allowed: at least 1")
+        wall, share = estimate.cluster_seconds(selected, args.workers, model)
+        print(
+            f"estimated on {args.workers} worker host(s): {estimate.fmt_duration(wall)} "
+            f"(one scenario per host at a time, longest first; the busiest host does "
+            f"{100 * share:.0f} % of the work; each emulated scenario calibrates its profile)"
+        )
     if fallback == 0:
         print(f"handshake costs: the cost model, from {model.source}")
     else:

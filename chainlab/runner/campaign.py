@@ -31,9 +31,9 @@ from pathlib import Path
 from chainlab import __version__, engine, machine
 from chainlab.campaign.model import Campaign, Scenario
 from chainlab.errors import ChainlabError
-from chainlab.runner import network, primitives
+from chainlab.runner import executors, network, primitives
 from chainlab.runner.progress import Progress
-from chainlab.runner.scenario import RunContext, ScenarioExecution
+from chainlab.runner.scenario import RunContext
 from chainlab.store import Store, StoreError
 
 
@@ -85,6 +85,8 @@ class RunOptions:
     seed: int | None = None
     order: str | None = None
     live_progress: bool | None = None
+    # A Dask scheduler's address: scenarios run on its workers (runner.executors).
+    cluster: str | None = None
 
 
 @dataclass
@@ -167,6 +169,7 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
                     "seed": seed,
                     "order": order,
                     "resume": opts.resume,
+                    "cluster": opts.cluster is not None,
                     "skipped_completed": len(skipped),
                     "scenarios": len(todo),
                 },
@@ -187,10 +190,11 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
                 _primitives(ctx, store, selected, campaign, guard, progress)
                 progress.start()
                 _network_preflight(ctx, todo, campaign, progress)
-                if order == "interleaved":
-                    _run_interleaved(ctx, todo, store, guard, progress, summary)
-                else:
-                    _run_sequential(ctx, todo, store, guard, progress, summary)
+                executors.executor(opts.cluster, order).execute(
+                    ctx,
+                    todo,
+                    lambda ex, rows: _store_result(store, guard, ex, rows, progress, summary),
+                )
                 status = "completed"
             except KeyboardInterrupt:
                 summary.interrupted = True
@@ -267,53 +271,9 @@ def _primitives(ctx, store, scenarios, campaign, guard, progress) -> None:
     )
 
 
-def _store_result(store, guard, ex, progress, summary) -> None:
-    result = ex.result()
+def _store_result(store, guard, ex, result, progress, summary) -> None:
     with guard.deferred():
         store.write_scenario(result)
     summary.engine_seconds += result.scenario_run["engine_seconds"]
     (summary.completed if result.status == "completed" else summary.failed).append(ex.s.scenario_id)
     progress.scenario_end(ex, result)
-
-
-def _run_sequential(ctx, todo, store, guard, progress, summary) -> None:
-    for s in todo:
-        ex = ScenarioExecution(ctx, s)
-        progress.scenario_start(ex)
-        try:
-            ex.prepare()
-            ex.open()
-            while not ex.step():
-                progress.scenario_step(ex)
-            ex.run_load()
-            ex.reference("end")
-        finally:
-            ex.close()
-        _store_result(store, guard, ex, progress, summary)
-
-
-def _run_interleaved(ctx, todo, store, guard, progress, summary) -> None:
-    """Round robin: every unfinished scenario gets one batch per round (server restarted
-    per visit), so a slow drift of the machine is spread over all scenarios."""
-    active = []
-    for s in todo:
-        ex = ScenarioExecution(ctx, s)
-        ex.prepare()
-        active.append(ex)
-    while active:
-        still = []
-        for ex in active:
-            progress.scenario_start(ex)
-            try:
-                ex.open()
-                finished = ex.step()
-                if finished:
-                    ex.run_load()
-                    ex.reference("end")
-            finally:
-                ex.close()
-            if finished:
-                _store_result(store, guard, ex, progress, summary)
-            else:
-                still.append(ex)
-        active = still

@@ -72,6 +72,15 @@ class RunContext:
     defer: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext
     # The cost model of the run's primitives (None until measured, or without them).
     cost_model: object = None
+    # Where the scenarios run (chainlab.runner.executors.host_facts), stored per scenario.
+    host: dict | None = None
+    # A cluster's stop signal: true once the driver was interrupted (None: local run, where
+    # the signal itself interrupts). Polled while a client batch runs.
+    stopped: Callable[[], bool] | None = None
+
+
+class ScenarioStopped(Exception):
+    """The run was stopped from outside this process (a cluster's driver was interrupted)."""
 
 
 class ScenarioFailed(Exception):
@@ -516,6 +525,8 @@ class ScenarioExecution:
                     if cap_left is not None and time.monotonic() - t_start > cap_left:
                         cut = True
                         break
+                    if self.ctx.stopped is not None and self.ctx.stopped():
+                        raise ScenarioStopped(f"{self.s.scenario_id}: the run was stopped")
             finally:
                 processes.stop_group(proc)
         wall = time.monotonic() - t_start
@@ -604,6 +615,7 @@ class ScenarioExecution:
             "cert_message_bytes": self.compression.get("uncompressed_bytes"),
             "cert_compressed_bytes": self.compression.get("compressed_bytes"),
             "cert_compression_installed": self.compression.get("installed"),
+            "host": self.ctx.host,
             **self._link_timing(),
         }
         return ScenarioRows(

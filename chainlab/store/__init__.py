@@ -83,6 +83,7 @@ _UPGRADES = {
         f"ALTER TABLE scenarios ADD COLUMN client_auth VARCHAR DEFAULT '{NO_CLIENT_AUTH}'",
         "ALTER TABLE scenarios ADD COLUMN target VARCHAR",
         "ALTER TABLE scenarios ALTER COLUMN leaf_alg DROP NOT NULL",
+        "ALTER TABLE scenario_runs ADD COLUMN host JSON",
         _table_sql("observed_client_chain"),
     ),
 }

@@ -3,7 +3,7 @@
 -- tables and host_reference; version 3 added primitive_samples, instructions per handshake
 -- and the certificate compression sizes; version 4 added scenarios.client_auth (mutual TLS),
 -- scenarios.target (servers chainlab did not start, which have no hierarchy: depth 0, no
--- leaf_alg) and observed_client_chain. An older store is upgraded when opened for writing.
+-- leaf_alg), observed_client_chain and scenario_runs.host (where each scenario ran). An older store is upgraded when opened for writing.
 -- One DuckDB file per campaign run. Units: *_ns nanoseconds, *_us microseconds, bytes.
 -- Nothing here holds a path of the machine that made it.
 
@@ -97,6 +97,9 @@ CREATE TABLE scenario_runs (
     cert_message_bytes      INTEGER,
     cert_compressed_bytes   INTEGER,
     cert_compression_installed BOOLEAN,
+    -- where the scenario ran (NULL before version 4): the executor (local | dask), the
+    -- worker's address, the host's name, CPU model, cores, kernel and architecture
+    host            JSON,
     PRIMARY KEY (run_id, scenario_id)
 );
 

@@ -87,7 +87,7 @@ def test_calibration_counts_once_per_profile_and_grows_with_rtt_rate_and_loss(ne
 
 
 def test_validate_prints_the_calibration_and_a_network_total_under_five_minutes(capsys):
-    args = argparse.Namespace(file=str(NETWORK), campaign=None)
+    args = argparse.Namespace(file=str(NETWORK), campaign=None, workers=None)
     assert validate.run(args) == 0
     out = capsys.readouterr().out
     assert "network calibration: 3 emulated profile(s), once each per run" in out
@@ -158,3 +158,22 @@ def test_flight_sizes_match_what_the_engine_writes(tmp_path, monkeypatch):
         est = list(reversed(estimate.certificate_bytes(s)))  # leaf first, as positions
         for e, r in zip(est, real["der_bytes"], strict=True):
             assert e == pytest.approx(r, abs=15), s.scenario_id
+
+
+def test_the_cluster_estimate_deals_the_longest_scenarios_first():
+    from chainlab.campaign import load
+
+    c = load(REPO / "campaigns" / "quick.toml")
+    scenarios = list(c.scenarios.values())
+    each = sorted((estimate.scenario(s).seconds_expected for s in scenarios), reverse=True)
+    one, share_one = estimate.cluster_seconds(scenarios, 1)
+    assert one == pytest.approx(sum(each)) and share_one == pytest.approx(1.0)
+    wide, _ = estimate.cluster_seconds(scenarios, len(scenarios))
+    assert wide == pytest.approx(each[0])
+    two, share = estimate.cluster_seconds(scenarios, 2)
+    hosts = [0.0, 0.0]
+    for t in each:
+        hosts[hosts.index(min(hosts))] += t
+    assert two == pytest.approx(max(hosts)) and share == pytest.approx(max(hosts) / sum(each))
+    with pytest.raises(ValueError, match="at least 1"):
+        estimate.cluster_seconds(scenarios, 0)

@@ -495,3 +495,12 @@ def test_bad_targets_are_named(tmp_path, change, fragment):
     with pytest.raises(CampaignError) as e:
         load(write(tmp_path, text, "probe.toml"))
     assert fragment in str(e.value)
+
+
+def test_a_cluster_table_names_the_scheduler(tmp_path):
+    c = load(write(tmp_path, GOOD + '\n[cluster]\naddress = "tcp://10.0.0.5:8786"\n', "cl.toml"))
+    assert c.cluster == "tcp://10.0.0.5:8786"
+    assert load(write(tmp_path, GOOD, "nocl.toml")).cluster is None
+    with pytest.raises(CampaignError) as e:
+        load(write(tmp_path, GOOD + '\n[cluster]\naddress = "10.0.0.5:8786"\n', "bad.toml"))
+    assert "cluster.address: bad value '10.0.0.5:8786'; allowed: a Dask scheduler" in str(e.value)

@@ -30,18 +30,23 @@ def pki_cache(tmp_path_factory):
 
 def engine_processes(marker: str) -> list[str]:
     """Command lines of live chainlab-engine processes mentioning `marker` (a /proc scan)."""
+    return [cmd for _, _, cmd in engines(marker)]
+
+
+def engines(marker: str) -> list[tuple[int, int, str]]:
+    """(pid, parent pid, command line) of live chainlab-engine processes mentioning
+    `marker`."""
     out = []
     for d in Path("/proc").iterdir():
         if not d.name.isdigit():
             continue
         try:
             cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = next(
-                (ln for ln in (d / "status").read_text().splitlines() if ln.startswith("State:")),
-                "",
+            status = dict(
+                ln.split(":", 1) for ln in (d / "status").read_text().splitlines() if ":" in ln
             )
         except OSError:
             continue
-        if "chainlab-engine" in cmd and marker in cmd and "zombie" not in state:
-            out.append(cmd)
+        if "chainlab-engine" in cmd and marker in cmd and "zombie" not in status["State"]:
+            out.append((int(d.name), int(status["PPid"]), cmd))
     return out

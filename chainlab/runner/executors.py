@@ -1,0 +1,310 @@
+"""Where scenarios run: one interface, two implementations.
+
+- `LocalExecutor` (the default): this machine, one scenario at a time (sequential or
+  interleaved order), exactly as a run always did.
+- `DaskExecutor`: the workers of a Dask cluster (`chainlab run FILE --cluster
+  tcp://HOST:8786`). Each scenario is one task that runs whole on one worker host, which
+  declares the Dask worker resource `host=1`, so a host never runs two scenarios at once;
+  the task returns the scenario's rows to the driver, which stays the only writer of the
+  store (one transaction per scenario, as locally). A worker whose engine build differs from
+  the driver's is refused before any scenario is sent to it. A worker lost mid-scenario gives
+  a failed scenario with cause `worker_lost`, never a silent rerun: the scheduler is told to
+  allow no retries for the run, and a task that finds its scenario already started (a
+  scheduler that retried anyway) refuses to run it again; `--resume` runs it again. Ctrl-C
+  cancels the tasks and sets a cluster event that the running scenarios poll between their
+  engine's progress reads, so their engine processes stop.
+
+Both call `finish(execution, rows)` for every scenario that ended, in the order they end.
+"""
+
+from __future__ import annotations
+
+import socket
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+
+from chainlab import engine, machine
+from chainlab.errors import ChainlabError
+from chainlab.runner.scenario import RunContext, ScenarioExecution, ScenarioStopped
+
+# The worker resource a host declares: one scenario at a time per host.
+HOST_RESOURCE = "host"
+# How long the driver waits for the scheduler and for at least one worker (s).
+CONNECT_TIMEOUT_S = 30.0
+
+
+def host_facts(executor: str, worker: str | None = None) -> dict:
+    """Where a scenario ran: the host's name and machine facts (no path of it)."""
+    m = machine.describe()
+    return {
+        "executor": executor,
+        "hostname": socket.gethostname(),
+        "worker": worker,
+        **{k: m.get(k) for k in ("cpu_model", "cores", "kernel", "arch")},
+    }
+
+
+def engine_build() -> dict:
+    """What makes two engines measure alike: the engine's version, its OpenSSL and patch,
+    and the SHA-256 of the binary."""
+    info = engine.info()
+    build = info["openssl_build"]
+    return {
+        "engine_version": info.get("engine_version"),
+        "openssl_version": build.get("openssl_version"),
+        "patch": build.get("patch_sha256_16"),
+        "binary_sha256": engine.binary_sha256(),
+    }
+
+
+def describe_build(b: dict) -> str:
+    return (
+        f"engine {b.get('engine_version')}, OpenSSL {b.get('openssl_version')} patch "
+        f"{b.get('patch')}, binary {str(b.get('binary_sha256'))[:16]}"
+    )
+
+
+# -- local ------------------------------------------------------------------------------
+
+
+class LocalExecutor:
+    """This machine, one scenario at a time."""
+
+    name = "local"
+
+    def __init__(self, order: str):
+        self.order = order
+
+    def execute(self, ctx: RunContext, todo, finish: Callable) -> None:
+        ctx.host = host_facts("local")
+        if self.order == "interleaved":
+            self._interleaved(ctx, todo, finish)
+        else:
+            self._sequential(ctx, todo, finish)
+
+    @staticmethod
+    def _sequential(ctx, todo, finish) -> None:
+        for s in todo:
+            ex = ScenarioExecution(ctx, s)
+            ctx.progress.scenario_start(ex)
+            try:
+                run_whole(ex, ctx.progress)
+            finally:
+                ex.close()
+            finish(ex, ex.result())
+
+    @staticmethod
+    def _interleaved(ctx, todo, finish) -> None:
+        """Round robin: every unfinished scenario gets one batch per round (server restarted
+        per visit), so a slow drift of the machine is spread over all scenarios."""
+        active = []
+        for s in todo:
+            ex = ScenarioExecution(ctx, s)
+            ex.prepare()
+            active.append(ex)
+        while active:
+            still = []
+            for ex in active:
+                ctx.progress.scenario_start(ex)
+                try:
+                    ex.open()
+                    finished = ex.step()
+                    if finished:
+                        ex.run_load()
+                        ex.reference("end")
+                finally:
+                    ex.close()
+                if finished:
+                    finish(ex, ex.result())
+                else:
+                    still.append(ex)
+            active = still
+
+
+def run_whole(ex: ScenarioExecution, progress) -> None:
+    """One scenario start to end in one visit (the caller closes it)."""
+    ex.prepare()
+    ex.open()
+    while not ex.step():
+        progress.scenario_step(ex)
+    ex.run_load()
+    ex.reference("end")
+
+
+# -- Dask -------------------------------------------------------------------------------
+
+
+class NullProgress:
+    """A worker's progress: nothing to draw there (the driver reports each scenario)."""
+
+    def __getattr__(self, _name):
+        return lambda *a, **k: None
+
+
+@dataclass(frozen=True)
+class Job:
+    """What a worker needs to run one scenario (everything picklable)."""
+
+    scenario: object  # chainlab.campaign.model.Scenario
+    run_id: str
+    seed: int
+    networks: dict
+    build: dict  # the driver's engine build
+    stop_event: str  # name of the cluster event that stops the run
+
+
+def run_on_worker(job: Job):
+    """The task: one scenario, whole, on this worker host. Returns (rows, host facts)."""
+    from distributed import Event, get_worker
+
+    worker = get_worker()
+    mine = engine_build()
+    if mine != job.build:
+        raise BuildMismatch(
+            f"worker {worker.address} runs {describe_build(mine)}; the driver "
+            f"{describe_build(job.build)}"
+        )
+    stop = Event(job.stop_event)
+    started = Event(f"{job.stop_event}-started-{job.scenario.scenario_id}")
+    if started.is_set():
+        raise WorkerLost(
+            f"{job.scenario.scenario_id} was started on a worker that was lost; not rerun"
+        )
+    started.set()
+    with tempfile.TemporaryDirectory(prefix="chainlab-worker-") as tmp:
+        ctx = RunContext(
+            engine.path(), job.run_id, job.seed, Path(tmp), job.networks, NullProgress()
+        )
+        ctx.host = host_facts("dask", worker.address)
+        ctx.stopped = stop.is_set
+        ex = ScenarioExecution(ctx, job.scenario)
+        try:
+            run_whole(ex, ctx.progress)
+        finally:
+            ex.close()
+        return ex.result()
+
+
+class BuildMismatch(ChainlabError):
+    """A worker's engine build differs from the driver's."""
+
+
+class WorkerLost(ChainlabError):
+    """The scenario's task was started before, on a worker that was lost."""
+
+
+class DaskExecutor:
+    """The workers of a Dask cluster, one scenario per worker host at a time."""
+
+    name = "dask"
+
+    def __init__(self, address: str):
+        self.address = address
+
+    def execute(self, ctx: RunContext, todo, finish: Callable) -> None:
+        try:
+            from distributed import Client, Event, as_completed
+        except ImportError as e:  # pragma: no cover - the lock installs it
+            raise ChainlabError(f"--cluster needs dask.distributed: {e}") from None
+        try:
+            client = Client(self.address, timeout=CONNECT_TIMEOUT_S)
+        except OSError as e:
+            raise ChainlabError(
+                f"--cluster {self.address}: cannot reach the scheduler ({e})"
+            ) from None
+        try:
+            self._run(client, Event, as_completed, ctx, todo, finish)
+        finally:
+            client.close()
+
+    def _run(self, client, Event, as_completed, ctx, todo, finish) -> None:
+        # No retries of a task whose worker died, whatever the scheduler was started with.
+        client.run_on_scheduler(_no_retries)
+        build = engine_build()
+        workers = self.usable_workers(client, build, ctx.progress)
+        stop_name = f"chainlab-stop-{ctx.run_id}"
+        stop = Event(stop_name, client=client)
+        stop.clear()
+        pending = {}
+        for s in todo:
+            job = Job(s, ctx.run_id, ctx.seed, ctx.networks, build, stop_name)
+            fut = client.submit(
+                run_on_worker, job, resources={HOST_RESOURCE: 1}, workers=workers,
+                allow_other_workers=False, key=f"chainlab-{ctx.run_id}-{s.scenario_id}",
+                pure=False,
+            )  # fmt: skip
+            pending[fut] = s
+        try:
+            for fut in as_completed(list(pending)):
+                s = pending.pop(fut)
+                shell = SimpleNamespace(s=s)
+                ctx.progress.scenario_start(shell)
+                finish(shell, self._rows(ctx, s, fut))
+        except BaseException:
+            # Ctrl-C (or anything else): stop every running scenario, cancel the rest.
+            stop.set()
+            client.cancel(list(pending), force=True)
+            raise
+
+    @staticmethod
+    def _rows(ctx, s, fut):
+        """The scenario's rows, or a failed scenario's when its task did not return them."""
+        try:
+            return fut.result()
+        except BuildMismatch as e:
+            cause, detail = "worker_build_mismatch", str(e)
+        except WorkerLost as e:
+            cause, detail = "worker_lost", f"{e}; --resume runs it again"
+        except ScenarioStopped as e:
+            cause, detail = "interrupted", str(e)
+        except Exception as e:
+            from distributed.scheduler import KilledWorker
+
+            if isinstance(e, KilledWorker):
+                cause = "worker_lost"
+                detail = f"the worker running it was lost ({e}); --resume runs it again"
+            else:
+                cause, detail = "worker_error", f"{type(e).__name__}: {e}"
+        ex = ScenarioExecution(ctx, s)
+        ex.fail(cause, detail)
+        return ex.result()
+
+    @staticmethod
+    def usable_workers(client, build: dict, progress) -> list[str]:
+        """Workers with the host resource and the driver's engine build; the others are
+        refused (and said so) before any scenario is sent."""
+        client.wait_for_workers(1, timeout=CONNECT_TIMEOUT_S)
+        info = client.scheduler_info()["workers"]
+        hosts = [a for a, w in info.items() if w.get("resources", {}).get(HOST_RESOURCE)]
+        if not hosts:
+            raise ChainlabError(
+                f"no worker declares the resource {HOST_RESOURCE}=1; start workers with "
+                f"`dask worker SCHEDULER --nthreads 1 --resources {HOST_RESOURCE}=1`"
+            )
+        builds = client.run(engine_build, workers=hosts)
+        ok = [a for a in hosts if builds.get(a) == build]
+        for a in hosts:
+            if a not in ok:
+                progress.note(
+                    f"chainlab: refusing worker {a}: it runs {describe_build(builds.get(a, {}))}"
+                    f"; the driver {describe_build(build)}"
+                )
+        if not ok:
+            raise ChainlabError(
+                f"no worker runs the driver's engine build ({describe_build(build)})"
+            )
+        return ok
+
+
+def _no_retries(dask_scheduler=None) -> None:
+    dask_scheduler.allowed_failures = 0
+
+
+def executor(cluster: str | None, order: str):
+    """The executor of a run: Dask at `cluster`, else this machine."""
+    if cluster:
+        return DaskExecutor(cluster)
+    return LocalExecutor(order)
