@@ -8,12 +8,13 @@ part, measured side by side in one run so ratios survive a noisy, shared machine
   load       the load generator's headroom; capacity measured vs derived vs s_time
   primitives every primitive timed (at most 3 minutes), the TLS overhead's references
   model      the cost model's accuracy and the run-time estimate against stored runs
+  cluster    a local two-worker Dask cluster's overhead beside the local executor's
 """
 
 import importlib
 
 HELP = "run a benchmark and print its figures"
-BENCHMARKS = ["engine", "campaign", "report", "link", "load", "primitives", "model"]
+BENCHMARKS = ["engine", "campaign", "report", "link", "load", "primitives", "model", "cluster"]
 
 
 def add_arguments(parser):
