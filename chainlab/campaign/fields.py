@@ -88,6 +88,8 @@ CLUSTER_FIELDS = {
         pattern=re.compile(r"^(tcp|tls|ws|wss|inproc)://\S+$"),
         what='a Dask scheduler address such as "tcp://10.0.0.5:8786"',
     ),
+    # whole: a scenario's server and client on one worker host; split: on two.
+    "placement": Str(choices=("whole", "split")),
 }
 
 # A CPU list as taskset takes it: "1", "0,2", "0-3".

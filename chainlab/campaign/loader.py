@@ -97,6 +97,26 @@ def allowed_algorithms() -> tuple[str, ...]:
         return ALGORITHM_NAMES
 
 
+def split_problem(scenarios, load) -> str | None:
+    """Why these scenarios cannot run with split placement, or None. Split placement
+    measures over the real network between two hosts: no emulated link, no target (no
+    server of chainlab's), no load steps (they read the server's host)."""
+    for s in scenarios:
+        what = None
+        if s.network != LOOPBACK:
+            what = f"runs on the emulated profile {s.network!r}"
+        elif s.target is not None:
+            what = f"probes target {s.target!r}"
+        if what:
+            return (
+                f"'split' but scenario {s.scenario_id} {what}; allowed: split placement for "
+                "scenarios of chainlab's own servers without an emulated link"
+            )
+    if load is not None:
+        return "'split' with [load]; allowed: one of the two"
+    return None
+
+
 class _Validator:
     def __init__(self, path: Path, data: dict, algorithms: tuple[str, ...]):
         self.path = path
@@ -154,9 +174,11 @@ class _Validator:
         matrices = self.read_matrices(d.get("matrix", {}))
         load = load_plan.read(self, d.get("load"))
         primitives = self.read_primitives(d.get("primitives", {}))
-        cluster = self.p.check(
+        cluster_table = self.p.check(
             CLUSTER_FIELDS, self.table(d.get("cluster", {}), "cluster"), "cluster"
-        ).get("address")
+        )
+        cluster = cluster_table.get("address")
+        placement = cluster_table.get("placement") or "whole"
         analysis = self.table(d.get("analysis", {}), "analysis")
         self.check_analysis(analysis, baseline)
         self.check()
@@ -206,6 +228,8 @@ class _Validator:
             )
         if load is not None:
             load_plan.check_steps(self, scenarios)
+        if placement == "split":
+            self.check_split(scenarios, load)
         if not scenarios:
             self.bad(
                 "matrix",
@@ -231,6 +255,7 @@ class _Validator:
             load=load,
             primitives=primitives,
             cluster=cluster,
+            placement=placement,
         )
 
     def read_primitives(self, value) -> PrimitivesPlan:
@@ -702,6 +727,11 @@ class _Validator:
                 self.bad(at, "no scenarios; allowed: a campaign with `matrices` and/or `scenarios`")
             out[cname] = members
         return out
+
+    def check_split(self, scenarios: dict, load) -> None:
+        problem = split_problem(scenarios.values(), load)
+        if problem:
+            self.bad("cluster.placement", problem)
 
     def check_anchor(self, sid: str, parts: dict) -> None:
         """An intermediate can be the trust anchor only where the hierarchy has one."""

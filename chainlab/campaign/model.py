@@ -292,6 +292,7 @@ class Campaign:
     load: LoadPlan | None = None
     primitives: PrimitivesPlan = field(default_factory=PrimitivesPlan)
     cluster: str | None = None  # [cluster] address: a Dask scheduler
+    placement: str = "whole"  # [cluster] placement: whole | split
 
     def select(self, names: list[str] | None = None) -> list[Scenario]:
         """Scenarios of the named campaigns (all when None), each once, declaration order."""

@@ -39,6 +39,12 @@ def add_arguments(parser):
         "[cluster] address, else this machine)",
     )
     parser.add_argument(
+        "--placement",
+        choices=["whole", "split"],
+        help="on a cluster: a scenario whole on one worker host, or its server and client "
+        "split over two (default: the file's [cluster] placement, else whole)",
+    )
+    parser.add_argument(
         "--order",
         choices=["random", "interleaved", "declared"],
         help="scenario order (default: the file's campaign.order)",
@@ -62,6 +68,7 @@ def run(args) -> int:
             seed=args.seed,
             order=args.order,
             cluster=args.cluster or campaign.cluster,
+            placement=args.placement or campaign.placement,
         ),
     )
     return 0 if not summary.interrupted else 130

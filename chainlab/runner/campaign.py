@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from chainlab import __version__, engine, machine
+from chainlab.campaign.loader import split_problem
 from chainlab.campaign.model import Campaign, Scenario
 from chainlab.errors import ChainlabError
 from chainlab.runner import executors, network, primitives
@@ -85,8 +86,10 @@ class RunOptions:
     seed: int | None = None
     order: str | None = None
     live_progress: bool | None = None
-    # A Dask scheduler's address: scenarios run on its workers (runner.executors).
+    # A Dask scheduler's address: scenarios run on its workers (runner.executors), whole on
+    # one host or split over two.
     cluster: str | None = None
+    placement: str = "whole"
 
 
 @dataclass
@@ -136,6 +139,10 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
     eng = engine.path()
     info = engine.info()
 
+    if opts.placement == "split":
+        problem = split_problem(selected, campaign.load)
+        if problem:
+            raise ChainlabError(f"{campaign.path.name}: placement {problem}")
     if opts.store.exists() and not opts.resume:
         raise ChainlabError(
             f"store {opts.store} exists; pass --resume to continue it, or --store for a new one"
@@ -170,6 +177,7 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
                     "order": order,
                     "resume": opts.resume,
                     "cluster": opts.cluster is not None,
+                    "placement": opts.placement,
                     "skipped_completed": len(skipped),
                     "scenarios": len(todo),
                 },
@@ -190,7 +198,7 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
                 _primitives(ctx, store, selected, campaign, guard, progress)
                 progress.start()
                 _network_preflight(ctx, todo, campaign, progress)
-                executors.executor(opts.cluster, order).execute(
+                executors.executor(opts.cluster, order, opts.placement).execute(
                     ctx,
                     todo,
                     lambda ex, rows: _store_result(store, guard, ex, rows, progress, summary),

@@ -14,6 +14,14 @@
   cancels the tasks and sets a cluster event that the running scenarios poll between their
   engine's progress reads, so their engine processes stop.
 
+  Placement `split` puts a scenario's server on one worker host and its client on another,
+  measured over the network between them: two tasks, each holding its host. The server's
+  task starts the engine's server on its worker's address and publishes that address (a
+  Dask Variable); the client's task runs the scenario's sampling against it; when the client
+  is done (or lost) the driver tells the server to stop, and pairs the two sides' records
+  by connection as a local run does. Split scenarios run one at a time (two hosts each), so
+  two half-started scenarios can never wait on each other's hosts.
+
 Both call `finish(execution, rows)` for every scenario that ended, in the order they end.
 """
 
@@ -28,12 +36,24 @@ from types import SimpleNamespace
 
 from chainlab import engine, machine
 from chainlab.errors import ChainlabError
-from chainlab.runner.scenario import RunContext, ScenarioExecution, ScenarioStopped
+from chainlab.runner import records
+from chainlab.runner.scenario import (
+    RunContext,
+    ScenarioExecution,
+    ScenarioFailed,
+    ScenarioStopped,
+    chain_rows,
+)
 
 # The worker resource a host declares: one scenario at a time per host.
 HOST_RESOURCE = "host"
 # How long the driver waits for the scheduler and for at least one worker (s).
 CONNECT_TIMEOUT_S = 30.0
+# Split placement: how long a client's host waits for the server's host to publish its
+# address (PKI generation included: a depth-4 SLH-DSA-256s hierarchy signs for seconds), and
+# how often a serving host looks whether its client is done.
+SPLIT_SERVER_START_S = 600.0
+SPLIT_POLL_S = 0.5
 
 
 def host_facts(executor: str, worker: str | None = None) -> dict:
@@ -161,12 +181,7 @@ def run_on_worker(job: Job):
     from distributed import Event, get_worker
 
     worker = get_worker()
-    mine = engine_build()
-    if mine != job.build:
-        raise BuildMismatch(
-            f"worker {worker.address} runs {describe_build(mine)}; the driver "
-            f"{describe_build(job.build)}"
-        )
+    check_build(worker, job.build)
     stop = Event(job.stop_event)
     started = Event(f"{job.stop_event}-started-{job.scenario.scenario_id}")
     if started.is_set():
@@ -188,6 +203,85 @@ def run_on_worker(job: Job):
         return ex.result()
 
 
+def serve_on_worker(job: Job, address_name: str, done_name: str) -> dict:
+    """Split placement, server side: start the scenario's server on this worker's address,
+    publish it, serve until the driver says the client is done, return the records."""
+    from distributed import Event, Variable, get_worker
+
+    worker = get_worker()
+    check_build(worker, job.build)
+    address = Variable(address_name)
+    stop, done = Event(job.stop_event), Event(done_name)
+    with tempfile.TemporaryDirectory(prefix="chainlab-worker-") as tmp:
+        ctx = RunContext(
+            engine.path(), job.run_id, job.seed, Path(tmp), job.networks, NullProgress()
+        )
+        ctx.listen_host = worker.address.split("://", 1)[1].rsplit(":", 1)[0].strip("[]")
+        ex = ScenarioExecution(ctx, job.scenario)
+        try:
+            ex.prepare()
+            ex.open()
+            address.set(ex.server_addr if not ex.done else f"failed: {ex.failure_detail}")
+            while not (done.is_set() or stop.is_set()):
+                done.wait(timeout=SPLIT_POLL_S)
+        finally:
+            ex.close()
+        return {
+            "server": ex.server,
+            "compression": ex.compression,
+            "server_exit": ex.server_exit,
+            "host": host_facts("dask", worker.address),
+            "failure": (ex.failure_cause, ex.failure_detail) if ex.done else None,
+        }
+
+
+def client_on_worker(job: Job, address_name: str):
+    """Split placement, client side: the scenario's sampling against the server another
+    host runs. Returns the rows (server fields empty until the driver pairs them) and the
+    client's records."""
+    from distributed import Event, Variable, get_worker
+
+    worker = get_worker()
+    check_build(worker, job.build)
+    address = Variable(address_name)
+
+    def remote_server() -> str:
+        try:
+            got = address.get(timeout=SPLIT_SERVER_START_S)
+        except TimeoutError:
+            raise ScenarioFailed(
+                "server_start_failed",
+                f"the server's host published no address within {SPLIT_SERVER_START_S:g} s",
+            ) from None
+        if got.startswith("failed: "):
+            raise ScenarioFailed("server_start_failed", got[len("failed: ") :])
+        return got
+
+    stop = Event(job.stop_event)
+    with tempfile.TemporaryDirectory(prefix="chainlab-worker-") as tmp:
+        ctx = RunContext(
+            engine.path(), job.run_id, job.seed, Path(tmp), job.networks, NullProgress()
+        )
+        ctx.host = host_facts("dask", worker.address)
+        ctx.stopped = stop.is_set
+        ctx.remote_server = remote_server
+        ex = ScenarioExecution(ctx, job.scenario)
+        try:
+            run_whole(ex, ctx.progress)
+        finally:
+            ex.close()
+        return ex.result(), ex.client
+
+
+def check_build(worker, build: dict) -> None:
+    mine = engine_build()
+    if mine != build:
+        raise BuildMismatch(
+            f"worker {worker.address} runs {describe_build(mine)}; the driver "
+            f"{describe_build(build)}"
+        )
+
+
 class BuildMismatch(ChainlabError):
     """A worker's engine build differs from the driver's."""
 
@@ -201,8 +295,9 @@ class DaskExecutor:
 
     name = "dask"
 
-    def __init__(self, address: str):
+    def __init__(self, address: str, placement: str = "whole"):
         self.address = address
+        self.placement = placement
 
     def execute(self, ctx: RunContext, todo, finish: Callable) -> None:
         try:
@@ -228,6 +323,9 @@ class DaskExecutor:
         stop_name = f"chainlab-stop-{ctx.run_id}"
         stop = Event(stop_name, client=client)
         stop.clear()
+        if self.placement == "split":
+            self._split(client, Event, ctx, todo, finish, build, workers, stop, stop_name)
+            return
         pending = {}
         for s in todo:
             job = Job(s, ctx.run_id, ctx.seed, ctx.networks, build, stop_name)
@@ -248,6 +346,76 @@ class DaskExecutor:
             stop.set()
             client.cancel(list(pending), force=True)
             raise
+
+    def _split(self, client, Event, ctx, todo, finish, build, workers, stop, stop_name):
+        """Each scenario's server on one host and client on another, one scenario at a
+        time, the two hosts taking turns."""
+        if len(workers) < 2:
+            raise ChainlabError(
+                f"placement 'split' needs two worker hosts; the cluster has {len(workers)} "
+                "with the driver's engine build"
+            )
+        futures = []
+        try:
+            for i, s in enumerate(todo):
+                server_host, client_host = workers[i % 2], workers[(i + 1) % 2]
+                job = Job(s, ctx.run_id, ctx.seed, ctx.networks, build, stop_name)
+                base = f"chainlab-{ctx.run_id}-{s.scenario_id}"
+                common = dict(resources={HOST_RESOURCE: 1}, allow_other_workers=False, pure=False)
+                server = client.submit(
+                    serve_on_worker, job, f"{base}-address", f"{base}-done",
+                    workers=[server_host], key=f"{base}-server", **common,
+                )  # fmt: skip
+                remote = client.submit(
+                    client_on_worker, job, f"{base}-address",
+                    workers=[client_host], key=f"{base}-client", **common,
+                )  # fmt: skip
+                futures = [server, remote]
+                shell = SimpleNamespace(s=s)
+                ctx.progress.scenario_start(shell)
+                try:
+                    client_rows, client_records = remote.result()
+                except Exception:
+                    client_rows = client_records = None
+                Event(f"{base}-done", client=client).set()
+                finish(shell, self._merge(ctx, s, remote, client_rows, client_records, server))
+        except BaseException:
+            stop.set()
+            client.cancel(futures, force=True)
+            raise
+
+    def _merge(self, ctx, s, remote, client_rows, client_records, server):
+        """The scenario's rows from both sides: the client's, with the server's records paired
+        in by connection, or a failed scenario's when a side did not return."""
+        if client_rows is None:
+            return self._rows(ctx, s, remote)  # the client's failure, classified
+        try:
+            side = server.result()
+        except Exception as e:  # the server's host lost or failed
+            rows = self._rows(ctx, s, server)
+            rows.scenario_run["failure_detail"] = f"server side: {e}"
+            return rows
+        rows = client_rows
+        rows.samples = records.sample_rows(ctx.run_id, s.scenario_id, client_records,
+                                           side["server"])  # fmt: skip
+        rows.observed_client_chain = chain_rows(ctx.run_id, s.scenario_id, side["server"])
+        compression = side["compression"] or {}
+        rows.scenario_run.update(
+            server_exit=side["server_exit"],
+            cert_message_bytes=compression.get("uncompressed_bytes"),
+            cert_compressed_bytes=compression.get("compressed_bytes"),
+            cert_compression_installed=compression.get("installed"),
+            host={
+                "placement": "split",
+                "server": side["host"],
+                "client": rows.scenario_run.get("host"),
+            },
+        )
+        if side["failure"] is not None and rows.scenario_run["status"] == "completed":
+            cause, detail = side["failure"]
+            rows.scenario_run.update(status="failed", stop_reason="failed",
+                                     failure_cause=cause, failure_detail=detail)  # fmt: skip
+        return rows
 
     @staticmethod
     def _rows(ctx, s, fut):
@@ -303,8 +471,11 @@ def _no_retries(dask_scheduler=None) -> None:
     dask_scheduler.allowed_failures = 0
 
 
-def executor(cluster: str | None, order: str):
+def executor(cluster: str | None, order: str, placement: str = "whole"):
     """The executor of a run: Dask at `cluster`, else this machine."""
     if cluster:
-        return DaskExecutor(cluster)
+        return DaskExecutor(cluster, placement)
+    if placement != "whole":
+        raise ChainlabError(f"placement {placement!r} needs a cluster (--cluster); allowed "
+                            "locally: 'whole'")  # fmt: skip
     return LocalExecutor(order)

@@ -77,6 +77,11 @@ class RunContext:
     # A cluster's stop signal: true once the driver was interrupted (None: local run, where
     # the signal itself interrupts). Polled while a client batch runs.
     stopped: Callable[[], bool] | None = None
+    # Split placement (chainlab.runner.executors): the server's host listens on this address
+    # instead of loopback; the client's host starts no server and gets the address of the
+    # one on the other host from this call (which may raise ScenarioFailed).
+    listen_host: str | None = None
+    remote_server: Callable[[], str] | None = None
 
 
 class ScenarioStopped(Exception):
@@ -200,6 +205,16 @@ class ScenarioExecution:
             if self.visits == 1:
                 self.reference("start")
             return
+        if self.ctx.remote_server is not None:
+            # Split placement: the server runs on another host.
+            try:
+                self._server_addr = self.ctx.remote_server()
+            except ScenarioFailed as e:
+                self.fail(e.cause, e.detail)
+                return
+            if self.visits == 1:
+                self.reference("start")
+            return
         try:
             if self.s.network != LOOPBACK:
                 self._open_link()
@@ -246,6 +261,8 @@ class ScenarioExecution:
     def _start_server(self) -> None:
         s = self.s
         host = self._link.server_addr if self._link is not None else "127.0.0.1"
+        if self.ctx.listen_host is not None:
+            host = self.ctx.listen_host
         rec = self.dir / f"server-{self.visits}.jsonl"
         argv = [
             str(self.ctx.engine), "serve",
@@ -587,9 +604,9 @@ class ScenarioExecution:
     def result(self) -> ScenarioRows:
         run_id, sid = self.ctx.run_id, self.s.scenario_id
         status = "failed" if self.stop_reason == "failed" else "completed"
-        observed = _chain_rows(run_id, sid, self.client)
+        observed = chain_rows(run_id, sid, self.client)
         # Mutual TLS: the client's chain as the server saw it.
-        observed_client = _chain_rows(run_id, sid, self.server)
+        observed_client = chain_rows(run_id, sid, self.server)
         row = {
             "run_id": run_id,
             "scenario_id": sid,
@@ -631,7 +648,7 @@ class ScenarioExecution:
         )
 
 
-def _chain_rows(run_id: str, sid: str, records: list[dict]) -> list[dict]:
+def chain_rows(run_id: str, sid: str, records: list[dict]) -> list[dict]:
     """`observed_chain` rows of the peer chain in the first successful record that has one
     (position 0 = the peer's leaf, as sent)."""
     first_ok = next((r for r in records if r["outcome"] == "ok" and r.get("peer_chain")), None)

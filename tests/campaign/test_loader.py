@@ -504,3 +504,14 @@ def test_a_cluster_table_names_the_scheduler(tmp_path):
     with pytest.raises(CampaignError) as e:
         load(write(tmp_path, GOOD + '\n[cluster]\naddress = "10.0.0.5:8786"\n', "bad.toml"))
     assert "cluster.address: bad value '10.0.0.5:8786'; allowed: a Dask scheduler" in str(e.value)
+
+
+def test_split_placement_refuses_what_it_cannot_measure(tmp_path):
+    split = '\n[cluster]\naddress = "tcp://10.0.0.5:8786"\nplacement = "split"\n'
+    with pytest.raises(CampaignError) as e:
+        load(write(tmp_path, GOOD + split, "split.toml"))
+    assert "cluster.placement: 'split' but scenario" in str(e.value)
+    assert "runs on the emulated profile 'wan'" in str(e.value)
+    loopback = GOOD.replace('network = ["loopback", "wan"]', 'network = ["loopback"]')
+    c = load(write(tmp_path, loopback + split, "split2.toml"))
+    assert c.placement == "split" and c.cluster == "tcp://10.0.0.5:8786"

@@ -238,3 +238,91 @@ def test_ctrl_c_on_the_driver_leaves_no_engine_on_any_worker(
         assert not engines(str(pki_cache))
     finally:
         cluster.close()
+
+
+@pytest.mark.netns
+def test_split_placement_pairs_two_namespaces_as_loopback_does(
+    engine_bin, pki_cache, cluster_env, tmp_path
+):
+    """Two network namespaces joined by a veth pair, one Dask worker in each (the scheduler
+    and the driver in the first): the server's records come from one namespace, the
+    client's from the other, and every connection's bytes pair exactly."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to create network namespaces")
+    tag = f"cl{os.getpid() % 100000}"
+    ns = [f"chainlab-{tag}-a", f"chainlab-{tag}-b"]
+    ips = ["10.231.7.1", "10.231.7.2"]
+
+    def ip(*args):
+        subprocess.run(["ip", *args], check=True, capture_output=True)
+
+    procs: list[subprocess.Popen] = []
+    try:
+        for n in ns:
+            ip("netns", "add", n)
+            ip("-n", n, "link", "set", "lo", "up")
+        ip("link", "add", f"{tag}a", "type", "veth", "peer", "name", f"{tag}b")
+        for n, end, addr in zip(ns, ("a", "b"), ips, strict=True):
+            ip("link", "set", f"{tag}{end}", "netns", n)
+            ip("-n", n, "addr", "add", f"{addr}/24", "dev", f"{tag}{end}")
+            ip("-n", n, "link", "set", f"{tag}{end}", "up")
+        port = free_port()
+        address = f"tcp://{ips[0]}:{port}"
+
+        def spawn(n, name, argv):
+            log = (tmp_path / f"{name}.log").open("wb")
+            procs.append(
+                subprocess.Popen(
+                    ["ip", "netns", "exec", n, *argv], stdout=log, stderr=log, env=cluster_env
+                )  # fmt: skip
+            )
+
+        spawn(ns[0], "scheduler", [str(DASK), "scheduler", "--host", ips[0], "--port",
+                                   str(port), "--no-dashboard"])  # fmt: skip
+        for i, n in enumerate(ns):
+            worker = [str(DASK), "worker", address, "--nthreads", "1", "--resources", "host=1",
+                      "--no-dashboard", "--no-nanny", "--host", ips[i]]  # fmt: skip
+            spawn(n, f"w{i}", worker)
+        f = tmp_path / "split.toml"
+        f.write_text(SLOW.replace("count = 60", "count = 10"))
+        store = tmp_path / "split.duckdb"
+        wait = subprocess.run(
+            ["ip", "netns", "exec", ns[0], sys.executable, "-c",
+             f"from distributed import Client; c = Client({address!r}, timeout=60); "
+             "c.wait_for_workers(2, timeout=60)"],
+            capture_output=True, text=True, timeout=START_S * 2, env=cluster_env,
+        )  # fmt: skip
+        assert wait.returncode == 0, wait.stderr
+        driver = subprocess.run(
+            ["ip", "netns", "exec", ns[0], sys.executable, "-m", "chainlab", "run", str(f),
+             "--store", str(store), "--cluster", address, "--placement", "split"],
+            capture_output=True, text=True, timeout=RUN_S, env=cluster_env,
+        )  # fmt: skip
+        assert driver.returncode == 0, driver.stderr
+    finally:
+        for p in procs:
+            p.terminate()
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        for n in ns:
+            subprocess.run(["ip", "netns", "del", n], capture_output=True)
+    with chainlab.open(store) as st:
+        runs = st.query(
+            "SELECT scenario_id, status, host->'server'->>'worker' AS server, "
+            "host->'client'->>'worker' AS client, host->>'placement' AS placement "
+            "FROM scenario_runs"
+        )
+        samples = st.samples
+    assert (runs["status"] == "completed").all() and (runs["placement"] == "split").all()
+    for r in runs.to_dict("records"):
+        # The server in one namespace, the client in the other.
+        assert {
+            r["server"].split("//")[1].split(":")[0],
+            r["client"].split("//")[1].split(":")[0],
+        } == set(ips)
+    m = samples[~samples["warmup"]]
+    assert m["server_outcome"].notna().all()  # every connection paired with the server's record
+    assert (m["bytes_read"] == m["server_bytes_written"]).all()
+    assert (m["bytes_written"] == m["server_bytes_read"]).all()
