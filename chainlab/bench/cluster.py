@@ -7,7 +7,8 @@ generated once by a first local run into a throw-away store.
 
 1. Local: the campaign on this machine (the local executor).
 2. Cluster: the same campaign on a local Dask cluster of two worker processes, each
-   declaring host=1 (`distributed.LocalCluster`, started before the timer).
+   declaring host=1 and preloading chainlab as the README starts workers
+   (`distributed.LocalCluster`, started before the timer).
 
 For each, from its store: the run's wall time (runs.started_at to ended_at), the time
 covered by scenarios (the union of the scenario runs' [started_at, ended_at] spans, so two
@@ -52,6 +53,7 @@ def main(argv=None) -> int:
         with LocalCluster(
             n_workers=WORKERS, threads_per_worker=1, processes=True,
             resources={HOST_RESOURCE: 1}, dashboard_address=None,
+            preload=["chainlab.runner.executors"],  # as the README starts workers
         ) as cluster:  # fmt: skip
             remote = tmp / "cluster.duckdb"
             run(
@@ -62,11 +64,25 @@ def main(argv=None) -> int:
         for name, store in (("local", local), (f"Dask, {WORKERS} workers", remote)):
             wall, covered = spans(store)
             outside = wall - covered
+            first, last = edges(store)
             print(
                 f"  {name:<16} wall {wall:6.1f} s, scenarios {covered:6.1f} s, outside "
-                f"scenarios {outside:5.2f} s = {100 * outside / wall:4.1f} % of the wall time"
+                f"scenarios {outside:5.2f} s = {100 * outside / wall:4.1f} % of the wall time "
+                f"(before the first scenario {first:.2f} s, after the last {last:.2f} s)"
             )
     return 0
+
+
+def edges(store: Path) -> tuple[float, float]:
+    """Seconds from the run's start to its first scenario's, and from its last scenario's
+    end to the run's end."""
+    with chainlab.open(store) as st:
+        runs = st.runs
+        sr = st.scenario_runs
+    return (
+        (sr["started_at"].min() - runs["started_at"].min()).total_seconds(),
+        (runs["ended_at"].max() - sr["ended_at"].max()).total_seconds(),
+    )
 
 
 def spans(store: Path) -> tuple[float, float]:

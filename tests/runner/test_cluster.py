@@ -81,7 +81,8 @@ class Cluster:
         return self._spawn(
             name,
             [str(DASK), "worker", self.address, "--nthreads", "1", "--resources", "host=1",
-             "--no-dashboard", "--no-nanny", "--name", name],
+             "--no-dashboard", "--no-nanny", "--name", name,
+             "--preload", "chainlab.runner.executors"],
             env,
         )  # fmt: skip
 
