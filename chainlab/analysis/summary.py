@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from chainlab.analysis import families as fam
-from chainlab.analysis.load import StoreData
+from chainlab.analysis.load import StoreData, parse_json
 from chainlab.stats import log_interval, mean_ci_from_moments, quantile_ci, ratio_log_se
 
 # The share of end-to-end latency the server must spend on CPU, in addition to a
@@ -64,6 +64,21 @@ def paired_ratio(mx, vx, my, vy, cxy, n) -> tuple[float, float]:
     return ratio_log_se(mx, vx, n, my, vy, n, cxy)
 
 
+def host_label(host) -> str:
+    """Where a scenario ran, short: the worker's address on a cluster (server → client when
+    split), else the host's name; '' in stores before version 4."""
+    if not isinstance(host, str):
+        return ""
+    h = parse_json(host)
+
+    def one(x: dict) -> str:
+        return x.get("worker") or x.get("hostname") or ""
+
+    if h.get("placement") == "split":
+        return f"{one(h.get('server') or {})} → {one(h.get('client') or {})}"
+    return one(h)
+
+
 def cpu_regime(ratio: float, server_share: float, bands: dict) -> str:
     """Client/server regime from the server/client CPU ratio (thresholds in config)."""
     if not math.isfinite(ratio):
@@ -106,6 +121,7 @@ def scenario_summary(data: StoreData) -> pd.DataFrame:
             "cert_compression": r["cert_compression"],
             "client_auth": r["client_auth"],
             "network": r["network"],
+            "host": host_label(r.get("host")),
             "placement_class": fam.placement_class(r, heavy),
             "heavy_positions": "+".join(fam.heavy_positions(r, heavy)) or "none",
             "table7_groups": ",".join(fam.table7_groups(r, heavy)),

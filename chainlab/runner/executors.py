@@ -57,13 +57,14 @@ SPLIT_POLL_S = 0.5
 
 
 def host_facts(executor: str, worker: str | None = None) -> dict:
-    """Where a scenario ran: the host's name and machine facts (no path of it)."""
+    """Where a scenario ran: the host's name, machine facts and engine build (no path)."""
     m = machine.describe()
     return {
         "executor": executor,
         "hostname": socket.gethostname(),
         "worker": worker,
         **{k: m.get(k) for k in ("cpu_model", "cores", "kernel", "arch")},
+        "build": engine_build(),
     }
 
 

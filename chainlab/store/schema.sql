@@ -98,7 +98,8 @@ CREATE TABLE scenario_runs (
     cert_compressed_bytes   INTEGER,
     cert_compression_installed BOOLEAN,
     -- where the scenario ran (NULL before version 4): the executor (local | dask), the
-    -- worker's address, the host's name, CPU model, cores, kernel and architecture
+    -- worker's address, the host's name, CPU model, cores, kernel, architecture and engine
+    -- build; a split scenario's {placement, server, client}
     host            JSON,
     PRIMARY KEY (run_id, scenario_id)
 );

@@ -26,6 +26,8 @@ def build(b: Builder) -> Section:
         ("hierarchy", list(sm["hierarchy"])),
         ("kex", list(sm["kex"])),
         *([("network", codes(sm["network"]))] if b.several_networks else []),
+        # Where each ran, when the scenarios ran on several hosts (a cluster).
+        *([("host", list(sm["host"]))] if sm["host"].nunique() > 1 else []),
         ("class", [b.cls_name(c) for c in sm["placement_class"]]),
         ("status", list(sm["status"])),
         ("n ok", ints(sm["n_ok"])),
