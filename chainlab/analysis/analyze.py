@@ -231,11 +231,6 @@ def _lab(data: StoreData) -> Analysis:
     return a
 
 
-# What makes two hosts measure alike: scenarios on hosts that differ in these ran on
-# different machine types, and their comparisons say so.
-MACHINE_TYPE = ("cpu_model", "cores", "kernel", "arch")
-
-
 def _hosts(data: StoreData) -> list[tuple[str, str]]:
     """Where the scenarios ran (scenario_runs.host, stores from version 4): the hosts with
     their scenario counts, and a warning when they are of different machine types."""
@@ -252,7 +247,7 @@ def _hosts(data: StoreData) -> list[tuple[str, str]]:
             f", worker {h['worker']})" if h.get("worker") else ")"
         )
         counts[name] = counts.get(name, 0) + 1
-        types.add(tuple(h.get(k) for k in MACHINE_TYPE))
+        types.add(tuple(h.get(k) for k in summary.MACHINE_TYPE))
     rows = [("scenario hosts", ", ".join(f"{n}: {c}" for n, c in sorted(counts.items())))]
     if len(types) > 1:
         rows.append(

@@ -194,6 +194,7 @@ def multipliers(summary: pd.DataFrame, mc: MonteCarlo, baseline: str | None) -> 
             row[prefix], row[f"{prefix}_lo"], row[f"{prefix}_hi"] = est, lo, hi
         est, lo, hi = ratio_of_quantiles(mc, rows_idx, sid, ref, "p95_ms", 0.95)
         row["p95_x"], row["p95_x_lo"], row["p95_x_hi"] = est, lo, hi
+        row["machines_differ"] = machines_differ(r, rows_idx.loc[ref])
         name, rank = plausibility(row["latency_x"], bounds)
         lo_name, _ = plausibility(row["latency_x_lo"], bounds)
         hi_name, _ = plausibility(row["latency_x_hi"], bounds)
@@ -203,6 +204,12 @@ def multipliers(summary: pd.DataFrame, mc: MonteCarlo, baseline: str | None) -> 
         out.append(row)
     df = pd.DataFrame(out).sort_values(["latency_x", "scenario_id"]).reset_index(drop=True)
     return df
+
+
+def machines_differ(a, b) -> bool:
+    """Whether two scenarios ran on different machine types (known for both)."""
+    ma, mb = a.get("machine", ""), b.get("machine", "")
+    return bool(ma and mb and ma != mb)
 
 
 def strategy_matrix(summary: pd.DataFrame, mult: pd.DataFrame, baseline: str | None):
@@ -491,6 +498,7 @@ def find_pairs(
                 "delta_server_cpu_ms": b["server_cpu_ms"] - a["server_cpu_ms"],
                 "from_client_cpu_ms": a["client_cpu_ms"],
                 "to_client_cpu_ms": b["client_cpu_ms"],
+                "machines_differ": machines_differ(a, b),
             }
             for name, col in (
                 ("latency_ratio", "mean_ms"),

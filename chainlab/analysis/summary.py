@@ -79,6 +79,25 @@ def host_label(host) -> str:
     return one(h)
 
 
+# What makes two hosts measure alike (scenario_runs.host): scenarios on hosts that differ
+# in these ran on different machine types.
+MACHINE_TYPE = ("cpu_model", "cores", "kernel", "arch")
+
+
+def machine_type(host) -> str:
+    """The machine type a scenario ran on (both sides' when split); '' when unknown."""
+    if not isinstance(host, str):
+        return ""
+    h = parse_json(host)
+
+    def one(x: dict) -> str:
+        return ", ".join(str(x.get(k)) for k in MACHINE_TYPE)
+
+    if h.get("placement") == "split":
+        return f"server {one(h.get('server') or {})}; client {one(h.get('client') or {})}"
+    return one(h)
+
+
 def cpu_regime(ratio: float, server_share: float, bands: dict) -> str:
     """Client/server regime from the server/client CPU ratio (thresholds in config)."""
     if not math.isfinite(ratio):
@@ -122,6 +141,7 @@ def scenario_summary(data: StoreData) -> pd.DataFrame:
             "client_auth": r["client_auth"],
             "network": r["network"],
             "host": host_label(r.get("host")),
+            "machine": machine_type(r.get("host")),
             "placement_class": fam.placement_class(r, heavy),
             "heavy_positions": "+".join(fam.heavy_positions(r, heavy)) or "none",
             "table7_groups": ",".join(fam.table7_groups(r, heavy)),

@@ -74,3 +74,29 @@ def test_client_certificates_move_cpu_to_the_client(make_store):
     assert c.at[ML, "written_more_bytes"] == 6500
     assert c.at[ML, "latency_ratio"] == pytest.approx(1.3)
     assert (c["client_auth"] == [f"{ML},{ML}", f"{ML},{SLH}"]).all()
+
+
+def test_scenarios_on_different_machine_types_are_flagged(make_store):
+    import json
+
+    import duckdb
+
+    path = make_store(
+        [constant(latency_ms=1.0), constant(leaf_alg=SLH, latency_ms=2.0)], baseline=None
+    )
+    con = duckdb.connect(str(path))
+    for cores, leaf in ((2, ML), (16, SLH)):
+        host = {"executor": "dask", "hostname": f"h{cores}", "worker": f"tcp://h{cores}:1",
+                "cpu_model": "EPYC", "cores": cores, "kernel": "6.1", "arch": "x86_64"}  # fmt: skip
+        con.execute(
+            "UPDATE scenario_runs SET host = ? WHERE scenario_id IN "
+            "(SELECT scenario_id FROM scenarios WHERE leaf_alg = ?)",
+            [json.dumps(host), leaf],
+        )
+    con.close()
+    a = analyze(path)
+    meta = dict(a.metadata)
+    assert "tcp://h2:1" in meta["scenario hosts"] and "tcp://h16:1" in meta["scenario hosts"]
+    assert "2 machine types" in meta["warning"]
+    assert a.pairs["machines_differ"].all()
+    assert set(a.summary["host"]) == {"tcp://h2:1", "tcp://h16:1"}

@@ -51,6 +51,12 @@ def build(b: Builder) -> Section:
             ("bytes read ratio", ci(g, "bytes_read_ratio")),
             ("server CPU ratio", ci(g, "server_cpu_ratio")),
             ("client CPU ratio", ci(g, "client_cpu_ratio")),
+            # Scenarios of a cluster run on different machine types compare machines too.
+            *(
+                [("machines", ["differ" if d else "" for d in g["machines_differ"]])]
+                if g["machines_differ"].any()
+                else []
+            ),
         ]
         sub.blocks.append(
             b.table(
