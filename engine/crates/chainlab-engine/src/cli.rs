@@ -115,9 +115,23 @@ pub enum Compression {
     Zstd,
 }
 
+/// What carries the TLS 1.3 handshake.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    /// TLS over a TCP connection.
+    Tcp,
+    /// QUIC v1 (RFC 9000/9001) over UDP, through OpenSSL's own QUIC stack; one connection at a
+    /// time on the server (`--workers 1`), no resumption yet.
+    Quic,
+}
+
 /// Options shared by server and client: what the TLS 1.3 context offers.
 #[derive(Debug, Clone, Args)]
 pub struct TlsArgs {
+    /// Transport: TLS over TCP, or QUIC v1 over UDP.
+    #[arg(long, value_enum, default_value = "tcp")]
+    pub transport: Transport,
     /// Key-exchange groups in preference order, colon-separated OpenSSL names
     /// (e.g. X25519MLKEM768, X25519, MLKEM768, P-256).
     #[arg(long, default_value = "X25519MLKEM768")]

@@ -12,8 +12,8 @@
 use std::ffi::{c_char, c_int, c_long, c_uchar, c_void, CStr};
 
 use openssl_sys::{
-    stack_st_X509, EVP_MD_CTX, EVP_PKEY, EVP_PKEY_CTX, OSSL_LIB_CTX, OSSL_PARAM, SSL, SSL_CTX,
-    X509, X509_STORE_CTX,
+    stack_st_X509, BIO, BIO_ADDR, BIO_MSG, EVP_MD_CTX, EVP_PKEY, EVP_PKEY_CTX, OSSL_LIB_CTX,
+    OSSL_PARAM, SSL, SSL_CTX, SSL_METHOD, X509, X509_STORE_CTX,
 };
 
 // -- libcrypto: keys and certificate signing ---------------------------------------------
@@ -149,6 +149,104 @@ extern "C" {
     pub fn SSL_get_state(ssl: *const SSL) -> c_int;
     /// Provider name of a key's type, e.g. "ML-DSA-65", "SLH-DSA-SHAKE-128f", "EC".
     pub fn EVP_PKEY_get0_type_name(key: *const EVP_PKEY) -> *const c_char;
+}
+
+// -- libssl and libcrypto: QUIC (3.5), the parts `openssl-sys` 0.9 lacks ----------------
+
+/// `BIO_callback_fn_ex` (bio.h): called before and after each BIO operation; `oper` has
+/// `BIO_CB_RETURN` set after. Its return value replaces the operation's (`ret` to pass it on).
+pub type BioCallbackEx = unsafe extern "C" fn(
+    b: *mut BIO,
+    oper: c_int,
+    argp: *const c_char,
+    len: usize,
+    argi: c_int,
+    argl: c_long,
+    ret: c_int,
+    processed: *mut usize,
+) -> c_long;
+
+extern "C" {
+    /// `OSSL_QUIC_server_method(3)`: the QUIC server method, usable only through
+    /// `SSL_new_listener` (`SSL_new` with it fails).
+    pub fn OSSL_QUIC_server_method() -> *const SSL_METHOD;
+    /// `SSL_new_listener(3)`: a QUIC listener on the context; `SSL_LISTENER_FLAG_NO_VALIDATE`
+    /// turns address validation (Retry) off.
+    pub fn SSL_new_listener(ctx: *mut SSL_CTX, flags: u64) -> *mut SSL;
+    /// `SSL_listen(3)`: starts accepting connections on a listener.
+    pub fn SSL_listen(ssl: *mut SSL) -> c_int;
+    /// `SSL_accept_connection(3)`: the next incoming connection, or NULL
+    /// (`SSL_ACCEPT_CONNECTION_NO_BLOCK`: at once when none is queued).
+    pub fn SSL_accept_connection(ssl: *mut SSL, flags: u64) -> *mut SSL;
+    /// `BIO_new_dgram(3)` (bio.h): a datagram BIO over a UDP socket.
+    pub fn BIO_new_dgram(fd: c_int, close_flag: c_int) -> *mut BIO;
+    /// `BIO_set_callback_ex(3)`, `BIO_set_callback_arg(3)`, `BIO_get_callback_arg(3)`.
+    pub fn BIO_set_callback_ex(b: *mut BIO, callback: Option<BioCallbackEx>);
+    pub fn BIO_set_callback_arg(b: *mut BIO, arg: *mut c_char);
+    pub fn BIO_get_callback_arg(b: *const BIO) -> *mut c_char;
+    /// `BIO_ADDR_new(3)` and friends (bio.h): a socket address as OpenSSL holds it.
+    pub fn BIO_ADDR_new() -> *mut BIO_ADDR;
+    pub fn BIO_ADDR_free(ap: *mut BIO_ADDR);
+    pub fn BIO_ADDR_rawmake(
+        ap: *mut BIO_ADDR,
+        family: c_int,
+        where_: *const c_void,
+        wherelen: usize,
+        port: libc::c_ushort,
+    ) -> c_int;
+    pub fn BIO_ADDR_family(ap: *const BIO_ADDR) -> c_int;
+    pub fn BIO_ADDR_rawaddress(ap: *const BIO_ADDR, p: *mut c_void, l: *mut usize) -> c_int;
+    /// Port in network byte order.
+    pub fn BIO_ADDR_rawport(ap: *const BIO_ADDR) -> libc::c_ushort;
+    /// `SSL_set_msg_callback(3)`: called for each protocol message; over QUIC, for each frame
+    /// received (`content_type` `SSL3_RT_QUIC_FRAME_*`, `buf` at the frame's type byte).
+    pub fn SSL_set_msg_callback(ssl: *mut SSL, cb: Option<MsgCallback>);
+}
+
+/// The `SSL_set_msg_callback` callback type (ssl.h).
+pub type MsgCallback = unsafe extern "C" fn(
+    write_p: c_int,
+    version: c_int,
+    content_type: c_int,
+    buf: *const c_void,
+    len: usize,
+    ssl: *mut SSL,
+    arg: *mut c_void,
+);
+
+/// `SSL_CTRL_SET_MSG_CALLBACK_ARG` (ssl.h): `SSL_set_msg_callback_arg` is a macro over it.
+pub const SSL_CTRL_SET_MSG_CALLBACK_ARG: c_int = 16;
+/// `SSL3_RT_QUIC_FRAME_FULL` (ssl3.h): a whole QUIC frame (not CRYPTO, STREAM or PADDING).
+pub const SSL3_RT_QUIC_FRAME_FULL: c_int = 0x202;
+
+/// `SSL_LISTENER_FLAG_NO_VALIDATE` (ssl.h): no Retry round trip to validate client addresses.
+pub const SSL_LISTENER_FLAG_NO_VALIDATE: u64 = 1 << 1;
+/// `SSL_ACCEPT_CONNECTION_NO_BLOCK` (ssl.h).
+pub const SSL_ACCEPT_CONNECTION_NO_BLOCK: u64 = 1 << 0;
+/// `SSL_SHUTDOWN_FLAG_RAPID` (ssl.h): close without waiting out the terminating period.
+pub const SSL_SHUTDOWN_FLAG_RAPID: u64 = 1 << 0;
+/// `SSL_SHUTDOWN_FLAG_NO_BLOCK` (ssl.h).
+pub const SSL_SHUTDOWN_FLAG_NO_BLOCK: u64 = 1 << 2;
+/// `SSL_CONN_CLOSE_FLAG_LOCAL` / `_TRANSPORT` (ssl.h): who closed, and whether the code is a
+/// transport error code (else an application's).
+pub const SSL_CONN_CLOSE_FLAG_LOCAL: u32 = 1 << 0;
+pub const SSL_CONN_CLOSE_FLAG_TRANSPORT: u32 = 1 << 1;
+/// `BIO_CB_RECVMMSG` / `BIO_CB_SENDMMSG` / `BIO_CB_RETURN` (bio.h).
+pub const BIO_CB_RECVMMSG: c_int = 0x07;
+pub const BIO_CB_SENDMMSG: c_int = 0x08;
+pub const BIO_CB_RETURN: c_int = 0x80;
+/// `BIO_NOCLOSE` (bio.h): freeing the BIO leaves the socket open.
+pub const BIO_NOCLOSE: c_int = 0;
+
+/// `BIO_MMSG_CB_ARGS` (bio.h): what a `BIO_CB_SENDMMSG` / `BIO_CB_RECVMMSG` callback gets as
+/// `argp`.
+#[repr(C)]
+pub struct BioMmsgCbArgs {
+    pub msg: *mut BIO_MSG,
+    pub stride: usize,
+    pub num_msg: usize,
+    pub flags: u64,
+    pub msgs_processed: *mut usize,
 }
 
 /// `SSL_CTRL_SET_MAX_CERT_LIST` (ssl.h): `SSL_CTX_set_max_cert_list` is a macro over it.

@@ -10,6 +10,8 @@ use std::io::Write;
 
 use serde::Serialize;
 
+use crate::cli::Transport;
+
 /// Schema identifier carried by every record.
 pub const SCHEMA: &str = "chainlab.engine.record/1";
 
@@ -65,6 +67,8 @@ pub struct ObservedCert {
 pub struct ClientRecord {
     pub schema: &'static str,
     pub side: &'static str, // "client"
+    /// "tcp" or "quic". With QUIC, every `bytes_*` field counts UDP payload bytes.
+    pub transport: Transport,
     pub seq: u64,
     pub warmup: bool,
     /// First 8 bytes of the ClientHello random, hex; the server records the same value.
@@ -93,6 +97,9 @@ pub struct ClientRecord {
     /// Bytes over the whole connection, through close_notify in both directions.
     pub conn_bytes_read: Option<u64>,
     pub conn_bytes_written: Option<u64>,
+    /// QUIC only: datagrams each way over the handshake span and over the connection.
+    #[serde(flatten)]
+    pub datagrams: Option<Datagrams>,
     /// After a completed handshake: whether the peer's close_notify arrived (false: EOF,
     /// reset or timeout instead). `None` when the handshake failed or with --no-instrument.
     pub peer_close_notify: Option<bool>,
@@ -127,11 +134,29 @@ pub struct ClientRecord {
     pub latency_ns: Option<u64>,
 }
 
+/// QUIC: datagrams as counted at the UDP socket.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Datagrams {
+    /// Over the handshake span (the bytes fields' span).
+    pub datagrams_read: u64,
+    pub datagrams_written: u64,
+    /// Over the whole connection, through the CONNECTION_CLOSE.
+    pub conn_datagrams_read: u64,
+    pub conn_datagrams_written: u64,
+    /// Client only: datagrams it had sent when the last datagram of the server's flight
+    /// arrived (1 when the flight fit in the anti-amplification budget its first Initial
+    /// bought, more when the server had to wait for the client's acknowledgements).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flight_datagrams: Option<u64>,
+}
+
 /// One server-side connection.
 #[derive(Debug, Clone, Serialize)]
 pub struct ServerRecord {
     pub schema: &'static str,
     pub side: &'static str, // "server"
+    /// "tcp" or "quic". With QUIC, every `bytes_*` field counts UDP payload bytes.
+    pub transport: Transport,
     pub seq: u64,
     pub conn_id: Option<String>,
     pub peer_port: Option<u16>,
@@ -158,6 +183,9 @@ pub struct ServerRecord {
     /// Bytes over the whole connection, through close_notify in both directions.
     pub conn_bytes_read: Option<u64>,
     pub conn_bytes_written: Option<u64>,
+    /// QUIC only: datagrams each way over the handshake span and over the connection.
+    #[serde(flatten)]
+    pub datagrams: Option<Datagrams>,
     /// After a completed handshake: whether the client's close_notify arrived.
     pub peer_close_notify: Option<bool>,
     pub group: Option<String>,

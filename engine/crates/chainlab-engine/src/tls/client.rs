@@ -23,9 +23,9 @@ use super::context::{self, ClientContext};
 use super::counting::{CountingStream, Counts, SocketStream};
 use super::errors::{self, Failure, Side};
 use super::{conn_id, group_name, ns_between, sigalg_name, unix_ns};
-use crate::cli::{ClientArgs, HandshakeArgs};
+use crate::cli::{ClientArgs, HandshakeArgs, Transport};
 use crate::cpu::ThreadCpu;
-use crate::record::{ClientRecord, ObservedCert, Outcome, RecordWriter, SCHEMA};
+use crate::record::{ClientRecord, Datagrams, ObservedCert, Outcome, RecordWriter, SCHEMA};
 
 pub fn run(args: &HandshakeArgs) -> anyhow::Result<()> {
     if args.count.is_none() && args.duration_ms.is_none() {
@@ -69,6 +69,9 @@ pub(crate) fn prepare(args: &ClientArgs) -> anyhow::Result<ClientContext> {
             bail!("--resume-ratio {ratio}: must be a probability from 0 to 1");
         }
     }
+    if args.tls.transport == Transport::Quic && (args.resume || args.resume_ratio.is_some()) {
+        bail!("--resume / --resume-ratio with --transport quic: resumption over QUIC is not supported yet");
+    }
     if let Some(cpus) = &args.cpus {
         crate::cpu::pin(cpus)?;
     }
@@ -77,10 +80,10 @@ pub(crate) fn prepare(args: &ClientArgs) -> anyhow::Result<ClientContext> {
 
 /// One connection slot: attempts run one after another on the calling thread.
 pub(crate) struct Client<'a> {
-    ctx: &'a ClientContext,
-    side: Side,
-    args: &'a ClientArgs,
-    timeout: Duration,
+    pub(super) ctx: &'a ClientContext,
+    pub(super) side: Side,
+    pub(super) args: &'a ClientArgs,
+    pub(super) timeout: Duration,
     /// The last completed connection's session, offered next time with `--resume` (or when
     /// the `--resume-ratio` draw says so).
     session: Option<SslSession>,
@@ -90,21 +93,23 @@ pub(crate) struct Client<'a> {
 
 /// What one attempt observed, before it becomes a record.
 #[derive(Default)]
-struct Observed {
-    connect_ns: u64,
-    handshake_ns: Option<u64>,
-    cpu: Option<ThreadCpu>,
-    handshake_counts: Option<Counts>,
-    conn_counts: Option<Counts>,
-    peer_close_notify: Option<bool>,
-    conn_id: Option<String>,
-    local_port: Option<u16>,
-    group: Option<String>,
-    sigalg: Option<String>,
-    resumed: Option<bool>,
-    resume_offered: Option<bool>,
-    peer_chain: Option<Vec<ObservedCert>>,
-    failure: Option<Failure>,
+pub(super) struct Observed {
+    pub(super) connect_ns: u64,
+    pub(super) handshake_ns: Option<u64>,
+    pub(super) cpu: Option<ThreadCpu>,
+    pub(super) handshake_counts: Option<Counts>,
+    pub(super) conn_counts: Option<Counts>,
+    pub(super) peer_close_notify: Option<bool>,
+    pub(super) conn_id: Option<String>,
+    pub(super) local_port: Option<u16>,
+    pub(super) group: Option<String>,
+    pub(super) sigalg: Option<String>,
+    pub(super) resumed: Option<bool>,
+    pub(super) resume_offered: Option<bool>,
+    pub(super) peer_chain: Option<Vec<ObservedCert>>,
+    pub(super) failure: Option<Failure>,
+    /// QUIC: datagram counts.
+    pub(super) datagrams: Option<Datagrams>,
 }
 
 impl<'a> Client<'a> {
@@ -127,6 +132,9 @@ impl<'a> Client<'a> {
     /// One connection, start to finish. Errors only for local failures (out of memory, a
     /// broken OpenSSL); everything the network or the peer does ends up in the record.
     pub(crate) fn attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord> {
+        if self.args.tls.transport == Transport::Quic {
+            return super::quic::attempt(self, seq, warmup);
+        }
         let instrument = !self.args.no_instrument;
         let (ssl, offered) = self.new_ssl()?;
         let mut seen = Observed {
@@ -256,12 +264,19 @@ impl<'a> Client<'a> {
 
     /// The record of one attempt. Without instrumentation only the latency (`total_ns`),
     /// the outcome and the failure category are kept.
-    fn record(&self, seq: u64, warmup: bool, start_unix_ns: u128, seen: Observed) -> ClientRecord {
+    pub(super) fn record(
+        &self,
+        seq: u64,
+        warmup: bool,
+        start_unix_ns: u128,
+        seen: Observed,
+    ) -> ClientRecord {
         let instrument = !self.args.no_instrument;
         let total_ns = seen.connect_ns + seen.handshake_ns.unwrap_or(0);
         ClientRecord {
             schema: SCHEMA,
             side: "client",
+            transport: self.args.tls.transport,
             seq,
             warmup,
             conn_id: seen.conn_id,
@@ -278,6 +293,7 @@ impl<'a> Client<'a> {
             bytes_written: seen.handshake_counts.map(|c| c.written),
             conn_bytes_read: seen.conn_counts.map(|c| c.read),
             conn_bytes_written: seen.conn_counts.map(|c| c.written),
+            datagrams: seen.datagrams,
             peer_close_notify: seen.peer_close_notify,
             group: seen.group,
             sigalg: seen.sigalg,

@@ -12,7 +12,7 @@ use anyhow::{anyhow, bail, Context as _};
 use foreign_types::ForeignTypeRef;
 use openssl::pkey::PKey;
 use openssl::ssl::{
-    SslContext, SslContextBuilder, SslMethod, SslMode, SslOptions, SslSessionCacheMode,
+    AlpnError, SslContext, SslContextBuilder, SslMethod, SslMode, SslOptions, SslSessionCacheMode,
     SslVerifyMode, SslVersion,
 };
 use openssl::stack::Stack;
@@ -22,7 +22,7 @@ use openssl::x509::{X509VerifyResult, X509};
 use openssl_sys as sys;
 use serde::Serialize;
 
-use crate::cli::{ChainPolicy, ClientArgs, Compression, ServeArgs, TlsArgs};
+use crate::cli::{ChainPolicy, ClientArgs, Compression, ServeArgs, TlsArgs, Transport};
 use crate::ossl;
 
 /// The server's context and the facts the ready line reports about it.
@@ -81,8 +81,15 @@ pub struct ClientContext {
 
 /// Builds the server context from `serve`'s arguments.
 pub fn server(args: &ServeArgs) -> anyhow::Result<ServerContext> {
-    let mut builder = SslContextBuilder::new(SslMethod::tls_server())?;
+    let mut builder = SslContextBuilder::new(method(args.tls.transport, Role::Server))?;
     common(&mut builder, &args.tls)?;
+    if args.tls.transport == Transport::Quic {
+        // QUIC requires ALPN (RFC 9001, Section 8.1): agree on ours or refuse the client
+        // with no_application_protocol.
+        builder.set_alpn_select_callback(|_, offered| {
+            openssl::ssl::select_next_proto(QUIC_ALPN, offered).ok_or(AlpnError::ALERT_FATAL)
+        });
+    }
     builder.set_num_tickets(args.tickets as usize)?;
     // TLS 1.3 tickets are stateless (the session travels inside the ticket), so the server
     // resumes without a session cache; turning the cache off keeps per-connection work
@@ -108,8 +115,11 @@ pub fn server(args: &ServeArgs) -> anyhow::Result<ServerContext> {
 
 /// Builds the client context from `handshake`'s arguments.
 pub fn client(args: &ClientArgs) -> anyhow::Result<ClientContext> {
-    let mut builder = SslContextBuilder::new(SslMethod::tls_client())?;
+    let mut builder = SslContextBuilder::new(method(args.tls.transport, Role::Client))?;
     common(&mut builder, &args.tls)?;
+    if args.tls.transport == Transport::Quic {
+        builder.set_alpn_protos(QUIC_ALPN)?;
+    }
     // Sessions are handed from one connection to the next explicitly (`--resume`), never
     // through the library's client cache.
     builder.set_session_cache_mode(SslSessionCacheMode::OFF);
@@ -163,6 +173,30 @@ pub fn client(args: &ClientArgs) -> anyhow::Result<ClientContext> {
         verify: !args.no_verify,
         client_cert: args.cert_pki.is_some(),
     })
+}
+
+/// The ALPN protocol a QUIC client offers and the server selects (wire format: length-prefixed).
+/// QUIC connections must negotiate one; over TCP none is offered, so TLS bytes stay as they were.
+const QUIC_ALPN: &[u8] = b"\x08chainlab";
+
+enum Role {
+    Server,
+    Client,
+}
+
+/// The libssl method of a side: TLS over TCP, or OpenSSL's QUIC client or server.
+fn method(transport: Transport, role: Role) -> SslMethod {
+    match (transport, role) {
+        (Transport::Tcp, Role::Server) => SslMethod::tls_server(),
+        (Transport::Tcp, Role::Client) => SslMethod::tls_client(),
+        // SAFETY: both functions return pointers to static method tables.
+        (Transport::Quic, Role::Server) => unsafe {
+            SslMethod::from_ptr(ossl::OSSL_QUIC_server_method())
+        },
+        (Transport::Quic, Role::Client) => unsafe {
+            SslMethod::from_ptr(sys::OSSL_QUIC_client_method())
+        },
+    }
 }
 
 /// Settings both sides share: TLS 1.3 only, groups, signature schemes, compression offer,

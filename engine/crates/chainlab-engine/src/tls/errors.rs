@@ -7,6 +7,7 @@
 use std::io;
 
 use foreign_types::ForeignTypeRef;
+use openssl::error::ErrorStack;
 use openssl::ssl::{ErrorCode, SslRef};
 use openssl::x509::X509VerifyResult;
 use openssl_sys as sys;
@@ -98,24 +99,127 @@ pub fn handshake_failure(
     socket_error: Option<io::ErrorKind>,
     side: Side,
 ) -> Failure {
-    if let Side::Client { verify: true, .. } = side {
-        let result = ssl.verify_result();
-        if result != X509VerifyResult::OK {
+    let socket_error = err.io_error().map(io::Error::kind).or(socket_error);
+    classify(
+        ssl,
+        err.code(),
+        socket_error,
+        err.ssl_error(),
+        side,
+        &err.to_string(),
+    )
+}
+
+/// How a QUIC connection ended, from `SSL_get_conn_close_info`.
+#[derive(Debug, Clone)]
+pub struct QuicClose {
+    /// This side closed it (else the peer did).
+    pub local: bool,
+    /// `error_code` is a transport error code (else an application's).
+    pub transport: bool,
+    pub error_code: u64,
+    pub reason: String,
+}
+
+/// The QUIC transport error codes that carry a TLS alert: CRYPTO_ERROR, 0x0100 + alert
+/// (RFC 9001, Section 4.8).
+const QUIC_CRYPTO_ERROR: std::ops::RangeInclusive<u64> = 0x0100..=0x01ff;
+
+/// What a QUIC handshake's failure looked like, beside OpenSSL's error queue.
+pub struct QuicFailure<'a> {
+    pub code: ErrorCode,
+    pub stack: Option<&'a ErrorStack>,
+    /// The socket's last receive error (ICMP port unreachable: connection refused).
+    pub socket_error: Option<io::ErrorKind>,
+    pub close: Option<QuicClose>,
+    /// The attempt's deadline passed with the handshake unfinished.
+    pub timed_out: bool,
+    /// Whether any datagram came back from the peer.
+    pub heard_back: bool,
+}
+
+/// Classifies a failed QUIC handshake: the chain verification result, an ICMP refusal, the
+/// deadline, a TLS alert carried in the peer's CONNECTION_CLOSE, then the error queue.
+pub fn quic_failure(ssl: &SslRef, seen: QuicFailure<'_>, side: Side) -> Failure {
+    if let Some(failure) = verification_failure(ssl, seen.stack, side) {
+        return failure;
+    }
+    if seen.socket_error == Some(io::ErrorKind::ConnectionRefused) {
+        return Failure::new(
+            ErrorCategory::ConnectRefused,
+            "ICMP port unreachable: nothing listening on that UDP port",
+        );
+    }
+    if seen.timed_out {
+        if !seen.heard_back {
             return Failure::new(
-                ErrorCategory::VerifyFailed,
-                format!("certificate verify failed: {}", result.error_string()),
+                ErrorCategory::ConnectTimeout,
+                "no datagram from the server within the timeout",
             );
         }
+        return Failure::new(
+            ErrorCategory::HandshakeTimeout,
+            "the handshake did not complete within the timeout",
+        );
     }
-    if let Side::Server { client_auth: true } = side {
-        if let Some(failure) = server_client_cert_failure(err, ssl) {
-            return failure;
+    if let Some(close) = seen.close.as_ref().filter(|c| !c.local) {
+        if close.transport && QUIC_CRYPTO_ERROR.contains(&close.error_code) {
+            let alert = (close.error_code - QUIC_CRYPTO_ERROR.start()) as libc::c_int;
+            return alert_failure(alert, ssl, side);
         }
+        let kind = if close.transport {
+            "transport"
+        } else {
+            "application"
+        };
+        return Failure::new(
+            ErrorCategory::PeerClosed,
+            format!(
+                "the peer closed the connection: {kind} error 0x{:x} {:?}",
+                close.error_code, close.reason
+            ),
+        );
     }
-    if let Some(kind) = err.io_error().map(io::Error::kind).or(socket_error) {
-        return io_failure(kind, err);
+    let detail = match &seen.close {
+        Some(c) => format!("closed: error 0x{:x} {:?}", c.error_code, c.reason),
+        None => "QUIC handshake failed".to_owned(),
+    };
+    classify(ssl, seen.code, None, seen.stack, side, &detail)
+}
+
+/// The verification result of the peer's chain, where this side verifies one.
+fn verification_failure(ssl: &SslRef, stack: Option<&ErrorStack>, side: Side) -> Option<Failure> {
+    match side {
+        Side::Client { verify: true, .. } => {
+            let result = ssl.verify_result();
+            (result != X509VerifyResult::OK).then(|| {
+                Failure::new(
+                    ErrorCategory::VerifyFailed,
+                    format!("certificate verify failed: {}", result.error_string()),
+                )
+            })
+        }
+        Side::Server { client_auth: true } => server_client_cert_failure(stack, ssl),
+        _ => None,
     }
-    if let Some(stack) = err.ssl_error() {
+}
+
+/// The classification shared by both transports, from the parts of a failure.
+fn classify(
+    ssl: &SslRef,
+    code: ErrorCode,
+    socket_error: Option<io::ErrorKind>,
+    stack: Option<&ErrorStack>,
+    side: Side,
+    fallback: &str,
+) -> Failure {
+    if let Some(failure) = verification_failure(ssl, stack, side) {
+        return failure;
+    }
+    if let Some(kind) = socket_error {
+        return io_failure(kind, fallback);
+    }
+    if let Some(stack) = stack {
         let ssl_errors: Vec<_> = stack
             .errors()
             .iter()
@@ -136,18 +240,18 @@ pub fn handshake_failure(
             return Failure::new(ErrorCategory::TlsError, e.to_string());
         }
     }
-    if err.code() == ErrorCode::SYSCALL {
+    if code == ErrorCode::SYSCALL {
         return Failure::new(
             ErrorCategory::PeerClosed,
             "connection closed by the peer without an alert",
         );
     }
-    Failure::new(ErrorCategory::TlsError, err.to_string())
+    Failure::new(ErrorCategory::TlsError, fallback)
 }
 
 /// A server requiring client certificates: the client's chain failed verification, or the
 /// client sent none.
-fn server_client_cert_failure(err: &openssl::ssl::Error, ssl: &SslRef) -> Option<Failure> {
+fn server_client_cert_failure(stack: Option<&ErrorStack>, ssl: &SslRef) -> Option<Failure> {
     let result = ssl.verify_result();
     if result != X509VerifyResult::OK {
         return Some(Failure::new(
@@ -158,7 +262,7 @@ fn server_client_cert_failure(err: &openssl::ssl::Error, ssl: &SslRef) -> Option
             ),
         ));
     }
-    let missing = err.ssl_error()?.errors().iter().any(|e| {
+    let missing = stack?.errors().iter().any(|e| {
         e.library_code() == ossl::ERR_LIB_SSL
             && e.reason_code() == ossl::SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE
     });
@@ -172,7 +276,7 @@ fn server_client_cert_failure(err: &openssl::ssl::Error, ssl: &SslRef) -> Option
 
 /// A socket error under OpenSSL: a read/write timeout (`SO_RCVTIMEO`/`SO_SNDTIMEO` expire
 /// as `EAGAIN`), the peer going away, or anything else.
-fn io_failure(kind: io::ErrorKind, err: &openssl::ssl::Error) -> Failure {
+fn io_failure(kind: io::ErrorKind, fallback: &str) -> Failure {
     match kind {
         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => Failure::new(
             ErrorCategory::HandshakeTimeout,
@@ -184,7 +288,7 @@ fn io_failure(kind: io::ErrorKind, err: &openssl::ssl::Error) -> Failure {
         | io::ErrorKind::UnexpectedEof => {
             Failure::new(ErrorCategory::PeerClosed, format!("peer closed: {kind}"))
         }
-        _ => Failure::new(ErrorCategory::IoError, err.to_string()),
+        _ => Failure::new(ErrorCategory::IoError, fallback),
     }
 }
 

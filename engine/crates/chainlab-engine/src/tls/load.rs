@@ -49,6 +49,9 @@ struct Job {
 }
 
 pub fn run(args: &LoadArgs) -> anyhow::Result<()> {
+    if args.client.tls.transport != crate::cli::Transport::Tcp {
+        bail!("load --transport quic: the load generator runs over TCP only (QUIC: `handshake`)");
+    }
     let offsets = schedule(args)?;
     if args.max_in_flight == 0 || args.max_in_flight > MAX_IN_FLIGHT {
         bail!(
@@ -241,6 +244,7 @@ fn saturated_record(seq: u64, intended_ns: u64, verify: bool, args: &LoadArgs) -
     ClientRecord {
         schema: SCHEMA,
         side: "client",
+        transport: args.client.tls.transport,
         seq,
         warmup: false,
         conn_id: None,
@@ -257,6 +261,7 @@ fn saturated_record(seq: u64, intended_ns: u64, verify: bool, args: &LoadArgs) -
         bytes_written: None,
         conn_bytes_read: None,
         conn_bytes_written: None,
+        datagrams: None,
         peer_close_notify: None,
         group: None,
         sigalg: None,

@@ -11,8 +11,10 @@ pub mod chain;
 pub mod client;
 pub mod context;
 pub mod counting;
+pub mod datagrams;
 pub mod errors;
 pub mod load;
+pub mod quic;
 pub mod server;
 
 use std::time::{Instant, SystemTime, UNIX_EPOCH};

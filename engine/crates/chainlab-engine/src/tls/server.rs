@@ -28,7 +28,7 @@ use super::context::{self, ClientAuth, CompressionSetup, ServedChain, ServerCont
 use super::counting::{CountingStream, SocketStream};
 use super::errors::{self, Failure, Side};
 use super::{conn_id, group_name, ns_between, sigalg_name, unix_ns};
-use crate::cli::ServeArgs;
+use crate::cli::{ServeArgs, Transport};
 use crate::cpu::ThreadCpu;
 use crate::record::{ErrorCategory, Outcome, RecordWriter, ServerRecord, SCHEMA};
 
@@ -79,6 +79,9 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
         crate::cpu::pin(cpus)?;
     }
     let server = context::server(args)?;
+    if args.tls.transport == Transport::Quic {
+        return super::quic::serve(args, &server);
+    }
     let listener = TcpListener::bind(args.listen)
         .map_err(|e| anyhow!("cannot listen on {}: {e}", args.listen))?;
     // Workers poll() the listener so they can notice the stop flag; accept() itself must
@@ -91,7 +94,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
         Some(Mutex::new(RecordWriter::open(&args.records)?))
     };
     let signals = StopSignals::block()?;
-    print_ready(&server, addr)?;
+    print_ready(&server, addr, Transport::Tcp)?;
 
     let shared = Shared {
         ctx: &server.ctx,
@@ -150,6 +153,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
 struct Ready<'a> {
     event: &'static str,
     addr: String,
+    transport: Transport,
     pid: u32,
     openssl: String,
     patch: String,
@@ -160,11 +164,16 @@ struct Ready<'a> {
     record_schema: &'static str,
 }
 
-fn print_ready(server: &ServerContext, addr: SocketAddr) -> anyhow::Result<()> {
+pub(super) fn print_ready(
+    server: &ServerContext,
+    addr: SocketAddr,
+    transport: Transport,
+) -> anyhow::Result<()> {
     let build: serde_json::Value = serde_json::from_str(crate::info::OPENSSL_BUILD)?;
     let ready = Ready {
         event: "ready",
         addr: addr.to_string(),
+        transport,
         pid: std::process::id(),
         openssl: build["openssl_version"]
             .as_str()
@@ -316,6 +325,7 @@ fn serve_connection<S: SocketStream>(
     let mut record = ServerRecord {
         schema: SCHEMA,
         side: "server",
+        transport: Transport::Tcp,
         seq: accepted.seq,
         conn_id: conn_id(ssl),
         peer_port: Some(accepted.peer.port()),
@@ -331,6 +341,7 @@ fn serve_connection<S: SocketStream>(
         bytes_written: Some(handshake_counts.written),
         conn_bytes_read: Some(conn_counts.read),
         conn_bytes_written: Some(conn_counts.written),
+        datagrams: None,
         peer_close_notify,
         group: group_name(ssl),
         sigalg: sigalg_name(ssl, false),
@@ -413,12 +424,12 @@ impl Drop for Registered<'_> {
 
 /// SIGTERM and SIGINT, blocked in this thread (and so in every thread spawned after) and
 /// taken synchronously.
-struct StopSignals {
+pub(super) struct StopSignals {
     set: libc::sigset_t,
 }
 
 impl StopSignals {
-    fn block() -> anyhow::Result<Self> {
+    pub(super) fn block() -> anyhow::Result<Self> {
         // SAFETY: sigset_t is plain data initialised by sigemptyset; pthread_sigmask only
         // changes this thread's mask (inherited by threads created afterwards).
         unsafe {
@@ -438,7 +449,7 @@ impl StopSignals {
     }
 
     /// True if SIGTERM or SIGINT arrived within `timeout`.
-    fn wait(&self, timeout: Duration) -> bool {
+    pub(super) fn wait(&self, timeout: Duration) -> bool {
         let ts = libc::timespec {
             tv_sec: timeout.as_secs() as libc::time_t,
             tv_nsec: timeout.subsec_nanos() as libc::c_long,

@@ -1,0 +1,628 @@
+//! QUIC v1 as a transport of `serve` and `handshake` (`--transport quic`), through OpenSSL's
+//! own QUIC stack: a listener (`SSL_new_listener`) on the server, the QUIC client method on
+//! the client. Same contexts as TCP (groups, signature schemes including the patched SLH-DSA
+//! ones, served chain, verification, compression), plus ALPN, which QUIC requires.
+//!
+//! Both sides drive OpenSSL in non-blocking mode on one thread and wait in `ppoll` for the
+//! socket or the QUIC stack's next timer (retransmission, ack delay), so a deadline bounds
+//! every wait and the thread's CPU clock is the connection's CPU.
+//!
+//! Spans. Client: the UDP socket is opened and connected (`connect_ns`, local only), then
+//! `SSL_connect` from its first call, which sends the first Initial, to handshake completion
+//! (`handshake_ns`); then a rapid close (one CONNECTION_CLOSE, no terminating period).
+//! Server: from the first datagram of the connection (seen by the datagram counter) to
+//! handshake completion; then the client's CONNECTION_CLOSE is awaited (`conn_*`).
+//!
+//! Address validation (Retry) is off on the listener: a client's first flight is then
+//! answered under the anti-amplification limit (three times the bytes received, RFC 9000
+//! Section 8.1), the effect this transport exists to measure.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail};
+use foreign_types::{ForeignType, ForeignTypeRef};
+use openssl::error::ErrorStack;
+use openssl::ssl::{ErrorCode, Ssl, SslContext, SslRef};
+use openssl_sys as sys;
+
+use super::chain::observed_chain;
+use super::client::{Client, Observed};
+use super::context::ServerContext;
+use super::datagrams::{self, BioAddr, DatagramCounts, FirstRead, Tally};
+use super::errors::{self, Failure, QuicClose, QuicFailure, Side};
+use super::{conn_id, group_name, ns_between, sigalg_name, unix_ns};
+use crate::cli::{ServeArgs, Transport};
+use crate::cpu::ThreadCpu;
+use crate::record::{
+    ClientRecord, Datagrams, ErrorCategory, Outcome, RecordWriter, ServerRecord, SCHEMA,
+};
+
+/// How long the listener waits for a datagram before re-checking the stop flag (as the TCP
+/// server's poll interval: it bounds how late SIGTERM is noticed, and adds no latency).
+const POLL_INTERVAL: Duration = Duration::from_millis(50);
+
+/// How long a client's close may take: a rapid close sends one CONNECTION_CLOSE and returns,
+/// so this only bounds a stuck stack.
+const CLOSE_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// `SSL_DEFAULT_STREAM_MODE_NONE` (ssl.h): the connection opens no stream by itself; the
+/// engine never sends application data.
+const SSL_DEFAULT_STREAM_MODE_NONE: u32 = 0;
+/// `SSL_INCOMING_STREAM_POLICY_REJECT` (ssl.h).
+const SSL_INCOMING_STREAM_POLICY_REJECT: libc::c_int = 2;
+
+// -- the client ----------------------------------------------------------------------------
+
+/// One QUIC connection of `handshake`, start to finish (see the module docs for its spans).
+pub(crate) fn attempt(
+    client: &mut Client<'_>,
+    seq: u64,
+    warmup: bool,
+) -> anyhow::Result<ClientRecord> {
+    let instrument = !client.args.no_instrument;
+    let server = client.args.connect;
+    // Declared first, dropped last: the BIO callback points at it until the SSL is freed.
+    let tally = Tally::client();
+    let mut seen = Observed::default();
+    // SAFETY: clears this thread's error queue, so a failure reads only its own errors.
+    unsafe { sys::ERR_clear_error() };
+
+    let start_unix_ns = unix_ns();
+    let cpu_start = instrument.then(ThreadCpu::now);
+    let start = Instant::now();
+    let deadline = start + client.timeout;
+    let socket = udp_socket(server);
+    let connect_end = Instant::now();
+    seen.connect_ns = ns_between(start, connect_end);
+    let socket = match socket {
+        Ok(socket) => socket,
+        Err(e) => {
+            seen.cpu = cpu_start.map(|c| ThreadCpu::now().since(c));
+            seen.failure = Some(errors::connect_failure(&e));
+            return Ok(client.record(seq, warmup, start_unix_ns, seen));
+        }
+    };
+    let ssl = client_ssl(client, &socket, instrument.then_some(&*tally))?;
+    let ptr = ssl.as_ptr();
+    // SAFETY: `tally` outlives `ssl` (declared before it).
+    unsafe { datagrams::note_handshake_done(ptr, &tally) };
+    let fd = socket.as_raw_fd();
+    // SAFETY (this and the calls below): `ptr` is the live QUIC connection object.
+    let step = drive(ptr, fd, deadline, || unsafe { sys::SSL_connect(ptr) });
+    let end = Instant::now();
+    seen.cpu = cpu_start.map(|c| ThreadCpu::now().since(c));
+    seen.handshake_ns = Some(ns_between(connect_end, end));
+    let at_handshake = tally.total();
+    // End of the timed span.
+
+    match step {
+        Step::Done => {
+            // Wait for the server's HANDSHAKE_DONE (and what travels with it) before closing,
+            // so the server sends nothing the client never reads: per connection, the bytes
+            // one side sent are the bytes the other received.
+            await_handshake_done(ptr, fd, &tally);
+            close_rapidly(ptr, fd);
+            if instrument {
+                seen.resumed = Some(ssl.session_reused());
+                seen.sigalg = sigalg_name(&ssl, true);
+                seen.peer_chain = observed_chain(&ssl, false)?;
+            }
+        }
+        Step::Failed(code, stack) => {
+            seen.failure = Some(quic_failure(
+                &ssl,
+                code,
+                stack.as_ref(),
+                &tally,
+                false,
+                client.side,
+            ));
+        }
+        Step::TimedOut => {
+            seen.failure = Some(quic_failure(
+                &ssl,
+                ErrorCode::WANT_READ,
+                None,
+                &tally,
+                true,
+                client.side,
+            ));
+        }
+    }
+    if instrument {
+        seen.group = group_name(&ssl);
+        seen.conn_id = conn_id(&ssl);
+        seen.local_port = socket.local_addr().ok().map(|a| a.port());
+        let total = tally.total();
+        seen.handshake_counts = Some(as_counts(at_handshake));
+        seen.conn_counts = Some(as_counts(total));
+        seen.datagrams = Some(Datagrams {
+            datagrams_read: at_handshake.datagrams_read,
+            datagrams_written: at_handshake.datagrams_written,
+            conn_datagrams_read: total.datagrams_read,
+            conn_datagrams_written: total.datagrams_written,
+            flight_datagrams: Some(at_handshake.written_before_last_read),
+        });
+    }
+    drop(ssl);
+    Ok(client.record(seq, warmup, start_unix_ns, seen))
+}
+
+/// A fresh UDP socket connected to the server (so ICMP errors come back as ECONNREFUSED),
+/// non-blocking: the QUIC stack is driven by `ppoll`.
+fn udp_socket(server: SocketAddr) -> std::io::Result<UdpSocket> {
+    let local: SocketAddr = if server.is_ipv4() {
+        (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
+    } else {
+        (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
+    };
+    let socket = UdpSocket::bind(local)?;
+    socket.connect(server)?;
+    socket.set_nonblocking(true)?;
+    Ok(socket)
+}
+
+/// The client's QUIC connection object over `socket`: SNI, the server's address, the
+/// datagram counter (when instrumented), non-blocking, no streams.
+fn client_ssl(
+    client: &Client<'_>,
+    socket: &UdpSocket,
+    tally: Option<&Tally>,
+) -> anyhow::Result<Ssl> {
+    let mut ssl = Ssl::new(&client.ctx.ctx)?;
+    if client.args.servername.parse::<std::net::IpAddr>().is_err() {
+        ssl.set_hostname(&client.args.servername)?;
+    }
+    let peer = BioAddr::new(client.args.connect)?;
+    // SAFETY: `ssl` is a fresh QUIC connection object; the BIO is handed to it (one
+    // reference for both directions) and freed with it; the socket outlives it (BIO_NOCLOSE).
+    unsafe {
+        let bio = bio_for(socket, tally)?;
+        sys::SSL_set_bio(ssl.as_ptr(), bio, bio);
+        if sys::SSL_set1_initial_peer_addr(ssl.as_ptr(), peer.as_ptr()) != 1
+            || sys::SSL_set_blocking_mode(ssl.as_ptr(), 0) != 1
+            || sys::SSL_set_default_stream_mode(ssl.as_ptr(), SSL_DEFAULT_STREAM_MODE_NONE) != 1
+        {
+            bail!("cannot set up the QUIC connection: {}", ErrorStack::get());
+        }
+    }
+    Ok(ssl)
+}
+
+/// Ticks the client's connection until the server's HANDSHAKE_DONE arrived (bounded by
+/// `CLOSE_TIMEOUT`).
+fn await_handshake_done(ssl: *mut sys::SSL, fd: RawFd, tally: &Tally) {
+    let deadline = Instant::now() + CLOSE_TIMEOUT;
+    loop {
+        // SAFETY: live QUIC connection object.
+        unsafe { sys::SSL_handle_events(ssl) };
+        if tally.handshake_done() || Instant::now() >= deadline {
+            return;
+        }
+        wait(ssl, fd, deadline);
+    }
+}
+
+/// Closes the connection at once: one CONNECTION_CLOSE (application code 0), without the
+/// terminating period a graceful close waits out (3 PTO), which would stretch every attempt.
+fn close_rapidly(ssl: *mut sys::SSL, fd: RawFd) {
+    let deadline = Instant::now() + CLOSE_TIMEOUT;
+    loop {
+        // SAFETY: live QUIC connection object; NULL args means a zeroed SSL_SHUTDOWN_EX_ARGS.
+        let r = unsafe {
+            sys::SSL_shutdown_ex(
+                ssl,
+                crate::ossl::SSL_SHUTDOWN_FLAG_RAPID,
+                std::ptr::null(),
+                0,
+            )
+        };
+        if r != 0 || Instant::now() >= deadline {
+            return;
+        }
+        wait(ssl, fd, deadline);
+    }
+}
+
+fn as_counts(d: DatagramCounts) -> super::counting::Counts {
+    super::counting::Counts {
+        read: d.bytes_read,
+        written: d.bytes_written,
+    }
+}
+
+// -- the server ----------------------------------------------------------------------------
+
+/// `serve --transport quic`: one listener on one UDP socket, one connection at a time.
+pub fn serve(args: &ServeArgs, server: &ServerContext) -> anyhow::Result<()> {
+    if args.workers != 1 {
+        bail!(
+            "--workers {} with --transport quic: the QUIC server handles one connection at a \
+             time; use --workers 1",
+            args.workers
+        );
+    }
+    let socket = UdpSocket::bind(args.listen)
+        .map_err(|e| anyhow!("cannot listen on {} (UDP): {e}", args.listen))?;
+    socket.set_nonblocking(true)?;
+    let addr = socket.local_addr()?;
+    let records = if args.no_instrument {
+        None
+    } else {
+        Some(Mutex::new(RecordWriter::open(&args.records)?))
+    };
+    let signals = super::server::StopSignals::block()?;
+    super::server::print_ready(server, addr, Transport::Quic)?;
+
+    let stop = AtomicBool::new(false);
+    let finished = AtomicBool::new(false);
+    let result = std::thread::scope(|scope| {
+        let listener = scope.spawn(|| {
+            let result = listen(args, &server.ctx, &socket, records.as_ref(), &stop);
+            finished.store(true, Ordering::SeqCst);
+            result
+        });
+        while !finished.load(Ordering::SeqCst) {
+            if signals.wait(POLL_INTERVAL) {
+                stop.store(true, Ordering::SeqCst);
+            }
+        }
+        listener
+            .join()
+            .unwrap_or_else(|_| Err(anyhow!("the QUIC listener thread panicked")))
+    });
+    result
+}
+
+/// The listener loop: accept, serve, record, until stopped or `--max-connections`.
+fn listen(
+    args: &ServeArgs,
+    ctx: &SslContext,
+    socket: &UdpSocket,
+    records: Option<&Mutex<RecordWriter>>,
+    stop: &AtomicBool,
+) -> anyhow::Result<()> {
+    let instrument = records.is_some();
+    // Declared before the listener: the BIO callback points at it until the listener is freed.
+    let tally = Tally::server(instrument);
+    let fd = socket.as_raw_fd();
+    // SAFETY: a listener on a valid context; the BIO (one reference, both directions) is
+    // handed to it; the socket outlives it (BIO_NOCLOSE). `Ssl` frees the listener.
+    let listener = unsafe {
+        let ptr =
+            crate::ossl::SSL_new_listener(ctx.as_ptr(), crate::ossl::SSL_LISTENER_FLAG_NO_VALIDATE);
+        if ptr.is_null() {
+            bail!("cannot create the QUIC listener: {}", ErrorStack::get());
+        }
+        let listener = Ssl::from_ptr(ptr);
+        let bio = bio_for(socket, instrument.then_some(&*tally))?;
+        sys::SSL_set_bio(ptr, bio, bio);
+        if sys::SSL_set_blocking_mode(ptr, 0) != 1 || crate::ossl::SSL_listen(ptr) != 1 {
+            bail!("cannot start the QUIC listener: {}", ErrorStack::get());
+        }
+        listener
+    };
+    let io_timeout = Duration::from_millis(args.io_timeout_ms);
+    let mut seq = 0u64;
+    loop {
+        if stop.load(Ordering::SeqCst) || args.max_connections.is_some_and(|max| seq >= max) {
+            return Ok(());
+        }
+        // SAFETY: live listener; a non-null result is a connection object we now own.
+        let conn = unsafe {
+            crate::ossl::SSL_accept_connection(
+                listener.as_ptr(),
+                crate::ossl::SSL_ACCEPT_CONNECTION_NO_BLOCK,
+            )
+        };
+        if conn.is_null() {
+            wait(listener.as_ptr(), fd, Instant::now() + POLL_INTERVAL);
+            continue;
+        }
+        // SAFETY: owned connection object (freed when dropped).
+        let conn = unsafe { Ssl::from_ptr(conn) };
+        let record = serve_connection(&conn, fd, seq, &tally, io_timeout, stop, instrument)?;
+        seq += 1;
+        if let (Some(records), Some(record)) = (records, record) {
+            records
+                .lock()
+                .map_err(|_| anyhow!("records writer poisoned"))?
+                .write(&record)?;
+        }
+    }
+}
+
+/// One connection from its first datagram to the client's CONNECTION_CLOSE.
+fn serve_connection(
+    conn: &SslRef,
+    fd: RawFd,
+    seq: u64,
+    tally: &Tally,
+    io_timeout: Duration,
+    stop: &AtomicBool,
+    instrument: bool,
+) -> anyhow::Result<Option<ServerRecord>> {
+    let ptr = conn.as_ptr();
+    // SAFETY: clears this thread's error queue before the connection's own calls.
+    unsafe { sys::ERR_clear_error() };
+    let claimed = tally.claim_newest();
+    let (peer, first) = match claimed {
+        Some((peer, first)) => (Some(peer), first),
+        // Not instrumented (no counter), or the first datagram was not seen: start now.
+        None => (
+            None,
+            FirstRead {
+                at: Instant::now(),
+                unix_ns: unix_ns(),
+                cpu: instrument.then(ThreadCpu::now),
+            },
+        ),
+    };
+    // SAFETY: live connection object.
+    unsafe {
+        let _ = sys::SSL_set_blocking_mode(ptr, 0);
+        let _ = sys::SSL_set_incoming_stream_policy(ptr, SSL_INCOMING_STREAM_POLICY_REJECT, 0);
+    }
+    let deadline = first.at + io_timeout;
+    let step = drive_unless(ptr, fd, deadline, stop, || unsafe {
+        sys::SSL_do_handshake(ptr)
+    });
+    let end = Instant::now();
+    let cpu = first.cpu.map(|start| ThreadCpu::now().since(start));
+    let at_handshake = peer.map(|p| tally.counts(p)).unwrap_or_default();
+
+    let side = Side::Server { client_auth: false };
+    let (failure, peer_close_notify) = match step {
+        Step::Done => {
+            let close = await_close(ptr, fd, Instant::now() + io_timeout, stop);
+            let clean = close
+                .as_ref()
+                .is_some_and(|c| !c.local && !c.transport && c.error_code == 0);
+            (None, Some(clean))
+        }
+        Step::Failed(code, stack) => (
+            Some(quic_failure(conn, code, stack.as_ref(), tally, false, side)),
+            None,
+        ),
+        Step::TimedOut if stop.load(Ordering::SeqCst) => (
+            Some(Failure {
+                category: ErrorCategory::IoError,
+                detail: "abandoned: the server was stopping (SIGTERM/SIGINT)".to_owned(),
+            }),
+            None,
+        ),
+        Step::TimedOut => (
+            Some(quic_failure(
+                conn,
+                ErrorCode::WANT_READ,
+                None,
+                tally,
+                true,
+                side,
+            )),
+            None,
+        ),
+    };
+    let Some(cpu) = cpu else {
+        if let Some(peer) = peer {
+            tally.finish(peer);
+        }
+        return Ok(None);
+    };
+    let total = peer.map(|p| tally.counts(p)).unwrap_or_default();
+    let mut record = ServerRecord {
+        schema: SCHEMA,
+        side: "server",
+        transport: Transport::Quic,
+        seq,
+        conn_id: conn_id(conn),
+        peer_port: peer.map(|p| p.port()),
+        accept_unix_ns: first.unix_ns,
+        handshake_ns: Some(ns_between(first.at, end)),
+        cpu_ns: Some(cpu.total_ns),
+        cpu_user_us: Some(cpu.user_us),
+        cpu_sys_us: Some(cpu.sys_us),
+        instructions: cpu.instructions,
+        conn_ns: None,
+        conn_cpu_ns: None,
+        bytes_read: Some(at_handshake.bytes_read),
+        bytes_written: Some(at_handshake.bytes_written),
+        conn_bytes_read: Some(total.bytes_read),
+        conn_bytes_written: Some(total.bytes_written),
+        datagrams: Some(Datagrams {
+            datagrams_read: at_handshake.datagrams_read,
+            datagrams_written: at_handshake.datagrams_written,
+            conn_datagrams_read: total.datagrams_read,
+            conn_datagrams_written: total.datagrams_written,
+            flight_datagrams: None,
+        }),
+        peer_close_notify,
+        group: group_name(conn),
+        sigalg: sigalg_name(conn, false),
+        resumed: failure.is_none().then(|| conn.session_reused()),
+        peer_chain: None,
+        outcome: if failure.is_none() {
+            Outcome::Ok
+        } else {
+            Outcome::Failed
+        },
+        error_category: failure.as_ref().map(|f| f.category),
+        error_detail: failure.map(|f| f.detail),
+    };
+    if let Some(peer) = peer {
+        tally.finish(peer);
+    }
+    record.conn_ns = Some(ns_between(first.at, Instant::now()));
+    record.conn_cpu_ns = first
+        .cpu
+        .map(|start| ThreadCpu::now().since(start).total_ns);
+    Ok(Some(record))
+}
+
+/// Ticks the connection until it is closed (by the client's CONNECTION_CLOSE, or by an
+/// error), the deadline passes, or the server stops. How it ended, if it did.
+fn await_close(
+    ssl: *mut sys::SSL,
+    fd: RawFd,
+    deadline: Instant,
+    stop: &AtomicBool,
+) -> Option<QuicClose> {
+    loop {
+        // SAFETY: live connection object.
+        unsafe { sys::SSL_handle_events(ssl) };
+        if let Some(close) = close_info(ssl) {
+            return Some(close);
+        }
+        if Instant::now() >= deadline || stop.load(Ordering::SeqCst) {
+            return None;
+        }
+        wait(ssl, fd, deadline);
+    }
+}
+
+// -- shared ----------------------------------------------------------------------------------
+
+/// A datagram BIO over the socket, counting into `tally` when given.
+///
+/// # Safety
+/// The socket must outlive the BIO, and the tally every use of the BIO.
+unsafe fn bio_for(socket: &UdpSocket, tally: Option<&Tally>) -> anyhow::Result<*mut sys::BIO> {
+    let bio = crate::ossl::BIO_new_dgram(socket.as_raw_fd(), crate::ossl::BIO_NOCLOSE);
+    if bio.is_null() {
+        bail!("BIO_new_dgram failed: {}", ErrorStack::get());
+    }
+    if let Some(tally) = tally {
+        datagrams::attach(bio, tally);
+    }
+    Ok(bio)
+}
+
+/// How a non-blocking operation ended.
+enum Step {
+    Done,
+    Failed(ErrorCode, Option<ErrorStack>),
+    TimedOut,
+}
+
+/// Repeats a non-blocking operation (`SSL_connect`, `SSL_do_handshake`) until it completes,
+/// fails, or the deadline passes.
+fn drive(
+    ssl: *mut sys::SSL,
+    fd: RawFd,
+    deadline: Instant,
+    op: impl FnMut() -> libc::c_int,
+) -> Step {
+    drive_unless(ssl, fd, deadline, &AtomicBool::new(false), op)
+}
+
+/// `drive`, also ending (as timed out) when `stop` is set.
+fn drive_unless(
+    ssl: *mut sys::SSL,
+    fd: RawFd,
+    deadline: Instant,
+    stop: &AtomicBool,
+    mut op: impl FnMut() -> libc::c_int,
+) -> Step {
+    loop {
+        let r = op();
+        if r == 1 {
+            return Step::Done;
+        }
+        // SAFETY: live SSL object; `r` is the operation's return value.
+        let code = unsafe { sys::SSL_get_error(ssl, r) };
+        if code != sys::SSL_ERROR_WANT_READ && code != sys::SSL_ERROR_WANT_WRITE {
+            let stack = ErrorStack::get();
+            let stack = (!stack.errors().is_empty()).then_some(stack);
+            return Step::Failed(ErrorCode::from_raw(code), stack);
+        }
+        if Instant::now() >= deadline || stop.load(Ordering::SeqCst) {
+            return Step::TimedOut;
+        }
+        wait(ssl, fd, deadline);
+    }
+}
+
+/// Waits until the socket is readable (or writable, when the stack wants to write), the QUIC
+/// stack's next timer is due, or the deadline, whichever comes first.
+fn wait(ssl: *mut sys::SSL, fd: RawFd, deadline: Instant) {
+    let mut limit = deadline.saturating_duration_since(Instant::now());
+    let mut tv = libc::timeval {
+        tv_sec: 0,
+        tv_usec: 0,
+    };
+    let mut infinite: libc::c_int = 0;
+    // SAFETY: live SSL object; both out-pointers are valid.
+    let (has_timer, wants_write) = unsafe {
+        (
+            sys::SSL_get_event_timeout(ssl, &mut tv, &mut infinite) == 1 && infinite == 0,
+            sys::SSL_net_write_desired(ssl) == 1,
+        )
+    };
+    if has_timer {
+        let timer = Duration::new(tv.tv_sec.max(0) as u64, (tv.tv_usec.max(0) as u32) * 1000);
+        limit = limit.min(timer);
+    }
+    let mut pollfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN | if wants_write { libc::POLLOUT } else { 0 },
+        revents: 0,
+    };
+    let ts = libc::timespec {
+        tv_sec: limit.as_secs() as libc::time_t,
+        tv_nsec: limit.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: one valid pollfd and timespec; a null signal mask keeps the current one.
+    unsafe { libc::ppoll(&mut pollfd, 1, &ts, std::ptr::null()) };
+}
+
+/// How the connection was closed, once it is (terminating or terminated).
+fn close_info(ssl: *mut sys::SSL) -> Option<QuicClose> {
+    // SAFETY: zeroed plain-data struct filled by the call; `reason` points into the
+    // connection object and is copied before the next call.
+    unsafe {
+        let mut info: sys::SSL_CONN_CLOSE_INFO = std::mem::zeroed();
+        if sys::SSL_get_conn_close_info(ssl, &mut info, std::mem::size_of_val(&info)) != 1 {
+            return None;
+        }
+        let reason = if info.reason.is_null() || info.reason_len == 0 {
+            String::new()
+        } else {
+            let bytes = std::slice::from_raw_parts(info.reason.cast::<u8>(), info.reason_len);
+            String::from_utf8_lossy(bytes).into_owned()
+        };
+        Some(QuicClose {
+            local: info.flags & crate::ossl::SSL_CONN_CLOSE_FLAG_LOCAL != 0,
+            transport: info.flags & crate::ossl::SSL_CONN_CLOSE_FLAG_TRANSPORT != 0,
+            error_code: info.error_code,
+            reason,
+        })
+    }
+}
+
+/// Classifies a failed QUIC handshake from what the connection and the counter saw.
+fn quic_failure(
+    ssl: &SslRef,
+    code: ErrorCode,
+    stack: Option<&ErrorStack>,
+    tally: &Tally,
+    timed_out: bool,
+    side: Side,
+) -> Failure {
+    let heard_back = tally.total().datagrams_read > 0;
+    errors::quic_failure(
+        ssl,
+        QuicFailure {
+            code,
+            stack,
+            socket_error: tally.last_error(),
+            close: close_info(ssl.as_ptr()),
+            timed_out,
+            heard_back,
+        },
+        side,
+    )
+}
