@@ -105,7 +105,7 @@ pub(crate) fn attempt(
             // so the server sends nothing the client never reads: per connection, the bytes
             // one side sent are the bytes the other received.
             await_handshake_done(ptr, fd, &tally);
-            close_rapidly(ptr, fd);
+            close_rapidly(ptr, fd, instrument.then_some(&*tally));
             if instrument {
                 seen.resumed = Some(ssl.session_reused());
                 seen.sigalg = sigalg_name(&ssl, true);
@@ -207,9 +207,14 @@ fn await_handshake_done(ssl: *mut sys::SSL, fd: RawFd, tally: &Tally) {
     }
 }
 
-/// Closes the connection at once: one CONNECTION_CLOSE (application code 0), without the
-/// terminating period a graceful close waits out (3 PTO), which would stretch every attempt.
-fn close_rapidly(ssl: *mut sys::SSL, fd: RawFd) {
+/// Closes the connection at once: one CONNECTION_CLOSE (application code 0), then the
+/// connection is freed without waiting out the closing state (3 PTO, tens of milliseconds
+/// on loopback, during which a closing endpoint only repeats its CONNECTION_CLOSE). Returns
+/// once the CONNECTION_CLOSE has left (the counter saw a datagram go out) or the stack says
+/// the close is complete; without a counter (`--no-instrument`), after the first call, which
+/// sends it.
+fn close_rapidly(ssl: *mut sys::SSL, fd: RawFd, tally: Option<&Tally>) {
+    let sent_before = tally.map(|t| t.total().datagrams_written);
     let deadline = Instant::now() + CLOSE_TIMEOUT;
     loop {
         // SAFETY: live QUIC connection object; NULL args means a zeroed SSL_SHUTDOWN_EX_ARGS.
@@ -221,7 +226,11 @@ fn close_rapidly(ssl: *mut sys::SSL, fd: RawFd) {
                 0,
             )
         };
-        if r != 0 || Instant::now() >= deadline {
+        let sent = match (tally, sent_before) {
+            (Some(t), Some(before)) => t.total().datagrams_written > before,
+            _ => true,
+        };
+        if r != 0 || sent || Instant::now() >= deadline {
             return;
         }
         wait(ssl, fd, deadline);
