@@ -105,6 +105,9 @@ def mode_of_ratio(ratio: float) -> str | None:
 
 CERT_COMPRESSIONS = ("none", "zlib", "brotli", "zstd")
 
+# What carries the handshake: TLS over TCP, or QUIC v1 over UDP (the engine's --transport).
+TRANSPORTS = ("tcp", "quic")
+
 
 def canonical_algorithm(name: str, allowed: tuple[str, ...] = ALGORITHM_NAMES) -> str | None:
     """The canonical spelling of a signature algorithm (case-insensitive), or None."""

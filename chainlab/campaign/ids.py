@@ -1,16 +1,16 @@
 """Scenario ids: compositional, stable, and readable back into their parts.
 
-    <kex>__<alg>_<role>[__<alg>_<role>...][__served_<policy>][__resumed|__resume<NN>][__<compression>][__client_<alg>[_<alg>...]][__net_<name>]
+    <kex>__<alg>_<role>[__<alg>_<role>...][__served_<policy>][__resumed|__resume<NN>][__<compression>][__client_<alg>[_<alg>...]][__quic][__net_<name>]
 
 `<kex>` is the group name in lower case without punctuation (X25519MLKEM768 ->
 x25519mlkem768); `<alg>` is the file's alias of the algorithm at that position (or, without an
 alias, its name in lower case without punctuation: ML-DSA-65 -> mldsa65); roles run root to
 leaf: `self` (depth 1), `root`/`leaf` (depth 2), `root`/`int`/`leaf` (depth 3),
 `root`/`int1`/`int2`/`leaf` (depth 4). Axes at their defaults (served chain
-leaf+intermediates, full handshake, no compression, no client certificate, loopback) add
+leaf+intermediates, full handshake, no compression, no client certificate, TCP, loopback) add
 nothing, so an id only names what differs: `x25519mlkem768__slh_root__ml_int__ml_leaf`,
 `x25519__ml_root__ml_leaf__resumed`. A client certificate's hierarchy is named by its
-algorithm tokens, root first: `__client_mldsa65_mldsa44`.
+algorithm tokens, root first: `__client_mldsa65_mldsa44`. QUIC instead of TCP adds `__quic`.
 
 A scenario whose server chainlab does not start ([targets.<name>]) has no positions: its
 target takes their place, `<kex>__target_<name>[...]` (`x25519mlkem768__target_edge`).
@@ -18,11 +18,12 @@ target takes their place, `<kex>__target_<name>[...]` (`x25519mlkem768__target_e
 
 from __future__ import annotations
 
-from chainlab.campaign.algorithms import CERT_COMPRESSIONS, GROUPS, MIX_RE, token
+from chainlab.campaign.algorithms import CERT_COMPRESSIONS, GROUPS, MIX_RE, TRANSPORTS, token
 from chainlab.campaign.model import (
     DEFAULT_CERT_COMPRESSION,
     DEFAULT_HANDSHAKE_MODE,
     DEFAULT_SERVED_CHAIN,
+    DEFAULT_TRANSPORT,
     ROLES,
 )
 from chainlab.network.profile import LOOPBACK
@@ -36,7 +37,7 @@ CLIENT_PREFIX = "client_"
 TARGET_PREFIX = "target_"
 ROLE_TOKENS = {"self", "root", "int", "int1", "int2", "leaf"}
 # Words of the suffix parts: never an algorithm alias, so an id reads back one way only.
-RESERVED = {"served", "net", "resumed", "full", "client", "target", *CERT_COMPRESSIONS}
+RESERVED = {"served", "net", "resumed", "full", "client", "target", *CERT_COMPRESSIONS, *TRANSPORTS}
 
 
 def compose(
@@ -48,6 +49,7 @@ def compose(
     network: str,
     client_tokens: list[str] = (),
     target: str | None = None,
+    transport: str = DEFAULT_TRANSPORT,
 ) -> str:
     """The id of a scenario from its parts (algorithm tokens root first; the client
     certificate hierarchy's likewise, empty without one; a target instead of positions)."""
@@ -64,6 +66,8 @@ def compose(
         parts.append(cert_compression)
     if client_tokens:
         parts.append(CLIENT_PREFIX + "_".join(client_tokens))
+    if transport != DEFAULT_TRANSPORT:
+        parts.append(transport)
     if network != LOOPBACK:
         parts.append(f"net_{network}")
     return "__".join(parts)
@@ -125,6 +129,7 @@ def decode(
     served, mode, comp, net = DEFAULT_SERVED_CHAIN, DEFAULT_HANDSHAKE_MODE, "none", LOOPBACK
     served_by_token = {v: k for k, v in SERVED_TOKENS.items()}
     client_tokens: list[str] = []
+    transport = DEFAULT_TRANSPORT
     for p in rest:
         if p in served_by_token:
             served = served_by_token[p]
@@ -140,15 +145,17 @@ def decode(
             mode = p
         elif p in CERT_COMPRESSIONS and p != "none":
             comp = p
+        elif p in TRANSPORTS and p != DEFAULT_TRANSPORT:
+            transport = p
         elif p.startswith("net_") and p[4:] in networks:
             net = p[4:]
         else:
             allowed = [*served_by_token, "resumed", "resume<NN>", "zlib", "brotli", "zstd"]
-            allowed += ["client_<alg>[_<alg>...]"]
+            allowed += ["client_<alg>[_<alg>...]", "quic"]
             allowed += [f"net_{n}" for n in sorted(networks)]
             raise ValueError(f"unknown part {p!r}; allowed: {', '.join(allowed)}")
     canonical = compose(
-        kex, [t for t, _ in positions], served, mode, comp, net, client_tokens, target
+        kex, [t for t, _ in positions], served, mode, comp, net, client_tokens, target, transport
     )
     if canonical != scenario_id:
         raise ValueError(f"not in canonical form; write it as {canonical!r}")
@@ -161,4 +168,5 @@ def decode(
         "network": net,
         "client_auth": tuple(algorithms[t] for t in client_tokens),
         "target": target,
+        "transport": transport,
     }

@@ -13,6 +13,7 @@ from chainlab.campaign.model import (
     DEFAULT_CERT_COMPRESSION,
     DEFAULT_HANDSHAKE_MODE,
     DEFAULT_SERVED_CHAIN,
+    DEFAULT_TRANSPORT,
 )
 from chainlab.network.profile import LOOPBACK
 
@@ -24,6 +25,7 @@ MATRIX_AXES = (
     "handshake_mode",
     "cert_compression",
     "client_auth",
+    "transport",
     "network",
     "target",
 )
@@ -44,6 +46,7 @@ WHERE_KEYS = (
     "handshake_mode",
     "cert_compression",
     "client_leaf",
+    "transport",
     "network",
     "target",
 )
@@ -53,6 +56,7 @@ AXIS_DEFAULTS = {
     "handshake_mode": DEFAULT_HANDSHAKE_MODE,
     "cert_compression": DEFAULT_CERT_COMPRESSION,
     "client_auth": (),
+    "transport": DEFAULT_TRANSPORT,
     "network": LOOPBACK,
     "target": None,
 }
@@ -84,6 +88,7 @@ def expand(
             parts["network"],
             [alg_token(a) for a in parts["client_auth"]],
             parts["target"],
+            parts["transport"],
         )
         hit = [matches(w, parts, sid) for w in excludes]
         for i, h in enumerate(hit):
@@ -113,6 +118,7 @@ def matches(where: dict, parts: dict, sid: str) -> bool:
         "handshake_mode": {parts["handshake_mode"]},
         "cert_compression": {parts["cert_compression"]},
         "client_leaf": {parts["client_auth"][-1] if parts["client_auth"] else NO_CLIENT_AUTH},
+        "transport": {parts["transport"]},
         "network": {parts["network"]},
         "target": {parts["target"]} if parts["target"] else set(),
     }

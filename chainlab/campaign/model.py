@@ -18,6 +18,7 @@ from chainlab.errors import ChainlabError
 DEFAULT_SERVED_CHAIN = "leaf+intermediates"
 DEFAULT_HANDSHAKE_MODE = "full"
 DEFAULT_CERT_COMPRESSION = "none"
+DEFAULT_TRANSPORT = "tcp"
 
 # Roles of the positions of a hierarchy of each depth, root first (the store's column names).
 ROLES = {
@@ -40,6 +41,7 @@ SCENARIO_KEYS = (
     "handshake_mode",
     "cert_compression",
     "client_auth",
+    "transport",
 )
 
 # The store's name of a role (certificates.role) where it differs from the id's.
@@ -194,6 +196,8 @@ class Scenario:
     # (the hierarchy is then empty: the server serves its own chain); the table itself not.
     target: str | None = None
     target_spec: Target | None = field(default=None, compare=False, repr=False)
+    # What carries the handshake: "tcp" or "quic" (the engine's --transport).
+    transport: str = DEFAULT_TRANSPORT
 
     @property
     def depth(self) -> int:
@@ -268,6 +272,8 @@ class Scenario:
             "client_auth": self.client_auth_name,
             "network": self.network,
             **({"target": self.target_spec.to_dict()} if self.target_spec is not None else {}),
+            # Only where it is not TCP, so that every scenario before QUIC keeps its params.
+            **({"transport": self.transport} if self.transport != DEFAULT_TRANSPORT else {}),
         }
 
 

@@ -99,6 +99,12 @@ def sample_rows(run_id: str, scenario_id: str, client: list[dict], server: list[
                 "server_conn_cpu_ns": s.get("conn_cpu_ns") if s else None,
                 "client_instructions": c.get("instructions"),
                 "server_instructions": s.get("instructions") if s else None,
+                # QUIC only (absent from TCP records): the client's datagram counts.
+                "datagrams_read": c.get("datagrams_read"),
+                "datagrams_written": c.get("datagrams_written"),
+                "conn_datagrams_read": c.get("conn_datagrams_read"),
+                "conn_datagrams_written": c.get("conn_datagrams_written"),
+                "flight_datagrams": c.get("flight_datagrams"),
             }
         )
     return rows

@@ -271,6 +271,7 @@ class ScenarioExecution:
             "--chain", s.engine_chain,
             "--groups", s.kex,
             "--cert-compression", s.cert_compression,
+            "--transport", s.transport,
             "--tickets", "0" if s.handshake_mode == "full" else "1",
             "--io-timeout-ms", str(self.policy.timeout_ms),
             "--records", str(rec),
@@ -359,6 +360,7 @@ class ScenarioExecution:
             "--ca", str(self.pki_dir / self.anchor_file),
             "--groups", s.kex,
             "--cert-compression", s.cert_compression,
+            "--transport", s.transport,
         ]  # fmt: skip
         if s.anchor_depth:
             # The Trust Anchor IDs model: the client trusts the leaf's issuer itself and

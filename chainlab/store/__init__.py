@@ -16,7 +16,8 @@ writes through `Store`, the analysis reads through `Store.analysis_frames()`
 
 Versions: 2 added `runs.libraries` (the Python analysis libraries of the run) and the load
 tables; 3 added `primitive_samples` (the cost model's inputs), instructions per handshake
-and the certificate compression sizes of each scenario run.
+and the certificate compression sizes of each scenario run; 4 client certificates, targets
+and where each scenario ran; 5 the transport (TCP or QUIC) and QUIC's datagram counts.
 An older store opens read-only as it is; opened for writing (`--resume`) it is upgraded in
 place first, in one transaction.
 """
@@ -50,9 +51,9 @@ def _table_sql(name: str) -> str:
     return text[start : text.index("\n);", start) + 3]
 
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 # Versions this chainlab reads; each older one has an upgrade step in _UPGRADES.
-READABLE_VERSIONS = (1, 2, 3, 4)
+READABLE_VERSIONS = (1, 2, 3, 4, 5)
 # What turns a store of version v into v + 1 (run in one transaction with the version bump).
 _UPGRADES = {
     1: (
@@ -85,6 +86,19 @@ _UPGRADES = {
         "ALTER TABLE scenarios ALTER COLUMN leaf_alg DROP NOT NULL",
         "ALTER TABLE scenario_runs ADD COLUMN host JSON",
         _table_sql("observed_client_chain"),
+    ),
+    4: (
+        "ALTER TABLE scenarios ADD COLUMN transport VARCHAR DEFAULT 'tcp'",
+        *(
+            f"ALTER TABLE samples ADD COLUMN {column} BIGINT"
+            for column in (
+                "datagrams_read",
+                "datagrams_written",
+                "conn_datagrams_read",
+                "conn_datagrams_written",
+                "flight_datagrams",
+            )
+        ),
     ),
 }
 
@@ -148,6 +162,11 @@ SAMPLE_COLUMNS = pa.schema(
         ("server_conn_cpu_ns", pa.int64()),
         ("client_instructions", pa.int64()),
         ("server_instructions", pa.int64()),
+        ("datagrams_read", pa.int64()),
+        ("datagrams_written", pa.int64()),
+        ("conn_datagrams_read", pa.int64()),
+        ("conn_datagrams_written", pa.int64()),
+        ("flight_datagrams", pa.int64()),
     ]
 )
 # Column types of `primitive_samples`, likewise.

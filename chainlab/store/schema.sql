@@ -1,4 +1,4 @@
--- chainlab result store, schema version 4 (chainlab/store/__init__.py: SCHEMA_VERSION).
+-- chainlab result store, schema version 5 (chainlab/store/__init__.py: SCHEMA_VERSION).
 -- Version 2 added runs.libraries, the server's whole-connection figures in samples, the load
 -- tables and host_reference; version 3 added primitive_samples, instructions per handshake
 -- and the certificate compression sizes; version 4 added scenarios.client_auth (mutual TLS),
@@ -52,7 +52,9 @@ CREATE TABLE scenarios (
     client_auth     VARCHAR NOT NULL DEFAULT 'none',
     -- a server chainlab did not start: the [targets.<name>] name (address, servername, CA
     -- in params); NULL for the lab's own servers
-    target          VARCHAR
+    target          VARCHAR,
+    -- what carried the handshake: 'tcp' or 'quic' ('tcp' in every store before version 5)
+    transport       VARCHAR NOT NULL DEFAULT 'tcp'
 );
 
 CREATE TABLE campaign_scenarios (
@@ -158,6 +160,14 @@ CREATE TABLE samples (
     client_instructions BIGINT,              -- user-mode instructions over client_cpu_ns's span
     server_instructions BIGINT,              -- and server_cpu_ns's (NULL: no hardware counter
                                              -- on the host, or a store older than version 3)
+    -- QUIC only (NULL over TCP and before version 5): UDP datagrams the client read and
+    -- wrote over the handshake span and the connection, and the datagrams it had sent
+    -- when the server's flight was complete (bytes_* then count UDP payload bytes)
+    datagrams_read  BIGINT,
+    datagrams_written BIGINT,
+    conn_datagrams_read BIGINT,
+    conn_datagrams_written BIGINT,
+    flight_datagrams BIGINT,
     PRIMARY KEY (run_id, scenario_id, seq)
 );
 

@@ -38,6 +38,27 @@ measured AS (
 )
 """
 
+# QUIC's datagram counts per scenario (successful measured handshakes; stores of version 5
+# and later, NULL over TCP): means, and the range of the datagrams the client sent before
+# the server's flight was complete.
+_DATAGRAMS = (
+    "WITH "
+    + _CHOSEN
+    + """
+SELECT scenario_id,
+    avg(datagrams_read) AS datagrams_read_mean,
+    avg(datagrams_written) AS datagrams_written_mean,
+    avg(conn_datagrams_read) AS conn_datagrams_read_mean,
+    avg(conn_datagrams_written) AS conn_datagrams_written_mean,
+    avg(flight_datagrams) AS flight_datagrams_mean,
+    min(flight_datagrams) AS flight_datagrams_min,
+    max(flight_datagrams) AS flight_datagrams_max
+FROM measured
+WHERE outcome = 'ok' AND total_ns IS NOT NULL AND datagrams_read IS NOT NULL
+GROUP BY scenario_id
+"""
+)
+
 # Per-scenario moments of successful measured handshakes. Variances are sample variances
 # (n - 1), covariances likewise; NULL where fewer than two values exist.
 _MOMENTS = (
@@ -208,6 +229,7 @@ class AnalysisFrames:
     moments: pd.DataFrame  # per scenario (_MOMENTS)
     cpu: pd.DataFrame  # per scenario (_CPU)
     counts: pd.DataFrame  # per scenario (_COUNTS)
+    datagrams: pd.DataFrame  # per QUIC scenario (_DATAGRAMS); empty before version 5
     failures: pd.DataFrame  # scenario_id, error_category, n, example_detail
     optional: dict[str, pd.DataFrame]  # _OPTIONAL_TABLES, empty where absent
     latencies: dict  # fetchnumpy of _LATENCIES: scenario_id, total_ns, sorted per scenario
@@ -303,6 +325,9 @@ def analysis_frames(con, path: Path) -> AnalysisFrames:
         # Stores before version 4 (read as they are) knew no client certificates, no targets.
         scenarios["client_auth"] = NO_CLIENT_AUTH
         scenarios["target"] = None
+    if "transport" not in scenarios:
+        # Stores before version 5 (read as they are) measured over TCP only.
+        scenarios["transport"] = "tcp"
     # Older stores (read as they are) lack the whole-connection CPU (v1) and instructions.
     sample_columns = _columns(con, "samples")
     emulated = con.execute(
@@ -316,6 +341,9 @@ def analysis_frames(con, path: Path) -> AnalysisFrames:
         moments=con.execute(_MOMENTS).df(),
         cpu=con.execute(_cpu_sql(sample_columns)).df(),
         counts=con.execute(_COUNTS).df(),
+        datagrams=(
+            con.execute(_DATAGRAMS).df() if "datagrams_read" in sample_columns else pd.DataFrame()
+        ),
         failures=con.execute(_FAILURES).df(),
         optional={
             name: con.execute(f"SELECT * FROM {name}").df() if name in tables else pd.DataFrame()

@@ -55,6 +55,7 @@ def test_compose_and_decode_round_trip(parts, expected):
     assert sid == expected
     back = ids.decode(sid, ALGS, {"wan"})
     assert back.pop("target") is None
+    assert back.pop("transport") == "tcp"
     assert back == {
         "kex": kex,
         "hierarchy": tuple(ALGS[t] for t in toks),
@@ -64,6 +65,23 @@ def test_compose_and_decode_round_trip(parts, expected):
         "network": net,
         "client_auth": tuple(ALGS[t] for t in client),
     }
+
+
+def test_quic_is_named_after_the_client_part_and_before_the_network():
+    sid = ids.compose(
+        "X25519MLKEM768", ["ml", "ml"], "full", "full", "none", "wan", ["mldsa44"],
+        transport="quic",
+    )  # fmt: skip
+    assert sid == "x25519mlkem768__ml_root__ml_leaf__served_full__client_mldsa44__quic__net_wan"
+    back = ids.decode(sid, ALGS, {"wan"})
+    assert back["transport"] == "quic"
+    assert back["network"] == "wan"
+    assert back["served_chain"] == "full"
+    # TCP is the default and never named.
+    assert ids.compose("X25519", ["ml"], "leaf+intermediates", "full", "none", "loopback",
+                       transport="tcp") == "x25519__ml_self"  # fmt: skip
+    with pytest.raises(ValueError, match="unknown part 'tcp'"):
+        ids.decode("x25519__ml_self__tcp", ALGS, set())
 
 
 @pytest.mark.parametrize(

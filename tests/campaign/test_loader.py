@@ -444,6 +444,30 @@ def test_an_intermediate_anchor_needs_an_intermediate(tmp_path):
     assert anchored[0].engine_chain == "leaf"
 
 
+def test_a_transport_axis_gives_quic_scenarios_and_refuses_what_quic_cannot_do(tmp_path):
+    text = GOOD.replace(
+        "[matrix.m]",
+        '[matrix.q]\nkex = ["X25519"]\nhierarchy = [["ml", "ml"]]\n'
+        'transport = ["tcp", "quic"]\n\n[matrix.m]',
+    ).replace('matrices = ["m"]', 'matrices = ["m", "q"]')
+    c = load(write(tmp_path, text, "quic.toml"))
+    q = c.scenarios["x25519__ml_root__ml_leaf__quic"]
+    assert q.transport == "quic" and q.params()["transport"] == "quic"
+    tcp = c.scenarios["x25519__ml_root__ml_leaf"]
+    assert tcp.transport == "tcp" and "transport" not in tcp.params()
+    resumed = text.replace(
+        'transport = ["tcp", "quic"]', 'transport = ["tcp", "quic"]\nhandshake_mode = ["resumed"]'
+    )
+    with pytest.raises(CampaignError) as e:
+        load(write(tmp_path, resumed, "resumed.toml"))
+    msg = str(e.value)
+    assert "x25519__ml_root__ml_leaf__resumed__quic: transport 'quic' with handshake_mode" in msg
+    assert "allowed: 'full'" in msg and 'exclude = [{ transport = "quic"' in msg
+    with pytest.raises(CampaignError) as e:
+        load(write(tmp_path, text.replace('"tcp", "quic"', '"udp"'), "udp.toml"))
+    assert "matrix.q.transport[0]: bad value 'udp'; allowed: tcp, quic" in str(e.value)
+
+
 TARGETS = """
 [campaign]
 name = "probe"

@@ -300,3 +300,28 @@ def test_a_version_3_store_gains_client_certificates_when_opened_for_writing(tmp
     with chainlab.open(path) as st:
         assert set(st.scenarios["client_auth"]) == {"none"}
         assert list(st.observed_client_chain.columns)[:3] == ["run_id", "scenario_id", "position"]
+
+
+def test_a_version_4_store_is_upgraded_to_transports_and_datagrams(tmp_path):
+    """Version 5 adds scenarios.transport ('tcp' for every earlier scenario) and QUIC's
+    datagram counts (NULL for every earlier sample)."""
+    import shutil
+
+    kept = REPO / "tests" / "data" / "stores" / "v4-tiny.duckdb"
+    path = tmp_path / kept.name
+    shutil.copy(kept, path)
+    with chainlab.open(path) as st:  # read-only: as it is
+        assert "transport" not in st.scenarios.columns
+    with Store.open(path, read_only=False):
+        pass
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        version = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    finally:
+        con.close()
+    assert version == (str(SCHEMA_VERSION),)
+    with chainlab.open(path) as st:
+        assert set(st.scenarios["transport"]) == {"tcp"}
+        assert st.samples["flight_datagrams"].isna().all()
+        assert st.samples["datagrams_read"].isna().all()
+
