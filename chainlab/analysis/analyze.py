@@ -27,6 +27,7 @@ from chainlab.analysis import (
     network,
     paper,
     probe,
+    quic,
     resumption,
     summary,
     transport,
@@ -88,6 +89,8 @@ class Analysis:
     # certificates against none (analysis.client_auth).
     intermediates: pd.DataFrame = field(default_factory=pd.DataFrame)
     client_auth: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # QUIC scenarios against their TCP twins (analysis.quic).
+    quic: pd.DataFrame = field(default_factory=pd.DataFrame)
     # Servers chainlab did not start (analysis.probe): per target scenario, the chains they
     # sent, and each against the lab's scenarios with its leaf.
     targets: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -227,6 +230,7 @@ def _lab(data: StoreData) -> Analysis:
         summ, net.projection if net is not None else None, cfg.confidence_level
     )
     a.client_auth = client_auth.per_pair(summ, data.observed_client_chain, cfg.confidence_level)
+    a.quic = quic.per_pair(summ, net.projection if net is not None else None, cfg.confidence_level)
     a.findings = findings(a)
     return a
 

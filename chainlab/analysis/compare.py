@@ -331,6 +331,7 @@ AXES = {
     "handshake_mode": "handshake mode",
     "cert_compression": "certificate compression",
     "client_auth": "client certificate",
+    "transport": "transport",
     "network": "network",
 }
 _FIELDS = (*SCENARIO_KEYS, "network")

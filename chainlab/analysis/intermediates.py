@@ -23,10 +23,8 @@ import math
 
 import pandas as pd
 
-from chainlab.analysis import twins
+from chainlab.analysis import network, twins
 from chainlab.analysis.network import REFERENCE_PROFILES
-from chainlab.network import model
-from chainlab.network.profile import DEFAULT_INITCWND, LOOPBACK, TCP_IP_OVERHEAD
 
 # The served chain every other policy is read against (what RFC 8446 asks of a server).
 REFERENCE_POLICY = "leaf+intermediates"
@@ -40,7 +38,7 @@ def per_pair(summary: pd.DataFrame, projection: pd.DataFrame | None, level: floa
     """One row per successful scenario with another served chain than REFERENCE_POLICY and
     a successful twin. `projection` is the network analysis's frame of emulated scenarios
     against their loopback twins (None or empty without emulated networks)."""
-    rts = _round_trips(summary, projection)
+    rts = network.round_trips(summary, projection, REFERENCE_PROFILE, REFERENCE_MTU)
     rows = []
     for r, twin in twins.pairs(summary, "served_chain", REFERENCE_POLICY):
         ratio, lo, hi = twins.ratio(r, twin, "mean_ms", level)
@@ -89,39 +87,3 @@ def per_pair(summary: pd.DataFrame, projection: pd.DataFrame | None, level: floa
         .drop(columns="_o")
         .reset_index(drop=True)
     )
-
-
-def _round_trips(summary: pd.DataFrame, projection) -> dict[str, dict]:
-    """scenario_id -> {predicted, observed, projected_ms, basis}: an emulated scenario's from
-    the projection frame, a loopback scenario's projected at REFERENCE_PROFILE."""
-    out: dict[str, dict] = {}
-    p = REFERENCE_PROFILE
-    ok = summary[(summary["status"] == "ok") & (summary["network"] == LOOPBACK)]
-    for r in ok.to_dict("records"):
-        client = max(r["bytes_written"] - model.CLIENT_FINAL_FLIGHT_BYTES, 0)
-        if not all(math.isfinite(x) for x in (r["mean_ms"], client, r["bytes_read"])):
-            continue
-        pred = model.predict_handshake(
-            base_ms=r["mean_ms"],
-            client_flight_bytes=client,
-            server_flight_bytes=r["bytes_read"],
-            rtt_ms=2 * p["delay_ms"],
-            rate_mbit=p["rate_mbit"],
-            mss=REFERENCE_MTU - TCP_IP_OVERHEAD,
-            initcwnd=DEFAULT_INITCWND,
-        )
-        out[r["scenario_id"]] = {
-            "predicted": pred.round_trips,
-            "observed": math.nan,
-            "projected_ms": pred.latency_ms,
-            "basis": f"projected at {p['name']}",
-        }
-    if projection is not None and len(projection):
-        for r in projection.to_dict("records"):
-            out[r["emulated_id"]] = {
-                "predicted": r["round_trips"],
-                "observed": r["observed_round_trips"],
-                "projected_ms": math.nan,
-                "basis": f"{r['profile']} (RTT {r['rtt_ms']:g} ms)",
-            }
-    return out

@@ -33,9 +33,10 @@ from chainlab.analysis.network_profiles import (
     profiles_frame,
     tristate,
 )
+from chainlab.campaign.estimate import KEY_SHARE_BYTES
 from chainlab.campaign.model import SCENARIO_KEYS
 from chainlab.network import model
-from chainlab.network.profile import LOOPBACK
+from chainlab.network.profile import DEFAULT_INITCWND, LOOPBACK, TCP_IP_OVERHEAD
 from chainlab.stats import percentile_interval, proportion_ci
 
 # Un-emulated links every loopback scenario is projected onto: a nearby server (10 ms), a
@@ -301,7 +302,10 @@ def _predict(data: StoreData, summary: pd.DataFrame, specs: list[dict]) -> pd.Da
     scen = data.scenarios[data.scenarios["scenario_id"].isin(ok_ids)]
     samples = data.network_samples
     samples = samples[samples["scenario_id"].isin(ok_ids)]
-    return model.predict(samples, scen, model.profiles_table(specs), keys=SCENARIO_KEYS)
+    shares = {group: client for group, (client, _) in KEY_SHARE_BYTES.items()}
+    return model.predict(
+        samples, scen, model.profiles_table(specs), keys=SCENARIO_KEYS, key_share_bytes=shares
+    )
 
 
 def projection_frame(
@@ -480,4 +484,53 @@ def link_timing(data: StoreData) -> pd.DataFrame:
             "link_queue_wait_us_max", "link_flagged"]  # fmt: skip
     out = rows[cols].reset_index(drop=True)
     out["link_flagged"] = out["link_flagged"].astype(bool)
+    return out
+
+
+def round_trips(summary: pd.DataFrame, projection, p: dict, mtu: int) -> dict[str, dict]:
+    """scenario_id -> {predicted, observed, projected_ms, basis}: an emulated scenario's from
+    the projection frame (`projection_frame`: the model of its own transport, and the round
+    trips its median implies), a loopback scenario's projected at profile `p` (one of
+    REFERENCE_PROFILES; TCP segments of `mtu`) from its mean latency and bytes."""
+    out: dict[str, dict] = {}
+    rtt = 2 * p["delay_ms"]
+    ok = summary[(summary["status"] == "ok") & (summary["network"] == LOOPBACK)]
+    for r in ok.to_dict("records"):
+        if not all(math.isfinite(x) for x in (r["mean_ms"], r["bytes_written"], r["bytes_read"])):
+            continue
+        if r.get("transport") == "quic":
+            share = KEY_SHARE_BYTES.get(r["kex"], (math.nan, math.nan))[0]
+            if not math.isfinite(share):
+                continue
+            pred = model.predict_quic_handshake(
+                base_ms=r["mean_ms"],
+                client_initial_bytes=model.quic_client_initial_bytes(share),
+                server_flight_bytes=r["bytes_read"],
+                rtt_ms=rtt,
+                rate_mbit=p["rate_mbit"],
+            )
+        else:
+            pred = model.predict_handshake(
+                base_ms=r["mean_ms"],
+                client_flight_bytes=max(r["bytes_written"] - model.CLIENT_FINAL_FLIGHT_BYTES, 0),
+                server_flight_bytes=r["bytes_read"],
+                rtt_ms=rtt,
+                rate_mbit=p["rate_mbit"],
+                mss=mtu - TCP_IP_OVERHEAD,
+                initcwnd=DEFAULT_INITCWND,
+            )
+        out[r["scenario_id"]] = {
+            "predicted": pred.round_trips,
+            "observed": math.nan,
+            "projected_ms": pred.latency_ms,
+            "basis": f"projected at {p['name']}",
+        }
+    if projection is not None and len(projection):
+        for r in projection.to_dict("records"):
+            out[r["emulated_id"]] = {
+                "predicted": r["round_trips"],
+                "observed": r["observed_round_trips"],
+                "projected_ms": math.nan,
+                "basis": f"{r['profile']} (RTT {r['rtt_ms']:g} ms)",
+            }
     return out

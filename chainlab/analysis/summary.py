@@ -139,6 +139,7 @@ def scenario_summary(data: StoreData) -> pd.DataFrame:
             "handshake_mode": r["handshake_mode"],
             "cert_compression": r["cert_compression"],
             "client_auth": r["client_auth"],
+            "transport": r.get("transport", "tcp"),
             "network": r["network"],
             "host": host_label(r.get("host")),
             "machine": machine_type(r.get("host")),
@@ -171,6 +172,13 @@ def scenario_summary(data: StoreData) -> pd.DataFrame:
             "cert_message_bytes": _num(r.get("cert_message_bytes")),
             "cert_compressed_bytes": _num(r.get("cert_compressed_bytes")),
             "cert_compression_installed": bool(r.get("cert_compression_installed") is True),
+            # QUIC: mean datagrams each way over the handshake, and the datagrams the client
+            # sent before the server's flight was complete (NaN over TCP).
+            "datagrams_read": _num(r.get("datagrams_read_mean")),
+            "datagrams_written": _num(r.get("datagrams_written_mean")),
+            "flight_datagrams": _num(r.get("flight_datagrams_mean")),
+            "flight_datagrams_min": _num(r.get("flight_datagrams_min")),
+            "flight_datagrams_max": _num(r.get("flight_datagrams_max")),
             # Mean user-mode instructions per handshake (NaN: no hardware counter).
             "client_instructions": _num(r.get("client_instructions_mean")),
             "server_instructions": _num(r.get("server_instructions_mean")),

@@ -17,6 +17,20 @@ The model (docs/network.md derives it):
   ser(B)     serialization at the bottleneck rate: (B + segments(B) * 52) * 8 / rate, 52 the
              TCP/IP header bytes per segment; 0 when the rate is unlimited
 
+QUIC (a scenario whose `transport` is "quic") has no connect round trip, and its server is
+held by the anti-amplification limit until the client's address is validated:
+
+    latency = base + k * RTT + ser(C1) + ser(S)
+
+  C1         the client's first flight: its ClientHello (CLIENT_HELLO_BASE plus the group's
+             key share) in Initial datagrams padded to 1200 bytes (RFC 9000, Section 14.1)
+  k          round trips the server's flight S takes: the first round carries at most
+             min(3 * C1, IW) (three times what the server received, RFC 9000 Section 8.1;
+             IW the initial window, RFC 9002 Section 7.2); the client's acknowledgement, a
+             Handshake packet, validates its address, and from then on slow start carries
+             IW plus everything acknowledged so far each round
+  ser(B)     serialization with 28 UDP/IP header bytes per datagram of 1200 bytes
+
 It predicts the loss-free latency; `p_no_loss` = (1 - loss)^packets on the critical path says
 how likely a handshake is to see no loss at all (above 0.5 the median is the loss-free value).
 """
@@ -39,6 +53,27 @@ SYN_BYTES = 60
 # the Finished record (5 header + 4 handshake header + 32 verify data + 1 type + 16 tag). It
 # leaves after the client's latency is over, so it is not part of the first flight.
 CLIENT_FINAL_FLIGHT_BYTES = 64
+
+
+# QUIC: a client's Initial datagrams are padded to at least this (RFC 9000, Section 14.1),
+# and OpenSSL's QUIC sends datagrams of this size until it has probed the path for more.
+QUIC_DATAGRAM = 1200
+# Before a server has validated the client's address it sends at most 3 times the bytes it
+# received from it (RFC 9000, Section 8.1).
+QUIC_AMPLIFICATION = 3
+# The initial congestion window at a 1200-byte datagram: min(10 * 1200, max(14720, 2 * 1200))
+# (RFC 9002, Section 7.2).
+QUIC_INITIAL_WINDOW = 10 * QUIC_DATAGRAM
+# Per Initial datagram, what is not ClientHello: the long header with 8-byte connection ids,
+# token length, length and a 4-byte packet number (about 30 bytes), the CRYPTO frame header
+# and the 16-byte AEAD tag.
+QUIC_INITIAL_OVERHEAD = 50
+# OpenSSL 3.5's QUIC ClientHello without its key share (SNI, ALPN, groups, signature
+# schemes, QUIC transport parameters): 1,466 bytes with X25519MLKEM768's 1,216-byte share,
+# as the engine's message callback showed it.
+CLIENT_HELLO_BASE = 250
+# UDP and IPv4 headers of one datagram.
+UDP_IP_OVERHEAD = 28
 
 
 @dataclass(frozen=True)
@@ -88,6 +123,53 @@ def predict_handshake(
         serialization_ms=ser,
         exceeds_initcwnd=exceeds_initial_window(server_flight_bytes, mss, initcwnd),
         p_no_loss=(1.0 - loss) ** packets,
+    )
+
+
+def quic_client_initial_bytes(key_share_bytes: float) -> int:
+    """The client's first QUIC flight on the wire (UDP payload): its ClientHello in Initial
+    datagrams, each padded to QUIC_DATAGRAM bytes."""
+    hello = CLIENT_HELLO_BASE + key_share_bytes
+    return math.ceil(hello / (QUIC_DATAGRAM - QUIC_INITIAL_OVERHEAD)) * QUIC_DATAGRAM
+
+
+def quic_flight_round_trips(server_flight_bytes: float, client_initial_bytes: float) -> int:
+    """Round trips the server's flight takes over QUIC (see the module doc): the first one
+    under the anti-amplification limit, the next ones in slow start."""
+    delivered = min(QUIC_AMPLIFICATION * client_initial_bytes, QUIC_INITIAL_WINDOW)
+    rounds = 1
+    while delivered < server_flight_bytes:
+        delivered += QUIC_INITIAL_WINDOW + delivered
+        rounds += 1
+    return rounds
+
+
+def predict_quic_handshake(
+    *,
+    base_ms: float,
+    client_initial_bytes: float,
+    server_flight_bytes: float,
+    rtt_ms: float,
+    rate_mbit: float | None,
+    loss: float = 0.0,
+) -> Prediction:
+    """One QUIC scenario on one profile (see the module doc for the formula)."""
+    k = quic_flight_round_trips(server_flight_bytes, client_initial_bytes)
+    datagrams = math.ceil(client_initial_bytes / QUIC_DATAGRAM) + math.ceil(
+        server_flight_bytes / QUIC_DATAGRAM
+    )
+    wire = client_initial_bytes + server_flight_bytes + datagrams * UDP_IP_OVERHEAD
+    ser = wire * 8 / (rate_mbit * 1e3) if rate_mbit else 0.0
+    first_round = min(QUIC_AMPLIFICATION * client_initial_bytes, QUIC_INITIAL_WINDOW)
+    return Prediction(
+        latency_ms=base_ms + k * rtt_ms + ser,
+        base_ms=base_ms,
+        rtt_ms=rtt_ms,
+        round_trips=k,
+        extra_round_trips=k - 1,
+        serialization_ms=ser,
+        exceeds_initcwnd=bool(server_flight_bytes > first_round),
+        p_no_loss=(1.0 - loss) ** datagrams,
     )
 
 
@@ -166,6 +248,7 @@ def predict(
     *,
     base: str = "total",
     keys: tuple[str, ...],
+    key_share_bytes: dict[str, float] | None = None,
 ) -> pd.DataFrame:
     """Predicted latency of every loopback scenario on every profile, beside the emulated
     median where the same scenario was also measured on that profile.
@@ -177,6 +260,8 @@ def predict(
     keys       the columns that identify a scenario apart from its network (loopback twins
                share them): chainlab.campaign.model.SCENARIO_KEYS
     profiles   `profiles_table(...)`: profile, rtt_ms, rate_mbit, loss, mss, initcwnd
+    key_share_bytes  group -> the client's key share in bytes, for QUIC scenarios (a
+               `transport` of "quic" among the keys): their first flight's size
 
     One row per (loopback scenario, profile): the keys, loopback_scenario_id, profile,
     base_ms, client_flight_bytes, server_flight_bytes, the Prediction fields (latency_ms is
@@ -205,7 +290,24 @@ def predict(
             ok = all(
                 _finite(v) for v in (base_ms, s["client_flight_bytes"], s["server_flight_bytes"])
             )
-            if ok:
+            quic = s.get("transport") == "quic"
+            share = (key_share_bytes or {}).get(s.get("kex")) if quic else None
+            if quic and share is None:
+                ok = False
+            if ok and quic:
+                rate = p["rate_mbit"] if _finite(p["rate_mbit"]) else None
+                pred = predict_quic_handshake(
+                    base_ms=base_ms,
+                    client_initial_bytes=quic_client_initial_bytes(share),
+                    server_flight_bytes=s["server_flight_bytes"],
+                    rtt_ms=p["rtt_ms"],
+                    rate_mbit=rate,
+                    loss=p.get("loss", 0.0) or 0.0,
+                ).to_dict()
+                pred["predicted_ms"] = pred.pop("latency_ms")
+                pred.pop("base_ms")
+                row.update(pred)
+            elif ok:
                 rate = p["rate_mbit"] if _finite(p["rate_mbit"]) else None
                 pred = predict_handshake(
                     base_ms=base_ms,

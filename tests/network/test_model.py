@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from chainlab.campaign.model import SCENARIO_KEYS
-from chainlab.network import emulated_link
+from chainlab.network import emulated_link, model
 from chainlab.network.model import (
     exceeds_initial_window,
     predict,
@@ -277,3 +277,45 @@ def test_handshake_round_trips_over_a_50ms_link(root, tmp_path):
             server_flight_bytes=flight[n], rtt_ms=RTT_MS, rate_mbit=None, mss=1448, initcwnd=10,
         )  # fmt: skip
         assert p.round_trips == round(rtts[n]), (n, p, rtts)
+
+
+def test_quic_first_flight_is_padded_initial_datagrams():
+    # X25519's ClientHello fits one 1200-byte Initial; X25519MLKEM768's 1,216-byte share
+    # makes it ~1,466 bytes: two datagrams.
+    assert model.quic_client_initial_bytes(32) == 1200
+    assert model.quic_client_initial_bytes(1216) == 2400
+
+
+def test_quic_round_trips_follow_the_amplification_limit_then_slow_start():
+    # One datagram received: the server may send 3,600 bytes before validation.
+    assert model.quic_flight_round_trips(3600, 1200) == 1
+    assert model.quic_flight_round_trips(3601, 1200) == 2
+    # Two datagrams: 7,200; then IW (12,000) plus what was acknowledged each round.
+    assert model.quic_flight_round_trips(7200, 2400) == 1
+    assert model.quic_flight_round_trips(7201, 2400) == 2
+    assert model.quic_flight_round_trips(26_400, 2400) == 2
+    assert model.quic_flight_round_trips(26_401, 2400) == 3
+    # The initial window caps the first round too.
+    assert model.quic_flight_round_trips(12_001, 6000) == 2
+
+
+def test_quic_prediction_has_no_connect_round_trip():
+    p = model.predict_quic_handshake(
+        base_ms=2.0,
+        client_initial_bytes=2400,
+        server_flight_bytes=5000,
+        rtt_ms=50.0,
+        rate_mbit=None,
+    )
+    assert p.round_trips == 1 and p.extra_round_trips == 0
+    assert p.latency_ms == 52.0 and not p.exceeds_initcwnd
+    slow = model.predict_quic_handshake(
+        base_ms=2.0,
+        client_initial_bytes=2400,
+        server_flight_bytes=40_000,
+        rtt_ms=50.0,
+        rate_mbit=10.0,
+    )
+    assert slow.round_trips == 3 and slow.exceeds_initcwnd
+    # Serialization: 2 + 34 datagrams of payload plus 28 header bytes each, at 10 Mbit/s.
+    assert slow.serialization_ms == pytest.approx((42_400 + 36 * 28) * 8 / 10e3)
