@@ -23,6 +23,10 @@ interleaved rounds whose order alternates, on 127.0.0.1 with one client at a tim
    rejection sampling (about 5 tries on average for ML-DSA-65, a geometric count), so a
    server slope over 150 handshakes still moves by a few per cent from run to run.
 
+4. QUIC beside TCP: the engine's client and server over `--transport quic` (instrumented, and
+   `--no-instrument` on both sides), interleaved with the instrumented TCP pair: rates, the
+   QUIC / TCP ratio, and QUIC's instrumentation overhead (datagram counter, clocks, records).
+
 Both parts also give CPU per handshake from the kernel's accounting, the same way for every
 configuration: the client process's CPU (rusage of the waited-for child) and the server
 process's CPU over the run (sum of its threads' schedstat run time). CPU time is far less
@@ -54,6 +58,7 @@ from chainlab.bench.engine_results import (
     report_instructions,
     report_overhead,
     report_rates,
+    report_transports,
     summarize_records,
 )
 from chainlab.errors import ChainlabError
@@ -146,6 +151,10 @@ class Bench:
         s_server, s_server_port = self.start_s_server(pki)
         engine, engine_addr = self.start_engine_server(pki, instrument=True)
         plain, plain_addr = self.start_engine_server(pki, instrument=False)
+        quic, quic_addr = self.start_engine_server(pki, instrument=True, transport="quic")
+        quic_plain, quic_plain_addr = self.start_engine_server(
+            pki, instrument=False, transport="quic"
+        )
 
         print(
             f"chainlab bench engine: OpenSSL {info['openssl_version']} "
@@ -172,11 +181,23 @@ class Bench:
                 ),
             }
         )
+        on_quic = ["--ca", ca, "--transport", "quic"]
+        transports = self.interleave(
+            {
+                "tcp": lambda: self.engine_client(engine, engine_addr, ["--ca", ca]),
+                "quic": lambda: self.engine_client(quic, quic_addr, on_quic),
+                "quic_no_instrument": lambda: self.engine_client(
+                    quic_plain, quic_plain_addr, [*on_quic, "--no-instrument"]
+                ),
+            }
+        )
         report_rates(rates)
         report_overhead(overhead)
+        report_transports(transports)
         if self.callgrind:
             report_instructions(self.instructions(pki, s_server_port, ca))
-        failures = {k: sum(r.failed for r in v) for k, v in {**rates, **overhead}.items()}
+        every = {**rates, **overhead, **{f"transport_{k}": v for k, v in transports.items()}}
+        failures = {k: sum(r.failed for r in v) for k, v in every.items()}
         if any(failures.values()):
             print(f"failed handshakes: {failures}")
         print(f"load average at end: {load_average()}")
@@ -327,10 +348,13 @@ class Bench:
                 time.sleep(0.02)
         raise ChainlabError(f"openssl s_server did not listen on port {port} within 10 s")
 
-    def start_engine_server(self, pki: Path, instrument: bool) -> tuple[subprocess.Popen, str]:
+    def start_engine_server(
+        self, pki: Path, instrument: bool, transport: str = "tcp"
+    ) -> tuple[subprocess.Popen, str]:
         cmd = [self.engine, "serve", "--pki", str(pki), "--groups", GROUP, "--tickets", "0"]
+        cmd += ["--transport", transport]
         if instrument:
-            cmd += ["--records", str(self.tmp / "server.jsonl")]
+            cmd += ["--records", str(self.tmp / f"server-{transport}.jsonl")]
         else:
             cmd += ["--no-instrument"]
         proc = self.spawn(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -22,6 +22,12 @@ RATE_LABELS = {
 }
 
 
+TRANSPORT_LABELS = {
+    "tcp": "TCP, instrumented (both sides)",
+    "quic": "QUIC, instrumented (both sides)",
+    "quic_no_instrument": "QUIC, --no-instrument (both sides)",
+}
+
 OVERHEAD_LABELS = {
     "instrumented": "instrumented (both sides)",
     "no_instrument": "--no-instrument (both sides)",
@@ -113,6 +119,27 @@ def report_overhead(overhead: dict[str, list[Run]]) -> None:
             f"handshake client / server {c:.3f} / {s:.3f} ms vs {bc:.3f} / {bs:.3f} ms "
             f"(client+server ratio {(c + s) / (bc + bs):.4f})"
         )
+
+
+def report_transports(runs: dict[str, list[Run]]) -> None:
+    """QUIC beside TCP (same hierarchy, group and verification), and QUIC's own
+    instrumentation overhead (its datagram counter, clocks and records, on vs off)."""
+    print()
+    print("4. QUIC beside TCP: full handshakes per wall second, one connection at a time")
+    print_rounds(
+        TRANSPORT_LABELS, runs, lambda r: f"{r.rate:8.1f}", lambda rs: f"{pooled_rate(rs):8.1f}"
+    )
+    tcp, quic = pooled_rate(runs["tcp"]), pooled_rate(runs["quic"])
+    print(f"   ratio QUIC / TCP (both instrumented): {quic / tcp if tcp else float('nan'):.3f}")
+    latency = latency_ratio(runs["quic"], runs["quic_no_instrument"])
+    print(
+        f"   QUIC instrumented / --no-instrument: latency {latency:.4f} "
+        f"({(latency - 1) * 100:+.2f} %)"
+    )
+    print("   CPU per handshake, ms (client process / server process, all rounds):")
+    for key, label in TRANSPORT_LABELS.items():
+        client, server = cpu_per_handshake_ms(runs[key])
+        print(f"     {label:34} {client:7.3f} / {server:7.3f}")
 
 
 def report_instructions(ins: dict[str, float]) -> None:
