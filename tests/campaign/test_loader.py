@@ -141,6 +141,15 @@ def test_bundled_files_validate():
     assert {s.client_auth[-1] for s in lv if s.client_auth} == {"ML-DSA-44", "SLH-DSA-SHAKE-128f"}
     assert {s.network for s in lv} == {"loopback", "rtt50"}
     assert len({s.hierarchy for s in lv}) == 4
+    # Issue #14's hierarchies over TCP and QUIC, loopback and 50 ms RTT, each QUIC scenario
+    # with its TCP twin.
+    qs = load(REPO / "campaigns" / "quic.toml").scenarios
+    assert {s.transport for s in qs.values()} == {"tcp", "quic"}
+    assert {s.network for s in qs.values()} == {"loopback", "rtt50"}
+    assert {s.kex for s in qs.values()} == {"X25519MLKEM768"}
+    assert len({s.hierarchy for s in qs.values()}) == 6
+    assert any(s.served_chain == "full" and s.root_alg.startswith("SLH") for s in qs.values())
+    assert all(sid.replace("__quic", "") in qs for sid in qs if "__quic" in sid)
 
 
 BAD = [
