@@ -69,9 +69,6 @@ pub(crate) fn prepare(args: &ClientArgs) -> anyhow::Result<ClientContext> {
             bail!("--resume-ratio {ratio}: must be a probability from 0 to 1");
         }
     }
-    if args.tls.transport == Transport::Quic && (args.resume || args.resume_ratio.is_some()) {
-        bail!("--resume / --resume-ratio with --transport quic: resumption over QUIC is not supported yet");
-    }
     if let Some(cpus) = &args.cpus {
         crate::cpu::pin(cpus)?;
     }
@@ -86,7 +83,7 @@ pub(crate) struct Client<'a> {
     pub(super) timeout: Duration,
     /// The last completed connection's session, offered next time with `--resume` (or when
     /// the `--resume-ratio` draw says so).
-    session: Option<SslSession>,
+    pub(super) session: Option<SslSession>,
     /// The `--resume-ratio` draws, one per attempt.
     draws: Option<ChaCha8Rng>,
 }
@@ -169,7 +166,7 @@ impl<'a> Client<'a> {
 
     /// The SSL object for the next connection: SNI and the session to resume, if any; and
     /// whether a ticket is offered.
-    fn new_ssl(&mut self) -> anyhow::Result<(Ssl, bool)> {
+    pub(super) fn new_ssl(&mut self) -> anyhow::Result<(Ssl, bool)> {
         let mut ssl = Ssl::new(&self.ctx.ctx)?;
         // SNI carries host names only (RFC 6066); an IP address is checked but not sent.
         if self.args.servername.parse::<std::net::IpAddr>().is_err() {

@@ -99,7 +99,16 @@ pub fn server(args: &ServeArgs) -> anyhow::Result<ServerContext> {
     // store (the served-chain policy is the experiment's variable).
     builder.set_mode(SslMode::NO_AUTO_CHAIN);
     let served_chain = load_served_chain(&mut builder, &args.pki, args.chain)?;
-    let cert_compression = precompress(&mut builder, args.tls.cert_compression)?;
+    let cert_compression = if args.tls.transport == Transport::Quic {
+        // libssl compresses a chain by building a Certificate message on an SSL object of
+        // the context, which a QUIC server context cannot make: compress on a TLS context
+        // holding the same chain (the message is the same TLS 1.3 Certificate), install here.
+        let mut scratch = SslContextBuilder::new(SslMethod::tls_server())?;
+        load_served_chain(&mut scratch, &args.pki, args.chain)?;
+        precompress(&mut scratch, Some(&mut builder), args.tls.cert_compression)?
+    } else {
+        precompress(&mut builder, None, args.tls.cert_compression)?
+    };
     let client_auth = match &args.client_ca {
         Some(path) => Some(require_client_certificates(&mut builder, path)?),
         None => None,
@@ -353,8 +362,11 @@ fn require_client_certificates(
 /// `SSL_CTX_compress_certs` only walks the classic key slots and so silently skips ML-DSA and
 /// SLH-DSA certificates; compressing the current chain with `SSL_CTX_get1_compressed_cert`
 /// and installing it with `SSL_CTX_set1_compressed_cert` works for every key type.
+/// Compresses the chain of `builder`'s current certificate and installs the result in
+/// `target` (another context holding the same chain), or in `builder` itself.
 fn precompress(
     builder: &mut SslContextBuilder,
+    target: Option<&mut SslContextBuilder>,
     compression: Compression,
 ) -> anyhow::Result<CompressionSetup> {
     let Some(alg) = comp_alg(compression) else {
@@ -379,11 +391,10 @@ fn precompress(
         );
     }
     let installed = comp_len < orig_len;
+    let into = target.map_or(builder.as_ptr(), |t| t.as_ptr());
     let result = if installed {
         // SAFETY: `data` holds `comp_len` bytes; the call copies them.
-        unsafe {
-            ossl::SSL_CTX_set1_compressed_cert(builder.as_ptr(), alg, data, comp_len, orig_len)
-        }
+        unsafe { ossl::SSL_CTX_set1_compressed_cert(into, alg, data, comp_len, orig_len) }
     } else {
         1
     };

@@ -73,6 +73,8 @@ pub struct Tally {
     /// Client: the server's HANDSHAKE_DONE frame arrived (the handshake is confirmed; set by
     /// the callback `note_handshake_done` installs).
     handshake_done: Cell<bool>,
+    /// Client: a NewSessionTicket arrived (set by the same callback).
+    ticket_received: Cell<bool>,
     /// The last socket error a receive saw (ICMP port unreachable shows as ECONNREFUSED on a
     /// connected socket).
     last_error: Cell<Option<io::ErrorKind>>,
@@ -115,6 +117,10 @@ impl Tally {
 
     pub fn handshake_done(&self) -> bool {
         self.handshake_done.get()
+    }
+
+    pub fn ticket_received(&self) -> bool {
+        self.ticket_received.get()
     }
 
     pub fn last_error(&self) -> Option<io::ErrorKind> {
@@ -263,6 +269,10 @@ pub unsafe fn attach(bio: *mut BIO, tally: &Tally) {
 
 /// `HANDSHAKE_DONE` frame type (RFC 9000, Section 19.20).
 const FRAME_HANDSHAKE_DONE: u8 = 0x1e;
+/// `SSL3_RT_HANDSHAKE` (ssl3.h): the message callback's content type of a TLS handshake
+/// message, and the NewSessionTicket message type (RFC 8446, Section 4).
+const SSL3_RT_HANDSHAKE: c_int = 22;
+const HANDSHAKE_NEW_SESSION_TICKET: u8 = 4;
 
 /// Marks `tally.handshake_done` when the server's HANDSHAKE_DONE frame is received.
 ///
@@ -288,13 +298,18 @@ unsafe extern "C" fn on_frame(
     _ssl: *mut openssl_sys::SSL,
     arg: *mut std::ffi::c_void,
 ) {
-    if write_p != 0 || content_type != ossl::SSL3_RT_QUIC_FRAME_FULL || len == 0 || arg.is_null() {
+    if write_p != 0 || len == 0 || arg.is_null() {
         return;
     }
-    // SAFETY: `buf` holds `len` >= 1 bytes, starting at the frame type; `arg` is the tally
-    // `note_handshake_done` registered.
-    if *buf.cast::<u8>() == FRAME_HANDSHAKE_DONE {
-        (*arg.cast::<Tally>()).handshake_done.set(true);
+    // SAFETY: `buf` holds `len` >= 1 bytes (a QUIC frame from its type byte, or a TLS
+    // handshake message from its type byte); `arg` is the tally `note_handshake_done`
+    // registered.
+    let first = *buf.cast::<u8>();
+    let tally = &*arg.cast::<Tally>();
+    if content_type == ossl::SSL3_RT_QUIC_FRAME_FULL && first == FRAME_HANDSHAKE_DONE {
+        tally.handshake_done.set(true);
+    } else if content_type == SSL3_RT_HANDSHAKE && first == HANDSHAKE_NEW_SESSION_TICKET {
+        tally.ticket_received.set(true);
     }
 }
 

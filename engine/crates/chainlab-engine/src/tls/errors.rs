@@ -187,6 +187,29 @@ pub fn quic_failure(ssl: &SslRef, seen: QuicFailure<'_>, side: Side) -> Failure 
     classify(ssl, seen.code, None, seen.stack, side, &detail)
 }
 
+/// A QUIC client whose handshake completed and whose connection the server then closed
+/// (instead of confirming it with HANDSHAKE_DONE): with a client certificate sent, a TLS
+/// alert here is the server rejecting it.
+pub fn quic_closed_after_handshake(close: &QuicClose, client_cert: bool) -> Failure {
+    if close.transport && QUIC_CRYPTO_ERROR.contains(&close.error_code) {
+        let alert = alert_name((close.error_code - QUIC_CRYPTO_ERROR.start()) as libc::c_int);
+        if client_cert {
+            return Failure::new(
+                ErrorCategory::ClientCertRejected,
+                format!("the server rejected the client certificate: received alert {alert}"),
+            );
+        }
+        return Failure::new(ErrorCategory::TlsAlert, format!("received alert {alert}"));
+    }
+    Failure::new(
+        ErrorCategory::PeerClosed,
+        format!(
+            "the server closed the connection after the handshake: error 0x{:x} {:?}",
+            close.error_code, close.reason
+        ),
+    )
+}
+
 /// The verification result of the peer's chain, where this side verifies one.
 fn verification_failure(ssl: &SslRef, stack: Option<&ErrorStack>, side: Side) -> Option<Failure> {
     match side {

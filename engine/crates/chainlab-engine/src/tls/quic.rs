@@ -71,31 +71,33 @@ pub(crate) fn attempt(
     // SAFETY: clears this thread's error queue, so a failure reads only its own errors.
     unsafe { sys::ERR_clear_error() };
 
-    let start_unix_ns = unix_ns();
-    let cpu_start = instrument.then(ThreadCpu::now);
-    let start = Instant::now();
-    let deadline = start + client.timeout;
-    let socket = udp_socket(server);
-    let connect_end = Instant::now();
-    seen.connect_ns = ns_between(start, connect_end);
-    let socket = match socket {
+    // Before the span, as the TCP client's SSL object: the UDP socket (its connect() sends
+    // nothing) and the connection object with SNI, the session to resume and the counter.
+    let socket = match udp_socket(server) {
         Ok(socket) => socket,
         Err(e) => {
-            seen.cpu = cpu_start.map(|c| ThreadCpu::now().since(c));
             seen.failure = Some(errors::connect_failure(&e));
-            return Ok(client.record(seq, warmup, start_unix_ns, seen));
+            return Ok(client.record(seq, warmup, unix_ns(), seen));
         }
     };
-    let ssl = client_ssl(client, &socket, instrument.then_some(&*tally))?;
+    let (ssl, offered) = client.new_ssl()?;
+    seen.resume_offered = client.args.resume_ratio.map(|_| offered);
+    quic_client(&ssl, client, &socket, instrument.then_some(&*tally))?;
     let ptr = ssl.as_ptr();
     // SAFETY: `tally` outlives `ssl` (declared before it).
     unsafe { datagrams::note_handshake_done(ptr, &tally) };
     let fd = socket.as_raw_fd();
+
+    let start_unix_ns = unix_ns();
+    let cpu_start = instrument.then(ThreadCpu::now);
+    let start = Instant::now();
+    let deadline = start + client.timeout;
     // SAFETY (this and the calls below): `ptr` is the live QUIC connection object.
     let step = drive(ptr, fd, deadline, || unsafe { sys::SSL_connect(ptr) });
     let end = Instant::now();
     seen.cpu = cpu_start.map(|c| ThreadCpu::now().since(c));
-    seen.handshake_ns = Some(ns_between(connect_end, end));
+    seen.connect_ns = 0;
+    seen.handshake_ns = Some(ns_between(start, end));
     let at_handshake = tally.total();
     // End of the timed span.
 
@@ -104,12 +106,30 @@ pub(crate) fn attempt(
             // Wait for the server's HANDSHAKE_DONE (and what travels with it) before closing,
             // so the server sends nothing the client never reads: per connection, the bytes
             // one side sent are the bytes the other received.
-            await_handshake_done(ptr, fd, &tally);
-            close_rapidly(ptr, fd, instrument.then_some(&*tally));
+            let wants_ticket = client.args.resume || client.args.resume_ratio.is_some();
+            await_handshake_done(ptr, fd, &tally, wants_ticket);
+            // TLS 1.3 lets a server reject a client certificate only after the client's
+            // Finished: its CONNECTION_CLOSE then arrives instead of HANDSHAKE_DONE.
+            match close_info(ptr).filter(|c| !c.local) {
+                Some(close) => {
+                    seen.failure = Some(errors::quic_closed_after_handshake(
+                        &close,
+                        client.ctx.client_cert,
+                    ))
+                }
+                None => close_rapidly(ptr, fd, instrument.then_some(&*tally)),
+            }
+            if wants_ticket {
+                client.session = ssl.session().map(|s| s.to_owned());
+            }
             if instrument {
-                seen.resumed = Some(ssl.session_reused());
+                let resumed = ssl.session_reused();
+                seen.resumed = Some(resumed);
                 seen.sigalg = sigalg_name(&ssl, true);
-                seen.peer_chain = observed_chain(&ssl, false)?;
+                // A resumed handshake carries no Certificate message.
+                if !resumed {
+                    seen.peer_chain = observed_chain(&ssl, false)?;
+                }
             }
         }
         Step::Failed(code, stack) => {
@@ -166,17 +186,15 @@ fn udp_socket(server: SocketAddr) -> std::io::Result<UdpSocket> {
     Ok(socket)
 }
 
-/// The client's QUIC connection object over `socket`: SNI, the server's address, the
-/// datagram counter (when instrumented), non-blocking, no streams.
-fn client_ssl(
+/// Makes the client's connection object (SNI and session already set) a QUIC client over
+/// `socket`: the server's address, the datagram counter (when instrumented), non-blocking,
+/// no streams.
+fn quic_client(
+    ssl: &SslRef,
     client: &Client<'_>,
     socket: &UdpSocket,
     tally: Option<&Tally>,
-) -> anyhow::Result<Ssl> {
-    let mut ssl = Ssl::new(&client.ctx.ctx)?;
-    if client.args.servername.parse::<std::net::IpAddr>().is_err() {
-        ssl.set_hostname(&client.args.servername)?;
-    }
+) -> anyhow::Result<()> {
     let peer = BioAddr::new(client.args.connect)?;
     // SAFETY: `ssl` is a fresh QUIC connection object; the BIO is handed to it (one
     // reference for both directions) and freed with it; the socket outlives it (BIO_NOCLOSE).
@@ -190,17 +208,18 @@ fn client_ssl(
             bail!("cannot set up the QUIC connection: {}", ErrorStack::get());
         }
     }
-    Ok(ssl)
+    Ok(())
 }
 
-/// Ticks the client's connection until the server's HANDSHAKE_DONE arrived (bounded by
-/// `CLOSE_TIMEOUT`).
-fn await_handshake_done(ssl: *mut sys::SSL, fd: RawFd, tally: &Tally) {
+/// Ticks the client's connection until the server's HANDSHAKE_DONE arrived, and with
+/// `ticket` a NewSessionTicket too, or the connection closed (bounded by `CLOSE_TIMEOUT`).
+fn await_handshake_done(ssl: *mut sys::SSL, fd: RawFd, tally: &Tally, ticket: bool) {
     let deadline = Instant::now() + CLOSE_TIMEOUT;
     loop {
         // SAFETY: live QUIC connection object.
         unsafe { sys::SSL_handle_events(ssl) };
-        if tally.handshake_done() || Instant::now() >= deadline {
+        let done = tally.handshake_done() && (!ticket || tally.ticket_received());
+        if done || close_info(ssl).is_some() || Instant::now() >= deadline {
             return;
         }
         wait(ssl, fd, deadline);
@@ -271,7 +290,15 @@ pub fn serve(args: &ServeArgs, server: &ServerContext) -> anyhow::Result<()> {
     let finished = AtomicBool::new(false);
     let result = std::thread::scope(|scope| {
         let listener = scope.spawn(|| {
-            let result = listen(args, &server.ctx, &socket, records.as_ref(), &stop);
+            let client_auth = server.client_auth.is_some();
+            let result = listen(
+                args,
+                &server.ctx,
+                client_auth,
+                &socket,
+                records.as_ref(),
+                &stop,
+            );
             finished.store(true, Ordering::SeqCst);
             result
         });
@@ -291,6 +318,7 @@ pub fn serve(args: &ServeArgs, server: &ServerContext) -> anyhow::Result<()> {
 fn listen(
     args: &ServeArgs,
     ctx: &SslContext,
+    client_auth: bool,
     socket: &UdpSocket,
     records: Option<&Mutex<RecordWriter>>,
     stop: &AtomicBool,
@@ -334,7 +362,15 @@ fn listen(
         }
         // SAFETY: owned connection object (freed when dropped).
         let conn = unsafe { Ssl::from_ptr(conn) };
-        let record = serve_connection(&conn, fd, seq, &tally, io_timeout, stop, instrument)?;
+        let each = Each {
+            fd,
+            tally: &tally,
+            io_timeout,
+            stop,
+            side: Side::Server { client_auth },
+            instrument,
+        };
+        let record = serve_connection(&conn, seq, &each)?;
         seq += 1;
         if let (Some(records), Some(record)) = (records, record) {
             records
@@ -345,16 +381,30 @@ fn listen(
     }
 }
 
+/// What every connection of the listener shares.
+struct Each<'a> {
+    fd: RawFd,
+    tally: &'a Tally,
+    io_timeout: Duration,
+    stop: &'a AtomicBool,
+    side: Side,
+    instrument: bool,
+}
+
 /// One connection from its first datagram to the client's CONNECTION_CLOSE.
 fn serve_connection(
     conn: &SslRef,
-    fd: RawFd,
     seq: u64,
-    tally: &Tally,
-    io_timeout: Duration,
-    stop: &AtomicBool,
-    instrument: bool,
+    each: &Each<'_>,
 ) -> anyhow::Result<Option<ServerRecord>> {
+    let Each {
+        fd,
+        tally,
+        io_timeout,
+        stop,
+        side,
+        instrument,
+    } = *each;
     let ptr = conn.as_ptr();
     // SAFETY: clears this thread's error queue before the connection's own calls.
     unsafe { sys::ERR_clear_error() };
@@ -384,7 +434,6 @@ fn serve_connection(
     let cpu = first.cpu.map(|start| ThreadCpu::now().since(start));
     let at_handshake = peer.map(|p| tally.counts(p)).unwrap_or_default();
 
-    let side = Side::Server { client_auth: false };
     let (failure, peer_close_notify) = match step {
         Step::Done => {
             let close = await_close(ptr, fd, Instant::now() + io_timeout, stop);
@@ -453,7 +502,11 @@ fn serve_connection(
         group: group_name(conn),
         sigalg: sigalg_name(conn, false),
         resumed: failure.is_none().then(|| conn.session_reused()),
-        peer_chain: None,
+        // Mutual TLS: the client's chain as this server saw it (absent without).
+        peer_chain: match side {
+            Side::Server { client_auth: true } => Some(observed_chain(conn, true)?),
+            _ => None,
+        },
         outcome: if failure.is_none() {
             Outcome::Ok
         } else {
