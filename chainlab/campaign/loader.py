@@ -47,7 +47,6 @@ from chainlab.campaign.fields import (
 )
 from chainlab.campaign.matrix import MATRIX_AXES, WHERE_KEYS, matches
 from chainlab.campaign.model import (
-    DEFAULT_HANDSHAKE_MODE,
     Campaign,
     NetworkProfile,
     PrimitivesPlan,
@@ -747,23 +746,18 @@ class _Validator:
         never found failing at run time (docs/engine-records.md, "QUIC")."""
         if parts["transport"] != "quic":
             return
-        unsupported = []
-        if parts["handshake_mode"] != DEFAULT_HANDSHAKE_MODE:
-            unsupported.append(
-                f"handshake_mode {parts['handshake_mode']!r} (resumption over QUIC is not "
-                "supported yet; allowed: 'full')"
-            )
         if parts["target"] is not None:
-            unsupported.append(f"target {parts['target']!r} (targets are probed over TCP)")
-        if parts["client_auth"]:
-            unsupported.append("a client certificate (mutual TLS over QUIC is not supported yet)")
-        if load is not None:
-            unsupported.append("[load] steps (the load generator runs over TCP only)")
-        for what in unsupported:
             self.bad(
                 "matrix",
-                f"scenario {sid}: transport 'quic' with {what}; exclude the combination, e.g. "
-                'exclude = [{ transport = "quic", handshake_mode = ["resumed"] }]',
+                f"scenario {sid}: transport 'quic' with target {parts['target']!r}: targets are "
+                "probed over TCP; allowed: transport 'tcp' for targets (exclude = [{ transport "
+                f'= "quic", target = "{parts["target"]}" }}])',
+            )
+        if load is not None:
+            self.bad(
+                "load",
+                f"scenario {sid}: transport 'quic' with [load]: the load generator runs over TCP "
+                "only; allowed: QUIC scenarios in a campaign file without [load]",
             )
 
     def check_anchor(self, sid: str, parts: dict) -> None:

@@ -464,14 +464,22 @@ def test_a_transport_axis_gives_quic_scenarios_and_refuses_what_quic_cannot_do(t
     assert q.transport == "quic" and q.params()["transport"] == "quic"
     tcp = c.scenarios["x25519__ml_root__ml_leaf"]
     assert tcp.transport == "tcp" and "transport" not in tcp.params()
-    resumed = text.replace(
-        'transport = ["tcp", "quic"]', 'transport = ["tcp", "quic"]\nhandshake_mode = ["resumed"]'
+    # Resumption, compression and client certificates run over QUIC too.
+    levers = text.replace(
+        'transport = ["tcp", "quic"]',
+        'transport = ["tcp", "quic"]\nhandshake_mode = ["full", "resumed"]\n'
+        'cert_compression = ["none", "zlib"]\nclient_auth = ["none", ["ml", "ml"]]',
     )
+    assert (
+        "x25519__ml_root__ml_leaf__resumed__zlib__client_ml_ml__quic"
+        in load(write(tmp_path, levers, "levers.toml")).scenarios
+    )
+    with_load = text + "\n[load]\nfractions = [0.5]\nstep_s = 2\n"
     with pytest.raises(CampaignError) as e:
-        load(write(tmp_path, resumed, "resumed.toml"))
+        load(write(tmp_path, with_load, "load.toml"))
     msg = str(e.value)
-    assert "x25519__ml_root__ml_leaf__resumed__quic: transport 'quic' with handshake_mode" in msg
-    assert "allowed: 'full'" in msg and 'exclude = [{ transport = "quic"' in msg
+    assert "x25519__ml_root__ml_leaf__quic: transport 'quic' with [load]" in msg
+    assert "allowed: QUIC scenarios in a campaign file without [load]" in msg
     with pytest.raises(CampaignError) as e:
         load(write(tmp_path, text.replace('"tcp", "quic"', '"udp"'), "udp.toml"))
     assert "matrix.q.transport[0]: bad value 'udp'; allowed: tcp, quic" in str(e.value)

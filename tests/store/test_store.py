@@ -324,4 +324,3 @@ def test_a_version_4_store_is_upgraded_to_transports_and_datagrams(tmp_path):
         assert set(st.scenarios["transport"]) == {"tcp"}
         assert st.samples["flight_datagrams"].isna().all()
         assert st.samples["datagrams_read"].isna().all()
-
