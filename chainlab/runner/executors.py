@@ -8,9 +8,11 @@
   the task returns the scenario's rows to the driver, which stays the only writer of the
   store (one transaction per scenario, as locally). A worker whose engine build differs from
   the driver's is refused before any scenario is sent to it. A worker lost mid-scenario gives
-  a failed scenario with cause `worker_lost`, never a silent rerun: the scheduler is told to
-  allow no retries for the run, and a task that finds its scenario already started (a
-  scheduler that retried anyway) refuses to run it again; `--resume` runs it again. Ctrl-C
+  a failed scenario with cause `worker_lost`, never a silent rerun: a task that finds its
+  scenario already started (the scheduler retrying it after its worker died) refuses to run
+  it again; `--resume` runs it again. Scenarios only queued on the lost worker (Dask sends a
+  worker more tasks than its `host` resource lets it run at once) never started, and run on
+  another worker as if nothing happened. Ctrl-C
   cancels the tasks and sets a cluster event that the running scenarios poll between their
   engine's progress reads, so their engine processes stop.
 
@@ -317,8 +319,6 @@ class DaskExecutor:
             client.close()
 
     def _run(self, client, Event, as_completed, ctx, todo, finish) -> None:
-        # No retries of a task whose worker died, whatever the scheduler was started with.
-        client.run_on_scheduler(_no_retries)
         build = engine_build()
         workers = self.usable_workers(client, build, ctx.progress)
         stop_name = f"chainlab-stop-{ctx.run_id}"
@@ -466,10 +466,6 @@ class DaskExecutor:
                 f"no worker runs the driver's engine build ({describe_build(build)})"
             )
         return ok
-
-
-def _no_retries(dask_scheduler=None) -> None:
-    dask_scheduler.allowed_failures = 0
 
 
 def executor(cluster: str | None, order: str, placement: str = "whole"):
