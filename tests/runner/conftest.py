@@ -1,3 +1,4 @@
+import os
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,19 @@ def pki_cache(tmp_path_factory):
     d = tmp_path_factory.mktemp("pki-cache")
     with environment("CHAINLAB_PKI_CACHE", str(d)):
         yield d
+
+
+@pytest.fixture
+def netns_root():
+    """Skip unless this process may create network namespaces and the forwarder is built."""
+    if os.geteuid() != 0:
+        pytest.skip("network namespaces need root")
+    try:
+        from chainlab.network.link import forwarder_path
+
+        forwarder_path()
+    except (ImportError, ChainlabError) as e:
+        pytest.skip(f"emulated link not available: {e}")
 
 
 def engine_processes(marker: str) -> list[str]:

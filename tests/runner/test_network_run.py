@@ -15,7 +15,6 @@ import pytest
 
 import chainlab
 from chainlab.campaign import load
-from chainlab.errors import ChainlabError
 from chainlab.network import namespaces
 from chainlab.runner.campaign import RunOptions, run
 from chainlab.runner.scenario import ScenarioExecution
@@ -23,19 +22,6 @@ from chainlab.runner.scenario import ScenarioExecution
 from .conftest import REPO, engine_processes
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def netns_root():
-    """Skip unless this process may create network namespaces and the forwarder is built."""
-    if os.geteuid() != 0:
-        pytest.skip("network namespaces need root")
-    try:
-        from chainlab.network.link import forwarder_path
-
-        forwarder_path()
-    except (ImportError, ChainlabError) as e:
-        pytest.skip(f"emulated link not available: {e}")
 
 
 def unique_profile(prefix: str) -> str:

@@ -2,14 +2,12 @@
 emulated 50 ms RTT link, where the anti-amplification limit shows as round trips."""
 
 import math
-import os
 
 import pytest
 
 import chainlab
 from chainlab.analysis.analyze import analyze
 from chainlab.campaign import load
-from chainlab.errors import ChainlabError
 from chainlab.runner.campaign import RunOptions, run
 
 from .conftest import engine_processes
@@ -17,18 +15,6 @@ from .conftest import engine_processes
 pytestmark = pytest.mark.slow
 
 RTT_MS = 50.0
-
-
-@pytest.fixture
-def netns_root():
-    if os.geteuid() != 0:
-        pytest.skip("network namespaces need root")
-    try:
-        from chainlab.network.link import forwarder_path
-
-        forwarder_path()
-    except (ImportError, ChainlabError) as e:
-        pytest.skip(f"emulated link not available: {e}")
 
 
 def medians_ms(store) -> dict[str, float]:
