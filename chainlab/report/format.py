@@ -74,3 +74,16 @@ def yes_no(x) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "n/a"
     return "yes" if bool(x) else "no"
+
+
+def round_trips(r: dict) -> str:
+    """A pair's round trips, the scenario's then its twin's (the model's), with the
+    measured ones in brackets where an emulated profile gave them: "2 vs 3 (2.04 vs 3.01)"."""
+
+    def whole(x) -> str:
+        return f"{int(x)}" if _finite(x) else "n/a"
+
+    text = f"{whole(r['round_trips'])} vs {whole(r['twin_round_trips'])}"
+    if _finite(r["observed_round_trips"]):
+        text += f" ({r['observed_round_trips']:.2f} vs {r['twin_observed_round_trips']:.2f})"
+    return text

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from chainlab.analysis.intermediates import REFERENCE_POLICY
+from chainlab.report import format as f
 from chainlab.report.builder import Builder, ci, codes, ints, nums
 from chainlab.report.document import Section
 
@@ -50,7 +51,7 @@ def build(b: Builder) -> Section | None:
         ("chain B", ints(p["chain_bytes"])),
         ("vs B", ints(p["twin_chain_bytes"])),
         ("read less B", ints(p["read_saving_bytes"])),
-        ("round trips", [_trips(r) for r in p.to_dict("records")]),
+        ("round trips", [f.round_trips(r) for r in p.to_dict("records")]),
         ("round trips basis", list(p["round_trips_basis"])),
         ("projected ms", nums(p["projected_ms"], 1)),
         ("vs ms", nums(p["twin_projected_ms"], 1)),
@@ -72,14 +73,3 @@ def build(b: Builder) -> Section | None:
         )
     )
     return s
-
-
-def _trips(r: dict) -> str:
-    text = f"{_n(r['round_trips'])} vs {_n(r['twin_round_trips'])}"
-    if r["observed_round_trips"] == r["observed_round_trips"]:
-        text += f" ({r['observed_round_trips']:.2f} vs {r['twin_observed_round_trips']:.2f})"
-    return text
-
-
-def _n(x) -> str:
-    return f"{int(x)}" if x == x else "n/a"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from chainlab.report import format as f
 from chainlab.report.builder import Builder, ci, codes, ints, nums
 from chainlab.report.document import Section
 
@@ -39,7 +40,7 @@ def build(b: Builder) -> Section | None:
         ("TCP written B", ints(p["twin_bytes_written"])),
         ("datagrams in/out", [_pair(r) for r in p.to_dict("records")]),
         ("flight datagrams", [_flight(r) for r in p.to_dict("records")]),
-        ("round trips QUIC vs TCP", [_trips(r) for r in p.to_dict("records")]),
+        ("round trips QUIC vs TCP", [f.round_trips(r) for r in p.to_dict("records")]),
         ("round trips basis", list(p["round_trips_basis"])),
         ("projected QUIC ms", nums(p["projected_ms"], 1)),
         ("projected TCP ms", nums(p["twin_projected_ms"], 1)),
@@ -72,14 +73,3 @@ def _flight(r: dict) -> str:
         f"{r['flight_datagrams']:.1f} ({int(r['flight_datagrams_min'])}-"
         f"{int(r['flight_datagrams_max'])})"
     )
-
-
-def _trips(r: dict) -> str:
-    text = f"{_n(r['round_trips'])} vs {_n(r['twin_round_trips'])}"
-    if r["observed_round_trips"] == r["observed_round_trips"]:
-        text += f" ({r['observed_round_trips']:.2f} vs {r['twin_observed_round_trips']:.2f})"
-    return text
-
-
-def _n(x) -> str:
-    return f"{int(x)}" if x == x else "n/a"
