@@ -17,9 +17,13 @@ import pandas as pd
 from chainlab.campaign.matrix import MATRIX_AXES
 from chainlab.stats import log_interval, z_value
 
-# Everything that identifies a scenario in the summary: the campaign's axes (the hierarchy
-# by its label; a target is never in the lab's summary).
-IDENTITY = tuple(a for a in MATRIX_AXES if a != "target")
+# Everything that identifies a scenario in the summary: the campaign's axes, the hierarchy by
+# its algorithm at each position (its label names families only: ML-DSA-44 and ML-DSA-65
+# read alike), a target never (targets are not in the lab's summary).
+POSITIONS = ("depth", "root_alg", "int1_alg", "int2_alg", "leaf_alg")
+IDENTITY = tuple(
+    p for a in MATRIX_AXES if a != "target" for p in (POSITIONS if a == "hierarchy" else (a,))
+)
 
 
 def pairs(summary: pd.DataFrame, axis: str, reference: str) -> list[tuple[dict, dict]]:
@@ -29,10 +33,15 @@ def pairs(summary: pd.DataFrame, axis: str, reference: str) -> list[tuple[dict, 
         return []
     ok = summary[summary["status"] == "ok"]
     others = [k for k in IDENTITY if k != axis and k in ok]
-    twins = {tuple(r[k] for k in others): r for r in ok[ok[axis] == reference].to_dict("records")}
+
+    def key(r: dict) -> tuple:
+        # Missing positions (a depth-2 chain has no intermediate) are NaN: equal as None.
+        return tuple(None if pd.isna(r[k]) else r[k] for k in others)
+
+    twins = {key(r): r for r in ok[ok[axis] == reference].to_dict("records")}
     out = []
     for r in ok[ok[axis] != reference].to_dict("records"):
-        twin = twins.get(tuple(r[k] for k in others))
+        twin = twins.get(key(r))
         if twin is not None:
             out.append((r, twin))
     return out

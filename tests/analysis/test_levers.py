@@ -100,3 +100,39 @@ def test_scenarios_on_different_machine_types_are_flagged(make_store):
     assert "2 machine types" in meta["warning"]
     assert a.pairs["machines_differ"].all()
     assert set(a.summary["host"]) == {"tcp://h2:1", "tcp://h16:1"}
+
+
+def test_twins_are_found_by_algorithm_not_by_hierarchy_label():
+    """ML-DSA-44 and ML-DSA-65 chains share the label 'ML root / ML leaf': each scenario
+    must still meet the twin with its own algorithms."""
+    import pandas as pd
+
+    from chainlab.analysis import twins
+
+    rows = []
+    for alg in ("ML-DSA-44", "ML-DSA-65"):
+        for transport in ("tcp", "quic"):
+            rows.append(
+                {
+                    "scenario_id": f"{alg}-{transport}",
+                    "status": "ok",
+                    "kex": "X25519MLKEM768",
+                    "hierarchy": "ML root / ML leaf",
+                    "depth": 2,
+                    "root_alg": alg,
+                    "int1_alg": math.nan,
+                    "int2_alg": math.nan,
+                    "leaf_alg": alg,
+                    "served_chain": "leaf+intermediates",
+                    "handshake_mode": "full",
+                    "cert_compression": "none",
+                    "client_auth": "none",
+                    "transport": transport,
+                    "network": "loopback",
+                }
+            )
+    found = twins.pairs(pd.DataFrame(rows), "transport", "tcp")
+    assert {(a["scenario_id"], b["scenario_id"]) for a, b in found} == {
+        ("ML-DSA-44-quic", "ML-DSA-44-tcp"),
+        ("ML-DSA-65-quic", "ML-DSA-65-tcp"),
+    }
