@@ -48,7 +48,8 @@ def per_scenario(summary: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     ok["ratio"] = [resumption_ratio(m) for m in ok["handshake_mode"]]
     z = z_value(level)
     rows = []
-    for _key, g in ok.groupby(list(LINE_KEYS), sort=False):
+    # dropna=False: a depth-2 chain has no intermediates (NaN), and is a line all the same.
+    for _key, g in ok.groupby(list(LINE_KEYS), sort=False, dropna=False):
         ends = {r["ratio"]: r for r in g.to_dict("records") if r["ratio"] in (0.0, 1.0)}
         if len(ends) < 2 or not ((g["ratio"] > 0) & (g["ratio"] < 1)).any():
             continue
