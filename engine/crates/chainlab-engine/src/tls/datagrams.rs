@@ -25,10 +25,18 @@ use crate::ossl;
 /// ones from unknown peers. Shorter datagrams from unknown peers open no tally either.
 pub const MIN_INITIAL_DATAGRAM: usize = 1200;
 
-/// How long datagrams from a finished connection's address are still taken as that
-/// connection's stragglers (a retransmitted CONNECTION_CLOSE) rather than a new client
-/// reusing the port. Ephemeral ports are drawn from ~28,000; reuse within 2 s is negligible.
+/// How long a finished connection's address is remembered, so that its stragglers (a
+/// retransmitted CONNECTION_CLOSE) are not counted. A new client on the same address (the
+/// kernel reuses ephemeral ports: under open-loop load, hundreds of sockets a second, a
+/// port comes back within seconds) is told apart by its first datagram, an Initial packet.
 const STRAGGLER_WINDOW: Duration = Duration::from_secs(2);
+
+/// Whether a datagram starts with a QUIC v1 Initial packet: long header (0x80), fixed bit
+/// (0x40), packet type 0 (bits 0x30), RFC 9000 Section 17.2.2. A client sends Initial
+/// packets only at the start of its connection.
+fn is_initial(first_byte: u8) -> bool {
+    first_byte & 0xf0 == 0xc0
+}
 
 /// Datagrams and their UDP payload bytes, each way.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -131,8 +139,13 @@ impl Tally {
         self.inner.borrow().total()
     }
 
-    pub fn claim_newest(&self) -> Option<(SocketAddr, FirstRead)> {
-        self.inner.borrow_mut().claim_newest()
+    pub fn claim_oldest(&self) -> Option<(SocketAddr, FirstRead)> {
+        self.inner.borrow_mut().claim_oldest()
+    }
+
+    /// Peers that sent an Initial and were not handed to a connection yet.
+    pub fn pending(&self) -> usize {
+        self.inner.borrow().pending()
     }
 
     pub fn counts(&self, addr: SocketAddr) -> DatagramCounts {
@@ -159,17 +172,24 @@ impl Inner {
             })
     }
 
-    /// A server's new connection: the newest peer not yet handed to a connection. The
-    /// server handles one connection at a time and accepts it right after its first
-    /// Initial, so the newest unclaimed peer is that connection's client.
-    fn claim_newest(&mut self) -> Option<(SocketAddr, FirstRead)> {
+    /// A server's new connection: the oldest peer not yet handed to a connection. OpenSSL's
+    /// listener queues connections in the order their first Initial arrived, and the server
+    /// accepts them in that order.
+    fn claim_oldest(&mut self) -> Option<(SocketAddr, FirstRead)> {
         let (addr, peer) = self
             .peers
             .iter_mut()
             .filter(|(addr, p)| addr.is_some() && !p.claimed && p.finished.is_none())
-            .max_by_key(|(_, p)| p.order)?;
+            .min_by_key(|(_, p)| p.order)?;
         peer.claimed = true;
         Some(((*addr)?, peer.first_read))
+    }
+
+    fn pending(&self) -> usize {
+        self.peers
+            .iter()
+            .filter(|(addr, p)| addr.is_some() && !p.claimed && p.finished.is_none())
+            .count()
     }
 
     fn counts(&self, addr: SocketAddr) -> DatagramCounts {
@@ -193,18 +213,21 @@ impl Inner {
         });
     }
 
-    fn read(&mut self, peer: Option<SocketAddr>, len: usize) {
+    fn read(&mut self, peer: Option<SocketAddr>, len: usize, first_byte: u8) {
         let peer = peer.filter(|_| !self.single_peer);
         let now = Instant::now();
+        let opens = peer.is_some() && len >= MIN_INITIAL_DATAGRAM && is_initial(first_byte);
         let stale = self.peers.get(&peer).is_some_and(|p| {
-            p.finished
-                .is_some_and(|at| now.duration_since(at) >= STRAGGLER_WINDOW)
+            p.finished.is_some_and(|at| {
+                // A new connection from a reused address, or the old one long gone.
+                opens || now.duration_since(at) >= STRAGGLER_WINDOW
+            })
         });
         if stale {
             self.peers.remove(&peer);
         }
         if !self.peers.contains_key(&peer) {
-            if peer.is_some() && len < MIN_INITIAL_DATAGRAM {
+            if peer.is_some() && !opens {
                 return; // cannot open a connection: not one of ours to count
             }
             let first_read = FirstRead {
@@ -361,7 +384,12 @@ unsafe extern "C" fn count_datagrams(
         let msg = &*(args.msg.cast::<u8>().add(i * args.stride)).cast::<BIO_MSG>();
         let peer = socket_addr(msg.peer);
         if is_recv {
-            inner.read(peer, msg.data_len);
+            let first = if msg.data.is_null() || msg.data_len == 0 {
+                0
+            } else {
+                *msg.data.cast::<u8>()
+            };
+            inner.read(peer, msg.data_len, first);
         } else {
             inner.written(peer, msg.data_len);
         }
@@ -437,6 +465,10 @@ impl Drop for BioAddr {
 mod tests {
     use super::*;
 
+    /// First bytes of a datagram: a long-header Initial packet, and a short-header one.
+    const INITIAL: u8 = 0xc3;
+    const SHORT: u8 = 0x43;
+
     fn addr(port: u16) -> Option<SocketAddr> {
         Some(SocketAddr::from(([127, 0, 0, 1], port)))
     }
@@ -444,12 +476,12 @@ mod tests {
     #[test]
     fn a_peer_opens_with_an_initial_sized_datagram_only() {
         let mut t = Inner::default();
-        t.read(addr(1), 100);
-        assert!(t.claim_newest().is_none(), "a short datagram opens nothing");
-        t.read(addr(1), 1200);
+        t.read(addr(1), 100, INITIAL);
+        assert!(t.claim_oldest().is_none(), "a short datagram opens nothing");
+        t.read(addr(1), 1200, INITIAL);
         t.written(addr(1), 3000);
-        t.read(addr(1), 100);
-        let (peer, _) = t.claim_newest().expect("claimed");
+        t.read(addr(1), 100, INITIAL);
+        let (peer, _) = t.claim_oldest().expect("claimed");
         assert_eq!(Some(peer), addr(1));
         let c = t.counts(peer);
         assert_eq!((c.bytes_read, c.datagrams_read), (1300, 2));
@@ -458,16 +490,24 @@ mod tests {
     }
 
     #[test]
-    fn the_newest_unclaimed_peer_is_claimed_and_stragglers_are_not_counted() {
+    fn peers_are_claimed_in_arrival_order_and_stragglers_are_not_counted() {
         let mut t = Inner::default();
-        t.read(addr(1), 1200);
-        let (first, _) = t.claim_newest().unwrap();
-        t.read(addr(2), 1250);
-        assert!(t.claim_newest().is_some_and(|(a, _)| Some(a) == addr(2)));
+        t.read(addr(1), 1200, INITIAL);
+        t.read(addr(2), 1250, INITIAL);
+        assert_eq!(t.pending(), 2);
+        let (first, _) = t.claim_oldest().unwrap();
+        assert_eq!(Some(first), addr(1));
+        assert!(t.claim_oldest().is_some_and(|(a, _)| Some(a) == addr(2)));
+        assert_eq!(t.pending(), 0);
         t.finish(first);
-        t.read(addr(1), 1200); // a straggler of the finished connection
+        t.read(addr(1), 1200, SHORT); // a straggler of the finished connection
         assert_eq!(t.counts(first).datagrams_read, 1);
-        assert!(t.claim_newest().is_none());
+        assert!(t.claim_oldest().is_none());
+        // A new client that got the same port: its Initial opens a new tally.
+        t.read(addr(1), 1200, INITIAL);
+        assert_eq!(t.pending(), 1);
+        assert_eq!(t.claim_oldest().map(|(a, _)| Some(a)), Some(addr(1)));
+        assert_eq!(t.counts(first).datagrams_read, 1);
     }
 
     #[test]
@@ -477,10 +517,10 @@ mod tests {
             ..Inner::default()
         };
         t.written(addr(9), 1200);
-        t.read(None, 1200);
-        t.read(addr(9), 1200);
+        t.read(None, 1200, SHORT);
+        t.read(addr(9), 1200, SHORT);
         t.written(None, 1200);
-        t.read(addr(9), 40);
+        t.read(addr(9), 40, SHORT);
         let c = t.total();
         assert_eq!((c.datagrams_written, c.datagrams_read), (2, 3));
         assert_eq!(c.written_before_last_read, 2);

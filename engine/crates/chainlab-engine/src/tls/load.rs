@@ -49,9 +49,6 @@ struct Job {
 }
 
 pub fn run(args: &LoadArgs) -> anyhow::Result<()> {
-    if args.client.tls.transport != crate::cli::Transport::Tcp {
-        bail!("load --transport quic: the load generator runs over TCP only (QUIC: `handshake`)");
-    }
     let offsets = schedule(args)?;
     if args.max_in_flight == 0 || args.max_in_flight > MAX_IN_FLIGHT {
         bail!(

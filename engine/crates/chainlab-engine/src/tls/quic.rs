@@ -314,7 +314,9 @@ pub fn serve(args: &ServeArgs, server: &ServerContext) -> anyhow::Result<()> {
     result
 }
 
-/// The listener loop: accept, serve, record, until stopped or `--max-connections`.
+/// The listener loop: accept every queued connection, advance each one in flight, record each
+/// when it ends; until stopped (in-flight connections get `STOP_GRACE` to finish) or
+/// `--max-connections` connections have been served.
 fn listen(
     args: &ServeArgs,
     ctx: &SslContext,
@@ -343,206 +345,311 @@ fn listen(
         }
         listener
     };
-    let io_timeout = Duration::from_millis(args.io_timeout_ms);
-    let mut seq = 0u64;
+    let each = Each {
+        tally: &tally,
+        io_timeout: Duration::from_millis(args.io_timeout_ms),
+        side: Side::Server { client_auth },
+        instrument,
+    };
+    let mut accepted = 0u64;
+    let mut live: Vec<Live> = Vec::new();
+    let mut stopping_since: Option<Instant> = None;
     loop {
-        if stop.load(Ordering::SeqCst) || args.max_connections.is_some_and(|max| seq >= max) {
+        if stop.load(Ordering::SeqCst) {
+            stopping_since.get_or_insert_with(Instant::now);
+        }
+        let room = |n: u64| args.max_connections.is_none_or(|max| n < max);
+        if (stopping_since.is_some() || !room(accepted)) && live.is_empty() {
             return Ok(());
         }
-        // SAFETY: live listener; a non-null result is a connection object we now own.
-        let conn = unsafe {
-            crate::ossl::SSL_accept_connection(
-                listener.as_ptr(),
-                crate::ossl::SSL_ACCEPT_CONNECTION_NO_BLOCK,
-            )
-        };
-        if conn.is_null() {
-            wait(listener.as_ptr(), fd, Instant::now() + POLL_INTERVAL);
-            continue;
+        let mut progressed = false;
+        while stopping_since.is_none() && room(accepted) {
+            // SAFETY: live listener; a non-null result is a connection object we now own.
+            let conn = unsafe {
+                crate::ossl::SSL_accept_connection(
+                    listener.as_ptr(),
+                    crate::ossl::SSL_ACCEPT_CONNECTION_NO_BLOCK,
+                )
+            };
+            if conn.is_null() {
+                break;
+            }
+            // SAFETY: owned connection object (freed when dropped).
+            let conn = unsafe { Ssl::from_ptr(conn) };
+            live.push(Live::new(conn, accepted, &each));
+            accepted += 1;
+            progressed = true;
         }
-        // SAFETY: owned connection object (freed when dropped).
-        let conn = unsafe { Ssl::from_ptr(conn) };
-        let each = Each {
-            fd,
-            tally: &tally,
-            io_timeout,
-            stop,
-            side: Side::Server { client_auth },
-            instrument,
-        };
-        let record = serve_connection(&conn, seq, &each)?;
-        seq += 1;
-        if let (Some(records), Some(record)) = (records, record) {
-            records
-                .lock()
-                .map_err(|_| anyhow!("records writer poisoned"))?
-                .write(&record)?;
+        let live_count = live.len();
+        // Where spans overlap, the thread's CPU can no longer be told apart: a handshake's
+        // CPU is its own while no other connection is handshaking (one that is closing only
+        // reads a CONNECTION_CLOSE), a connection's while no other is in flight at all.
+        let handshaking = live.iter().filter(|l| l.handshaking()).count();
+        for l in live.iter_mut() {
+            if handshaking > 1 && l.handshaking() {
+                l.handshake_alone = false;
+            }
+            if live_count > 1 {
+                l.alone = false;
+            }
+        }
+        let cut = stopping_since.is_some_and(|t| t.elapsed() >= super::server::STOP_GRACE);
+        let mut i = 0;
+        while i < live.len() {
+            if !live[i].advance(&each, cut) {
+                i += 1;
+                continue;
+            }
+            progressed = true;
+            let record = live.remove(i).finish(&each)?;
+            if let (Some(records), Some(record)) = (records, record) {
+                records
+                    .lock()
+                    .map_err(|_| anyhow!("records writer poisoned"))?
+                    .write(&record)?;
+            }
+        }
+        if !progressed {
+            let next = live
+                .iter()
+                .map(|l| l.deadline)
+                .min()
+                .unwrap_or_else(|| Instant::now() + POLL_INTERVAL)
+                .min(Instant::now() + POLL_INTERVAL);
+            wait(listener.as_ptr(), fd, next);
         }
     }
 }
 
 /// What every connection of the listener shares.
 struct Each<'a> {
-    fd: RawFd,
     tally: &'a Tally,
     io_timeout: Duration,
-    stop: &'a AtomicBool,
     side: Side,
     instrument: bool,
 }
 
-/// One connection from its first datagram to the client's CONNECTION_CLOSE.
-fn serve_connection(
-    conn: &SslRef,
-    seq: u64,
-    each: &Each<'_>,
-) -> anyhow::Result<Option<ServerRecord>> {
-    let Each {
-        fd,
-        tally,
-        io_timeout,
-        stop,
-        side,
-        instrument,
-    } = *each;
-    let ptr = conn.as_ptr();
-    // SAFETY: clears this thread's error queue before the connection's own calls.
-    unsafe { sys::ERR_clear_error() };
-    let claimed = tally.claim_newest();
-    let (peer, first) = match claimed {
-        Some((peer, first)) => (Some(peer), first),
-        // Not instrumented (no counter), or the first datagram was not seen: start now.
-        None => (
-            None,
-            FirstRead {
-                at: Instant::now(),
-                unix_ns: unix_ns(),
-                cpu: instrument.then(ThreadCpu::now),
-            },
-        ),
-    };
-    // SAFETY: live connection object.
-    unsafe {
-        let _ = sys::SSL_set_blocking_mode(ptr, 0);
-        let _ = sys::SSL_set_incoming_stream_policy(ptr, SSL_INCOMING_STREAM_POLICY_REJECT, 0);
-    }
-    let deadline = first.at + io_timeout;
-    let step = drive_unless(ptr, fd, deadline, stop, || unsafe {
-        sys::SSL_do_handshake(ptr)
-    });
-    let end = Instant::now();
-    let cpu = first.cpu.map(|start| ThreadCpu::now().since(start));
-    let at_handshake = peer.map(|p| tally.counts(p)).unwrap_or_default();
-
-    let (failure, peer_close_notify) = match step {
-        Step::Done => {
-            let close = await_close(ptr, fd, Instant::now() + io_timeout, stop);
-            let clean = close
-                .as_ref()
-                .is_some_and(|c| !c.local && !c.transport && c.error_code == 0);
-            (None, Some(clean))
-        }
-        Step::Failed(code, stack) => (
-            Some(quic_failure(conn, code, stack.as_ref(), tally, false, side)),
-            None,
-        ),
-        Step::TimedOut if stop.load(Ordering::SeqCst) => (
-            Some(Failure {
-                category: ErrorCategory::IoError,
-                detail: "abandoned: the server was stopping (SIGTERM/SIGINT)".to_owned(),
-            }),
-            None,
-        ),
-        Step::TimedOut => (
-            Some(quic_failure(
-                conn,
-                ErrorCode::WANT_READ,
-                None,
-                tally,
-                true,
-                side,
-            )),
-            None,
-        ),
-    };
-    let Some(cpu) = cpu else {
-        if let Some(peer) = peer {
-            tally.finish(peer);
-        }
-        return Ok(None);
-    };
-    let total = peer.map(|p| tally.counts(p)).unwrap_or_default();
-    let mut record = ServerRecord {
-        schema: SCHEMA,
-        side: "server",
-        transport: Transport::Quic,
-        seq,
-        conn_id: conn_id(conn),
-        peer_port: peer.map(|p| p.port()),
-        accept_unix_ns: first.unix_ns,
-        handshake_ns: Some(ns_between(first.at, end)),
-        cpu_ns: Some(cpu.total_ns),
-        cpu_user_us: Some(cpu.user_us),
-        cpu_sys_us: Some(cpu.sys_us),
-        instructions: cpu.instructions,
-        conn_ns: None,
-        conn_cpu_ns: None,
-        bytes_read: Some(at_handshake.bytes_read),
-        bytes_written: Some(at_handshake.bytes_written),
-        conn_bytes_read: Some(total.bytes_read),
-        conn_bytes_written: Some(total.bytes_written),
-        datagrams: Some(Datagrams {
-            datagrams_read: at_handshake.datagrams_read,
-            datagrams_written: at_handshake.datagrams_written,
-            conn_datagrams_read: total.datagrams_read,
-            conn_datagrams_written: total.datagrams_written,
-            flight_datagrams: None,
-        }),
-        peer_close_notify,
-        group: group_name(conn),
-        sigalg: sigalg_name(conn, false),
-        resumed: failure.is_none().then(|| conn.session_reused()),
-        // Mutual TLS: the client's chain as this server saw it (absent without).
-        peer_chain: match side {
-            Side::Server { client_auth: true } => Some(observed_chain(conn, true)?),
-            _ => None,
-        },
-        outcome: if failure.is_none() {
-            Outcome::Ok
-        } else {
-            Outcome::Failed
-        },
-        error_category: failure.as_ref().map(|f| f.category),
-        error_detail: failure.map(|f| f.detail),
-    };
-    if let Some(peer) = peer {
-        tally.finish(peer);
-    }
-    record.conn_ns = Some(ns_between(first.at, Instant::now()));
-    record.conn_cpu_ns = first
-        .cpu
-        .map(|start| ThreadCpu::now().since(start).total_ns);
-    Ok(Some(record))
+/// Where a connection is.
+enum Phase {
+    /// Until the handshake completes (the client's Finished processed).
+    Handshaking,
+    /// Then until the client's CONNECTION_CLOSE.
+    Closing,
 }
 
-/// Ticks the connection until it is closed (by the client's CONNECTION_CLOSE, or by an
-/// error), the deadline passes, or the server stops. How it ended, if it did.
-fn await_close(
-    ssl: *mut sys::SSL,
-    fd: RawFd,
+/// A connection in flight: from its first datagram to the client's CONNECTION_CLOSE.
+struct Live {
+    conn: Ssl,
+    seq: u64,
+    peer: Option<SocketAddr>,
+    first: FirstRead,
+    phase: Phase,
+    /// The current phase's deadline (`--io-timeout-ms` without progress).
     deadline: Instant,
-    stop: &AtomicBool,
-) -> Option<QuicClose> {
-    loop {
+    /// No other connection was handshaking during its handshake: the thread's CPU over that
+    /// span is its own. OpenSSL advances every connection on each call, so under concurrent
+    /// handshakes CPU is not recorded.
+    handshake_alone: bool,
+    /// No other connection was in flight at all during its span (for `conn_cpu_ns`).
+    alone: bool,
+    handshake_end: Option<Instant>,
+    cpu: Option<ThreadCpu>,
+    at_handshake: DatagramCounts,
+    failure: Option<Failure>,
+    peer_close_notify: Option<bool>,
+}
+
+impl Live {
+    fn new(conn: Ssl, seq: u64, each: &Each<'_>) -> Self {
+        let (peer, first) = match each.tally.claim_oldest() {
+            Some((peer, first)) => (Some(peer), first),
+            // Not instrumented (no counter), or the first datagram was not seen: start now.
+            None => (
+                None,
+                FirstRead {
+                    at: Instant::now(),
+                    unix_ns: unix_ns(),
+                    cpu: each.instrument.then(ThreadCpu::now),
+                },
+            ),
+        };
         // SAFETY: live connection object.
-        unsafe { sys::SSL_handle_events(ssl) };
-        if let Some(close) = close_info(ssl) {
-            return Some(close);
+        unsafe {
+            let _ = sys::SSL_set_blocking_mode(conn.as_ptr(), 0);
+            let _ = sys::SSL_set_incoming_stream_policy(
+                conn.as_ptr(),
+                SSL_INCOMING_STREAM_POLICY_REJECT,
+                0,
+            );
         }
-        if Instant::now() >= deadline || stop.load(Ordering::SeqCst) {
-            return None;
+        Live {
+            conn,
+            seq,
+            peer,
+            deadline: first.at + each.io_timeout,
+            first,
+            phase: Phase::Handshaking,
+            handshake_alone: true,
+            alone: true,
+            handshake_end: None,
+            cpu: None,
+            at_handshake: DatagramCounts::default(),
+            failure: None,
+            peer_close_notify: None,
         }
-        wait(ssl, fd, deadline);
+    }
+
+    fn handshaking(&self) -> bool {
+        matches!(self.phase, Phase::Handshaking)
+    }
+
+    /// One step; true once the connection has ended (`cut`: the server is stopping and the
+    /// grace period is over).
+    fn advance(&mut self, each: &Each<'_>, cut: bool) -> bool {
+        let ptr = self.conn.as_ptr();
+        match self.phase {
+            Phase::Handshaking => {
+                // SAFETY: this thread's error queue, then the live connection object.
+                let r = unsafe {
+                    sys::ERR_clear_error();
+                    sys::SSL_do_handshake(ptr)
+                };
+                if r == 1 {
+                    let now = Instant::now();
+                    self.handshake_end = Some(now);
+                    self.cpu = self.first.cpu.map(|c| ThreadCpu::now().since(c));
+                    self.at_handshake = self.peer.map(|p| each.tally.counts(p)).unwrap_or_default();
+                    if each.tally.pending() > 0 {
+                        // a client not yet accepted was being served too
+                        self.handshake_alone = false;
+                        self.alone = false;
+                    }
+                    self.phase = Phase::Closing;
+                    self.deadline = now + each.io_timeout;
+                    return false;
+                }
+                // SAFETY: live SSL object; `r` is the operation's return value.
+                let code = unsafe { sys::SSL_get_error(ptr, r) };
+                if code != sys::SSL_ERROR_WANT_READ && code != sys::SSL_ERROR_WANT_WRITE {
+                    let stack = ErrorStack::get();
+                    let stack = (!stack.errors().is_empty()).then_some(stack);
+                    let code = ErrorCode::from_raw(code);
+                    self.failure = Some(quic_failure(
+                        &self.conn,
+                        code,
+                        stack.as_ref(),
+                        each.tally,
+                        false,
+                        each.side,
+                    ));
+                } else if cut {
+                    self.failure = Some(Failure {
+                        category: ErrorCategory::IoError,
+                        detail: "abandoned: the server was stopping (SIGTERM/SIGINT)".to_owned(),
+                    });
+                } else if Instant::now() >= self.deadline {
+                    self.failure = Some(quic_failure(
+                        &self.conn,
+                        ErrorCode::WANT_READ,
+                        None,
+                        each.tally,
+                        true,
+                        each.side,
+                    ));
+                } else {
+                    return false;
+                }
+                self.handshake_end = Some(Instant::now());
+                self.cpu = self.first.cpu.map(|c| ThreadCpu::now().since(c));
+                self.at_handshake = self.peer.map(|p| each.tally.counts(p)).unwrap_or_default();
+                true
+            }
+            Phase::Closing => {
+                // SAFETY: live connection object.
+                unsafe { sys::SSL_handle_events(ptr) };
+                if let Some(close) = close_info(ptr) {
+                    self.peer_close_notify =
+                        Some(!close.local && !close.transport && close.error_code == 0);
+                    return true;
+                }
+                if cut || Instant::now() >= self.deadline {
+                    self.peer_close_notify = Some(false);
+                    return true;
+                }
+                false
+            }
+        }
+    }
+
+    /// The record of an ended connection (`None` without instrumentation); frees it.
+    fn finish(self, each: &Each<'_>) -> anyhow::Result<Option<ServerRecord>> {
+        let tally = each.tally;
+        let (Some(cpu), Some(end)) = (self.cpu, self.handshake_end) else {
+            if let Some(peer) = self.peer {
+                tally.finish(peer);
+            }
+            return Ok(None);
+        };
+        let conn = &self.conn;
+        let total = self.peer.map(|p| tally.counts(p)).unwrap_or_default();
+        let at = self.at_handshake;
+        let alone = self.handshake_alone;
+        let conn_alone = alone && self.alone && tally.pending() == 0;
+        let failure = self.failure;
+        let mut record = ServerRecord {
+            schema: SCHEMA,
+            side: "server",
+            transport: Transport::Quic,
+            seq: self.seq,
+            conn_id: conn_id(conn),
+            peer_port: self.peer.map(|p| p.port()),
+            accept_unix_ns: self.first.unix_ns,
+            handshake_ns: Some(ns_between(self.first.at, end)),
+            cpu_ns: alone.then_some(cpu.total_ns),
+            cpu_user_us: alone.then_some(cpu.user_us),
+            cpu_sys_us: alone.then_some(cpu.sys_us),
+            instructions: cpu.instructions.filter(|_| alone),
+            conn_ns: None,
+            conn_cpu_ns: None,
+            bytes_read: Some(at.bytes_read),
+            bytes_written: Some(at.bytes_written),
+            conn_bytes_read: Some(total.bytes_read),
+            conn_bytes_written: Some(total.bytes_written),
+            datagrams: Some(Datagrams {
+                datagrams_read: at.datagrams_read,
+                datagrams_written: at.datagrams_written,
+                conn_datagrams_read: total.datagrams_read,
+                conn_datagrams_written: total.datagrams_written,
+                flight_datagrams: None,
+            }),
+            peer_close_notify: self.peer_close_notify,
+            group: group_name(conn),
+            sigalg: sigalg_name(conn, false),
+            resumed: failure.is_none().then(|| conn.session_reused()),
+            // Mutual TLS: the client's chain as this server saw it (absent without).
+            peer_chain: match each.side {
+                Side::Server { client_auth: true } => Some(observed_chain(conn, true)?),
+                _ => None,
+            },
+            outcome: if failure.is_none() {
+                Outcome::Ok
+            } else {
+                Outcome::Failed
+            },
+            error_category: failure.as_ref().map(|f| f.category),
+            error_detail: failure.map(|f| f.detail),
+        };
+        drop(self.conn);
+        if let Some(peer) = self.peer {
+            tally.finish(peer);
+        }
+        record.conn_ns = Some(ns_between(self.first.at, Instant::now()));
+        record.conn_cpu_ns = self
+            .first
+            .cpu
+            .filter(|_| conn_alone)
+            .map(|start| ThreadCpu::now().since(start).total_ns);
+        Ok(Some(record))
     }
 }
 

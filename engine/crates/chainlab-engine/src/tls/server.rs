@@ -44,7 +44,7 @@ const SIGNAL_WAIT: Duration = Duration::from_millis(50);
 /// How long a stopping server lets in-flight connections finish before cutting them. A
 /// loopback handshake takes milliseconds; without a cut, a stalled peer would hold the exit
 /// up for `--io-timeout-ms`.
-const STOP_GRACE: Duration = Duration::from_millis(500);
+pub(super) const STOP_GRACE: Duration = Duration::from_millis(500);
 
 /// Everything the workers share.
 struct Shared<'a> {
