@@ -204,7 +204,7 @@ class _Validator:
                 continue
             policy = self.resolve_sampling(sid, parts, base_sampling, overrides)
             self.check_anchor(sid, parts)
-            self.check_transport(sid, parts, load)
+            self.check_transport(sid, parts)
             scenarios[sid] = Scenario(
                 scenario_id=sid,
                 sampling=policy,
@@ -741,7 +741,7 @@ class _Validator:
         if problem:
             self.bad("cluster.placement", problem)
 
-    def check_transport(self, sid: str, parts: dict, load) -> None:
+    def check_transport(self, sid: str, parts: dict) -> None:
         """QUIC scenarios: what the engine's QUIC transport does not do yet is refused here,
         never found failing at run time (docs/engine-records.md, "QUIC")."""
         if parts["transport"] != "quic":
@@ -752,12 +752,6 @@ class _Validator:
                 f"scenario {sid}: transport 'quic' with target {parts['target']!r}: targets are "
                 "probed over TCP; allowed: transport 'tcp' for targets (exclude = [{ transport "
                 f'= "quic", target = "{parts["target"]}" }}])',
-            )
-        if load is not None:
-            self.bad(
-                "load",
-                f"scenario {sid}: transport 'quic' with [load]: the load generator runs over TCP "
-                "only; allowed: QUIC scenarios in a campaign file without [load]",
             )
 
     def check_anchor(self, sid: str, parts: dict) -> None:

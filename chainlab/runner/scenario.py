@@ -281,7 +281,10 @@ class ScenarioExecution:
         if s.load is not None:
             # Load steps follow on this server: its workers on its own cores from the start,
             # so the single-connection phase measures the same server.
-            argv += ["--workers", str(s.load.server_workers), "--cpus", s.load.server_cpus]
+            # A QUIC server is one thread serving every connection through one event loop
+            # (its listener owns the one socket): the workers apply to TCP.
+            workers = 1 if s.transport == "quic" else s.load.server_workers
+            argv += ["--workers", str(workers), "--cpus", s.load.server_cpus]
         if self._link is not None:
             argv = self._link.server_cmd(argv)
         err = self.dir / f"server-{self.visits}.stderr"

@@ -474,12 +474,10 @@ def test_a_transport_axis_gives_quic_scenarios_and_refuses_what_quic_cannot_do(t
         "x25519__ml_root__ml_leaf__resumed__zlib__client_ml_ml__quic"
         in load(write(tmp_path, levers, "levers.toml")).scenarios
     )
-    with_load = text + "\n[load]\nfractions = [0.5]\nstep_s = 2\n"
-    with pytest.raises(CampaignError) as e:
-        load(write(tmp_path, with_load, "load.toml"))
-    msg = str(e.value)
-    assert "x25519__ml_root__ml_leaf__quic: transport 'quic' with [load]" in msg
-    assert "allowed: QUIC scenarios in a campaign file without [load]" in msg
+    with_load = text + "\n[load]\nrates = [50]\nstep_s = 3\n"
+    loaded = load(write(tmp_path, with_load, "load.toml")).scenarios
+    assert loaded["x25519__ml_root__ml_leaf__quic"].load.rates == (50,)
+
     with pytest.raises(CampaignError) as e:
         load(write(tmp_path, text.replace('"tcp", "quic"', '"udp"'), "udp.toml"))
     assert "matrix.q.transport[0]: bad value 'udp'; allowed: tcp, quic" in str(e.value)

@@ -114,3 +114,32 @@ def test_a_generator_that_cannot_keep_up_is_flagged(tmp_path, engine_bin, pki_ca
     busy = step["generator_cpu_s"] / step["wall_s"] / step["generator_cores"]
     assert busy >= load_runner.GENERATOR_BUSY or lags.quantile(0.99) > load_runner.GENERATOR_LAG_NS
     assert "scheduling lag" in step["generator_note"] or "core" in step["generator_note"]
+
+
+def test_load_steps_run_over_quic(tmp_path, engine_bin, pki_cache):
+    """The same steps over QUIC: the generator's connections each on a fresh UDP socket, the
+    server's one listener thread serving them at once (the engine test pairs every attempt
+    with the server's record of it)."""
+    f = tmp_path / "quic-load.toml"
+    chain = '[["ML-DSA-44", "ML-DSA-44"]]'
+    text = CAMPAIGN.format(
+        load="fractions = [0.5]\nstep_s = 2\ncapacity_s = 2\nverify = false\nwarmup = 5"
+    )
+    f.write_text(text.replace(chain, chain + '\ntransport = "quic"'))
+    store = tmp_path / "quic-load.duckdb"
+    summary = run(load(f), RunOptions(store=store, live_progress=False))
+    assert summary.completed == ["x25519mlkem768__mldsa44_root__mldsa44_leaf__quic"], summary
+    with chainlab.open(store) as st:
+        steps, samples = st.load_steps, st.load_samples
+    assert list(steps.sort_values("step")["kind"])[-1] == "step"
+    for _, r in steps.iterrows():
+        got = samples[samples["step"] == r["step"]]
+        assert len(got) == r["scheduled"] == r["n_ok"] + r["n_failed"]
+        ok = got[got["outcome"] == "ok"]
+        # The capacity search overloads the server on purpose; half its capacity does not.
+        assert len(ok) >= 0.9 * len(got) if r["kind"] == "step" else len(ok) > 0
+    step = steps[steps["kind"] == "step"].iloc[0]
+    assert step["achieved_rate"] == pytest.approx(step["offered_rate"], rel=0.15)
+    cap = analyze(store).load_capacity.iloc[0]
+    assert cap["capacity"] > 0 and cap["derived_per_core"] > 0
+    assert engine_processes(str(pki_cache)) == []
