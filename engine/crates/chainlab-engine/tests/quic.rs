@@ -405,7 +405,8 @@ fn the_load_generator_runs_over_quic_and_the_server_serves_connections_at_once()
                 .filter(|r| r["error_category"] == "generator_saturated")
                 .count()
     );
-    let _ = alone; // how many ran alone depends on the arrivals; both kinds are checked
+    // At this rate most connections meet no other: their CPU is recorded.
+    assert!(alone > 0, "no connection kept its CPU");
 }
 
 #[test]

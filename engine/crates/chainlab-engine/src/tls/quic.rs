@@ -514,50 +514,51 @@ impl Live {
                     sys::ERR_clear_error();
                     sys::SSL_do_handshake(ptr)
                 };
-                if r == 1 {
-                    let now = Instant::now();
-                    self.handshake_end = Some(now);
-                    self.cpu = self.first.cpu.map(|c| ThreadCpu::now().since(c));
-                    self.at_handshake = self.peer.map(|p| each.tally.counts(p)).unwrap_or_default();
-                    if each.tally.pending() > 0 {
-                        // a client not yet accepted was being served too
-                        self.handshake_alone = false;
-                        self.alone = false;
+                match outcome(ptr, r) {
+                    Some(Step::Done) => {
+                        let now = Instant::now();
+                        self.handshake_end = Some(now);
+                        self.cpu = self.first.cpu.map(|c| ThreadCpu::now().since(c));
+                        self.at_handshake =
+                            self.peer.map(|p| each.tally.counts(p)).unwrap_or_default();
+                        if each.tally.pending() > 0 {
+                            // a client not yet accepted was being served too
+                            self.handshake_alone = false;
+                            self.alone = false;
+                        }
+                        self.phase = Phase::Closing;
+                        self.deadline = now + each.io_timeout;
+                        return false;
                     }
-                    self.phase = Phase::Closing;
-                    self.deadline = now + each.io_timeout;
-                    return false;
-                }
-                // SAFETY: live SSL object; `r` is the operation's return value.
-                let code = unsafe { sys::SSL_get_error(ptr, r) };
-                if code != sys::SSL_ERROR_WANT_READ && code != sys::SSL_ERROR_WANT_WRITE {
-                    let stack = ErrorStack::get();
-                    let stack = (!stack.errors().is_empty()).then_some(stack);
-                    let code = ErrorCode::from_raw(code);
-                    self.failure = Some(quic_failure(
-                        &self.conn,
-                        code,
-                        stack.as_ref(),
-                        each.tally,
-                        false,
-                        each.side,
-                    ));
-                } else if cut {
-                    self.failure = Some(Failure {
-                        category: ErrorCategory::IoError,
-                        detail: "abandoned: the server was stopping (SIGTERM/SIGINT)".to_owned(),
-                    });
-                } else if Instant::now() >= self.deadline {
-                    self.failure = Some(quic_failure(
-                        &self.conn,
-                        ErrorCode::WANT_READ,
-                        None,
-                        each.tally,
-                        true,
-                        each.side,
-                    ));
-                } else {
-                    return false;
+                    Some(Step::Failed(code, stack)) => {
+                        self.failure = Some(quic_failure(
+                            &self.conn,
+                            code,
+                            stack.as_ref(),
+                            each.tally,
+                            false,
+                            each.side,
+                        ));
+                    }
+                    // Still waiting for the network (`outcome` never says TimedOut).
+                    _ if cut => {
+                        self.failure = Some(Failure {
+                            category: ErrorCategory::IoError,
+                            detail: "abandoned: the server was stopping (SIGTERM/SIGINT)"
+                                .to_owned(),
+                        });
+                    }
+                    _ if Instant::now() >= self.deadline => {
+                        self.failure = Some(quic_failure(
+                            &self.conn,
+                            ErrorCode::WANT_READ,
+                            None,
+                            each.tally,
+                            true,
+                            each.side,
+                        ));
+                    }
+                    _ => return false,
                 }
                 self.handshake_end = Some(Instant::now());
                 self.cpu = self.first.cpu.map(|c| ThreadCpu::now().since(c));
@@ -677,42 +678,39 @@ enum Step {
     TimedOut,
 }
 
-/// Repeats a non-blocking operation (`SSL_connect`, `SSL_do_handshake`) until it completes,
-/// fails, or the deadline passes.
+/// Repeats a non-blocking operation (`SSL_connect`) until it completes, fails, or the
+/// deadline passes.
 fn drive(
     ssl: *mut sys::SSL,
     fd: RawFd,
     deadline: Instant,
-    op: impl FnMut() -> libc::c_int,
-) -> Step {
-    drive_unless(ssl, fd, deadline, &AtomicBool::new(false), op)
-}
-
-/// `drive`, also ending (as timed out) when `stop` is set.
-fn drive_unless(
-    ssl: *mut sys::SSL,
-    fd: RawFd,
-    deadline: Instant,
-    stop: &AtomicBool,
     mut op: impl FnMut() -> libc::c_int,
 ) -> Step {
     loop {
-        let r = op();
-        if r == 1 {
-            return Step::Done;
+        if let Some(step) = outcome(ssl, op()) {
+            return step;
         }
-        // SAFETY: live SSL object; `r` is the operation's return value.
-        let code = unsafe { sys::SSL_get_error(ssl, r) };
-        if code != sys::SSL_ERROR_WANT_READ && code != sys::SSL_ERROR_WANT_WRITE {
-            let stack = ErrorStack::get();
-            let stack = (!stack.errors().is_empty()).then_some(stack);
-            return Step::Failed(ErrorCode::from_raw(code), stack);
-        }
-        if Instant::now() >= deadline || stop.load(Ordering::SeqCst) {
+        if Instant::now() >= deadline {
             return Step::TimedOut;
         }
         wait(ssl, fd, deadline);
     }
+}
+
+/// What a non-blocking operation's return value `r` says: done, failed (with OpenSSL's
+/// error queue), or `None` while it waits for the network.
+fn outcome(ssl: *mut sys::SSL, r: libc::c_int) -> Option<Step> {
+    if r == 1 {
+        return Some(Step::Done);
+    }
+    // SAFETY: live SSL object; `r` is the operation's return value.
+    let code = unsafe { sys::SSL_get_error(ssl, r) };
+    if code == sys::SSL_ERROR_WANT_READ || code == sys::SSL_ERROR_WANT_WRITE {
+        return None;
+    }
+    let stack = ErrorStack::get();
+    let stack = (!stack.errors().is_empty()).then_some(stack);
+    Some(Step::Failed(ErrorCode::from_raw(code), stack))
 }
 
 /// Waits until the socket is readable (or writable, when the stack wants to write), the QUIC
