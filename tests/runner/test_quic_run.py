@@ -93,8 +93,11 @@ def test_quic_scenarios_run_on_loopback_and_are_reported(tmp_path, engine_bin, p
         ok = st.samples.query("not warmup and outcome == 'ok'")
         assert len(ok) == 40
         quic = ok[ok["scenario_id"].str.endswith("__quic")]
-        # Every QUIC connection's bytes each way agree between the client and the server.
+        # Every QUIC connection was counted on both sides, and what the client sent up to its
+        # Finished the server had read by its own completion (the engine tests check the
+        # connection's bytes for equality both ways).
         assert (quic["bytes_read"] > 0).all() and (quic["server_bytes_written"] > 0).all()
+        assert (quic["bytes_written"] <= quic["server_bytes_read"]).all()
         assert set(quic["grp"]) == {"X25519MLKEM768", "MLKEM768"}
     a = analyze(store)
     assert len(a.quic) == 2
