@@ -10,8 +10,8 @@ sent too). Per pair:
 - round trips: on an emulated profile, the round trips the measured median implies
   ((median - loopback base - serialization) / RTT, chainlab.analysis.network) beside those
   the projection model predicts from the flights; on loopback, the round trips and latency
-  the model (chainlab.network.model) projects at REFERENCE_PROFILE from the scenario's mean
-  latency and flights (one network, so every loopback pair is read alike);
+  the model (chainlab.network.model) projects at network.LEVER_PROFILE from the scenario's
+  mean latency and flights (one network, so every loopback pair is read alike);
 - latency: the mean's ratio to the twin's, with its interval;
 - client CPU: the difference to the twin's mean, with its interval (an anchor nearer the
   leaf verifies fewer certificates).
@@ -24,21 +24,16 @@ import math
 import pandas as pd
 
 from chainlab.analysis import network, twins
-from chainlab.analysis.network import REFERENCE_PROFILES
 
 # The served chain every other policy is read against (what RFC 8446 asks of a server).
 REFERENCE_POLICY = "leaf+intermediates"
-# The projected network of loopback pairs: the cross-continent reference profile, with an
-# emulated profile's defaults (MTU 1500, initial window 10 segments).
-REFERENCE_PROFILE = REFERENCE_PROFILES[1]
-REFERENCE_MTU = 1500
 
 
 def per_pair(summary: pd.DataFrame, projection: pd.DataFrame | None, level: float) -> pd.DataFrame:
     """One row per successful scenario with another served chain than REFERENCE_POLICY and
     a successful twin. `projection` is the network analysis's frame of emulated scenarios
     against their loopback twins (None or empty without emulated networks)."""
-    rts = network.round_trips(summary, projection, REFERENCE_PROFILE, REFERENCE_MTU)
+    rts = network.round_trips(summary, projection)
     rows = []
     for r, twin in twins.pairs(summary, "served_chain", REFERENCE_POLICY):
         ratio, lo, hi = twins.ratio(r, twin, "mean_ms", level)

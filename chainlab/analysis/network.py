@@ -487,11 +487,19 @@ def link_timing(data: StoreData) -> pd.DataFrame:
     return out
 
 
-def round_trips(summary: pd.DataFrame, projection, p: dict, mtu: int) -> dict[str, dict]:
+# Where the levers' loopback pairs are projected (served chains, QUIC against TCP): the
+# cross-continent reference profile, with an emulated profile's defaults (MTU 1500, initial
+# window 10 segments), so every loopback pair is read against one network.
+LEVER_PROFILE = REFERENCE_PROFILES[1]
+LEVER_MTU = 1500
+
+
+def round_trips(summary: pd.DataFrame, projection) -> dict[str, dict]:
     """scenario_id -> {predicted, observed, projected_ms, basis}: an emulated scenario's from
     the projection frame (`projection_frame`: the model of its own transport, and the round
-    trips its median implies), a loopback scenario's projected at profile `p` (one of
-    REFERENCE_PROFILES; TCP segments of `mtu`) from its mean latency and bytes."""
+    trips its median implies), a loopback scenario's projected at LEVER_PROFILE (TCP segments
+    of LEVER_MTU) from its mean latency and bytes."""
+    p, mtu = LEVER_PROFILE, LEVER_MTU
     out: dict[str, dict] = {}
     rtt = 2 * p["delay_ms"]
     ok = summary[(summary["status"] == "ok") & (summary["network"] == LOOPBACK)]

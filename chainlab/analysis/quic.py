@@ -11,7 +11,7 @@ The twin is the same scenario in every other axis (chainlab.analysis.twins). Per
   loopback base - serialization) / RTT, chainlab.analysis.network) beside those the
   projection model predicts (chainlab.network.model: TCP's connect plus slow start, QUIC's
   anti-amplification budget then slow start); on loopback, the model's round trips and
-  latency projected at REFERENCE_PROFILE from each scenario's mean latency and bytes.
+  latency projected at network.LEVER_PROFILE from each scenario's mean latency and bytes.
 """
 
 from __future__ import annotations
@@ -21,20 +21,15 @@ import math
 import pandas as pd
 
 from chainlab.analysis import network, twins
-from chainlab.analysis.network import REFERENCE_PROFILES
 
 # The transport every other one is read against.
 REFERENCE_TRANSPORT = "tcp"
-# Loopback pairs are projected onto the cross-continent reference profile (as the
-# intermediates are: chainlab.analysis.intermediates), with an emulated profile's defaults.
-REFERENCE_PROFILE = REFERENCE_PROFILES[1]
-REFERENCE_MTU = 1500
 
 
 def per_pair(summary: pd.DataFrame, projection: pd.DataFrame | None, level: float) -> pd.DataFrame:
     """One row per successful QUIC scenario with a successful TCP twin. `projection` is the
     network analysis's frame of emulated scenarios against their loopback twins."""
-    rts = network.round_trips(summary, projection, REFERENCE_PROFILE, REFERENCE_MTU)
+    rts = network.round_trips(summary, projection)
     rows = []
     for r, twin in twins.pairs(summary, "transport", REFERENCE_TRANSPORT):
         lat, lat_lo, lat_hi = twins.ratio(r, twin, "mean_ms", level)
