@@ -115,16 +115,7 @@ pub enum Compression {
     Zstd,
 }
 
-/// What carries the TLS 1.3 handshake.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Transport {
-    /// TLS over a TCP connection.
-    Tcp,
-    /// QUIC v1 (RFC 9000/9001) over UDP, through OpenSSL's own QUIC stack; one connection at a
-    /// time on the server (`--workers 1`), no resumption yet.
-    Quic,
-}
+pub use chainlab_record::record::Transport;
 
 /// Options shared by server and client: what the TLS 1.3 context offers.
 #[derive(Debug, Clone, Args)]

@@ -7,11 +7,12 @@
 
 pub mod algorithms;
 pub mod cli;
-pub mod cpu;
 pub mod info;
 pub mod ossl;
 pub mod pki;
 pub mod primitives;
-pub mod record;
 pub mod reference;
 pub mod tls;
+
+// The record schema and the CPU clocks are shared with the rustls engine (chainlab-record).
+pub use chainlab_record::{cpu, record};

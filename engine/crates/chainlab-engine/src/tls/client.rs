@@ -273,6 +273,7 @@ impl<'a> Client<'a> {
         ClientRecord {
             schema: SCHEMA,
             side: "client",
+            stack: crate::info::stack(),
             transport: self.args.tls.transport,
             seq,
             warmup,

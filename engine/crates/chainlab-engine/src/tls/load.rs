@@ -241,6 +241,7 @@ fn saturated_record(seq: u64, intended_ns: u64, verify: bool, args: &LoadArgs) -
     ClientRecord {
         schema: SCHEMA,
         side: "client",
+        stack: crate::info::stack(),
         transport: args.client.tls.transport,
         seq,
         warmup: false,

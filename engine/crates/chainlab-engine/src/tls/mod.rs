@@ -17,25 +17,22 @@ pub mod load;
 pub mod quic;
 pub mod server;
 
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use chainlab_record::counting::{conn_id_hex, CONN_ID_BYTES};
 
 use crate::ossl;
 use foreign_types::ForeignTypeRef;
 use openssl::ssl::SslRef;
 
-/// Bytes of the ClientHello random that make up `conn_id`: 64 random bits, so two
-/// connections of one run collide with probability ~n²/2⁶⁵ (negligible for any campaign).
-const CONN_ID_BYTES: usize = 8;
-
 /// First 8 bytes of the ClientHello random, hex: the same value on both sides of a
-/// connection. `None` when no ClientHello was produced or seen (the random is all zero).
+/// connection (and the value the rustls engine reads off the socket). `None` when no
+/// ClientHello was produced or seen (the random is all zero).
 pub fn conn_id(ssl: &SslRef) -> Option<String> {
     let mut random = [0u8; CONN_ID_BYTES];
     let n = ssl.client_random(&mut random);
-    if n < CONN_ID_BYTES || random.iter().all(|&b| b == 0) {
+    if n < CONN_ID_BYTES {
         return None;
     }
-    Some(random.iter().map(|b| format!("{b:02x}")).collect())
+    conn_id_hex(&random)
 }
 
 /// Negotiated key-exchange group, by OpenSSL's TLS group name: the IANA "TLS Supported
@@ -62,15 +59,4 @@ pub fn sigalg_name(ssl: &SslRef, peer: bool) -> Option<String> {
     unsafe { ossl::ctrl_name(ssl.as_ptr(), cmd) }.map(str::to_owned)
 }
 
-/// Wall-clock time as Unix nanoseconds: for ordering records, never for durations.
-pub fn unix_ns() -> u128 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0)
-}
-
-/// Nanoseconds between two monotonic instants (saturating; a u64 holds 584 years).
-pub fn ns_between(start: Instant, end: Instant) -> u64 {
-    end.saturating_duration_since(start).as_nanos() as u64
-}
+pub use chainlab_record::{ns_between, unix_ns};

@@ -600,6 +600,7 @@ impl Live {
         let mut record = ServerRecord {
             schema: SCHEMA,
             side: "server",
+            stack: crate::info::stack(),
             transport: Transport::Quic,
             seq: self.seq,
             conn_id: conn_id(conn),

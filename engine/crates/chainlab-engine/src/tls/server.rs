@@ -325,6 +325,7 @@ fn serve_connection<S: SocketStream>(
     let mut record = ServerRecord {
         schema: SCHEMA,
         side: "server",
+        stack: crate::info::stack(),
         transport: Transport::Tcp,
         seq: accepted.seq,
         conn_id: conn_id(ssl),

@@ -10,7 +10,16 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use crate::cli::Transport;
+/// What carries the TLS 1.3 handshake.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    /// TLS over a TCP connection.
+    Tcp,
+    /// QUIC v1 (RFC 9000/9001) over UDP, through OpenSSL's own QUIC stack; one connection at a
+    /// time on the server (`--workers 1`).
+    Quic,
+}
 
 /// Schema identifier carried by every record.
 pub const SCHEMA: &str = "chainlab.engine.record/1";
@@ -67,6 +76,8 @@ pub struct ObservedCert {
 pub struct ClientRecord {
     pub schema: &'static str,
     pub side: &'static str, // "client"
+    /// The TLS implementation that ran this side: "openssl-3.5", "openssl-4.0", "rustls".
+    pub stack: &'static str,
     /// "tcp" or "quic". With QUIC, every `bytes_*` field counts UDP payload bytes.
     pub transport: Transport,
     pub seq: u64,
@@ -155,6 +166,8 @@ pub struct Datagrams {
 pub struct ServerRecord {
     pub schema: &'static str,
     pub side: &'static str, // "server"
+    /// The TLS implementation that ran this side: "openssl-3.5", "openssl-4.0", "rustls".
+    pub stack: &'static str,
     /// "tcp" or "quic". With QUIC, every `bytes_*` field counts UDP payload bytes.
     pub transport: Transport,
     pub seq: u64,

@@ -1,0 +1,197 @@
+//! Byte counting at the socket: the stream a TLS library reads and writes through. What it
+//! counts is TLS records as they cross the socket (record headers included, TCP/IP headers
+//! not).
+//!
+//! It also keeps the first bytes each way, enough to read the ClientHello's random: the
+//! `conn_id` both sides of a connection record, whichever TLS library handled it.
+
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+
+/// Bytes that crossed the socket so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub read: u64,
+    pub written: u64,
+}
+
+/// Bytes of the ClientHello random that make up `conn_id`: 64 random bits, so two
+/// connections of one run collide with probability ~n²/2⁶⁵ (negligible for any campaign).
+pub const CONN_ID_BYTES: usize = 8;
+
+/// Where the random starts in the first TLS record of a connection: record header (type,
+/// version, length: 5 bytes), handshake header (type, length: 4), legacy_version (2).
+const RANDOM_OFFSET: usize = 5 + 4 + 2;
+/// The bytes kept each way: up to the end of `conn_id`'s part of the random.
+const HEAD: usize = RANDOM_OFFSET + CONN_ID_BYTES;
+/// TLS record type handshake(22) and handshake type client_hello(1).
+const RECORD_HANDSHAKE: u8 = 22;
+const CLIENT_HELLO: u8 = 1;
+
+/// `conn_id` from the random bytes themselves: hex, `None` when all zero (no random).
+pub fn conn_id_hex(random: &[u8]) -> Option<String> {
+    if random.len() < CONN_ID_BYTES || random.iter().all(|&b| b == 0) {
+        return None;
+    }
+    Some(
+        random[..CONN_ID_BYTES]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect(),
+    )
+}
+
+/// `TcpStream` wrapper counting every byte read and written.
+#[derive(Debug)]
+pub struct CountingStream {
+    inner: TcpStream,
+    counts: Counts,
+    last_error: Option<io::ErrorKind>,
+    head_read: [u8; HEAD],
+    head_written: [u8; HEAD],
+}
+
+impl CountingStream {
+    pub fn new(inner: TcpStream) -> Self {
+        Self {
+            inner,
+            counts: Counts::default(),
+            last_error: None,
+            head_read: [0; HEAD],
+            head_written: [0; HEAD],
+        }
+    }
+
+    pub fn tcp(&self) -> &TcpStream {
+        &self.inner
+    }
+
+    pub fn counts(&self) -> Counts {
+        self.counts
+    }
+
+    /// The last socket error the stream saw (to classify failures a TLS library reports
+    /// without the underlying `io::Error`).
+    pub fn last_error(&self) -> Option<io::ErrorKind> {
+        self.last_error
+    }
+
+    /// `conn_id` of the ClientHello this side sent (`sent`, a client) or received (a
+    /// server): `None` when the first record that crossed was no ClientHello, or too short.
+    pub fn hello_conn_id(&self, sent: bool) -> Option<String> {
+        let (head, seen) = if sent {
+            (&self.head_written, self.counts.written)
+        } else {
+            (&self.head_read, self.counts.read)
+        };
+        if (seen as usize) < HEAD || head[0] != RECORD_HANDSHAKE || head[5] != CLIENT_HELLO {
+            return None;
+        }
+        conn_id_hex(&head[RANDOM_OFFSET..])
+    }
+}
+
+/// Copies what of `data` falls within the first `HEAD` bytes of the stream (`seen` bytes
+/// crossed before it).
+fn keep_head(head: &mut [u8; HEAD], seen: u64, data: &[u8]) {
+    let at = seen as usize;
+    if at < HEAD {
+        let n = (HEAD - at).min(data.len());
+        head[at..at + n].copy_from_slice(&data[..n]);
+    }
+}
+
+impl Read for CountingStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self.inner.read(buf) {
+            Ok(n) => {
+                keep_head(&mut self.head_read, self.counts.read, &buf[..n]);
+                self.counts.read += n as u64;
+                Ok(n)
+            }
+            Err(e) => {
+                self.last_error = Some(e.kind());
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Write for CountingStream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self.inner.write(buf) {
+            Ok(n) => {
+                keep_head(&mut self.head_written, self.counts.written, &buf[..n]);
+                self.counts.written += n as u64;
+                Ok(n)
+            }
+            Err(e) => {
+                self.last_error = Some(e.kind());
+                Err(e)
+            }
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    #[test]
+    fn counts_both_directions_at_the_socket() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let peer = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut buf = [0u8; 5];
+            s.read_exact(&mut buf).unwrap();
+            s.write_all(b"0123456789").unwrap();
+        });
+        let mut c = CountingStream::new(TcpStream::connect(addr).unwrap());
+        c.write_all(b"hello").unwrap();
+        let mut got = Vec::new();
+        c.read_to_end(&mut got).unwrap();
+        peer.join().unwrap();
+        assert_eq!(got.len(), 10);
+        assert_eq!(
+            c.counts(),
+            Counts {
+                read: 10,
+                written: 5
+            }
+        );
+        assert_eq!(c.last_error(), None);
+        // Neither direction began with a ClientHello.
+        assert_eq!(c.hello_conn_id(true), None);
+        assert_eq!(c.hello_conn_id(false), None);
+    }
+
+    #[test]
+    fn reads_conn_id_from_a_client_hello_written_in_pieces() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut hello = vec![RECORD_HANDSHAKE, 3, 1, 0, 60, CLIENT_HELLO, 0, 0, 56, 3, 3];
+        hello.extend(1u8..=32); // the random
+        hello.extend([0u8; 20]);
+        let sent = hello.clone();
+        let peer = std::thread::spawn(move || {
+            let (s, _) = listener.accept().unwrap();
+            let mut s = CountingStream::new(s);
+            let mut buf = vec![0u8; sent.len()];
+            s.read_exact(&mut buf).unwrap();
+            s.hello_conn_id(false)
+        });
+        let mut c = CountingStream::new(TcpStream::connect(addr).unwrap());
+        // Split inside the random: the head is assembled across writes.
+        c.write_all(&hello[..14]).unwrap();
+        c.write_all(&hello[14..]).unwrap();
+        let expected = Some("0102030405060708".to_owned());
+        assert_eq!(c.hello_conn_id(true), expected);
+        assert_eq!(peer.join().unwrap(), expected);
+    }
+}

@@ -1,0 +1,26 @@
+//! What every chainlab engine shares, whatever TLS stack it links: the per-connection record
+//! schema (`record`), the thread CPU clocks and CPU placement (`cpu`), byte counting at the
+//! socket (`counting`) and the clocks of a record (`unix_ns`, `ns_between`).
+//!
+//! The OpenSSL engine (`chainlab-engine`, linked against OpenSSL 3.5 or 4.0) and the rustls
+//! engine (`chainlab-rustls`) write their records through this crate, so everything
+//! downstream of an engine is the same whichever stack produced a record.
+
+pub mod counting;
+pub mod cpu;
+pub mod record;
+
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+/// Wall-clock time as Unix nanoseconds: for ordering records, never for durations.
+pub fn unix_ns() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0)
+}
+
+/// Nanoseconds between two monotonic instants (saturating; a u64 holds 584 years).
+pub fn ns_between(start: Instant, end: Instant) -> u64 {
+    end.saturating_duration_since(start).as_nanos() as u64
+}
