@@ -1,0 +1,287 @@
+//! What this stack can do, in one table: the signature algorithms it signs and verifies, the
+//! key-exchange groups it offers, and the engine features it lacks. `info` prints it; the
+//! Python side keeps a copy (`chainlab/campaign/stacks.py`, checked against `info` by a test)
+//! so `validate` refuses a scenario this stack cannot run before anything runs.
+//!
+//! The names are the OpenSSL engine's, so one campaign file names both stacks' algorithms:
+//! `pki --chain` names for signature algorithms, OpenSSL `--groups` names for groups, TLS
+//! names for signature schemes and for what a record says was negotiated.
+
+use anyhow::bail;
+use rustls::crypto::aws_lc_rs::kx_group;
+use rustls::crypto::SupportedKxGroup;
+use rustls::{NamedGroup, SignatureScheme};
+
+use crate::cli::{Compression, HandshakeArgs, ServeArgs, Transport};
+
+/// The stack name campaigns use and every record carries.
+pub const STACK: &str = "rustls";
+
+/// A signature algorithm of the PKI this stack signs and verifies with (rustls' aws-lc-rs
+/// provider for ECDSA, Ed25519 and RSA; rustls-post-quantum over aws-lc-rs for ML-DSA).
+pub struct Signature {
+    /// `pki --chain` name.
+    pub algorithm: &'static str,
+    /// The TLS 1.3 signature scheme a CertificateVerify of such a key uses.
+    pub scheme: SignatureScheme,
+    /// Its TLS name, as OpenSSL prints it (what records hold).
+    pub tls_name: &'static str,
+}
+
+pub const SIGNATURES: &[Signature] = &[
+    Signature {
+        algorithm: "ML-DSA-44",
+        scheme: SignatureScheme::ML_DSA_44,
+        tls_name: "mldsa44",
+    },
+    Signature {
+        algorithm: "ML-DSA-65",
+        scheme: SignatureScheme::ML_DSA_65,
+        tls_name: "mldsa65",
+    },
+    Signature {
+        algorithm: "ML-DSA-87",
+        scheme: SignatureScheme::ML_DSA_87,
+        tls_name: "mldsa87",
+    },
+    Signature {
+        algorithm: "ECDSA-P256",
+        scheme: SignatureScheme::ECDSA_NISTP256_SHA256,
+        tls_name: "ecdsa_secp256r1_sha256",
+    },
+    Signature {
+        algorithm: "ECDSA-P384",
+        scheme: SignatureScheme::ECDSA_NISTP384_SHA384,
+        tls_name: "ecdsa_secp384r1_sha384",
+    },
+    Signature {
+        algorithm: "Ed25519",
+        scheme: SignatureScheme::ED25519,
+        tls_name: "ed25519",
+    },
+    Signature {
+        algorithm: "RSA-2048",
+        scheme: SignatureScheme::RSA_PSS_SHA256,
+        tls_name: "rsa_pss_rsae_sha256",
+    },
+    Signature {
+        algorithm: "RSA-3072",
+        scheme: SignatureScheme::RSA_PSS_SHA256,
+        tls_name: "rsa_pss_rsae_sha256",
+    },
+];
+
+/// TLS names of the schemes rustls may negotiate that no PKI algorithm above maps to one to
+/// one (RSA with SHA-384/512); for naming what a record saw.
+const OTHER_SCHEMES: &[(SignatureScheme, &str)] = &[
+    (SignatureScheme::RSA_PSS_SHA384, "rsa_pss_rsae_sha384"),
+    (SignatureScheme::RSA_PSS_SHA512, "rsa_pss_rsae_sha512"),
+    (
+        SignatureScheme::ECDSA_NISTP521_SHA512,
+        "ecdsa_secp521r1_sha512",
+    ),
+];
+
+/// A key-exchange group: OpenSSL's `--groups` spelling (and aliases), the name OpenSSL
+/// records for it once negotiated, and rustls' implementation.
+pub struct Group {
+    pub names: &'static [&'static str],
+    pub recorded: &'static str,
+    pub kx: &'static dyn SupportedKxGroup,
+}
+
+pub const GROUPS: &[Group] = &[
+    Group {
+        names: &["X25519MLKEM768"],
+        recorded: "X25519MLKEM768",
+        kx: kx_group::X25519MLKEM768,
+    },
+    Group {
+        names: &["SecP256r1MLKEM768"],
+        recorded: "SecP256r1MLKEM768",
+        kx: kx_group::SECP256R1MLKEM768,
+    },
+    Group {
+        names: &["MLKEM768"],
+        recorded: "MLKEM768",
+        kx: kx_group::MLKEM768,
+    },
+    Group {
+        names: &["MLKEM1024"],
+        recorded: "MLKEM1024",
+        kx: kx_group::MLKEM1024,
+    },
+    Group {
+        names: &["X25519"],
+        recorded: "x25519",
+        kx: kx_group::X25519,
+    },
+    Group {
+        names: &["P-256", "secp256r1", "prime256v1"],
+        recorded: "secp256r1",
+        kx: kx_group::SECP256R1,
+    },
+    Group {
+        names: &["P-384", "secp384r1"],
+        recorded: "secp384r1",
+        kx: kx_group::SECP384R1,
+    },
+];
+
+/// Engine features of the OpenSSL engine this stack's engine does not have (the names the
+/// Python capability table uses).
+pub const MISSING_FEATURES: &[&str] = &[
+    "quic",
+    "cert_compression",
+    "client_auth",
+    "partial_chain",
+    "untrusted_intermediates",
+    "resumption_mix",
+    "load",
+    "workers",
+];
+
+/// The groups of a `--groups` list, in order; an error names the unknown one and the allowed.
+pub fn groups(list: &str) -> anyhow::Result<Vec<&'static dyn SupportedKxGroup>> {
+    list.split(':')
+        .map(|name| {
+            let name = name.trim();
+            match GROUPS
+                .iter()
+                .find(|g| g.names.iter().any(|n| n.eq_ignore_ascii_case(name)))
+            {
+                Some(g) => Ok(g.kx),
+                None => bail!(
+                    "--groups {list:?}: {name:?} is not a group of the rustls stack; allowed: {}",
+                    GROUPS
+                        .iter()
+                        .map(|g| g.names[0])
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            }
+        })
+        .collect()
+}
+
+/// The schemes of a `--sigalgs` list; an error names the unknown one and the allowed.
+pub fn schemes(list: &str) -> anyhow::Result<Vec<SignatureScheme>> {
+    list.split(':')
+        .map(|name| {
+            let name = name.trim();
+            match SIGNATURES
+                .iter()
+                .find(|s| s.tls_name.eq_ignore_ascii_case(name))
+            {
+                Some(s) => Ok(s.scheme),
+                None => bail!(
+                    "--sigalgs {list:?}: {name:?} is not a scheme of the rustls stack; allowed: {}",
+                    SIGNATURES
+                        .iter()
+                        .map(|s| s.tls_name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            }
+        })
+        .collect()
+}
+
+/// The name a record gives a negotiated group (OpenSSL's, so stacks compare).
+pub fn group_name(group: NamedGroup) -> String {
+    GROUPS
+        .iter()
+        .find(|g| g.kx.name() == group)
+        .map(|g| g.recorded.to_owned())
+        .unwrap_or_else(|| format!("{group:?}"))
+}
+
+/// The name a record gives a signature scheme (its TLS name, as OpenSSL prints it).
+pub fn scheme_name(scheme: SignatureScheme) -> String {
+    SIGNATURES
+        .iter()
+        .map(|s| (s.scheme, s.tls_name))
+        .chain(OTHER_SCHEMES.iter().copied())
+        .find(|(s, _)| *s == scheme)
+        .map(|(_, name)| name.to_owned())
+        .unwrap_or_else(|| format!("{scheme:?}"))
+}
+
+/// Refuses what the server cannot do, naming the option and the capability.
+pub fn check_serve(args: &ServeArgs) -> anyhow::Result<()> {
+    check_tls(args.tls.transport, args.tls.cert_compression)?;
+    if args.client_ca.is_some() {
+        bail!(missing("--client-ca", "client_auth"));
+    }
+    if args.workers != 1 {
+        bail!(
+            "--workers {}: the rustls engine serves one connection at a time (workers 1); \
+             missing capability: workers",
+            args.workers
+        );
+    }
+    Ok(())
+}
+
+/// Refuses what the client cannot do, naming the option and the capability.
+pub fn check_handshake(args: &HandshakeArgs) -> anyhow::Result<()> {
+    check_tls(args.tls.transport, args.tls.cert_compression)?;
+    if args.cert_pki.is_some() {
+        bail!(missing("--cert-pki", "client_auth"));
+    }
+    if args.partial_chain {
+        bail!(missing("--partial-chain", "partial_chain"));
+    }
+    if args.untrusted.is_some() {
+        bail!(missing("--untrusted", "untrusted_intermediates"));
+    }
+    if args.resume_ratio.is_some() {
+        bail!(missing("--resume-ratio", "resumption_mix"));
+    }
+    Ok(())
+}
+
+fn check_tls(transport: Transport, compression: Compression) -> anyhow::Result<()> {
+    if transport != Transport::Tcp {
+        bail!(missing("--transport quic", "quic"));
+    }
+    if compression != Compression::None {
+        bail!(missing("--cert-compression", "cert_compression"));
+    }
+    Ok(())
+}
+
+fn missing(option: &str, capability: &str) -> String {
+    format!(
+        "{option}: not supported by the rustls engine (missing capability: {capability}; \
+         `chainlab-rustls info` lists what it supports)"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn group_names_follow_openssl() {
+        let got = groups("X25519MLKEM768:mlkem768:P-256").unwrap();
+        assert_eq!(got[0].name(), NamedGroup::X25519MLKEM768);
+        assert_eq!(group_name(got[1].name()), "MLKEM768");
+        assert_eq!(group_name(got[2].name()), "secp256r1");
+        let err = groups("X25519:ffdhe2048").unwrap_err().to_string();
+        assert!(err.contains("\"ffdhe2048\"") && err.contains("allowed: X25519MLKEM768"));
+    }
+
+    #[test]
+    fn scheme_names_are_tls_names() {
+        assert_eq!(scheme_name(SignatureScheme::ML_DSA_65), "mldsa65");
+        assert_eq!(
+            schemes("mldsa44:ecdsa_secp256r1_sha256").unwrap(),
+            vec![
+                SignatureScheme::ML_DSA_44,
+                SignatureScheme::ECDSA_NISTP256_SHA256
+            ]
+        );
+        assert!(schemes("slhdsa_shake_128f").is_err());
+    }
+}

@@ -1,0 +1,253 @@
+//! `handshake`: the measuring client over rustls, the OpenSSL engine's client in every
+//! respect a record shows. One record per attempt, warm-ups included; nothing is retried.
+//!
+//! Timed span: connect() starts → connect returns (`connect_ns`) → the handshake's last
+//! flight (the client's Finished) is written (`handshake_ns`). The configuration is built
+//! before the first attempt; the `ClientConnection` is made inside the span, because rustls
+//! generates the key share and the ClientHello there (OpenSSL does so in `SSL_connect`).
+//! Closing the connection, chain capture and writing the record come after it.
+
+use std::net::TcpStream;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail};
+use chainlab_record::counting::{CountingStream, Counts};
+use chainlab_record::cpu::{self, ThreadCpu};
+use chainlab_record::record::{ClientRecord, ObservedCert, Outcome, RecordWriter, SCHEMA};
+use chainlab_record::{ns_between, unix_ns};
+use rustls::pki_types::ServerName;
+use rustls::{ClientConfig, ClientConnection, HandshakeKind};
+
+use crate::capabilities::{self, STACK};
+use crate::chain::observed_chain;
+use crate::cli::HandshakeArgs;
+use crate::errors::{self, Failure, Side};
+use crate::io::{self as tlsio, RecordReads, Socket, Stop};
+use crate::tls;
+
+pub fn run(args: &HandshakeArgs) -> anyhow::Result<()> {
+    if args.count.is_none() && args.duration_ms.is_none() {
+        bail!("one of --count N or --duration-ms MS is required");
+    }
+    if args.timeout_ms == 0 {
+        bail!("--timeout-ms 0: must be at least 1");
+    }
+    capabilities::check_handshake(args)?;
+    if let Some(cpus) = &args.cpus {
+        cpu::pin(cpus)?;
+    }
+    let client = Client::new(args)?;
+    let mut writer = RecordWriter::open(&args.records)?;
+    let mut seq = args.seq_start;
+    let mut one = |warmup: bool| -> anyhow::Result<()> {
+        let record = client.attempt(seq, warmup)?;
+        writer.write(&record)?;
+        seq += 1;
+        Ok(())
+    };
+    for _ in 0..args.warmup {
+        one(true)?;
+    }
+    if let Some(count) = args.count {
+        for _ in 0..count {
+            one(false)?;
+        }
+    } else if let Some(ms) = args.duration_ms {
+        let end = Instant::now() + Duration::from_millis(ms);
+        while Instant::now() < end {
+            one(false)?;
+        }
+    }
+    Ok(())
+}
+
+struct Client<'a> {
+    args: &'a HandshakeArgs,
+    config: Arc<ClientConfig>,
+    server_name: ServerName<'static>,
+    timeout: Duration,
+    side: Side,
+}
+
+/// What one attempt observed, before it becomes a record.
+#[derive(Default)]
+struct Observed {
+    connect_ns: u64,
+    handshake_ns: Option<u64>,
+    cpu: Option<ThreadCpu>,
+    handshake_counts: Option<Counts>,
+    conn_counts: Option<Counts>,
+    peer_close_notify: Option<bool>,
+    conn_id: Option<String>,
+    local_port: Option<u16>,
+    group: Option<String>,
+    sigalg: Option<String>,
+    resumed: Option<bool>,
+    peer_chain: Option<Vec<ObservedCert>>,
+    failure: Option<Failure>,
+}
+
+impl<'a> Client<'a> {
+    fn new(args: &'a HandshakeArgs) -> anyhow::Result<Self> {
+        let server_name = ServerName::try_from(args.servername.clone())
+            .map_err(|e| anyhow!("--servername {:?}: {e}", args.servername))?;
+        Ok(Client {
+            config: tls::client(args)?,
+            server_name,
+            timeout: Duration::from_millis(args.timeout_ms),
+            side: Side::Client {
+                sigalgs_restricted: args.tls.sigalgs.is_some(),
+                server_hello_seen: false,
+            },
+            args,
+        })
+    }
+
+    /// One connection, start to finish; errors only for local failures.
+    fn attempt(&self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord> {
+        let instrument = !self.args.no_instrument;
+        let mut seen = Observed::default();
+        tls::take_scheme();
+        let start_unix_ns = unix_ns();
+        let cpu_start = instrument.then(ThreadCpu::now);
+        let start = Instant::now();
+        let connected = TcpStream::connect_timeout(&self.args.connect, self.timeout)
+            .and_then(|s| self.prepare_socket(s));
+        let connect_end = Instant::now();
+        seen.connect_ns = ns_between(start, connect_end);
+        match connected {
+            Err(e) => {
+                seen.cpu = cpu_start.map(|c| ThreadCpu::now().since(c));
+                if instrument {
+                    seen.handshake_counts = Some(Counts::default());
+                    seen.conn_counts = Some(Counts::default());
+                }
+                seen.failure = Some(errors::connect_failure(&e));
+            }
+            Ok(stream) if instrument => {
+                let io = RecordReads::new(CountingStream::new(stream));
+                self.handshake(io, connect_end, cpu_start, &mut seen)?;
+            }
+            Ok(stream) => self.handshake(RecordReads::new(stream), connect_end, None, &mut seen)?,
+        }
+        Ok(self.record(seq, warmup, start_unix_ns, seen))
+    }
+
+    fn prepare_socket(&self, stream: TcpStream) -> std::io::Result<TcpStream> {
+        stream.set_nodelay(true)?;
+        stream.set_read_timeout(Some(self.timeout))?;
+        stream.set_write_timeout(Some(self.timeout))?;
+        Ok(stream)
+    }
+
+    fn handshake<S: Socket>(
+        &self,
+        mut io: RecordReads<S>,
+        connect_end: Instant,
+        cpu_start: Option<ThreadCpu>,
+        seen: &mut Observed,
+    ) -> anyhow::Result<()> {
+        let mut conn = ClientConnection::new(self.config.clone(), self.server_name.clone())?;
+        let result = tlsio::handshake(&mut conn, &mut io);
+        let end = Instant::now();
+        seen.cpu = cpu_start.map(|c| ThreadCpu::now().since(c));
+        seen.handshake_ns = Some(ns_between(connect_end, end));
+        seen.handshake_counts = io.socket().counts();
+        // End of the timed span.
+
+        let instrument = seen.handshake_counts.is_some();
+        match result {
+            Ok(()) => {
+                conn.send_close_notify();
+                let closed = tlsio::flush(&mut conn, &mut io).is_ok()
+                    && tlsio::await_close_notify(&mut conn, &mut io);
+                if instrument {
+                    seen.peer_close_notify = Some(closed);
+                    let resumed = conn.handshake_kind() == Some(HandshakeKind::Resumed);
+                    seen.resumed = Some(resumed);
+                    seen.sigalg = tls::take_scheme().map(capabilities::scheme_name);
+                    if !resumed {
+                        seen.peer_chain =
+                            conn.peer_certificates().map(observed_chain).transpose()?;
+                    }
+                }
+            }
+            Err(stop) => {
+                let failure = match &stop {
+                    Stop::Io(e) => errors::io_failure(e),
+                    Stop::Tls(e) => {
+                        let side = match self.side {
+                            Side::Client {
+                                sigalgs_restricted, ..
+                            } => Side::Client {
+                                sigalgs_restricted,
+                                server_hello_seen: conn.negotiated_key_exchange_group().is_some(),
+                            },
+                            side => side,
+                        };
+                        errors::tls_failure(e, side)
+                    }
+                };
+                if errors::peer_still_connected(failure.category) {
+                    tlsio::drain(&mut io);
+                }
+                seen.failure = Some(failure);
+            }
+        }
+        if instrument {
+            seen.group = conn
+                .negotiated_key_exchange_group()
+                .map(|g| capabilities::group_name(g.name()));
+            seen.conn_id = io.socket().hello_conn_id(true);
+            seen.local_port = io.socket().tcp().local_addr().ok().map(|a| a.port());
+            seen.conn_counts = io.socket().counts();
+        }
+        Ok(())
+    }
+
+    fn record(&self, seq: u64, warmup: bool, start_unix_ns: u128, seen: Observed) -> ClientRecord {
+        let instrument = !self.args.no_instrument;
+        let total_ns = seen.connect_ns + seen.handshake_ns.unwrap_or(0);
+        ClientRecord {
+            schema: SCHEMA,
+            side: "client",
+            stack: STACK,
+            transport: self.args.tls.transport,
+            seq,
+            warmup,
+            conn_id: seen.conn_id,
+            local_port: seen.local_port,
+            start_unix_ns,
+            connect_ns: instrument.then_some(seen.connect_ns),
+            handshake_ns: seen.handshake_ns.filter(|_| instrument),
+            total_ns: Some(total_ns),
+            cpu_ns: seen.cpu.map(|c| c.total_ns),
+            cpu_user_us: seen.cpu.map(|c| c.user_us),
+            cpu_sys_us: seen.cpu.map(|c| c.sys_us),
+            instructions: seen.cpu.and_then(|c| c.instructions),
+            bytes_read: seen.handshake_counts.map(|c| c.read),
+            bytes_written: seen.handshake_counts.map(|c| c.written),
+            conn_bytes_read: seen.conn_counts.map(|c| c.read),
+            conn_bytes_written: seen.conn_counts.map(|c| c.written),
+            datagrams: None,
+            peer_close_notify: seen.peer_close_notify,
+            group: seen.group,
+            sigalg: seen.sigalg,
+            resumed: seen.resumed,
+            resume_offered: None,
+            verify: !self.args.no_verify,
+            peer_chain: seen.peer_chain,
+            outcome: if seen.failure.is_none() {
+                Outcome::Ok
+            } else {
+                Outcome::Failed
+            },
+            error_category: seen.failure.as_ref().map(|f| f.category),
+            error_detail: seen.failure.map(|f| f.detail),
+            intended_ns: None,
+            sched_lag_ns: None,
+            latency_ns: None,
+        }
+    }
+}

@@ -1,0 +1,50 @@
+//! `info`: this engine's stack, the versions it was built from, and what it can do
+//! (`capabilities`), for every result to carry and for `validate` to check against.
+
+use crate::capabilities;
+
+/// The exact releases pinned in Cargo.toml (the `=` requirements); a test checks that
+/// Cargo.lock agrees.
+pub const RUSTLS_VERSION: &str = "0.23.46";
+pub const AWS_LC_RS_VERSION: &str = "1.19.0";
+pub const RUSTLS_POST_QUANTUM_VERSION: &str = "0.2.4";
+
+pub fn run() -> anyhow::Result<()> {
+    let info = serde_json::json!({
+        "engine_version": env!("CARGO_PKG_VERSION"),
+        "stack": capabilities::STACK,
+        "record_schema": chainlab_record::record::SCHEMA,
+        "build": {
+            "rustls": RUSTLS_VERSION,
+            "aws_lc_rs": AWS_LC_RS_VERSION,
+            "rustls_post_quantum": RUSTLS_POST_QUANTUM_VERSION,
+        },
+        "signature_algorithms": capabilities::SIGNATURES.iter().map(|s| serde_json::json!({
+            "algorithm": s.algorithm, "scheme": s.tls_name,
+        })).collect::<Vec<_>>(),
+        "groups": capabilities::GROUPS.iter().map(|g| g.names[0]).collect::<Vec<_>>(),
+        "missing_features": capabilities::MISSING_FEATURES,
+        "hardware_counters": chainlab_record::cpu::hardware_counters(),
+    });
+    println!("{}", serde_json::to_string_pretty(&info)?);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The versions `info` names are the ones Cargo.lock holds.
+    #[test]
+    fn named_versions_are_the_locked_ones() {
+        let lock = include_str!("../../../Cargo.lock");
+        for (name, version) in [
+            ("rustls", RUSTLS_VERSION),
+            ("aws-lc-rs", AWS_LC_RS_VERSION),
+            ("rustls-post-quantum", RUSTLS_POST_QUANTUM_VERSION),
+        ] {
+            let entry = format!("name = \"{name}\"\nversion = \"{version}\"");
+            assert!(lock.contains(&entry), "Cargo.lock has no {name} {version}");
+        }
+    }
+}

@@ -1,0 +1,38 @@
+//! chainlab-rustls: chainlab's measuring engine over rustls with the aws-lc-rs provider.
+//!
+//! The OpenSSL engine's `serve` and `handshake`, with the same flags and the same records
+//! (`chainlab_record`), so a campaign puts either stack on either side of a connection.
+//! Hierarchies come from `chainlab-engine pki` alone: the certificates are byte-identical
+//! whichever stack serves or verifies them.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+mod capabilities;
+mod chain;
+mod cli;
+mod client;
+mod errors;
+mod info;
+mod io;
+mod server;
+mod tls;
+
+use cli::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Serve(args) => server::run(&args),
+        Command::Handshake(args) => client::run(&args),
+        Command::Info => info::run(),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("chainlab-rustls: error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}

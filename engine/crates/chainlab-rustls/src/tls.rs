@@ -1,0 +1,269 @@
+//! The rustls configurations of both sides, over one crypto provider: rustls' aws-lc-rs
+//! provider with rustls-post-quantum's ML-DSA signing and verification, restricted to the
+//! `--groups` and `--sigalgs` asked for.
+//!
+//! rustls does not say which signature scheme a handshake used, so both sides observe it on
+//! the way: the server's key is wrapped (`RecordingKey`, rustls' `SigningKey` trait over the
+//! provider's aws-lc-rs key) and notes the scheme it chose; the client's verifier is wrapped
+//! (`RecordingVerifier`) and notes the scheme of the CertificateVerify it checked. Both note it
+//! in a thread-local: a connection runs start to finish on one thread.
+
+use std::cell::Cell;
+use std::fs;
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{anyhow, Context};
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::{Resumption, WebPkiServerVerifier};
+use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::server::{ClientHello, ResolvesServerCert};
+use rustls::sign::{CertifiedKey, Signer, SigningKey};
+use rustls::{
+    ClientConfig, DigitallySignedStruct, RootCertStore, ServerConfig, SignatureAlgorithm,
+    SignatureScheme,
+};
+
+use crate::capabilities;
+use crate::cli::{HandshakeArgs, ServeArgs, TlsArgs};
+
+thread_local! {
+    /// The scheme of the last CertificateVerify this thread signed (server) or checked
+    /// (client); taken, so a resumed handshake (no CertificateVerify) reads `None`.
+    static SCHEME: Cell<Option<SignatureScheme>> = const { Cell::new(None) };
+}
+
+/// The scheme noted since the last call, if any.
+pub fn take_scheme() -> Option<SignatureScheme> {
+    SCHEME.with(Cell::take)
+}
+
+fn note_scheme(scheme: SignatureScheme) {
+    SCHEME.with(|s| s.set(Some(scheme)));
+}
+
+/// The provider both sides use: aws-lc-rs with ML-DSA, the `--groups` in order.
+pub fn provider(tls: &TlsArgs) -> anyhow::Result<CryptoProvider> {
+    let mut provider = rustls_post_quantum::provider();
+    provider.kx_groups = capabilities::groups(&tls.groups)?;
+    Ok(provider)
+}
+
+/// The `--sigalgs` restriction of the verification algorithms (all of them without it).
+fn verification_algorithms(
+    provider: &CryptoProvider,
+    tls: &TlsArgs,
+) -> anyhow::Result<WebPkiSupportedAlgorithms> {
+    let mut algs = provider.signature_verification_algorithms;
+    if let Some(list) = &tls.sigalgs {
+        let wanted = capabilities::schemes(list)?;
+        let mapping: Vec<_> = algs
+            .mapping
+            .iter()
+            .filter(|(scheme, _)| wanted.contains(scheme))
+            .copied()
+            .collect();
+        // The table is 'static in rustls; a restricted one lives as long as the process.
+        algs.mapping = Box::leak(mapping.into_boxed_slice());
+    }
+    Ok(algs)
+}
+
+/// What the server serves and how it signs.
+pub struct ServerSetup {
+    pub config: Arc<ServerConfig>,
+    /// DER bytes of each certificate sent, leaf first (for the ready line).
+    pub chain_der: Vec<usize>,
+}
+
+pub fn server(args: &ServeArgs) -> anyhow::Result<ServerSetup> {
+    let provider = Arc::new(provider(&args.tls)?);
+    let chain_file = args.pki.join(args.chain.file_name());
+    let chain = certificates(&chain_file)?;
+    let key_file = args.pki.join("leaf.key");
+    let key_der = PrivateKeyDer::from_pem_file(&key_file)
+        .map_err(|e| anyhow!("cannot read the private key {}: {e}", key_file.display()))?;
+    let key = provider
+        .key_provider
+        .load_private_key(key_der)
+        .map_err(|e| {
+            anyhow!(
+                "{}: the rustls stack cannot sign with this key ({e}); it signs with: {}",
+                key_file.display(),
+                capabilities::SIGNATURES
+                    .iter()
+                    .map(|s| s.algorithm)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })?;
+    let only: Option<Vec<SignatureScheme>> = args
+        .tls
+        .sigalgs
+        .as_deref()
+        .map(capabilities::schemes)
+        .transpose()?;
+    let chain_der = chain.iter().map(|c| c.len()).collect();
+    let certified = CertifiedKey::new(chain, Arc::new(RecordingKey { inner: key, only }));
+    let mut config = ServerConfig::builder_with_provider(provider)
+        .with_protocol_versions(&[&rustls::version::TLS13])?
+        .with_no_client_auth()
+        .with_cert_resolver(Arc::new(OneCert(Arc::new(certified))));
+    config.send_tls13_tickets = args.tickets as usize;
+    if args.tickets > 0 {
+        // Stateless tickets (what OpenSSL issues by default), from the provider's ticketer.
+        config.ticketer = rustls::crypto::aws_lc_rs::Ticketer::new()?;
+    }
+    Ok(ServerSetup {
+        config: Arc::new(config),
+        chain_der,
+    })
+}
+
+pub fn client(args: &HandshakeArgs) -> anyhow::Result<Arc<ClientConfig>> {
+    let provider = Arc::new(provider(&args.tls)?);
+    let algorithms = verification_algorithms(&provider, &args.tls)?;
+    let inner = if args.no_verify {
+        None
+    } else {
+        let ca = args
+            .ca
+            .as_ref()
+            .ok_or_else(|| anyhow!("--ca FILE is required unless --no-verify is given"))?;
+        let mut roots = RootCertStore::empty();
+        for cert in certificates(ca)? {
+            roots
+                .add(cert)
+                .map_err(|e| anyhow!("--ca {}: not a usable trust anchor: {e}", ca.display()))?;
+        }
+        let mut verifier_provider = (*provider).clone();
+        verifier_provider.signature_verification_algorithms = algorithms;
+        Some(
+            WebPkiServerVerifier::builder_with_provider(
+                Arc::new(roots),
+                Arc::new(verifier_provider),
+            )
+            .build()?,
+        )
+    };
+    let verifier = Arc::new(RecordingVerifier { inner, algorithms });
+    let mut config = ClientConfig::builder_with_provider(provider)
+        .with_protocol_versions(&[&rustls::version::TLS13])?
+        .dangerous()
+        .with_custom_certificate_verifier(verifier)
+        .with_no_client_auth();
+    config.resumption = if args.resume {
+        Resumption::in_memory_sessions(16)
+    } else {
+        Resumption::disabled()
+    };
+    Ok(Arc::new(config))
+}
+
+/// Every certificate of a PEM file, in order.
+pub fn certificates(path: &Path) -> anyhow::Result<Vec<CertificateDer<'static>>> {
+    let pem = fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let certs = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| anyhow!("{}: not PEM certificates: {e}", path.display()))?;
+    if certs.is_empty() {
+        anyhow::bail!("{}: no certificate in it", path.display());
+    }
+    Ok(certs)
+}
+
+/// The server's one certificate, whatever the ClientHello asked.
+#[derive(Debug)]
+struct OneCert(Arc<CertifiedKey>);
+
+impl ResolvesServerCert for OneCert {
+    fn resolve(&self, _hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        Some(self.0.clone())
+    }
+}
+
+/// The provider's signing key, noting the scheme it signs the CertificateVerify with (and
+/// offering only `--sigalgs` when given).
+#[derive(Debug)]
+struct RecordingKey {
+    inner: Arc<dyn SigningKey>,
+    only: Option<Vec<SignatureScheme>>,
+}
+
+impl SigningKey for RecordingKey {
+    fn choose_scheme(&self, offered: &[SignatureScheme]) -> Option<Box<dyn Signer>> {
+        let signer = match &self.only {
+            Some(only) => {
+                let both: Vec<_> = offered
+                    .iter()
+                    .filter(|s| only.contains(s))
+                    .copied()
+                    .collect();
+                self.inner.choose_scheme(&both)
+            }
+            None => self.inner.choose_scheme(offered),
+        }?;
+        note_scheme(signer.scheme());
+        Some(signer)
+    }
+
+    fn public_key(&self) -> Option<rustls::pki_types::SubjectPublicKeyInfoDer<'_>> {
+        self.inner.public_key()
+    }
+
+    fn algorithm(&self) -> SignatureAlgorithm {
+        self.inner.algorithm()
+    }
+}
+
+/// The WebPKI verifier (or none, with `--no-verify`: the chain is not checked, the
+/// CertificateVerify signature still is), noting the scheme of the CertificateVerify.
+#[derive(Debug)]
+struct RecordingVerifier {
+    inner: Option<Arc<WebPkiServerVerifier>>,
+    algorithms: WebPkiSupportedAlgorithms,
+}
+
+impl ServerCertVerifier for RecordingVerifier {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        match &self.inner {
+            Some(v) => {
+                v.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+            }
+            None => Ok(ServerCertVerified::assertion()),
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        _message: &[u8],
+        _cert: &CertificateDer<'_>,
+        _dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        // Both configurations allow TLS 1.3 only.
+        Err(rustls::Error::General("TLS 1.2 is not offered".into()))
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        note_scheme(dss.scheme);
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.algorithms.supported_schemes()
+    }
+}

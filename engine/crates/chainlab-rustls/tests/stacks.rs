@@ -1,0 +1,348 @@
+//! Real handshakes on each TLS stack and across stacks: the OpenSSL engine linked against
+//! OpenSSL 3.5 (`target/release/chainlab-engine`) and 4.0
+//! (`target/openssl-4.0/release/chainlab-engine`, built by `make engine`), and this crate's
+//! rustls engine. Hierarchies come from the 3.5 engine's `pki` alone.
+//!
+//! Every child is killed and reaped on drop and every wait is bounded, so a failing test
+//! never leaves a process behind or hangs.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// How long a server may take to print its ready line, and a client to finish its batch.
+const DEADLINE: Duration = Duration::from_secs(30);
+
+fn target_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target")
+}
+
+/// The binary of a stack; a missing one fails the test with how to build it.
+fn binary(stack: &str) -> PathBuf {
+    let path = match stack {
+        "rustls" => PathBuf::from(env!("CARGO_BIN_EXE_chainlab-rustls")),
+        "openssl-3.5" => target_dir().join("release/chainlab-engine"),
+        "openssl-4.0" => target_dir().join("openssl-4.0/release/chainlab-engine"),
+        other => panic!("unknown stack {other}"),
+    };
+    assert!(
+        path.is_file(),
+        "{stack}: no engine at {} (build every stack with `make engine`)",
+        path.display()
+    );
+    path
+}
+
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> Self {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, Ordering::SeqCst);
+        let dir = std::env::temp_dir().join(format!(
+            "chainlab-rustls-test-{}-{tag}-{n}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn pki(dir: &TempDir, chain: &str) -> PathBuf {
+    let out = dir.0.join(chain.replace(',', "_"));
+    let status = Command::new(binary("openssl-3.5"))
+        .args(["pki", "--chain", chain, "--out"])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "pki --chain {chain}");
+    out
+}
+
+/// A `serve` process, killed on drop.
+struct Server {
+    child: Child,
+    addr: String,
+    records: PathBuf,
+}
+
+impl Server {
+    fn start(stack: &str, pki: &Path, groups: &str, extra: &[&str]) -> Server {
+        let records = pki.with_extension(format!("{stack}-server-{}.jsonl", groups));
+        let mut child = Command::new(binary(stack))
+            .arg("serve")
+            .arg("--pki")
+            .arg(pki)
+            .args(["--groups", groups, "--records"])
+            .arg(&records)
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let line = rx.recv_timeout(DEADLINE).expect("ready line");
+        let ready: Value = serde_json::from_str(&line).expect("ready line is JSON");
+        assert_eq!(ready["event"], "ready");
+        Server {
+            child,
+            addr: ready["addr"].as_str().unwrap().to_owned(),
+            records,
+        }
+    }
+
+    /// Stops the server (SIGTERM, as the runner does) and returns its records.
+    fn stop(mut self) -> Vec<Value> {
+        // SAFETY: kill(2) on our own child's pid, not yet reaped.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let end = Instant::now() + DEADLINE;
+        while self.child.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < end, "server did not stop on SIGTERM");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(self.child.wait().unwrap().success(), "server exit status");
+        read_records(&self.records)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn read_records(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// `count` handshakes of a `handshake` client against `server`; its records.
+fn handshakes(stack: &str, server: &Server, pki: &Path, groups: &str, count: u32) -> Vec<Value> {
+    let mut child = Command::new(binary(stack))
+        .args(["handshake", "--connect", &server.addr, "--ca"])
+        .arg(pki.join("ca.pem"))
+        .args(["--groups", groups, "--count", &count.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let end = Instant::now() + DEADLINE;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > end {
+            let _ = child.kill();
+            panic!("{stack} client did not finish within {DEADLINE:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{stack} client exit status");
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// One server and client pair over an ML-DSA-65 leaf: every handshake completes with the
+/// group and scheme asked for, both records name their stacks and the same connection, and
+/// each side's bytes are the other's.
+fn pair(server_stack: &str, client_stack: &str, chain: &str, groups: &str) -> Vec<Value> {
+    let dir = TempDir::new("pair");
+    let pki = pki(&dir, chain);
+    let server = Server::start(server_stack, &pki, groups, &[]);
+    let clients = handshakes(client_stack, &server, &pki, groups, 3);
+    let servers = server.stop();
+    assert_eq!(clients.len(), 3);
+    assert_eq!(servers.len(), 3);
+    let label = format!("{client_stack} -> {server_stack}, {groups}");
+    for (c, s) in clients.iter().zip(&servers) {
+        assert_eq!(c["outcome"], "ok", "{label}: {c}");
+        assert_eq!(s["outcome"], "ok", "{label}: {s}");
+        assert_eq!(c["stack"], client_stack);
+        assert_eq!(s["stack"], server_stack);
+        assert_eq!(c["conn_id"], s["conn_id"], "{label}: one connection");
+        assert!(c["conn_id"].is_string());
+        for r in [c, s] {
+            assert_eq!(r["group"], groups, "{label}: group");
+            assert_eq!(r["sigalg"], "mldsa65", "{label}: scheme");
+            assert_eq!(r["peer_close_notify"], true, "{label}");
+            assert!(r["cpu_ns"].as_u64().unwrap() > 0);
+        }
+        assert_eq!(
+            c["bytes_read"], s["bytes_written"],
+            "{label}: server flight"
+        );
+        assert_eq!(
+            c["bytes_written"], s["bytes_read"],
+            "{label}: client flight"
+        );
+        assert_eq!(c["conn_bytes_read"], s["conn_bytes_written"], "{label}");
+        assert_eq!(c["conn_bytes_written"], s["conn_bytes_read"], "{label}");
+        // The chain as observed: what `pki` wrote, leaf first.
+        let observed = c["peer_chain"].as_array().expect("peer_chain");
+        let sent = std::fs::read_to_string(pki.join("chain-leaf+intermediates.pem")).unwrap();
+        assert_eq!(observed.len(), sent.matches("BEGIN CERTIFICATE").count());
+        assert_eq!(observed[0]["key_alg"], "ML-DSA-65");
+        assert_eq!(observed[0]["sig_alg"], "ML-DSA-65");
+        assert_eq!(
+            observed[0]["subject"],
+            "O=chainlab, CN=chainlab leaf (ML-DSA-65)"
+        );
+    }
+    clients
+}
+
+const MLDSA: &str = "ML-DSA-65,ML-DSA-65";
+
+#[test]
+fn each_stack_handshakes_with_itself_over_hybrid_and_pure_ml_kem() {
+    for stack in ["openssl-3.5", "openssl-4.0", "rustls"] {
+        for groups in ["X25519MLKEM768", "MLKEM768"] {
+            pair(stack, stack, MLDSA, groups);
+        }
+    }
+}
+
+#[test]
+fn openssl_and_rustls_handshake_both_ways_and_observe_the_same_chain() {
+    let dir = TempDir::new("chains");
+    let pki = pki(&dir, "ML-DSA-65,ML-DSA-44,ECDSA-P256");
+    let mut chains = Vec::new();
+    for (server, client) in [
+        ("rustls", "openssl-3.5"),
+        ("openssl-3.5", "rustls"),
+        ("rustls", "openssl-4.0"),
+        ("openssl-4.0", "rustls"),
+        ("openssl-3.5", "openssl-3.5"),
+    ] {
+        let srv = Server::start(server, &pki, "X25519MLKEM768", &[]);
+        let clients = handshakes(client, &srv, &pki, "X25519MLKEM768", 2);
+        let servers = srv.stop();
+        for (c, s) in clients.iter().zip(&servers) {
+            assert_eq!(c["outcome"], "ok", "{client} -> {server}: {c}");
+            assert_eq!(c["conn_id"], s["conn_id"]);
+            assert_eq!(c["bytes_read"], s["bytes_written"]);
+            assert_eq!(c["sigalg"], "ecdsa_secp256r1_sha256");
+        }
+        chains.push(clients[0]["peer_chain"].clone());
+    }
+    // Every stack, as client, observed the same certificates field by field.
+    for chain in &chains[1..] {
+        assert_eq!(chain, &chains[0]);
+    }
+    assert_eq!(chains[0][1]["key_alg"], "ML-DSA-44");
+    assert_eq!(chains[0][1]["sig_alg"], "ML-DSA-65");
+}
+
+#[test]
+fn rustls_resumes_with_openssl_tickets_and_its_own() {
+    let dir = TempDir::new("resume");
+    let pki = pki(&dir, MLDSA);
+    for server in ["openssl-3.5", "rustls"] {
+        let srv = Server::start(server, &pki, "X25519MLKEM768", &["--tickets", "1"]);
+        let mut child = Command::new(binary("rustls"))
+            .args([
+                "handshake",
+                "--connect",
+                &srv.addr,
+                "--resume",
+                "--count",
+                "3",
+                "--ca",
+            ])
+            .arg(pki.join("ca.pem"))
+            .output()
+            .unwrap();
+        assert!(child.status.success());
+        let records: Vec<Value> = String::from_utf8(std::mem::take(&mut child.stdout))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let resumed: Vec<_> = records.iter().map(|r| r["resumed"].clone()).collect();
+        assert_eq!(
+            resumed,
+            [false, true, true],
+            "rustls client against {server}"
+        );
+        // A resumed handshake has no CertificateVerify and no chain.
+        assert!(records[1]["sigalg"].is_null() && records[1]["peer_chain"].is_null());
+        let servers = srv.stop();
+        assert_eq!(servers[2]["resumed"], true, "{server}");
+    }
+}
+
+#[test]
+fn what_a_stack_cannot_do_fails_in_one_line_or_as_a_recorded_category() {
+    let dir = TempDir::new("refuse");
+    // An SLH-DSA leaf: rustls has no SLH-DSA signing; the server refuses to start.
+    let slh = pki(&dir, "SLH-DSA-SHAKE-128f,SLH-DSA-SHAKE-128f");
+    let out = Command::new(binary("rustls"))
+        .arg("serve")
+        .arg("--pki")
+        .arg(&slh)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot sign with this key"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    // QUIC: refused by name, before anything runs.
+    let out = Command::new(binary("rustls"))
+        .args([
+            "handshake",
+            "--connect",
+            "127.0.0.1:9",
+            "--count",
+            "1",
+            "--no-verify",
+        ])
+        .args(["--transport", "quic"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("missing capability: quic"),
+        "{err}"
+    );
+    // An OpenSSL server with an SLH-DSA leaf: the rustls client offers no SLH-DSA scheme.
+    // The server names the cause; the client reads a handshake_failure alert in reply to its
+    // ClientHello, which the wire leaves ambiguous, and (with every scheme offered) records
+    // it as the OpenSSL engine's client does.
+    let srv = Server::start("openssl-3.5", &slh, "X25519MLKEM768", &[]);
+    let clients = handshakes("rustls", &srv, &slh, "X25519MLKEM768", 1);
+    let servers = srv.stop();
+    assert_eq!(clients[0]["outcome"], "failed");
+    assert_eq!(
+        clients[0]["error_category"], "no_shared_group",
+        "{}",
+        clients[0]
+    );
+    assert_eq!(
+        servers[0]["error_category"], "no_shared_sigalg",
+        "{}",
+        servers[0]
+    );
+}
