@@ -8,11 +8,17 @@
 SHELL := /bin/bash
 PY := .venv/bin/python
 CARGO := cd engine && cargo
+# The OpenSSL 4.0 engine: the environment's OPENSSL_DIR wins over engine/.cargo/config.toml's.
+CARGO_40 := cd engine && OPENSSL_DIR=$(CURDIR)/engine/.openssl-4.0 cargo
 ENGINE := engine/target/release/chainlab-engine
 CAMPAIGN ?= campaigns/signature-placement.toml
 STORE ?= results/$(basename $(notdir $(CAMPAIGN))).duckdb
-# OpenSSL source: the openssl-src crate version (3.5 LTS by default; 400.0.2+4.0.3 for 4.0).
-export OPENSSL_SRC_VERSION
+# The three TLS stacks (docs/stacks.md): the engine linked against OpenSSL 3.5 (the default,
+# engine/.openssl) and against OpenSSL 4.0 (engine/.openssl-4.0, its own target directory:
+# two OpenSSLs' symbols cannot share one binary), and the rustls engine (chainlab-rustls).
+# Both OpenSSL builds are cached side by side in ~/.cache/chainlab.
+OPENSSL_40_SRC := 400.0.2+4.0.3
+ENGINE_40_TARGET := target/openssl-4.0
 
 # Python packages are installed exactly as requirements.lock pins them (hashes checked);
 # `make lock` re-resolves it after pyproject.toml's dependencies change (existing pins are
@@ -37,16 +43,15 @@ deps:
 
 openssl: deps
 	@engine/openssl/build.sh
+	@OPENSSL_SRC_VERSION=$(OPENSSL_40_SRC) OPENSSL_LINK=$(CURDIR)/engine/.openssl-4.0 engine/openssl/build.sh
 
-# engine/.cargo/config.toml points cargo at engine/.openssl; when that link moves to another
-# OpenSSL build (OPENSSL_SRC_VERSION=400.0.2+4.0.3 for 4.0), forget what was linked to the old.
+# engine/.cargo/config.toml points cargo at engine/.openssl; when a link moves to another
+# OpenSSL build (new patches), forget what was linked to the old.
 engine: openssl
-	@now=$$(readlink -f engine/.openssl); was=$$(cat engine/target/.openssl-linked 2>/dev/null); \
-	if [ -n "$$was" ] && [ "$$was" != "$$now" ]; then \
-		echo "OpenSSL changed ($$was -> $$now): relinking the engine"; \
-		(cd engine && cargo clean --release -p openssl-sys -p openssl -p chainlab-engine); \
-	fi; mkdir -p engine/target && echo "$$now" > engine/target/.openssl-linked
+	@scripts/relink-if-moved.sh engine/.openssl engine/target
+	@scripts/relink-if-moved.sh engine/.openssl-4.0 engine/$(ENGINE_40_TARGET)
 	$(CARGO) build --release --workspace
+	$(CARGO_40) build --release -p chainlab-engine --target-dir $(ENGINE_40_TARGET)
 
 python: .venv/.installed
 
