@@ -15,7 +15,9 @@ from chainlab.schema import Bool, Int, Items, Num, Str
 TOP_KEYS = ("campaign", "aliases", "hierarchies", "network", "sampling", "matrix", "campaigns")
 TOP_KEYS += ("analysis", "load", "primitives", "targets", "cluster")
 ORDERS = ("random", "interleaved", "declared")
-MATRIX_KEYS = (*MATRIX_AXES, "resumption_ratio", "exclude", "description")
+# `stack` sets both sides' stacks; `client_stack` / `server_stack` set them apart.
+MATRIX_KEYS = (*MATRIX_AXES, "client_stack", "server_stack", "resumption_ratio", "exclude")
+MATRIX_KEYS += ("description",)
 CAMPAIGNS_KEYS = ("description", "matrices", "scenarios")
 # A [network.<name>] table: the link's own fields, less the name (the table's name is).
 NETWORK_FIELDS = {k: v for k, v in network_profile.FIELDS.items() if k != "name"}

@@ -1,6 +1,6 @@
 """Scenario ids: compositional, stable, and readable back into their parts.
 
-    <kex>__<alg>_<role>[__<alg>_<role>...][__served_<policy>][__resumed|__resume<NN>][__<compression>][__client_<alg>[_<alg>...]][__quic][__net_<name>]
+    <kex>__<alg>_<role>[__<alg>_<role>...][__served_<policy>][__resumed|__resume<NN>][__<compression>][__client_<alg>[_<alg>...]][__quic][__stack_<tok>[_<tok>]][__net_<name>]
 
 `<kex>` is the group name in lower case without punctuation (X25519MLKEM768 ->
 x25519mlkem768); `<alg>` is the file's alias of the algorithm at that position (or, without an
@@ -11,6 +11,9 @@ leaf+intermediates, full handshake, no compression, no client certificate, TCP, 
 nothing, so an id only names what differs: `x25519mlkem768__slh_root__ml_int__ml_leaf`,
 `x25519__ml_root__ml_leaf__resumed`. A client certificate's hierarchy is named by its
 algorithm tokens, root first: `__client_mldsa65_mldsa44`. QUIC instead of TCP adds `__quic`.
+A TLS stack other than openssl-3.5 adds `__stack_<tok>` (both sides: `__stack_rustls`) or
+`__stack_<client tok>_<server tok>` (`__stack_ossl35_rustls`: an OpenSSL 3.5 client, a rustls
+server); chainlab.campaign.stacks names the tokens.
 
 A scenario whose server chainlab does not start ([targets.<name>]) has no positions: its
 target takes their place, `<kex>__target_<name>[...]` (`x25519mlkem768__target_edge`).
@@ -18,6 +21,7 @@ target takes their place, `<kex>__target_<name>[...]` (`x25519mlkem768__target_e
 
 from __future__ import annotations
 
+from chainlab.campaign import stacks
 from chainlab.campaign.algorithms import CERT_COMPRESSIONS, GROUPS, MIX_RE, TRANSPORTS, token
 from chainlab.campaign.model import (
     DEFAULT_CERT_COMPRESSION,
@@ -37,7 +41,8 @@ CLIENT_PREFIX = "client_"
 TARGET_PREFIX = "target_"
 ROLE_TOKENS = {"self", "root", "int", "int1", "int2", "leaf"}
 # Words of the suffix parts: never an algorithm alias, so an id reads back one way only.
-RESERVED = {"served", "net", "resumed", "full", "client", "target", *CERT_COMPRESSIONS, *TRANSPORTS}
+RESERVED = {"served", "net", "resumed", "full", "client", "target", "stack"}
+RESERVED |= {*CERT_COMPRESSIONS, *TRANSPORTS}
 
 
 def compose(
@@ -50,6 +55,7 @@ def compose(
     client_tokens: list[str] = (),
     target: str | None = None,
     transport: str = DEFAULT_TRANSPORT,
+    stack_pair: tuple[str, str] = (stacks.DEFAULT_STACK, stacks.DEFAULT_STACK),
 ) -> str:
     """The id of a scenario from its parts (algorithm tokens root first; the client
     certificate hierarchy's likewise, empty without one; a target instead of positions)."""
@@ -68,6 +74,9 @@ def compose(
         parts.append(CLIENT_PREFIX + "_".join(client_tokens))
     if transport != DEFAULT_TRANSPORT:
         parts.append(transport)
+    stack_token = stacks.token(*stack_pair)
+    if stack_token is not None:
+        parts.append(stack_token)
     if network != LOOPBACK:
         parts.append(f"net_{network}")
     return "__".join(parts)
@@ -130,6 +139,7 @@ def decode(
     served_by_token = {v: k for k, v in SERVED_TOKENS.items()}
     client_tokens: list[str] = []
     transport = DEFAULT_TRANSPORT
+    stack_pair = (stacks.DEFAULT_STACK, stacks.DEFAULT_STACK)
     for p in rest:
         if p in served_by_token:
             served = served_by_token[p]
@@ -147,15 +157,27 @@ def decode(
             comp = p
         elif p in TRANSPORTS and p != DEFAULT_TRANSPORT:
             transport = p
+        elif stacks.decode(p) is not None:
+            stack_pair = stacks.decode(p)
         elif p.startswith("net_") and p[4:] in networks:
             net = p[4:]
         else:
             allowed = [*served_by_token, "resumed", "resume<NN>", "zlib", "brotli", "zstd"]
             allowed += ["client_<alg>[_<alg>...]", "quic"]
+            allowed += [f"stack_<tok>[_<tok>] ({', '.join(stacks.STACK_BY_TOKEN)})"]
             allowed += [f"net_{n}" for n in sorted(networks)]
             raise ValueError(f"unknown part {p!r}; allowed: {', '.join(allowed)}")
     canonical = compose(
-        kex, [t for t, _ in positions], served, mode, comp, net, client_tokens, target, transport
+        kex,
+        [t for t, _ in positions],
+        served,
+        mode,
+        comp,
+        net,
+        client_tokens,
+        target,
+        transport,
+        stack_pair,
     )
     if canonical != scenario_id:
         raise ValueError(f"not in canonical form; write it as {canonical!r}")
@@ -169,4 +191,6 @@ def decode(
         "client_auth": tuple(algorithms[t] for t in client_tokens),
         "target": target,
         "transport": transport,
+        "client_stack": stack_pair[0],
+        "server_stack": stack_pair[1],
     }

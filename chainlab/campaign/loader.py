@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from chainlab import engine
-from chainlab.campaign import ids, load_plan, matrix
+from chainlab.campaign import ids, load_plan, matrix, stacks
 from chainlab.campaign.algorithms import (
     ALGORITHM_NAMES,
     CERT_COMPRESSIONS,
@@ -54,6 +54,7 @@ from chainlab.campaign.model import (
     Scenario,
     Target,
 )
+from chainlab.campaign.stacks import DEFAULT_STACK, STACKS
 from chainlab.errors import ChainlabError
 from chainlab.network import profile as network_profile
 from chainlab.network.profile import LOOPBACK
@@ -205,11 +206,13 @@ class _Validator:
             policy = self.resolve_sampling(sid, parts, base_sampling, overrides)
             self.check_anchor(sid, parts)
             self.check_transport(sid, parts)
+            scenario_load = load_plan.for_scenario(self, load, parts, sid)
+            self.check_stacks(sid, parts, scenario_load is not None)
             scenarios[sid] = Scenario(
                 scenario_id=sid,
                 sampling=policy,
                 network_profile=self.networks.get(parts["network"]),
-                load=load_plan.for_scenario(self, load, parts, sid),
+                load=scenario_load,
                 target_spec=self.targets.get(parts["target"]),
                 **parts,
             )
@@ -509,6 +512,8 @@ class _Validator:
                     got = self.string(item, at, choices=CERT_COMPRESSIONS)
                 elif k == "transport":
                     got = self.string(item, at, choices=TRANSPORTS)
+                elif k in ("stack", "client_stack", "server_stack"):
+                    got = self.string(item, at, choices=STACKS)
                 elif k == "network":
                     got = self.string(item, at, choices=[LOOPBACK, *self.declared_networks])
                 else:  # scenario
@@ -547,6 +552,11 @@ class _Validator:
             axes: dict[str, list] = {}
             for axis in MATRIX_AXES:
                 raw = m.get(axis)
+                if axis == "stack":
+                    pairs = self.stack_pairs(m, at)
+                    if pairs:
+                        axes["stack"] = pairs
+                    continue
                 if raw is None:
                     continue
                 if axis == "hierarchy":
@@ -615,6 +625,39 @@ class _Validator:
                 excludes.append(self.read_where(e, f"{at}.exclude[{i}]"))
             out[mname] = {"axes": axes, "exclude": excludes}
         return out
+
+    def stack_pairs(self, m: dict, at: str) -> list[tuple[str, str]]:
+        """The (client, server) stack pairs of a matrix: `stack` (both sides alike), or
+        `client_stack` x `server_stack` (a side left out is on the default stack)."""
+        if "stack" in m and ("client_stack" in m or "server_stack" in m):
+            self.bad(
+                f"{at}.stack",
+                "given with client_stack/server_stack; allowed: `stack` (both sides on one "
+                "stack) or client_stack and server_stack (each side its own)",
+            )
+            return []
+        chosen = {}
+        for key in ("stack", "client_stack", "server_stack"):
+            if key not in m:
+                continue
+            raw = m[key]
+            items = self.listish(raw)
+            if not items:
+                self.bad(f"{at}.{key}", "empty array; allowed: at least one value")
+            vals = []
+            for i, item in enumerate(items):
+                iat = f"{at}.{key}[{i}]" if isinstance(raw, list) else f"{at}.{key}"
+                got = self.string(item, iat, choices=STACKS)
+                if got is not None and got not in vals:
+                    vals.append(got)
+            chosen[key] = vals
+        if "stack" in chosen:
+            return [(s, s) for s in chosen["stack"]]
+        if not chosen:
+            return []
+        clients = chosen.get("client_stack", [DEFAULT_STACK])
+        servers = chosen.get("server_stack", [DEFAULT_STACK])
+        return [(c, s) for c in clients for s in servers]
 
     def check_target_matrix(self, m: dict, at: str) -> None:
         """A matrix of targets sets only what the client chooses."""
@@ -753,6 +796,12 @@ class _Validator:
                 "probed over TCP; allowed: transport 'tcp' for targets (exclude = [{ transport "
                 f'= "quic", target = "{parts["target"]}" }}])',
             )
+
+    def check_stacks(self, sid: str, parts: dict, with_load: bool) -> None:
+        """What a side's TLS stack cannot do is refused here, one line per problem, never
+        found failing at run time (chainlab.campaign.stacks, docs/stacks.md)."""
+        for problem in stacks.problems(parts, with_load):
+            self.bad("matrix", f"scenario {sid}: {problem}; exclude it or choose another stack")
 
     def check_anchor(self, sid: str, parts: dict) -> None:
         """An intermediate can be the trust anchor only where the hierarchy has one."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 
-from chainlab.campaign import ids
+from chainlab.campaign import ids, stacks
 from chainlab.campaign.algorithms import GROUPS, NO_CLIENT_AUTH
 from chainlab.campaign.model import (
     DEFAULT_CERT_COMPRESSION,
@@ -26,12 +26,26 @@ MATRIX_AXES = (
     "cert_compression",
     "client_auth",
     "transport",
+    "stack",
     "network",
     "target",
 )
-# The axes besides the hierarchy (and a target's name): what a scenario's label adds to its
-# chain when it varies, and what a comparison of hierarchies holds fixed.
-OTHER_AXES = tuple(a for a in MATRIX_AXES if a not in ("hierarchy", "target"))
+# The scenario columns of an axis where they are not the axis itself: the stack axis is
+# each side's stack.
+AXIS_COLUMNS = {"stack": ("client_stack", "server_stack")}
+
+
+def axis_columns(axis: str) -> tuple[str, ...]:
+    """The scenario (and summary) columns an axis sets."""
+    return AXIS_COLUMNS.get(axis, (axis,))
+
+
+# The axes besides the hierarchy (and a target's name), as scenario columns: what a
+# scenario's label adds to its chain when it varies, and what a comparison of hierarchies
+# holds fixed.
+OTHER_AXES = tuple(
+    c for a in MATRIX_AXES if a not in ("hierarchy", "target") for c in axis_columns(a)
+)
 # Scenario properties a `where` table (exclusions, sampling overrides) may test.
 WHERE_KEYS = (
     "scenario",
@@ -47,6 +61,9 @@ WHERE_KEYS = (
     "cert_compression",
     "client_leaf",
     "transport",
+    "stack",
+    "client_stack",
+    "server_stack",
     "network",
     "target",
 )
@@ -57,6 +74,8 @@ AXIS_DEFAULTS = {
     "cert_compression": DEFAULT_CERT_COMPRESSION,
     "client_auth": (),
     "transport": DEFAULT_TRANSPORT,
+    # (client stack, server stack): a matrix's `stack`, or `client_stack` x `server_stack`.
+    "stack": (stacks.DEFAULT_STACK, stacks.DEFAULT_STACK),
     "network": LOOPBACK,
     "target": None,
 }
@@ -79,6 +98,7 @@ def expand(
     excluded_by = [0] * len(excludes)
     for values in combos:
         parts = dict(zip(MATRIX_AXES, values, strict=True))
+        parts["client_stack"], parts["server_stack"] = parts.pop("stack")
         sid = ids.compose(
             parts["kex"],
             [alg_token(a) for a in parts["hierarchy"]],
@@ -89,6 +109,7 @@ def expand(
             [alg_token(a) for a in parts["client_auth"]],
             parts["target"],
             parts["transport"],
+            (parts["client_stack"], parts["server_stack"]),
         )
         hit = [matches(w, parts, sid) for w in excludes]
         for i, h in enumerate(hit):
@@ -119,6 +140,10 @@ def matches(where: dict, parts: dict, sid: str) -> bool:
         "cert_compression": {parts["cert_compression"]},
         "client_leaf": {parts["client_auth"][-1] if parts["client_auth"] else NO_CLIENT_AUTH},
         "transport": {parts["transport"]},
+        # Either side's stack; client_stack / server_stack test one side.
+        "stack": {parts["client_stack"], parts["server_stack"]},
+        "client_stack": {parts["client_stack"]},
+        "server_stack": {parts["server_stack"]},
         "network": {parts["network"]},
         "target": {parts["target"]} if parts["target"] else set(),
     }

@@ -12,6 +12,8 @@ from chainlab.campaign.algorithms import (
     NO_CLIENT_AUTH,
     resumption_ratio,
 )
+from chainlab.campaign.stacks import DEFAULT_STACK
+from chainlab.campaign.stacks import label as stack_label
 from chainlab.errors import ChainlabError
 
 # Axis values that are not written into a scenario id (the id names only what differs).
@@ -42,6 +44,8 @@ SCENARIO_KEYS = (
     "cert_compression",
     "client_auth",
     "transport",
+    "client_stack",
+    "server_stack",
 )
 
 # The store's name of a role (certificates.role) where it differs from the id's.
@@ -198,6 +202,14 @@ class Scenario:
     target_spec: Target | None = field(default=None, compare=False, repr=False)
     # What carries the handshake: "tcp" or "quic" (the engine's --transport).
     transport: str = DEFAULT_TRANSPORT
+    # The TLS implementation of each side (chainlab.campaign.stacks).
+    client_stack: str = DEFAULT_STACK
+    server_stack: str = DEFAULT_STACK
+
+    @property
+    def stack_label(self) -> str:
+        """The stack, or `client → server` when the two sides differ."""
+        return stack_label(self.client_stack, self.server_stack)
 
     @property
     def depth(self) -> int:
@@ -274,6 +286,12 @@ class Scenario:
             **({"target": self.target_spec.to_dict()} if self.target_spec is not None else {}),
             # Only where it is not TCP, so that every scenario before QUIC keeps its params.
             **({"transport": self.transport} if self.transport != DEFAULT_TRANSPORT else {}),
+            # Likewise only where a side is not on the default stack.
+            **(
+                {"client_stack": self.client_stack, "server_stack": self.server_stack}
+                if (self.client_stack, self.server_stack) != (DEFAULT_STACK, DEFAULT_STACK)
+                else {}
+            ),
         }
 
 

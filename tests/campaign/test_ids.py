@@ -56,6 +56,7 @@ def test_compose_and_decode_round_trip(parts, expected):
     back = ids.decode(sid, ALGS, {"wan"})
     assert back.pop("target") is None
     assert back.pop("transport") == "tcp"
+    assert (back.pop("client_stack"), back.pop("server_stack")) == ("openssl-3.5",) * 2
     assert back == {
         "kex": kex,
         "hierarchy": tuple(ALGS[t] for t in toks),
@@ -110,3 +111,29 @@ def test_a_target_takes_the_place_of_the_positions():
     back = ids.decode(sid, ALGS, {"wan"}, {"edge"})
     assert back["target"] == "edge" and back["hierarchy"] == ()
     assert back["handshake_mode"] == "resumed" and back["cert_compression"] == "zlib"
+
+
+@pytest.mark.parametrize(
+    "pair,part",
+    [
+        (("rustls", "rustls"), "__stack_rustls"),
+        (("openssl-4.0", "openssl-4.0"), "__stack_ossl40"),
+        (("openssl-3.5", "rustls"), "__stack_ossl35_rustls"),
+        (("rustls", "openssl-4.0"), "__stack_rustls_ossl40"),
+    ],
+)
+def test_stacks_are_named_client_first_after_the_transport(pair, part):
+    sid = ids.compose(
+        "X25519MLKEM768", ["ml", "ml"], "leaf+intermediates", "full", "none", "wan",
+        transport="quic", stack_pair=pair,
+    )  # fmt: skip
+    assert sid == f"x25519mlkem768__ml_root__ml_leaf__quic{part}__net_wan"
+    back = ids.decode(sid, ALGS, {"wan"})
+    assert (back["client_stack"], back["server_stack"]) == pair
+    # The default pair is never named; a pair of one stack is written once.
+    plain = ids.compose("X25519", ["ml"], "leaf+intermediates", "full", "none", "loopback")
+    assert "stack" not in plain
+    with pytest.raises(ValueError, match="canonical"):
+        ids.decode("x25519__ml_self__stack_rustls_rustls", ALGS, set())
+    with pytest.raises(ValueError, match="stack_<tok>"):
+        ids.decode("x25519__ml_self__stack_boringssl", ALGS, set())

@@ -1,0 +1,163 @@
+"""TLS stacks: which implementation runs each side of a scenario, and what each can do.
+
+Three stacks (docs/stacks.md): `openssl-3.5` (the engine as always, the default),
+`openssl-4.0` (the same engine code linked against OpenSSL 4.0) and `rustls` (the rustls
+engine, aws-lc-rs provider). A scenario names a client stack and a server stack; a campaign's
+`stack` axis sets both, `client_stack` / `server_stack` set them apart.
+
+What a stack cannot do is refused by `validate` (`problems`), naming the scenario, the stack
+and the missing capability, so such a combination is never discovered failing at run time.
+The rustls stack's table is `chainlab-rustls info` (engine/crates/chainlab-rustls/src/
+capabilities.rs); validation must work without a built engine, so a copy is kept here and
+`tests/campaign/test_stacks.py` fails when the two differ. Both OpenSSL builds carry the
+same patches and accept every algorithm, group and engine feature of `algorithms.py`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from chainlab.campaign.algorithms import INTERMEDIATE_ANCHOR, MIX_RE, NO_CLIENT_AUTH
+
+DEFAULT_STACK = "openssl-3.5"
+STACKS = ("openssl-3.5", "openssl-4.0", "rustls")
+# A stack's token in scenario ids (`__stack_rustls`, `__stack_ossl35_rustls`).
+TOKENS = {"openssl-3.5": "ossl35", "openssl-4.0": "ossl40", "rustls": "rustls"}
+STACK_BY_TOKEN = {t: s for s, t in TOKENS.items()}
+# The two OpenSSL stacks: the same engine code, linked against another OpenSSL.
+OPENSSL_STACKS = ("openssl-3.5", "openssl-4.0")
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a stack can do; None where it does all that the OpenSSL engine does."""
+
+    # Signature algorithms (`pki --chain` names) it signs (server leaf) and verifies (client).
+    signature_algorithms: tuple[str, ...] | None = None
+    # Key-exchange groups (OpenSSL `--groups` names).
+    groups: tuple[str, ...] | None = None
+    # Engine features it lacks (the names chainlab-rustls info lists as missing_features).
+    missing_features: tuple[str, ...] = ()
+
+
+CAPABILITIES: dict[str, Capabilities] = {
+    "openssl-3.5": Capabilities(),
+    "openssl-4.0": Capabilities(),
+    "rustls": Capabilities(
+        signature_algorithms=(
+            "ML-DSA-44",
+            "ML-DSA-65",
+            "ML-DSA-87",
+            "ECDSA-P256",
+            "ECDSA-P384",
+            "Ed25519",
+            "RSA-2048",
+            "RSA-3072",
+        ),
+        groups=(
+            "X25519MLKEM768",
+            "SecP256r1MLKEM768",
+            "MLKEM768",
+            "MLKEM1024",
+            "X25519",
+            "P-256",
+            "P-384",
+        ),
+        missing_features=(
+            "quic",
+            "cert_compression",
+            "client_auth",
+            "partial_chain",
+            "untrusted_intermediates",
+            "resumption_mix",
+            "load",
+            "workers",
+            "targets",
+        ),
+    ),
+}
+
+# What each missing feature means, in validate's messages.
+FEATURE_TEXT = {
+    "quic": "QUIC (transport 'quic')",
+    "cert_compression": "certificate compression",
+    "client_auth": "client certificates (client_auth)",
+    "partial_chain": "an intermediate as trust anchor (served_chain 'intermediate-anchor')",
+    "untrusted_intermediates": "intermediates the server does not send (served_chain 'leaf' "
+    "at depth 3-4)",
+    "resumption_mix": "a resumption mix (handshake_mode resumeNN)",
+    "load": "[load] steps",
+    "workers": "more than one server worker",
+    "targets": "targets ([targets.<name>])",
+}
+
+
+def token(client: str, server: str) -> str | None:
+    """The id part of a stack pair; None for the default (both openssl-3.5)."""
+    if client == server == DEFAULT_STACK:
+        return None
+    if client == server:
+        return f"stack_{TOKENS[client]}"
+    return f"stack_{TOKENS[client]}_{TOKENS[server]}"
+
+
+def decode(part: str) -> tuple[str, str] | None:
+    """(client, server) of an id part `stack_<tok>[_<tok>]`, or None if it is not one."""
+    if not part.startswith("stack_"):
+        return None
+    toks = part[len("stack_") :].split("_")
+    if not 1 <= len(toks) <= 2 or any(t not in STACK_BY_TOKEN for t in toks):
+        return None
+    # `stack_<tok>_<tok>` of one stack reads back too; ids.decode then asks for the
+    # canonical `stack_<tok>`.
+    return STACK_BY_TOKEN[toks[0]], STACK_BY_TOKEN[toks[-1]]
+
+
+def label(client: str, server: str) -> str:
+    """How reports name a pair: the stack, or `client → server` when they differ."""
+    return client if client == server else f"{client} → {server}"
+
+
+def problems(parts: dict, with_load: bool) -> list[str]:
+    """What the scenario (its parts) asks of a side's stack that the stack cannot do: one
+    line per problem, naming the side, the stack and the missing capability."""
+    out: list[str] = []
+    hierarchy = parts["hierarchy"]
+    for side in ("client", "server"):
+        stack = parts[f"{side}_stack"]
+        caps = CAPABILITIES[stack]
+        lacks = set(caps.missing_features)
+
+        def need(feature: str, when: bool, *, stack=stack, side=side, lacks=lacks) -> None:
+            if when and feature in lacks:
+                out.append(
+                    f"{side} stack {stack} cannot do {FEATURE_TEXT[feature]} "
+                    f"(missing capability: {feature})"
+                )
+
+        need("quic", parts["transport"] != "tcp")
+        need("cert_compression", parts["cert_compression"] != "none")
+        need("client_auth", bool(parts["client_auth"]) and parts["client_auth"] != NO_CLIENT_AUTH)
+        need("load", with_load)
+        need("targets", parts["target"] is not None)
+        if side == "client":
+            need("partial_chain", parts["served_chain"] == INTERMEDIATE_ANCHOR)
+            need("untrusted_intermediates", parts["served_chain"] == "leaf" and len(hierarchy) >= 3)
+            need("resumption_mix", MIX_RE.match(parts["handshake_mode"]) is not None)
+        if caps.groups is not None and parts["kex"] not in caps.groups:
+            out.append(
+                f"{side} stack {stack} has no key-exchange group {parts['kex']} "
+                f"(it has: {', '.join(caps.groups)})"
+            )
+        if caps.signature_algorithms is not None:
+            # The server signs with its leaf's key; the client verifies every signature of
+            # the chain (each certificate's issuer, and the leaf's CertificateVerify).
+            used = hierarchy[-1:] if side == "server" else hierarchy
+            for alg in dict.fromkeys(used):
+                if alg not in caps.signature_algorithms:
+                    verb = "sign with" if side == "server" else "verify"
+                    out.append(
+                        f"{side} stack {stack} cannot {verb} {alg} "
+                        f"(it has: {', '.join(caps.signature_algorithms)})"
+                    )
+    return out

@@ -1,0 +1,203 @@
+"""TLS stacks in campaign files: the stack axes, their ids, and validation refusing what a
+side's stack cannot do before anything runs."""
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from chainlab import engine
+from chainlab.campaign import CampaignError, load, stacks
+
+HEAD = """
+[campaign]
+name = "s"
+
+[aliases]
+ml = "ML-DSA-65"
+slhf = "SLH-DSA-SHAKE-128f"
+
+[sampling]
+mode = "fixed"
+count = 5
+"""
+
+
+def write(tmp_path, text, name="s.toml"):
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(HEAD + text))
+    return p
+
+
+def test_the_capability_table_is_the_rustls_engines():
+    """The copy validation uses (no engine needed) is what `chainlab-rustls info` says."""
+    out = subprocess.run(
+        [str(engine.stack_path("rustls")), "info"], capture_output=True, text=True, check=True
+    )
+    info = json.loads(out.stdout)
+    caps = stacks.CAPABILITIES["rustls"]
+    assert info["stack"] == "rustls"
+    assert tuple(s["algorithm"] for s in info["signature_algorithms"]) == (
+        caps.signature_algorithms
+    )
+    assert tuple(info["groups"]) == caps.groups
+    assert tuple(info["missing_features"]) == caps.missing_features
+    assert set(caps.missing_features) <= set(stacks.FEATURE_TEXT)
+
+
+def test_every_stack_has_a_binary_that_names_it():
+    assert set(engine.STACK_BINARIES) == set(stacks.STACKS) == set(stacks.TOKENS)
+    for stack in stacks.STACKS:
+        assert engine.stack_info(stack)["stack"] == stack
+
+
+def test_stack_and_the_two_sides_expand_into_scenarios(tmp_path):
+    c = load(
+        write(
+            tmp_path,
+            """
+            [matrix.both]
+            kex = ["X25519MLKEM768"]
+            hierarchy = [["ml", "ml"]]
+            stack = ["openssl-3.5", "openssl-4.0", "rustls"]
+
+            [matrix.sides]
+            kex = ["X25519MLKEM768"]
+            hierarchy = [["ml", "ml"]]
+            client_stack = ["rustls"]
+            server_stack = ["openssl-3.5", "openssl-4.0"]
+            """,
+        )
+    )
+    pairs = {sid: (s.client_stack, s.server_stack) for sid, s in c.scenarios.items()}
+    base = "x25519mlkem768__ml_root__ml_leaf"
+    assert pairs == {
+        base: ("openssl-3.5", "openssl-3.5"),
+        f"{base}__stack_ossl40": ("openssl-4.0", "openssl-4.0"),
+        f"{base}__stack_rustls": ("rustls", "rustls"),
+        f"{base}__stack_rustls_ossl35": ("rustls", "openssl-3.5"),
+        f"{base}__stack_rustls_ossl40": ("rustls", "openssl-4.0"),
+    }
+    # Only a non-default pair is part of the stored parameters (older stores stay equal).
+    assert "client_stack" not in c.scenarios[base].params()
+    assert c.scenarios[f"{base}__stack_rustls_ossl35"].params()["server_stack"] == "openssl-3.5"
+    assert c.scenarios[f"{base}__stack_rustls_ossl35"].stack_label == "rustls → openssl-3.5"
+
+
+def test_exclusions_test_either_side_or_one(tmp_path):
+    c = load(
+        write(
+            tmp_path,
+            """
+            [matrix.m]
+            kex = ["X25519MLKEM768"]
+            hierarchy = [["ml", "ml"]]
+            client_stack = ["openssl-3.5", "rustls"]
+            server_stack = ["openssl-3.5", "rustls"]
+            exclude = [
+                { stack = "openssl-4.0" },
+                { client_stack = "rustls", server_stack = "openssl-3.5" },
+            ]
+            """,
+        )
+    )
+    assert sorted(s.stack_label for s in c.scenarios.values()) == [
+        "openssl-3.5",
+        "openssl-3.5 → rustls",
+        "rustls",
+    ]
+
+
+@pytest.mark.parametrize(
+    "matrix,expected",
+    [
+        # rustls has no SLH-DSA: the server cannot sign with an SLH-DSA leaf ...
+        (
+            'hierarchy = [["ml", "slhf"]]\nserver_stack = ["rustls"]',
+            "scenario x25519mlkem768__ml_root__slhf_leaf__stack_ossl35_rustls: server stack "
+            "rustls cannot sign with SLH-DSA-SHAKE-128f",
+        ),
+        # ... and a client cannot verify an SLH-DSA root's signature.
+        (
+            'hierarchy = [["slhf", "ml"]]\nclient_stack = ["rustls"]',
+            "client stack rustls cannot verify SLH-DSA-SHAKE-128f",
+        ),
+        ('hierarchy = [["ml", "ml"]]\nstack = ["rustls"]\nkex = ["ffdhe2048"]', "no key-exchange"),
+        (
+            'hierarchy = [["ml", "ml"]]\nstack = ["rustls"]\ntransport = ["quic"]',
+            "(missing capability: quic)",
+        ),
+        (
+            'hierarchy = [["ml", "ml"]]\nstack = ["rustls"]\ncert_compression = ["zlib"]',
+            "(missing capability: cert_compression)",
+        ),
+        (
+            'hierarchy = [["ml", "ml"]]\nclient_stack = ["rustls"]\nclient_auth = [["ml", "ml"]]',
+            "client stack rustls cannot do client certificates",
+        ),
+        (
+            'hierarchy = [["ml", "ml", "ml"]]\nclient_stack = ["rustls"]\nserved_chain = ["leaf"]',
+            "(missing capability: untrusted_intermediates)",
+        ),
+        (
+            'hierarchy = [["ml", "ml"]]\nclient_stack = ["rustls"]\nhandshake_mode = ["resume50"]',
+            "(missing capability: resumption_mix)",
+        ),
+    ],
+)
+def test_validate_refuses_what_a_stack_cannot_do(tmp_path, matrix, expected):
+    if "kex =" not in matrix:
+        matrix = 'kex = ["X25519MLKEM768"]\n' + matrix
+    with pytest.raises(CampaignError) as e:
+        load(write(tmp_path, f"[matrix.m]\n{matrix}\n"))
+    assert expected in str(e.value)
+    assert "exclude it or choose another stack" in str(e.value)
+
+
+def test_load_steps_are_refused_on_rustls_and_nothing_is_written(tmp_path):
+    toml = write(
+        tmp_path,
+        """
+        [matrix.m]
+        kex = ["X25519MLKEM768"]
+        hierarchy = [["ml", "ml"]]
+        stack = ["openssl-4.0", "rustls"]
+
+        [load]
+        rates = [50]
+        step_s = 3
+        """,
+    )
+    store = tmp_path / "s.duckdb"
+    for cmd in (["validate", str(toml)], ["run", str(toml), "--store", str(store)]):
+        out = subprocess.run(
+            [sys.executable, "-m", "chainlab", *cmd], capture_output=True, text=True, timeout=120
+        )
+        assert out.returncode == 2, out
+        lines = out.stderr.strip().splitlines()
+        # One line per problem, naming the scenario, the side, the stack and the capability;
+        # OpenSSL 4.0 runs load steps.
+        assert len(lines) == 2 and all("stack_rustls" in ln for ln in lines), lines
+        assert "client stack rustls cannot do [load] steps (missing capability: load)" in lines[0]
+        assert "server stack rustls" in lines[1]
+    assert not store.exists()
+
+
+def test_stack_and_a_side_are_not_given_together(tmp_path):
+    with pytest.raises(CampaignError, match="given with client_stack/server_stack"):
+        load(
+            write(
+                tmp_path,
+                '[matrix.m]\nkex = ["X25519"]\nhierarchy = [["ml", "ml"]]\n'
+                'stack = ["rustls"]\nserver_stack = ["openssl-3.5"]\n',
+            )
+        )
+    with pytest.raises(CampaignError, match="allowed: openssl-3.5, openssl-4.0, rustls"):
+        load(
+            write(
+                tmp_path,
+                '[matrix.m]\nkex = ["X25519"]\nhierarchy = [["ml", "ml"]]\nstack = ["boringssl"]\n',
+            )
+        )
