@@ -1,8 +1,12 @@
-"""Locating the engine binary and reading its build facts.
+"""Locating the engine binaries and reading their build facts.
 
-The binary is `$CHAINLAB_ENGINE` when set, else `<repo>/engine/target/release/chainlab-engine`
+The engine is `$CHAINLAB_ENGINE` when set, else `<repo>/engine/target/release/chainlab-engine`
 (built by `make engine`). `info()` is `chainlab-engine info` parsed: OpenSSL version, patch
 hash, the accepted signature algorithms and the record schema.
+
+Each TLS stack (chainlab.campaign.stacks) has its own binary, found by `stack_path()`: the
+engine above for openssl-3.5, the engine linked against OpenSSL 4.0 and the rustls engine,
+each overridable by an environment variable (`STACK_BINARIES`).
 """
 
 from __future__ import annotations
@@ -19,18 +23,44 @@ from chainlab.errors import ChainlabError
 REPO = Path(__file__).resolve().parent.parent
 RELEASE_DIR = REPO / "engine" / "target" / "release"
 RECORD_SCHEMA = "chainlab.engine.record/1"
+# Each stack's binary: its path under engine/target (as `make engine` builds it) and the
+# environment variable that overrides it.
+STACK_BINARIES = {
+    "openssl-3.5": ("release/chainlab-engine", "CHAINLAB_ENGINE"),
+    "openssl-4.0": ("openssl-4.0/release/chainlab-engine", "CHAINLAB_ENGINE_OPENSSL_4_0"),
+    "rustls": ("release/chainlab-rustls", "CHAINLAB_RUSTLS"),
+}
 
 
 def path() -> Path:
-    """The engine binary: $CHAINLAB_ENGINE, else the workspace's release build."""
-    return binary("chainlab-engine", "CHAINLAB_ENGINE")
+    """The engine binary (stack openssl-3.5): $CHAINLAB_ENGINE, else the release build."""
+    return stack_path("openssl-3.5")
 
 
-def binary(name: str, env_var: str) -> Path:
-    """A binary of the Rust workspace: $`env_var`, else the release build; raises
-    ChainlabError saying how to get one when it is missing."""
+def stack_path(stack: str) -> Path:
+    """The engine binary of a TLS stack (raises ChainlabError saying how to build it)."""
+    rel, env_var = STACK_BINARIES[stack]
+    return binary(rel, env_var, base=RELEASE_DIR.parent)
+
+
+def stack_info(stack: str) -> dict:
+    """`info` of a stack's binary (cached per binary and modification time); it must name
+    the stack it was asked for and write this chainlab's records."""
+    p = stack_path(stack)
+    data = _run_info(str(p), p.stat().st_mtime_ns)
+    if data.get("stack") != stack:
+        raise ChainlabError(
+            f"{p} is the engine of stack {data.get('stack')!r}, not {stack!r}: rebuild the "
+            "engines from this checkout (`make engine`)"
+        )
+    return data
+
+
+def binary(name: str, env_var: str, base: Path = RELEASE_DIR) -> Path:
+    """A binary of the Rust workspace: $`env_var`, else `base`/`name` (the release build);
+    raises ChainlabError saying how to get one when it is missing."""
     env = os.environ.get(env_var)
-    p = Path(env) if env else RELEASE_DIR / name
+    p = Path(env) if env else base / name
     if not p.is_file() or not os.access(p, os.X_OK):
         where = env_var if env else "the default location"
         raise ChainlabError(
@@ -62,8 +92,20 @@ def info() -> dict:
     return _info(str(p), p.stat().st_mtime_ns)
 
 
-@functools.lru_cache(maxsize=4)
-def _info(p: str, _mtime: int) -> dict:
+def _info(p: str, mtime: int) -> dict:
+    data = _run_info(p, mtime)
+    try:
+        build = data["openssl_build"]
+        build["openssl_version"], build["patch_sha256_16"]  # noqa: B018 - presence check
+        data["algorithms"]  # noqa: B018 - presence check
+    except (KeyError, TypeError) as e:
+        raise ChainlabError(f"engine {p} printed unexpected `info` output ({e})") from None
+    return data
+
+
+@functools.lru_cache(maxsize=8)
+def _run_info(p: str, _mtime: int) -> dict:
+    """`<binary> info`, parsed, with its record schema checked."""
     try:
         out = subprocess.run([p, "info"], capture_output=True, text=True, timeout=30, check=False)
     except (OSError, subprocess.TimeoutExpired) as e:
@@ -73,10 +115,9 @@ def _info(p: str, _mtime: int) -> dict:
         raise ChainlabError(f"engine {p} failed `info`: {msg[0]}")
     try:
         data = json.loads(out.stdout)
-        build = data["openssl_build"]
-        build["openssl_version"], build["patch_sha256_16"]  # noqa: B018 - presence check
-        data["algorithms"]  # noqa: B018 - presence check
-    except (ValueError, KeyError, TypeError) as e:
+        if not isinstance(data, dict):
+            raise TypeError("not a JSON object")
+    except (ValueError, TypeError) as e:
         raise ChainlabError(f"engine {p} printed unexpected `info` output ({e})") from None
     if data.get("record_schema") != RECORD_SCHEMA:
         raise ChainlabError(

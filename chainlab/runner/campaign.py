@@ -31,6 +31,7 @@ from pathlib import Path
 from chainlab import __version__, engine, machine
 from chainlab.campaign.loader import split_problem
 from chainlab.campaign.model import Campaign, Scenario
+from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.errors import ChainlabError
 from chainlab.runner import executors, network, primitives
 from chainlab.runner.progress import Progress
@@ -138,6 +139,13 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
     order = opts.order or campaign.order
     eng = engine.path()
     info = engine.info()
+    # Every other TLS stack a scenario runs: its binary must be there before anything runs,
+    # and its build facts (versions, pins) go into the run's metadata.
+    others = sorted(
+        {st for s in selected for st in (s.client_stack, s.server_stack)} - {DEFAULT_STACK}
+    )
+    if others:
+        info = {**info, "stacks": {st: engine.stack_info(st) for st in others}}
 
     if opts.placement == "split":
         problem = split_problem(selected, campaign.load)

@@ -17,9 +17,10 @@ class RecordError(Exception):
     pass
 
 
-def read(path: Path) -> list[dict]:
+def read(path: Path, stack: str | None = None) -> list[dict]:
     """Every complete record in a JSON Lines file. A last line without its newline is a
-    record cut by a killed writer and is skipped; any other bad line is an error."""
+    record cut by a killed writer and is skipped; any other bad line is an error, and so is
+    a record of another TLS stack than `stack` (when given)."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -39,6 +40,11 @@ def read(path: Path) -> list[dict]:
             raise RecordError(
                 f"{path.name} line {i}: record schema {rec.get('schema')!r}, expected "
                 f"{RECORD_SCHEMA!r}"
+            )
+        if stack is not None and rec.get("stack") != stack:
+            raise RecordError(
+                f"{path.name} line {i}: written by stack {rec.get('stack')!r}, expected "
+                f"{stack!r} (the scenario's engine binary is of another stack)"
             )
         out.append(rec)
     return out

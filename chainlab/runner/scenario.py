@@ -30,9 +30,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from chainlab import engine as engines
 from chainlab import processes
 from chainlab.campaign import estimate
 from chainlab.campaign.model import STORE_ROLES, NetworkProfile, Scenario, cpu_list
+from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.network import calibrate, emulated_link
 from chainlab.network.profile import LOOPBACK
 from chainlab.runner import host, load, network, pki, records, sampler
@@ -265,7 +267,7 @@ class ScenarioExecution:
             host = self.ctx.listen_host
         rec = self.dir / f"server-{self.visits}.jsonl"
         argv = [
-            str(self.ctx.engine), "serve",
+            str(self.binary(s.server_stack)), "serve",
             "--pki", str(self.pki_dir),
             "--listen", f"{host}:0",
             "--chain", s.engine_chain,
@@ -318,7 +320,9 @@ class ScenarioExecution:
             self.server_exit = ended
         self._server_proc = None
         try:
-            self.server += records.read(self.dir / f"server-{self.visits}.jsonl")
+            self.server += records.read(
+                self.dir / f"server-{self.visits}.jsonl", stack=self.s.server_stack
+            )
         except records.RecordError as e:
             self.fail("bad_records", str(e))
 
@@ -358,7 +362,7 @@ class ScenarioExecution:
         if s.target_spec is not None:
             return self._target_head(subcommand)
         head = [
-            str(self.ctx.engine), subcommand,
+            str(self.binary(s.client_stack)), subcommand,
             "--connect", self._server_addr,
             "--ca", str(self.pki_dir / self.anchor_file),
             "--groups", s.kex,
@@ -376,7 +380,7 @@ class ScenarioExecution:
     def _target_head(self, subcommand: str) -> list[str]:
         s, t = self.s, self.s.target_spec
         head = [
-            str(self.ctx.engine), subcommand,
+            str(self.binary(s.client_stack)), subcommand,
             "--connect", self._server_addr,
             "--servername", t.servername,
             "--groups", s.kex,
@@ -386,6 +390,11 @@ class ScenarioExecution:
         if t.sigalgs:
             head += ["--sigalgs", t.sigalgs]
         return head
+
+    def binary(self, stack: str) -> Path:
+        """The engine of a side's TLS stack: the run's engine for the default stack (the
+        hierarchies come from it whatever the stacks), the stack's own binary otherwise."""
+        return self.ctx.engine if stack == DEFAULT_STACK else engines.stack_path(stack)
 
     @property
     def anchor_file(self) -> str:
@@ -554,7 +563,7 @@ class ScenarioExecution:
         wall = time.monotonic() - t_start
         self.sampling_s += wall
         try:
-            got = records.read(rec)
+            got = records.read(rec, stack=self.s.client_stack)
         except records.RecordError as e:
             self.fail("bad_records", str(e))
             return

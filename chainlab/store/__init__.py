@@ -17,7 +17,8 @@ writes through `Store`, the analysis reads through `Store.analysis_frames()`
 Versions: 2 added `runs.libraries` (the Python analysis libraries of the run) and the load
 tables; 3 added `primitive_samples` (the cost model's inputs), instructions per handshake
 and the certificate compression sizes of each scenario run; 4 client certificates, targets
-and where each scenario ran; 5 the transport (TCP or QUIC) and QUIC's datagram counts.
+and where each scenario ran; 5 the transport (TCP or QUIC) and QUIC's datagram counts; 6
+the TLS stack of each side (openssl-3.5, openssl-4.0, rustls).
 An older store opens read-only as it is; opened for writing (`--resume`) it is upgraded in
 place first, in one transaction.
 """
@@ -35,6 +36,7 @@ import pyarrow as pa
 from chainlab import __version__
 from chainlab.campaign.algorithms import NO_CLIENT_AUTH
 from chainlab.campaign.model import SCENARIO_KEYS
+from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.errors import ChainlabError
 from chainlab.store.rows import ScenarioRows
 from chainlab.store.views import AnalysisFrames, analysis_frames, primitive_summary
@@ -51,9 +53,9 @@ def _table_sql(name: str) -> str:
     return text[start : text.index("\n);", start) + 3]
 
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 # Versions this chainlab reads; each older one has an upgrade step in _UPGRADES.
-READABLE_VERSIONS = (1, 2, 3, 4, 5)
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6)
 # What turns a store of version v into v + 1 (run in one transaction with the version bump).
 _UPGRADES = {
     1: (
@@ -99,6 +101,10 @@ _UPGRADES = {
                 "flight_datagrams",
             )
         ),
+    ),
+    5: (
+        f"ALTER TABLE scenarios ADD COLUMN client_stack VARCHAR DEFAULT '{DEFAULT_STACK}'",
+        f"ALTER TABLE scenarios ADD COLUMN server_stack VARCHAR DEFAULT '{DEFAULT_STACK}'",
     ),
 }
 

@@ -54,7 +54,11 @@ CREATE TABLE scenarios (
     -- in params); NULL for the lab's own servers
     target          VARCHAR,
     -- what carried the handshake: 'tcp' or 'quic' ('tcp' in every store before version 5)
-    transport       VARCHAR NOT NULL DEFAULT 'tcp'
+    transport       VARCHAR NOT NULL DEFAULT 'tcp',
+    -- the TLS implementation of each side: 'openssl-3.5', 'openssl-4.0', 'rustls'
+    -- ('openssl-3.5' in every store before version 6)
+    client_stack    VARCHAR NOT NULL DEFAULT 'openssl-3.5',
+    server_stack    VARCHAR NOT NULL DEFAULT 'openssl-3.5'
 );
 
 CREATE TABLE campaign_scenarios (

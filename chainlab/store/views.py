@@ -18,6 +18,7 @@ import duckdb
 import pandas as pd
 
 from chainlab.campaign.algorithms import NO_CLIENT_AUTH
+from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.errors import ChainlabError
 from chainlab.network.profile import LOOPBACK
 
@@ -328,6 +329,10 @@ def analysis_frames(con, path: Path) -> AnalysisFrames:
     if "transport" not in scenarios:
         # Stores before version 5 (read as they are) measured over TCP only.
         scenarios["transport"] = "tcp"
+    if "client_stack" not in scenarios:
+        # Stores before version 6 (read as they are) ran the OpenSSL 3.5 engine alone.
+        scenarios["client_stack"] = DEFAULT_STACK
+        scenarios["server_stack"] = DEFAULT_STACK
     # Older stores (read as they are) lack the whole-connection CPU (v1) and instructions.
     sample_columns = _columns(con, "samples")
     emulated = con.execute(

@@ -132,7 +132,7 @@ def test_registered_but_never_run_scenarios_are_named(make_store):
     con.execute(
         "INSERT INTO scenarios SELECT 'never_ran', kex, kex_family, depth, root_alg, "
         "int1_alg, int2_alg, leaf_alg, served_chain, handshake_mode, cert_compression, "
-        "network, params, client_auth, target, transport FROM scenarios"
+        "network, params, client_auth, target, transport, client_stack, server_stack FROM scenarios"
     )
     con.close()
     d = load_store(path)

@@ -43,7 +43,7 @@ def netns_root():
 
 
 def engine_processes(marker: str) -> list[str]:
-    """Command lines of live chainlab-engine processes mentioning `marker` (a /proc scan)."""
+    """Command lines of live engine processes (either stack) mentioning `marker` (/proc)."""
     return [cmd for _, _, cmd in engines(marker)]
 
 
@@ -61,6 +61,7 @@ def engines(marker: str) -> list[tuple[int, int, str]]:
             )
         except OSError:
             continue
-        if "chainlab-engine" in cmd and marker in cmd and "zombie" not in status["State"]:
+        is_engine = "chainlab-engine" in cmd or "chainlab-rustls" in cmd
+        if is_engine and marker in cmd and "zombie" not in status["State"]:
             out.append((int(d.name), int(status["PPid"]), cmd))
     return out
