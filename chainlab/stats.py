@@ -350,3 +350,14 @@ def poisson_rate_ci(k: int, seconds: float, level: float = 0.95) -> tuple[float,
     lo = 0.0 if k == 0 else float(_st.chi2.ppf(alpha / 2, 2 * k)) / 2
     hi = float(_st.chi2.ppf(1 - alpha / 2, 2 * k + 2)) / 2
     return (k / seconds, lo / seconds, hi / seconds)
+
+
+def kendall_tau(x, y) -> float:
+    """Kendall's tau-b between two rankings (scipy; Kendall, "A new measure of rank
+    correlation", Biometrika 1938): 1 when every pair is ordered alike, -1 when every pair
+    is reversed. NaN with fewer than 2 points or a constant variable."""
+    a = np.asarray(x, dtype=float)
+    b = np.asarray(y, dtype=float)
+    if a.size < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
+        return math.nan
+    return float(_st.kendalltau(a, b).statistic)

@@ -192,3 +192,12 @@ def test_poisson_rate_interval_is_garwoods():
     assert lo == pytest.approx(4.7954 / 2, rel=1e-4) and hi == pytest.approx(18.3904 / 2, rel=1e-4)
     assert stats.poisson_rate_ci(0, 1.0)[1] == 0.0
     assert all(math.isnan(x) for x in stats.poisson_rate_ci(5, 0.0))
+
+
+def test_kendall_tau_counts_concordant_pairs():
+    assert stats.kendall_tau([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
+    assert stats.kendall_tau([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+    # One swapped pair of six: (5 - 1) / 6.
+    assert stats.kendall_tau([1, 2, 3, 4], [1, 3, 2, 4]) == pytest.approx(4 / 6)
+    assert math.isnan(stats.kendall_tau([1], [1]))
+    assert math.isnan(stats.kendall_tau([1, 1, 1], [1, 2, 3]))

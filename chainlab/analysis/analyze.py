@@ -29,6 +29,7 @@ from chainlab.analysis import (
     probe,
     quic,
     resumption,
+    stacks,
     summary,
     transport,
 )
@@ -91,6 +92,11 @@ class Analysis:
     client_auth: pd.DataFrame = field(default_factory=pd.DataFrame)
     # QUIC scenarios against their TCP twins (analysis.quic).
     quic: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # Scenarios on other TLS stacks against OpenSSL 3.5, and the findings per stack
+    # (analysis.stacks).
+    stacks: pd.DataFrame = field(default_factory=pd.DataFrame)
+    stack_orderings: pd.DataFrame = field(default_factory=pd.DataFrame)
+    stack_cost_split: pd.DataFrame = field(default_factory=pd.DataFrame)
     # Servers chainlab did not start (analysis.probe): per target scenario, the chains they
     # sent, and each against the lab's scenarios with its leaf.
     targets: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -231,8 +237,24 @@ def _lab(data: StoreData) -> Analysis:
     )
     a.client_auth = client_auth.per_pair(summ, data.observed_client_chain, cfg.confidence_level)
     a.quic = quic.per_pair(summ, net.projection if net is not None else None, cfg.confidence_level)
+    a.stacks = stacks.per_pair(summ, cfg.confidence_level)
+    a.stack_orderings = stacks.orderings(summ, cfg.confidence_level)
+    a.stack_cost_split = stacks.cost_split(summ, cfg.confidence_level)
     a.findings = findings(a)
     return a
+
+
+def _stacks(engine_info: dict) -> list[tuple[str, str]]:
+    """The other TLS stacks the run used, with their builds (runs.engine_info's `stacks`)."""
+    out = []
+    for stack, info in sorted((engine_info or {}).get("stacks", {}).items()):
+        if "openssl_build" in info:
+            b = info["openssl_build"]
+            build = f"OpenSSL {b.get('openssl_version')}, patch set {b.get('patch_sha256_16')}"
+        else:
+            build = ", ".join(f"{k} {v}" for k, v in sorted(info.get("build", {}).items()))
+        out.append((f"stack {stack}", build))
+    return out
 
 
 def _hosts(data: StoreData) -> list[tuple[str, str]]:
@@ -297,6 +319,7 @@ def metadata(data: StoreData, summ: pd.DataFrame) -> list[tuple[str, str]]:
     rows += [
         ("chainlab (measuring)", f"{last['chainlab_version']}, commit {commit}"),
         ("OpenSSL", f"{last['openssl_version']}, patch set {last['openssl_patch_sha']}"),
+        *_stacks(parse_json(last.get("engine_info"))),
         ("machine", ", ".join(f"{k} {v}" for k, v in machine.items()) or "not recorded"),
         ("run options", ", ".join(f"{k} {v}" for k, v in options.items()) or "none"),
         ("libraries (run)", _libraries(parse_json(last.get("libraries")))),

@@ -332,6 +332,8 @@ AXES = {
     "cert_compression": "certificate compression",
     "client_auth": "client certificate",
     "transport": "transport",
+    "client_stack": "client TLS stack",
+    "server_stack": "server TLS stack",
     "network": "network",
 }
 _FIELDS = (*SCENARIO_KEYS, "network")

@@ -11,6 +11,7 @@ import pandas as pd
 
 from chainlab.campaign.algorithms import NO_CLIENT_AUTH
 from chainlab.campaign.matrix import OTHER_AXES
+from chainlab.campaign.stacks import label as stack_label
 
 FAMILY_DISPLAY = {
     "ml-dsa": "ML-DSA",
@@ -186,6 +187,8 @@ def scenario_labels(scen: pd.DataFrame) -> dict[str, tuple[str, str]]:
                 if client == NO_CLIENT_AUTH
                 else f"client {short_algorithm(client.split(',')[-1], slh_varies)}"
             )
+        if varies["client_stack"] or varies["server_stack"]:
+            extra.append(stack_label(row["client_stack"], row["server_stack"]))
         if varies["network"]:
             extra.append(str(row["network"]))
         second = " · ".join(extra)

@@ -15,6 +15,7 @@ import pandas as pd
 
 from chainlab.analysis import families as fam
 from chainlab.analysis.load import StoreData, parse_json
+from chainlab.campaign.stacks import label as stack_label
 from chainlab.stats import log_interval, mean_ci_from_moments, quantile_ci, ratio_log_se
 
 # The share of end-to-end latency the server must spend on CPU, in addition to a
@@ -140,6 +141,9 @@ def scenario_summary(data: StoreData) -> pd.DataFrame:
             "cert_compression": r["cert_compression"],
             "client_auth": r["client_auth"],
             "transport": r.get("transport", "tcp"),
+            "client_stack": r["client_stack"],
+            "server_stack": r["server_stack"],
+            "stack": stack_label(r["client_stack"], r["server_stack"]),
             "network": r["network"],
             "host": host_label(r.get("host")),
             "machine": machine_type(r.get("host")),

@@ -14,7 +14,7 @@ import math
 
 import pandas as pd
 
-from chainlab.campaign.matrix import MATRIX_AXES
+from chainlab.campaign.matrix import MATRIX_AXES, axis_columns
 from chainlab.stats import log_interval, z_value
 
 # Everything that identifies a scenario in the summary: the campaign's axes, the hierarchy by
@@ -22,17 +22,21 @@ from chainlab.stats import log_interval, z_value
 # read alike), a target never (targets are not in the lab's summary).
 POSITIONS = ("depth", "root_alg", "int1_alg", "int2_alg", "leaf_alg")
 IDENTITY = tuple(
-    p for a in MATRIX_AXES if a != "target" for p in (POSITIONS if a == "hierarchy" else (a,))
+    p
+    for a in MATRIX_AXES
+    if a != "target"
+    for p in (POSITIONS if a == "hierarchy" else axis_columns(a))
 )
 
 
 def pairs(summary: pd.DataFrame, axis: str, reference: str) -> list[tuple[dict, dict]]:
     """(scenario, twin) for every successful scenario whose `axis` is not `reference` and
-    whose twin (the same scenario with `axis` = `reference`) succeeded too."""
+    whose twin (the same scenario with `axis` = `reference`) succeeded too. `axis` is a
+    summary column; `stack` (the pair's label) stands for both sides' stacks."""
     if summary.empty or axis not in summary:
         return []
     ok = summary[summary["status"] == "ok"]
-    others = [k for k in IDENTITY if k != axis and k in ok]
+    others = [k for k in IDENTITY if k not in axis_columns(axis) and k != axis and k in ok]
 
     def key(r: dict) -> tuple:
         # Missing positions (a depth-2 chain has no intermediate) are NaN: equal as None.

@@ -31,6 +31,7 @@ from chainlab.report.sections import (
     resumption,
     run,
     scenarios,
+    stacks,
     transport,
 )
 
@@ -52,6 +53,7 @@ ORDER = (
     intermediates,
     client_auth,
     quic,
+    stacks,
     probe,
     capacity,
     load,
