@@ -7,6 +7,7 @@
 //! generates the key share and the ClientHello there (OpenSSL does so in `SSL_connect`).
 //! Closing the connection, chain capture and writing the record come after it.
 
+use std::cell::RefCell;
 use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -16,7 +17,7 @@ use chainlab_record::counting::{CountingStream, Counts};
 use chainlab_record::cpu::{self, ThreadCpu};
 use chainlab_record::record::{ClientRecord, ObservedCert, Outcome, RecordWriter, SCHEMA};
 use chainlab_record::{ns_between, unix_ns};
-use rustls::pki_types::ServerName;
+use rustls::pki_types::{CertificateDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, HandshakeKind};
 
 use crate::capabilities::{self, STACK};
@@ -68,6 +69,11 @@ struct Client<'a> {
     server_name: ServerName<'static>,
     timeout: Duration,
     side: Side,
+    /// The last chain observed: its certificates and what was read off them. A chain is a
+    /// function of its bytes, so the same bytes again (every handshake to one server) are
+    /// not parsed again; the OpenSSL engine reads the same fields off certificates its
+    /// library has parsed already, and this keeps the two engines' own work alike.
+    last_chain: RefCell<Option<(Vec<CertificateDer<'static>>, Vec<ObservedCert>)>>,
 }
 
 /// What one attempt observed, before it becomes a record.
@@ -101,7 +107,22 @@ impl<'a> Client<'a> {
                 server_hello_seen: false,
             },
             args,
+            last_chain: RefCell::new(None),
         })
+    }
+
+    /// The observed chain of `certs`, from the last one when the bytes are the same.
+    fn observe(&self, certs: &[CertificateDer<'_>]) -> anyhow::Result<Vec<ObservedCert>> {
+        let mut last = self.last_chain.borrow_mut();
+        if let Some((ders, observed)) = last.as_ref() {
+            if ders.len() == certs.len() && ders.iter().zip(certs).all(|(a, b)| a == b) {
+                return Ok(observed.clone());
+            }
+        }
+        let observed = observed_chain(certs)?;
+        let ders = certs.iter().map(|c| c.clone().into_owned()).collect();
+        *last = Some((ders, observed.clone()));
+        Ok(observed)
     }
 
     /// One connection, start to finish; errors only for local failures.
@@ -168,8 +189,10 @@ impl<'a> Client<'a> {
                     seen.resumed = Some(resumed);
                     seen.sigalg = tls::take_scheme().map(capabilities::scheme_name);
                     if !resumed {
-                        seen.peer_chain =
-                            conn.peer_certificates().map(observed_chain).transpose()?;
+                        seen.peer_chain = conn
+                            .peer_certificates()
+                            .map(|c| self.observe(c))
+                            .transpose()?;
                     }
                 }
             }
