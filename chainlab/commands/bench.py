@@ -9,12 +9,23 @@ part, measured side by side in one run so ratios survive a noisy, shared machine
   primitives every primitive timed (at most 3 minutes), the TLS overhead's references
   model      the cost model's accuracy and the run-time estimate against stored runs
   cluster    a local two-worker Dask cluster's overhead beside the local executor's
+  stacks     each TLS stack as server and client: rates and instructions per handshake
 """
 
 import importlib
 
 HELP = "run a benchmark and print its figures"
-BENCHMARKS = ["engine", "campaign", "report", "link", "load", "primitives", "model", "cluster"]
+BENCHMARKS = [
+    "engine",
+    "campaign",
+    "report",
+    "link",
+    "load",
+    "primitives",
+    "model",
+    "cluster",
+    "stacks",
+]
 
 
 def add_arguments(parser):
