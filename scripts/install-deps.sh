@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages chainlab needs, only those missing. Idempotent.
-#   build: perl/make/gcc for OpenSSL; zlib, brotli, zstd headers for certificate compression
+#   build: perl/make/gcc for OpenSSL (3.5 and 4.0) and aws-lc (the rustls stack, built by its
+#          crate with gcc, no cmake); zlib, brotli, zstd headers for certificate compression
 #   run:   iproute2 for network namespaces; chromium for the report's rendering test
 #   bench: valgrind (callgrind instruction counts in `chainlab bench engine`)
 set -euo pipefail

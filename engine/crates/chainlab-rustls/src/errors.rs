@@ -7,44 +7,12 @@ use std::io;
 use chainlab_record::record::ErrorCategory;
 use rustls::{AlertDescription, PeerIncompatible};
 
-/// A classified failure.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failure {
-    pub category: ErrorCategory,
-    pub detail: String,
-}
-
-impl Failure {
-    pub fn new(category: ErrorCategory, detail: impl Into<String>) -> Self {
-        Self {
-            category,
-            detail: detail.into(),
-        }
-    }
-}
-
-/// A failed TCP connect.
-pub fn connect_failure(err: &io::Error) -> Failure {
-    let category = match err.kind() {
-        io::ErrorKind::ConnectionRefused => ErrorCategory::ConnectRefused,
-        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => ErrorCategory::ConnectTimeout,
-        _ => ErrorCategory::IoError,
-    };
-    Failure::new(category, format!("connect: {err}"))
-}
+pub use chainlab_record::failure::{connect_failure, Failure};
 
 /// A socket error during the handshake (rustls reports the peer's misbehaviour as its own
 /// errors; the socket's errors arrive as `io::Error`).
 pub fn io_failure(err: &io::Error) -> Failure {
-    let category = match err.kind() {
-        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => ErrorCategory::HandshakeTimeout,
-        io::ErrorKind::UnexpectedEof
-        | io::ErrorKind::ConnectionReset
-        | io::ErrorKind::ConnectionAborted
-        | io::ErrorKind::BrokenPipe => ErrorCategory::PeerClosed,
-        _ => ErrorCategory::IoError,
-    };
-    Failure::new(category, format!("socket: {err}"))
+    chainlab_record::failure::socket_failure(err.kind(), &format!("socket: {err}"))
 }
 
 /// Which side classifies, and what it knows (a received alert means different things).

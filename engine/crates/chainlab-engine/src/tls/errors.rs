@@ -15,21 +15,7 @@ use openssl_sys as sys;
 use crate::ossl;
 use crate::record::ErrorCategory;
 
-/// A classified failure.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failure {
-    pub category: ErrorCategory,
-    pub detail: String,
-}
-
-impl Failure {
-    fn new(category: ErrorCategory, detail: impl Into<String>) -> Self {
-        Self {
-            category,
-            detail: detail.into(),
-        }
-    }
-}
+pub use chainlab_record::failure::{connect_failure, Failure};
 
 /// Which side is classifying, and what it offered (a received alert means different
 /// things depending on it).
@@ -79,16 +65,6 @@ pub fn client_cert_rejected(err: &openssl::ssl::Error) -> Option<Failure> {
             alert_name(alert - sys::SSL_AD_REASON_OFFSET)
         ),
     ))
-}
-
-/// Classifies a failed TCP connect.
-pub fn connect_failure(err: &io::Error) -> Failure {
-    let category = match err.kind() {
-        io::ErrorKind::ConnectionRefused => ErrorCategory::ConnectRefused,
-        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => ErrorCategory::ConnectTimeout,
-        _ => ErrorCategory::IoError,
-    };
-    Failure::new(category, format!("connect: {err}"))
 }
 
 /// Classifies a failed `SSL_connect` / `SSL_accept`. `socket_error` is the last error the
@@ -297,22 +273,9 @@ fn server_client_cert_failure(stack: Option<&ErrorStack>, ssl: &SslRef) -> Optio
     })
 }
 
-/// A socket error under OpenSSL: a read/write timeout (`SO_RCVTIMEO`/`SO_SNDTIMEO` expire
-/// as `EAGAIN`), the peer going away, or anything else.
+/// A socket error under OpenSSL (chainlab_record::failure::socket_failure).
 fn io_failure(kind: io::ErrorKind, fallback: &str) -> Failure {
-    match kind {
-        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => Failure::new(
-            ErrorCategory::HandshakeTimeout,
-            "no data from the peer within the timeout",
-        ),
-        io::ErrorKind::ConnectionReset
-        | io::ErrorKind::ConnectionAborted
-        | io::ErrorKind::BrokenPipe
-        | io::ErrorKind::UnexpectedEof => {
-            Failure::new(ErrorCategory::PeerClosed, format!("peer closed: {kind}"))
-        }
-        _ => Failure::new(ErrorCategory::IoError, fallback),
-    }
+    chainlab_record::failure::socket_failure(kind, fallback)
 }
 
 /// Maps an SSL-library reason code; `None` when the code says nothing specific.
@@ -397,22 +360,6 @@ fn reason_text(reason: libc::c_int) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn connect_errors_map_to_stable_categories() {
-        let refused = io::Error::from(io::ErrorKind::ConnectionRefused);
-        assert_eq!(
-            connect_failure(&refused).category,
-            ErrorCategory::ConnectRefused
-        );
-        let timeout = io::Error::from(io::ErrorKind::TimedOut);
-        assert_eq!(
-            connect_failure(&timeout).category,
-            ErrorCategory::ConnectTimeout
-        );
-        let other = io::Error::from(io::ErrorKind::PermissionDenied);
-        assert_eq!(connect_failure(&other).category, ErrorCategory::IoError);
-    }
 
     #[test]
     fn reason_and_alert_texts_come_from_the_library() {
