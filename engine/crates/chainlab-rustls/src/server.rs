@@ -13,14 +13,14 @@
 //! (`conn_ns`, `conn_cpu_ns`) → write the record.
 
 use std::io::Write as _;
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::os::fd::AsRawFd;
+use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail};
 use chainlab_record::counting::CountingStream;
 use chainlab_record::cpu::{self, ThreadCpu};
+use chainlab_record::listen::accept_until;
 use chainlab_record::record::{Outcome, RecordWriter, ServerRecord, Transport, SCHEMA};
 use chainlab_record::{ns_between, unix_ns};
 use rustls::{HandshakeKind, ServerConnection};
@@ -31,10 +31,6 @@ use crate::cli::ServeArgs;
 use crate::errors::{self, Side};
 use crate::io::{self as tlsio, RecordReads, Socket, Stop};
 use crate::tls::{self, ServerSetup};
-
-/// How long the accept loop waits in poll() before re-checking the stop flag: how late the
-/// server notices SIGTERM; nothing a connection waits for (poll returns when one is pending).
-const POLL_INTERVAL_MS: libc::c_int = 50;
 
 /// Set by SIGTERM/SIGINT.
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -66,7 +62,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
     let io_timeout = Duration::from_millis(args.io_timeout_ms);
     let mut seq = 0u64;
     while args.max_connections.is_none_or(|max| seq < max) {
-        let Some((stream, peer)) = accept_one(&listener)? else {
+        let Some((stream, peer)) = accept_until(&listener, &STOP)? else {
             break;
         };
         let accepted = Accepted {
@@ -156,36 +152,6 @@ fn print_ready(args: &ServeArgs, setup: &ServerSetup, addr: SocketAddr) -> anyho
     out.write_all(b"\n")?;
     out.flush()?;
     Ok(())
-}
-
-/// Waits for a pending connection; `None` once a stop signal arrived.
-fn accept_one(listener: &TcpListener) -> anyhow::Result<Option<(TcpStream, SocketAddr)>> {
-    let mut pollfd = libc::pollfd {
-        fd: listener.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    loop {
-        if STOP.load(Ordering::SeqCst) {
-            return Ok(None);
-        }
-        // SAFETY: one valid pollfd for the duration of the call.
-        let ready = unsafe { libc::poll(&mut pollfd, 1, POLL_INTERVAL_MS) };
-        if ready <= 0 {
-            continue; // timeout, or EINTR
-        }
-        match listener.accept() {
-            Ok(pair) => return Ok(Some(pair)),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock
-                        | std::io::ErrorKind::Interrupted
-                        | std::io::ErrorKind::ConnectionAborted
-                ) => {}
-            Err(e) => bail!("accept on {}: {e}", listener.local_addr()?),
-        }
-    }
 }
 
 struct Accepted {

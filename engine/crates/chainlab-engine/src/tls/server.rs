@@ -13,7 +13,7 @@
 //! `conn_cpu_ns`) → write the record.
 
 use std::io::Write as _;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -31,11 +31,7 @@ use super::{conn_id, group_name, ns_between, sigalg_name, unix_ns};
 use crate::cli::{ServeArgs, Transport};
 use crate::cpu::ThreadCpu;
 use crate::record::{ErrorCategory, Outcome, RecordWriter, ServerRecord, SCHEMA};
-
-/// How long an idle worker waits in poll() before re-checking the stop flag. It bounds how
-/// late a worker notices SIGTERM; it adds nothing to a connection's latency (poll returns as
-/// soon as a connection is pending) and an idle wake-up every 50 ms costs nothing measurable.
-const POLL_INTERVAL_MS: libc::c_int = 50;
+use chainlab_record::listen::accept_until;
 
 /// How long the main thread waits for a signal before checking whether the workers are done
 /// (`--max-connections` reached). Only affects how soon the process exits after that.
@@ -204,7 +200,7 @@ fn worker(shared: &Shared, slot: &InFlight) -> anyhow::Result<()> {
                 return Ok(());
             }
         }
-        let Some((stream, peer)) = accept_one(shared)? else {
+        let Some((stream, peer)) = accept_until(shared.listener, &shared.stop)? else {
             return Ok(());
         };
         // The measured span starts the moment accept() hands over the connection.
@@ -235,37 +231,6 @@ fn worker(shared: &Shared, slot: &InFlight) -> anyhow::Result<()> {
                 .lock()
                 .map_err(|_| anyhow!("records writer poisoned by a panicked worker"))?
                 .write(&record)?;
-        }
-    }
-}
-
-/// Waits for a pending connection; `None` once the stop flag is set.
-fn accept_one(shared: &Shared) -> anyhow::Result<Option<(TcpStream, SocketAddr)>> {
-    let mut pollfd = libc::pollfd {
-        fd: shared.listener.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    loop {
-        if shared.stop.load(Ordering::SeqCst) {
-            return Ok(None);
-        }
-        // SAFETY: one valid pollfd for the duration of the call.
-        let ready = unsafe { libc::poll(&mut pollfd, 1, POLL_INTERVAL_MS) };
-        if ready <= 0 {
-            continue; // timeout, or EINTR
-        }
-        match shared.listener.accept() {
-            Ok(pair) => return Ok(Some(pair)),
-            // Another worker took it, or the client gave up before we got to it.
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock
-                        | std::io::ErrorKind::Interrupted
-                        | std::io::ErrorKind::ConnectionAborted
-                ) => {}
-            Err(e) => bail!("accept on {}: {e}", shared.listener.local_addr()?),
         }
     }
 }
