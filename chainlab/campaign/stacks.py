@@ -36,6 +36,8 @@ class Capabilities:
     signature_algorithms: tuple[str, ...] | None = None
     # Key-exchange groups (OpenSSL `--groups` names).
     groups: tuple[str, ...] | None = None
+    # RFC 8879 certificate compression algorithms.
+    cert_compressions: tuple[str, ...] | None = None
     # Engine features it lacks (the names chainlab-rustls info lists as missing_features).
     missing_features: tuple[str, ...] = ()
 
@@ -63,9 +65,9 @@ CAPABILITIES: dict[str, Capabilities] = {
             "P-256",
             "P-384",
         ),
+        cert_compressions=("zlib", "brotli"),
         missing_features=(
             "quic",
-            "cert_compression",
             "client_auth",
             "partial_chain",
             "untrusted_intermediates",
@@ -80,7 +82,6 @@ CAPABILITIES: dict[str, Capabilities] = {
 # What each missing feature means, in validate's messages.
 FEATURE_TEXT = {
     "quic": "QUIC (transport 'quic')",
-    "cert_compression": "certificate compression",
     "client_auth": "client certificates (client_auth)",
     "partial_chain": "an intermediate as trust anchor (served_chain 'intermediate-anchor')",
     "untrusted_intermediates": "intermediates the server does not send (served_chain 'leaf' "
@@ -136,7 +137,13 @@ def problems(parts: dict, with_load: bool) -> list[str]:
                 )
 
         need("quic", parts["transport"] != "tcp")
-        need("cert_compression", parts["cert_compression"] != "none")
+        comp = parts["cert_compression"]
+        if comp != "none" and caps.cert_compressions is not None:
+            if comp not in caps.cert_compressions:
+                out.append(
+                    f"{side} stack {stack} has no certificate compression {comp} "
+                    f"(it has: {', '.join(caps.cert_compressions)})"
+                )
         need("client_auth", bool(parts["client_auth"]) and parts["client_auth"] != NO_CLIENT_AUTH)
         need("load", with_load)
         need("targets", parts["target"] is not None)

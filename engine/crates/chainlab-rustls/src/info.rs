@@ -23,6 +23,7 @@ pub fn run() -> anyhow::Result<()> {
             "algorithm": s.algorithm, "scheme": s.tls_name,
         })).collect::<Vec<_>>(),
         "groups": capabilities::GROUPS.iter().map(|g| g.names[0]).collect::<Vec<_>>(),
+        "cert_compressions": capabilities::CERT_COMPRESSIONS,
         "missing_features": capabilities::MISSING_FEATURES,
         "hardware_counters": chainlab_record::cpu::hardware_counters(),
     });

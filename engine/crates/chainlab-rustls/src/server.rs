@@ -112,7 +112,7 @@ fn install_stop_handler() -> anyhow::Result<()> {
 
 /// The one line a caller waits for before connecting (docs/engine-records.md).
 #[derive(Serialize)]
-struct Ready {
+struct Ready<'a> {
     event: &'static str,
     addr: String,
     transport: Transport,
@@ -120,7 +120,7 @@ struct Ready {
     stack: &'static str,
     rustls: &'static str,
     served_chain: ServedChain,
-    cert_compression: Option<()>,
+    cert_compression: &'a tls::CompressionSetup,
     record_schema: &'static str,
 }
 
@@ -144,7 +144,7 @@ fn print_ready(args: &ServeArgs, setup: &ServerSetup, addr: SocketAddr) -> anyho
             certificates: setup.chain_der.len(),
             der_bytes: setup.chain_der.iter().sum(),
         },
-        cert_compression: None,
+        cert_compression: &setup.compression,
         record_schema: SCHEMA,
     };
     let mut out = std::io::stdout().lock();

@@ -16,6 +16,10 @@ use std::sync::Arc;
 use anyhow::{anyhow, Context};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::{Resumption, WebPkiServerVerifier};
+use rustls::compress::{
+    CertCompressor, CertDecompressor, CompressionLevel, BROTLI_COMPRESSOR, BROTLI_DECOMPRESSOR,
+    ZLIB_COMPRESSOR, ZLIB_DECOMPRESSOR,
+};
 use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
@@ -27,7 +31,7 @@ use rustls::{
 };
 
 use crate::capabilities;
-use crate::cli::{HandshakeArgs, ServeArgs, TlsArgs};
+use crate::cli::{Compression, HandshakeArgs, ServeArgs, TlsArgs};
 
 thread_local! {
     /// The scheme of the last CertificateVerify this thread signed (server) or checked
@@ -76,6 +80,52 @@ pub struct ServerSetup {
     pub config: Arc<ServerConfig>,
     /// DER bytes of each certificate sent, leaf first (for the ready line).
     pub chain_der: Vec<usize>,
+    /// Certificate compression as the ready line reports it.
+    pub compression: CompressionSetup,
+}
+
+/// The server's certificate compression, in the OpenSSL engine's ready-line fields: the
+/// Certificate message body's size and its compressed size, as rustls compresses it for
+/// its cache (`CompressionLevel::Amortized`, what every handshake after the first sends).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CompressionSetup {
+    pub algorithm: &'static str,
+    pub uncompressed_bytes: Option<usize>,
+    pub compressed_bytes: Option<usize>,
+    /// rustls sends the compressed form to every client that offers the algorithm.
+    pub installed: bool,
+}
+
+/// The compressor and decompressor of `--cert-compression` (none: neither).
+fn compression(
+    c: Compression,
+) -> Option<(
+    &'static dyn CertCompressor,
+    &'static dyn CertDecompressor,
+    &'static str,
+)> {
+    match c {
+        Compression::Zlib => Some((ZLIB_COMPRESSOR, ZLIB_DECOMPRESSOR, "zlib")),
+        Compression::Brotli => Some((BROTLI_COMPRESSOR, BROTLI_DECOMPRESSOR, "brotli")),
+        // zstd is refused by capabilities::check_tls before a configuration is built.
+        Compression::None | Compression::Zstd => None,
+    }
+}
+
+/// The TLS 1.3 Certificate message body of `chain` (RFC 8446 4.4.2: an empty request
+/// context, then each certificate with no extensions): what RFC 8879 compresses.
+fn certificate_message_body(chain: &[CertificateDer<'_>]) -> Vec<u8> {
+    let u24 = |n: usize| [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+    let entries: usize = chain.iter().map(|c| 3 + c.len() + 2).sum();
+    let mut body = Vec::with_capacity(4 + entries);
+    body.push(0); // certificate_request_context: empty
+    body.extend(u24(entries));
+    for cert in chain {
+        body.extend(u24(cert.len()));
+        body.extend_from_slice(cert);
+        body.extend([0, 0]); // extensions: none
+    }
+    body
 }
 
 pub fn server(args: &ServeArgs) -> anyhow::Result<ServerSetup> {
@@ -106,11 +156,35 @@ pub fn server(args: &ServeArgs) -> anyhow::Result<ServerSetup> {
         .map(capabilities::schemes)
         .transpose()?;
     let chain_der = chain.iter().map(|c| c.len()).collect();
+    let compressing = compression(args.tls.cert_compression);
+    let compression_setup = match compressing {
+        Some((compressor, _, name)) => {
+            let body = certificate_message_body(&chain);
+            let uncompressed = body.len();
+            let compressed = compressor
+                .compress(body, CompressionLevel::Amortized)
+                .map_err(|_| anyhow!("--cert-compression {name}: compressing the chain failed"))?;
+            CompressionSetup {
+                algorithm: name,
+                uncompressed_bytes: Some(uncompressed),
+                compressed_bytes: Some(compressed.len()),
+                installed: true,
+            }
+        }
+        None => CompressionSetup {
+            algorithm: "none",
+            uncompressed_bytes: None,
+            compressed_bytes: None,
+            installed: false,
+        },
+    };
     let certified = CertifiedKey::new(chain, Arc::new(RecordingKey { inner: key, only }));
     let mut config = ServerConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&rustls::version::TLS13])?
         .with_no_client_auth()
         .with_cert_resolver(Arc::new(OneCert(Arc::new(certified))));
+    config.cert_compressors = compressing.map(|(c, _, _)| c).into_iter().collect();
+    config.cert_decompressors = Vec::new();
     config.send_tls13_tickets = args.tickets as usize;
     if args.tickets > 0 {
         // Stateless tickets (what OpenSSL issues by default), from the provider's ticketer.
@@ -119,6 +193,7 @@ pub fn server(args: &ServeArgs) -> anyhow::Result<ServerSetup> {
     Ok(ServerSetup {
         config: Arc::new(config),
         chain_der,
+        compression: compression_setup,
     })
 }
 
@@ -154,6 +229,12 @@ pub fn client(args: &HandshakeArgs) -> anyhow::Result<Arc<ClientConfig>> {
         .dangerous()
         .with_custom_certificate_verifier(verifier)
         .with_no_client_auth();
+    // Offer only the `--cert-compression` algorithm (rustls' default offers every one built in).
+    config.cert_decompressors = compression(args.tls.cert_compression)
+        .map(|(_, d, _)| d)
+        .into_iter()
+        .collect();
+    config.cert_compressors = Vec::new();
     config.resumption = if args.resume {
         Resumption::in_memory_sessions(16)
     } else {

@@ -295,6 +295,71 @@ fn rustls_resumes_with_openssl_tickets_and_its_own() {
 }
 
 #[test]
+fn certificate_compression_works_across_stacks_and_shrinks_the_flight() {
+    let dir = TempDir::new("compress");
+    let pki = pki(&dir, "ML-DSA-65,ML-DSA-65,ML-DSA-65");
+    let read = |server: &str, client: &str, comp: &str| -> (u64, Value) {
+        let srv = Server::start(
+            server,
+            &pki,
+            "X25519MLKEM768",
+            &["--cert-compression", comp],
+        );
+        let mut child = Command::new(binary(client))
+            .args(["handshake", "--connect", &srv.addr, "--count", "2"])
+            .args(["--cert-compression", comp, "--ca"])
+            .arg(pki.join("ca.pem"))
+            .output()
+            .unwrap();
+        assert!(child.status.success());
+        let records: Vec<Value> = String::from_utf8(std::mem::take(&mut child.stdout))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let servers = srv.stop();
+        for (c, s) in records.iter().zip(&servers) {
+            assert_eq!(c["outcome"], "ok", "{client} -> {server} {comp}: {c}");
+            assert_eq!(
+                c["bytes_read"], s["bytes_written"],
+                "{client} -> {server} {comp}"
+            );
+        }
+        // The chain is the same one, however it travelled.
+        (
+            records[1]["bytes_read"].as_u64().unwrap(),
+            records[1]["peer_chain"].clone(),
+        )
+    };
+    for (server, client) in [
+        ("rustls", "openssl-3.5"),
+        ("openssl-3.5", "rustls"),
+        ("rustls", "rustls"),
+    ] {
+        let (plain, chain) = read(server, client, "none");
+        for comp in ["zlib", "brotli"] {
+            let (compressed, same) = read(server, client, comp);
+            assert!(
+                compressed < plain,
+                "{client} -> {server} {comp}: {compressed} vs {plain}"
+            );
+            assert_eq!(same, chain);
+        }
+    }
+    // zstd: not in rustls, refused by name.
+    let out = Command::new(binary("rustls"))
+        .args(["serve", "--cert-compression", "zstd", "--pki"])
+        .arg(&pki)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("allowed: none, zlib, brotli"),
+        "{err}"
+    );
+}
+
+#[test]
 fn what_a_stack_cannot_do_fails_in_one_line_or_as_a_recorded_category() {
     let dir = TempDir::new("refuse");
     // An SLH-DSA leaf: rustls has no SLH-DSA signing; the server refuses to start.
