@@ -137,13 +137,12 @@ def problems(parts: dict, with_load: bool) -> list[str]:
                 )
 
         need("quic", parts["transport"] != "tcp")
-        comp = parts["cert_compression"]
-        if comp != "none" and caps.cert_compressions is not None:
-            if comp not in caps.cert_compressions:
-                out.append(
-                    f"{side} stack {stack} has no certificate compression {comp} "
-                    f"(it has: {', '.join(caps.cert_compressions)})"
-                )
+        comp, algs = parts["cert_compression"], caps.cert_compressions
+        if comp != "none" and algs is not None and comp not in algs:
+            out.append(
+                f"{side} stack {stack} has no certificate compression {comp} "
+                f"(it has: {', '.join(algs)})"
+            )
         need("client_auth", bool(parts["client_auth"]) and parts["client_auth"] != NO_CLIENT_AUTH)
         need("load", with_load)
         need("targets", parts["target"] is not None)
