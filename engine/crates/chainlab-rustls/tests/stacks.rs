@@ -140,10 +140,23 @@ fn read_records(path: &Path) -> Vec<Value> {
 
 /// `count` handshakes of a `handshake` client against `server`; its records.
 fn handshakes(stack: &str, server: &Server, pki: &Path, groups: &str, count: u32) -> Vec<Value> {
+    handshakes_with(stack, server, pki, groups, count, &[])
+}
+
+/// `handshakes` with extra client flags.
+fn handshakes_with(
+    stack: &str,
+    server: &Server,
+    pki: &Path,
+    groups: &str,
+    count: u32,
+    extra: &[&str],
+) -> Vec<Value> {
     let mut child = Command::new(binary(stack))
         .args(["handshake", "--connect", &server.addr, "--ca"])
         .arg(pki.join("ca.pem"))
         .args(["--groups", groups, "--count", &count.to_string()])
+        .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -262,25 +275,7 @@ fn rustls_resumes_with_openssl_tickets_and_its_own() {
     let pki = pki(&dir, MLDSA);
     for server in ["openssl-3.5", "rustls"] {
         let srv = Server::start(server, &pki, "X25519MLKEM768", &["--tickets", "1"]);
-        let mut child = Command::new(binary("rustls"))
-            .args([
-                "handshake",
-                "--connect",
-                &srv.addr,
-                "--resume",
-                "--count",
-                "3",
-                "--ca",
-            ])
-            .arg(pki.join("ca.pem"))
-            .output()
-            .unwrap();
-        assert!(child.status.success());
-        let records: Vec<Value> = String::from_utf8(std::mem::take(&mut child.stdout))
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+        let records = handshakes_with("rustls", &srv, &pki, "X25519MLKEM768", 3, &["--resume"]);
         let resumed: Vec<_> = records.iter().map(|r| r["resumed"].clone()).collect();
         assert_eq!(
             resumed,
@@ -305,18 +300,8 @@ fn certificate_compression_works_across_stacks_and_shrinks_the_flight() {
             "X25519MLKEM768",
             &["--cert-compression", comp],
         );
-        let mut child = Command::new(binary(client))
-            .args(["handshake", "--connect", &srv.addr, "--count", "2"])
-            .args(["--cert-compression", comp, "--ca"])
-            .arg(pki.join("ca.pem"))
-            .output()
-            .unwrap();
-        assert!(child.status.success());
-        let records: Vec<Value> = String::from_utf8(std::mem::take(&mut child.stdout))
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+        let extra = ["--cert-compression", comp];
+        let records = handshakes_with(client, &srv, &pki, "X25519MLKEM768", 2, &extra);
         let servers = srv.stop();
         for (c, s) in records.iter().zip(&servers) {
             assert_eq!(c["outcome"], "ok", "{client} -> {server} {comp}: {c}");
