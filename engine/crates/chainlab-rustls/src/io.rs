@@ -16,7 +16,11 @@ const RECORD_HEADER: usize = 5;
 /// read at most one TLS record per `read`.
 pub struct RecordReads<S> {
     inner: S,
-    /// Bytes of the current record's body still to read (0: a header is next).
+    /// The current record's header, read whole from the socket, and how much of it the
+    /// caller has taken (it is handed out before the body, in as many reads as it takes).
+    header: [u8; RECORD_HEADER],
+    header_taken: usize,
+    /// Bytes of the current record's body still to read.
     left: usize,
 }
 
@@ -54,7 +58,12 @@ impl Socket for TcpStream {
 
 impl<S: Socket> RecordReads<S> {
     pub fn new(inner: S) -> Self {
-        Self { inner, left: 0 }
+        Self {
+            inner,
+            header: [0; RECORD_HEADER],
+            header_taken: RECORD_HEADER,
+            left: 0,
+        }
     }
 
     pub fn socket(&self) -> &S {
@@ -67,14 +76,11 @@ impl<S: Socket> Read for RecordReads<S> {
         if buf.is_empty() {
             return Ok(0);
         }
-        if self.left == 0 {
-            // A header, read whole (rustls' buffer always has room for one): then its body.
-            if buf.len() < RECORD_HEADER {
-                return self.inner.read(buf);
-            }
+        if self.header_taken == RECORD_HEADER && self.left == 0 {
+            // The next record: its header, read whole, then handed out, then its body.
             let mut got = 0;
             while got < RECORD_HEADER {
-                let n = self.inner.read(&mut buf[got..RECORD_HEADER])?;
+                let n = self.inner.read(&mut self.header[got..])?;
                 if n == 0 {
                     if got == 0 {
                         return Ok(0);
@@ -83,8 +89,14 @@ impl<S: Socket> Read for RecordReads<S> {
                 }
                 got += n;
             }
-            self.left = u16::from_be_bytes([buf[3], buf[4]]) as usize;
-            return Ok(RECORD_HEADER);
+            self.header_taken = 0;
+            self.left = u16::from_be_bytes([self.header[3], self.header[4]]) as usize;
+        }
+        if self.header_taken < RECORD_HEADER {
+            let n = (RECORD_HEADER - self.header_taken).min(buf.len());
+            buf[..n].copy_from_slice(&self.header[self.header_taken..self.header_taken + n]);
+            self.header_taken += n;
+            return Ok(n);
         }
         let want = self.left.min(buf.len());
         let n = self.inner.read(&mut buf[..want])?;
@@ -183,4 +195,46 @@ pub fn drain<S: Socket>(io: &mut RecordReads<S>) {
     let _ = io.socket().tcp().shutdown(std::net::Shutdown::Write);
     let mut buf = [0u8; 16 * 1024];
     while matches!(io.inner.read(&mut buf), Ok(n) if n > 0) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    /// Three records sent in one write come back one record at a time (never a byte of the
+    /// next with the current one), whatever the size of the caller's buffer.
+    #[test]
+    fn reads_stop_at_each_record_even_through_small_buffers() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut wire = vec![23, 3, 3, 0, 4, 1, 2, 3, 4]; // 9 bytes
+        wire.extend([21, 3, 3, 0, 2, 9, 9]); // 7 bytes
+        wire.extend([23, 3, 3, 0, 1, 7]); // 6 bytes
+        let sent = wire.clone();
+        let peer = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            s.write_all(&sent).unwrap();
+        });
+        let mut io = RecordReads::new(CountingStream::new(TcpStream::connect(addr).unwrap()));
+        peer.join().unwrap();
+        let read_record = |io: &mut RecordReads<CountingStream>, size: usize, len: usize| {
+            let mut buf = vec![0u8; size];
+            let mut got = Vec::new();
+            while got.len() < len {
+                let n = io.read(&mut buf).unwrap();
+                assert!(n > 0, "EOF inside a record");
+                got.extend_from_slice(&buf[..n]);
+            }
+            got
+        };
+        assert_eq!(read_record(&mut io, 64, 9), wire[..9]);
+        assert_eq!(io.socket().counts().read, 9);
+        // The second record through a 2-byte buffer: its header handed out in pieces, and
+        // nothing of the third read with it.
+        assert_eq!(read_record(&mut io, 2, 7), wire[9..16]);
+        assert_eq!(io.socket().counts().read, 16);
+        assert_eq!(read_record(&mut io, 64, 6), wire[16..]);
+        assert_eq!(io.read(&mut [0u8; 8]).unwrap(), 0);
+    }
 }
