@@ -239,7 +239,7 @@ def _lab(data: StoreData) -> Analysis:
     a.quic = quic.per_pair(summ, net.projection if net is not None else None, cfg.confidence_level)
     a.stacks = stacks.per_pair(summ, cfg.confidence_level)
     a.stack_orderings = stacks.orderings(summ, cfg.confidence_level)
-    a.stack_cost_split = stacks.cost_split(summ, cfg.confidence_level)
+    a.stack_cost_split = stacks.cost_split(summ)
     a.findings = findings(a)
     return a
 

@@ -11,8 +11,9 @@ Findings (`orderings`, `cost_split`), on scenarios whose two sides run one stack
   of their means excludes 1) is checked on the other stack: the same order with confidence
   (agrees), the opposite with confidence (contradicts), or neither (undecided); Kendall's
   tau over all common hierarchies summarises the ranking;
-- the client/server cost split: server CPU over client CPU per hierarchy, with its interval,
-  and whether the side that costs more is the same as on the reference stack.
+- the client/server cost split: server CPU over client CPU per hierarchy (the summary's
+  paired ratio over the same handshakes, `srv_cli_ratio`, with its interval), and whether
+  the side that costs more is the same as on the reference stack.
 """
 
 from __future__ import annotations
@@ -112,31 +113,20 @@ def orderings(summary: pd.DataFrame, level: float) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def cost_split(summary: pd.DataFrame, level: float) -> pd.DataFrame:
-    """Server over client CPU per hierarchy, on each stack and on the reference."""
+def cost_split(summary: pd.DataFrame) -> pd.DataFrame:
+    """Server over client CPU per hierarchy (the summary's paired `srv_cli_ratio`), on each
+    stack and on the reference."""
     by_stack = _single_stack_contexts(summary)
     ref = by_stack.get(REFERENCE_STACK, {})
+    split = ("srv_cli_ratio", "srv_cli_ratio_lo", "srv_cli_ratio_hi")
     rows = []
     for stack, contexts in sorted(by_stack.items()):
         for ctx, hier in contexts.items():
             for h, r in sorted(hier.items()):
-                est, lo, hi = twins.ratio(
-                    {"v": r["server_cpu_ms"], "v_se": r["server_cpu_ms_se"]},
-                    {"v": r["client_cpu_ms"], "v_se": r["client_cpu_ms_se"]},
-                    "v",
-                    level,
-                )
                 base = ref.get(ctx, {}).get(h)
-                if base is not None:
-                    ref_est, ref_lo, ref_hi = twins.ratio(
-                        {"v": base["server_cpu_ms"], "v_se": base["server_cpu_ms_se"]},
-                        {"v": base["client_cpu_ms"], "v_se": base["client_cpu_ms_se"]},
-                        "v",
-                        level,
-                    )
-                else:
-                    ref_est = ref_lo = ref_hi = math.nan
-                own, theirs = _sign((est, lo, hi)), _sign((ref_est, ref_lo, ref_hi))
+                own = tuple(r[k] for k in split)
+                theirs = tuple(base[k] for k in split) if base is not None else (math.nan,) * 3
+                a, b = _sign(own), _sign(theirs)
                 rows.append(
                     {
                         "stack": stack,
@@ -145,15 +135,11 @@ def cost_split(summary: pd.DataFrame, level: float) -> pd.DataFrame:
                         "kex": r["kex"],
                         "server_cpu_ms": r["server_cpu_ms"],
                         "client_cpu_ms": r["client_cpu_ms"],
-                        "split": est,
-                        "split_lo": lo,
-                        "split_hi": hi,
-                        "reference_split": ref_est,
-                        "reference_split_lo": ref_lo,
-                        "reference_split_hi": ref_hi,
+                        **_named("split", own),
+                        **_named("reference_split", theirs),
                         # Which side costs more agrees with the reference (None: either is
                         # undecided, or no reference twin).
-                        "same_side": None if own == 0 or theirs == 0 else own == theirs,
+                        "same_side": None if a == 0 or b == 0 else a == b,
                     }
                 )
     return pd.DataFrame(rows)

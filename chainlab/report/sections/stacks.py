@@ -84,8 +84,8 @@ def build(b: Builder) -> Section | None:
             b.table(
                 "stack_cost_split",
                 "Where the cost sits: server CPU over client CPU, per stack",
-                f"Server over client CPU per handshake with {b.level} intervals (the two means "
-                "taken as independent); same side: the side that costs more is the one it is "
+                f"Server over client CPU per handshake, paired over the same handshakes, with "
+                f"{b.level} intervals; same side: the side that costs more is the one it is "
                 f"on {REFERENCE_STACK} (blank: an interval includes 1, or no reference twin).",
                 split,
                 [
