@@ -22,6 +22,20 @@ impl Failure {
     }
 }
 
+/// Whether the peer is presumably still connected after a failure of this category (our
+/// side or the peer rejected the handshake with an alert), as opposed to gone or stalled.
+pub fn peer_still_connected(category: ErrorCategory) -> bool {
+    matches!(
+        category,
+        ErrorCategory::VerifyFailed
+            | ErrorCategory::ClientCertRejected
+            | ErrorCategory::NoSharedGroup
+            | ErrorCategory::NoSharedSigalg
+            | ErrorCategory::TlsAlert
+            | ErrorCategory::TlsError
+    )
+}
+
 /// Classifies a failed TCP connect.
 pub fn connect_failure(err: &io::Error) -> Failure {
     let category = match err.kind() {

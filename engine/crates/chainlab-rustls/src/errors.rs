@@ -7,7 +7,7 @@ use std::io;
 use chainlab_record::record::ErrorCategory;
 use rustls::{AlertDescription, PeerIncompatible};
 
-pub use chainlab_record::failure::{connect_failure, Failure};
+pub use chainlab_record::failure::{connect_failure, peer_still_connected, Failure};
 
 /// A socket error during the handshake (rustls reports the peer's misbehaviour as its own
 /// errors; the socket's errors arrive as `io::Error`).
@@ -58,17 +58,4 @@ pub fn tls_failure(err: &rustls::Error, side: Side) -> Failure {
         _ => ErrorCategory::TlsError,
     };
     Failure::new(category, detail)
-}
-
-/// Whether the peer is presumably still connected after such a failure (our side or the
-/// peer rejected the handshake with an alert), as opposed to gone or stalled.
-pub fn peer_still_connected(category: ErrorCategory) -> bool {
-    matches!(
-        category,
-        ErrorCategory::VerifyFailed
-            | ErrorCategory::NoSharedGroup
-            | ErrorCategory::NoSharedSigalg
-            | ErrorCategory::TlsAlert
-            | ErrorCategory::TlsError
-    )
 }

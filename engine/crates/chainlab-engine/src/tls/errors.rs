@@ -15,7 +15,8 @@ use openssl_sys as sys;
 use crate::ossl;
 use crate::record::ErrorCategory;
 
-pub use chainlab_record::failure::{connect_failure, Failure};
+use chainlab_record::failure::socket_failure;
+pub use chainlab_record::failure::{connect_failure, peer_still_connected, Failure};
 
 /// Which side is classifying, and what it offered (a received alert means different
 /// things depending on it).
@@ -31,20 +32,6 @@ pub enum Side {
         /// `--sigalgs` restricted the offered signature schemes.
         sigalgs_restricted: bool,
     },
-}
-
-/// Whether the peer is presumably still connected after a failure of this category (our
-/// side or the peer rejected the handshake with an alert), as opposed to gone or stalled.
-pub fn peer_still_connected(category: ErrorCategory) -> bool {
-    matches!(
-        category,
-        ErrorCategory::VerifyFailed
-            | ErrorCategory::ClientCertRejected
-            | ErrorCategory::NoSharedGroup
-            | ErrorCategory::NoSharedSigalg
-            | ErrorCategory::TlsAlert
-            | ErrorCategory::TlsError
-    )
 }
 
 /// A client that sent a certificate and then, closing, read a fatal alert from the server:
@@ -216,7 +203,7 @@ fn classify(
         return failure;
     }
     if let Some(kind) = socket_error {
-        return io_failure(kind, fallback);
+        return socket_failure(kind, fallback);
     }
     if let Some(stack) = stack {
         let ssl_errors: Vec<_> = stack
@@ -271,11 +258,6 @@ fn server_client_cert_failure(stack: Option<&ErrorStack>, ssl: &SslRef) -> Optio
             "the client sent no certificate",
         )
     })
-}
-
-/// A socket error under OpenSSL (chainlab_record::failure::socket_failure).
-fn io_failure(kind: io::ErrorKind, fallback: &str) -> Failure {
-    chainlab_record::failure::socket_failure(kind, fallback)
 }
 
 /// Maps an SSL-library reason code; `None` when the code says nothing specific.
