@@ -403,21 +403,7 @@ class Bench:
         return run
 
     def measured(self, cmd: list[str], server: subprocess.Popen, env: dict | None = None):
-        """Runs a client to completion: its output, wall time, its CPU and the server's CPU
-        over the run (seconds)."""
-        server_before = process_cpu_s(server.pid)
-        children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.monotonic()
-        out = subprocess.run(
-            cmd, env=env, capture_output=True, text=True, timeout=self.seconds + CLIENT_GRACE_S
-        )
-        wall = time.monotonic() - start
-        children_after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        server_cpu = process_cpu_s(server.pid) - server_before
-        client_cpu = (children_after.ru_utime - children_before.ru_utime) + (
-            children_after.ru_stime - children_before.ru_stime
-        )
-        return out, wall, client_cpu, server_cpu
+        return measured(cmd, server, self.seconds + CLIENT_GRACE_S, env)
 
     def check(self, cmd: list[str], what: str) -> None:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
@@ -440,6 +426,22 @@ def wait_listening(port: int, timeout_s: float) -> None:
 
 
 # --- arithmetic and parsing ----------------------------------------------------------------
+
+
+def measured(cmd: list[str], server: subprocess.Popen, timeout_s: float, env: dict | None = None):
+    """Runs a client to completion: its output, wall time, its CPU and the server's CPU
+    over the run (seconds)."""
+    server_before = process_cpu_s(server.pid)
+    children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.monotonic()
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout_s)
+    wall = time.monotonic() - start
+    children_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    server_cpu = process_cpu_s(server.pid) - server_before
+    client_cpu = (children_after.ru_utime - children_before.ru_utime) + (
+        children_after.ru_stime - children_before.ru_stime
+    )
+    return out, wall, client_cpu, server_cpu
 
 
 def process_cpu_s(pid: int) -> float:

@@ -30,13 +30,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import select
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from chainlab import engine as engines
@@ -48,7 +46,7 @@ from chainlab.bench.engine import (
     STARTUP_TIMEOUT_S,
     free_port,
     load_average,
-    process_cpu_s,
+    measured,
     wait_listening,
 )
 from chainlab.bench.engine_results import (
@@ -156,19 +154,11 @@ class Bench:
             "--ca", str(pki / "ca.pem"), "--duration-ms", str(self.seconds * 1000),
             "--records", str(records),
         ]  # fmt: skip
-        server_before = process_cpu_s(server.pid)
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.monotonic()
-        out = subprocess.run(
-            cmd, capture_output=True, text=True, timeout=self.seconds + CLIENT_GRACE_S
-        )
-        wall = time.monotonic() - start
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        out, wall, client_cpu, server_cpu = measured(cmd, server, self.seconds + CLIENT_GRACE_S)
         if out.returncode != 0:
             raise ChainlabError(f"{client_stack} handshake failed: {out.stderr.strip()}")
         run = summarize_records(records.read_text().splitlines(), wall)
-        run.client_cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        run.server_cpu_s = process_cpu_s(server.pid) - server_before
+        run.client_cpu_s, run.server_cpu_s = client_cpu, server_cpu
         return run
 
     def pki(self, chain: str, name: str) -> Path:
