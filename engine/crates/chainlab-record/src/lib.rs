@@ -1,11 +1,14 @@
-//! What every chainlab engine shares, whatever TLS stack it links: the per-connection record
-//! schema (`record`), the thread CPU clocks and CPU placement (`cpu`), byte counting at the
-//! socket (`counting`), the failures both classify alike (`failure`), the servers' accept loop (`listen`) and the clocks of a record (`unix_ns`, `ns_between`).
+//! What every chainlab engine shares, whatever TLS stack it links: the command-line options
+//! both take alike (`args`), the per-connection record schema (`record`), the thread CPU
+//! clocks and CPU placement (`cpu`), byte counting at the socket (`counting`), the failures
+//! both classify alike (`failure`), the servers' accept loop (`listen`) and the clocks of a
+//! record (`unix_ns`, `ns_between`).
 //!
 //! The OpenSSL engine (`chainlab-engine`, linked against OpenSSL 3.5 or 4.0) and the rustls
 //! engine (`chainlab-rustls`) write their records through this crate, so everything
 //! downstream of an engine is the same whichever stack produced a record.
 
+pub mod args;
 pub mod counting;
 pub mod cpu;
 pub mod failure;

@@ -7,8 +7,9 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 
+pub use chainlab_record::args::{ChainPolicy, Compression, TlsArgs};
 pub use chainlab_record::record::Transport;
 
 #[derive(Debug, Parser)]
@@ -30,60 +31,6 @@ pub enum Command {
     Handshake(HandshakeArgs),
     /// Print this engine's stack, versions and capabilities as JSON.
     Info,
-}
-
-/// Which certificates the server sends (the hierarchy's chain files, as `pki` wrote them).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
-pub enum ChainPolicy {
-    #[value(name = "leaf")]
-    #[serde(rename = "leaf")]
-    Leaf,
-    #[value(name = "leaf+intermediates")]
-    #[serde(rename = "leaf+intermediates")]
-    LeafIntermediates,
-    #[value(name = "full")]
-    #[serde(rename = "full")]
-    Full,
-}
-
-impl ChainPolicy {
-    pub fn file_name(self) -> &'static str {
-        match self {
-            ChainPolicy::Leaf => "chain-leaf.pem",
-            ChainPolicy::LeafIntermediates => "chain-leaf+intermediates.pem",
-            ChainPolicy::Full => "chain-full.pem",
-        }
-    }
-}
-
-/// RFC 8879 certificate compression (only `none` on this stack).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Compression {
-    None,
-    Zlib,
-    Brotli,
-    Zstd,
-}
-
-/// What the TLS 1.3 configuration offers, on both sides.
-#[derive(Debug, Clone, Args)]
-pub struct TlsArgs {
-    #[arg(long, value_enum, default_value = "tcp")]
-    pub transport: Transport,
-    /// Key-exchange groups in preference order, colon-separated, OpenSSL's spelling
-    /// (X25519MLKEM768, MLKEM768, X25519, P-256, ...).
-    #[arg(long, default_value = "X25519MLKEM768")]
-    pub groups: String,
-    /// Signature schemes, colon-separated TLS names (mldsa65:ecdsa_secp256r1_sha256);
-    /// default: every scheme of this stack.
-    #[arg(long)]
-    pub sigalgs: Option<String>,
-    #[arg(long, value_enum, default_value = "none")]
-    pub cert_compression: Compression,
-    /// Largest handshake message accepted; rustls has a fixed limit (64 KiB, more than any
-    /// chain this stack can verify), so this is accepted and recorded only.
-    #[arg(long, default_value_t = 1 << 20)]
-    pub max_cert_list: u64,
 }
 
 #[derive(Debug, Args)]
