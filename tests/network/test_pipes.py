@@ -14,7 +14,7 @@ def test_lines_timeouts_and_eof():
         assert reader.readline(timeout=1) == '{"a": 1}'
         t0 = time.monotonic()
         assert reader.readline(timeout=0.1) is None  # "partial" has no newline yet
-        assert 0.09 <= time.monotonic() - t0 < 1
+        assert time.monotonic() - t0 >= 0.09  # waited its timeout, then gave up
         os.write(w, b" line\n")
         assert reader.readline(timeout=1) == "partial line"
         os.close(w)

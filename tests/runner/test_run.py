@@ -39,18 +39,15 @@ def no_engines_left(marker, within_s=5.0):
 def quick_store(tmp_path_factory, engine_bin, pki_cache):
     d = tmp_path_factory.mktemp("quick")
     store = d / "quick.duckdb"
-    t0 = time.monotonic()
     p = cli(["run", str(QUICK), "--store", str(store)], d, stderr=subprocess.PIPE)
     _, err = p.communicate(timeout=300)
-    wall = time.monotonic() - t0
     assert p.returncode == 0, err
     no_engines_left(str(pki_cache))
-    return store, err, wall
+    return store, err
 
 
 def test_quick_campaign_end_to_end(quick_store):
-    store, err, wall = quick_store
-    assert wall < 120, f"quick.toml took {wall:.0f} s"
+    store, err = quick_store
     c = load(QUICK)
     ids = set(c.scenarios)
     assert "run completed: 6 completed, 0 failed" in err

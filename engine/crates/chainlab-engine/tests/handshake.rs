@@ -575,9 +575,11 @@ fn sigterm_exits_promptly_with_complete_records() {
         &server.addr,
         &["--ca", ca.to_str().unwrap(), "--count", "5"],
     );
-    // A connection that never sends a ClientHello is in flight when SIGTERM arrives.
+    // A connection that never sends a ClientHello is in flight when SIGTERM arrives: the
+    // signal is sent once the server has accepted it, not after a sleep that may be short.
+    let before = server.open_sockets();
     let stalled = std::net::TcpStream::connect(&server.addr).unwrap();
-    std::thread::sleep(Duration::from_millis(100));
+    server.wait_for_sockets(before + 1);
     let (status, took, srv) = server.stop();
     drop(stalled);
     assert!(status.success(), "{status:?}");

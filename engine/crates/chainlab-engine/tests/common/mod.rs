@@ -152,6 +152,27 @@ impl Server {
         self.child.as_ref().unwrap().id() as i32
     }
 
+    /// Sockets the server process holds open (listener, accepted connections), from /proc.
+    pub fn open_sockets(&self) -> usize {
+        let fds = std::fs::read_dir(format!("/proc/{}/fd", self.pid())).unwrap();
+        fds.filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+            .filter(|target| target.to_string_lossy().starts_with("socket:"))
+            .count()
+    }
+
+    /// Waits (bounded) until the server holds `n` sockets: a connection made from the test
+    /// counts once the server has accepted it, however long its accept loop took.
+    pub fn wait_for_sockets(&self, n: usize) {
+        let deadline = Instant::now() + PROCESS_DEADLINE;
+        while self.open_sockets() < n {
+            assert!(
+                Instant::now() < deadline,
+                "the server never held {n} sockets"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     pub fn signal(&self, sig: i32) {
         // SAFETY: signalling our own child, which has not been reaped yet.
         unsafe { libc::kill(self.pid(), sig) };
