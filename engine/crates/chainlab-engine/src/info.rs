@@ -30,6 +30,6 @@ pub fn run(_args: &InfoArgs) -> anyhow::Result<()> {
         "algorithms": crate::algorithms::ALGORITHMS,
         "hardware_counters": crate::cpu::hardware_counters(),
     });
-    println!("{}", serde_json::to_string_pretty(&info)?);
+    chainlab_record::output::print_line(&serde_json::to_string_pretty(&info)?)?;
     Ok(())
 }

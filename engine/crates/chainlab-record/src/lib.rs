@@ -1,7 +1,8 @@
 //! What every chainlab engine shares, whatever TLS stack it links: the command-line options
 //! both take alike (`args`), the per-connection record schema (`record`), the thread CPU
 //! clocks and CPU placement (`cpu`), byte counting at the socket (`counting`), the failures
-//! both classify alike (`failure`), the servers' accept loop (`listen`) and the clocks of a
+//! both classify alike (`failure`), the servers' accept loop (`listen`), documents on standard output that end quietly on a
+//! closed pipe (`output`) and the clocks of a
 //! record (`unix_ns`, `ns_between`).
 //!
 //! The OpenSSL engine (`chainlab-engine`, linked against OpenSSL 3.5 or 4.0) and the rustls
@@ -13,6 +14,7 @@ pub mod counting;
 pub mod cpu;
 pub mod failure;
 pub mod listen;
+pub mod output;
 pub mod record;
 
 use std::time::{Instant, SystemTime, UNIX_EPOCH};

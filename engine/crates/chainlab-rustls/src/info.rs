@@ -27,7 +27,7 @@ pub fn run() -> anyhow::Result<()> {
         "missing_features": capabilities::MISSING_FEATURES,
         "hardware_counters": chainlab_record::cpu::hardware_counters(),
     });
-    println!("{}", serde_json::to_string_pretty(&info)?);
+    chainlab_record::output::print_line(&serde_json::to_string_pretty(&info)?)?;
     Ok(())
 }
 

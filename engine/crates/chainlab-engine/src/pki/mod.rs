@@ -52,7 +52,7 @@ pub fn run(args: &PkiArgs) -> Result<()> {
         .with_context(|| format!("--out {}: cannot create directory", args.out.display()))?;
     let hierarchy = generate(&spec)?;
     let manifest = write(&hierarchy, &args.out)?;
-    println!("{}", serde_json::to_string(&Summary::of(&manifest))?);
+    chainlab_record::output::print_line(&serde_json::to_string(&Summary::of(&manifest))?)?;
     Ok(())
 }
 

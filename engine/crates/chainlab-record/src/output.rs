@@ -1,0 +1,71 @@
+//! A document printed on standard output (`info`, `pki`'s summary), ending quietly when the
+//! reader has gone: `chainlab-engine info | head` is a normal use, not an error, so a closed
+//! pipe ends the write without a panic (which `println!` raises) and without an error line.
+
+use std::io::{ErrorKind, Write};
+
+/// Writes `text` and a newline to standard output and flushes it; a reader that closed the
+/// pipe ends the write quietly (Ok). Any other write error is returned.
+pub fn print_line(text: &str) -> std::io::Result<()> {
+    write_line(&mut std::io::stdout().lock(), text)
+}
+
+/// `print_line` on any writer (testable without a process).
+pub fn write_line(out: &mut impl Write, text: &str) -> std::io::Result<()> {
+    match out
+        .write_all(text.as_bytes())
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush())
+    {
+        Err(e) if e.kind() == ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader that took `room` bytes, then closed its end.
+    struct ClosedAfter {
+        room: usize,
+        got: Vec<u8>,
+    }
+
+    impl Write for ClosedAfter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if self.got.len() >= self.room {
+                return Err(std::io::Error::from(ErrorKind::BrokenPipe));
+            }
+            let n = buf.len().min(self.room - self.got.len());
+            self.got.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_closed_pipe_ends_quietly_and_other_errors_are_returned() {
+        let mut out = ClosedAfter {
+            room: 3,
+            got: Vec::new(),
+        };
+        assert!(write_line(&mut out, "{\n  \"a\": 1\n}").is_ok());
+        assert_eq!(out.got, b"{\n ");
+
+        struct Full;
+        impl Write for Full {
+            fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+                Err(std::io::Error::from(ErrorKind::StorageFull))
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let err = write_line(&mut Full, "x").unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::StorageFull);
+    }
+}
