@@ -14,18 +14,14 @@ This package is the only code that opens a store file, for reading or writing: t
 writes through `Store`, the analysis reads through `Store.analysis_frames()`
 (`chainlab.store.views`), tests and benchmarks build stores through the same writer.
 
-Versions: 2 added `runs.libraries` (the Python analysis libraries of the run) and the load
-tables; 3 added `primitive_samples` (the cost model's inputs), instructions per handshake
-and the certificate compression sizes of each scenario run; 4 client certificates, targets
-and where each scenario ran; 5 the transport (TCP or QUIC) and QUIC's datagram counts; 6
-the TLS stack of each side (openssl-3.5, openssl-4.0, rustls).
-An older store opens read-only as it is; opened for writing (`--resume`) it is upgraded in
-place first, in one transaction.
+Rows are inserted by column name, with the types the catalog gives each column
+(`chainlab.store.schema`); a key the table lacks is an error, never dropped. An older store
+opens read-only as it is; opened for writing (`--resume`) it is upgraded in place first, in
+one transaction, to exactly the columns of a new store.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 from pathlib import Path
 
@@ -35,187 +31,22 @@ import pyarrow as pa
 
 from chainlab import __version__
 from chainlab.campaign.algorithms import NO_CLIENT_AUTH
-from chainlab.campaign.model import SCENARIO_KEYS
-from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.errors import ChainlabError
+from chainlab.store import schema
 from chainlab.store.rows import ScenarioRows
+from chainlab.store.schema import (
+    SCENARIO_COLUMNS,
+    SCHEMA_SQL,
+    SCHEMA_VERSION,
+    TABLES,
+    StoreError,
+    first_line,
+    rollback,
+    table_sql,
+)
 from chainlab.store.views import AnalysisFrames, analysis_frames, primitive_summary
 
-SCHEMA_SQL = Path(__file__).with_name("schema.sql")
-
 __all__ = ["SCHEMA_VERSION", "TABLES", "AnalysisFrames", "ScenarioRows", "Store", "StoreError"]
-
-
-def _table_sql(name: str) -> str:
-    """The CREATE TABLE statement of `name` in schema.sql (for upgrades)."""
-    text = SCHEMA_SQL.read_text()
-    start = text.index(f"CREATE TABLE {name} (")
-    return text[start : text.index("\n);", start) + 3]
-
-
-SCHEMA_VERSION = 6
-# Versions this chainlab reads; each older one has an upgrade step in _UPGRADES.
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6)
-# What turns a store of version v into v + 1 (run in one transaction with the version bump).
-_UPGRADES = {
-    1: (
-        "ALTER TABLE runs ADD COLUMN libraries JSON",
-        "ALTER TABLE samples ADD COLUMN server_conn_ns BIGINT",
-        "ALTER TABLE samples ADD COLUMN server_conn_cpu_ns BIGINT",
-        *(
-            f"ALTER TABLE scenario_runs ADD COLUMN {column}"
-            for column in (
-                "link_timer_late_us_mean DOUBLE",
-                "link_timer_late_us_max DOUBLE",
-                "link_queue_wait_us_max DOUBLE",
-                "link_flagged BOOLEAN",
-            )
-        ),
-        # The load tables, as schema.sql declares them.
-        *(_table_sql(t) for t in ("load_steps", "load_samples", "host_reference")),
-    ),
-    2: (
-        "ALTER TABLE samples ADD COLUMN client_instructions BIGINT",
-        "ALTER TABLE samples ADD COLUMN server_instructions BIGINT",
-        "ALTER TABLE scenario_runs ADD COLUMN cert_message_bytes INTEGER",
-        "ALTER TABLE scenario_runs ADD COLUMN cert_compressed_bytes INTEGER",
-        "ALTER TABLE scenario_runs ADD COLUMN cert_compression_installed BOOLEAN",
-        _table_sql("primitive_samples"),
-    ),
-    3: (
-        f"ALTER TABLE scenarios ADD COLUMN client_auth VARCHAR DEFAULT '{NO_CLIENT_AUTH}'",
-        "ALTER TABLE scenarios ADD COLUMN target VARCHAR",
-        "ALTER TABLE scenarios ALTER COLUMN leaf_alg DROP NOT NULL",
-        "ALTER TABLE scenario_runs ADD COLUMN host JSON",
-        _table_sql("observed_client_chain"),
-    ),
-    4: (
-        "ALTER TABLE scenarios ADD COLUMN transport VARCHAR DEFAULT 'tcp'",
-        *(
-            f"ALTER TABLE samples ADD COLUMN {column} BIGINT"
-            for column in (
-                "datagrams_read",
-                "datagrams_written",
-                "conn_datagrams_read",
-                "conn_datagrams_written",
-                "flight_datagrams",
-            )
-        ),
-    ),
-    5: (
-        f"ALTER TABLE scenarios ADD COLUMN client_stack VARCHAR DEFAULT '{DEFAULT_STACK}'",
-        f"ALTER TABLE scenarios ADD COLUMN server_stack VARCHAR DEFAULT '{DEFAULT_STACK}'",
-    ),
-}
-
-# The `scenarios` columns a Scenario fills from its attributes of the same name (its
-# client_auth column is `client_auth_name`).
-SCENARIO_COLUMNS = ("scenario_id", "kex_family", *SCENARIO_KEYS, "network", "target")
-
-TABLES = (
-    "runs",
-    "scenarios",
-    "campaign_scenarios",
-    "scenario_runs",
-    "certificates",
-    "samples",
-    "observed_chain",
-    "observed_client_chain",
-    "network_profiles",
-    "load_steps",
-    "load_samples",
-    "host_reference",
-    "primitive_samples",
-)
-
-# Column types of `samples` as handed to DuckDB (same order as the table).
-SAMPLE_COLUMNS = pa.schema(
-    [
-        ("run_id", pa.string()),
-        ("scenario_id", pa.string()),
-        ("seq", pa.int64()),
-        ("warmup", pa.bool_()),
-        ("conn_id", pa.string()),
-        ("start_unix_ns", pa.int64()),
-        ("outcome", pa.string()),
-        ("error_category", pa.string()),
-        ("error_detail", pa.string()),
-        ("connect_ns", pa.int64()),
-        ("handshake_ns", pa.int64()),
-        ("total_ns", pa.int64()),
-        ("client_cpu_ns", pa.int64()),
-        ("client_cpu_user_us", pa.int64()),
-        ("client_cpu_sys_us", pa.int64()),
-        ("bytes_read", pa.int64()),
-        ("bytes_written", pa.int64()),
-        ("conn_bytes_read", pa.int64()),
-        ("conn_bytes_written", pa.int64()),
-        ("grp", pa.string()),
-        ("sigalg", pa.string()),
-        ("resumed", pa.bool_()),
-        ("verify", pa.bool_()),
-        ("chain_len", pa.int32()),
-        ("chain_der_bytes", pa.int64()),
-        ("server_handshake_ns", pa.int64()),
-        ("server_cpu_ns", pa.int64()),
-        ("server_cpu_user_us", pa.int64()),
-        ("server_cpu_sys_us", pa.int64()),
-        ("server_bytes_read", pa.int64()),
-        ("server_bytes_written", pa.int64()),
-        ("server_outcome", pa.string()),
-        ("server_error_category", pa.string()),
-        ("server_conn_ns", pa.int64()),
-        ("server_conn_cpu_ns", pa.int64()),
-        ("client_instructions", pa.int64()),
-        ("server_instructions", pa.int64()),
-        ("datagrams_read", pa.int64()),
-        ("datagrams_written", pa.int64()),
-        ("conn_datagrams_read", pa.int64()),
-        ("conn_datagrams_written", pa.int64()),
-        ("flight_datagrams", pa.int64()),
-    ]
-)
-# Column types of `primitive_samples`, likewise.
-PRIMITIVE_COLUMNS = pa.schema(
-    [
-        ("run_id", pa.string()),
-        ("subject", pa.string()),
-        ("op", pa.string()),
-        ("message", pa.string()),
-        ("message_bytes", pa.int64()),
-        ("seq", pa.int64()),
-        ("wall_ns", pa.int64()),
-        ("cpu_ns", pa.int64()),
-        ("server_cpu_ns", pa.int64()),
-        ("kib", pa.float64()),
-        ("measured_run", pa.string()),
-        ("measured_at", pa.timestamp("us")),
-    ]
-)
-# Column types of `load_samples`, likewise.
-LOAD_SAMPLE_COLUMNS = pa.schema(
-    [
-        ("run_id", pa.string()),
-        ("scenario_id", pa.string()),
-        ("step", pa.int32()),
-        ("seq", pa.int64()),
-        ("intended_ns", pa.int64()),
-        ("sched_lag_ns", pa.int64()),
-        ("latency_ns", pa.int64()),
-        ("total_ns", pa.int64()),
-        ("outcome", pa.string()),
-        ("error_category", pa.string()),
-        ("resumed", pa.bool_()),
-        ("client_cpu_ns", pa.int64()),
-        ("server_cpu_ns", pa.int64()),
-        ("server_conn_cpu_ns", pa.int64()),
-    ]
-)
-
-
-class StoreError(ChainlabError):
-    """The store's file system refused a write (disk full, permission, read-only): the
-    transaction was rolled back, so the store holds every scenario committed before."""
 
 
 class Store:
@@ -258,9 +89,9 @@ class Store:
             )
         con = _connect(path, read_only=read_only)
         try:
-            version = _check_version(path, con)
+            version = schema.check_version(path, con)
             if version < SCHEMA_VERSION and not read_only:
-                _upgrade(path, con, version)
+                schema.upgrade(path, con, version)
         except Exception:
             con.close()
             raise
@@ -292,7 +123,7 @@ class Store:
             # A table of a later schema version in a store read as it is: empty, with the
             # columns the current schema gives it.
             with duckdb.connect() as mem:
-                mem.execute(_table_sql(name))
+                mem.execute(table_sql(name))
                 return mem.execute(f"SELECT * FROM {name}").df()
         if name == "samples":
             # HUGEINT would become float64 in pandas and lose nanoseconds: hand out int64.
@@ -358,7 +189,7 @@ class Store:
             try:
                 self.con.execute(f"COPY {src} TO '{target}' {opts}")
             except (duckdb.Error, OSError) as e:
-                raise ChainlabError(f"cannot write {f}: {_first_line(e)}") from None
+                raise ChainlabError(f"cannot write {f}: {first_line(e)}") from None
             finally:
                 if src == "_empty":
                     self.con.unregister("_empty")
@@ -375,14 +206,7 @@ class Store:
 
     def begin_run(self, run: dict) -> None:
         """Inserts the `runs` row of a starting run (status 'running')."""
-        cols = list(run)
-        vals = [json.dumps(v) if isinstance(v, dict) else v for v in run.values()]
-        self._write(
-            lambda: self.con.execute(
-                f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
-                vals,
-            )
-        )
+        self._write(lambda: self.insert("runs", [run]))
 
     def end_run(self, run_id: str, status: str, ended_at=None) -> None:
         """Marks a run ended with `status`, at `ended_at` (UTC; default now)."""
@@ -425,19 +249,21 @@ class Store:
                             "changed campaign into a new store (--store)"
                         )
                     continue
-                self._insert_row(
+                self.insert(
                     "scenarios",
-                    {
-                        **{k: getattr(s, k) for k in SCENARIO_COLUMNS},
-                        "client_auth": s.client_auth_name,
-                        "params": json.dumps(params),
-                    },
+                    [
+                        {
+                            **{k: getattr(s, k) for k in SCENARIO_COLUMNS},
+                            "client_auth": s.client_auth_name,
+                            "params": params,
+                        }
+                    ],
                 )
-            for campaign, sid in memberships:
-                self.con.execute(
-                    "INSERT INTO campaign_scenarios VALUES (?, ?) ON CONFLICT DO NOTHING",
-                    [campaign, sid],
-                )
+            self.insert(
+                "campaign_scenarios",
+                [{"campaign": c, "scenario_id": sid} for c, sid in memberships],
+                or_ignore=True,
+            )
 
         self._write(work)
 
@@ -446,91 +272,64 @@ class Store:
         and network calibration. Nothing of it is visible unless all of it is."""
 
         def work():
-            self._insert_scenario_run(result.scenario_run)
-            self._insert_samples(result.samples)
-            self._insert_observed_chain("observed_chain", result.observed_chain)
-            self._insert_observed_chain("observed_client_chain", result.observed_client_chain)
-            for c in result.certificates:
-                self.con.execute(
-                    "INSERT INTO certificates VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                    [
-                        c[k]
-                        for k in (
-                            "scenario_id",
-                            "position",
-                            "role",
-                            "algorithm",
-                            "der_bytes",
-                            "sha256",
-                            "served",
-                        )
-                    ],
-                )
-            for row in result.load_steps:
-                self._insert_row("load_steps", row)
-            for row in result.host_reference:
-                self._insert_row("host_reference", row)
-            self._insert_arrow("load_samples", result.load_samples, LOAD_SAMPLE_COLUMNS)
+            self.insert("scenario_runs", [result.scenario_run])
+            self.insert("samples", result.samples)
+            self.insert("observed_chain", result.observed_chain)
+            self.insert("observed_client_chain", result.observed_client_chain)
+            # Certificates and a profile's calibration are kept once (per scenario, per run).
+            self.insert("certificates", result.certificates, or_ignore=True)
+            self.insert("load_steps", result.load_steps)
+            self.insert("host_reference", result.host_reference)
+            self.insert("load_samples", result.load_samples)
             if result.network is not None:
-                n = result.network
-                self.con.execute(
-                    "INSERT INTO network_profiles VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                    [
-                        n["run_id"],
-                        n["profile"],
-                        json.dumps(n["configured"]),
-                        json.dumps(n["measured"]) if n["measured"] is not None else None,
-                        n["flagged"],
-                    ],
-                )
+                self.insert("network_profiles", [result.network], or_ignore=True)
 
         self._write(work)
 
     def write_primitives(self, rows: list[dict]) -> None:
         """Primitive and reference-handshake rows (`primitive_samples`), in one transaction."""
-        self._write(lambda: self._insert_arrow("primitive_samples", rows, PRIMITIVE_COLUMNS))
+        self._write(lambda: self.insert("primitive_samples", rows))
 
-    def _insert_scenario_run(self, row: dict) -> None:
-        self._insert_row("scenario_runs", row)
+    def insert(self, table: str, rows: list[dict], or_ignore: bool = False) -> None:
+        """Inserts `rows` into `table` by column name, inside the caller's transaction.
 
-    def _insert_row(self, table: str, row: dict) -> None:
-        row = {k: json.dumps(v) if isinstance(v, dict) else v for k, v in row.items()}
-        cols = list(row)
-        self.con.execute(
-            f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
-            list(row.values()),
-        )
-
-    def _insert_samples(self, rows: list[dict]) -> None:
-        self._insert_arrow("samples", rows, SAMPLE_COLUMNS)
-
-    def _insert_arrow(self, table: str, rows: list[dict], schema: pa.Schema) -> None:
+        Each column's values go to DuckDB with the type the catalog gives it (JSON columns
+        take dicts and lists as JSON text); a column no row names is left to its default. A
+        key the table has no column for is an error, never dropped silently."""
         if not rows:
             return
-        self.con.register("_new_rows", pa.Table.from_pylist(rows, schema=schema))
+        catalog = self._columns(table)
+        given = list(dict.fromkeys(k for r in rows for k in r))
+        unknown = [k for k in given if k not in catalog]
+        if unknown:
+            raise ChainlabError(
+                f"store {self.path}: table {table} has no column {', '.join(map(repr, unknown))}; "
+                f"its columns: {', '.join(catalog)} (chainlab/store/schema.sql)"
+            )
+        arrays, fields = [], []
+        for col in given:
+            values = [r.get(col) for r in rows]
+            if catalog[col] == "JSON":
+                values = [v if v is None or isinstance(v, str) else json.dumps(v) for v in values]
+            field = schema.arrow_field(col, catalog[col])
+            array = pa.array(values, type=field.type if field is not None else None)
+            arrays.append(array)
+            fields.append(field or pa.field(col, array.type))
+        self.con.register("_new_rows", pa.Table.from_arrays(arrays, schema=pa.schema(fields)))
         try:
-            cols = ", ".join(schema.names)
-            self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _new_rows")
+            cols = ", ".join(given)
+            verb = "INSERT OR IGNORE" if or_ignore else "INSERT"
+            self.con.execute(f"{verb} INTO {table} ({cols}) SELECT {cols} FROM _new_rows")
         finally:
             self.con.unregister("_new_rows")
 
-    def _insert_observed_chain(self, table: str, rows: list[dict]) -> None:
-        for r in rows:
-            self.con.execute(
-                f"INSERT INTO {table} VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [
-                    r[k]
-                    for k in (
-                        "run_id",
-                        "scenario_id",
-                        "position",
-                        "der_bytes",
-                        "subject",
-                        "sig_alg",
-                        "key_alg",
-                    )
-                ],
-            )
+    def _columns(self, table: str) -> dict[str, str]:
+        """The catalog's columns of `table` (cached: a store's schema changes only when it is
+        upgraded, on opening)."""
+        cache = self.__dict__.setdefault("_catalog", {})
+        if table not in cache:
+            cache[table] = schema.columns(self.con, table)
+        return cache[table]
 
     def _write(self, work) -> None:
         if self.read_only:
@@ -541,28 +340,14 @@ class Store:
                 work()
                 self.con.commit()
             except BaseException:
-                _rollback(self.con)
+                rollback(self.con)
                 raise
         except (duckdb.IOException, OSError) as e:
             raise StoreError(
-                f"store {self.path}: cannot write ({_first_line(e)}); nothing of this "
+                f"store {self.path}: cannot write ({first_line(e)}); nothing of this "
                 "transaction was kept: free space or fix permissions, then `chainlab run "
                 "--resume` completes the run"
             ) from None
-
-
-def _rollback(con) -> None:
-    """Roll back, if the connection still can (a failed commit may have ended the
-    transaction already)."""
-    with contextlib.suppress(duckdb.Error):
-        con.rollback()
-
-
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip()
-    if isinstance(e, OSError) and e.strerror:
-        text = e.strerror
-    return text.splitlines()[0] if text else type(e).__name__
 
 
 def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
@@ -579,52 +364,4 @@ def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
     except duckdb.Error as e:
         raise ChainlabError(
             f"{path} is not a chainlab store (DuckDB: {str(e).splitlines()[0]})"
-        ) from None
-
-
-def _check_version(path: Path, con) -> int:
-    """The store's schema version, if this chainlab reads it."""
-    try:
-        row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    except duckdb.CatalogException:
-        raise ChainlabError(
-            f"{path} is not a chainlab store (missing table 'meta'); stores are written by "
-            "`chainlab run`"
-        ) from None
-    if row is None:
-        raise ChainlabError(f"{path} is not a chainlab store (no schema version)")
-    try:
-        version = int(row[0])
-    except ValueError:
-        raise ChainlabError(f"{path} is not a chainlab store (schema version {row[0]!r})") from None
-    if version not in READABLE_VERSIONS:
-        if version < READABLE_VERSIONS[0]:
-            what = (
-                f"it was written by an older chainlab: read it with that version (e.g. "
-                f"`chainlab export {path}` there), or re-run its campaign into a new store"
-            )
-        else:
-            what = "it was written by a newer chainlab: upgrade chainlab to read it"
-        raise ChainlabError(
-            f"store {path} has schema version {version}, this chainlab reads version "
-            f"{SCHEMA_VERSION} and older versions down to {READABLE_VERSIONS[0]}; {what}"
-        )
-    return version
-
-
-def _upgrade(path: Path, con, version: int) -> None:
-    """Bring a store opened for writing to SCHEMA_VERSION, one version at a time, in one
-    transaction: a store is either wholly upgraded or left as it was."""
-    try:
-        con.begin()
-        while version < SCHEMA_VERSION:
-            for sql in _UPGRADES[version]:
-                con.execute(sql)
-            version += 1
-        con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION)])
-        con.commit()
-    except duckdb.Error as e:
-        _rollback(con)
-        raise StoreError(
-            f"store {path}: cannot upgrade to schema version {SCHEMA_VERSION} ({_first_line(e)})"
         ) from None

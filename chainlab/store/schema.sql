@@ -1,9 +1,12 @@
--- chainlab result store, schema version 5 (chainlab/store/__init__.py: SCHEMA_VERSION).
+-- chainlab result store, schema version 6 (chainlab/store/schema.py: SCHEMA_VERSION).
 -- Version 2 added runs.libraries, the server's whole-connection figures in samples, the load
 -- tables and host_reference; version 3 added primitive_samples, instructions per handshake
 -- and the certificate compression sizes; version 4 added scenarios.client_auth (mutual TLS),
 -- scenarios.target (servers chainlab did not start, which have no hierarchy: depth 0, no
--- leaf_alg), observed_client_chain and scenario_runs.host (where each scenario ran). An older store is upgraded when opened for writing.
+-- leaf_alg), observed_client_chain and scenario_runs.host (where each scenario ran);
+-- version 5 scenarios.transport and QUIC's datagram counts; version 6 each side's TLS stack.
+-- An older store is upgraded when opened for writing (chainlab/store/schema.py: UPGRADES) to
+-- exactly these columns and types. Rows are inserted by column name.
 -- One DuckDB file per campaign run. Units: *_ns nanoseconds, *_us microseconds, bytes.
 -- Nothing here holds a path of the machine that made it.
 

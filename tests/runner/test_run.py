@@ -243,16 +243,17 @@ def test_a_store_write_refused_by_the_file_system_ends_the_run_resumably(
 
     tiny = REPO / "tests" / "data" / "stores" / "tiny.toml"
     store = tmp_path / "full.duckdb"
-    real = Store._insert_samples
+    real = Store.insert
     calls = {"n": 0}
 
-    def full_disk(self, rows):
-        calls["n"] += 1
-        if calls["n"] == 2:
-            raise duckdb.IOException("IO Error: Could not write file: No space left on device")
-        return real(self, rows)
+    def full_disk(self, table, rows, **kw):
+        if table == "samples":
+            calls["n"] += 1
+            if calls["n"] == 2:
+                raise duckdb.IOException("IO Error: Could not write file: No space left on device")
+        return real(self, table, rows, **kw)
 
-    monkeypatch.setattr(Store, "_insert_samples", full_disk)
+    monkeypatch.setattr(Store, "insert", full_disk)
     monkeypatch.setenv("CI", "true")
     assert main(["run", str(tiny), "--store", str(store)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -264,7 +265,7 @@ def test_a_store_write_refused_by_the_file_system_ends_the_run_resumably(
         assert len(st.scenario_runs) == 1  # the first scenario's commit is kept whole
         assert set(st.samples["scenario_id"]) == set(st.scenario_runs["scenario_id"])
     no_engines_left(str(pki_cache))
-    monkeypatch.setattr(Store, "_insert_samples", real)
+    monkeypatch.setattr(Store, "insert", real)
     assert main(["run", str(tiny), "--store", str(store), "--resume"]) == 0
     with chainlab.open(store) as st:
         assert list(st.runs["status"]) == ["failed", "completed"]

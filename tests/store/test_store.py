@@ -144,13 +144,17 @@ def test_not_a_store(tmp_path):
 def test_failure_mid_scenario_leaves_no_partial_rows(filled, monkeypatch):
     path, s = filled
 
-    def boom(self, table, rows):
-        raise RuntimeError("disk full (simulated)")
+    real = Store.insert
+
+    def boom(self, table, rows, **kw):
+        if table == "observed_chain":
+            raise RuntimeError("disk full (simulated)")
+        return real(self, table, rows, **kw)
 
     with Store.open(path, read_only=False) as st:
         st.begin_run(run_row("r2"))
         # Samples and scenario_runs are inserted before the observed chain: fail there.
-        monkeypatch.setattr(Store, "_insert_observed_chain", boom)
+        monkeypatch.setattr(Store, "insert", boom)
         with pytest.raises(RuntimeError, match="simulated"):
             st.write_scenario(fake_result("r2", s.scenario_id, n=7))
     st = chainlab.open(path)
@@ -202,12 +206,16 @@ def test_a_file_system_error_is_one_line_and_keeps_the_store(filled, monkeypatch
 
     path, s = filled
 
-    def full(self, table, rows):
-        raise OSError(errno.ENOSPC, "No space left on device")
+    real = Store.insert
+
+    def full(self, table, rows, **kw):
+        if table == "observed_chain":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(self, table, rows, **kw)
 
     with Store.open(path, read_only=False) as st:
         st.begin_run(run_row("r2"))
-        monkeypatch.setattr(Store, "_insert_observed_chain", full)
+        monkeypatch.setattr(Store, "insert", full)
         with pytest.raises(StoreError) as e:
             st.write_scenario(fake_result("r2", s.scenario_id, n=7))
     msg = str(e.value)

@@ -1,0 +1,212 @@
+"""The store's contract with DuckDB: `schema.sql` declares every table and column once; this
+module holds what follows from it (the version, the upgrade of each older version, the
+catalog's columns and types) and nothing else. `Store` (chainlab.store) writes and reads
+through it.
+
+Versions: 2 added `runs.libraries` (the Python analysis libraries of the run) and the load
+tables; 3 added `primitive_samples` (the cost model's inputs), instructions per handshake
+and the certificate compression sizes of each scenario run; 4 client certificates, targets
+and where each scenario ran; 5 the transport (TCP or QUIC) and QUIC's datagram counts; 6
+the TLS stack of each side (openssl-3.5, openssl-4.0, rustls).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from chainlab.campaign.algorithms import NO_CLIENT_AUTH
+from chainlab.campaign.model import SCENARIO_KEYS
+from chainlab.campaign.stacks import DEFAULT_STACK
+from chainlab.errors import ChainlabError
+
+SCHEMA_SQL = Path(__file__).with_name("schema.sql")
+
+
+def table_sql(name: str) -> str:
+    """The CREATE TABLE statement of `name` in schema.sql (for upgrades)."""
+    text = SCHEMA_SQL.read_text()
+    start = text.index(f"CREATE TABLE {name} (")
+    return text[start : text.index("\n);", start) + 3]
+
+
+SCHEMA_VERSION = 6
+# Versions this chainlab reads; each older one has an upgrade step in UPGRADES.
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6)
+# What turns a store of version v into v + 1 (run in one transaction with the version bump).
+UPGRADES = {
+    1: (
+        "ALTER TABLE runs ADD COLUMN libraries JSON",
+        "ALTER TABLE samples ADD COLUMN server_conn_ns BIGINT",
+        "ALTER TABLE samples ADD COLUMN server_conn_cpu_ns BIGINT",
+        *(
+            f"ALTER TABLE scenario_runs ADD COLUMN {column}"
+            for column in (
+                "link_timer_late_us_mean DOUBLE",
+                "link_timer_late_us_max DOUBLE",
+                "link_queue_wait_us_max DOUBLE",
+                "link_flagged BOOLEAN",
+            )
+        ),
+        # The load tables, as schema.sql declares them.
+        *(table_sql(t) for t in ("load_steps", "load_samples", "host_reference")),
+    ),
+    2: (
+        "ALTER TABLE samples ADD COLUMN client_instructions BIGINT",
+        "ALTER TABLE samples ADD COLUMN server_instructions BIGINT",
+        "ALTER TABLE scenario_runs ADD COLUMN cert_message_bytes INTEGER",
+        "ALTER TABLE scenario_runs ADD COLUMN cert_compressed_bytes INTEGER",
+        "ALTER TABLE scenario_runs ADD COLUMN cert_compression_installed BOOLEAN",
+        table_sql("primitive_samples"),
+    ),
+    3: (
+        f"ALTER TABLE scenarios ADD COLUMN client_auth VARCHAR DEFAULT '{NO_CLIENT_AUTH}'",
+        "ALTER TABLE scenarios ALTER COLUMN client_auth SET NOT NULL",
+        "ALTER TABLE scenarios ADD COLUMN target VARCHAR",
+        "ALTER TABLE scenarios ALTER COLUMN leaf_alg DROP NOT NULL",
+        "ALTER TABLE scenario_runs ADD COLUMN host JSON",
+        table_sql("observed_client_chain"),
+    ),
+    4: (
+        "ALTER TABLE scenarios ADD COLUMN transport VARCHAR DEFAULT 'tcp'",
+        "ALTER TABLE scenarios ALTER COLUMN transport SET NOT NULL",
+        *(
+            f"ALTER TABLE samples ADD COLUMN {column} BIGINT"
+            for column in (
+                "datagrams_read",
+                "datagrams_written",
+                "conn_datagrams_read",
+                "conn_datagrams_written",
+                "flight_datagrams",
+            )
+        ),
+    ),
+    5: (
+        f"ALTER TABLE scenarios ADD COLUMN client_stack VARCHAR DEFAULT '{DEFAULT_STACK}'",
+        f"ALTER TABLE scenarios ADD COLUMN server_stack VARCHAR DEFAULT '{DEFAULT_STACK}'",
+        "ALTER TABLE scenarios ALTER COLUMN client_stack SET NOT NULL",
+        "ALTER TABLE scenarios ALTER COLUMN server_stack SET NOT NULL",
+    ),
+}
+
+# The `scenarios` columns a Scenario fills from its attributes of the same name (its
+# client_auth column is `client_auth_name`).
+SCENARIO_COLUMNS = ("scenario_id", "kex_family", *SCENARIO_KEYS, "network", "target")
+
+TABLES = (
+    "runs",
+    "scenarios",
+    "campaign_scenarios",
+    "scenario_runs",
+    "certificates",
+    "samples",
+    "observed_chain",
+    "observed_client_chain",
+    "network_profiles",
+    "load_steps",
+    "load_samples",
+    "host_reference",
+    "primitive_samples",
+)
+
+
+class StoreError(ChainlabError):
+    """The store's file system refused a write (disk full, permission, read-only): the
+    transaction was rolled back, so the store holds every scenario committed before."""
+
+
+# DuckDB's column types as Arrow types, for handing rows to DuckDB in bulk. A type not named
+# here is left to Arrow to infer from the values (DuckDB casts on insert).
+_ARROW_TYPES = {
+    "BIGINT": pa.int64(),
+    "HUGEINT": pa.int64(),  # start_unix_ns: nanoseconds since 1970 fit in 64 bits until 2262
+    "INTEGER": pa.int32(),
+    "SMALLINT": pa.int16(),
+    "DOUBLE": pa.float64(),
+    "FLOAT": pa.float32(),
+    "BOOLEAN": pa.bool_(),
+    "VARCHAR": pa.string(),
+    "JSON": pa.string(),
+    "TIMESTAMP": pa.timestamp("us"),
+}
+
+
+def columns(con, table: str) -> dict[str, str]:
+    """The catalog's columns of `table` (name -> DuckDB type), in table order."""
+    rows = con.execute(
+        "SELECT column_name, data_type FROM information_schema.columns "
+        "WHERE table_name = ? ORDER BY ordinal_position",
+        [table],
+    ).fetchall()
+    return dict(rows)
+
+
+def arrow_field(name: str, duck_type: str) -> pa.Field | None:
+    """The Arrow field a column's values are handed over as (None: inferred)."""
+    t = _ARROW_TYPES.get(duck_type)
+    return pa.field(name, t) if t is not None else None
+
+
+def rollback(con) -> None:
+    """Roll back, if the connection still can (a failed commit may have ended the
+    transaction already)."""
+    with contextlib.suppress(duckdb.Error):
+        con.rollback()
+
+
+def first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    if isinstance(e, OSError) and e.strerror:
+        text = e.strerror
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+def check_version(path: Path, con) -> int:
+    """The store's schema version, if this chainlab reads it."""
+    try:
+        row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except duckdb.CatalogException:
+        raise ChainlabError(
+            f"{path} is not a chainlab store (missing table 'meta'); stores are written by "
+            "`chainlab run`"
+        ) from None
+    if row is None:
+        raise ChainlabError(f"{path} is not a chainlab store (no schema version)")
+    try:
+        version = int(row[0])
+    except ValueError:
+        raise ChainlabError(f"{path} is not a chainlab store (schema version {row[0]!r})") from None
+    if version not in READABLE_VERSIONS:
+        if version < READABLE_VERSIONS[0]:
+            what = (
+                f"it was written by an older chainlab: read it with that version (e.g. "
+                f"`chainlab export {path}` there), or re-run its campaign into a new store"
+            )
+        else:
+            what = "it was written by a newer chainlab: upgrade chainlab to read it"
+        raise ChainlabError(
+            f"store {path} has schema version {version}, this chainlab reads version "
+            f"{SCHEMA_VERSION} and older versions down to {READABLE_VERSIONS[0]}; {what}"
+        )
+    return version
+
+
+def upgrade(path: Path, con, version: int) -> None:
+    """Bring a store opened for writing to SCHEMA_VERSION, one version at a time, in one
+    transaction: a store is either wholly upgraded or left as it was."""
+    try:
+        con.begin()
+        while version < SCHEMA_VERSION:
+            for sql in UPGRADES[version]:
+                con.execute(sql)
+            version += 1
+        con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION)])
+        con.commit()
+    except duckdb.Error as e:
+        rollback(con)
+        raise StoreError(
+            f"store {path}: cannot upgrade to schema version {SCHEMA_VERSION} ({first_line(e)})"
+        ) from None
