@@ -44,8 +44,8 @@ from chainlab.runner.scenario import (
     ScenarioExecution,
     ScenarioFailed,
     ScenarioStopped,
-    chain_rows,
 )
+from chainlab.runner.scenario_rows import chain_rows
 
 # The worker resource a host declares: one scenario at a time per host.
 HOST_RESOURCE = "host"

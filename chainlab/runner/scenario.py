@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import math
 import os
-import socket
 import subprocess
 import time
 from collections.abc import Callable
@@ -30,28 +28,27 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from chainlab import engine as engines
 from chainlab import processes
 from chainlab.campaign import estimate
-from chainlab.campaign.model import STORE_ROLES, NetworkProfile, Scenario, cpu_list
-from chainlab.campaign.stacks import DEFAULT_STACK
+from chainlab.campaign.model import NetworkProfile, Scenario, cpu_list
 from chainlab.network import calibrate, emulated_link
 from chainlab.network.profile import LOOPBACK
-from chainlab.runner import host, load, network, pki, records, sampler
+from chainlab.runner import (
+    engine_args,
+    host,
+    load,
+    network,
+    pki,
+    records,
+    sampler,
+    scenario_rows,
+    target,
+)
 from chainlab.store import ScenarioRows
 
 # How long a server may take to print its ready line: it loads one hierarchy and binds a
 # socket, well under a second normally; generous for a loaded shared machine.
 SERVER_READY_TIMEOUT_S = 20.0
-# Where a target's `ca = "system"` finds this machine's CA bundle (Debian and derivatives,
-# Fedora and derivatives, Alpine and macOS), first match wins. The engine is linked against
-# its own static OpenSSL, whose compiled-in default paths point into its build tree, so the
-# bundle is handed over explicitly.
-SYSTEM_CA_FILES = (
-    "/etc/ssl/certs/ca-certificates.crt",
-    "/etc/pki/tls/certs/ca-bundle.crt",
-    "/etc/ssl/cert.pem",
-)
 # Progress poll interval while a client batch runs: reading the records file's size twice a
 # second costs nothing measurable next to the engine's two busy processes.
 POLL_S = 0.5
@@ -173,29 +170,10 @@ class ScenarioExecution:
             self.fail("pki_failed", str(e))
 
     def _prepare_target(self) -> None:
-        """A target's address, resolved once (so every batch meets the same server), and
-        its trust anchors."""
-        t = self.s.target_spec
         try:
-            info = socket.getaddrinfo(t.host, t.port, type=socket.SOCK_STREAM)
-        except (OSError, UnicodeError) as e:
-            self.fail("target_unresolved", f"{t.address}: cannot resolve {t.host!r}: {e}")
-            return
-        family, _, _, _, sockaddr = info[0]
-        ip = sockaddr[0]
-        self._server_addr = f"[{ip}]:{t.port}" if family == socket.AF_INET6 else f"{ip}:{t.port}"
-        if t.ca == "system":
-            found = next((Path(f) for f in SYSTEM_CA_FILES if Path(f).is_file()), None)
-            if found is None:
-                self.fail(
-                    "target_ca_missing",
-                    f"ca = 'system': no CA bundle on this machine ({', '.join(SYSTEM_CA_FILES)}); "
-                    "give the target a PEM file of trust anchors",
-                )
-                return
-            self.target_ca = found
-        elif t.ca != "none":
-            self.target_ca = t.ca_file
+            self._server_addr, self.target_ca = target.resolve(self.s.target_spec)
+        except target.TargetError as e:
+            self.fail(e.cause, e.detail)
 
     def open(self) -> None:
         """Starts the link (emulated networks) and the server for one visit."""
@@ -266,27 +244,10 @@ class ScenarioExecution:
         if self.ctx.listen_host is not None:
             host = self.ctx.listen_host
         rec = self.dir / f"server-{self.visits}.jsonl"
-        argv = [
-            str(self.binary(s.server_stack)), "serve",
-            "--pki", str(self.pki_dir),
-            "--listen", f"{host}:0",
-            "--chain", s.engine_chain,
-            "--groups", s.kex,
-            "--cert-compression", s.cert_compression,
-            "--transport", s.transport,
-            "--tickets", "0" if s.handshake_mode == "full" else "1",
-            "--io-timeout-ms", str(self.policy.timeout_ms),
-            "--records", str(rec),
-        ]  # fmt: skip
-        if self.client_pki_dir is not None:
-            argv += ["--client-ca", str(self.client_pki_dir / "ca.pem")]
-        if s.load is not None:
-            # Load steps follow on this server: its workers on its own cores from the start,
-            # so the single-connection phase measures the same server.
-            # A QUIC server is one thread serving every connection through one event loop
-            # (its listener owns the one socket): the workers apply to TCP.
-            workers = 1 if s.transport == "quic" else s.load.server_workers
-            argv += ["--workers", str(workers), "--cpus", s.load.server_cpus]
+        argv = engine_args.server_argv(
+            s, self.ctx.engine, self.pki_dir, f"{host}:0", rec, self.policy.timeout_ms,
+            self.client_pki_dir,
+        )  # fmt: skip
         if self._link is not None:
             argv = self._link.server_cmd(argv)
         err = self.dir / f"server-{self.visits}.stderr"
@@ -356,69 +317,17 @@ class ScenarioExecution:
         return self.dir / f"server-{self.visits}.jsonl"
 
     def client_head(self, subcommand: str) -> list[str]:
-        """The start of every client command of this scenario: the engine subcommand, the
-        server, the trust anchor and what the scenario offers."""
-        s = self.s
-        if s.target_spec is not None:
-            return self._target_head(subcommand)
-        head = [
-            str(self.binary(s.client_stack)), subcommand,
-            "--connect", self._server_addr,
-            "--ca", str(self.pki_dir / self.anchor_file),
-            "--groups", s.kex,
-            "--cert-compression", s.cert_compression,
-            "--transport", s.transport,
-        ]  # fmt: skip
-        if s.anchor_depth:
-            # The Trust Anchor IDs model: the client trusts the leaf's issuer itself and
-            # verifies the leaf alone (a partial chain, ending at a non-self-signed anchor).
-            head.append("--partial-chain")
-        if self.client_pki_dir is not None:
-            head += ["--cert-pki", str(self.client_pki_dir)]
-        return head
-
-    def _target_head(self, subcommand: str) -> list[str]:
-        s, t = self.s, self.s.target_spec
-        head = [
-            str(self.binary(s.client_stack)), subcommand,
-            "--connect", self._server_addr,
-            "--servername", t.servername,
-            "--groups", s.kex,
-            "--cert-compression", s.cert_compression,
-        ]  # fmt: skip
-        head += ["--ca", str(self.target_ca)] if self.target_ca is not None else ["--no-verify"]
-        if t.sigalgs:
-            head += ["--sigalgs", t.sigalgs]
-        return head
-
-    def binary(self, stack: str) -> Path:
-        """The engine of a side's TLS stack: the run's engine for the default stack (the
-        hierarchies come from it whatever the stacks), the stack's own binary otherwise."""
-        return self.ctx.engine if stack == DEFAULT_STACK else engines.stack_path(stack)
-
-    @property
-    def anchor_file(self) -> str:
-        """The client's trust anchor in the hierarchy directory: the root (`ca.pem`), or
-        the leaf's issuing intermediate (`int1.pem` at depth 3, `int2.pem` at depth 4)."""
-        if not self.s.anchor_depth:
-            return "ca.pem"
-        return f"{STORE_ROLES.get(self.s.roles[-2], self.s.roles[-2])}.pem"
+        """The start of every client command of this scenario (chainlab.runner.engine_args)."""
+        return engine_args.client_head(
+            self.s, self.ctx.engine, subcommand, self._server_addr, self.pki_dir,
+            self.client_pki_dir, self.target_ca,
+        )  # fmt: skip
 
     def client_extras(self, argv: list[str]) -> list[str]:
-        """What every client of this scenario adds to its command: intermediates the server
-        does not send, resumption, the emulated link's namespace."""
-        s = self.s
-        if s.served_chain == "leaf" and s.depth >= 3:
-            # The server omits the intermediates: the client gets them as untrusted path
-            # material, as a browser with an intermediate cache would.
-            argv = [*argv, "--untrusted", str(self.pki_dir / "intermediates.pem")]
-        if s.handshake_mode == "resumed":
-            argv = [*argv, "--resume"]
-        elif s.handshake_mode != "full":
-            # A resumption mix: each handshake offers the ticket with the scenario's ratio,
-            # seeded per batch so a rerun with the run's seed repeats the mix.
-            seed = self.ctx.seed * 1_000_003 + self.batches
-            argv = [*argv, "--resume-ratio", f"{s.resumption_ratio:g}", "--resume-seed", str(seed)]
+        """What every client of this scenario adds to its command (engine_args), and the
+        emulated link's namespace."""
+        seed = self.ctx.seed * 1_000_003 + self.batches
+        argv = engine_args.client_extras(self.s, argv, self.pki_dir, seed)
         if self._link is not None:
             argv = self._link.client_cmd(argv)
         return argv
@@ -616,71 +525,5 @@ class ScenarioExecution:
         return len(self.ok_values)
 
     def result(self) -> ScenarioRows:
-        run_id, sid = self.ctx.run_id, self.s.scenario_id
-        status = "failed" if self.stop_reason == "failed" else "completed"
-        observed = chain_rows(run_id, sid, self.client)
-        # Mutual TLS: the client's chain as the server saw it.
-        observed_client = chain_rows(run_id, sid, self.server)
-        row = {
-            "run_id": run_id,
-            "scenario_id": sid,
-            "status": status,
-            "started_at": self.started_at,
-            "ended_at": _now(),
-            "n_measured": self.attempted,
-            "n_ok": self.n_ok,
-            "n_failed": self.failed,
-            "n_warmup": self.warmups,
-            "stop_reason": self.stop_reason or "failed",
-            "ci_rel_halfwidth": _finite(self.rel_halfwidth),
-            "failure_cause": self.failure_cause if status == "failed" else None,
-            "pki_sha256": self.chain.sha256 if self.chain else "",
-            "served_chain_der_bytes": self.chain.der_bytes if self.chain else 0,
-            "served_chain_len": self.chain.length if self.chain else 0,
-            "engine_seconds": self.engine_s,
-            "server_exit": self.server_exit,
-            "sampling": self.policy.to_dict(),
-            "batches": self.batches,
-            "wall_seconds": time.monotonic() - self.t0,
-            "failure_detail": self.failure_detail if status == "failed" else None,
-            "cert_message_bytes": self.compression.get("uncompressed_bytes"),
-            "cert_compressed_bytes": self.compression.get("compressed_bytes"),
-            "cert_compression_installed": self.compression.get("installed"),
-            "host": self.ctx.host,
-            **self._link_timing(),
-        }
-        return ScenarioRows(
-            scenario_run=row,
-            samples=records.sample_rows(run_id, sid, self.client, self.server),
-            observed_chain=observed,
-            observed_client_chain=observed_client,
-            certificates=self.certificates,
-            network=self.network_row,
-            load_steps=self.load_steps,
-            load_samples=self.load_samples,
-            host_reference=self.host_reference,
-        )
-
-
-def chain_rows(run_id: str, sid: str, records: list[dict]) -> list[dict]:
-    """`observed_chain` rows of the peer chain in the first successful record that has one
-    (position 0 = the peer's leaf, as sent)."""
-    first_ok = next((r for r in records if r["outcome"] == "ok" and r.get("peer_chain")), None)
-    if first_ok is None:
-        return []
-    return [
-        {
-            "run_id": run_id,
-            "scenario_id": sid,
-            "position": pos,
-            "der_bytes": c["der_bytes"],
-            "subject": c.get("subject", ""),
-            "sig_alg": c.get("sig_alg", ""),
-            "key_alg": c.get("key_alg", ""),
-        }
-        for pos, c in enumerate(first_ok["peer_chain"])
-    ]
-
-
-def _finite(x):
-    return x if x is not None and math.isfinite(x) else None
+        """The rows the store writes for this scenario, in one transaction."""
+        return scenario_rows.rows(self, _now(), self._link_timing())

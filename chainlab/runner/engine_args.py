@@ -1,0 +1,128 @@
+"""The engine command lines of a scenario: what its server is started with and what every
+client (a `handshake` batch, a `load` step) starts with, on whichever stack each side runs.
+
+Pure functions of the scenario and of what a visit knows (hierarchy directories, the
+server's address, the link): nothing here starts a process.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from chainlab import engine as engines
+from chainlab.campaign.model import STORE_ROLES, Scenario
+from chainlab.campaign.stacks import DEFAULT_STACK
+
+
+def binary(run_engine: Path, stack: str) -> Path:
+    """The engine of a side's TLS stack: the run's engine for the default stack (the
+    hierarchies come from it whatever the stacks), the stack's own binary otherwise."""
+    return run_engine if stack == DEFAULT_STACK else engines.stack_path(stack)
+
+
+def server_argv(
+    s: Scenario,
+    run_engine: Path,
+    pki_dir: Path,
+    listen: str,
+    records: Path,
+    timeout_ms: int,
+    client_pki_dir: Path | None,
+) -> list[str]:
+    """`serve` for this scenario, listening on `listen` (host:port), recording to `records`."""
+    argv = [
+        str(binary(run_engine, s.server_stack)), "serve",
+        "--pki", str(pki_dir),
+        "--listen", listen,
+        "--chain", s.engine_chain,
+        "--groups", s.kex,
+        "--cert-compression", s.cert_compression,
+        "--transport", s.transport,
+        "--tickets", "0" if s.handshake_mode == "full" else "1",
+        "--io-timeout-ms", str(timeout_ms),
+        "--records", str(records),
+    ]  # fmt: skip
+    if client_pki_dir is not None:
+        argv += ["--client-ca", str(client_pki_dir / "ca.pem")]
+    if s.load is not None:
+        # Load steps follow on this server: its workers on its own cores from the start,
+        # so the single-connection phase measures the same server.
+        # A QUIC server is one thread serving every connection through one event loop
+        # (its listener owns the one socket): the workers apply to TCP.
+        workers = 1 if s.transport == "quic" else s.load.server_workers
+        argv += ["--workers", str(workers), "--cpus", s.load.server_cpus]
+    return argv
+
+
+def anchor_file(s: Scenario) -> str:
+    """The client's trust anchor in the hierarchy directory: the root (`ca.pem`), or the
+    leaf's issuing intermediate (`int1.pem` at depth 3, `int2.pem` at depth 4)."""
+    if not s.anchor_depth:
+        return "ca.pem"
+    return f"{STORE_ROLES.get(s.roles[-2], s.roles[-2])}.pem"
+
+
+def client_head(
+    s: Scenario,
+    run_engine: Path,
+    subcommand: str,
+    server_addr: str,
+    pki_dir: Path | None,
+    client_pki_dir: Path | None,
+    target_ca: Path | None,
+) -> list[str]:
+    """The start of every client command of this scenario: the engine subcommand, the
+    server, the trust anchor and what the scenario offers."""
+    if s.target_spec is not None:
+        return _target_head(s, run_engine, subcommand, server_addr, target_ca)
+    head = [
+        str(binary(run_engine, s.client_stack)), subcommand,
+        "--connect", server_addr,
+        "--ca", str(pki_dir / anchor_file(s)),
+        "--groups", s.kex,
+        "--cert-compression", s.cert_compression,
+        "--transport", s.transport,
+    ]  # fmt: skip
+    if s.anchor_depth:
+        # The Trust Anchor IDs model: the client trusts the leaf's issuer itself and
+        # verifies the leaf alone (a partial chain, ending at a non-self-signed anchor).
+        head.append("--partial-chain")
+    if client_pki_dir is not None:
+        head += ["--cert-pki", str(client_pki_dir)]
+    return head
+
+
+def _target_head(
+    s: Scenario, run_engine: Path, subcommand: str, server_addr: str, target_ca: Path | None
+) -> list[str]:
+    t = s.target_spec
+    head = [
+        str(binary(run_engine, s.client_stack)), subcommand,
+        "--connect", server_addr,
+        "--servername", t.servername,
+        "--groups", s.kex,
+        "--cert-compression", s.cert_compression,
+    ]  # fmt: skip
+    head += ["--ca", str(target_ca)] if target_ca is not None else ["--no-verify"]
+    if t.sigalgs:
+        head += ["--sigalgs", t.sigalgs]
+    return head
+
+
+def client_extras(
+    s: Scenario, argv: list[str], pki_dir: Path | None, resume_seed: int
+) -> list[str]:
+    """What every client of this scenario adds to its command: intermediates the server does
+    not send, resumption (a mix seeded with `resume_seed`)."""
+    if s.served_chain == "leaf" and s.depth >= 3:
+        # The server omits the intermediates: the client gets them as untrusted path
+        # material, as a browser with an intermediate cache would.
+        argv = [*argv, "--untrusted", str(pki_dir / "intermediates.pem")]
+    if s.handshake_mode == "resumed":
+        argv = [*argv, "--resume"]
+    elif s.handshake_mode != "full":
+        # A resumption mix: each handshake offers the ticket with the scenario's ratio,
+        # seeded per batch so a rerun with the run's seed repeats the mix.
+        ratio = f"{s.resumption_ratio:g}"
+        argv = [*argv, "--resume-ratio", ratio, "--resume-seed", str(resume_seed)]
+    return argv
