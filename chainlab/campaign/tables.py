@@ -1,0 +1,313 @@
+"""The campaign file's tables read one by one ([aliases], [hierarchies], [targets],
+[network.*], [sampling], [primitives], [analysis], `where` tables): the loader's validator
+(chainlab.campaign.loader) mixes these readers in. Each reports its problems through the
+validator's `bad` and returns what is valid; the loader then applies the rules that span
+scenarios.
+"""
+
+from __future__ import annotations
+
+from chainlab.campaign import ids
+from chainlab.campaign.algorithms import (
+    CERT_COMPRESSIONS,
+    GROUPS,
+    NO_CLIENT_AUTH,
+    SERVED_CHAINS,
+    TRANSPORTS,
+    canonical_algorithm,
+    canonical_group,
+    token,
+)
+from chainlab.campaign.analysis_settings import parse_analysis
+from chainlab.campaign.fields import (
+    ALIAS_RE,
+    NETWORK_FIELDS,
+    NETWORK_NAME_RE,
+    PRIMITIVES_FIELDS,
+    SAMPLING_DEFAULTS,
+    SAMPLING_FIELDS,
+    TARGET_FIELDS,
+)
+from chainlab.campaign.matrix import WHERE_KEYS
+from chainlab.campaign.model import (
+    NetworkProfile,
+    PrimitivesPlan,
+    Target,
+)
+from chainlab.campaign.stacks import STACKS
+from chainlab.network import profile as network_profile
+from chainlab.network.profile import LOOPBACK
+from chainlab.schema import allowed, fmt
+
+
+class TableReaders:
+    """Readers of the campaign file's tables (methods of the loader's validator)."""
+
+    def read_primitives(self, value) -> PrimitivesPlan:
+        """[primitives]: how the cost model's primitives are measured before the scenarios."""
+        table = self.table(value, "primitives")
+        got = self.p.check(PRIMITIVES_FIELDS, table, "primitives")
+        given = {k: v for k, v in got.items() if v is not None}
+        return PrimitivesPlan(**given)
+
+    def check_analysis(self, table: dict, baseline: str | None) -> None:
+        """[analysis] belongs to the report; its settings' own fields say what it accepts."""
+        parse_analysis(table, str(self.path), baseline, problems=self.p)
+
+    def read_aliases(self, value) -> dict[str, str]:
+        out: dict[str, str] = {}
+        by_alg: dict[str, str] = {}
+        for alias, alg in self.table(value, "aliases").items():
+            at = f"aliases.{alias}"
+            if not ALIAS_RE.match(alias):
+                self.bad(
+                    at,
+                    f"bad alias name {alias!r}; allowed: lower-case letters and digits, "
+                    "starting with a letter",
+                )
+                continue
+            if alias in ids.RESERVED:
+                self.bad(
+                    at,
+                    f"alias {alias!r} is a word of scenario ids; allowed: any other "
+                    f"name (not {', '.join(sorted(ids.RESERVED))})",
+                )
+                continue
+            if not isinstance(alg, str):
+                self.bad(at, f"expected an algorithm name, got {fmt(alg)}")
+                continue
+            canon = canonical_algorithm(alg, self.algorithms)
+            if canon is None:
+                self.bad(at, f"unknown algorithm {alg!r}; allowed: {allowed(self.algorithms, alg)}")
+                continue
+            if canon in by_alg:
+                self.bad(
+                    at,
+                    f"{canon} already has the alias {by_alg[canon]!r}; allowed: one "
+                    "alias per algorithm (so each scenario has one id)",
+                )
+                continue
+            by_alg[canon] = alias
+            out[alias] = canon
+        return out
+
+    def algorithm_tokens(self) -> dict[str, str]:
+        """token -> algorithm: aliases, plus the plain token of every un-aliased algorithm."""
+        tokens = dict(self.aliases)
+        aliased = set(self.aliases.values())
+        for alg in self.algorithms:
+            t = token(alg)
+            if alg in aliased:
+                continue
+            if t in tokens:
+                self.bad(
+                    f"aliases.{t}",
+                    f"alias {t!r} is the id token of {alg}; allowed: a name "
+                    "that is not another algorithm's token",
+                )
+                continue
+            tokens[t] = alg
+        return tokens
+
+    def alg_token(self, alg: str) -> str:
+        for t, a in self.aliases.items():
+            if a == alg:
+                return t
+        return token(alg)
+
+    def resolve_alg(self, ref, where: str) -> str | None:
+        if not isinstance(ref, str):
+            self.bad(where, f"expected an algorithm name or alias, got {fmt(ref)}")
+            return None
+        if ref in self.aliases:
+            return self.aliases[ref]
+        canon = canonical_algorithm(ref, self.algorithms)
+        if canon is None:
+            names = [*self.aliases, *self.algorithms]
+            self.bad(where, f"unknown algorithm or alias {ref!r}; allowed: {allowed(names, ref)}")
+        return canon
+
+    def read_hierarchy(self, value, where: str) -> tuple[str, ...] | None:
+        if isinstance(value, str):
+            if value in self.hierarchies:
+                return self.hierarchies[value]
+            self.bad(
+                where,
+                f"unknown hierarchy {value!r}; allowed: a [hierarchies] name "
+                f"({allowed(self.hierarchies, value) or 'none declared'}) or an array of "
+                "algorithms root to leaf",
+            )
+            return None
+        if not isinstance(value, list):
+            self.bad(where, f"expected an array of algorithms (root to leaf), got {fmt(value)}")
+            return None
+        if not 1 <= len(value) <= 4:
+            self.bad(
+                where,
+                f"impossible depth {len(value)} ({fmt(value)}); allowed: 1 to 4 "
+                "certificates (self-signed leaf; root+leaf; root+int+leaf; "
+                "root+int1+int2+leaf)",
+            )
+            return None
+        algs = [self.resolve_alg(a, f"{where}[{i}]") for i, a in enumerate(value)]
+        return None if None in algs else tuple(algs)
+
+    def read_hierarchies(self, value) -> dict[str, tuple[str, ...]]:
+        self.hierarchies = {}
+        for hname, h in self.table(value, "hierarchies").items():
+            got = self.read_hierarchy(h if not isinstance(h, str) else [h], f"hierarchies.{hname}")
+            if got is not None:
+                self.hierarchies[hname] = got
+        return self.hierarchies
+
+    def read_targets(self, value) -> dict[str, Target]:
+        """[targets.<name>]: servers chainlab measures but does not start."""
+        out: dict[str, Target] = {}
+        for tname, spec in self.table(value, "targets").items():
+            at = f"targets.{tname}"
+            if not NETWORK_NAME_RE.match(tname):
+                self.bad(
+                    at,
+                    f"bad target name {tname!r}; allowed: lower-case letters, digits and "
+                    "single '_'",
+                )
+                continue
+            got = self.p.check(TARGET_FIELDS, self.table(spec, at), at)
+            if "address" not in spec:
+                self.bad(f"{at}.address", 'missing; allowed: host:port, e.g. "example.com:443"')
+                continue
+            if got.get("address") is None:
+                continue
+            ca = got.get("ca") or "system"
+            ca_file = None
+            if ca not in ("system", "none"):
+                ca_file = (self.path.parent / ca).resolve()
+                if not ca_file.is_file():
+                    self.bad(
+                        f"{at}.ca",
+                        f"bad value {ca!r}: no such file next to the campaign file; allowed: "
+                        "'system' (this machine's CA bundle), 'none' (no chain verification) "
+                        "or a PEM file of trust anchors",
+                    )
+                    continue
+            host = got["address"].rsplit(":", 1)[0].strip("[]")
+            out[tname] = Target(
+                name=tname,
+                address=got["address"],
+                servername=got.get("servername") or host,
+                ca=ca,
+                sigalgs=got.get("sigalgs"),
+                description=got.get("description") or "",
+                ca_file=ca_file,
+            )
+        return out
+
+    def read_networks(self, value) -> dict[str, NetworkProfile]:
+        out: dict[str, NetworkProfile] = {}
+        # Names of declared profiles, valid or not: a matrix naming a profile whose values
+        # are bad gets no second, misleading problem (the file stops on the first anyway).
+        self.declared_networks: list[str] = []
+        for nname, spec in self.table(value, "network").items():
+            at = f"network.{nname}"
+            if nname == LOOPBACK:
+                self.bad(at, "'loopback' is built in; allowed: another name")
+                continue
+            if not NETWORK_NAME_RE.match(nname):
+                self.bad(
+                    at,
+                    f"bad profile name {nname!r}; allowed: lower-case letters, digits "
+                    "and single '_'",
+                )
+                continue
+            self.declared_networks.append(nname)
+            kw = network_profile.check_rules(
+                self.p.check(NETWORK_FIELDS, self.table(spec, at), at), at, self.p
+            )
+            if None in kw.values():
+                continue
+            profile = NetworkProfile(name=nname, **kw)
+            out[nname] = profile
+        return out
+
+    def sampling_values(self, table: dict, where: str) -> dict:
+        """Checked sampling keys of `table` (only those present and valid)."""
+        got = self.p.check(SAMPLING_FIELDS, table, where, also=("override", "where"))
+        return {k: v for k, v in got.items() if v is not None}
+
+    def read_sampling(self, value):
+        table = self.table(value, "sampling")
+        base = dict(SAMPLING_DEFAULTS)
+        base.update(self.sampling_values(table, "sampling"))
+        overrides = []
+        ovs = table.get("override", [])
+        if not isinstance(ovs, list):
+            self.bad(
+                "sampling.override",
+                f"expected an array of tables ([[sampling.override]]), got {fmt(ovs)}",
+            )
+            ovs = []
+        for i, ov in enumerate(ovs):
+            at = f"sampling.override[{i}]"
+            ov = self.table(ov, at)
+            if "where" not in ov:
+                self.bad(
+                    f"{at}.where",
+                    f"missing; allowed: a table of scenario properties ({', '.join(WHERE_KEYS)})",
+                )
+                continue
+            where = self.read_where(ov["where"], f"{at}.where")
+            values = self.sampling_values(ov, at)
+            overrides.append((where, values))
+        return base, overrides
+
+    def read_where(self, value, where: str) -> dict:
+        table = self.table(value, where)
+        self.keys(table, WHERE_KEYS, where)
+        out: dict[str, set] = {}
+        for k, raw in table.items():
+            if k not in WHERE_KEYS:
+                continue
+            vals = set()
+            for i, item in enumerate(self.listish(raw)):
+                at = f"{where}.{k}" if not isinstance(raw, list) else f"{where}.{k}[{i}]"
+                if k in ("root", "int", "leaf", "algorithm"):
+                    got = self.resolve_alg(item, at)
+                elif k == "client_leaf":
+                    got = item if item == NO_CLIENT_AUTH else self.resolve_alg(item, at)
+                elif k == "target":
+                    got = self.string(item, at, choices=list(self.targets))
+                elif k == "kex":
+                    got = self.group(item, at)
+                elif k == "kex_family":
+                    got = self.string(item, at, choices=("classical", "hybrid", "pure_pq"))
+                elif k == "depth":
+                    got = self.integer(item, at, 1, 4)
+                elif k == "served_chain":
+                    got = self.string(item, at, choices=SERVED_CHAINS)
+                elif k == "handshake_mode":
+                    got = self.handshake_mode(item, at)
+                elif k == "cert_compression":
+                    got = self.string(item, at, choices=CERT_COMPRESSIONS)
+                elif k == "transport":
+                    got = self.string(item, at, choices=TRANSPORTS)
+                elif k in ("stack", "client_stack", "server_stack"):
+                    got = self.string(item, at, choices=STACKS)
+                elif k == "network":
+                    got = self.string(item, at, choices=[LOOPBACK, *self.declared_networks])
+                else:  # scenario
+                    got = self.string(item, at, what="a scenario id")
+                if got is not None:
+                    vals.add(got)
+            out[k] = vals
+        return out
+
+    def group(self, value, where: str) -> str | None:
+        if not isinstance(value, str):
+            self.bad(where, f"expected a key-exchange group name, got {fmt(value)}")
+            return None
+        canon = canonical_group(value)
+        if canon is None:
+            self.bad(
+                where, f"unknown key-exchange group {value!r}; allowed: {allowed(GROUPS, value)}"
+            )
+        return canon
