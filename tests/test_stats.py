@@ -32,21 +32,57 @@ def test_mean_ci_from_moments_matches_mean_ci():
     )
 
 
+def delta_ratio(ma, va, na, mb, vb, nb, cov_ab=None, level=0.95):
+    """The delta-method ratio interval as the summary builds it: ratio_log_se, log_interval."""
+    r, se = stats.ratio_log_se(ma, va, na, mb, vb, nb, cov_ab)
+    return (r, *stats.log_interval(r, se, level))
+
+
+def bootstrap_ratio(a, b, resamples, rng):
+    """The oracle: mean(a) / mean(b) by a percentile bootstrap of each sample apart (Efron &
+    Tibshirani §13), against which the delta method is checked."""
+    ra = rng.choice(a, size=(resamples, a.size)).mean(axis=1)
+    rb = rng.choice(b, size=(resamples, b.size)).mean(axis=1)
+    return (a.mean() / b.mean(), *stats.percentile_interval(ra / rb))
+
+
 def test_ratio_of_constants_is_exact():
-    assert stats.ratio_ci_delta(10.0, 0.0, 50, 2.0, 0.0, 50) == (5.0, 5.0, 5.0)
+    assert delta_ratio(10.0, 0.0, 50, 2.0, 0.0, 50) == (5.0, 5.0, 5.0)
 
 
 def test_ratio_delta_interval_agrees_with_the_bootstrap():
     rng = np.random.default_rng(7)
     a = rng.lognormal(math.log(3.0), 0.4, 400)
     b = rng.lognormal(math.log(1.0), 0.3, 300)
-    r, lo, hi = stats.ratio_ci_delta(
-        a.mean(), a.var(ddof=1), a.size, b.mean(), b.var(ddof=1), b.size
-    )
-    rb, blo, bhi = stats.bootstrap_ratio_ci(a, b, resamples=3000, rng=np.random.default_rng(2))
+    r, lo, hi = delta_ratio(a.mean(), a.var(ddof=1), a.size, b.mean(), b.var(ddof=1), b.size)
+    rb, blo, bhi = bootstrap_ratio(a, b, 3000, np.random.default_rng(2))
     assert r == pytest.approx(rb)
     width = hi - lo
     assert abs(lo - blo) < 0.1 * width and abs(hi - bhi) < 0.1 * width
+    # The same interval from the two log-scale standard errors (what twins and compare use).
+    se_a = stats.se_mean(a.var(ddof=1), a.size) / a.mean()
+    se_b = stats.se_mean(b.var(ddof=1), b.size) / b.mean()
+    assert stats.ratio_ci(a.mean(), se_a, b.mean(), se_b) == pytest.approx((r, lo, hi))
+
+
+def test_ratio_ci_is_reciprocal_and_nan_for_non_positive_estimates():
+    r, lo, hi = stats.ratio_ci(4.0, 0.1, 2.0, 0.2)
+    ri, loi, hii = stats.ratio_ci(2.0, 0.2, 4.0, 0.1)
+    assert (r * ri, lo * hii, hi * loi) == pytest.approx((1.0, 1.0, 1.0))
+    assert all(math.isnan(v) for v in stats.ratio_ci(0.0, 0.1, 2.0, 0.2))
+
+
+def test_difference_ci_is_welch_large_sample():
+    # 10 - 4 with standard errors 3 and 4: half-width 1.959964 x 5.
+    est, lo, hi = stats.difference_ci(10.0, 3.0, 4.0, 4.0)
+    assert est == 6.0
+    assert (lo, hi) == pytest.approx((6 - 9.799820, 6 + 9.799820), abs=1e-5)
+
+
+def test_se_mean_and_t_value_known_answers():
+    assert stats.se_mean(4.0, 16) == 0.5
+    assert math.isnan(stats.se_mean(4.0, 1)) and math.isnan(stats.se_mean(None, 10))
+    assert stats.t_value(0.95, 9) == pytest.approx(2.262157, abs=1e-6)
 
 
 def test_paired_covariance_narrows_the_ratio_interval():
@@ -55,8 +91,8 @@ def test_paired_covariance_narrows_the_ratio_interval():
     x = common + rng.normal(0, 0.1, 500)
     y = common + rng.normal(0, 0.1, 500)
     args = (x.mean(), x.var(ddof=1), 500, y.mean(), y.var(ddof=1), 500)
-    _, lo_ind, hi_ind = stats.ratio_ci_delta(*args)
-    _, lo_pair, hi_pair = stats.ratio_ci_delta(*args, cov_ab=np.cov(x, y)[0, 1])
+    _, lo_ind, hi_ind = delta_ratio(*args)
+    _, lo_pair, hi_pair = delta_ratio(*args, cov_ab=np.cov(x, y)[0, 1])
     assert (hi_pair - lo_pair) < 0.2 * (hi_ind - lo_ind)
 
 
@@ -93,22 +129,6 @@ def test_quantile_bootstrap_matches_brute_force_resampling():
     brute = np.sort(x[idx], axis=1)[:, math.ceil(0.95 * x.size) - 1]
     assert exact.mean() == pytest.approx(brute.mean(), rel=0.02)
     assert exact.std() == pytest.approx(brute.std(), rel=0.08)
-
-
-def test_bootstrap_ci_of_the_mean_is_close_to_the_t_interval():
-    x = np.random.default_rng(9).normal(5, 1, 400)
-    m, lo, hi = stats.bootstrap_ci(x, resamples=2000, rng=np.random.default_rng(1))
-    tm, tlo, thi = stats.mean_ci(x)
-    assert m == pytest.approx(tm)
-    assert lo == pytest.approx(tlo, abs=0.03) and hi == pytest.approx(thi, abs=0.03)
-
-
-def test_bootstrap_ci_with_a_custom_statistic_and_blocks():
-    x = np.arange(1.0, 1001.0)
-    m, lo, hi = stats.bootstrap_ci(
-        x, lambda a: np.median(a, axis=-1), resamples=300, rng=np.random.default_rng(0)
-    )
-    assert m == 500.5 and lo < 500.5 < hi
 
 
 def test_pearson_of_a_linear_relationship_is_one():

@@ -25,10 +25,10 @@ from chainlab.campaign.analysis_settings import PLAUSIBILITY_CLASSES, AnalysisCo
 from chainlab.campaign.matrix import OTHER_AXES
 from chainlab.campaign.model import SCENARIO_KEYS
 from chainlab.stats import (
-    log_interval,
     lognormal_draws,
     percentile_interval,
     quantile_bootstrap,
+    ratio_ci,
     seeded_rng,
 )
 
@@ -78,10 +78,7 @@ def ratio_of_means(summary_rows: pd.DataFrame, a: str, b: str, col: str, level: 
         return (1.0, 1.0, 1.0)
     ea, eb = summary_rows.at[a, col], summary_rows.at[b, col]
     sa, sb = summary_rows.at[a, f"{col}_se"], summary_rows.at[b, f"{col}_se"]
-    if not (ea > 0 and eb > 0):
-        return (math.nan, math.nan, math.nan)
-    r = float(ea / eb)
-    return (r, *log_interval(r, math.sqrt(sa * sa + sb * sb), level))
+    return ratio_ci(ea, sa, eb, sb, level)
 
 
 def ratio_of_quantiles(mc: MonteCarlo, summary_rows, a: str, b: str, q_col: str, q: float):

@@ -22,7 +22,7 @@ from chainlab.analysis.load import parse_json
 from chainlab.campaign import cost, estimate
 from chainlab.campaign.model import NetworkProfile, Scenario
 from chainlab.network.profile import LOOPBACK
-from chainlab.stats import z_value
+from chainlab.stats import se_mean, z_value
 
 SIDES = {"server": "server_cpu_ms", "client": "client_cpu_ms"}
 # A scenario's server cost is dominated by signing when the leaf's CertificateVerify is at
@@ -144,7 +144,7 @@ def primitives_table(primitives: pd.DataFrame, level: float = 0.95) -> pd.DataFr
     for r in primitives.to_dict("records"):
         n = int(r["n"])
         mean = r["cpu_mean"] / 1e6
-        se = math.sqrt(max(r["cpu_var"] or 0.0, 0.0) / n) / 1e6 if n > 1 else math.nan
+        se = se_mean(r["cpu_var"] or 0.0, n) / 1e6
         rows.append(
             {
                 "subject": r["subject"],

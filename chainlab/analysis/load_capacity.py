@@ -26,7 +26,7 @@ import pandas as pd
 
 from chainlab.analysis.load import StoreData
 from chainlab.runner.load import saturated
-from chainlab.stats import log_interval, poisson_rate_ci, quantile_ci
+from chainlab.stats import poisson_rate_ci, quantile_ci, ratio_ci
 
 # The latency percentiles of every load step, by column name.
 PERCENTILES = {"p50_ms": 0.5, "p90_ms": 0.9, "p99_ms": 0.99, "p999_ms": 0.999}
@@ -150,11 +150,8 @@ def capacity_frame(
             # of its mean CPU.
             se_m = 1 / math.sqrt(last["n_ok"]) if last["n_ok"] > 0 else math.nan
             se_d = float(summ.at[sid, "capacity_cpu_ms_se"]) if sid in summ.index else math.nan
-            ratio = (
-                per_core / d["handshakes_per_core_s"] if d["handshakes_per_core_s"] else math.nan
-            )
+            ratio, lo, hi = ratio_ci(per_core, se_m, d["handshakes_per_core_s"], se_d, level)
             row["measured_over_derived"] = ratio
-            lo, hi = log_interval(ratio, math.hypot(se_m, se_d), level)
             row["measured_over_derived_lo"], row["measured_over_derived_hi"] = lo, hi
         # The paper's Tables 11-13 from the measured capacity per core.
         price = cfg.price_per_vcpu_hour

@@ -28,7 +28,7 @@ import pandas as pd
 
 from chainlab.analysis import load_capacity, twins
 from chainlab.analysis.summary import MEANS, log_se
-from chainlab.stats import log_interval, mean_ci_from_moments, quantile_ci
+from chainlab.stats import mean_ci_from_moments, quantile_ci
 
 # Means carried with intervals, as chainlab.analysis.summary names them; the client's CPU
 # over every successful handshake (no server record pairs with a target's).
@@ -124,10 +124,7 @@ def beside_lab(targets: pd.DataFrame, chains: pd.DataFrame, lab: pd.DataFrame, l
         ]
         for r in same.to_dict("records"):
             lat, lat_lo, lat_hi = twins.ratio(t, r, "mean_ms", level)
-            cpu = t["client_cpu_ms"] / r["client_cpu_ms"] if r["client_cpu_ms"] else math.nan
-            cpu_lo, cpu_hi = log_interval(
-                cpu, math.hypot(t["client_cpu_ms_se"], r["client_cpu_ms_se"]), level
-            )
+            cpu, cpu_lo, cpu_hi = twins.ratio(t, r, "client_cpu_ms", level)
             rows.append(
                 {
                     "target_id": t["scenario_id"],

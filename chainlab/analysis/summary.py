@@ -16,7 +16,13 @@ import pandas as pd
 from chainlab.analysis import families as fam
 from chainlab.analysis.load import StoreData, parse_json
 from chainlab.campaign.stacks import label as stack_label
-from chainlab.stats import log_interval, mean_ci_from_moments, quantile_ci, ratio_log_se
+from chainlab.stats import (
+    log_interval,
+    mean_ci_from_moments,
+    quantile_ci,
+    ratio_log_se,
+    se_mean,
+)
 
 # The share of end-to-end latency the server must spend on CPU, in addition to a
 # server/client CPU ratio at or above cpu_regimes.server_bound, to call a scenario
@@ -54,7 +60,7 @@ def log_se(mean: float, var: float, n: float) -> float:
     mean, var, n = _num(mean), _num(var), _num(n)
     if not (n >= 2 and mean > 0 and math.isfinite(var)):
         return math.nan
-    return math.sqrt(max(var, 0.0) / n) / mean
+    return se_mean(var, int(n)) / mean
 
 
 def paired_ratio(mx, vx, my, vy, cxy, n) -> tuple[float, float]:

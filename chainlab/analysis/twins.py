@@ -10,12 +10,10 @@ of two independent means with their standard errors added in quadrature (Welch).
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 
 from chainlab.campaign.matrix import MATRIX_AXES, axis_columns
-from chainlab.stats import log_interval, z_value
+from chainlab.stats import difference_ci, ratio_ci
 
 # Everything that identifies a scenario in the summary: the campaign's axes, the hierarchy by
 # its algorithm at each position (its label names families only: ML-DSA-44 and ML-DSA-65
@@ -52,17 +50,12 @@ def pairs(summary: pd.DataFrame, axis: str, reference: str) -> list[tuple[dict, 
 
 
 def ratio(a: dict, b: dict, name: str, level: float) -> tuple[float, float, float]:
-    """a[name] / b[name] with its interval (independent means, log scale)."""
-    est = a[name] / b[name] if b[name] else math.nan
-    se = math.hypot(a[f"{name}_se"], b[f"{name}_se"])
-    lo, hi = log_interval(est, se, level)
-    return est, lo, hi
+    """a[name] / b[name] with its interval (independent means, log scale: stats.ratio_ci)."""
+    return ratio_ci(a[name], a[f"{name}_se"], b[name], b[f"{name}_se"], level)
 
 
 def difference(a: dict, b: dict, name: str, level: float) -> tuple[float, float, float]:
-    """a[name] - b[name] with its interval (independent means, Welch standard error from
-    the relative standard errors the summary carries)."""
-    est = a[name] - b[name]
-    se = math.hypot(a[name] * a[f"{name}_se"], b[name] * b[f"{name}_se"])
-    z = z_value(level)
-    return est, est - z * se, est + z * se
+    """a[name] - b[name] with its interval (independent means: stats.difference_ci, with
+    absolute standard errors from the relative ones the summary carries)."""
+    se_a, se_b = a[name] * a[f"{name}_se"], b[name] * b[f"{name}_se"]
+    return difference_ci(a[name], se_a, b[name], se_b, level)

@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         n = int(r["n"])
         half = (
-            stats.z_value(plan.confidence) * math.sqrt((r["cpu_var"] or 0) / n) / r["cpu_mean"]
+            stats.z_value(plan.confidence) * stats.se_mean(r["cpu_var"] or 0, n) / r["cpu_mean"]
             if n > 1
             else math.inf
         )

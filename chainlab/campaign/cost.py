@@ -39,6 +39,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from chainlab.campaign.algorithms import GROUPS, resumption_ratio
+from chainlab.stats import se_mean
 
 # What a signature operation signs (the engine's --message): the CertificateVerify content
 # (130 bytes, TLS 1.3 scheme) or a TBSCertificate (certificate scheme).
@@ -332,9 +333,9 @@ def model_from_summary(rows, source: str) -> CostModel:
 
 
 def _se(var, n: int) -> float:
-    if n < 2 or var is None or not math.isfinite(float(var)):
-        return 0.0
-    return math.sqrt(max(float(var), 0.0) / n)
+    """A mean's standard error (stats.se_mean); 0 where unknown, so it adds nothing."""
+    se = se_mean(float(var), n) if var is not None else math.nan
+    return se if math.isfinite(se) else 0.0
 
 
 def reference_residuals(refs: dict, timings: dict) -> dict:

@@ -23,10 +23,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from scipy import stats as _st
-
 from chainlab.campaign.model import SamplingPolicy
-from chainlab.stats import relative_halfwidth
+from chainlab.stats import relative_halfwidth, t_value
 
 
 @dataclass(frozen=True)
@@ -96,5 +94,5 @@ def predicted_count(ok_values, policy: SamplingPolicy) -> int:
     var = sum((x - mean) ** 2 for x in ok_values) / (n - 1)
     if mean == 0:
         return policy.max
-    t = _st.t.ppf(0.5 + policy.confidence / 2, n - 1)
+    t = t_value(policy.confidence, n - 1)
     return math.ceil((t * math.sqrt(var) / (policy.target_rel_halfwidth * abs(mean))) ** 2)
