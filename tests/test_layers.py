@@ -72,3 +72,47 @@ def test_the_check_sees_an_upward_import(tmp_path):
         (tmp_path / part).mkdir()
     (tmp_path / "store" / "bad.py").write_text("def f():\n    from chainlab.analysis import x\n")
     assert upward_imports(tmp_path) == ["chainlab/store/bad.py:2 (store) imports chainlab.analysis"]
+
+
+def uncommented_deferred_imports(package: Path = PACKAGE) -> list[str]:
+    """Imports inside a function without a comment saying why, on the lines between the
+    previous statement (or the docstring) and the import; consecutive imports share one."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        lines = path.read_text().splitlines()
+        tree = ast.parse("\n".join(lines))
+        for fn in ast.walk(tree):
+            if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            prev_end = fn.lineno
+            for node in ast.walk(fn):
+                if node is fn or not hasattr(node, "lineno"):
+                    continue
+                if isinstance(node, ast.Import | ast.ImportFrom):
+                    above = [
+                        n.end_lineno
+                        for n in ast.walk(fn)
+                        if isinstance(n, ast.stmt)
+                        and not isinstance(n, ast.Import | ast.ImportFrom)  # one group, one why
+                        and n is not fn
+                        and n.end_lineno < node.lineno
+                    ]
+                    start = max([prev_end, *above])
+                    between = lines[start : node.lineno - 1]
+                    if not any(line.strip().startswith("#") for line in between):
+                        rel = path.relative_to(package.parent)
+                        found.append(f"{rel}:{node.lineno}")
+    return found
+
+
+def test_every_deferred_import_says_why():
+    assert uncommented_deferred_imports() == []
+
+
+def test_the_deferred_import_check_finds_a_bare_one(tmp_path):
+    pkg = tmp_path / "chainlab"
+    pkg.mkdir()
+    (pkg / "a.py").write_text(
+        "def f():\n    import json\n\n\ndef g():\n    # Deferred: heavy.\n    import csv\n"
+    )
+    assert uncommented_deferred_imports(pkg) == ["chainlab/a.py:2"]

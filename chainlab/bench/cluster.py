@@ -38,6 +38,7 @@ WORKERS = 2
 
 
 def main(argv=None) -> int:
+    # Deferred: `chainlab bench` lists every benchmark at start; only this one needs Dask.
     from distributed import LocalCluster
 
     with tempfile.TemporaryDirectory(prefix="chainlab-bench-cluster-") as tmp:

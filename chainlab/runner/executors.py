@@ -181,6 +181,7 @@ class Job:
 
 def run_on_worker(job: Job):
     """The task: one scenario, whole, on this worker host. Returns (rows, host facts)."""
+    # Deferred: distributed (Dask) is needed only on a cluster; a local run never loads it.
     from distributed import Event, get_worker
 
     worker = get_worker()
@@ -209,6 +210,7 @@ def run_on_worker(job: Job):
 def serve_on_worker(job: Job, address_name: str, done_name: str) -> dict:
     """Split placement, server side: start the scenario's server on this worker's address,
     publish it, serve until the driver says the client is done, return the records."""
+    # Deferred: distributed (Dask) is needed only on a cluster; a local run never loads it.
     from distributed import Event, Variable, get_worker
 
     worker = get_worker()
@@ -242,6 +244,7 @@ def client_on_worker(job: Job, address_name: str):
     """Split placement, client side: the scenario's sampling against the server another
     host runs. Returns the rows (server fields empty until the driver pairs them) and the
     client's records."""
+    # Deferred: distributed (Dask) is needed only on a cluster; a local run never loads it.
     from distributed import Event, Variable, get_worker
 
     worker = get_worker()
@@ -304,6 +307,8 @@ class DaskExecutor:
 
     def execute(self, ctx: RunContext, todo, finish: Callable) -> None:
         try:
+            # Deferred: distributed (Dask) is needed only on a cluster, and a missing one is
+            # reported below as this run's error, not at import.
             from distributed import Client, Event, as_completed
         except ImportError as e:  # pragma: no cover - the lock installs it
             raise ChainlabError(f"--cluster needs dask.distributed: {e}") from None
@@ -430,6 +435,7 @@ class DaskExecutor:
         except ScenarioStopped as e:
             cause, detail = "interrupted", str(e)
         except Exception as e:
+            # Deferred, as above: only a cluster run reaches here.
             from distributed.scheduler import KilledWorker
 
             if isinstance(e, KilledWorker):
