@@ -14,6 +14,7 @@ when every scenario completed, 1 when a probe failed, 2 for bad input.
 import os
 import re
 import shutil
+import tempfile
 from pathlib import Path
 
 import tomli_w
@@ -21,7 +22,7 @@ import tomli_w
 from chainlab.campaign import load
 from chainlab.campaign.algorithms import GROUPS, canonical_group
 from chainlab.campaign.fields import MIN_STEP_ATTEMPTS, TARGET_ADDRESS_RE
-from chainlab.errors import ChainlabError
+from chainlab.schema import Problems
 
 HELP = "measure handshakes against a TLS 1.3 server chainlab did not start"
 # A probe's name in its store and file names: the address with anything but letters and
@@ -84,47 +85,12 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    address = args.address
-    if not TARGET_ADDRESS_RE.match(address):
-        raise ChainlabError(
-            f"probe: address {address!r}: allowed: host:port, e.g. example.com:443 or [::1]:8443"
-        )
-    if args.count < 1 or args.warmup < 0 or args.timeout_ms < 1:
-        raise ChainlabError(
-            "probe: --count must be at least 1, --warmup at least 0, --timeout-ms at least 1"
-        )
-    if args.rate and (min(args.rate) <= 0 or args.duration_s <= 0 or args.max_in_flight < 1):
-        raise ChainlabError(
-            "probe: --rate and --duration-s must be positive, --max-in-flight at least 1"
-        )
-    short = [r for r in args.rate or () if r * args.duration_s < MIN_STEP_ATTEMPTS]
-    if short:
-        raise ChainlabError(
-            f"probe: --rate {short[0]:g} for --duration-s {args.duration_s:g} schedules "
-            f"{short[0] * args.duration_s:.0f} attempts; allowed: at least {MIN_STEP_ATTEMPTS} "
-            "per step (a higher rate or a longer --duration-s)"
-        )
-    groups = []
-    for g in args.groups.split(","):
-        canon = canonical_group(g)
-        if canon is None:
-            raise ChainlabError(f"probe: --groups {g!r}: allowed: {', '.join(GROUPS)}")
-        groups.append(canon)
-    name = NAME_RE.sub("-", address.lower()).strip("-")
-    store = args.store or Path("results") / f"probe-{name}.duckdb"
-    store.parent.mkdir(parents=True, exist_ok=True)
-    if store.exists():
-        raise ChainlabError(f"probe: store {store} exists; give another --store")
-    target = {"address": address, "ca": args.ca}
+    store, groups = check(args)  # every problem listed; nothing written before this passes
+    name = _name(args.address)
+    target = {"address": args.address, "ca": args.ca}
     if args.ca not in ("system", "none"):
-        ca = Path(args.ca)
-        if not ca.is_file():
-            raise ChainlabError(
-                f"probe: --ca {args.ca!r}: no such file; allowed: 'system', 'none' or a PEM file"
-            )
-        copied = store.with_name(f"{store.stem}.ca.pem")
-        shutil.copyfile(ca, copied)
-        target["ca"] = copied.name  # relative to the campaign file: no path of this machine
+        # Beside the campaign file, named relative to it: no path of this machine.
+        target["ca"] = f"{store.stem}.ca.pem"
     if args.servername:
         target["servername"] = args.servername
     if args.sigalgs:
@@ -132,7 +98,7 @@ def run(args) -> int:
     campaign = {
         "campaign": {
             "name": f"probe-{name}",
-            "description": f"chainlab probe {address}",
+            "description": f"chainlab probe {args.address}",
             "order": "declared",
         },
         "sampling": {
@@ -156,12 +122,7 @@ def run(args) -> int:
             }
         },
     }
-    file = store.with_name(f"{store.stem}.toml")
-    file.write_text(
-        f"# Written by `chainlab probe {address}`; `chainlab run` repeats the probe.\n"
-        + tomli_w.dumps(campaign)
-    )
-    c = load(file)
+    file, c = _write_validated(campaign, store, args)
     # Deferred, as in `chainlab run`: the runner and analysis load the store's libraries.
     from chainlab.analysis.analyze import analyze
     from chainlab.runner.campaign import RunOptions
@@ -180,6 +141,78 @@ def run(args) -> int:
                 print(_step_line(s))
     print(f"probe: campaign {file}; `chainlab report {store}` reports it")
     return 0 if (t["status"] == "ok").all() else 1
+
+
+def check(args) -> tuple[Path, list[str]]:
+    """(the store to write, the canonical groups), once every option is valid; otherwise a
+    ConfigError listing every problem, one line each. Nothing is written here."""
+    p = Problems("probe")
+    if not TARGET_ADDRESS_RE.match(args.address):
+        p.bad(
+            "address",
+            f"bad value {args.address!r}; allowed: host:port, e.g. example.com:443 or [::1]:8443",
+        )
+    for flag, value, least in (
+        ("--count", args.count, 1),
+        ("--warmup", args.warmup, 0),
+        ("--timeout-ms", args.timeout_ms, 1),
+    ):
+        if value < least:
+            p.bad(flag, f"bad value {value}; allowed: at least {least}")
+    if args.rate:
+        for r in args.rate:
+            if r <= 0:
+                p.bad("--rate", f"bad value {r:g}; allowed: a positive rate (attempts/s)")
+            elif args.duration_s > 0 and r * args.duration_s < MIN_STEP_ATTEMPTS:
+                p.bad(
+                    "--rate",
+                    f"--rate {r:g} for --duration-s {args.duration_s:g} schedules "
+                    f"{r * args.duration_s:.0f} attempts; allowed: at least "
+                    f"{MIN_STEP_ATTEMPTS} per step (a higher rate or a longer --duration-s)",
+                )
+        if args.duration_s <= 0:
+            p.bad("--duration-s", f"bad value {args.duration_s:g}; allowed: a positive length")
+        if args.max_in_flight < 1:
+            p.bad("--max-in-flight", f"bad value {args.max_in_flight}; allowed: at least 1")
+    groups = []
+    for g in args.groups.split(","):
+        canon = canonical_group(g)
+        if canon is None:
+            p.bad("--groups", f"unknown group {g!r}; allowed: {', '.join(GROUPS)}")
+        elif canon not in groups:
+            groups.append(canon)
+    store = args.store or Path("results") / f"probe-{_name(args.address)}.duckdb"
+    for f in (store, store.with_name(f"{store.stem}.toml")):
+        if f.exists():
+            p.bad("--store", f"{f} exists; allowed: a --store whose files do not exist yet")
+    if args.ca not in ("system", "none") and not Path(args.ca).is_file():
+        p.bad("--ca", f"{args.ca!r}: no such file; allowed: 'system', 'none' or a PEM file")
+    p.raise_if_any()
+    return store, groups
+
+
+def _name(address: str) -> str:
+    return NAME_RE.sub("-", address.lower()).strip("-")
+
+
+def _write_validated(campaign: dict, store: Path, args):
+    """Validates the probe's campaign (and its --ca copy) in a scratch directory, then puts
+    both beside the store: a campaign that does not validate leaves nothing behind."""
+    text = f"# Written by `chainlab probe {args.address}`; `chainlab run` repeats the probe.\n"
+    text += tomli_w.dumps(campaign)
+    file = store.with_name(f"{store.stem}.toml")
+    ca = campaign["targets"]["probe"]["ca"]
+    with tempfile.TemporaryDirectory(prefix="chainlab-probe-") as tmp:
+        scratch = Path(tmp) / file.name
+        scratch.write_text(text)
+        if ca not in ("system", "none"):
+            shutil.copyfile(args.ca, Path(tmp) / ca)
+        load(scratch)  # raises listing every problem
+        store.parent.mkdir(parents=True, exist_ok=True)
+        if ca not in ("system", "none"):
+            shutil.copyfile(Path(tmp) / ca, store.with_name(ca))
+        file.write_text(text)
+    return file, load(file)
 
 
 def _load(args) -> dict:

@@ -239,3 +239,53 @@ def test_a_rate_adds_open_loop_steps_without_the_servers_side(s_server, hierarch
     assert "--rate 10 for --duration-s 5 schedules 50 attempts; allowed: at least 100" in (
         short.stderr
     )
+    assert not (tmp_path / "short").exists() or not any((tmp_path / "short").iterdir())
+
+
+def test_every_bad_option_is_listed_and_nothing_is_written(tmp_path):
+    """Bad options are all reported at once, one line each naming the option, the value and
+    what is allowed, before any file exists (exit 2)."""
+    import argparse
+
+    from chainlab.commands import probe as probe_cmd
+    from chainlab.schema import ConfigError
+
+    ap = argparse.ArgumentParser()
+    probe_cmd.add_arguments(ap)
+    store = tmp_path / "out" / "p.duckdb"
+    args = ap.parse_args(
+        ["localhost", "--store", str(store), "--count", "0", "--groups", "X25519,nope",
+         "--ca", str(tmp_path / "missing.pem"), "--rate", "-1"]
+    )  # fmt: skip
+    with pytest.raises(ConfigError) as e:
+        probe_cmd.run(args)
+    lines = e.value.problems
+    assert any(line.startswith("probe: address: bad value 'localhost'") for line in lines)
+    assert "probe: --count: bad value 0; allowed: at least 1" in lines
+    assert any(line.startswith("probe: --groups: unknown group 'nope'") for line in lines)
+    assert any(line.startswith("probe: --ca:") for line in lines)
+    assert any(line.startswith("probe: --rate: bad value -1") for line in lines)
+    assert len(lines) == 5
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_campaign_that_does_not_validate_leaves_no_file(tmp_path):
+    """The probe's own campaign is validated before it is put beside the store."""
+    import argparse
+
+    from chainlab.commands import probe as probe_cmd
+    from chainlab.schema import ConfigError
+
+    ap = argparse.ArgumentParser()
+    probe_cmd.add_arguments(ap)
+    ca = tmp_path / "ca.pem"
+    ca.write_text("not checked here")
+    store = tmp_path / "out" / "p.duckdb"
+    # Resumed handshakes need a warm-up (each client's first handshake is a full one): a
+    # rule of the campaign's, which `check` leaves to the loader.
+    args = ap.parse_args(
+        ["127.0.0.1:1", "--store", str(store), "--ca", str(ca), "--warmup", "0", "--resume"]
+    )
+    with pytest.raises(ConfigError):
+        probe_cmd.run(args)
+    assert not (tmp_path / "out").exists()
