@@ -21,9 +21,8 @@ import numpy as np
 import pandas as pd
 
 from chainlab.analysis import families as fam
+from chainlab.campaign import axes
 from chainlab.campaign.analysis_settings import PLAUSIBILITY_CLASSES, AnalysisConfig
-from chainlab.campaign.matrix import OTHER_AXES
-from chainlab.campaign.model import SCENARIO_KEYS
 from chainlab.stats import (
     lognormal_draws,
     percentile_interval,
@@ -132,11 +131,6 @@ def baseline_status(summary: pd.DataFrame, cfg: AnalysisConfig) -> tuple[str | N
     )
 
 
-# The columns that identify a scenario apart from its network: a scenario's counterpart on
-# another network agrees on all of them.
-_NETWORK_TWIN_KEYS = SCENARIO_KEYS
-
-
 def baseline_references(summary: pd.DataFrame, baseline: str | None) -> dict[str, str | None]:
     """Like with like (docs/methods.md §12): the scenario each successful scenario's
     multipliers are relative to: the baseline for scenarios on the baseline's network; for
@@ -147,10 +141,13 @@ def baseline_references(summary: pd.DataFrame, baseline: str | None) -> dict[str
         return {}
     idx = summary.set_index("scenario_id")
     base_net = idx.at[baseline, "network"]
-    want = tuple(_val(idx.at[baseline, k]) for k in _NETWORK_TWIN_KEYS)
+    # The columns that identify a scenario apart from its network: a scenario's counterpart
+    # on another network agrees on all of them.
+    keys = axes.scenario_keys()
+    want = tuple(_val(idx.at[baseline, k]) for k in keys)
     twin = {}
     for _, r in ok.iterrows():
-        if tuple(_val(r[k]) for k in _NETWORK_TWIN_KEYS) == want:
+        if tuple(_val(r[k]) for k in keys) == want:
             twin[r["network"]] = r["scenario_id"]
     return {
         sid: baseline if net == base_net else twin.get(net)
@@ -216,15 +213,7 @@ def strategy_matrix(summary: pd.DataFrame, mult: pd.DataFrame, baseline: str | N
     if baseline is None or mult.empty:
         return pd.DataFrame()
     b = summary.set_index("scenario_id").loc[baseline]
-    fixed = [
-        "kex",
-        "depth",
-        "served_chain",
-        "handshake_mode",
-        "cert_compression",
-        "client_auth",
-        "network",
-    ]
+    fixed = ["kex", "depth", *axes.lever_columns(), "network"]
     same = summary
     for c in fixed:
         same = same[same[c] == b[c]]
@@ -316,33 +305,25 @@ def class_table(
 # ---------------------------------------------------------------------------------------
 # Paired comparisons
 
-AXES = {
+# The hierarchy's own pair axes (a pair differs in one position, or in every position
+# alike); the others come from the registry (chainlab.campaign.axes), in its order.
+HIERARCHY_AXES = {
     "leaf_alg": "leaf algorithm",
     "uniform": "whole-hierarchy algorithm",
     "root_alg": "root algorithm",
     "int1_alg": "first intermediate algorithm",
     "int2_alg": "second intermediate algorithm",
-    "depth": "depth",
-    "kex": "key exchange",
-    "served_chain": "served chain",
-    "handshake_mode": "handshake mode",
-    "cert_compression": "certificate compression",
-    "client_auth": "client certificate",
-    "transport": "transport",
-    "client_stack": "client TLS stack",
-    "server_stack": "server TLS stack",
-    "network": "network",
 }
-_FIELDS = (*SCENARIO_KEYS, "network")
-_NON_HIERARCHY = OTHER_AXES
-_ORDER = {
-    "kex_family": {"classical": 0, "hybrid": 1, "pure_pq": 2},
-    "served_chain": {"intermediate-anchor": -1, "leaf": 0, "leaf+intermediates": 1, "full": 2},
-    "handshake_mode": {"full": 0, "resumed": 1},
-    "cert_compression": {"none": 0},
-    "client_auth": {"none": 0},
-    "network": {"loopback": 0},
-}
+
+
+def pair_axes() -> dict[str, str]:
+    """Every axis a pair of scenarios can differ along (a column) -> its label, in the
+    report's order: the hierarchy's positions, depth, key exchange, the levers, network."""
+    return {**HIERARCHY_AXES, **axes.labels()}
+
+
+def _fields() -> tuple[str, ...]:
+    return (*axes.scenario_keys(), "network")
 
 
 def _val(v):
@@ -350,7 +331,7 @@ def _val(v):
 
 
 def _sig(r) -> dict:
-    return {f: _val(r[f]) for f in _FIELDS}
+    return {f: _val(r[f]) for f in _fields()}
 
 
 def _uniform_alg(sig: dict) -> str | None:
@@ -359,21 +340,22 @@ def _uniform_alg(sig: dict) -> str | None:
 
 
 def _pair_axis(a: dict, b: dict) -> str | None:
-    diff = [f for f in _FIELDS if a[f] != b[f]]
+    diff = [f for f in _fields() if a[f] != b[f]]
+    others = axes.lever_columns()
     if len(diff) == 1:
         return diff[0]
     if "depth" in diff:
         # A depth change may come with a different served-chain policy (what is sent
         # depends on the topology: the paper sends root + leaf at depth 2 and
         # intermediate + leaf at depth 3); the context then names both policies.
-        if any(a[f] != b[f] for f in _NON_HIERARCHY if f != "served_chain"):
+        if any(a[f] != b[f] for f in (*others, "kex", "network") if f != "served_chain"):
             return None
         root_a = a["root_alg"] if a["depth"] >= 2 else a["leaf_alg"]
         root_b = b["root_alg"] if b["depth"] >= 2 else b["leaf_alg"]
         if a["leaf_alg"] == b["leaf_alg"] and root_a == root_b:
             return "depth"
         return None
-    if any(a[f] != b[f] for f in _NON_HIERARCHY):
+    if any(a[f] != b[f] for f in (*others, "kex", "network")):
         return None
     ua, ub = _uniform_alg(a), _uniform_alg(b)
     if ua and ub and ua != ub and a["depth"] == b["depth"]:
@@ -400,10 +382,10 @@ def _orient(
     if axis == "depth":
         return int(a["depth"]) < int(b["depth"])
     if axis == "kex":
-        oa = _ORDER["kex_family"].get(a["kex_family"], 9)
-        ob = _ORDER["kex_family"].get(b["kex_family"], 9)
+        oa = axes.KEX.order.get(a["kex_family"], 9)
+        ob = axes.KEX.order.get(b["kex_family"], 9)
         return (oa, str(a["kex"])) < (ob, str(b["kex"]))
-    order = _ORDER.get(axis, {})
+    order = axes.value_order().get(axis, {})
     return (order.get(a[axis], 9), str(a[axis])) < (order.get(b[axis], 9), str(b[axis]))
 
 
@@ -462,6 +444,7 @@ def find_pairs(
         for c, s in zip(campaigns["campaign"], campaigns["scenario_id"], strict=True):
             member.setdefault(s, set()).add(str(c))
     sigs = [_sig(r) for _, r in ok.iterrows()]
+    labels = pair_axes()
     out = []
     for i in range(len(ok)):
         for j in range(i + 1, len(ok)):
@@ -475,7 +458,7 @@ def find_pairs(
             frm, to = _change(axis, a, b)
             row = {
                 "axis": axis,
-                "axis_label": AXES[axis],
+                "axis_label": labels[axis],
                 "from_id": fa,
                 "to_id": fb,
                 "from_value": frm,
@@ -519,7 +502,7 @@ def find_pairs(
     if not out:
         return pd.DataFrame()
     df = pd.DataFrame(out)
-    axis_order = {a: i for i, a in enumerate(AXES)}
+    axis_order = {a: i for i, a in enumerate(labels)}
     df["_o"] = df["axis"].map(axis_order)
     df = df.sort_values(["_o", "context", "from_id", "to_id"]).drop(columns="_o")
     return df.reset_index(drop=True)

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from chainlab.campaign import axes
 from chainlab.campaign.algorithms import NO_CLIENT_AUTH
-from chainlab.campaign.matrix import OTHER_AXES
-from chainlab.campaign.stacks import label as stack_label
 
 FAMILY_DISPLAY = {
     "ml-dsa": "ML-DSA",
@@ -163,7 +162,12 @@ def scenario_labels(scen: pd.DataFrame) -> dict[str, tuple[str, str]]:
     algs = pd.concat([scen[c] for c in ("root_alg", "int1_alg", "int2_alg", "leaf_alg")])
     slh = {str(a).split("-")[2] for a in algs.dropna() if str(a).upper().startswith("SLH-DSA-")}
     slh_varies = len(slh) > 1
-    varies = {c: c in scen and scen[c].nunique(dropna=False) > 1 for c in OTHER_AXES}
+    # The levers (chainlab.campaign.axes) and the network, each named where it varies.
+    named = [*axes.levers(), axes.NETWORK]
+    varies = {
+        a.key: any(c in scen and scen[c].nunique(dropna=False) > 1 for c in a.column_names)
+        for a in named
+    }
     labels: dict[str, tuple[str, str]] = {}
     seen: dict[tuple[str, str], int] = {}
     for _, row in scen.iterrows():
@@ -174,23 +178,19 @@ def scenario_labels(scen: pd.DataFrame) -> dict[str, tuple[str, str]]:
         if int(row["depth"]) == 1:
             chain += " (self-signed)"
         extra = [str(row["kex"])]
-        if varies["served_chain"]:
-            extra.append(f"sends {row['served_chain']}")
-        if varies["handshake_mode"]:
-            extra.append(str(row["handshake_mode"]))
-        if varies["cert_compression"]:
-            extra.append(f"comp {row['cert_compression']}")
-        if varies["client_auth"]:
-            client = str(row["client_auth"])
-            extra.append(
-                "no client cert"
-                if client == NO_CLIENT_AUTH
-                else f"client {short_algorithm(client.split(',')[-1], slh_varies)}"
-            )
-        if varies["client_stack"] or varies["server_stack"]:
-            extra.append(stack_label(row["client_stack"], row["server_stack"]))
-        if varies["network"]:
-            extra.append(str(row["network"]))
+        for a in named:
+            if not varies[a.key]:
+                continue
+            if a is axes.CLIENT_AUTH:
+                # The client's leaf, named as the server chain's algorithms are.
+                client = str(row["client_auth"])
+                extra.append(
+                    "no client cert"
+                    if client == NO_CLIENT_AUTH
+                    else f"client {short_algorithm(client.split(',')[-1], slh_varies)}"
+                )
+            else:
+                extra.append(a.label_of(*(row.get(c) for c in a.column_names)))
         second = " · ".join(extra)
         key = (chain, second)
         seen[key] = seen.get(key, 0) + 1

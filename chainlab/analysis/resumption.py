@@ -17,12 +17,10 @@ import math
 
 import pandas as pd
 
-from chainlab.analysis.twins import IDENTITY
+from chainlab.analysis import twins
 from chainlab.campaign.algorithms import resumption_ratio
 from chainlab.stats import proportion_ci, z_value
 
-# A configuration without its handshake mode: the scenarios of one line share these.
-LINE_KEYS = tuple(k for k in IDENTITY if k != "handshake_mode")
 # Metric -> (summary column, unit); capacity is derived from the connection's server CPU.
 METRICS = {
     "server_cpu": ("server_cpu_ms", "ms"),
@@ -49,7 +47,9 @@ def per_scenario(summary: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
     z = z_value(level)
     rows = []
     # dropna=False: a depth-2 chain has no intermediates (NaN), and is a line all the same.
-    for _key, g in ok.groupby(list(LINE_KEYS), sort=False, dropna=False):
+    # A configuration without its handshake mode: the scenarios of one line share these.
+    line_keys = [k for k in twins.identity() if k != "handshake_mode"]
+    for _key, g in ok.groupby(line_keys, sort=False, dropna=False):
         ends = {r["ratio"]: r for r in g.to_dict("records") if r["ratio"] in (0.0, 1.0)}
         if len(ends) < 2 or not ((g["ratio"] > 0) & (g["ratio"] < 1)).any():
             continue

@@ -24,6 +24,7 @@ import math
 import pandas as pd
 
 from chainlab.analysis import twins
+from chainlab.campaign import axes
 from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.stats import kendall_tau
 
@@ -152,12 +153,13 @@ def _single_stack_contexts(summary: pd.DataFrame) -> dict[str, dict[tuple, dict[
     if summary.empty or "stack" not in summary:
         return {}
     ok = summary[(summary["status"] == "ok") & (summary["client_stack"] == summary["server_stack"])]
-    skip = {*twins.POSITIONS, "client_stack", "server_stack"}
-    context_cols = [k for k in twins.IDENTITY if k not in skip and k in ok]
+    positions = axes.HIERARCHY.column_names
+    skip = {*positions, *axes.STACK.column_names}
+    context_cols = [k for k in twins.identity() if k not in skip and k in ok]
     out: dict[str, dict[tuple, dict[str, dict]]] = {}
     for r in ok.to_dict("records"):
         ctx = tuple(None if pd.isna(r[k]) else r[k] for k in context_cols)
-        h = " › ".join(str(r[p]) for p in twins.POSITIONS[1:] if not pd.isna(r[p]))
+        h = " › ".join(str(r[p]) for p in positions[1:] if not pd.isna(r[p]))
         out.setdefault(r["client_stack"], {}).setdefault(ctx, {})[h] = r
     return out
 

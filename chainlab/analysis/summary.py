@@ -15,6 +15,7 @@ import pandas as pd
 
 from chainlab.analysis import families as fam
 from chainlab.analysis.load import StoreData, parse_json
+from chainlab.campaign import axes
 from chainlab.campaign.stacks import label as stack_label
 from chainlab.stats import (
     log_interval,
@@ -142,13 +143,8 @@ def scenario_summary(data: StoreData) -> pd.DataFrame:
             "int1_alg": r["int1_alg"],
             "int2_alg": r["int2_alg"],
             "leaf_alg": r["leaf_alg"],
-            "served_chain": r["served_chain"],
-            "handshake_mode": r["handshake_mode"],
-            "cert_compression": r["cert_compression"],
-            "client_auth": r["client_auth"],
-            "transport": r.get("transport", "tcp"),
-            "client_stack": r["client_stack"],
-            "server_stack": r["server_stack"],
+            # Every lever's columns (chainlab.campaign.axes), as the store has them.
+            **{c: r[c] for c in axes.lever_columns()},
             "stack": stack_label(r["client_stack"], r["server_stack"]),
             "network": r["network"],
             "host": host_label(r.get("host")),

@@ -12,19 +12,24 @@ from __future__ import annotations
 
 import pandas as pd
 
-from chainlab.campaign.matrix import MATRIX_AXES, axis_columns
+from chainlab.campaign import axes
 from chainlab.stats import difference_ci, ratio_ci
 
-# Everything that identifies a scenario in the summary: the campaign's axes, the hierarchy by
-# its algorithm at each position (its label names families only: ML-DSA-44 and ML-DSA-65
-# read alike), a target never (targets are not in the lab's summary).
-POSITIONS = ("depth", "root_alg", "int1_alg", "int2_alg", "leaf_alg")
-IDENTITY = tuple(
-    p
-    for a in MATRIX_AXES
-    if a != "target"
-    for p in (POSITIONS if a == "hierarchy" else axis_columns(a))
-)
+
+def identity() -> tuple[str, ...]:
+    """Everything that identifies a scenario in the summary: every axis's columns
+    (chainlab.campaign.axes), the hierarchy by its algorithm at each position (its label
+    names families only: ML-DSA-44 and ML-DSA-65 read alike), a target never (targets are
+    not in the lab's summary)."""
+    return tuple(c for a in axes.registered() if a is not axes.TARGET for c in a.column_names)
+
+
+def _columns_of(axis: str) -> tuple[str, ...]:
+    """The summary columns an axis (its key, or one of its columns) sets."""
+    for a in axes.registered():
+        if axis == a.key or axis in a.column_names:
+            return a.column_names
+    return (axis,)
 
 
 def pairs(summary: pd.DataFrame, axis: str, reference: str) -> list[tuple[dict, dict]]:
@@ -34,7 +39,8 @@ def pairs(summary: pd.DataFrame, axis: str, reference: str) -> list[tuple[dict, 
     if summary.empty or axis not in summary:
         return []
     ok = summary[summary["status"] == "ok"]
-    others = [k for k in IDENTITY if k not in axis_columns(axis) and k != axis and k in ok]
+    own = _columns_of(axis)
+    others = [k for k in identity() if k not in own and k != axis and k in ok]
 
     def key(r: dict) -> tuple:
         # Missing positions (a depth-2 chain has no intermediate) are NaN: equal as None.

@@ -29,7 +29,7 @@ import numpy as np
 import tomli_w
 
 from chainlab import __version__
-from chainlab.campaign import estimate, ids
+from chainlab.campaign import axes, estimate, ids
 from chainlab.campaign.algorithms import token
 from chainlab.campaign.model import NetworkProfile, SamplingPolicy, Scenario
 from chainlab.network.calibrate import TOLERANCE
@@ -101,6 +101,8 @@ class SyntheticScenario:
     # ready line reports the body before and after; a share >= 1 is not installed).
     compressed_share: float = 0.97
     overrides: dict = field(default_factory=dict)  # OVERRIDES column -> n values (ok rows)
+    # Values of other axes (chainlab.campaign.axes key -> value); the rest at their defaults.
+    axis_values: dict = field(default_factory=dict)
 
     def __post_init__(self):
         # Positions a hierarchy of this depth does not have hold no algorithm.
@@ -125,25 +127,30 @@ class SyntheticScenario:
         return (*(self.root_alg, self.int1_alg, self.int2_alg)[: self.depth - 1], self.leaf_alg)
 
     @property
-    def scenario_id(self) -> str:
-        tokens = [ALIASES.get(a) or token(a) for a in self.hierarchy]
-        return ids.compose(
-            self.kex, tokens, self.served_chain, self.handshake_mode, self.cert_compression,
-            self.network, [ALIASES.get(a) or token(a) for a in self.client_auth],
-        )  # fmt: skip
-
-    def scenario(self, profiles: dict[str, NetworkProfile]) -> Scenario:
-        return Scenario(
-            scenario_id=self.scenario_id,
+    def parts(self) -> dict:
+        """Axis key -> value, as a campaign's matrix gives them."""
+        parts = {a.key: a.default for a in axes.registered()}
+        parts.update(
             kex=self.kex,
             hierarchy=self.hierarchy,
             served_chain=self.served_chain,
             handshake_mode=self.handshake_mode,
             cert_compression=self.cert_compression,
             network=self.network,
+            client_auth=self.client_auth,
+        )
+        return {**parts, **self.axis_values}
+
+    @property
+    def scenario_id(self) -> str:
+        return ids.compose(self.parts, lambda a: ALIASES.get(a) or token(a))
+
+    def scenario(self, profiles: dict[str, NetworkProfile]) -> Scenario:
+        return Scenario.from_parts(
+            self.scenario_id,
+            self.parts,
             sampling=SAMPLING,
             network_profile=profiles.get(self.network),
-            client_auth=self.client_auth,
         )
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 
-from chainlab.campaign.matrix import MATRIX_AXES
 from chainlab.network import profile as network_profile
 from chainlab.schema import Bool, Int, Items, Num, Str
 
@@ -15,9 +14,10 @@ from chainlab.schema import Bool, Int, Items, Num, Str
 TOP_KEYS = ("campaign", "aliases", "hierarchies", "network", "sampling", "matrix", "campaigns")
 TOP_KEYS += ("analysis", "load", "primitives", "targets", "cluster")
 ORDERS = ("random", "interleaved", "declared")
-# `stack` sets both sides' stacks; `client_stack` / `server_stack` set them apart.
-MATRIX_KEYS = (*MATRIX_AXES, "client_stack", "server_stack", "resumption_ratio", "exclude")
-MATRIX_KEYS += ("description",)
+# A [matrix.*]'s keys besides its axes (chainlab.campaign.axes): `stack` sets both sides'
+# stacks, `client_stack` / `server_stack` set them apart; `resumption_ratio` is another way
+# to give handshake modes.
+MATRIX_OTHER_KEYS = ("client_stack", "server_stack", "resumption_ratio", "exclude", "description")
 CAMPAIGNS_KEYS = ("description", "matrices", "scenarios")
 # A [network.<name>] table: the link's own fields, less the name (the table's name is).
 NETWORK_FIELDS = {k: v for k, v in network_profile.FIELDS.items() if k != "name"}

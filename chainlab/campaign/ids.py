@@ -21,23 +21,12 @@ target takes their place, `<kex>__target_<name>[...]` (`x25519mlkem768__target_e
 
 from __future__ import annotations
 
-from chainlab.campaign import stacks
-from chainlab.campaign.algorithms import CERT_COMPRESSIONS, GROUPS, MIX_RE, TRANSPORTS, token
-from chainlab.campaign.model import (
-    DEFAULT_CERT_COMPRESSION,
-    DEFAULT_HANDSHAKE_MODE,
-    DEFAULT_SERVED_CHAIN,
-    DEFAULT_TRANSPORT,
-    ROLES,
-)
-from chainlab.network.profile import LOOPBACK
+from collections.abc import Callable
 
-SERVED_TOKENS = {
-    "leaf": "served_leaf",
-    "full": "served_full",
-    "intermediate-anchor": "served_intanchor",
-}
-CLIENT_PREFIX = "client_"
+from chainlab.campaign import axes
+from chainlab.campaign.algorithms import CERT_COMPRESSIONS, GROUPS, TRANSPORTS, token
+from chainlab.campaign.model import ROLES
+
 TARGET_PREFIX = "target_"
 ROLE_TOKENS = {"self", "root", "int", "int1", "int2", "leaf"}
 # Words of the suffix parts: never an algorithm alias, so an id reads back one way only.
@@ -45,41 +34,18 @@ RESERVED = {"served", "net", "resumed", "full", "client", "target", "stack"}
 RESERVED |= {*CERT_COMPRESSIONS, *TRANSPORTS}
 
 
-def compose(
-    kex: str,
-    alg_tokens: list[str],
-    served_chain: str,
-    handshake_mode: str,
-    cert_compression: str,
-    network: str,
-    client_tokens: list[str] = (),
-    target: str | None = None,
-    transport: str = DEFAULT_TRANSPORT,
-    stack_pair: tuple[str, str] = (stacks.DEFAULT_STACK, stacks.DEFAULT_STACK),
-) -> str:
-    """The id of a scenario from its parts (algorithm tokens root first; the client
-    certificate hierarchy's likewise, empty without one; a target instead of positions)."""
-    if target is not None:
-        parts = [token(kex), TARGET_PREFIX + target]
+def compose(parts: dict, alg_token: Callable[[str], str]) -> str:
+    """The id of a scenario from its parts (axis key -> value; chainlab.campaign.axes), with
+    `alg_token` naming an algorithm (its alias, or its plain token)."""
+    if parts.get("target") is not None:
+        head = [token(parts["kex"]), TARGET_PREFIX + parts["target"]]
     else:
-        roles = ROLES[len(alg_tokens)]
-        parts = [token(kex)] + [f"{t}_{r}" for t, r in zip(alg_tokens, roles, strict=True)]
-    if served_chain != DEFAULT_SERVED_CHAIN:
-        parts.append(SERVED_TOKENS[served_chain])
-    if handshake_mode != DEFAULT_HANDSHAKE_MODE:
-        parts.append(handshake_mode)
-    if cert_compression != DEFAULT_CERT_COMPRESSION:
-        parts.append(cert_compression)
-    if client_tokens:
-        parts.append(CLIENT_PREFIX + "_".join(client_tokens))
-    if transport != DEFAULT_TRANSPORT:
-        parts.append(transport)
-    stack_token = stacks.token(*stack_pair)
-    if stack_token is not None:
-        parts.append(stack_token)
-    if network != LOOPBACK:
-        parts.append(f"net_{network}")
-    return "__".join(parts)
+        h = parts["hierarchy"]
+        roles = ROLES[len(h)]
+        positions = [f"{alg_token(a)}_{r}" for a, r in zip(h, roles, strict=True)]
+        head = [token(parts["kex"]), *positions]
+    tail = [axis.token(parts[axis.key], alg_token) for axis in axes.suffix_axes()]
+    return "__".join(head + [t for t in tail if t is not None])
 
 
 def decode(
@@ -88,7 +54,8 @@ def decode(
     networks: set[str],
     targets: set[str] = frozenset(),
 ) -> dict:
-    """The parts of an id, given the file's token -> algorithm map, network and target names.
+    """The parts of an id (axis key -> value), given the file's token -> algorithm map,
+    network and target names.
 
     Raises ValueError saying which part is not understood and what is allowed there.
     """
@@ -135,62 +102,30 @@ def decode(
                 f"unknown algorithm token {alg_token!r}; allowed: {', '.join(sorted(algorithms))}"
             )
         hierarchy.append(algorithms[alg_token])
-    served, mode, comp, net = DEFAULT_SERVED_CHAIN, DEFAULT_HANDSHAKE_MODE, "none", LOOPBACK
-    served_by_token = {v: k for k, v in SERVED_TOKENS.items()}
-    client_tokens: list[str] = []
-    transport = DEFAULT_TRANSPORT
-    stack_pair = (stacks.DEFAULT_STACK, stacks.DEFAULT_STACK)
+    out = {a.key: a.default for a in axes.registered()}
+    out.update(kex=kex, hierarchy=tuple(hierarchy), target=target)
     for p in rest:
-        if p in served_by_token:
-            served = served_by_token[p]
-        elif p.startswith(CLIENT_PREFIX):
-            client_tokens = p[len(CLIENT_PREFIX) :].split("_")
-            unknown = [t for t in client_tokens if t not in algorithms]
-            if unknown or not 1 <= len(client_tokens) <= 4:
-                raise ValueError(
-                    f"bad client certificate part {p!r}; allowed: client_ followed by 1 to 4 "
-                    f"algorithm tokens root first, joined by '_' ({', '.join(sorted(algorithms))})"
-                )
-        elif p == "resumed" or MIX_RE.match(p):
-            mode = p
-        elif p in CERT_COMPRESSIONS and p != "none":
-            comp = p
-        elif p in TRANSPORTS and p != DEFAULT_TRANSPORT:
-            transport = p
-        elif stacks.decode(p) is not None:
-            stack_pair = stacks.decode(p)
-        elif p.startswith("net_") and p[4:] in networks:
-            net = p[4:]
+        for axis in axes.suffix_axes():
+            value = axis.untoken(p, algorithms)
+            if value is axes.NOT_MINE:
+                continue
+            if axis is axes.NETWORK and value not in networks:
+                continue
+            out[axis.key] = value
+            break
         else:
-            allowed = [*served_by_token, "resumed", "resume<NN>", "zlib", "brotli", "zstd"]
-            allowed += ["client_<alg>[_<alg>...]", "quic"]
-            allowed += [f"stack_<tok>[_<tok>] ({', '.join(stacks.STACK_BY_TOKEN)})"]
+            allowed = [axis.help() for axis in axes.suffix_axes() if axis is not axes.NETWORK]
             allowed += [f"net_{n}" for n in sorted(networks)]
             raise ValueError(f"unknown part {p!r}; allowed: {', '.join(allowed)}")
-    canonical = compose(
-        kex,
-        [t for t, _ in positions],
-        served,
-        mode,
-        comp,
-        net,
-        client_tokens,
-        target,
-        transport,
-        stack_pair,
-    )
+    canonical = compose(out, lambda alg: _token_of(alg, algorithms))
     if canonical != scenario_id:
         raise ValueError(f"not in canonical form; write it as {canonical!r}")
-    return {
-        "kex": kex,
-        "hierarchy": tuple(hierarchy),
-        "served_chain": served,
-        "handshake_mode": mode,
-        "cert_compression": comp,
-        "network": net,
-        "client_auth": tuple(algorithms[t] for t in client_tokens),
-        "target": target,
-        "transport": transport,
-        "client_stack": stack_pair[0],
-        "server_stack": stack_pair[1],
-    }
+    return out
+
+
+def _token_of(alg: str, algorithms: dict[str, str]) -> str:
+    """The id token of an algorithm in the file's token -> algorithm map (its alias if it
+    has one)."""
+    tokens = [t for t, a in algorithms.items() if a == alg]
+    plain = token(alg)
+    return next((t for t in tokens if t != plain), plain)

@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from chainlab import engine
-from chainlab.campaign import load_plan, stacks
+from chainlab.campaign import axes, load_plan, stacks
 from chainlab.campaign.algorithms import (
     ALGORITHM_NAMES,
     INTERMEDIATE_ANCHOR,
@@ -187,13 +187,13 @@ class _Validator(TableReaders, MatrixReaders):
             self.check_transport(sid, parts)
             scenario_load = load_plan.for_scenario(self, load, parts, sid)
             self.check_stacks(sid, parts, scenario_load is not None)
-            scenarios[sid] = Scenario(
-                scenario_id=sid,
+            scenarios[sid] = Scenario.from_parts(
+                sid,
+                parts,
                 sampling=policy,
                 network_profile=self.networks.get(parts["network"]),
                 load=scenario_load,
                 target_spec=self.targets.get(parts["target"]),
-                **parts,
             )
             plan = scenarios[sid].load
             if parts["target"] is not None and plan is not None and plan.rates is None:
@@ -265,7 +265,7 @@ class _Validator(TableReaders, MatrixReaders):
     def check_stacks(self, sid: str, parts: dict, with_load: bool) -> None:
         """What a side's TLS stack cannot do is refused here, one line per problem, never
         found failing at run time (chainlab.campaign.stacks, docs/stacks.md)."""
-        for problem in stacks.problems(parts, with_load):
+        for problem in stacks.problems(parts, with_load, axes.needs_of(parts)):
             self.bad("matrix", f"scenario {sid}: {problem}; exclude it or choose another stack")
 
     def check_anchor(self, sid: str, parts: dict) -> None:

@@ -5,22 +5,18 @@ checked, then expanded (chainlab.campaign.matrix) into scenario ids; the loader'
 
 from __future__ import annotations
 
-from chainlab.campaign import ids, matrix
+from chainlab.campaign import axes, ids, matrix
 from chainlab.campaign.algorithms import (
-    CERT_COMPRESSIONS,
     MIX_ALLOWED,
     NO_CLIENT_AUTH,
-    SERVED_CHAINS,
-    TRANSPORTS,
     is_handshake_mode,
     mode_of_ratio,
 )
 from chainlab.campaign.fields import (
     CAMPAIGNS_KEYS,
-    MATRIX_KEYS,
+    MATRIX_OTHER_KEYS,
     NAME_RE,
 )
-from chainlab.campaign.matrix import MATRIX_AXES
 from chainlab.campaign.stacks import DEFAULT_STACK, STACKS
 from chainlab.network.profile import LOOPBACK
 from chainlab.schema import allowed, fmt
@@ -34,7 +30,7 @@ class MatrixReaders:
         for mname, m in self.table(value, "matrix").items():
             at = f"matrix.{mname}"
             m = self.table(m, at)
-            self.keys(m, MATRIX_KEYS, at)
+            self.keys(m, (*axes.matrix_keys(), *MATRIX_OTHER_KEYS), at)
             if "target" in m:
                 self.check_target_matrix(m, at)
             for req in ("kex", "hierarchy") if "target" not in m else ("kex",):
@@ -44,63 +40,32 @@ class MatrixReaders:
                         "missing; allowed: an array of "
                         + ("key-exchange groups" if req == "kex" else "hierarchies"),
                     )
-            axes: dict[str, list] = {}
-            for axis in MATRIX_AXES:
-                raw = m.get(axis)
-                if axis == "stack":
+            values: dict[str, list] = {}
+            for axis in axes.registered():
+                if axis is axes.STACK:
+                    # A pair: `stack` (both sides), or client_stack x server_stack.
                     pairs = self.stack_pairs(m, at)
                     if pairs:
-                        axes["stack"] = pairs
+                        values["stack"] = pairs
                     continue
+                raw = m.get(axis.key)
                 if raw is None:
                     continue
-                if axis == "hierarchy":
-                    # One hierarchy given as a flat array of names is a common slip: say so.
-                    if (
-                        isinstance(raw, list)
-                        and raw
-                        and all(isinstance(x, str) for x in raw)
-                        and (any(x not in self.hierarchies for x in raw))
-                    ):
-                        self.bad(
-                            f"{at}.hierarchy",
-                            f"expected an array of hierarchies, got "
-                            f'{raw!r}; allowed: e.g. [["ml", "ml"]] or names of '
-                            "[hierarchies] entries",
-                        )
-                        continue
-                    items = self.listish(raw)
-                else:
-                    items = self.listish(raw)
+                if axis is axes.HIERARCHY and self.flat_hierarchy(raw, at):
+                    continue
+                items = self.listish(raw)
                 if not items:
-                    self.bad(f"{at}.{axis}", "empty array; allowed: at least one value")
+                    self.bad(f"{at}.{axis.key}", "empty array; allowed: at least one value")
                     continue
                 vals = []
                 for i, item in enumerate(items):
-                    iat = f"{at}.{axis}[{i}]" if isinstance(raw, list) else f"{at}.{axis}"
-                    if axis == "kex":
-                        got = self.group(item, iat)
-                    elif axis == "hierarchy":
-                        got = self.read_hierarchy(item, iat)
-                    elif axis == "served_chain":
-                        got = self.string(item, iat, choices=SERVED_CHAINS)
-                    elif axis == "handshake_mode":
-                        got = self.handshake_mode(item, iat)
-                    elif axis == "cert_compression":
-                        got = self.string(item, iat, choices=CERT_COMPRESSIONS)
-                    elif axis == "client_auth":
-                        got = self.client_auth(item, iat)
-                    elif axis == "transport":
-                        got = self.string(item, iat, choices=TRANSPORTS)
-                    elif axis == "target":
-                        got = self.string(item, iat, choices=list(self.targets))
-                    else:
-                        got = self.string(item, iat, choices=[LOOPBACK, *self.declared_networks])
+                    iat = f"{at}.{axis.key}[{i}]" if isinstance(raw, list) else f"{at}.{axis.key}"
+                    got = self.read_value(axis.read, item, iat)
                     if got is not None and got not in vals:
                         vals.append(got)
-                axes[axis] = vals
+                values[axis.key] = vals
             if "target" in m:
-                axes["hierarchy"] = [()]  # a target serves its own chain
+                values["hierarchy"] = [()]  # a target serves its own chain
             if "resumption_ratio" in m:
                 modes = self.resumption_ratios(m["resumption_ratio"], f"{at}.resumption_ratio")
                 if "handshake_mode" in m:
@@ -110,7 +75,7 @@ class MatrixReaders:
                         "handshake_mode 'full', 1 'resumed')",
                     )
                 elif modes:
-                    axes["handshake_mode"] = modes
+                    values["handshake_mode"] = modes
             excludes = []
             ex = m.get("exclude", [])
             if not isinstance(ex, list):
@@ -118,8 +83,24 @@ class MatrixReaders:
                 ex = []
             for i, e in enumerate(ex):
                 excludes.append(self.read_where(e, f"{at}.exclude[{i}]"))
-            out[mname] = {"axes": axes, "exclude": excludes}
+            out[mname] = {"axes": values, "exclude": excludes}
         return out
+
+    def flat_hierarchy(self, raw, at: str) -> bool:
+        """One hierarchy given as a flat array of names is a common slip: say so."""
+        if (
+            isinstance(raw, list)
+            and raw
+            and all(isinstance(x, str) for x in raw)
+            and any(x not in self.hierarchies for x in raw)
+        ):
+            self.bad(
+                f"{at}.hierarchy",
+                f'expected an array of hierarchies, got {raw!r}; allowed: e.g. [["ml", "ml"]] '
+                "or names of [hierarchies] entries",
+            )
+            return True
+        return False
 
     def stack_pairs(self, m: dict, at: str) -> list[tuple[str, str]]:
         """The (client, server) stack pairs of a matrix: `stack` (both sides alike), or

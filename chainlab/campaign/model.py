@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
+from chainlab.campaign import axes
 from chainlab.campaign.algorithms import (
     ENGINE_CHAIN,
     GROUPS,
@@ -12,15 +14,22 @@ from chainlab.campaign.algorithms import (
     NO_CLIENT_AUTH,
     resumption_ratio,
 )
+from chainlab.campaign.axes import (
+    DEFAULT_CERT_COMPRESSION,
+    DEFAULT_HANDSHAKE_MODE,
+    DEFAULT_SERVED_CHAIN,
+    DEFAULT_TRANSPORT,
+)
 from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.campaign.stacks import label as stack_label
 from chainlab.errors import ChainlabError
 
-# Axis values that are not written into a scenario id (the id names only what differs).
-DEFAULT_SERVED_CHAIN = "leaf+intermediates"
-DEFAULT_HANDSHAKE_MODE = "full"
-DEFAULT_CERT_COMPRESSION = "none"
-DEFAULT_TRANSPORT = "tcp"
+__all__ = [
+    "DEFAULT_CERT_COMPRESSION",
+    "DEFAULT_HANDSHAKE_MODE",
+    "DEFAULT_SERVED_CHAIN",
+    "DEFAULT_TRANSPORT",
+]
 
 # Roles of the positions of a hierarchy of each depth, root first (the store's column names).
 ROLES = {
@@ -31,22 +40,8 @@ ROLES = {
 }
 
 # The scenario columns (store schema) that identify a scenario apart from its network: a
-# scenario and its twin on another network share them.
-SCENARIO_KEYS = (
-    "kex",
-    "depth",
-    "root_alg",
-    "int1_alg",
-    "int2_alg",
-    "leaf_alg",
-    "served_chain",
-    "handshake_mode",
-    "cert_compression",
-    "client_auth",
-    "transport",
-    "client_stack",
-    "server_stack",
-)
+# scenario and its twin on another network share them (chainlab.campaign.axes).
+SCENARIO_KEYS = axes.scenario_keys()
 
 # The store's name of a role (certificates.role) where it differs from the id's.
 STORE_ROLES = {"self": "self-signed", "int": "int1"}
@@ -205,6 +200,34 @@ class Scenario:
     # The TLS implementation of each side (chainlab.campaign.stacks).
     client_stack: str = DEFAULT_STACK
     server_stack: str = DEFAULT_STACK
+    # The values of axes that are not fields above (axes added to the registry later), as
+    # (axis key, value) pairs in registry order; part of the identity.
+    levers: tuple[tuple[str, Any], ...] = ()
+
+    @classmethod
+    def from_parts(cls, scenario_id: str, parts: dict, **rest) -> Scenario:
+        """A scenario from its parts (axis key -> value, as ids and matrices give them)."""
+        own = {f.name for f in fields(cls)}
+        kw = {k: v for k, v in parts.items() if k in own}
+        kw["client_stack"], kw["server_stack"] = parts["stack"]
+        more = tuple((k, v) for k, v in parts.items() if k not in own and k != "stack")
+        return cls(scenario_id=scenario_id, levers=more, **kw, **rest)
+
+    def value(self, key: str):
+        """The scenario's value of axis `key` (its default where the scenario predates it)."""
+        if key == "stack":
+            return (self.client_stack, self.server_stack)
+        if key in self.__dataclass_fields__:
+            return getattr(self, key)
+        return dict(self.levers).get(key, axes.get(key).default)
+
+    def parts(self) -> dict:
+        """Axis key -> value, for every registered axis."""
+        return {a.key: self.value(a.key) for a in axes.registered()}
+
+    def columns(self) -> dict:
+        """The store's scenario columns of every axis (chainlab.campaign.axes)."""
+        return axes.values_of(self.parts())
 
     @property
     def stack_label(self) -> str:
@@ -292,6 +315,8 @@ class Scenario:
                 if (self.client_stack, self.server_stack) != (DEFAULT_STACK, DEFAULT_STACK)
                 else {}
             ),
+            # Axes added later: only where not at their default, as above.
+            **{k: v for k, v in self.levers if v != axes.get(k).default},
         }
 
 

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from chainlab.campaign.algorithms import INTERMEDIATE_ANCHOR, MIX_RE, NO_CLIENT_AUTH
-
 DEFAULT_STACK = "openssl-3.5"
 STACKS = ("openssl-3.5", "openssl-4.0", "rustls")
 # A stack's token in scenario ids (`__stack_rustls`, `__stack_ossl35_rustls`).
@@ -119,37 +117,30 @@ def label(client: str, server: str) -> str:
     return client if client == server else f"{client} → {server}"
 
 
-def problems(parts: dict, with_load: bool) -> list[str]:
-    """What the scenario (its parts) asks of a side's stack that the stack cannot do: one
-    line per problem, naming the side, the stack and the missing capability."""
+def problems(parts: dict, with_load: bool, needs: list[tuple[str, str, str]]) -> list[str]:
+    """What the scenario (its parts, axis key -> value) asks of a side's stack that the
+    stack cannot do: one line per problem, naming the side, the stack and the missing
+    capability. `needs` are the (side, capability, text) the scenario's axis values need
+    (chainlab.campaign.axes: `Axis.needs`); the run's own needs ([load], a target) are added
+    here."""
     out: list[str] = []
     hierarchy = parts["hierarchy"]
-    for side in ("client", "server"):
-        stack = parts[f"{side}_stack"]
+    needs = [
+        *needs,
+        *([("both", "load", FEATURE_TEXT["load"])] if with_load else []),
+        *([("both", "targets", FEATURE_TEXT["targets"])] if parts["target"] is not None else []),
+    ]
+    for side, stack in zip(("client", "server"), parts["stack"], strict=True):
         caps = CAPABILITIES[stack]
-        lacks = set(caps.missing_features)
-
-        def need(feature: str, when: bool, *, stack=stack, side=side, lacks=lacks) -> None:
-            if when and feature in lacks:
-                out.append(
-                    f"{side} stack {stack} cannot do {FEATURE_TEXT[feature]} "
-                    f"(missing capability: {feature})"
-                )
-
-        need("quic", parts["transport"] != "tcp")
+        for need_side, feature, text in needs:
+            if need_side in (side, "both") and feature in caps.missing_features:
+                out.append(f"{side} stack {stack} cannot do {text} (missing capability: {feature})")
         comp, algs = parts["cert_compression"], caps.cert_compressions
         if comp != "none" and algs is not None and comp not in algs:
             out.append(
                 f"{side} stack {stack} has no certificate compression {comp} "
                 f"(it has: {', '.join(algs)})"
             )
-        need("client_auth", bool(parts["client_auth"]) and parts["client_auth"] != NO_CLIENT_AUTH)
-        need("load", with_load)
-        need("targets", parts["target"] is not None)
-        if side == "client":
-            need("partial_chain", parts["served_chain"] == INTERMEDIATE_ANCHOR)
-            need("untrusted_intermediates", parts["served_chain"] == "leaf" and len(hierarchy) >= 3)
-            need("resumption_mix", MIX_RE.match(parts["handshake_mode"]) is not None)
         if caps.groups is not None and parts["kex"] not in caps.groups:
             out.append(
                 f"{side} stack {stack} has no key-exchange group {parts['kex']} "

@@ -7,13 +7,10 @@ scenarios.
 
 from __future__ import annotations
 
-from chainlab.campaign import ids
+from chainlab.campaign import axes, ids
 from chainlab.campaign.algorithms import (
-    CERT_COMPRESSIONS,
     GROUPS,
     NO_CLIENT_AUTH,
-    SERVED_CHAINS,
-    TRANSPORTS,
     canonical_algorithm,
     canonical_group,
     token,
@@ -28,13 +25,11 @@ from chainlab.campaign.fields import (
     SAMPLING_FIELDS,
     TARGET_FIELDS,
 )
-from chainlab.campaign.matrix import WHERE_KEYS
 from chainlab.campaign.model import (
     NetworkProfile,
     PrimitivesPlan,
     Target,
 )
-from chainlab.campaign.stacks import STACKS
 from chainlab.network import profile as network_profile
 from chainlab.network.profile import LOOPBACK
 from chainlab.schema import allowed, fmt
@@ -252,7 +247,8 @@ class TableReaders:
             if "where" not in ov:
                 self.bad(
                     f"{at}.where",
-                    f"missing; allowed: a table of scenario properties ({', '.join(WHERE_KEYS)})",
+                    "missing; allowed: a table of scenario properties "
+                    f"({', '.join(axes.where_keys())})",
                 )
                 continue
             where = self.read_where(ov["where"], f"{at}.where")
@@ -261,45 +257,50 @@ class TableReaders:
         return base, overrides
 
     def read_where(self, value, where: str) -> dict:
+        """A `where` table: each key a scenario property an axis offers
+        (chainlab.campaign.axes), read as that axis says; `scenario` is a scenario id."""
         table = self.table(value, where)
-        self.keys(table, WHERE_KEYS, where)
+        keys = axes.where_keys()
+        self.keys(table, keys, where)
         out: dict[str, set] = {}
         for k, raw in table.items():
-            if k not in WHERE_KEYS:
+            if k not in keys:
                 continue
+            if k == "scenario":
+                reader = None
+            else:
+                reader = next(a for a in axes.registered() if k in a.where_facts()).where_reader(k)
             vals = set()
             for i, item in enumerate(self.listish(raw)):
                 at = f"{where}.{k}" if not isinstance(raw, list) else f"{where}.{k}[{i}]"
-                if k in ("root", "int", "leaf", "algorithm"):
-                    got = self.resolve_alg(item, at)
-                elif k == "client_leaf":
-                    got = item if item == NO_CLIENT_AUTH else self.resolve_alg(item, at)
-                elif k == "target":
-                    got = self.string(item, at, choices=list(self.targets))
-                elif k == "kex":
-                    got = self.group(item, at)
-                elif k == "kex_family":
-                    got = self.string(item, at, choices=("classical", "hybrid", "pure_pq"))
-                elif k == "depth":
-                    got = self.integer(item, at, 1, 4)
-                elif k == "served_chain":
-                    got = self.string(item, at, choices=SERVED_CHAINS)
-                elif k == "handshake_mode":
-                    got = self.handshake_mode(item, at)
-                elif k == "cert_compression":
-                    got = self.string(item, at, choices=CERT_COMPRESSIONS)
-                elif k == "transport":
-                    got = self.string(item, at, choices=TRANSPORTS)
-                elif k in ("stack", "client_stack", "server_stack"):
-                    got = self.string(item, at, choices=STACKS)
-                elif k == "network":
-                    got = self.string(item, at, choices=[LOOPBACK, *self.declared_networks])
-                else:  # scenario
+                if reader is None:
                     got = self.string(item, at, what="a scenario id")
+                else:
+                    got = self.read_value(reader, item, at)
                 if got is not None:
                     vals.add(got)
             out[k] = vals
         return out
+
+    def read_value(self, reader: tuple[str, ...] | str, item, at: str):
+        """One value as an axis reads it: one of a set of strings, or through the reader of
+        that name (a method of the validator); None after reporting a bad one."""
+        if isinstance(reader, tuple):
+            return self.string(item, at, choices=reader)
+        return getattr(self, reader)(item, at)
+
+    def depth(self, item, at: str) -> int | None:
+        return self.integer(item, at, 1, 4)
+
+    def client_leaf(self, item, at: str) -> str | None:
+        """A client certificate's leaf algorithm, or 'none' (no client certificate)."""
+        return item if item == NO_CLIENT_AUTH else self.resolve_alg(item, at)
+
+    def target(self, item, at: str) -> str | None:
+        return self.string(item, at, choices=list(self.targets))
+
+    def network(self, item, at: str) -> str | None:
+        return self.string(item, at, choices=[LOOPBACK, *self.declared_networks])
 
     def group(self, value, where: str) -> str | None:
         if not isinstance(value, str):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from chainlab import engine as engines
+from chainlab.campaign import axes
 from chainlab.campaign.model import STORE_ROLES, Scenario
 from chainlab.campaign.stacks import DEFAULT_STACK
 
@@ -18,6 +19,17 @@ def binary(run_engine: Path, stack: str) -> Path:
     """The engine of a side's TLS stack: the run's engine for the default stack (the
     hierarchies come from it whatever the stacks), the stack's own binary otherwise."""
     return run_engine if stack == DEFAULT_STACK else engines.stack_path(stack)
+
+
+def axis_flags(s: Scenario) -> list[str]:
+    """The flags both sides take for the scenario's axis values (chainlab.campaign.axes:
+    `Axis.flags`), in registry order. The axes that need a visit's files (served chain,
+    resumption, client certificates) or choose the binary (stack) are passed below."""
+    out: list[str] = []
+    for axis in axes.registered():
+        if axis.flags is not None:
+            out += axis.flags(s.value(axis.key))
+    return out
 
 
 def server_argv(
@@ -36,8 +48,7 @@ def server_argv(
         "--listen", listen,
         "--chain", s.engine_chain,
         "--groups", s.kex,
-        "--cert-compression", s.cert_compression,
-        "--transport", s.transport,
+        *axis_flags(s),
         "--tickets", "0" if s.handshake_mode == "full" else "1",
         "--io-timeout-ms", str(timeout_ms),
         "--records", str(records),
@@ -80,8 +91,7 @@ def client_head(
         "--connect", server_addr,
         "--ca", str(pki_dir / anchor_file(s)),
         "--groups", s.kex,
-        "--cert-compression", s.cert_compression,
-        "--transport", s.transport,
+        *axis_flags(s),
     ]  # fmt: skip
     if s.anchor_depth:
         # The Trust Anchor IDs model: the client trusts the leaf's issuer itself and
@@ -101,7 +111,7 @@ def _target_head(
         "--connect", server_addr,
         "--servername", t.servername,
         "--groups", s.kex,
-        "--cert-compression", s.cert_compression,
+        *axis_flags(s),
     ]  # fmt: skip
     head += ["--ca", str(target_ca)] if target_ca is not None else ["--no-verify"]
     if t.sigalgs:

@@ -35,7 +35,6 @@ from chainlab.errors import ChainlabError
 from chainlab.store import schema
 from chainlab.store.rows import ScenarioRows
 from chainlab.store.schema import (
-    SCENARIO_COLUMNS,
     SCHEMA_SQL,
     SCHEMA_VERSION,
     TABLES,
@@ -69,6 +68,8 @@ class Store:
         try:
             con.begin()
             con.execute(SCHEMA_SQL.read_text())
+            for sql in schema.axis_columns_sql(con):
+                con.execute(sql)
             con.execute(
                 "INSERT INTO meta VALUES ('schema_version', ?), ('created_by', ?)",
                 [str(SCHEMA_VERSION), f"chainlab {__version__}"],
@@ -90,7 +91,7 @@ class Store:
         con = _connect(path, read_only=read_only)
         try:
             version = schema.check_version(path, con)
-            if version < SCHEMA_VERSION and not read_only:
+            if not read_only:
                 schema.upgrade(path, con, version)
         except Exception:
             con.close()
@@ -251,13 +252,7 @@ class Store:
                     continue
                 self.insert(
                     "scenarios",
-                    [
-                        {
-                            **{k: getattr(s, k) for k in SCENARIO_COLUMNS},
-                            "client_auth": s.client_auth_name,
-                            "params": params,
-                        }
-                    ],
+                    [{"scenario_id": s.scenario_id, **s.columns(), "params": params}],
                 )
             self.insert(
                 "campaign_scenarios",

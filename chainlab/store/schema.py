@@ -18,9 +18,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from chainlab.campaign.algorithms import NO_CLIENT_AUTH
-from chainlab.campaign.model import SCENARIO_KEYS
-from chainlab.campaign.stacks import DEFAULT_STACK
+from chainlab.campaign import axes
 from chainlab.errors import ChainlabError
 
 SCHEMA_SQL = Path(__file__).with_name("schema.sql")
@@ -62,17 +60,15 @@ UPGRADES = {
         "ALTER TABLE scenario_runs ADD COLUMN cert_compression_installed BOOLEAN",
         table_sql("primitive_samples"),
     ),
+    # The levers' columns (client_auth in 4, transport in 5, the stacks in 6) are added by
+    # `axis_columns_sql`, after these steps, like every lever added since.
     3: (
-        f"ALTER TABLE scenarios ADD COLUMN client_auth VARCHAR DEFAULT '{NO_CLIENT_AUTH}'",
-        "ALTER TABLE scenarios ALTER COLUMN client_auth SET NOT NULL",
         "ALTER TABLE scenarios ADD COLUMN target VARCHAR",
         "ALTER TABLE scenarios ALTER COLUMN leaf_alg DROP NOT NULL",
         "ALTER TABLE scenario_runs ADD COLUMN host JSON",
         table_sql("observed_client_chain"),
     ),
     4: (
-        "ALTER TABLE scenarios ADD COLUMN transport VARCHAR DEFAULT 'tcp'",
-        "ALTER TABLE scenarios ALTER COLUMN transport SET NOT NULL",
         *(
             f"ALTER TABLE samples ADD COLUMN {column} BIGINT"
             for column in (
@@ -84,17 +80,29 @@ UPGRADES = {
             )
         ),
     ),
-    5: (
-        f"ALTER TABLE scenarios ADD COLUMN client_stack VARCHAR DEFAULT '{DEFAULT_STACK}'",
-        f"ALTER TABLE scenarios ADD COLUMN server_stack VARCHAR DEFAULT '{DEFAULT_STACK}'",
-        "ALTER TABLE scenarios ALTER COLUMN client_stack SET NOT NULL",
-        "ALTER TABLE scenarios ALTER COLUMN server_stack SET NOT NULL",
-    ),
+    5: (),  # the stacks' columns: `axis_columns_sql`
 }
 
-# The `scenarios` columns a Scenario fills from its attributes of the same name (its
-# client_auth column is `client_auth_name`).
-SCENARIO_COLUMNS = ("scenario_id", "kex_family", *SCENARIO_KEYS, "network", "target")
+
+def axis_columns_sql(con) -> list[str]:
+    """The statements that give `scenarios` a column for every lever axis it lacks
+    (chainlab.campaign.axes): VARCHAR NOT NULL at the axis's default, which every scenario
+    stored before the axis existed had. Run on a new store and on every store opened for
+    writing, so both have exactly the same columns."""
+    have = set(columns(con, "scenarios"))
+    out = []
+    for axis in axes.levers():
+        defaults = axis.column_values(axis.default)
+        for column, default in zip(axis.column_names, defaults, strict=True):
+            if column in have:
+                continue
+            literal = str(default).replace("'", "''")
+            out += [
+                f"ALTER TABLE scenarios ADD COLUMN {column} VARCHAR DEFAULT '{literal}'",
+                f"ALTER TABLE scenarios ALTER COLUMN {column} SET NOT NULL",
+            ]
+    return out
+
 
 TABLES = (
     "runs",
@@ -195,15 +203,22 @@ def check_version(path: Path, con) -> int:
 
 
 def upgrade(path: Path, con, version: int) -> None:
-    """Bring a store opened for writing to SCHEMA_VERSION, one version at a time, in one
-    transaction: a store is either wholly upgraded or left as it was."""
+    """Bring a store opened for writing to SCHEMA_VERSION, one version at a time, and give
+    it the column of every lever axis it lacks, in one transaction: a store is either wholly
+    upgraded or left as it was."""
     try:
         con.begin()
+        old = version
         while version < SCHEMA_VERSION:
             for sql in UPGRADES[version]:
                 con.execute(sql)
             version += 1
-        con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION)])
+        for sql in axis_columns_sql(con):
+            con.execute(sql)
+        if old != version:
+            con.execute(
+                "UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(SCHEMA_VERSION)]
+            )
         con.commit()
     except duckdb.Error as e:
         rollback(con)

@@ -45,23 +45,16 @@ CREATE TABLE scenarios (
     int1_alg        VARCHAR,                 -- first intermediate below the root (depth >= 3)
     int2_alg        VARCHAR,                 -- second intermediate (depth 4)
     leaf_alg        VARCHAR,                 -- NULL only for a target
-    served_chain    VARCHAR NOT NULL,        -- leaf | leaf+intermediates | full | intermediate-anchor
-    handshake_mode  VARCHAR NOT NULL,        -- full | resumed | resume<NN>
-    cert_compression VARCHAR NOT NULL,       -- none | zlib | brotli | zstd
     network         VARCHAR NOT NULL,        -- network profile name ('loopback')
     params          JSON NOT NULL,           -- everything above plus anything else, as declared
-    -- mutual TLS: the client certificate's hierarchy, root first, comma-separated
-    -- ('ML-DSA-65,ML-DSA-44'), or 'none' (and in every scenario of a store before version 4)
-    client_auth     VARCHAR NOT NULL DEFAULT 'none',
     -- a server chainlab did not start: the [targets.<name>] name (address, servername, CA
     -- in params); NULL for the lab's own servers
-    target          VARCHAR,
-    -- what carried the handshake: 'tcp' or 'quic' ('tcp' in every store before version 5)
-    transport       VARCHAR NOT NULL DEFAULT 'tcp',
-    -- the TLS implementation of each side: 'openssl-3.5', 'openssl-4.0', 'rustls'
-    -- ('openssl-3.5' in every store before version 6)
-    client_stack    VARCHAR NOT NULL DEFAULT 'openssl-3.5',
-    server_stack    VARCHAR NOT NULL DEFAULT 'openssl-3.5'
+    target          VARCHAR
+    -- ... and one column per lever axis, declared with the axis (chainlab/campaign/axes.py)
+    -- and added by chainlab/store/schema.py (`axis_columns_sql`): served_chain,
+    -- handshake_mode, cert_compression, client_auth, transport, client_stack, server_stack,
+    -- each VARCHAR NOT NULL with the axis's default (a store made before an axis existed
+    -- gets the column, at that default, when it is next opened for writing).
 );
 
 CREATE TABLE campaign_scenarios (

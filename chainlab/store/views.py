@@ -17,8 +17,7 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
-from chainlab.campaign.algorithms import NO_CLIENT_AUTH
-from chainlab.campaign.stacks import DEFAULT_STACK
+from chainlab.campaign import axes
 from chainlab.errors import ChainlabError
 from chainlab.network.profile import LOOPBACK
 
@@ -322,17 +321,17 @@ def analysis_frames(con, path: Path) -> AnalysisFrames:
     if runs.empty:
         raise ChainlabError(f"store {path}: holds no run (the runs table is empty)")
     scenarios = con.execute("SELECT * FROM scenarios ORDER BY scenario_id").df()
-    if "client_auth" not in scenarios:
-        # Stores before version 4 (read as they are) knew no client certificates, no targets.
-        scenarios["client_auth"] = NO_CLIENT_AUTH
+    if "target" not in scenarios:
+        # Stores before version 4 (read as they are) knew no targets.
         scenarios["target"] = None
-    if "transport" not in scenarios:
-        # Stores before version 5 (read as they are) measured over TCP only.
-        scenarios["transport"] = "tcp"
-    if "client_stack" not in scenarios:
-        # Stores before version 6 (read as they are) ran the OpenSSL 3.5 engine alone.
-        scenarios["client_stack"] = DEFAULT_STACK
-        scenarios["server_stack"] = DEFAULT_STACK
+    for axis in axes.levers():
+        # A store read as it is, made before a lever existed, ran every scenario at its
+        # default (no client certificate before version 4, TCP before 5, OpenSSL 3.5 before 6).
+        for column, default in zip(
+            axis.column_names, axis.column_values(axis.default), strict=True
+        ):
+            if column not in scenarios:
+                scenarios[column] = default
     # Older stores (read as they are) lack the whole-connection CPU (v1) and instructions.
     sample_columns = _columns(con, "samples")
     emulated = con.execute(

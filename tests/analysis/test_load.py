@@ -130,9 +130,8 @@ def test_registered_but_never_run_scenarios_are_named(make_store):
     path = make_store([constant()])
     con = duckdb.connect(str(path))
     con.execute(
-        "INSERT INTO scenarios SELECT 'never_ran', kex, kex_family, depth, root_alg, "
-        "int1_alg, int2_alg, leaf_alg, served_chain, handshake_mode, cert_compression, "
-        "network, params, client_auth, target, transport, client_stack, server_stack FROM scenarios"
+        "INSERT INTO scenarios BY NAME "
+        "SELECT * REPLACE ('never_ran' AS scenario_id) FROM scenarios"
     )
     con.close()
     d = load_store(path)

@@ -14,7 +14,7 @@ from matplotlib.ticker import (
     NullLocator,
 )
 
-from chainlab.analysis.compare import AXES
+from chainlab.analysis.compare import pair_axes
 from chainlab.campaign.analysis_settings import PLAUSIBILITY_CLASSES
 from chainlab.report.figures.registry import figure
 from chainlab.report.figures.style import (
@@ -158,7 +158,7 @@ def fig_placement_classes(a):
     return fig
 
 
-@figure("pairs", lambda axis: f"Paired comparisons: {AXES[axis]}")
+@figure("pairs", lambda axis: f"Paired comparisons: {pair_axes()[axis]}")
 def fig_pairs(a, axis: str):
     p = a.pairs[a.pairs["axis"] == axis] if len(a.pairs) else pd.DataFrame()
     if p.empty:
@@ -211,6 +211,6 @@ def fig_pairs(a, axis: str):
     ax2.axvline(1.0, color="black", lw=0.8, ls="--")
     ratio_scale(ax2, np.concatenate([est, p["latency_ratio_lo"], p["latency_ratio_hi"], [1]]))
     ax2.set_xlabel(f"latency ratio to / from ({level(a)} CI)")
-    title = f"Paired comparisons along one axis: {AXES[axis]}"
+    title = f"Paired comparisons along one axis: {pair_axes()[axis]}"
     fig.suptitle(title + (f" ({changes[0]})" if same_change else ""))
     return fig

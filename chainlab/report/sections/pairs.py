@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chainlab.analysis.compare import AXES
+from chainlab.analysis.compare import pair_axes
 from chainlab.report import format as f
 from chainlab.report.builder import Builder, ci, codes, nums
 from chainlab.report.document import Section
@@ -23,11 +23,11 @@ def build(b: Builder) -> Section:
     if p.empty:
         s.blocks.append("No two successful scenarios differ along exactly one axis.")
         return s
-    for axis in AXES:
+    for axis in pair_axes():
         g = p[p["axis"] == axis]
         if g.empty:
             continue
-        sub = Section(f"pairs-{axis}", f"Along {AXES[axis]}")
+        sub = Section(f"pairs-{axis}", f"Along {pair_axes()[axis]}")
         cols = [
             ("from", codes(g["from_id"])),
             ("to", codes(g["to_id"])),
@@ -61,7 +61,7 @@ def build(b: Builder) -> Section:
         sub.blocks.append(
             b.table(
                 f"pairs_{axis}",
-                f"Pairs along {AXES[axis]}",
+                f"Pairs along {pair_axes()[axis]}",
                 "Ratios to / from; Δ = to − from.",
                 g,
                 cols,
