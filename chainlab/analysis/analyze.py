@@ -20,6 +20,7 @@ from chainlab.analysis import (
     client_auth,
     compare,
     compression,
+    correlations,
     cost_model,
     decomposition,
     intermediates,
@@ -31,7 +32,6 @@ from chainlab.analysis import (
     resumption,
     stacks,
     summary,
-    transport,
 )
 from chainlab.analysis.findings import findings
 from chainlab.analysis.load import StoreData, load_store, parse_json
@@ -185,7 +185,7 @@ def _lab(data: StoreData) -> Analysis:
     rank = network.network_rank(net.profiles) if net is not None else None
     pairs = compare.find_pairs(summ, data.campaigns, mc, rank)
     table7 = compare.class_table(rsumm, mc, baseline, "table7")
-    corr = transport.correlations(rsumm, cfg)
+    corr = correlations.correlations(rsumm, cfg)
     cap = capacity.per_scenario(rsumm, mc, baseline)
     matches = paper.match_table1(rsumm)
     load_steps = load_capacity.steps_frame(data, cfg.confidence_level)
@@ -205,7 +205,7 @@ def _lab(data: StoreData) -> Analysis:
         table7=table7,
         pairs=pairs,
         correlations=corr,
-        counterexamples=transport.counterexamples(rsumm, cfg),
+        counterexamples=correlations.counterexamples(rsumm, cfg),
         decomposition=decomposition.per_scenario(rsumm),
         decomposition_classes=decomposition.per_class(rsumm, mc),
         capacity=cap,

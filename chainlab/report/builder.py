@@ -11,7 +11,7 @@ import pandas as pd
 
 from chainlab.analysis import families as fam
 from chainlab.report import format as f
-from chainlab.report.document import Code, Figure, Table
+from chainlab.report.document import Code, Figure, Link, Table
 from chainlab.report.figures import REGISTRY
 
 
@@ -21,6 +21,22 @@ def ci(df: pd.DataFrame, col: str, digits: int = 3) -> list[str]:
         f.ci(e, lo, hi, digits)
         for e, lo, hi in zip(df[col], df[f"{col}_lo"], df[f"{col}_hi"], strict=True)
     ]
+
+
+def ci_of(row, col: str, digits: int = 3) -> str:
+    """`col` of one row (a dict or Series) with its interval."""
+    return f.ci(row[col], row[f"{col}_lo"], row[f"{col}_hi"], digits)
+
+
+def median_row(df: pd.DataFrame, col: str) -> dict:
+    """The row whose `col` is the median of the frame's (the lower middle of an even count)."""
+    ordered = df.sort_values([col, "scenario_id"] if "scenario_id" in df else [col])
+    return ordered.iloc[(len(ordered) - 1) // 2].to_dict()
+
+
+def median_of(n: int) -> str:
+    """How a headline names the row `median_row` chose among n pairs."""
+    return "the only pair" if n == 1 else f"the median of {n} pairs"
 
 
 def paper_vs(df: pd.DataFrame, paper_col: str, col: str, digits: int = 3) -> list[str]:
@@ -52,7 +68,7 @@ def make_table(name, title, caption, csv, columns: list[tuple[str, list]], note=
     headers = [h for h, _ in columns]
     n = len(columns[0][1]) if columns else 0
     rows = [
-        [str(c[1][i]) if not isinstance(c[1][i], Code) else c[1][i] for c in columns]
+        [c[1][i] if isinstance(c[1][i], Code | Link) else str(c[1][i]) for c in columns]
         for i in range(n)
     ]
     return Table(name, title, caption, csv.reset_index(drop=True), headers, rows, note)
@@ -68,6 +84,8 @@ class Builder:
         self.sink = figure_sink
         self.tables: list[Table] = []
         self.figures: list[Figure] = []
+        # Anchor -> section, of the sections built so far (what a `last` section reads).
+        self.built: dict = {}
 
     @property
     def level(self) -> str:

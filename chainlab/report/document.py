@@ -17,6 +17,17 @@ class Code(str):
     """A table cell shown as code (scenario ids)."""
 
 
+class Link(str):
+    """A table cell linking to a section of the report: its text, and `anchor`."""
+
+    anchor: str
+
+    def __new__(cls, text: str, anchor: str):
+        obj = super().__new__(cls, text)
+        obj.anchor = anchor
+        return obj
+
+
 @dataclass
 class Table:
     name: str  # CSV file stem under tables/

@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 import re
 
-from chainlab.report.document import Code, Document, Figure, Section, Table
+from chainlab.report.document import Code, Document, Figure, Link, Section, Table
 
 _CODE = re.compile(r"`([^`]+)`")
 _BOLD = re.compile(r"\*\*([^*]+)\*\*")
@@ -17,6 +17,8 @@ _BOLD = re.compile(r"\*\*([^*]+)\*\*")
 
 def _md_cell(c) -> str:
     s = str(c).replace("|", "\\|").replace("\n", " ")
+    if isinstance(c, Link):
+        return f"[{s}](#{c.anchor})"
     if isinstance(c, Code):
         return f"`{s}`" if s else ""
     return s
@@ -55,7 +57,8 @@ def _md_block(b, level: int) -> str:
 
 
 def _md_section(s: Section, level: int) -> str:
-    parts = [f"{'#' * level} {s.title}", ""]
+    parts = [] if level == 2 else [f'<a id="{s.anchor}"></a>\n']
+    parts += [f"{'#' * level} {s.title}", ""]
     for b in s.blocks:
         text = _md_block(b, level)
         if text:
@@ -63,10 +66,21 @@ def _md_section(s: Section, level: int) -> str:
     return "\n".join(parts)
 
 
+def _subsections(s: Section) -> list[Section]:
+    return [b for b in s.blocks if isinstance(b, Section)]
+
+
+def _md_contents(sections: list[Section], depth: int = 0) -> list[str]:
+    """The table of contents as a nested list: every section and its subsections."""
+    out = []
+    for s in sections:
+        out.append(f"{'  ' * depth}- [{s.title}](#{s.anchor})")
+        out += _md_contents(_subsections(s), depth + 1)
+    return out
+
+
 def markdown(doc: Document) -> str:
-    parts = [f"# {doc.title}", ""]
-    parts.append("Contents: " + " · ".join(f"[{s.title}](#{s.anchor})" for s in doc.sections))
-    parts.append("")
+    parts = [f"# {doc.title}", "", "## Contents", "", *_md_contents(doc.sections), ""]
     for s in doc.sections:
         parts.append(f'<a id="{s.anchor}"></a>\n')
         parts.append(_md_section(s, 2))
@@ -82,7 +96,8 @@ h1 { font-size: 1.7em; border-bottom: 2px solid #0072B2; padding-bottom: .2em; }
 h2 { font-size: 1.35em; margin-top: 2em; border-bottom: 1px solid #ccc; }
 h3 { font-size: 1.1em; margin-top: 1.5em; }
 nav { background: #f4f6f8; padding: .6em 1em; border-radius: 4px; font-size: .92em; }
-nav a { margin-right: 1em; white-space: nowrap; }
+nav ul { margin: .2em 0; padding-left: 1.2em; }
+nav > ul { columns: 2; padding-left: 1em; }
 code { font-family: 'DejaVu Sans Mono', Consolas, monospace; font-size: .88em;
        background: #f2f2f2; padding: 0 .2em; border-radius: 2px; }
 .table-wrap { overflow-x: auto; margin: .6em 0 1.4em 0; }
@@ -112,6 +127,8 @@ def _wbr(s: str) -> str:
 
 
 def _html_cell(c) -> str:
+    if isinstance(c, Link):
+        return f'<a href="#{html.escape(c.anchor)}">{html.escape(str(c))}</a>'
     if isinstance(c, Code):
         return f"<code>{_wbr(html.escape(str(c)))}</code>" if str(c) else ""
     return _inline(c).replace("\n", "<br>")
@@ -173,8 +190,17 @@ def _html_section(s: Section, level: int) -> str:
     return "\n".join(p for p in parts if p)
 
 
+def _html_contents(sections: list[Section]) -> str:
+    """The table of contents as nested lists: every section and its subsections."""
+    items = []
+    for s in sections:
+        inner = _html_contents(_subsections(s))
+        items.append(f'<li><a href="#{s.anchor}">{html.escape(s.title)}</a>{inner}</li>')
+    return f"<ul>{''.join(items)}</ul>" if items else ""
+
+
 def html_page(doc: Document) -> str:
-    nav = "\n".join(f'<a href="#{s.anchor}">{html.escape(s.title)}</a>' for s in doc.sections)
+    nav = _html_contents(doc.sections)
     body = "\n".join(_html_section(s, 2) for s in doc.sections)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

@@ -99,9 +99,12 @@ def test_every_csv_table_matches_golden(golden_report):
 
 
 def network_section(md: str) -> str:
-    """The emulated-networks section of a report.md, up to the next section's anchor."""
+    """The emulated-networks section of a report.md, up to the next top-level section's anchor
+    (a subsection's anchor is followed by a `###` heading, a section's by `##`)."""
+    import re
+
     start = md.index('<a id="networks"></a>')
-    end = md.index('<a id="', start + 1)
+    end = re.compile(r'<a id="[^"]+"></a>\n\n## ').search(md, start + 1).start()
     return md[start:end]
 
 

@@ -1,71 +1,36 @@
-"""The report's sections, one module each, in the order the report shows them.
-
-Each module has `build(b: chainlab.report.builder.Builder) -> Section | None` (None: the
-section does not apply to this store, e.g. no emulated network). A new section is a new
-module here and a line in ORDER.
+"""The report's sections, one module each. A module joins the report by decorating its
+`build(b: chainlab.report.builder.Builder) -> Section | None` with `@section(rank)`
+(chainlab.report.sections.registry; None: the section does not apply to this store, e.g. no
+emulated network). Adding a section is adding its module (and its analysis): every module of
+this package is imported here, and the ranks order them.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
 from chainlab.report.builder import Builder
 from chainlab.report.document import Document
-from chainlab.report.sections import (
-    baseline,
-    capacity,
-    client_auth,
-    compression,
-    correlations,
-    cost_model,
-    decomposition,
-    findings,
-    host,
-    intermediates,
-    load,
-    methods,
-    networks,
-    pairs,
-    paper,
-    placement,
-    probe,
-    quic,
-    resumption,
-    run,
-    scenarios,
-    stacks,
-    transport,
-)
+from chainlab.report.sections.registry import Registered, registered
 
-ORDER = (
-    run,
-    findings,
-    scenarios,
-    host,
-    transport,
-    networks,  # includes the projection subsection (sections/projection.py)
-    baseline,
-    placement,
-    pairs,
-    correlations,
-    decomposition,
-    cost_model,
-    compression,
-    resumption,
-    intermediates,
-    client_auth,
-    quic,
-    stacks,
-    probe,
-    capacity,
-    load,
-    paper,
-    methods,
-)
+for _info in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_info.name}")
+
+
+def order() -> list[Registered]:
+    """Every section, in the order the report shows them."""
+    return registered()
 
 
 def build(a, figure_sink) -> Document:
     """The document for analysis `a`; `figure_sink(Figure, matplotlib_figure)` saves each
     figure and fills its paths."""
     b = Builder(a, figure_sink)
-    built = [section.build(b) for section in ORDER]
+    sections = order()
+    built = {r.anchor: r.build(b) for r in sections if not r.last}
+    b.built = {anchor: s for anchor, s in built.items() if s is not None}
+    built |= {r.anchor: r.build(b) for r in sections if r.last}
     title = f"chainlab report: {a.data.campaign_name}"
-    return Document(title, [s for s in built if s is not None], b.tables, b.figures)
+    shown = [built[r.anchor] for r in sections if built[r.anchor] is not None]
+    return Document(title, shown, b.tables, b.figures)

@@ -2,10 +2,38 @@
 
 from __future__ import annotations
 
-from chainlab.report.builder import Builder, ci, codes, ints, nums, percents
+from chainlab.report.builder import (
+    Builder,
+    ci,
+    ci_of,
+    codes,
+    ints,
+    median_of,
+    median_row,
+    nums,
+    percents,
+)
 from chainlab.report.document import Section
+from chainlab.report.sections.registry import section
 
 
+def headline(b: Builder) -> list[tuple[str, str]]:
+    """What a client certificate costs each side (the median pair by server CPU)."""
+    c = b.a.client_auth
+    if c.empty:
+        return []
+    r = median_row(c, "server_cpu_diff_ms")
+    return [
+        (
+            "What does a client certificate cost?",
+            f"server CPU Δ {ci_of(r, 'server_cpu_diff_ms')} ms, client CPU Δ "
+            f"{ci_of(r, 'client_cpu_diff_ms')} ms, latency × {ci_of(r, 'latency_ratio')} for "
+            f"`{r['scenario_id']}` ({median_of(len(c))} against no client certificate)",
+        )
+    ]
+
+
+@section(150, headline=headline)
 def build(b: Builder) -> Section | None:
     c = b.a.client_auth
     if c.empty:

@@ -3,10 +3,35 @@
 from __future__ import annotations
 
 from chainlab.analysis.compression import guide_claim
-from chainlab.report.builder import Builder, ci, codes, ints, nums, percents
+from chainlab.report.builder import Builder, ci, ci_of, codes, ints, median_row, nums, percents
 from chainlab.report.document import Section
+from chainlab.report.sections.registry import section
 
 
+def headline(b: Builder) -> list[tuple[str, str]]:
+    """The guide's compression claim judged, per family, with the median pair's latency."""
+    c, v = b.a.compression, b.a.compression_verdicts
+    if c.empty or v.empty:
+        return []
+    r = median_row(c, "latency_ratio")
+    out = [
+        (
+            f"Does compression pay for {x['family']} chains?",
+            verdict_text(x),
+        )
+        for x in v.to_dict("records")
+    ]
+    out.append(
+        (
+            "Compression's effect on latency",
+            f"latency × {ci_of(r, 'latency_ratio', 4)} for `{r['scenario_id']}` (the median "
+            f"of {len(c)} pairs against no compression)",
+        )
+    )
+    return out
+
+
+@section(120, headline=headline)
 def build(b: Builder) -> Section | None:
     a = b.a
     c = a.compression

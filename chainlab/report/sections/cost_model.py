@@ -7,10 +7,35 @@ import math
 
 from chainlab.analysis.load import parse_json
 from chainlab.campaign.cost import CATEGORIES, REFERENCE_PREFIX
-from chainlab.report.builder import Builder, ci, codes, ints, nums, percents
+from chainlab.report.builder import Builder, ci, ci_of, codes, ints, median_row, nums, percents
 from chainlab.report.document import Section
+from chainlab.report.sections.registry import section
 
 
+def headline(b: Builder) -> list[tuple[str, str]]:
+    """How far the cost model's predictions are from the measurements, per side."""
+    m = b.a.cost_model
+    if m.empty:
+        return []
+    out = []
+    for side in ("server", "client"):
+        err = m[f"{side}_error"].dropna()
+        if err.empty:
+            continue
+        r = median_row(m.dropna(subset=[f"{side}_error"]), f"{side}_error")
+        out.append(
+            (
+                f"Cost model error, {side} CPU",
+                f"median {100 * err.median():+.1f} % (from {100 * err.min():+.1f} to "
+                f"{100 * err.max():+.1f} % over {len(err)} scenarios); e.g. `{r['scenario_id']}`"
+                f": predicted {ci_of(r, f'{side}_predicted', 4)} ms, measured "
+                f"{ci_of(r, f'{side}_measured', 4)} ms",
+            )
+        )
+    return out
+
+
+@section(110, headline=headline)
 def build(b: Builder) -> Section | None:
     a = b.a
     s = Section("cost_model", "Cost model: primitives, prediction and residual")

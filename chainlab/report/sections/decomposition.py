@@ -5,8 +5,10 @@ from __future__ import annotations
 from chainlab.analysis.summary import SERVER_BOUND_ELAPSED_SHARE
 from chainlab.report.builder import Builder, ci, codes, ints, nums
 from chainlab.report.document import Section
+from chainlab.report.sections.registry import section
 
 
+@section(100)
 def build(b: Builder) -> Section:
     a, s = b.a, Section("decomposition", "Client/server decomposition")
     s.blocks.append(b.ref_note())

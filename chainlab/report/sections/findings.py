@@ -6,9 +6,20 @@ import pandas as pd
 
 from chainlab.report.builder import Builder
 from chainlab.report.document import Section
+from chainlab.report.sections.registry import section
 
 
-def build(b: Builder) -> Section:
+def headline(b: Builder) -> list[tuple[str, str]]:
+    """The placement questions this store can test (the others are left out)."""
+    return [
+        (f["topic"], f"{f['holds']}: {f['finding']}")
+        for f in b.a.findings
+        if f["holds"] != "not testable"
+    ]
+
+
+@section(10, headline=headline)
+def build(b: Builder) -> Section | None:
     s = Section("findings", "Findings")
     s.blocks.append(b.ref_note())
     s.blocks.append(
@@ -16,8 +27,8 @@ def build(b: Builder) -> Section:
         "stated; 'not testable' means the store lacks the scenarios the question needs."
     )
     fd = pd.DataFrame(b.a.findings)
-    if fd.empty:
-        return s
+    if fd.empty or (fd["holds"] == "not testable").all():
+        return None  # the campaign asked none of the placement study's questions
     s.blocks.append(
         b.table(
             "findings",

@@ -6,8 +6,10 @@ from __future__ import annotations
 from chainlab.report import format as f
 from chainlab.report.builder import Builder, codes, ints, nums, percents
 from chainlab.report.document import Section
+from chainlab.report.sections.registry import section
 
 
+@section(30)
 def build(b: Builder) -> Section | None:
     h = b.a.host_speed
     if h is None or h.empty:

@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 
 from chainlab.report import format as f
-from chainlab.report.builder import Builder, ci, codes, ints, nums, percents
+from chainlab.report.builder import Builder, ci, ci_of, codes, ints, nums, percents
 from chainlab.report.document import Section
+from chainlab.report.sections.registry import section
 
 
 def _failures(value) -> str:
@@ -15,6 +16,37 @@ def _failures(value) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"
 
 
+# The offered share of capacity whose p99 the headline quotes (the usual "at 90 % load").
+HEADLINE_FRACTION = 0.9
+# The scenarios the answers name one by one; beyond this, the section's table has them.
+HEADLINE_SCENARIOS = 4
+
+
+def headline(b: Builder) -> list[tuple[str, str]]:
+    """Per scenario: capacity per server core, and p99 latency at the step offered closest to
+    0.9 of it."""
+    steps, cap = b.a.load_steps, b.a.load_capacity
+    if cap is None or cap.empty:
+        return []
+    out = []
+    for r in cap.head(HEADLINE_SCENARIOS).to_dict("records"):
+        text = f"{ci_of(r, 'capacity_per_core', 4)} handshakes/s per server core"
+        if r.get("generator_limited"):
+            text += " (at least: the generator was at its limit too)"
+        own = steps[(steps["scenario_id"] == r["scenario_id"]) & steps["fraction"].notna()]
+        if len(own):
+            near = own.iloc[(own["fraction"] - HEADLINE_FRACTION).abs().argsort().iloc[0]]
+            text += (
+                f"; p99 {ci_of(near, 'p99_ms')} ms at {near['fraction']:g} of capacity "
+                f"({near['offered_rate']:.0f}/s offered)"
+            )
+        out.append((f"Capacity of `{r['scenario_id']}`", text))
+    if len(cap) > HEADLINE_SCENARIOS:
+        out.append(("Capacity of the other scenarios", f"{len(cap) - HEADLINE_SCENARIOS} more"))
+    return out
+
+
+@section(200, headline=headline)
 def build(b: Builder) -> Section | None:
     a = b.a
     steps, cap = a.load_steps, a.load_capacity

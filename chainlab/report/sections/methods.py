@@ -6,8 +6,10 @@ from chainlab.campaign.analysis_settings import PLAUSIBILITY_CLASSES
 from chainlab.report.builder import Builder
 from chainlab.report.document import Section
 from chainlab.report.sections.networks import TOLERANCE_TEXT
+from chainlab.report.sections.registry import section
 
 
+@section(1000)
 def build(b: Builder) -> Section:
     cfg = b.cfg
     s = Section("methods", "How every number was computed")

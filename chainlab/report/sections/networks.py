@@ -10,11 +10,13 @@ from chainlab.report import format as f
 from chainlab.report.builder import Builder, ci, codes, ints, nums
 from chainlab.report.document import Section
 from chainlab.report.sections import projection
+from chainlab.report.sections.registry import section
 
 # The calibration's tolerance, as the text says it.
 TOLERANCE_TEXT = f"{TOLERANCE * 100:g} %"
 
 
+@section(50)
 def build(b: Builder) -> Section | None:
     net = b.a.network
     if net is None:

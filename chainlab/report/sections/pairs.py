@@ -6,8 +6,10 @@ from chainlab.analysis.compare import pair_axes
 from chainlab.report import format as f
 from chainlab.report.builder import Builder, ci, codes, nums
 from chainlab.report.document import Section
+from chainlab.report.sections.registry import section
 
 
+@section(80)
 def build(b: Builder) -> Section:
     a, s = b.a, Section("pairs", "Paired comparisons")
     p = a.pairs

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from chainlab.report.builder import Builder, ci, codes, ints, nums, percents
 from chainlab.report.document import Section
+from chainlab.report.sections.registry import section
 
 
+@section(180)
 def build(b: Builder) -> Section | None:
     a = b.a
     t = a.targets

@@ -3,10 +3,28 @@
 from __future__ import annotations
 
 from chainlab.report import format as f
-from chainlab.report.builder import Builder, ci, codes, ints, nums
+from chainlab.report.builder import Builder, ci, ci_of, codes, ints, median_of, median_row, nums
 from chainlab.report.document import Section
+from chainlab.report.sections.registry import section
 
 
+def headline(b: Builder) -> list[tuple[str, str]]:
+    p = b.a.quic
+    if p.empty:
+        return []
+    faster, slower = int((p["latency_ratio_hi"] < 1).sum()), int((p["latency_ratio_lo"] > 1).sum())
+    r = median_row(p, "latency_ratio")
+    return [
+        (
+            "QUIC against TCP: latency and round trips",
+            f"latency × {ci_of(r, 'latency_ratio')} for `{r['scenario_id']}` ({median_of(len(p))}; "
+            f"QUIC faster in {faster}, slower in {slower}); round trips QUIC "
+            f"vs TCP {f.round_trips(r)}",
+        )
+    ]
+
+
+@section(160, headline=headline)
 def build(b: Builder) -> Section | None:
     p = b.a.quic
     if p.empty:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from chainlab.report import format as f
 from chainlab.report.builder import Builder, ci, codes
 from chainlab.report.document import Section
+from chainlab.report.sections.registry import section
 
 METRIC_TITLES = {
     "server_cpu": "Server CPU per connection (ms)",
@@ -14,6 +15,7 @@ METRIC_TITLES = {
 }
 
 
+@section(130)
 def build(b: Builder) -> Section | None:
     r = b.a.resumption
     if r.empty:

@@ -7,8 +7,10 @@ import pandas as pd
 from chainlab import __version__
 from chainlab.report.builder import Builder, codes
 from chainlab.report.document import Section
+from chainlab.report.sections.registry import section
 
 
+@section(900)
 def build(b: Builder) -> Section:
     a = b.a
     s = Section("run", "Run")

@@ -5,8 +5,10 @@ from __future__ import annotations
 from chainlab.report import format as f
 from chainlab.report.builder import Builder, ci, codes, ints
 from chainlab.report.document import Section
+from chainlab.report.sections.registry import section
 
 
+@section(20)
 def build(b: Builder) -> Section:
     a, s = b.a, Section("scenarios", "Scenario summary")
     sm = a.summary

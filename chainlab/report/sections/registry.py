@@ -1,0 +1,46 @@
+"""How a section joins the report: `@section(rank)` on its module's `build`, as figures join
+with `@figure`. A section is one module in this package; its anchor is the module's name.
+
+    @section(45, headline=answers)
+    def build(b: Builder) -> Section | None: ...
+
+`rank` orders the report (lower first). `headline(b)` gives the section's answers for the
+report's opening "Answers" section: (question, answer) rows, each answer with its interval,
+an empty list where the section has nothing to say for this store. `last=True` builds the
+section after all others (the answers link to the sections that were built).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Registered:
+    rank: float
+    anchor: str  # the module's name, which is the section's anchor
+    build: Callable
+    headline: Callable | None
+    # Built after every other section (it reads what they built), shown at its rank.
+    last: bool = False
+
+
+_SECTIONS: dict[str, Registered] = {}
+
+
+def section(rank: float, headline: Callable | None = None, last: bool = False) -> Callable:
+    """Registers the decorated `build` as the section of its module."""
+
+    def register(build: Callable) -> Callable:
+        anchor = build.__module__.rsplit(".", 1)[-1]
+        _SECTIONS[anchor] = Registered(rank, anchor, build, headline, last)
+        return build
+
+    return register
+
+
+def registered() -> list[Registered]:
+    """The sections registered so far, in report order (chainlab.report.sections imports
+    every module of the package first, which registers them)."""
+    return sorted(_SECTIONS.values(), key=lambda r: (r.rank, r.anchor))

@@ -1,0 +1,72 @@
+"""Sections join the report by registering (`@section`); the report opens with the answers to
+the campaign that ran, links each to its section, and keeps run metadata below."""
+
+import re
+
+import pytest
+
+from chainlab.bench.synthetic import SyntheticScenario, build_store
+from chainlab.report import build_report, sections
+from chainlab.report.sections.registry import registered
+
+from .conftest import scenario
+
+
+def anchors(md: str) -> list[str]:
+    """The top-level sections of a report.md, in order."""
+    return re.findall(r'<a id="([^"]+)"></a>\n\n## ', md)
+
+
+def test_every_section_module_is_registered_under_its_own_name():
+    names = {r.anchor for r in sections.order()}
+    assert {"answers", "findings", "run", "methods", "load", "quic", "stacks"} <= names
+    assert "projection" not in names  # a subsection of networks, not a section
+    ranks = [r.rank for r in registered()]
+    assert ranks == sorted(ranks)
+
+
+def test_the_report_opens_with_answers_and_ends_with_run_and_methods(golden_report):
+    md = (golden_report / "report.md").read_text()
+    order = anchors(md)
+    assert order[0] == "answers" and order[-2:] == ["run", "methods"]
+    # Each section's anchor is its module's name, so the answers' links resolve.
+    assert set(order) <= {r.anchor for r in registered()}
+    answers = md.split('<a id="answers"></a>')[1].split('<a id="findings"></a>')[0]
+    assert "| [Findings](#findings) |" in answers
+    # The table of contents is nested: subsections (pairs along each axis) under theirs.
+    assert "\n- [Paired comparisons](#pairs)\n  - [Along leaf algorithm](#pairs-leaf_alg)" in md
+    assert '<a id="pairs-leaf_alg"></a>' in md
+
+
+@pytest.fixture(scope="module")
+def lever_report(tmp_path_factory):
+    """A campaign of one lever (certificate compression), none of the placement questions."""
+    d = tmp_path_factory.mktemp("lever")
+    store = build_store(
+        d / "lever.duckdb",
+        [
+            scenario(1.0, 0.5, 0.5, bytes_read=16000),
+            scenario(0.9, 0.55, 0.52, bytes_read=12000, cert_compression="zlib"),
+        ],
+    )
+    return (build_report(store, d / "report") / "report.md").read_text()
+
+
+def test_a_lever_campaign_answers_its_lever_not_the_placement_questions(lever_report):
+    order = anchors(lever_report)
+    assert order[0] == "answers"
+    assert "findings" not in order  # every placement question is 'not testable' here
+    answers = lever_report.split('<a id="answers"></a>')[1].split("CSV: `tables/answers.csv`")[0]
+    assert "Does compression pay for" in answers
+    assert "[Certificate compression, judged](#compression)" in answers
+    assert re.search(r"latency × [0-9.]+ \[[0-9.]+, [0-9.]+\]", answers), answers
+    assert "not testable" not in answers
+
+
+def test_a_store_that_answers_nothing_says_so(tmp_path):
+    """One scenario: no placement question is testable, no lever has a twin."""
+    store = build_store(tmp_path / "one.duckdb", [SyntheticScenario(n=20)])
+    md = (build_report(store, tmp_path / "r") / "report.md").read_text()
+    answers = md.split('<a id="answers"></a>')[1].split("<a id=")[0]
+    assert "answers none of the report's questions" in answers
+    assert "| question |" not in answers
