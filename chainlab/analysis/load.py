@@ -100,16 +100,8 @@ def load_store(path, config: AnalysisConfig | None = None) -> StoreData:
         on_target = load_steps["scenario_id"].isin(target_ids)
         load_steps, target_load_steps = load_steps[~on_target], load_steps[on_target]
 
-    latencies: dict[str, np.ndarray] = {}
-    ids = lat["scenario_id"]
-    if len(ids):
-        ids = np.asarray(ids, dtype=object)
-        values = np.asarray(lat["total_ns"], dtype=np.float64) / 1e6
-        bounds = np.flatnonzero(ids[1:] != ids[:-1]) + 1
-        starts = np.concatenate([[0], bounds])
-        ends = np.concatenate([bounds, [len(ids)]])
-        for s, e in zip(starts, ends, strict=True):
-            latencies[str(ids[s])] = values[s:e]
+    # Sorted latencies in ms of the scenarios that have any (the store's views sort them).
+    latencies = {sid: v / 1e6 for sid, v in lat.items() if len(v)}
 
     last = runs.iloc[-1]
     where = f"store {p}, campaign file {last['campaign_file_name']}"

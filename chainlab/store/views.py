@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pandas as pd
 
 from chainlab.campaign import axes
@@ -146,15 +147,15 @@ GROUP BY ALL ORDER BY scenario_id, n DESC, error_category
 """
 )
 
-_LATENCIES = (
-    "WITH "
-    + _CHOSEN
-    + """
-SELECT scenario_id, total_ns FROM measured
-WHERE outcome = 'ok' AND total_ns IS NOT NULL
-ORDER BY scenario_id, total_ns
+# One scenario's sorted latencies (its chosen run's successful measured handshakes), fetched
+# scenario by scenario as one integer column: a store of millions of handshakes never holds
+# a string per handshake, and DuckDB sorts one scenario at a time.
+_LATENCIES = """
+SELECT s.total_ns FROM samples s
+WHERE s.run_id = ? AND s.scenario_id = ? AND NOT s.warmup
+    AND s.outcome = 'ok' AND s.total_ns IS NOT NULL
+ORDER BY s.total_ns
 """
-)
 
 # Per-handshake columns the network analyses need (chainlab.network.model.predict and the
 # initial-window check), fetched only when the store has emulated scenarios.
@@ -232,7 +233,7 @@ class AnalysisFrames:
     datagrams: pd.DataFrame  # per QUIC scenario (_DATAGRAMS); empty before version 5
     failures: pd.DataFrame  # scenario_id, error_category, n, example_detail
     optional: dict[str, pd.DataFrame]  # _OPTIONAL_TABLES, empty where absent
-    latencies: dict  # fetchnumpy of _LATENCIES: scenario_id, total_ns, sorted per scenario
+    latencies: dict  # scenario_id -> sorted total_ns (int64) of its chosen run (_LATENCIES)
     network_samples: pd.DataFrame  # _NETWORK_SAMPLES; empty unless a scenario is emulated
     load_steps: pd.DataFrame  # _LOAD_STEPS; empty without load steps (or a version-1 store)
     load_latencies: dict  # fetchnumpy of _LOAD_LATENCIES: scenario_id, step, latency_ns
@@ -303,6 +304,15 @@ def _columns(con, table: str) -> set[str]:
     return {r[0] for r in rows}
 
 
+def _latencies(con, chosen: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Scenario id -> its successful measured latencies (ns, int64), sorted."""
+    out = {}
+    for run_id, sid in zip(chosen["run_id"], chosen["scenario_id"], strict=True):
+        got = con.execute(_LATENCIES, [run_id, sid]).fetchnumpy()["total_ns"]
+        out[str(sid)] = np.asarray(got, dtype=np.int64)
+    return out
+
+
 def analysis_frames(con, path: Path) -> AnalysisFrames:
     """Read what the analysis needs from an open store connection."""
     tables = {
@@ -337,11 +347,12 @@ def analysis_frames(con, path: Path) -> AnalysisFrames:
     emulated = con.execute(
         "SELECT count(*) FROM scenarios WHERE network <> ?", [LOOPBACK]
     ).fetchone()[0]
+    chosen = con.execute(_SCENARIO_RUNS).df()
     return AnalysisFrames(
         meta=dict(con.execute("SELECT key, value FROM meta").fetchall()),
         runs=runs,
         scenarios=scenarios,
-        chosen_runs=con.execute(_SCENARIO_RUNS).df(),
+        chosen_runs=chosen,
         moments=con.execute(_MOMENTS).df(),
         cpu=con.execute(_cpu_sql(sample_columns)).df(),
         counts=con.execute(_COUNTS).df(),
@@ -353,7 +364,7 @@ def analysis_frames(con, path: Path) -> AnalysisFrames:
             name: con.execute(f"SELECT * FROM {name}").df() if name in tables else pd.DataFrame()
             for name in _OPTIONAL_TABLES
         },
-        latencies=con.execute(_LATENCIES).fetchnumpy(),
+        latencies=_latencies(con, chosen),
         network_samples=con.execute(_NETWORK_SAMPLES).df() if emulated else pd.DataFrame(),
         load_steps=con.execute(_LOAD_STEPS).df() if "load_steps" in tables else pd.DataFrame(),
         load_latencies=(
