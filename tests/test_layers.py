@@ -116,3 +116,16 @@ def test_the_deferred_import_check_finds_a_bare_one(tmp_path):
         "def f():\n    import json\n\n\ndef g():\n    # Deferred: heavy.\n    import csv\n"
     )
     assert uncommented_deferred_imports(pkg) == ["chainlab/a.py:2"]
+
+
+# No module over this many lines: a feature that grows one past it splits it (ARCHITECTURE.md).
+MAX_MODULE_LINES = 600
+
+
+def test_no_module_is_over_the_limit():
+    long = {
+        str(p.relative_to(PACKAGE.parent)): n
+        for p in PACKAGE.rglob("*.py")
+        if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES
+    }
+    assert long == {}, f"split these modules (over {MAX_MODULE_LINES} lines): {long}"
