@@ -130,8 +130,7 @@ def test_registered_but_never_run_scenarios_are_named(make_store):
     path = make_store([constant()])
     con = duckdb.connect(str(path))
     con.execute(
-        "INSERT INTO scenarios BY NAME "
-        "SELECT * REPLACE ('never_ran' AS scenario_id) FROM scenarios"
+        "INSERT INTO scenarios BY NAME SELECT * REPLACE ('never_ran' AS scenario_id) FROM scenarios"
     )
     con.close()
     d = load_store(path)
