@@ -1,12 +1,21 @@
 //! TLS 1.3 over the project's OpenSSL: the context setup shared by both sides (`context`),
 //! the server (`server`, subcommand `serve`) and the measuring client (`client`, subcommand
-//! `handshake`), the byte-counting socket adapter (`counting`) and failure classification
-//! (`errors`).
+//! `handshake`; `load` runs its slots), the byte-counting socket adapter (`counting`) and
+//! failure classification (`errors`).
+//!
+//! The transport is chosen once on each side: `server` hands the context to `tcp::server`
+//! or `quic::server`, and a client slot takes `tcp::client::attempt` or
+//! `quic::client::attempt` when it is made. What both transports share sits beside them:
+//! the slot and the record of an attempt (`attempt`), the ready line and stop signals of a
+//! server (`serving`), QUIC's own helpers in `quic` itself. Imports point from `client` and
+//! `server` down to the transports and from the transports to the shared modules, never
+//! back.
 //!
 //! Both sides handle a connection start to finish on one thread, so that thread's CPU clock
 //! is the connection's CPU, and both identify a connection the same way (`conn_id`), so the
 //! Python store can pair a client record with the server record of the same connection.
 
+pub mod attempt;
 pub mod chain;
 pub mod client;
 pub mod context;
@@ -16,6 +25,8 @@ pub mod errors;
 pub mod load;
 pub mod quic;
 pub mod server;
+pub mod serving;
+pub mod tcp;
 
 use chainlab_record::counting::{conn_id_hex, CONN_ID_BYTES};
 

@@ -1,0 +1,181 @@
+//! The TCP client of `handshake` and `load`: a fresh TCP connection per attempt, the timed
+//! span connect() → `SSL_connect` returned (see `tls::client`), then the close.
+
+use std::net::TcpStream;
+use std::time::Instant;
+
+use openssl::ssl::{ErrorCode, ShutdownResult, Ssl, SslStream};
+
+use crate::cpu::ThreadCpu;
+use crate::record::ClientRecord;
+use crate::tls::chain::observed_chain;
+use crate::tls::counting::{CountingStream, Counts, SocketStream};
+use crate::tls::errors::{self};
+use crate::tls::{conn_id, group_name, ns_between, sigalg_name, unix_ns};
+
+use crate::tls::attempt::{Client, Observed};
+
+/// One TCP attempt of a connection slot (`tls::attempt::AttemptFn`).
+pub(crate) fn attempt(
+    client: &mut Client<'_>,
+    seq: u64,
+    warmup: bool,
+) -> anyhow::Result<ClientRecord> {
+    client.tcp_attempt(seq, warmup)
+}
+
+impl Client<'_> {
+    /// One TCP connection, start to finish. Errors only for local failures (out of memory,
+    /// a broken OpenSSL); everything the network or the peer does ends up in the record.
+    fn tcp_attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord> {
+        let instrument = !self.args.no_instrument;
+        let (ssl, offered) = self.new_ssl()?;
+        let mut seen = Observed {
+            resume_offered: self.args.resume_ratio.map(|_| offered),
+            ..Observed::default()
+        };
+
+        let start_unix_ns = unix_ns();
+        let cpu_start = instrument.then(ThreadCpu::now);
+        let start = Instant::now();
+        let connected = TcpStream::connect_timeout(&self.args.connect, self.timeout)
+            .and_then(|s| self.prepare_socket(s));
+        let connect_end = Instant::now();
+        seen.connect_ns = ns_between(start, connect_end);
+        match connected {
+            Err(e) => {
+                seen.cpu = cpu_start.map(|c| ThreadCpu::now().since(c));
+                if instrument {
+                    seen.handshake_counts = Some(Counts::default());
+                    seen.conn_counts = Some(Counts::default());
+                }
+                seen.failure = Some(errors::connect_failure(&e));
+            }
+            Ok(stream) if instrument => {
+                let stream = CountingStream::new(stream);
+                self.handshake(ssl, stream, connect_end, cpu_start, &mut seen)?
+            }
+            Ok(stream) => self.handshake(ssl, stream, connect_end, cpu_start, &mut seen)?,
+        }
+        Ok(self.record(seq, warmup, start_unix_ns, seen))
+    }
+
+    fn prepare_socket(&self, stream: TcpStream) -> std::io::Result<TcpStream> {
+        // Each flight leaves in one write (libssl buffers a flight); no Nagle delay on it.
+        stream.set_nodelay(true)?;
+        // A server that stops answering is cut off after --timeout-ms without progress
+        // (recorded as handshake_timeout), and so is one that stops reading.
+        stream.set_read_timeout(Some(self.timeout))?;
+        stream.set_write_timeout(Some(self.timeout))?;
+        Ok(stream)
+    }
+
+    /// SSL_connect over a connected socket, then the close and what the record needs.
+    fn handshake<S: SocketStream>(
+        &mut self,
+        ssl: Ssl,
+        stream: S,
+        connect_end: Instant,
+        cpu_start: Option<ThreadCpu>,
+        seen: &mut Observed,
+    ) -> anyhow::Result<()> {
+        let mut tls = SslStream::new(ssl, stream)?;
+        let result = tls.connect();
+        let end = Instant::now();
+        seen.cpu = cpu_start.map(|c| ThreadCpu::now().since(c));
+        seen.handshake_ns = Some(ns_between(connect_end, end));
+        seen.handshake_counts = tls.get_ref().counts();
+        // End of the timed span.
+
+        let instrument = seen.handshake_counts.is_some();
+        match result {
+            Ok(()) => {
+                let closed = close(&mut tls, self.ctx.client_cert);
+                if let (Err(e), true) = (&closed, self.ctx.client_cert) {
+                    // TLS 1.3 client authentication: SSL_connect returns once the client's
+                    // Finished is sent, and a server that rejects the certificate says so
+                    // with an alert the close reads.
+                    seen.failure = errors::client_cert_rejected(e);
+                }
+                seen.peer_close_notify = instrument.then_some(closed.is_ok());
+                if self.args.resume || self.args.resume_ratio.is_some() {
+                    self.session = tls.ssl().session().map(|s| s.to_owned());
+                }
+                if instrument {
+                    let ssl = tls.ssl();
+                    let resumed = ssl.session_reused();
+                    seen.resumed = Some(resumed);
+                    seen.sigalg = sigalg_name(ssl, true);
+                    // A resumed handshake carries no Certificate message.
+                    if !resumed {
+                        seen.peer_chain = observed_chain(ssl, false)?;
+                    }
+                }
+            }
+            Err(e) => {
+                let failure =
+                    errors::handshake_failure(&e, tls.ssl(), tls.get_ref().last_error(), self.side);
+                if errors::peer_still_connected(failure.category) {
+                    drain(tls.get_mut());
+                }
+                seen.failure = Some(failure);
+            }
+        }
+        if instrument {
+            let ssl = tls.ssl();
+            seen.group = group_name(ssl);
+            seen.conn_id = conn_id(ssl);
+            seen.local_port = tls.get_ref().tcp().local_addr().ok().map(|a| a.port());
+            seen.conn_counts = tls.get_ref().counts();
+        }
+        Ok(())
+    }
+}
+
+/// Sends close_notify, then reads until the server's (session tickets sent after the
+/// handshake are read and processed on the way). Ok once the server's close_notify arrived;
+/// the error when the close failed (an alert from the server, a reset, a timeout).
+///
+/// With a client certificate the order is reversed (`read_first`): TLS 1.3 lets the server
+/// reject the certificate only after the client's Finished, with an alert, and a server that
+/// has sent it closes at once; writing our close_notify first would meet the closed socket
+/// and lose the alert. The engine's server always answers (a close_notify or an alert).
+fn close<S: SocketStream>(
+    tls: &mut SslStream<S>,
+    read_first: bool,
+) -> Result<(), openssl::ssl::Error> {
+    if read_first {
+        read_to_close(tls)?;
+        tls.shutdown()?;
+        return Ok(());
+    }
+    if tls.shutdown()? == ShutdownResult::Received {
+        return Ok(());
+    }
+    read_to_close(tls)
+}
+
+/// Reads (and discards: the engine's server sends no application data) until the peer's
+/// close_notify; an error for anything else that ends the connection.
+fn read_to_close<S: SocketStream>(tls: &mut SslStream<S>) -> Result<(), openssl::ssl::Error> {
+    // Large enough for any record the server sends after the handshake (tickets).
+    let mut buf = [0u8; 4096];
+    loop {
+        match tls.ssl_read(&mut buf) {
+            Ok(_) => continue,
+            Err(e) if e.code() == ErrorCode::ZERO_RETURN => return Ok(()),
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Lingering close after a failure our side detected (an alert is on its way to the
+/// server): stop writing, then read and discard until the server closes (bounded by the
+/// read timeout). Closing at once with the rest of the server's flight unread would reset
+/// the connection, and the server would record a reset instead of the alert.
+fn drain<S: SocketStream>(stream: &mut S) {
+    let _ = stream.tcp().shutdown(std::net::Shutdown::Write);
+    // Any size works; 16 KiB is one maximal TLS record per read.
+    let mut buf = [0u8; 16 * 1024];
+    while matches!(stream.read(&mut buf), Ok(n) if n > 0) {}
+}
