@@ -30,7 +30,7 @@ import tomli_w
 
 from chainlab import __version__
 from chainlab.campaign import axes, estimate, ids
-from chainlab.campaign.algorithms import token
+from chainlab.campaign.algorithms import resumption_ratio, token
 from chainlab.campaign.model import NetworkProfile, SamplingPolicy, Scenario
 from chainlab.network.calibrate import TOLERANCE
 from chainlab.network.profile import LOOPBACK
@@ -103,6 +103,21 @@ class SyntheticScenario:
     overrides: dict = field(default_factory=dict)  # OVERRIDES column -> n values (ok rows)
     # Values of other axes (chainlab.campaign.axes key -> value); the rest at their defaults.
     axis_values: dict = field(default_factory=dict)
+    # A resumption mix (handshake_mode resumeNN): the share of its measured handshakes that
+    # resumed (the first ones); None: the mix's own ratio.
+    resumed_share: float | None = None
+
+    def resumed(self, measured_index: int) -> bool:
+        """Whether the measured handshake at this index (0 = the first after the warm-ups)
+        resumed: all of them when resumed, the first share of them in a mix."""
+        if self.handshake_mode == "resumed":
+            return True
+        if self.handshake_mode == "full" or measured_index < 0:
+            return False
+        share = self.resumed_share
+        if share is None:
+            share = resumption_ratio(self.handshake_mode)
+        return measured_index < round(share * self.n)
 
     def __post_init__(self):
         # Positions a hierarchy of this depth does not have hold no algorithm.
@@ -230,7 +245,7 @@ def _records(s: SyntheticScenario, sc: Scenario, certs: list[dict], rng, t0_ns: 
             "total_ns": total, "cpu_ns": ccpu, "cpu_user_us": round(ccpu / 1e3 * 0.8),
             "cpu_sys_us": round(ccpu / 1e3 * 0.2), "bytes_read": read, "bytes_written": written,
             "conn_bytes_read": read, "conn_bytes_written": written, "group": sc.kex,
-            "sigalg": sigalg, "resumed": sc.handshake_mode == "resumed", "verify": True,
+            "sigalg": sigalg, "resumed": s.resumed(i - s.n_warmup), "verify": True,
             "peer_chain": chain,
         })  # fmt: skip
         server.append({

@@ -56,3 +56,31 @@ def test_a_client_certificate_against_its_twin(make_store):
         ("latency_ratio", 1.25),
     ):
         assert (r[name], r[f"{name}_lo"], r[f"{name}_hi"]) == pytest.approx((want,) * 3), name
+
+
+@pytest.mark.parametrize(
+    "mix_latency,off_line",
+    [(1.5, False), (1.8, True)],
+    ids=["on the line", "off the line"],
+)
+def test_a_resumption_mix_against_its_line(make_store, mix_latency, off_line):
+    """Full (r = 0) 2 ms, resumed (r = 1) 1 ms; half of the mix's handshakes resumed, so its
+    line is (1 - 0.5)·2 + 0.5·1 = 1.5 ms; a mix measured at 1.8 ms is off it (no width)."""
+    full = dict(latency_ms=2.0, server_cpu_ms=1.0, client_cpu_ms=0.8)
+    resumed = dict(latency_ms=1.0, server_cpu_ms=0.2, client_cpu_ms=0.4)
+    mix = dict(latency_ms=mix_latency, server_cpu_ms=0.6, client_cpu_ms=0.6)
+    a = analyze(
+        make_store(
+            [
+                constant(**full, n=40),
+                constant(**resumed, n=40, handshake_mode="resumed"),
+                constant(**mix, n=40, handshake_mode="resume50", resumed_share=0.5),
+            ]
+        )
+    )
+    r = a.resumption.set_index("ratio").loc[0.5]
+    assert (r["resumed_share"], r["latency_line"]) == pytest.approx((0.5, 1.5))
+    assert (r["latency_line_lo"], r["latency_line_hi"]) == pytest.approx((1.5, 1.5))
+    assert r["server_cpu_line"] == pytest.approx(0.6) and not r["server_cpu_off_line"]
+    assert r["latency"] == pytest.approx(mix_latency)
+    assert bool(r["latency_off_line"]) is off_line
