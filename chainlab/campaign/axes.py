@@ -91,9 +91,6 @@ class Axis:
     # How a scenario's label names its value where the axis varies in a store, from its
     # column values; None: "<key> <value>".
     describe: Callable[..., str] | None = None
-    # Whether a scenario's params name it only away from its default (every axis added
-    # after the first stores: old scenarios keep their params).
-    params_at_default: bool = False
     # Whether the axis is one of the four the id and the runner handle themselves.
     structural: bool = False
 
@@ -157,7 +154,6 @@ KEX = Axis(
     where={"kex": lambda g: {g}, "kex_family": lambda g: {GROUPS[g]}},
     where_read={"kex_family": ("classical", "hybrid", "pure_pq")},
     order={"classical": 0, "hybrid": 1, "pure_pq": 2},  # of its family
-    params_at_default=True,
     structural=True,
 )
 HIERARCHY = Axis(
@@ -187,7 +183,6 @@ HIERARCHY = Axis(
         "leaf": "resolve_alg",
         "algorithm": "resolve_alg",
     },
-    params_at_default=True,
     structural=True,
 )
 TARGET = Axis(
@@ -208,7 +203,6 @@ NETWORK = Axis(
     id_read=lambda p, _: p[4:] if p.startswith("net_") else NOT_MINE,
     id_help="net_<profile>",
     describe=str,
-    params_at_default=True,
     structural=True,
 )
 
@@ -234,7 +228,7 @@ def _client_tokens(part: str, algorithms: Mapping[str, str]):
     return tuple(algorithms[t] for t in tokens)
 
 
-def _client_auth_name(h: tuple[str, ...]) -> str:
+def client_auth_name(h: tuple[str, ...]) -> str:
     """The store's `client_auth`: the client hierarchy's algorithms root first, comma-
     separated, or 'none'."""
     return ",".join(h) if h else NO_CLIENT_AUTH
@@ -258,7 +252,6 @@ SERVED_CHAIN = Axis(
             else []
         ),
     ],
-    params_at_default=True,
 )
 HANDSHAKE_MODE = Axis(
     key="handshake_mode",
@@ -271,7 +264,6 @@ HANDSHAKE_MODE = Axis(
     id_help="resumed, resume<NN>",
     describe=str,
     needs=lambda v, _: [_need("client", "resumption_mix")] if MIX_RE.match(v) else [],
-    params_at_default=True,
 )
 CERT_COMPRESSION = Axis(
     key="cert_compression",
@@ -284,14 +276,13 @@ CERT_COMPRESSION = Axis(
     id_help=", ".join(c for c in CERT_COMPRESSIONS if c != "none"),
     flags=lambda v: ["--cert-compression", v],
     describe=lambda v: f"comp {v}",
-    params_at_default=True,
 )
 CLIENT_AUTH = Axis(
     key="client_auth",
     label="client certificate",
     default=(),
     read="client_auth",
-    store=lambda h: (_client_auth_name(h),),
+    store=lambda h: (client_auth_name(h),),
     order={NO_CLIENT_AUTH: 0},
     id_part=lambda h, alg_token: CLIENT_PREFIX + "_".join(alg_token(a) for a in h),
     id_read=_client_tokens,
@@ -299,7 +290,6 @@ CLIENT_AUTH = Axis(
     where={"client_leaf": lambda h: {h[-1] if h else NO_CLIENT_AUTH}},
     where_read={"client_leaf": "client_leaf"},
     needs=lambda h, _: [_need("both", "client_auth")] if h else [],
-    params_at_default=True,
 )
 TRANSPORT = Axis(
     key="transport",
@@ -311,7 +301,7 @@ TRANSPORT = Axis(
     id_help=", ".join(t for t in TRANSPORTS if t != DEFAULT_TRANSPORT),
     flags=lambda v: ["--transport", v],
     describe=str,
-    needs=lambda v, _: [_need("both", "quic")] if v != "tcp" else [],
+    needs=lambda v, _: [_need("both", "quic")] if v != DEFAULT_TRANSPORT else [],
 )
 STACK = Axis(
     key="stack",

@@ -11,7 +11,6 @@ from chainlab.campaign.algorithms import (
     ENGINE_CHAIN,
     GROUPS,
     INTERMEDIATE_ANCHOR,
-    NO_CLIENT_AUTH,
     resumption_ratio,
 )
 from chainlab.campaign.axes import (
@@ -265,9 +264,8 @@ class Scenario:
 
     @property
     def client_auth_name(self) -> str:
-        """The store's `client_auth`: the client hierarchy's algorithms root first,
-        comma-separated, or 'none'."""
-        return ",".join(self.client_auth) if self.client_auth else NO_CLIENT_AUTH
+        """The store's `client_auth` (chainlab.campaign.axes.client_auth_name)."""
+        return axes.client_auth_name(self.client_auth)
 
     @property
     def engine_chain(self) -> str:
