@@ -55,6 +55,9 @@ class Store:
         self.path = path
         self.con = con
         self.read_only = read_only
+        # Table -> the catalog's columns, read once per table: a store's schema changes only
+        # when it is upgraded, on opening.
+        self._catalog: dict[str, dict[str, str]] = {}
 
     # -- opening -----------------------------------------------------------------------
 
@@ -319,12 +322,10 @@ class Store:
             self.con.unregister("_new_rows")
 
     def _columns(self, table: str) -> dict[str, str]:
-        """The catalog's columns of `table` (cached: a store's schema changes only when it is
-        upgraded, on opening)."""
-        cache = self.__dict__.setdefault("_catalog", {})
-        if table not in cache:
-            cache[table] = schema.columns(self.con, table)
-        return cache[table]
+        """The catalog's columns of `table`."""
+        if table not in self._catalog:
+            self._catalog[table] = schema.columns(self.con, table)
+        return self._catalog[table]
 
     def _write(self, work) -> None:
         if self.read_only:
