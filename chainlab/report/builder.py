@@ -34,6 +34,14 @@ def median_row(df: pd.DataFrame, col: str) -> dict:
     return ordered.iloc[(len(ordered) - 1) // 2].to_dict()
 
 
+def median_per_group(df: pd.DataFrame, by: str, col: str, line) -> list[tuple[str, str]]:
+    """One headline per value of `by`: `line(value, row, n)` of the group's `median_row` by
+    `col` (n: the group's size); none for an empty frame."""
+    if df.empty:
+        return []
+    return [line(v, median_row(g, col), len(g)) for v, g in df.groupby(by, sort=True)]
+
+
 def median_of(n: int) -> str:
     """How a headline names the row `median_row` chose among n pairs."""
     return "the only pair" if n == 1 else f"the median of {n} pairs"

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from chainlab.analysis.intermediates import REFERENCE_POLICY
 from chainlab.report import format as f
-from chainlab.report.builder import Builder, ci, ci_of, codes, ints, median_of, median_row, nums
+from chainlab.report.builder import (
+    Builder,
+    ci,
+    ci_of,
+    codes,
+    ints,
+    median_of,
+    median_per_group,
+    nums,
+)
 from chainlab.report.document import Section
 from chainlab.report.sections.registry import section
 
@@ -17,20 +26,16 @@ POLICY_TEXT = {
 
 def headline(b: Builder) -> list[tuple[str, str]]:
     """Per served-chain policy: bytes saved and latency against the reference (median pair)."""
-    p = b.a.intermediates
-    if p.empty:
-        return []
-    out = []
-    for policy, g in p.groupby("policy", sort=True):
-        r = median_row(g, "latency_ratio")
-        out.append(
-            (
-                f"Serving {policy} instead of {REFERENCE_POLICY}",
-                f"reads {int(r['read_saving_bytes'])} B less, latency × "
-                f"{ci_of(r, 'latency_ratio')} for `{r['scenario_id']}` ({median_of(len(g))})",
-            )
-        )
-    return out
+    return median_per_group(
+        b.a.intermediates,
+        "policy",
+        "latency_ratio",
+        lambda policy, r, n: (
+            f"Serving {policy} instead of {REFERENCE_POLICY}",
+            f"reads {int(r['read_saving_bytes'])} B less, latency × "
+            f"{ci_of(r, 'latency_ratio')} for `{r['scenario_id']}` ({median_of(n)})",
+        ),
+    )
 
 
 @section(140, headline=headline)

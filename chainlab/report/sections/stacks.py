@@ -6,28 +6,32 @@ from __future__ import annotations
 import math
 
 from chainlab.analysis.stacks import REFERENCE_STACK
-from chainlab.report.builder import Builder, ci, ci_of, codes, ints, median_of, median_row, nums
+from chainlab.report.builder import (
+    Builder,
+    ci,
+    ci_of,
+    codes,
+    ints,
+    median_of,
+    median_per_group,
+    nums,
+)
 from chainlab.report.document import Section
 from chainlab.report.sections.registry import section
 
 
 def headline(b: Builder) -> list[tuple[str, str]]:
     """Per stack: its server CPU and latency against the reference stack (median pair)."""
-    p = b.a.stacks
-    if p.empty:
-        return []
-    out = []
-    for stack, g in p.groupby("stack", sort=True):
-        r = median_row(g, "server_cpu_ratio")
-        out.append(
-            (
-                f"{stack} against {REFERENCE_STACK}",
-                f"server CPU × {ci_of(r, 'server_cpu_ratio')}, latency × "
-                f"{ci_of(r, 'latency_ratio')} for `{r['scenario_id']}` ({median_of(len(g))} "
-                "by server CPU)",
-            )
-        )
-    return out
+    return median_per_group(
+        b.a.stacks,
+        "stack",
+        "server_cpu_ratio",
+        lambda stack, r, n: (
+            f"{stack} against {REFERENCE_STACK}",
+            f"server CPU × {ci_of(r, 'server_cpu_ratio')}, latency × "
+            f"{ci_of(r, 'latency_ratio')} for `{r['scenario_id']}` ({median_of(n)} by server CPU)",
+        ),
+    )
 
 
 @section(170, headline=headline)
