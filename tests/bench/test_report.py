@@ -11,7 +11,9 @@ def test_bench_report_prints_time_and_memory(tmp_path, capsys):
     line = next(x for x in out.splitlines() if x.startswith("chainlab report run 1"))
     wall = float(line.split("wall time ")[1].split(" s")[0])
     mib = float(line.split("peak memory ")[1].split(" MiB")[0])
-    assert wall > 0 and mib > 0  # the figures are printed; their size is the benchmark's
+    # The report process's own peak: above what its libraries alone take, far below a GiB
+    # for 3,000 samples. Its wall time is the benchmark's figure, not this test's.
+    assert wall > 0 and 50 < mib < 4096
     assert (tmp_path / "bench-report-report" / "index.html").is_file()
 
 
