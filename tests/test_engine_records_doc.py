@@ -48,6 +48,7 @@ def documented() -> dict[str, tuple[set[str], set[str]]]:
     quic_only = {f for f in quic if f.startswith(("datagrams", "conn_datagrams", "flight"))}
     client, client_opt = table_fields(s['Client record (`side: "client"`)'])
     server, server_opt = table_fields(s['Server record (`side: "server"`)'])
+    thread, _ = table_fields(s['Server record (`side: "server"`)'], 1)
     ready, _ = table_fields(s["The server's ready line"])
     # Every record gains `transport` (the QUIC section's prose says so).
     return {
@@ -56,6 +57,7 @@ def documented() -> dict[str, tuple[set[str], set[str]]]:
         "server": (server | {"transport"} | quic_only, server_opt | quic_only),
         "load": (client | {"transport"} | quic_only | load_client, client_opt | quic_only),
         "generator": generator,
+        "server_thread": (thread, set()),
     }
 
 
@@ -116,8 +118,9 @@ def test_every_engine_writes_what_the_doc_says(stack, eng, pki, tmp_path):
     docs = documented()
     ready, server, client = run_engine(tmp_path, eng, pki, transport="tcp", load=False)
     assert set(ready) <= docs["ready"][0], sorted(set(ready) - docs["ready"][0])
+    assert [r["side"] for r in server].count("server_thread") == 1
     for r in server:
-        check("server", r, docs)
+        check(r["side"], r, docs)
     for r in client:
         check("client", r, docs)
 

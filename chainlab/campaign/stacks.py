@@ -70,8 +70,6 @@ CAPABILITIES: dict[str, Capabilities] = {
             "partial_chain",
             "untrusted_intermediates",
             "resumption_mix",
-            "load",
-            "workers",
             "targets",
         ),
     ),

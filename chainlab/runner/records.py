@@ -50,6 +50,12 @@ def read(path: Path, stack: str | None = None) -> list[dict]:
     return out
 
 
+def server_connections(path: Path, stack: str | None = None) -> list[dict]:
+    """A server's records of its connections: `read`, without the serving threads' accounts
+    (`side: "server_thread"`) written as it stops."""
+    return [r for r in read(path, stack) if r.get("side") == "server"]
+
+
 def count_lines(path: Path) -> int:
     """Complete records written so far (for live progress; no parsing)."""
     try:

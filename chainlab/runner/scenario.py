@@ -281,7 +281,7 @@ class ScenarioExecution:
             self.server_exit = ended
         self._server_proc = None
         try:
-            self.server += records.read(
+            self.server += records.server_connections(
                 self.dir / f"server-{self.visits}.jsonl", stack=self.s.server_stack
             )
         except records.RecordError as e:

@@ -2,7 +2,6 @@
 //! the values (algorithm names, files, ports) and reports a one-line error naming the bad
 //! value and the allowed ones.
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -69,164 +68,13 @@ pub enum Purpose {
     Client,
 }
 
-// What the server sends, certificate compression and what the TLS context offers are the
-// same flags on every engine (chainlab-record's `args`).
-pub use chainlab_record::args::{ChainPolicy, Compression, TlsArgs};
+// `serve`, `handshake` and `load` take the same flags on every engine (chainlab-record's
+// `args`).
+pub use chainlab_record::args::{
+    Arrivals, ChainPolicy, ClientArgs, Compression, HandshakeArgs, LoadArgs, ServeArgs,
+    ServerModel, TlsArgs,
+};
 pub use chainlab_record::record::Transport;
-
-#[derive(Debug, Args)]
-pub struct ServeArgs {
-    /// Hierarchy directory written by `pki`.
-    #[arg(long)]
-    pub pki: PathBuf,
-    /// Address to listen on; port 0 picks a free port (reported in the ready line).
-    #[arg(long, default_value = "127.0.0.1:0")]
-    pub listen: SocketAddr,
-    /// Certificates the server sends.
-    #[arg(long, value_enum, default_value = "leaf+intermediates")]
-    pub chain: ChainPolicy,
-    #[command(flatten)]
-    pub tls: TlsArgs,
-    /// Session tickets issued per full handshake (0 disables resumption).
-    #[arg(long, default_value_t = 0)]
-    pub tickets: u32,
-    /// Where records go ("-" for standard output). The ready line always goes to stdout.
-    #[arg(long, default_value = "-")]
-    pub records: String,
-    /// Connections handled concurrently (1 = one at a time, as the paper's s_server).
-    #[arg(long, default_value_t = 1)]
-    pub workers: usize,
-    /// Give up on a connection whose peer stalls for this long (ms).
-    #[arg(long, default_value_t = 10_000)]
-    pub io_timeout_ms: u64,
-    /// Stop after this many connections (default: run until SIGTERM/SIGINT).
-    #[arg(long)]
-    pub max_connections: Option<u64>,
-    /// Turn off per-connection instrumentation (CPU clocks, byte counting, records): for
-    /// measuring the instrumentation's own overhead only.
-    #[arg(long)]
-    pub no_instrument: bool,
-    /// Run on these CPUs only (e.g. "0" or "0-3"), one core per worker at most being the
-    /// usual plan; default: wherever the kernel puts it.
-    #[arg(long)]
-    pub cpus: Option<String>,
-    /// Mutual TLS: request a client certificate, require one, and verify the client's chain
-    /// against these trust anchors (a client hierarchy's `ca.pem`, from `pki --purpose
-    /// client`). A missing or rejected client certificate fails the handshake with
-    /// `client_cert_rejected`.
-    #[arg(long)]
-    pub client_ca: Option<PathBuf>,
-}
-
-/// What a client connects to and how: shared by `handshake` and `load`.
-#[derive(Debug, Args)]
-pub struct ClientArgs {
-    /// Server address.
-    #[arg(long)]
-    pub connect: SocketAddr,
-    /// Trust anchor (the hierarchy's root, `ca.pem` in a `pki` directory).
-    #[arg(long)]
-    pub ca: Option<PathBuf>,
-    /// Extra untrusted certificates for path building (intermediates the server does not send).
-    #[arg(long)]
-    pub untrusted: Option<PathBuf>,
-    /// Accept a chain that ends at any certificate of `--ca`, not only at a self-signed root
-    /// (X509_V_FLAG_PARTIAL_CHAIN): an intermediate as the trust anchor, as in the Trust
-    /// Anchor IDs deployment model. Nothing above the anchor is fetched or checked.
-    #[arg(long)]
-    pub partial_chain: bool,
-    /// Mutual TLS: authenticate with the leaf of this hierarchy directory (`pki --purpose
-    /// client`), sending `chain-leaf+intermediates.pem` and signing with `leaf.key` when the
-    /// server asks for a certificate.
-    #[arg(long)]
-    pub cert_pki: Option<PathBuf>,
-    /// Skip chain verification (recorded in every record).
-    #[arg(long)]
-    pub no_verify: bool,
-    /// Name sent in SNI and checked against the leaf's subjectAltName.
-    #[arg(long, default_value = "localhost")]
-    pub servername: String,
-    #[command(flatten)]
-    pub tls: TlsArgs,
-    /// Resume sessions: every handshake after the first full one offers the last ticket
-    /// (under `load`, each connection slot keeps its own ticket).
-    #[arg(long)]
-    pub resume: bool,
-    /// A resumption mix: each handshake offers the kept ticket with this probability (0-1,
-    /// a seeded draw per attempt, `--resume-seed`), the others run full handshakes. Every
-    /// completed handshake's session replaces the kept one, so a full handshake's fresh
-    /// ticket is what the next resumption offers, as real clients do.
-    #[arg(long, conflicts_with = "resume")]
-    pub resume_ratio: Option<f64>,
-    /// Seed of the `--resume-ratio` draws (the same seed repeats the same mix).
-    #[arg(long, default_value_t = 1)]
-    pub resume_seed: u64,
-    /// Connect and handshake timeout (ms); a server that stalls longer is recorded as hung.
-    #[arg(long, default_value_t = 10_000)]
-    pub timeout_ms: u64,
-    /// Where records go ("-" for standard output).
-    #[arg(long, default_value = "-")]
-    pub records: String,
-    /// First sequence number (so a resumed campaign continues numbering).
-    #[arg(long, default_value_t = 0)]
-    pub seq_start: u64,
-    /// Turn off instrumentation (CPU clocks, byte counting, chain capture): latency only.
-    #[arg(long)]
-    pub no_instrument: bool,
-    /// Run on these CPUs only (e.g. "1" or "0,2-3"); default: wherever the kernel puts it.
-    #[arg(long)]
-    pub cpus: Option<String>,
-}
-
-#[derive(Debug, Args)]
-pub struct HandshakeArgs {
-    #[command(flatten)]
-    pub client: ClientArgs,
-    /// Number of measured handshakes.
-    #[arg(long, conflicts_with = "duration_ms")]
-    pub count: Option<u64>,
-    /// Run measured handshakes for this long (ms) instead of a count.
-    #[arg(long)]
-    pub duration_ms: Option<u64>,
-    /// Warm-up handshakes before the measured ones (recorded with "warmup": true).
-    #[arg(long, default_value_t = 0)]
-    pub warmup: u64,
-}
-
-/// How the intended start times of a load run are spaced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Arrivals {
-    /// Exactly 1/rate apart.
-    Constant,
-    /// Exponential gaps of mean 1/rate (a Poisson process), from `--seed`.
-    Poisson,
-}
-
-#[derive(Debug, Args)]
-pub struct LoadArgs {
-    #[command(flatten)]
-    pub client: ClientArgs,
-    /// Offered load: connection attempts per second.
-    #[arg(long)]
-    pub rate: f64,
-    /// How attempts are spaced in time.
-    #[arg(long, value_enum, default_value = "constant")]
-    pub arrivals: Arrivals,
-    /// Length of the schedule (ms): attempts are scheduled in [0, duration).
-    #[arg(long)]
-    pub duration_ms: u64,
-    /// Connections in flight at most; an attempt due when this many are open is recorded as
-    /// failed with `generator_saturated`, never delayed or skipped.
-    #[arg(long, default_value_t = 64)]
-    pub max_in_flight: usize,
-    /// Seed of the Poisson schedule.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Unscheduled warm-up handshakes, one at a time before the schedule starts (recorded
-    /// with "warmup": true).
-    #[arg(long, default_value_t = 0)]
-    pub warmup: u64,
-}
 
 #[derive(Debug, Args)]
 pub struct ReferenceArgs {

@@ -76,6 +76,12 @@ impl CountingStream {
         self.last_error
     }
 
+    /// Forgets the last error: a non-blocking socket's "would block" is a wait, not a
+    /// failure, and must not be read as the cause of a later one.
+    pub fn clear_last_error(&mut self) {
+        self.last_error = None;
+    }
+
     /// `conn_id` of the ClientHello this side sent (`sent`, a client) or received (a
     /// server): `None` when the first record that crossed was no ClientHello, or too short.
     pub fn hello_conn_id(&self, sent: bool) -> Option<String> {

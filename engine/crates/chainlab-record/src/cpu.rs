@@ -38,6 +38,27 @@ impl ThreadCpu {
         }
     }
 
+    /// No CPU: the start of a sum of spans.
+    pub const ZERO: ThreadCpu = ThreadCpu {
+        total_ns: 0,
+        user_us: 0,
+        sys_us: 0,
+        instructions: Some(0),
+    };
+
+    /// The sum of two spans of CPU (instructions only where both counted them).
+    pub fn plus(self, other: ThreadCpu) -> ThreadCpu {
+        ThreadCpu {
+            total_ns: self.total_ns + other.total_ns,
+            user_us: self.user_us + other.user_us,
+            sys_us: self.sys_us + other.sys_us,
+            instructions: match (self.instructions, other.instructions) {
+                (Some(a), Some(b)) => Some(a + b),
+                _ => None,
+            },
+        }
+    }
+
     /// CPU spent since `earlier` on this thread.
     pub fn since(self, earlier: ThreadCpu) -> ThreadCpu {
         ThreadCpu {

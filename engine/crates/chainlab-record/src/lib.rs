@@ -1,9 +1,12 @@
 //! What every chainlab engine shares, whatever TLS stack it links: the command-line options
-//! both take alike (`args`), the per-connection record schema (`record`), the thread CPU
-//! clocks and CPU placement (`cpu`), byte counting at the socket (`counting`), the failures
-//! both classify alike (`failure`), the servers' accept loop (`listen`), documents on standard output that end quietly on a
-//! closed pipe (`output`) and the clocks of a
-//! record (`unix_ns`, `ns_between`).
+//! all take alike (`args`), the per-connection record schema (`record`) and how a side's
+//! observations become a record (`observed`), the server scaffold with its thread-per-
+//! connection and event-loop models, ready line and stop signals (`serve`), the client's
+//! attempt loop and the open-loop load generator (`drive`), the thread CPU clocks and CPU
+//! placement (`cpu`), byte counting at the socket (`counting`), the failures all classify
+//! alike (`failure`), the thread model's accept wait (`listen`), documents on standard
+//! output that end quietly on a closed pipe (`output`) and the clocks of a record
+//! (`unix_ns`, `ns_between`).
 //!
 //! The OpenSSL engine (`chainlab-engine`, linked against OpenSSL 3.5 or 4.0) and the rustls
 //! engine (`chainlab-rustls`) write their records through this crate, so everything
@@ -12,10 +15,13 @@
 pub mod args;
 pub mod counting;
 pub mod cpu;
+pub mod drive;
 pub mod failure;
 pub mod listen;
+pub mod observed;
 pub mod output;
 pub mod record;
+pub mod serve;
 
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 

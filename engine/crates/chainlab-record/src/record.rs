@@ -10,6 +10,8 @@ use std::io::Write;
 
 use serde::Serialize;
 
+use crate::args::ServerModel;
+
 /// What carries the TLS 1.3 handshake.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -170,6 +172,9 @@ pub struct ServerRecord {
     pub stack: &'static str,
     /// "tcp" or "quic". With QUIC, every `bytes_*` field counts UDP payload bytes.
     pub transport: Transport,
+    /// How the server ran its connections: "threads" (one thread per connection) or
+    /// "event" (event loops, many connections per thread).
+    pub server_model: ServerModel,
     pub seq: u64,
     pub conn_id: Option<String>,
     pub peer_port: Option<u16>,
@@ -247,6 +252,33 @@ pub struct GeneratorRecord {
     /// Largest scheduling lag of an attempt handed to a connection slot (dispatch lag: the
     /// scheduler's own lateness, before the slot's).
     pub max_dispatch_lag_ns: u64,
+}
+
+/// A serving thread's account of itself, written once as the server stops
+/// (`side: "server_thread"`): what its CPU went to, so a reader can check that the
+/// connections' records account for it (`conn_cpu_ns` of its connections sum to
+/// `conn_cpu_ns` here) and see how much went to waiting for readiness.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServerThreadRecord {
+    pub schema: &'static str,
+    pub side: &'static str, // "server_thread"
+    pub stack: &'static str,
+    pub server_model: ServerModel,
+    /// The thread's index (0 .. --workers).
+    pub thread: usize,
+    /// The CPU it was pinned to (event loops with --cpus); null: not pinned on its own.
+    pub cpu: Option<usize>,
+    /// Connections it accepted and recorded.
+    pub connections: u64,
+    /// Wall time from the thread's start to its end.
+    pub wall_ns: u64,
+    /// The thread's CPU (CLOCK_THREAD_CPUTIME_ID) from its start to its end.
+    pub cpu_ns: u64,
+    /// Of it: the sum of its connections' steps (each connection's `conn_cpu_ns`).
+    pub conn_cpu_ns: u64,
+    /// Of it: in the readiness wait (epoll) or, thread per connection, waiting in accept's
+    /// poll; it belongs to no connection.
+    pub wait_cpu_ns: u64,
 }
 
 /// Line-oriented writer: one record, one line, flushed, so a crash loses at most the record

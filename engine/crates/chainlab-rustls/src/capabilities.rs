@@ -12,7 +12,8 @@ use rustls::crypto::aws_lc_rs::kx_group;
 use rustls::crypto::SupportedKxGroup;
 use rustls::{NamedGroup, SignatureScheme};
 
-use crate::cli::{Compression, HandshakeArgs, ServeArgs, Transport};
+use crate::cli::{Compression, ServeArgs, Transport};
+use chainlab_record::args::ClientArgs;
 
 /// The stack name campaigns use and every record carries.
 pub const STACK: &str = "rustls";
@@ -141,8 +142,6 @@ pub const MISSING_FEATURES: &[&str] = &[
     "partial_chain",
     "untrusted_intermediates",
     "resumption_mix",
-    "load",
-    "workers",
     "targets",
 ];
 
@@ -218,18 +217,11 @@ pub fn check_serve(args: &ServeArgs) -> anyhow::Result<()> {
     if args.client_ca.is_some() {
         bail!(missing("--client-ca", "client_auth"));
     }
-    if args.workers != 1 {
-        bail!(
-            "--workers {}: the rustls engine serves one connection at a time (workers 1); \
-             missing capability: workers",
-            args.workers
-        );
-    }
     Ok(())
 }
 
 /// Refuses what the client cannot do, naming the option and the capability.
-pub fn check_handshake(args: &HandshakeArgs) -> anyhow::Result<()> {
+pub fn check_handshake(args: &ClientArgs) -> anyhow::Result<()> {
     check_tls(args.tls.transport, args.tls.cert_compression)?;
     if args.cert_pki.is_some() {
         bail!(missing("--cert-pki", "client_auth"));

@@ -12,59 +12,48 @@ use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, bail};
+use anyhow::anyhow;
 use chainlab_record::counting::{CountingStream, Counts};
-use chainlab_record::cpu::{self, ThreadCpu};
-use chainlab_record::record::{ClientRecord, ObservedCert, Outcome, RecordWriter, SCHEMA};
+use chainlab_record::cpu::ThreadCpu;
+use chainlab_record::drive::{self, Slot};
+use chainlab_record::observed::ClientIdentity;
+use chainlab_record::record::{ClientRecord, ObservedCert};
 use chainlab_record::{ns_between, unix_ns};
 use rustls::pki_types::{CertificateDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, HandshakeKind};
 
 use crate::capabilities::{self, STACK};
 use crate::chain::observed_chain;
-use crate::cli::HandshakeArgs;
-use crate::errors::{self, Failure, Side};
+use crate::cli::{ClientArgs, HandshakeArgs, LoadArgs};
+use crate::errors::{self, Side};
 use crate::io::{self as tlsio, RecordReads, Socket, Stop};
 use crate::tls;
 
 pub fn run(args: &HandshakeArgs) -> anyhow::Result<()> {
-    if args.count.is_none() && args.duration_ms.is_none() {
-        bail!("one of --count N or --duration-ms MS is required");
-    }
-    if args.timeout_ms == 0 {
-        bail!("--timeout-ms 0: must be at least 1");
-    }
+    let config = prepare(&args.client)?;
+    drive::attempts(&mut Client::new(&args.client, config)?, args)
+}
+
+/// `load`: the scaffold's open-loop generator (`chainlab_record::drive::load`) over slots of
+/// this client. The slots share one configuration, and so, with `--resume`, one session
+/// cache: a slot may resume a ticket another slot received (the server's tickets are
+/// stateless, so to the server that is the same).
+pub fn load(args: &LoadArgs) -> anyhow::Result<()> {
+    let config = prepare(&args.client)?;
+    let who = Client::new(&args.client, config.clone())?.identity();
+    drive::load(args, who, || Client::new(&args.client, config.clone()))
+}
+
+/// What every client run does first: check the options (the shared ones and what this
+/// stack cannot do), pin to `--cpus`, build the configuration.
+fn prepare(args: &ClientArgs) -> anyhow::Result<Arc<ClientConfig>> {
+    drive::check_client(args)?;
     capabilities::check_handshake(args)?;
-    if let Some(cpus) = &args.cpus {
-        cpu::pin(cpus)?;
-    }
-    let client = Client::new(args)?;
-    let mut writer = RecordWriter::open(&args.records)?;
-    let mut seq = args.seq_start;
-    let mut one = |warmup: bool| -> anyhow::Result<()> {
-        let record = client.attempt(seq, warmup)?;
-        writer.write(&record)?;
-        seq += 1;
-        Ok(())
-    };
-    for _ in 0..args.warmup {
-        one(true)?;
-    }
-    if let Some(count) = args.count {
-        for _ in 0..count {
-            one(false)?;
-        }
-    } else if let Some(ms) = args.duration_ms {
-        let end = Instant::now() + Duration::from_millis(ms);
-        while Instant::now() < end {
-            one(false)?;
-        }
-    }
-    Ok(())
+    tls::client(args)
 }
 
 struct Client<'a> {
-    args: &'a HandshakeArgs,
+    args: &'a ClientArgs,
     config: Arc<ClientConfig>,
     server_name: ServerName<'static>,
     timeout: Duration,
@@ -77,29 +66,14 @@ struct Client<'a> {
 }
 
 /// What one attempt observed, before it becomes a record.
-#[derive(Default)]
-struct Observed {
-    connect_ns: u64,
-    handshake_ns: Option<u64>,
-    cpu: Option<ThreadCpu>,
-    handshake_counts: Option<Counts>,
-    conn_counts: Option<Counts>,
-    peer_close_notify: Option<bool>,
-    conn_id: Option<String>,
-    local_port: Option<u16>,
-    group: Option<String>,
-    sigalg: Option<String>,
-    resumed: Option<bool>,
-    peer_chain: Option<Vec<ObservedCert>>,
-    failure: Option<Failure>,
-}
+type Observed = chainlab_record::observed::ClientObserved;
 
 impl<'a> Client<'a> {
-    fn new(args: &'a HandshakeArgs) -> anyhow::Result<Self> {
+    fn new(args: &'a ClientArgs, config: Arc<ClientConfig>) -> anyhow::Result<Self> {
         let server_name = ServerName::try_from(args.servername.clone())
             .map_err(|e| anyhow!("--servername {:?}: {e}", args.servername))?;
         Ok(Client {
-            config: tls::client(args)?,
+            config,
             server_name,
             timeout: Duration::from_millis(args.timeout_ms),
             side: Side::Client {
@@ -125,8 +99,18 @@ impl<'a> Client<'a> {
         Ok(observed)
     }
 
+    /// Who writes this client's records.
+    fn identity(&self) -> ClientIdentity {
+        ClientIdentity {
+            stack: STACK,
+            transport: self.args.tls.transport,
+            verify: !self.args.no_verify,
+            instrument: !self.args.no_instrument,
+        }
+    }
+
     /// One connection, start to finish; errors only for local failures.
-    fn attempt(&self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord> {
+    fn one(&self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord> {
         let instrument = !self.args.no_instrument;
         let mut seen = Observed::default();
         tls::take_scheme();
@@ -230,47 +214,12 @@ impl<'a> Client<'a> {
     }
 
     fn record(&self, seq: u64, warmup: bool, start_unix_ns: u128, seen: Observed) -> ClientRecord {
-        let instrument = !self.args.no_instrument;
-        let total_ns = seen.connect_ns + seen.handshake_ns.unwrap_or(0);
-        ClientRecord {
-            schema: SCHEMA,
-            side: "client",
-            stack: STACK,
-            transport: self.args.tls.transport,
-            seq,
-            warmup,
-            conn_id: seen.conn_id,
-            local_port: seen.local_port,
-            start_unix_ns,
-            connect_ns: instrument.then_some(seen.connect_ns),
-            handshake_ns: seen.handshake_ns.filter(|_| instrument),
-            total_ns: Some(total_ns),
-            cpu_ns: seen.cpu.map(|c| c.total_ns),
-            cpu_user_us: seen.cpu.map(|c| c.user_us),
-            cpu_sys_us: seen.cpu.map(|c| c.sys_us),
-            instructions: seen.cpu.and_then(|c| c.instructions),
-            bytes_read: seen.handshake_counts.map(|c| c.read),
-            bytes_written: seen.handshake_counts.map(|c| c.written),
-            conn_bytes_read: seen.conn_counts.map(|c| c.read),
-            conn_bytes_written: seen.conn_counts.map(|c| c.written),
-            datagrams: None,
-            peer_close_notify: seen.peer_close_notify,
-            group: seen.group,
-            sigalg: seen.sigalg,
-            resumed: seen.resumed,
-            resume_offered: None,
-            verify: !self.args.no_verify,
-            peer_chain: seen.peer_chain,
-            outcome: if seen.failure.is_none() {
-                Outcome::Ok
-            } else {
-                Outcome::Failed
-            },
-            error_category: seen.failure.as_ref().map(|f| f.category),
-            error_detail: seen.failure.map(|f| f.detail),
-            intended_ns: None,
-            sched_lag_ns: None,
-            latency_ns: None,
-        }
+        ClientRecord::observed(self.identity(), seq, warmup, start_unix_ns, seen)
+    }
+}
+
+impl Slot for Client<'_> {
+    fn attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord> {
+        self.one(seq, warmup)
     }
 }

@@ -16,9 +16,11 @@ const RECORD_HEADER: usize = 5;
 /// read at most one TLS record per `read`.
 pub struct RecordReads<S> {
     inner: S,
-    /// The current record's header, read whole from the socket, and how much of it the
-    /// caller has taken (it is handed out before the body, in as many reads as it takes).
+    /// The current record's header, read whole from the socket (`header_got` of it so far:
+    /// a non-blocking socket may deliver it in pieces), and how much of it the caller has
+    /// taken (it is handed out before the body, in as many reads as it takes).
     header: [u8; RECORD_HEADER],
+    header_got: usize,
     header_taken: usize,
     /// Bytes of the current record's body still to read.
     left: usize,
@@ -61,6 +63,7 @@ impl<S: Socket> RecordReads<S> {
         Self {
             inner,
             header: [0; RECORD_HEADER],
+            header_got: 0,
             header_taken: RECORD_HEADER,
             left: 0,
         }
@@ -77,18 +80,19 @@ impl<S: Socket> Read for RecordReads<S> {
             return Ok(0);
         }
         if self.header_taken == RECORD_HEADER && self.left == 0 {
-            // The next record: its header, read whole, then handed out, then its body.
-            let mut got = 0;
-            while got < RECORD_HEADER {
-                let n = self.inner.read(&mut self.header[got..])?;
+            // The next record: its header, read whole, then handed out, then its body. A
+            // read that would block keeps what arrived of the header for the next call.
+            while self.header_got < RECORD_HEADER {
+                let n = self.inner.read(&mut self.header[self.header_got..])?;
                 if n == 0 {
-                    if got == 0 {
+                    if self.header_got == 0 {
                         return Ok(0);
                     }
                     return Err(io::ErrorKind::UnexpectedEof.into());
                 }
-                got += n;
+                self.header_got += n;
             }
+            self.header_got = 0;
             self.header_taken = 0;
             self.left = u16::from_be_bytes([self.header[3], self.header[4]]) as usize;
         }

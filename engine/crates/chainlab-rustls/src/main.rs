@@ -26,6 +26,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Serve(args) => server::run(&args),
         Command::Handshake(args) => client::run(&args),
+        Command::Load(args) => client::load(&args),
         Command::Info => info::run(),
     };
     match result {

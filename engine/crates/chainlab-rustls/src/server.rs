@@ -1,127 +1,53 @@
-//! `serve`: the TLS 1.3 server over rustls. One record per accepted connection, one
-//! connection at a time (`--workers 1`).
+//! `serve`: the TLS 1.3 server over rustls. One record per accepted connection.
 //!
-//! Lifecycle: build the configuration (everything that can be wrong with the arguments fails
-//! here), bind, print the ready line, then accept until SIGTERM/SIGINT or
-//! `--max-connections`. The signal handler only sets a flag (installed with SA_RESTART, so
-//! no socket call of a connection is interrupted); the accept loop polls the listener and
-//! checks the flag every 50 ms.
-//!
-//! Per connection, as the OpenSSL engine: accept() returns → start the clocks → handshake
-//! (tickets included) → handshake span ends: CPU and byte counts → send our close_notify →
-//! wait for the client's (bounded by `--io-timeout-ms`) → close → connection span ends
-//! (`conn_ns`, `conn_cpu_ns`) → write the record.
+//! A connection is rustls' `ServerConnection` state machine over the counting socket, read
+//! one TLS record at a time (`io::RecordReads`, as OpenSSL reads), advanced until the socket
+//! would block: the scaffold every engine shares (`chainlab_record::serve`) runs it thread
+//! per connection or in event loops (`--server-model`), and its spans are those of the
+//! OpenSSL engine: accept() returns → handshake (tickets included) → handshake span ends:
+//! CPU and byte counts → our close_notify → the client's (bounded by `--io-timeout-ms`) →
+//! close → connection span ends (`conn_ns`, `conn_cpu_ns`).
 
-use std::io::Write as _;
-use std::net::{SocketAddr, TcpListener};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::io;
 
-use anyhow::{anyhow, bail};
-use chainlab_record::counting::CountingStream;
-use chainlab_record::cpu::{self, ThreadCpu};
-use chainlab_record::listen::accept_until;
-use chainlab_record::record::{Outcome, RecordWriter, ServerRecord, Transport, SCHEMA};
-use chainlab_record::{ns_between, unix_ns};
-use rustls::{HandshakeKind, ServerConnection};
+use chainlab_record::counting::{CountingStream, Counts};
+use chainlab_record::failure::Failure;
+use chainlab_record::observed::ServerObserved;
+use chainlab_record::serve::{self, Conn, Step};
+use rustls::{HandshakeKind, ServerConnection, SignatureScheme};
 use serde::Serialize;
 
 use crate::capabilities::{self, STACK};
 use crate::cli::ServeArgs;
 use crate::errors::{self, Side};
-use crate::io::{self as tlsio, RecordReads, Socket, Stop};
+use crate::io::RecordReads;
 use crate::tls::{self, ServerSetup};
 
-/// Set by SIGTERM/SIGINT.
-static STOP: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_stop_signal(_: libc::c_int) {
-    STOP.store(true, Ordering::SeqCst);
-}
-
 pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
-    if args.io_timeout_ms == 0 {
-        bail!("--io-timeout-ms 0: must be at least 1");
-    }
+    serve::check_args(args)?;
     capabilities::check_serve(args)?;
     if let Some(cpus) = &args.cpus {
-        cpu::pin(cpus)?;
+        chainlab_record::cpu::pin(cpus)?;
     }
     let setup = tls::server(args)?;
-    let listener = TcpListener::bind(args.listen)
-        .map_err(|e| anyhow!("cannot listen on {}: {e}", args.listen))?;
-    listener.set_nonblocking(true)?;
-    let mut records = if args.no_instrument {
-        None
-    } else {
-        Some(RecordWriter::open(&args.records)?)
+    let facts = Facts {
+        rustls: crate::info::RUSTLS_VERSION,
+        served_chain: ServedChain {
+            policy: args.chain,
+            certificates: setup.chain_der.len(),
+            der_bytes: setup.chain_der.iter().sum(),
+        },
+        cert_compression: &setup.compression,
     };
-    install_stop_handler()?;
-    print_ready(args, &setup, listener.local_addr()?)?;
-
-    let io_timeout = Duration::from_millis(args.io_timeout_ms);
-    let mut seq = 0u64;
-    while args.max_connections.is_none_or(|max| seq < max) {
-        let Some((stream, peer)) = accept_until(&listener, &STOP)? else {
-            break;
-        };
-        let accepted = Accepted {
-            seq,
-            peer,
-            accept_unix_ns: unix_ns(),
-            start: Instant::now(),
-            cpu_start: records.as_ref().map(|_| ThreadCpu::now()),
-        };
-        seq += 1;
-        stream.set_nonblocking(false)?;
-        stream.set_nodelay(true)?;
-        stream.set_read_timeout(Some(io_timeout))?;
-        stream.set_write_timeout(Some(io_timeout))?;
-        match records.as_mut() {
-            None => {
-                serve_connection(&setup, RecordReads::new(stream), accepted)?;
-            }
-            Some(writer) => {
-                let io = RecordReads::new(CountingStream::new(stream));
-                if let Some(record) = serve_connection(&setup, io, accepted)? {
-                    writer.write(&record)?;
-                }
-            }
-        }
-    }
-    Ok(())
+    serve::serve(&RustlsServer(&setup), args, STACK, &facts)
 }
 
-fn install_stop_handler() -> anyhow::Result<()> {
-    for signal in [libc::SIGTERM, libc::SIGINT] {
-        // SAFETY: sigaction is plain data, zeroed is valid; the handler only stores to an
-        // atomic (async-signal-safe); SA_RESTART keeps blocking socket calls uninterrupted.
-        let rc = unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_stop_signal as *const () as libc::sighandler_t;
-            action.sa_flags = libc::SA_RESTART;
-            libc::sigemptyset(&mut action.sa_mask);
-            libc::sigaction(signal, &action, std::ptr::null_mut())
-        };
-        if rc != 0 {
-            bail!("sigaction: {}", std::io::Error::last_os_error());
-        }
-    }
-    Ok(())
-}
-
-/// The one line a caller waits for before connecting (docs/engine-records.md).
+/// What this engine's ready line says beyond what every engine says.
 #[derive(Serialize)]
-struct Ready<'a> {
-    event: &'static str,
-    addr: String,
-    transport: Transport,
-    pid: u32,
-    stack: &'static str,
+struct Facts<'a> {
     rustls: &'static str,
     served_chain: ServedChain,
     cert_compression: &'a tls::CompressionSetup,
-    record_schema: &'static str,
 }
 
 #[derive(Serialize)]
@@ -131,102 +57,196 @@ struct ServedChain {
     der_bytes: usize,
 }
 
-fn print_ready(args: &ServeArgs, setup: &ServerSetup, addr: SocketAddr) -> anyhow::Result<()> {
-    let ready = Ready {
-        event: "ready",
-        addr: addr.to_string(),
-        transport: Transport::Tcp,
-        pid: std::process::id(),
-        stack: STACK,
-        rustls: crate::info::RUSTLS_VERSION,
-        served_chain: ServedChain {
-            policy: args.chain,
-            certificates: setup.chain_der.len(),
-            der_bytes: setup.chain_der.iter().sum(),
-        },
-        cert_compression: &setup.compression,
-        record_schema: SCHEMA,
-    };
-    let mut out = std::io::stdout().lock();
-    serde_json::to_writer(&mut out, &ready)?;
-    out.write_all(b"\n")?;
-    out.flush()?;
-    Ok(())
+struct RustlsServer<'a>(&'a ServerSetup);
+
+impl serve::Stack for RustlsServer<'_> {
+    type Conn = RustlsConn;
+
+    fn open(&self, socket: CountingStream) -> anyhow::Result<RustlsConn> {
+        tls::take_scheme(); // nothing of an earlier connection of this thread
+        Ok(RustlsConn {
+            conn: ServerConnection::new(self.0.config.clone())?,
+            io: RecordReads::new(socket),
+            phase: Phase::Handshake,
+            handshake_counts: None,
+            close_sent: false,
+            peer_has_closed: false,
+            peer_close_notify: None,
+            sigalg: None,
+            failure: None,
+        })
+    }
 }
 
-struct Accepted {
-    seq: u64,
-    peer: SocketAddr,
-    accept_unix_ns: u128,
-    start: Instant,
-    cpu_start: Option<ThreadCpu>,
+enum Phase {
+    Handshake,
+    /// After the handshake: our close_notify, then the client's.
+    Closing,
+    Done,
 }
 
-/// Runs one connection to its end; its record on the instrumented path.
-fn serve_connection<S: Socket>(
-    setup: &ServerSetup,
-    mut io: RecordReads<S>,
-    accepted: Accepted,
-) -> anyhow::Result<Option<ServerRecord>> {
-    tls::take_scheme();
-    let mut conn = ServerConnection::new(setup.config.clone())?;
-    let result = tlsio::handshake(&mut conn, &mut io);
-    let end = Instant::now();
-    let cpu = accepted.cpu_start.map(|s| ThreadCpu::now().since(s));
-    let handshake_counts = io.socket().counts();
+struct RustlsConn {
+    conn: ServerConnection,
+    io: RecordReads<CountingStream>,
+    phase: Phase,
+    handshake_counts: Option<Counts>,
+    close_sent: bool,
+    /// The client's close_notify has been processed.
+    peer_has_closed: bool,
+    peer_close_notify: Option<bool>,
+    /// The scheme this connection's CertificateVerify was signed with. The signing key notes
+    /// it in a thread-local while rustls processes the ClientHello, within one step of this
+    /// connection, so it is taken right after each step.
+    sigalg: Option<SignatureScheme>,
+    failure: Option<Failure>,
+}
 
-    let (failure, peer_close_notify) = match &result {
-        Ok(()) => {
-            conn.send_close_notify();
-            let closed = tlsio::flush(&mut conn, &mut io).is_ok()
-                && tlsio::await_close_notify(&mut conn, &mut io);
-            (None, Some(closed))
+/// How a read or write of the socket went.
+enum Io {
+    Done,
+    Blocked(Step),
+    Failed(io::Error),
+}
+
+impl Conn for RustlsConn {
+    fn advance(&mut self) -> Step {
+        match self.phase {
+            Phase::Handshake => self.handshake(),
+            Phase::Closing => self.close(),
+            Phase::Done => Step::Closed,
         }
-        Err(Stop::Io(e)) => (Some(errors::io_failure(e)), None),
-        Err(Stop::Tls(e)) => (Some(errors::tls_failure(e, Side::Server)), None),
-    };
-    let conn_id = io.socket().hello_conn_id(false);
-    let conn_counts = io.socket().counts();
-    drop(io); // the socket closes here: the end of the connection span
-    let conn_end = Instant::now();
-    let (Some(cpu), Some(handshake_counts), Some(conn_counts)) =
-        (cpu, handshake_counts, conn_counts)
-    else {
-        return Ok(None);
-    };
-    let conn_cpu = accepted.cpu_start.map(|s| ThreadCpu::now().since(s));
-    let ok = failure.is_none();
-    let resumed = conn.handshake_kind() == Some(HandshakeKind::Resumed);
-    Ok(Some(ServerRecord {
-        schema: SCHEMA,
-        side: "server",
-        stack: STACK,
-        transport: Transport::Tcp,
-        seq: accepted.seq,
-        conn_id,
-        peer_port: Some(accepted.peer.port()),
-        accept_unix_ns: accepted.accept_unix_ns,
-        handshake_ns: Some(ns_between(accepted.start, end)),
-        cpu_ns: Some(cpu.total_ns),
-        cpu_user_us: Some(cpu.user_us),
-        cpu_sys_us: Some(cpu.sys_us),
-        instructions: cpu.instructions,
-        conn_ns: Some(ns_between(accepted.start, conn_end)),
-        conn_cpu_ns: conn_cpu.map(|c| c.total_ns),
-        bytes_read: Some(handshake_counts.read),
-        bytes_written: Some(handshake_counts.written),
-        conn_bytes_read: Some(conn_counts.read),
-        conn_bytes_written: Some(conn_counts.written),
-        datagrams: None,
-        peer_close_notify,
-        group: conn
-            .negotiated_key_exchange_group()
-            .map(|g| capabilities::group_name(g.name())),
-        sigalg: tls::take_scheme().map(capabilities::scheme_name),
-        resumed: ok.then_some(resumed),
-        peer_chain: None,
-        outcome: if ok { Outcome::Ok } else { Outcome::Failed },
-        error_category: failure.as_ref().map(|f| f.category),
-        error_detail: failure.map(|f| f.detail),
-    }))
+    }
+
+    fn interrupt(&mut self, failure: Failure) {
+        match self.phase {
+            Phase::Handshake => self.failure = Some(failure),
+            Phase::Closing => self.peer_close_notify = Some(false),
+            Phase::Done => {}
+        }
+        self.phase = Phase::Done;
+    }
+
+    fn socket(&self) -> &std::net::TcpStream {
+        self.io.socket().tcp()
+    }
+
+    fn finish(self) -> anyhow::Result<ServerObserved> {
+        let ok = self.failure.is_none();
+        let resumed = self.conn.handshake_kind() == Some(HandshakeKind::Resumed);
+        Ok(ServerObserved {
+            conn_id: self.io.socket().hello_conn_id(false),
+            handshake_counts: self.handshake_counts,
+            conn_counts: CountingStream::counts(self.io.socket()),
+            datagrams: None,
+            peer_close_notify: self.peer_close_notify,
+            group: self
+                .conn
+                .negotiated_key_exchange_group()
+                .map(|g| capabilities::group_name(g.name())),
+            sigalg: self.sigalg.map(capabilities::scheme_name),
+            resumed: ok.then_some(resumed),
+            peer_chain: None,
+            failure: self.failure,
+        })
+        // `self.io` drops here: the socket closes.
+    }
+}
+
+impl RustlsConn {
+    /// Until the handshake is over and everything it sends (the server's tickets included)
+    /// is written, or the socket would block, or it failed.
+    fn handshake(&mut self) -> Step {
+        loop {
+            match self.write_pending() {
+                Io::Done => {}
+                Io::Blocked(step) => return step,
+                Io::Failed(e) => return self.fail(errors::io_failure(&e)),
+            }
+            if !self.conn.is_handshaking() {
+                self.handshake_counts = Some(CountingStream::counts(self.io.socket()));
+                self.phase = Phase::Closing;
+                return Step::Handshaken;
+            }
+            match self.read_record() {
+                Ok(Io::Done) => {}
+                Ok(Io::Blocked(step)) => return step,
+                Ok(Io::Failed(e)) => return self.fail(errors::io_failure(&e)),
+                Err(e) => {
+                    // The alert rustls queued in reply goes out before the close.
+                    let _ = self.write_pending();
+                    return self.fail(errors::tls_failure(&e, Side::Server));
+                }
+            }
+        }
+    }
+
+    /// After the handshake: send our close_notify at once, then read until the client's.
+    fn close(&mut self) -> Step {
+        if !self.close_sent {
+            self.conn.send_close_notify();
+            self.close_sent = true;
+        }
+        match self.write_pending() {
+            Io::Done => {}
+            Io::Blocked(step) => return step,
+            Io::Failed(_) => return self.closed(false),
+        }
+        loop {
+            match self.read_record() {
+                Ok(Io::Done) => {
+                    if self.peer_has_closed {
+                        return self.closed(true);
+                    }
+                    // Application data is never sent by either engine; discard it.
+                    let mut sink = [0u8; 4096];
+                    while matches!(io::Read::read(&mut self.conn.reader(), &mut sink), Ok(n) if n > 0)
+                    {
+                    }
+                }
+                Ok(Io::Blocked(step)) => return step,
+                Ok(Io::Failed(_)) | Err(_) => return self.closed(false),
+            }
+        }
+    }
+
+    /// Writes what rustls has queued.
+    fn write_pending(&mut self) -> Io {
+        while self.conn.wants_write() {
+            match self.conn.write_tls(&mut self.io) {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Io::Blocked(Step::Write),
+                Err(e) => return Io::Failed(e),
+            }
+        }
+        Io::Done
+    }
+
+    /// Reads one TLS record and processes it; `Err` when rustls refused it.
+    fn read_record(&mut self) -> Result<Io, rustls::Error> {
+        match self.conn.read_tls(&mut self.io) {
+            Ok(0) => return Ok(Io::Failed(io::ErrorKind::UnexpectedEof.into())),
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Io::Blocked(Step::Read)),
+            Err(e) => return Ok(Io::Failed(e)),
+        }
+        let processed = self.conn.process_new_packets();
+        if let Some(scheme) = tls::take_scheme() {
+            self.sigalg = Some(scheme);
+        }
+        let state = processed?;
+        self.peer_has_closed = state.peer_has_closed();
+        Ok(Io::Done)
+    }
+
+    fn fail(&mut self, failure: Failure) -> Step {
+        self.failure = Some(failure);
+        self.phase = Phase::Done;
+        Step::Closed
+    }
+
+    fn closed(&mut self, close_notify: bool) -> Step {
+        self.peer_close_notify = Some(close_notify);
+        self.phase = Phase::Done;
+        Step::Closed
+    }
 }

@@ -31,7 +31,8 @@ use rustls::{
 };
 
 use crate::capabilities;
-use crate::cli::{Compression, HandshakeArgs, ServeArgs, TlsArgs};
+use crate::cli::{Compression, ServeArgs, TlsArgs};
+use chainlab_record::args::ClientArgs;
 
 thread_local! {
     /// The scheme of the last CertificateVerify this thread signed (server) or checked
@@ -197,7 +198,7 @@ pub fn server(args: &ServeArgs) -> anyhow::Result<ServerSetup> {
     })
 }
 
-pub fn client(args: &HandshakeArgs) -> anyhow::Result<Arc<ClientConfig>> {
+pub fn client(args: &ClientArgs) -> anyhow::Result<Arc<ClientConfig>> {
     let provider = Arc::new(provider(&args.tls)?);
     let algorithms = verification_algorithms(&provider, &args.tls)?;
     let inner = if args.no_verify {

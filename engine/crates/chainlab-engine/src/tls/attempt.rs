@@ -9,12 +9,12 @@ use openssl::ssl::{Ssl, SslSession};
 use rand::Rng as _;
 use rand_chacha::ChaCha8Rng;
 
+use chainlab_record::observed::ClientIdentity;
+
 use crate::cli::ClientArgs;
-use crate::cpu::ThreadCpu;
-use crate::record::{ClientRecord, Datagrams, ObservedCert, Outcome, SCHEMA};
+use crate::record::ClientRecord;
 use crate::tls::context::ClientContext;
-use crate::tls::counting::Counts;
-use crate::tls::errors::{Failure, Side};
+use crate::tls::errors::Side;
 
 /// One connection slot: attempts run one after another on the calling thread.
 pub(crate) struct Client<'a> {
@@ -34,26 +34,9 @@ pub(crate) struct Client<'a> {
 /// One attempt over a transport: `tcp::client::attempt` or `quic::client::attempt`.
 pub(crate) type AttemptFn = fn(&mut Client<'_>, u64, bool) -> anyhow::Result<ClientRecord>;
 
-/// What one attempt observed, before it becomes a record.
-#[derive(Default)]
-pub(super) struct Observed {
-    pub(super) connect_ns: u64,
-    pub(super) handshake_ns: Option<u64>,
-    pub(super) cpu: Option<ThreadCpu>,
-    pub(super) handshake_counts: Option<Counts>,
-    pub(super) conn_counts: Option<Counts>,
-    pub(super) peer_close_notify: Option<bool>,
-    pub(super) conn_id: Option<String>,
-    pub(super) local_port: Option<u16>,
-    pub(super) group: Option<String>,
-    pub(super) sigalg: Option<String>,
-    pub(super) resumed: Option<bool>,
-    pub(super) resume_offered: Option<bool>,
-    pub(super) peer_chain: Option<Vec<ObservedCert>>,
-    pub(super) failure: Option<Failure>,
-    /// QUIC: datagram counts.
-    pub(super) datagrams: Option<Datagrams>,
-}
+/// What one attempt observed, before it becomes a record (the one definition every engine
+/// fills).
+pub(super) type Observed = chainlab_record::observed::ClientObserved;
 
 impl Client<'_> {
     /// The SSL object for the next connection: SNI and the session to resume, if any; and
@@ -89,47 +72,16 @@ impl Client<'_> {
         start_unix_ns: u128,
         seen: Observed,
     ) -> ClientRecord {
-        let instrument = !self.args.no_instrument;
-        let total_ns = seen.connect_ns + seen.handshake_ns.unwrap_or(0);
-        ClientRecord {
-            schema: SCHEMA,
-            side: "client",
+        ClientRecord::observed(self.identity(), seq, warmup, start_unix_ns, seen)
+    }
+
+    /// Who writes this slot's records.
+    pub(crate) fn identity(&self) -> ClientIdentity {
+        ClientIdentity {
             stack: crate::info::stack(),
             transport: self.args.tls.transport,
-            seq,
-            warmup,
-            conn_id: seen.conn_id,
-            local_port: seen.local_port,
-            start_unix_ns,
-            connect_ns: instrument.then_some(seen.connect_ns),
-            handshake_ns: seen.handshake_ns.filter(|_| instrument),
-            total_ns: Some(total_ns),
-            cpu_ns: seen.cpu.map(|c| c.total_ns),
-            cpu_user_us: seen.cpu.map(|c| c.user_us),
-            cpu_sys_us: seen.cpu.map(|c| c.sys_us),
-            instructions: seen.cpu.and_then(|c| c.instructions),
-            bytes_read: seen.handshake_counts.map(|c| c.read),
-            bytes_written: seen.handshake_counts.map(|c| c.written),
-            conn_bytes_read: seen.conn_counts.map(|c| c.read),
-            conn_bytes_written: seen.conn_counts.map(|c| c.written),
-            datagrams: seen.datagrams,
-            peer_close_notify: seen.peer_close_notify,
-            group: seen.group,
-            sigalg: seen.sigalg,
-            resumed: seen.resumed,
-            resume_offered: seen.resume_offered,
             verify: self.ctx.verify,
-            peer_chain: seen.peer_chain,
-            outcome: if seen.failure.is_none() {
-                Outcome::Ok
-            } else {
-                Outcome::Failed
-            },
-            error_category: seen.failure.as_ref().map(|f| f.category),
-            error_detail: seen.failure.map(|f| f.detail),
-            intended_ns: None,
-            sched_lag_ns: None,
-            latency_ns: None,
+            instrument: !self.args.no_instrument,
         }
     }
 }

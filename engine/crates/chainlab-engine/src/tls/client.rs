@@ -14,64 +14,28 @@
 //! The connection slot and the record are `attempt`'s; each transport's attempt is its own
 //! module (`tcp::client`, `quic::client`), chosen once per slot here.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::bail;
+use chainlab_record::drive::Slot;
 use rand::SeedableRng as _;
 use rand_chacha::ChaCha8Rng;
 
 use super::context::{self, ClientContext};
 use super::errors::Side;
 use crate::cli::{ClientArgs, HandshakeArgs, Transport};
-use crate::record::{ClientRecord, RecordWriter};
+use crate::record::ClientRecord;
 
 pub(crate) use super::attempt::Client;
 
 pub fn run(args: &HandshakeArgs) -> anyhow::Result<()> {
-    if args.count.is_none() && args.duration_ms.is_none() {
-        bail!("one of --count N or --duration-ms MS is required");
-    }
     let ctx = prepare(&args.client)?;
-    let mut writer = RecordWriter::open(&args.client.records)?;
-    let mut client = Client::new(&ctx, &args.client);
-    let mut seq = args.client.seq_start;
-    let mut one = |client: &mut Client, warmup: bool| -> anyhow::Result<()> {
-        let record = client.attempt(seq, warmup)?;
-        // Serialised and flushed after the timed span, one line per attempt.
-        writer.write(&record)?;
-        seq += 1;
-        Ok(())
-    };
-    for _ in 0..args.warmup {
-        one(&mut client, true)?;
-    }
-    if let Some(count) = args.count {
-        for _ in 0..count {
-            one(&mut client, false)?;
-        }
-    } else if let Some(ms) = args.duration_ms {
-        let end = Instant::now() + Duration::from_millis(ms);
-        while Instant::now() < end {
-            one(&mut client, false)?;
-        }
-    }
-    Ok(())
+    chainlab_record::drive::attempts(&mut Client::new(&ctx, &args.client), args)
 }
 
 /// What every client run does first: check the shared options, pin to `--cpus`, build the
 /// TLS context (everything that can be wrong with the arguments fails here).
 pub(crate) fn prepare(args: &ClientArgs) -> anyhow::Result<ClientContext> {
-    if args.timeout_ms == 0 {
-        bail!("--timeout-ms 0: must be at least 1");
-    }
-    if let Some(ratio) = args.resume_ratio {
-        if !(0.0..=1.0).contains(&ratio) {
-            bail!("--resume-ratio {ratio}: must be a probability from 0 to 1");
-        }
-    }
-    if let Some(cpus) = &args.cpus {
-        crate::cpu::pin(cpus)?;
-    }
+    chainlab_record::drive::check_client(args)?;
     context::client(args)
 }
 
@@ -96,10 +60,11 @@ impl<'a> Client<'a> {
             },
         }
     }
+}
 
-    /// One connection, start to finish, over the slot's transport. Errors only for local
-    /// failures; everything the network or the peer does ends up in the record.
-    pub(crate) fn attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord> {
+impl Slot for Client<'_> {
+    /// One connection, start to finish, over the slot's transport.
+    fn attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord> {
         (self.attempt_fn)(self, seq, warmup)
     }
 }

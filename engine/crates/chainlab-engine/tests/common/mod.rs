@@ -160,6 +160,30 @@ impl Server {
             .count()
     }
 
+    /// Every descriptor the server process holds open, from /proc.
+    pub fn fds(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.pid()))
+            .unwrap()
+            .count()
+    }
+
+    /// Waits (bounded) until the server holds at most `n` descriptors.
+    pub fn wait_for_fds(&self, n: usize) {
+        let deadline = Instant::now() + PROCESS_DEADLINE;
+        while self.fds() > n {
+            assert!(
+                Instant::now() < deadline,
+                "the server still holds {} descriptors, {n} before: {:?}",
+                self.fds(),
+                std::fs::read_dir(format!("/proc/{}/fd", self.pid()))
+                    .unwrap()
+                    .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+                    .collect::<Vec<_>>()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     /// Waits (bounded) until the server holds `n` sockets: a connection made from the test
     /// counts once the server has accepted it, however long its accept loop took.
     pub fn wait_for_sockets(&self, n: usize) {
@@ -179,14 +203,23 @@ impl Server {
     }
 
     /// Sends SIGTERM and waits (bounded); returns the exit status, how long the exit took
-    /// and the records.
-    pub fn stop(mut self) -> (ExitStatus, Duration, Vec<Value>) {
+    /// and the connections' records.
+    pub fn stop(self) -> (ExitStatus, Duration, Vec<Value>) {
+        let (status, took, records, _) = self.stop_with_accounts();
+        (status, took, records)
+    }
+
+    /// `stop`, and the serving threads' accounts (`side: "server_thread"`) apart.
+    pub fn stop_with_accounts(mut self) -> (ExitStatus, Duration, Vec<Value>, Vec<Value>) {
         self.signal(libc::SIGTERM);
         let started = Instant::now();
         let status = wait_bounded(self.child.as_mut().unwrap(), PROCESS_DEADLINE);
         let took = started.elapsed();
         self.child = None;
-        (status, took, read_records(&self.records))
+        let (records, accounts) = read_records(&self.records)
+            .into_iter()
+            .partition(|r| r["side"] == "server");
+        (status, took, records, accounts)
     }
 
     /// Waits (bounded) for the server to exit by itself.

@@ -21,6 +21,8 @@ use crate::tls::context::ServerContext;
 use crate::tls::datagrams::{DatagramCounts, FirstRead, Tally};
 use crate::tls::errors::{Failure, Side};
 use crate::tls::{conn_id, group_name, ns_between, sigalg_name, unix_ns};
+use chainlab_record::args::ServerModel;
+use chainlab_record::observed::ServerIdentity;
 
 use super::{
     bio_for, close_info, outcome, quic_failure, wait, Step, POLL_INTERVAL,
@@ -31,6 +33,13 @@ use super::{
 
 /// `serve --transport quic`: one listener on one UDP socket, one connection at a time.
 pub fn serve(args: &ServeArgs, server: &ServerContext) -> anyhow::Result<()> {
+    if args.server_model != ServerModel::Threads {
+        bail!(
+            "--server-model {} with --transport quic: the QUIC server handles one connection \
+             at a time; use --server-model threads",
+            args.server_model.name()
+        );
+    }
     if args.workers != 1 {
         bail!(
             "--workers {} with --transport quic: the QUIC server handles one connection at a \
@@ -47,8 +56,14 @@ pub fn serve(args: &ServeArgs, server: &ServerContext) -> anyhow::Result<()> {
     } else {
         Some(Mutex::new(RecordWriter::open(&args.records)?))
     };
-    let signals = crate::tls::serving::StopSignals::block()?;
-    crate::tls::serving::print_ready(server, addr, Transport::Quic)?;
+    let signals = chainlab_record::serve::StopSignals::block()?;
+    let who = ServerIdentity {
+        stack: crate::info::stack(),
+        transport: Transport::Quic,
+        model: ServerModel::Threads,
+    };
+    let facts = crate::tls::serving::EngineFacts::of(server);
+    chainlab_record::serve::print_ready(addr, who, 1, &facts)?;
 
     let stop = AtomicBool::new(false);
     let finished = AtomicBool::new(false);
@@ -157,7 +172,7 @@ fn listen(
                 l.alone = false;
             }
         }
-        let cut = stopping_since.is_some_and(|t| t.elapsed() >= crate::tls::serving::STOP_GRACE);
+        let cut = stopping_since.is_some_and(|t| t.elapsed() >= chainlab_record::serve::STOP_GRACE);
         let mut i = 0;
         while i < live.len() {
             if !live[i].advance(&each, cut) {
@@ -366,6 +381,7 @@ impl Live {
             side: "server",
             stack: crate::info::stack(),
             transport: Transport::Quic,
+            server_model: ServerModel::Threads,
             seq: self.seq,
             conn_id: conn_id(conn),
             peer_port: self.peer.map(|p| p.port()),
