@@ -55,7 +55,8 @@ def read(v, value) -> LoadPlan | None:
             "competes with the server measures both"
         )
     if values["server_workers"] is None:
-        values["server_workers"] = WORKERS_PER_CORE * len(cpu_list(values["server_cpus"]))
+        per_core = 1 if values["server_model"] == "event" else WORKERS_PER_CORE
+        values["server_workers"] = per_core * len(cpu_list(values["server_cpus"]))
     for key in ("rates", "fractions"):
         values[key] = tuple(values[key]) if key in got else None
     return LoadPlan(**values)

@@ -113,6 +113,7 @@ class LoadPlan:
     max_in_flight: int
     server_cpus: str
     generator_cpus: str
+    server_model: str  # event | threads (the engine's --server-model)
     server_workers: int
     warmup: int  # unscheduled handshakes before the first step
     verify: bool  # the generator verifies the server's chain

@@ -59,9 +59,18 @@ def server_argv(
         # Load steps follow on this server: its workers on its own cores from the start,
         # so the single-connection phase measures the same server.
         # A QUIC server is one thread serving every connection through one event loop
-        # (its listener owns the one socket): the workers apply to TCP.
-        workers = 1 if s.transport == "quic" else s.load.server_workers
-        argv += ["--workers", str(workers), "--cpus", s.load.server_cpus]
+        # (its listener owns the one socket): the model and the workers apply to TCP.
+        model, workers = (
+            ("threads", 1)
+            if s.transport == "quic"
+            else (
+                s.load.server_model,
+                s.load.server_workers,
+            )
+        )
+        argv += [
+            "--server-model", model, "--workers", str(workers), "--cpus", s.load.server_cpus,
+        ]  # fmt: skip
     return argv
 
 

@@ -70,9 +70,17 @@ def test_a_plan_and_its_override_reach_each_scenario(tmp_path):
     )
     ml = c.scenarios["x25519mlkem768__ml_root__ml_leaf"].load
     slh = c.scenarios["x25519mlkem768__ml_root__slhs_leaf"].load
-    assert ml.fractions == (0.5, 1.0) and ml.step_s == 5.0 and ml.server_workers == 4
+    assert ml.fractions == (0.5, 1.0) and ml.step_s == 5.0
+    # Event loops by default, one per server core.
+    assert (ml.server_model, ml.server_workers) == ("event", 1)
     assert slh.fractions == (1.0,) and slh.step_s == 200.0
     assert (ml.server_cpus, ml.generator_cpus, ml.arrivals) == ("0", "1", "poisson")
+
+
+def test_a_thread_pool_server_gets_four_workers_per_core(tmp_path):
+    c = load(write(tmp_path, '[load]\nrates = [100]\nserver_model = "threads"\n'))
+    plan = next(iter(c.scenarios.values())).load
+    assert (plan.server_model, plan.server_workers) == ("threads", 4)
 
 
 def test_the_time_estimate_covers_the_load_steps(tmp_path):

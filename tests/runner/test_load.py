@@ -143,3 +143,30 @@ def test_load_steps_run_over_quic(tmp_path, engine_bin, pki_cache):
     cap = analyze(store).load_capacity.iloc[0]
     assert cap["capacity"] > 0 and cap["derived_per_core"] > 0
     assert engine_processes(str(pki_cache)) == []
+
+
+def test_load_steps_run_on_rustls_with_an_event_driven_server(tmp_path, engine_bin, pki_cache):
+    """[load] on the rustls stack: its own generator against its server's event loop (the
+    default server model under [load]); every attempt is paired and half the capacity is
+    kept up with."""
+    f = tmp_path / "rustls-load.toml"
+    chain = '[["ML-DSA-44", "ML-DSA-44"]]'
+    text = CAMPAIGN.format(
+        load="fractions = [0.5]\nstep_s = 2\ncapacity_s = 2\nverify = false\nwarmup = 5"
+    )
+    f.write_text(text.replace(chain, chain + '\nstack = "rustls"'))
+    c = load(f)
+    (scenario,) = c.scenarios.values()
+    assert scenario.load.server_model == "event" and scenario.load.server_workers == 1
+    store = tmp_path / "rustls-load.duckdb"
+    summary = run(c, RunOptions(store=store, live_progress=False))
+    assert summary.completed == [scenario.scenario_id], summary
+    with chainlab.open(store) as st:
+        steps, samples = st.load_steps, st.load_samples
+    for _, r in steps.iterrows():
+        got = samples[samples["step"] == r["step"]]
+        assert len(got) == r["scheduled"] == r["n_ok"] + r["n_failed"]
+        assert got[got["outcome"] == "ok"]["server_conn_cpu_ns"].notna().all()
+    step = steps[steps["kind"] == "step"].iloc[0]
+    assert step["achieved_rate"] == pytest.approx(step["offered_rate"], rel=0.15)
+    assert engine_processes(str(pki_cache)) == []
