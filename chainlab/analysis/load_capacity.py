@@ -8,10 +8,15 @@ paper's Tables 11-13 recomputed from the measured figure.
   never started (`generator_saturated`) or failed is counted as a failure, never averaged in.
 - A step's **achieved rate** is its successful handshakes per second of the step's wall
   time, with the exact Poisson interval of the count (stats.poisson_rate_ci).
-- The **measured capacity** is the achieved rate of the last capacity step, taken with the
-  server saturated (some attempts saturated, or the achieved rate well below the offered):
-  'saturated' says whether it was. A step whose generator was the limit
-  (`generator_limited`) gives a lower bound for the server, and says so.
+- The **measured capacity** is the achieved rate of the last capacity step. A step is
+  **saturated** only when it fell behind its offer (some attempts could not start, or the
+  achieved rate well below the offered) *and* the server was the cause: its cores at least
+  SERVER_BUSY busy, or its listen queue overflowing. Whatever else held a step back is said
+  in words per step (`limited_by`, `step_limit`): the generator (its CPU, or scheduling lag
+  that delayed attempts), the connection slots (`max_in_flight` open at once: the offered
+  rate times the latency, which a long round trip inflates), or an unexplained shortfall
+  with the server's cores idle. A step whose generator was the limit gives a lower bound
+  for the server, and says so.
 - The **derived capacity** per core is 1e3 / server CPU ms per connection of the
   single-connection phase (chainlab.analysis.capacity); measured / derived (per core) has the
   delta-method interval of a ratio of two independent estimates.
@@ -27,6 +32,10 @@ import pandas as pd
 from chainlab.analysis.load import StoreData
 from chainlab.runner.load import saturated
 from chainlab.stats import poisson_rate_ci, quantile_ci, ratio_ci
+
+# A step fell behind because of the server only if the server's cores were at least this
+# busy (/proc/stat over the step: user, system and the kernel's network work).
+SERVER_BUSY = 0.85
 
 # The latency percentiles of every load step, by column name.
 PERCENTILES = {"p50_ms": 0.5, "p90_ms": 0.9, "p99_ms": 0.99, "p999_ms": 0.999}
@@ -81,6 +90,9 @@ def steps_frame(data: StoreData, level: float) -> pd.DataFrame:
             row[name], row[f"{name}_lo"], row[f"{name}_hi"] = quantile_ci(lat, q, level)
         rows.append(row)
     df = pd.DataFrame(rows)
+    limits = [step_limit(r) for r in df.to_dict("records")]
+    df["server_saturated"] = [lim[0] for lim in limits]
+    df["limited_by"] = [lim[1] for lim in limits]
     # Offered and achieved load relative to the scenario's measured capacity (the last
     # capacity step's achieved rate), so scenarios of any speed share one scale.
     cap = (
@@ -129,9 +141,8 @@ def capacity_frame(
             "capacity_per_core": per_core,
             "capacity_per_core_lo": last["achieved_rate_lo"] / cores,
             "capacity_per_core_hi": last["achieved_rate_hi"] / cores,
-            "saturated": saturated(
-                last["n_saturated"], last["achieved_rate"], last["offered_rate"]
-            ),
+            "saturated": bool(last["server_saturated"]),
+            "limited_by": last["limited_by"],
             "generator_limited": bool(last["generator_limited"]),
             "server_utilisation": last["server_utilisation"],
             # How far the host's speed moved over the scenario (host_speed): measured and
@@ -161,6 +172,32 @@ def capacity_frame(
             row[f"monthly_cost_{name}"] = volume * row["cost_per_million"] / 1e6
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def step_limit(r: dict) -> tuple[bool, str]:
+    """(whether the server was saturated, what limited the step in words) of a steps_frame
+    row: the server only with busy cores or an overflowing listen queue; otherwise the
+    generator, the connection slots, or a shortfall the counters do not explain."""
+    fell_behind = saturated(r["n_saturated"], r["achieved_rate"], r["offered_rate"])
+    busy, overflows = r["server_cores_busy"], r["listen_overflows"]
+    causes = []
+    if busy == busy and busy >= SERVER_BUSY:
+        causes.append(f"server CPU ({busy:.0%} of its cores busy)")
+    if overflows == overflows and overflows > 0:
+        causes.append(f"server listen queue ({overflows:.0f} overflows)")
+    if fell_behind and causes:
+        return True, "; ".join(causes)
+    if r["generator_limited"]:
+        return False, f"generator ({r['generator_note']})"
+    if not fell_behind:
+        return False, "nothing: the server kept up with the offer"
+    idle = f"server cores {busy:.0%} busy" if busy == busy else "server cores not measured"
+    if r["n_saturated"] > 0:
+        return False, (
+            f"connection slots: {r['n_saturated']} attempts found every slot open "
+            f"(offered rate x latency above max_in_flight; {idle})"
+        )
+    return False, f"not the server: achieved {r['achieved_share']:.0%} of the offer ({idle})"
 
 
 def _float(v) -> float:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from chainlab.analysis.load_capacity import SERVER_BUSY
 from chainlab.report import format as f
 from chainlab.report.builder import Builder, ci, ci_of, codes, ints, nums, percents
 from chainlab.report.document import Section
@@ -60,7 +61,9 @@ def build(b: Builder) -> Section | None:
         "generator down (coordinated omission); an attempt due while every connection slot "
         "is open is recorded as `generator_saturated`, never skipped. The server runs on its "
         "own cores, the generator on others. **Capacity** is measured first: the achieved "
-        "rate of successful handshakes with the server saturated (docs/methods.md §13). "
+        "rate of successful handshakes as the offer grows past it (docs/methods.md §13); "
+        "'server saturated' only where the server's cores were busy or its accept queue "
+        "overflowed, and 'limited by' says what held each step back. "
         "**Derived** is 1 / server CPU per connection from the single-connection phase "
         "(the capacity-and-cost section), per core."
     )
@@ -83,8 +86,8 @@ def build(b: Builder) -> Section | None:
             ("measured / derived", ci(cap, "measured_over_derived")),
             ("server busy", percents(cap["server_utilisation"])),
             ("host drift", [f.pct(x * 100) if x == x else "n/a" for x in cap["host_drift"]]),
-            ("saturated", [f.yes_no(x) for x in cap["saturated"]]),
-            ("generator-limited", [f.yes_no(x) for x in cap["generator_limited"]]),
+            ("server saturated", [f.yes_no(x) for x in cap["saturated"]]),
+            ("limited by", list(cap["limited_by"])),
         ]  # fmt: skip
         s.blocks.append(
             b.table(
@@ -137,13 +140,8 @@ def build(b: Builder) -> Section | None:
         ]),
         *([("link timer late µs", nums(steps["link_timer_late_us_mean"], 3))]
           if steps["link_timer_late_us_mean"].notna().any() else []),
-        ("generator", [
-            f.num(u * 100) + " %" + (f" LIMITED: {n}" if lim else "")
-            for u, lim, n in zip(
-                steps["generator_utilisation"], steps["generator_limited"],
-                steps["generator_note"], strict=True,
-            )
-        ]),
+        ("generator busy", percents(steps["generator_utilisation"])),
+        ("limited by", list(steps["limited_by"])),
     ]  # fmt: skip
     s.blocks.append(
         b.table(
@@ -154,7 +152,9 @@ def build(b: Builder) -> Section | None:
             "small for a bound); failures by category, generator_saturated included; 'server "
             "busy': the connections' CPU over the step's wall time per core; 'cores busy': "
             "the server's cores not idle (kernel network work included, /proc/stat); listen "
-            "overflows: the accept queue was full (TcpExt, loopback only).",
+            "overflows: the accept queue was full (TcpExt, loopback only); 'limited by': "
+            "what held the step back, the server only with its cores at least "
+            f"{SERVER_BUSY:.0%} busy or its accept queue overflowing.",
             steps,
             cols,
         )
