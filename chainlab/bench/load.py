@@ -2,7 +2,9 @@
 on one server core, measured side by side in one run.
 
 Set-up (outside every timed part): an ML-DSA-65 root + leaf hierarchy, X25519MLKEM768,
-`chainlab-engine serve` pinned to core 0 with 4 workers; every client pinned to core 1.
+`chainlab-engine serve` pinned to core 0, once per server model: thread per connection (4
+workers) and event-driven (one event loop); every client pinned to core 1. Each model gets
+every figure below, so the two are compared within one run.
 
 1. Derived capacity: one connection at a time (`handshake --count`), 1 / the server's mean
    whole-connection CPU (and the handshake span's, beside it).
@@ -12,7 +14,8 @@ Set-up (outside every timed part): an ML-DSA-65 root + leaf hierarchy, X25519MLK
    for --seconds against the same server: their connections per second, summed.
 4. Generator headroom: the rate one generator core sustains = attempts started per second of
    the generator process's CPU, from the load runs with verification on and off, beside the
-   server's measured capacity (targets: >= 1.5x with verification, >= 2x without).
+   server's measured capacity (targets: >= 1.5x with verification, >= 2x without); for the
+   OpenSSL generator and, side by side, the rustls one (`chainlab-rustls load`).
 5. The schedule kept below capacity: `load` offered a quarter of the derived figure, the
    achieved start rate against the offered one and the p99 scheduling lag (the figures the
    engine's tests leave to this benchmark, since a noisy host moves them).
@@ -25,6 +28,7 @@ Prints figures only (no pass/fail).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -40,7 +44,9 @@ from chainlab.runner import records
 
 CHAIN = "ML-DSA-65,ML-DSA-65"
 SERVER_CPU, CLIENT_CPU = "0", "1"
-SERVER_WORKERS = 4
+# Each server model with its workers: 4 threads keep a core busy through each connection's
+# waits on loopback; one event loop per core serves any number of connections.
+SERVER_MODELS = (("threads", 4), ("event", 1))
 # Single-connection handshakes for the derived figure: a mean CPU within ~1 %.
 SINGLE_COUNT = 400
 # The load run's offer, as a multiple of the derived capacity: surely past saturation.
@@ -67,20 +73,22 @@ def main(argv: list[str] | None = None) -> int:
             [eng, "pki", "--chain", CHAIN, "--out", str(tmp / "pki"), "--seed", "bench"],
             check=True, capture_output=True, timeout=120,
         )  # fmt: skip
-        srv_rec = tmp / "server.jsonl"
-        err = tmp / "server.stderr"
-        with err.open("wb") as errf:
-            server = processes.spawn(
-                [eng, "serve", "--pki", str(tmp / "pki"), "--groups", GROUP, "--cpus", SERVER_CPU,
-                 "--workers", str(SERVER_WORKERS), "--records", str(srv_rec)],
-                subprocess.PIPE, errf,
-            )  # fmt: skip
-        try:
-            ready = processes.wait_ready(server, 20.0, err)
-            addr = ready["addr"]
-            figures = measure(eng, addr, tmp, srv_rec, args)
-        finally:
-            processes.stop_group(server)
+        figures = {}
+        for model, workers in SERVER_MODELS:
+            srv_rec = tmp / f"server-{model}.jsonl"
+            err = tmp / f"server-{model}.stderr"
+            with err.open("wb") as errf:
+                server = processes.spawn(
+                    [eng, "serve", "--pki", str(tmp / "pki"), "--groups", GROUP,
+                     "--cpus", SERVER_CPU, "--server-model", model, "--workers", str(workers),
+                     "--records", str(srv_rec)],
+                    subprocess.PIPE, errf,
+                )  # fmt: skip
+            try:
+                ready = processes.wait_ready(server, 20.0, err)
+                figures[model] = measure(eng, ready["addr"], tmp, srv_rec, args)
+            finally:
+                processes.stop_group(server)
     report(figures, args)
     return 0
 
@@ -105,12 +113,13 @@ def measure(eng: str, addr: str, tmp: Path, srv_rec: Path, args) -> dict:
     out["hs_cpu_ms"] = statistics.mean(r["cpu_ns"] for r in srv) / 1e6
     out["derived"] = 1e3 / out["conn_cpu_ms"]
     out["derived_hs"] = 1e3 / out["hs_cpu_ms"]
-    # 2 and 4. Open loop past saturation, verification off and on.
-    for verify in (False, True):
-        rec = tmp / f"load-{verify}.jsonl"
+    # 2 and 4. Open loop past saturation, verification off and on, from each generator.
+    generators = [("", eng), ("rustls_", str(engine_binary.stack_path("rustls")))]
+    for (name, gen_eng), verify in itertools.product(generators, (False, True)):
+        rec = tmp / f"load-{name}{verify}.jsonl"
         extra = [] if verify else ["--no-verify"]
         subprocess.run(
-            _client(eng, addr, tmp, "load", "--rate", f"{OVERLOAD * out['derived']:.3f}",
+            _client(gen_eng, addr, tmp, "load", "--rate", f"{OVERLOAD * out['derived']:.3f}",
                     "--duration-ms", str(args.seconds * 1000), "--warmup", "20",
                     "--records", str(rec), *extra),
             check=True, timeout=args.seconds + 120,
@@ -119,7 +128,7 @@ def measure(eng: str, addr: str, tmp: Path, srv_rec: Path, args) -> dict:
         gen = got[-1]
         ok = sum(1 for r in got if r.get("side") == "client" and not r.get("warmup")
                  and r["outcome"] == "ok")  # fmt: skip
-        key = "verify" if verify else "no_verify"
+        key = name + ("verify" if verify else "no_verify")
         out[f"capacity_{key}"] = ok / (gen["wall_ns"] / 1e9)
         out[f"generator_per_core_{key}"] = gen["started"] / (gen["process_cpu_ns"] / 1e9)
         out[f"generator_busy_{key}"] = gen["process_cpu_ns"] / gen["wall_ns"]
@@ -172,29 +181,45 @@ def measure(eng: str, addr: str, tmp: Path, srv_rec: Path, args) -> dict:
     return out
 
 
-def report(f: dict, args) -> None:
-    cap = f["capacity_no_verify"]
-    lines = [
-        "chainlab bench load: ML-DSA-65 root + leaf, X25519MLKEM768; server on core "
-        f"{SERVER_CPU} ({SERVER_WORKERS} workers), clients on core {CLIENT_CPU}",
-        f"  server CPU per connection, one at a time: {f['conn_cpu_ms']:.3f} ms whole connection, "
-        f"{f['hs_cpu_ms']:.3f} ms handshake span",
-        f"  derived capacity (1 / CPU per connection):      {f['derived']:8.1f} /s per core "
-        f"(handshake span only: {f['derived_hs']:.1f})",
-        f"  measured capacity (open loop, --no-verify):     {cap:8.1f} /s   "
-        f"measured / derived = {cap / f['derived']:.3f}",
-        f"  measured capacity (open loop, verification on): {f['capacity_verify']:8.1f} /s",
-        f"  openssl s_time -new x {args.clients} (closed loop):       {f['s_time']:8.1f} /s   "
-        f"measured / s_time = {cap / f['s_time']:.3f}",
-        "  generator headroom (attempts per generator CPU-second / server capacity):",
-        f"    verification on:  {f['generator_per_core_verify']:8.1f} /s per core = "
-        f"{f['generator_per_core_verify'] / cap:.2f}x  (target >= {TARGET_VERIFY}x)",
-        f"    verification off: {f['generator_per_core_no_verify']:8.1f} /s per core = "
-        f"{f['generator_per_core_no_verify'] / cap:.2f}x  (target >= {TARGET_NO_VERIFY}x)",
-        f"  schedule below capacity (offered {f['below_offered']:.1f} /s): achieved "
-        f"{f['below_achieved']:.2f} /s = "
-        f"{f['below_achieved'] / f['below_offered']:.4f} of offered, "
-        f"p99 scheduling lag {f['below_p99_lag_ms']:.3f} ms",
-    ]
-    print("\n".join(lines))
-    print(json.dumps({k: round(v, 4) for k, v in f.items()}, sort_keys=True))
+def report(figures: dict, args) -> None:
+    for (model, workers), f in zip(SERVER_MODELS, figures.values(), strict=True):
+        cap = f["capacity_no_verify"]
+        lines = [
+            "chainlab bench load: ML-DSA-65 root + leaf, X25519MLKEM768; server on core "
+            f"{SERVER_CPU} (--server-model {model}, {workers} worker(s)), clients on core "
+            f"{CLIENT_CPU}",
+            f"  server CPU per connection, one at a time: {f['conn_cpu_ms']:.3f} ms whole "
+            f"connection, {f['hs_cpu_ms']:.3f} ms handshake span",
+            f"  derived capacity (1 / CPU per connection):      {f['derived']:8.1f} /s per core "
+            f"(handshake span only: {f['derived_hs']:.1f})",
+            f"  measured capacity (open loop, --no-verify):     {cap:8.1f} /s   "
+            f"measured / derived = {cap / f['derived']:.3f}",
+            f"  measured capacity (open loop, verification on): {f['capacity_verify']:8.1f} /s",
+            f"  openssl s_time -new x {args.clients} (closed loop):       {f['s_time']:8.1f} /s"
+            f"   measured / s_time = {cap / f['s_time']:.3f}",
+            "  generator headroom (attempts per generator CPU-second / server capacity):",
+        ]
+        for name, label in (("", "OpenSSL"), ("rustls_", "rustls")):
+            for key, what, target in (
+                ("verify", "verification on: ", TARGET_VERIFY),
+                ("no_verify", "verification off:", TARGET_NO_VERIFY),
+            ):
+                per = f[f"generator_per_core_{name}{key}"]
+                lines.append(
+                    f"    {label:8} {what} {per:8.1f} /s per core = {per / cap:.2f}x  "
+                    f"(target >= {target}x)"
+                )  # fmt: skip
+        lines.append(
+            f"  schedule below capacity (offered {f['below_offered']:.1f} /s): achieved "
+            f"{f['below_achieved']:.2f} /s = "
+            f"{f['below_achieved'] / f['below_offered']:.4f} of offered, "
+            f"p99 scheduling lag {f['below_p99_lag_ms']:.3f} ms"
+        )
+        print("\n".join(lines))
+    threads, event = figures["threads"], figures["event"]
+    print(
+        "  event / threads, measured capacity on loopback: "
+        f"{event['capacity_no_verify'] / threads['capacity_no_verify']:.3f}"
+    )
+    print(json.dumps({m: {k: round(v, 4) for k, v in f.items()} for m, f in figures.items()},
+                     sort_keys=True))  # fmt: skip
