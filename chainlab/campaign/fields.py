@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from chainlab.campaign.stacks import STACKS
 from chainlab.network import profile as network_profile
 from chainlab.schema import Bool, Int, Items, Num, Str
 
@@ -115,6 +116,10 @@ LOAD_DEFAULTS = {
     "server_workers": None,
     "warmup": 20,
     "verify": True,
+    # None: the load generator is the scenario's client stack. The rustls client spends
+    # ~0.4 ms per ML-DSA-65 handshake against OpenSSL's ~1.1 ms, so one generator core
+    # offers more (chainlab bench load prints both).
+    "generator_stack": None,
 }
 # [load]: exactly one of `rates` (attempts per second) and `fractions` (of the capacity the
 # run measures first) says the offered loads.
@@ -133,6 +138,7 @@ LOAD_FIELDS = {
     # false: the generator skips chain verification (more headroom; the server's work is
     # the same), recorded per attempt.
     "verify": Bool(),
+    "generator_stack": Str(choices=STACKS),
 }
 # Server workers per server CPU when [load] names none: enough connections in progress to
 # keep a core busy through the waits of each (measured: 1 worker kept its core 68 % busy at

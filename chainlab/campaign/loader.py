@@ -186,7 +186,7 @@ class _Validator(TableReaders, MatrixReaders):
             self.check_anchor(sid, parts)
             self.check_transport(sid, parts)
             scenario_load = load_plan.for_scenario(self, load, parts, sid)
-            self.check_stacks(sid, parts, scenario_load is not None)
+            self.check_stacks(sid, parts, scenario_load)
             scenarios[sid] = Scenario.from_parts(
                 sid,
                 parts,
@@ -262,11 +262,23 @@ class _Validator(TableReaders, MatrixReaders):
                 f'= "quic", target = "{parts["target"]}" }}])',
             )
 
-    def check_stacks(self, sid: str, parts: dict, with_load: bool) -> None:
+    def check_stacks(self, sid: str, parts: dict, load) -> None:
         """What a side's TLS stack cannot do is refused here, one line per problem, never
-        found failing at run time (chainlab.campaign.stacks, docs/stacks.md)."""
-        for problem in stacks.problems(parts, with_load, axes.needs_of(parts)):
+        found failing at run time (chainlab.campaign.stacks, docs/stacks.md); so is what
+        [load]'s generator_stack cannot do of the scenario's client side."""
+        needs = axes.needs_of(parts)
+        for problem in stacks.problems(parts, load is not None, needs):
             self.bad("matrix", f"scenario {sid}: {problem}; exclude it or choose another stack")
+        gen = load.generator_stack if load is not None else None
+        if gen is not None and gen != parts["stack"][0]:
+            as_client = {**parts, "stack": (gen, parts["stack"][1])}
+            for problem in stacks.problems(as_client, True, needs):
+                if problem.startswith("client "):
+                    self.bad(
+                        "load.generator_stack",
+                        f"scenario {sid}: the generator's {problem.removeprefix('client ')}; "
+                        "choose another generator_stack or exclude the scenario",
+                    )
 
     def check_anchor(self, sid: str, parts: dict) -> None:
         """An intermediate can be the trust anchor only where the hierarchy has one."""

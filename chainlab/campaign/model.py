@@ -117,6 +117,7 @@ class LoadPlan:
     server_workers: int
     warmup: int  # unscheduled handshakes before the first step
     verify: bool  # the generator verifies the server's chain
+    generator_stack: str | None = None  # the generator's TLS stack (None: the client's)
 
     @property
     def server_cores(self) -> int:

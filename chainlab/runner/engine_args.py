@@ -90,13 +90,15 @@ def client_head(
     pki_dir: Path | None,
     client_pki_dir: Path | None,
     target_ca: Path | None,
+    stack: str | None = None,
 ) -> list[str]:
     """The start of every client command of this scenario: the engine subcommand, the
-    server, the trust anchor and what the scenario offers."""
+    server, the trust anchor and what the scenario offers; `stack` runs another stack's
+    client than the scenario's (the load generator's, [load] generator_stack)."""
     if s.target_spec is not None:
         return _target_head(s, run_engine, subcommand, server_addr, target_ca)
     head = [
-        str(binary(run_engine, s.client_stack)), subcommand,
+        str(binary(run_engine, stack or s.client_stack)), subcommand,
         "--connect", server_addr,
         "--ca", str(pki_dir / anchor_file(s)),
         "--groups", s.kex,

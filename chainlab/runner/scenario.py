@@ -316,11 +316,12 @@ class ScenarioExecution:
     def server_records_path(self) -> Path:
         return self.dir / f"server-{self.visits}.jsonl"
 
-    def client_head(self, subcommand: str) -> list[str]:
-        """The start of every client command of this scenario (chainlab.runner.engine_args)."""
+    def client_head(self, subcommand: str, stack: str | None = None) -> list[str]:
+        """The start of every client command of this scenario (chainlab.runner.engine_args);
+        `stack`: another stack's client (the load generator's)."""
         return engine_args.client_head(
             self.s, self.ctx.engine, subcommand, self._server_addr, self.pki_dir,
-            self.client_pki_dir, self.target_ca,
+            self.client_pki_dir, self.target_ca, stack,
         )  # fmt: skip
 
     def client_extras(self, argv: list[str]) -> list[str]:
@@ -354,13 +355,16 @@ class ScenarioExecution:
         }
 
     def _spare_cpus(self) -> set[int] | None:
-        """Under load, a core neither the server nor the generator uses, for the link's
-        forwarder (None: none to spare, or no load steps)."""
+        """Under load, where the link's forwarder runs: a core neither the server nor the
+        generator uses, else the generator's cores, never the server's (its capacity is what
+        is measured; a forwarder that takes the generator's CPU delays its attempts, which
+        the generator's scheduling lag shows). None without load steps."""
         if self.s.load is None:
             return None
-        used = set(cpu_list(self.s.load.server_cpus)) | set(cpu_list(self.s.load.generator_cpus))
+        generator = set(cpu_list(self.s.load.generator_cpus))
+        used = set(cpu_list(self.s.load.server_cpus)) | generator
         spare = sorted(set(os.sched_getaffinity(0)) - used)
-        return {spare[0]} if spare else None
+        return {spare[0]} if spare else generator
 
     # -- host speed --------------------------------------------------------------------
 
