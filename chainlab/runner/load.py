@@ -140,6 +140,21 @@ def saturated(n_saturated: int, achieved: float, offered: float) -> bool:
     return n_saturated > 0 or achieved < SATURATED * offered
 
 
+def generator_notes(busy: float, cores: int, lag_p99: float, latency_p99: float) -> list[str]:
+    """Why the generator was the limit of a step (empty: it was not): its process used
+    GENERATOR_BUSY of its cores, or its p99 scheduling lag (ns) was above GENERATOR_LAG_NS
+    and at least GENERATOR_LAG_SHARE of the p99 latency from the intended start (ns)."""
+    notes = []
+    if busy >= GENERATOR_BUSY:
+        notes.append(f"its process used {busy:.0%} of its {cores} core(s)")
+    if lag_p99 > GENERATOR_LAG_NS and lag_p99 >= GENERATOR_LAG_SHARE * latency_p99:
+        notes.append(
+            f"p99 scheduling lag {lag_p99 / 1e6:.1f} ms, {lag_p99 / latency_p99:.0%} of the "
+            f"p99 latency {latency_p99 / 1e6:.1f} ms"
+        )
+    return notes
+
+
 def _derived_capacity(ex) -> float:
     """Handshakes per second the single-connection phase implies: server cores / mean
     whole-connection CPU of its successful connections (handshake CPU where absent)."""
@@ -160,7 +175,7 @@ def _derived_capacity(ex) -> float:
 def _argv(ex, step: Step, rec: Path, warmup: int) -> list[str]:
     plan = ex.s.load
     argv = [
-        *ex.client_head("load"),
+        *ex.client_head("load", plan.generator_stack),
         "--rate", f"{step.rate:.9g}",
         "--duration-ms", str(max(1, round(step.duration_s * 1000))),
         "--arrivals", plan.arrivals,
@@ -357,14 +372,7 @@ def _rows(ex, step: Step, client, generator, by_conn) -> tuple[dict, list[dict]]
     lag_p99 = float(np.quantile(lags, 0.99)) if lags else 0.0
     latencies = [r["latency_ns"] for r in measured if r.get("latency_ns") is not None]
     latency_p99 = float(np.quantile(latencies, 0.99)) if latencies else 0.0
-    notes = []
-    if busy >= GENERATOR_BUSY:
-        notes.append(f"its process used {busy:.0%} of its {cores} core(s)")
-    if lag_p99 > GENERATOR_LAG_NS and lag_p99 >= GENERATOR_LAG_SHARE * latency_p99:
-        notes.append(
-            f"p99 scheduling lag {lag_p99 / 1e6:.1f} ms, {lag_p99 / latency_p99:.0%} of the "
-            f"p99 latency {latency_p99 / 1e6:.1f} ms"
-        )
+    notes = generator_notes(busy, cores, lag_p99, latency_p99)
     row = {
         "run_id": run_id,
         "scenario_id": sid,
