@@ -40,6 +40,8 @@ BAD = [
     ("[load]\nrates = [500]\nserver_cpus = \"one\"", "load.server_cpus: bad value 'one'; allowed"),
     ("[load]\nrates = [10]\nstep_s = 5", "bad value 10: a 5 s step holds 50"),
     ("[load]\nrates = [500]\ngenerator_cpus = \"4096\"", "load.generator_cpus: bad value '4096'"),
+    ("[load]\nrates = [500]\ngenerator_stack = \"gnutls\"", "load.generator_stack: bad value "
+     "'gnutls'; allowed: "),
     # At 0.3 of ~0.7/s, a 60 s step holds ~13 attempts of the SLH-DSA-192s leaf.
     ("[load]\nfractions = [0.3]\nstep_s = 60", "load.step_s: bad value 60 for scenario "
      "x25519mlkem768__ml_root__slhs_leaf"),
@@ -75,6 +77,19 @@ def test_a_plan_and_its_override_reach_each_scenario(tmp_path):
     assert (ml.server_model, ml.server_workers) == ("event", 1)
     assert slh.fractions == (1.0,) and slh.step_s == 200.0
     assert (ml.server_cpus, ml.generator_cpus, ml.arrivals) == ("0", "1", "poisson")
+
+
+def test_a_generator_stack_is_held_to_what_its_client_can_do(tmp_path):
+    # rustls' client verifies no SLH-DSA and runs no QUIC; each is refused by name.
+    body = '[load]\nrates = [500]\ngenerator_stack = "rustls"\n'
+    got = [p for p in problems(tmp_path, 'transport = ["quic"]\n' + body) if "generator" in p]
+    assert any("the generator's stack rustls cannot do QUIC" in p for p in got), got
+    assert any("the generator's stack rustls cannot verify SLH-DSA-SHAKE-192s" in p for p in got)
+    assert all("load.generator_stack: scenario " in p for p in got), got
+    # ML-DSA over TCP: the rustls generator runs.
+    (tmp_path / "ok.toml").write_text(HEAD.replace(', ["ml", "slhs"]', "") + body)
+    ok = load(tmp_path / "ok.toml")
+    assert all(s.load.generator_stack == "rustls" for s in ok.scenarios.values())
 
 
 def test_a_thread_pool_server_gets_four_workers_per_core(tmp_path):
