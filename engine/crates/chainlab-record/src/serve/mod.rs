@@ -94,6 +94,7 @@ pub fn serve<S: Stack, E: serde::Serialize>(
     // Every model polls the listener (to notice a stop or serve other connections), so
     // accept() itself must never block.
     listener.set_nonblocking(true)?;
+    deepen_backlog(&listener)?;
     let addr = listener.local_addr()?;
     let records = if args.no_instrument {
         None
@@ -136,6 +137,29 @@ pub fn serve<S: Stack, E: serde::Serialize>(
             .unwrap_or_else(|_| Err(anyhow!("the records writer panicked")));
         served.and(written)
     })
+}
+
+/// Connections the kernel queues for accept() at most (capped by net.core.somaxconn, 4096
+/// by default). The standard library listens with 128: under an open-loop offer past
+/// capacity a burst overflows that, the kernel drops SYNs, and each dropped client waits a
+/// 1 s retransmission holding a generator slot, while the server's core idles for want of
+/// connections. A server's capacity must not hide behind its accept queue (nginx listens
+/// with 511; the queue's overflows are counted per step either way).
+const LISTEN_BACKLOG: libc::c_int = 4096;
+
+/// Listens again on a bound listener with `LISTEN_BACKLOG` (Linux lets listen() change the
+/// backlog of a listening socket).
+fn deepen_backlog(listener: &TcpListener) -> anyhow::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a listening socket this function borrows; listen() changes only its backlog.
+    let rc = unsafe { libc::listen(listener.as_raw_fd(), LISTEN_BACKLOG) };
+    if rc != 0 {
+        bail!(
+            "listen(backlog {LISTEN_BACKLOG}): {}",
+            std::io::Error::last_os_error()
+        );
+    }
+    Ok(())
 }
 
 /// Checks `serve`'s numbers before anything is bound.
