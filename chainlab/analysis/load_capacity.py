@@ -8,7 +8,8 @@ paper's Tables 11-13 recomputed from the measured figure.
   never started (`generator_saturated`) or failed is counted as a failure, never averaged in.
 - A step's **achieved rate** is its successful handshakes per second of the step's wall
   time, with the exact Poisson interval of the count (stats.poisson_rate_ci).
-- The **measured capacity** is the achieved rate of the last capacity step. A step is
+- The **measured capacity** is the highest achieved rate of the capacity steps (past it an
+  overloaded server's goodput falls as timeouts waste its work). A step is
   **saturated** only when it fell behind its offer (some attempts could not start, or the
   achieved rate well below the offered) *and* the server was the cause: its cores at least
   SERVER_BUSY busy, or its listen queue overflowing. Whatever else held a step back is said
@@ -93,14 +94,9 @@ def steps_frame(data: StoreData, level: float) -> pd.DataFrame:
     limits = [step_limit(r) for r in df.to_dict("records")]
     df["server_saturated"] = [lim[0] for lim in limits]
     df["limited_by"] = [lim[1] for lim in limits]
-    # Offered and achieved load relative to the scenario's measured capacity (the last
-    # capacity step's achieved rate), so scenarios of any speed share one scale.
-    cap = (
-        df[df["kind"] == "capacity"]
-        .sort_values("step")
-        .groupby("scenario_id")["achieved_rate"]
-        .last()
-    )
+    # Offered and achieved load relative to the scenario's measured capacity (the most a
+    # capacity step achieved), so scenarios of any speed share one scale.
+    cap = df[df["kind"] == "capacity"].groupby("scenario_id")["achieved_rate"].max()
     per = df["scenario_id"].map(cap)
     df["offered_share"] = df["offered_rate"] / per
     df["achieved_share_of_capacity"] = df["achieved_rate"] / per
@@ -129,22 +125,25 @@ def capacity_frame(
         cap = g[g["kind"] == "capacity"].sort_values("step")
         if cap.empty:
             continue
+        # The capacity is the most a capacity step achieved (chainlab.runner.load); whether
+        # the server was saturated, the last step (the heaviest offer) says.
+        best = cap.loc[cap["achieved_rate"].idxmax()]
         last = cap.iloc[-1]
         cores = int(last["server_cores"])
-        per_core = last["achieved_rate"] / cores
+        per_core = best["achieved_rate"] / cores
         row = {
             "scenario_id": sid,
             "server_cores": cores,
-            "capacity": last["achieved_rate"],
-            "capacity_lo": last["achieved_rate_lo"],
-            "capacity_hi": last["achieved_rate_hi"],
+            "capacity": best["achieved_rate"],
+            "capacity_lo": best["achieved_rate_lo"],
+            "capacity_hi": best["achieved_rate_hi"],
             "capacity_per_core": per_core,
-            "capacity_per_core_lo": last["achieved_rate_lo"] / cores,
-            "capacity_per_core_hi": last["achieved_rate_hi"] / cores,
+            "capacity_per_core_lo": best["achieved_rate_lo"] / cores,
+            "capacity_per_core_hi": best["achieved_rate_hi"] / cores,
             "saturated": bool(last["server_saturated"]),
             "limited_by": last["limited_by"],
-            "generator_limited": bool(last["generator_limited"]),
-            "server_utilisation": last["server_utilisation"],
+            "generator_limited": bool(best["generator_limited"]),
+            "server_utilisation": best["server_utilisation"],
             # How far the host's speed moved over the scenario (host_speed): measured and
             # derived capacity were taken minutes apart.
             "host_drift": float(speed.at[sid, "drift"])
@@ -159,7 +158,7 @@ def capacity_frame(
             row["derived_handshake_only"] = d["handshakes_per_core_s_handshake_only"]
             # log(measured) has se 1/sqrt(n) (a Poisson count); log(derived) the log-scale se
             # of its mean CPU.
-            se_m = 1 / math.sqrt(last["n_ok"]) if last["n_ok"] > 0 else math.nan
+            se_m = 1 / math.sqrt(best["n_ok"]) if best["n_ok"] > 0 else math.nan
             se_d = float(summ.at[sid, "capacity_cpu_ms_se"]) if sid in summ.index else math.nan
             ratio, lo, hi = ratio_ci(per_core, se_m, d["handshakes_per_core_s"], se_d, level)
             row["measured_over_derived"] = ratio

@@ -4,8 +4,10 @@ single-connection measurement, on the same server.
 1. Capacity, measured: `chainlab-engine load` offers CAPACITY_OVERLOAD x the capacity the
    single-connection phase implies (server cores / mean whole-connection server CPU). If the
    server keeps up with that (achieved >= SATURATED x offered and nothing saturated), the
-   offer doubles, up to CAPACITY_TRIES times. The achieved rate of successful handshakes
-   with the server saturated is the capacity; a step that never saturated says so.
+   offer doubles, up to CAPACITY_TRIES times. The most successful handshakes per second any
+   capacity step achieved is the capacity (a heavier offer's goodput falls as timeouts
+   waste the server's work); whether the server was saturated, and what else limited a
+   step, chainlab.analysis.load_capacity says.
    Its clients wait up to QUEUE_WAIT_MARGIN x the time a full in-flight queue takes to clear
    (at least the scenario's timeout), so a slow server's backlog is completed, not timed out.
 2. One step per offered load: `rates` as given, or `fractions` x the measured capacity, with
@@ -98,7 +100,7 @@ def run(ex) -> tuple[list[dict], list[dict]]:
     capacity_timeout = max(
         ex.policy.timeout_ms, math.ceil(QUEUE_WAIT_MARGIN * plan.max_in_flight / derived * 1e3)
     )
-    capacity = math.nan
+    capacity = 0.0
     for _ in range(CAPACITY_TRIES):
         left = len(plan.rates if plan.rates is not None else plan.fractions)
         row, rows = _run_step(
@@ -107,8 +109,11 @@ def run(ex) -> tuple[list[dict], list[dict]]:
         steps.append(row)
         samples += rows
         index += 1
-        capacity = row["achieved_rate"]
-        if saturated(row["n_saturated"], capacity, offered) or capacity == 0:
+        # The capacity is the most any capacity step achieved: past it, an overloaded
+        # server's connections share its core until some time out, and the goodput of a
+        # heavier offer falls (over a long path most of all).
+        capacity = max(capacity, row["achieved_rate"])
+        if saturated(row["n_saturated"], row["achieved_rate"], offered) or capacity == 0:
             break
         offered *= 2
     if not capacity > 0:
@@ -172,7 +177,7 @@ def _derived_capacity(ex) -> float:
     return ex.s.load.server_cores * 1e9 / float(np.mean(cpu))
 
 
-def _argv(ex, step: Step, rec: Path, warmup: int) -> list[str]:
+def _argv(ex, step: Step, rec: Path) -> list[str]:
     plan = ex.s.load
     argv = [
         *ex.client_head("load", plan.generator_stack),
@@ -183,7 +188,6 @@ def _argv(ex, step: Step, rec: Path, warmup: int) -> list[str]:
         "--max-in-flight", str(plan.max_in_flight),
         "--cpus", plan.generator_cpus,
         "--timeout-ms", str(step.timeout_ms),
-        "--warmup", str(warmup),
         "--records", str(rec),
     ]  # fmt: skip
     if not plan.verify:
@@ -191,12 +195,41 @@ def _argv(ex, step: Step, rec: Path, warmup: int) -> list[str]:
     return ex.client_extras(argv)
 
 
+def _warm_up(ex, step: Step) -> None:
+    """The generator's and the server's first connections (page faults, lazy
+    initialisation), one at a time in a process of their own before the first step, so the
+    step's kernel counters (the server's cores, its process) cover its schedule alone: over
+    a 50 ms path 20 warm-ups are 2 s of an idle server. Their records are not kept."""
+    plan = ex.s.load
+    if not plan.warmup:
+        return
+    before = records.count_lines(ex.server_records_path)
+    argv = [
+        *ex.client_head("handshake", plan.generator_stack),
+        "--count", str(plan.warmup),
+        "--cpus", plan.generator_cpus,
+        "--timeout-ms", str(step.timeout_ms),
+        "--records", str(ex.dir / "load-warmup.jsonl"),
+    ]  # fmt: skip
+    if not plan.verify:
+        argv.append("--no-verify")
+    timeout = plan.warmup * step.timeout_ms / 1000 + PROCESS_GRACE_S
+    proc = processes.spawn(ex.client_extras(argv), subprocess.DEVNULL, subprocess.DEVNULL)
+    try:
+        processes.wait_exit(proc, timeout)
+    finally:
+        processes.stop_group(proc)
+    if ex.s.target_spec is None:
+        _server_records(ex, before, plan.warmup)  # until they are written, not counted
+
+
 def _run_step(ex, step: Step, steps_left: int) -> tuple[dict, list[dict]]:
     plan = ex.s.load
     rec = ex.dir / f"load-{step.index}.jsonl"
     err = ex.dir / f"load-{step.index}.stderr"
-    warmup = plan.warmup if step.index == 0 else 0
     target = ex.s.target_spec is not None
+    if step.index == 0:
+        _warm_up(ex, step)
     server_before = records.count_lines(ex.server_records_path)
     ex.ctx.progress.note(
         f"chainlab: {ex.s.scenario_id}: load {step.kind} {step.index}: offering "
@@ -207,7 +240,7 @@ def _run_step(ex, step: Step, steps_left: int) -> tuple[dict, list[dict]]:
     before = None if target else _server_counters(ex)
     t0 = time.monotonic()
     with err.open("wb") as errf:
-        proc = processes.spawn(_argv(ex, step, rec, warmup), subprocess.DEVNULL, errf)
+        proc = processes.spawn(_argv(ex, step, rec), subprocess.DEVNULL, errf)
         try:
             while not processes.wait_exit(proc, 0.5):
                 if time.monotonic() - t0 > deadline:
@@ -225,7 +258,7 @@ def _run_step(ex, step: Step, steps_left: int) -> tuple[dict, list[dict]]:
             f"({processes.describe_exit(proc.returncode)}{': ' + tail if tail else ''})"
         )
     client = [r for r in got if r.get("side") == "client"]
-    started = sum(1 for r in client if r.get("sched_lag_ns") is not None) + warmup
+    started = sum(1 for r in client if r.get("sched_lag_ns") is not None)
     server = [] if target else _server_records(ex, server_before, started)
     by_conn = {r["conn_id"]: r for r in server if r.get("conn_id")}
     row, rows = _rows(ex, step, client, generator, by_conn)
@@ -251,7 +284,7 @@ def _server_counters(ex) -> dict:
     out = {
         "link": link.forwarder_stats().get("timer") if link is not None else None,
         "process": _process_cpu_s(ex.server_pid),
-        "cores": _cores_time(cpu_list(ex.s.load.server_cpus)),
+        "cores": cores_time(cpu_list(ex.s.load.server_cpus)),
         "netstat": _listen_counters() if ex.on_loopback else None,
     }
     return out
@@ -292,7 +325,7 @@ def _process_cpu_s(pid: int | None) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _cores_time(cpus: list[int]) -> tuple[int, int] | None:
+def cores_time(cpus: list[int]) -> tuple[int, int] | None:
     """(busy, total) jiffies of the given CPUs from /proc/stat: busy is all but idle and
     iowait, so it includes the kernel's network work for the server."""
     try:
