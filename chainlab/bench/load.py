@@ -19,6 +19,8 @@ every figure below, so the two are compared within one run.
 5. The schedule kept below capacity: `load` offered a quarter of the derived figure, the
    achieved start rate against the offered one and the p99 scheduling lag (the figures the
    engine's tests leave to this benchmark, since a noisy host moves them).
+6. Capacity over a 50 ms path (bench/load_path.py; needs root): the same server in a network
+   namespace behind an emulated 50 ms round trip, against loopback's.
 
 Prints figures only (no pass/fail).
 
@@ -38,6 +40,7 @@ from pathlib import Path
 
 from chainlab import engine as engine_binary
 from chainlab import processes
+from chainlab.bench import load_path
 from chainlab.bench.engine import GROUP, OPENSSL, STIME_CONF
 from chainlab.bench.engine_results import parse_s_time
 from chainlab.runner import records
@@ -89,6 +92,13 @@ def main(argv: list[str] | None = None) -> int:
                 figures[model] = measure(eng, ready["addr"], tmp, srv_rec, args)
             finally:
                 processes.stop_group(server)
+            if load_path.available() is None:
+                figures[model].update(
+                    load_path.capacity(
+                        eng, tmp, model, workers, OVERLOAD * figures[model]["derived"],
+                        args.seconds, (SERVER_CPU, CLIENT_CPU), GROUP,
+                    )
+                )  # fmt: skip
     report(figures, args)
     return 0
 
@@ -209,6 +219,14 @@ def report(figures: dict, args) -> None:
                     f"    {label:8} {what} {per:8.1f} /s per core = {per / cap:.2f}x  "
                     f"(target >= {target}x)"
                 )  # fmt: skip
+        if "path_capacity" in f:
+            lines.append(
+                f"  over a 50 ms path (rustls generator, --no-verify): {f['path_capacity']:8.1f}"
+                f" /s = {f['path_capacity'] / cap:.3f} of loopback's; server core "
+                f"{f['path_server_core_busy']:.0%} busy"
+            )
+        else:
+            lines.append(f"  over a 50 ms path: not measured ({load_path.available()})")
         lines.append(
             f"  schedule below capacity (offered {f['below_offered']:.1f} /s): achieved "
             f"{f['below_achieved']:.2f} /s = "
