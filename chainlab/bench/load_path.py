@@ -25,6 +25,8 @@ from chainlab.runner.load import cores_time
 PROFILE = {"name": "wan50", "delay_ms": 25}
 # Slots enough for ~3 x 800/s x ~0.15 s of connection life, so the path does not cap the offer.
 PATH_SLOTS = 1024
+# Handshakes before the schedule: the server's and the generator's first connections.
+WARMUP = 20
 
 
 def available() -> str | None:
@@ -55,14 +57,21 @@ def capacity(eng: str, tmp: Path, model: str, workers: int, rate: float, seconds
             ready = processes.wait_ready(server, 20.0, err)
             rec = tmp / f"load-path-{model}.jsonl"
             gen = str(engine_binary.stack_path("rustls"))
+            head = [gen, "--connect", ready["addr"], "--ca", str(tmp / "pki" / "ca.pem"),
+                    "--groups", group, "--cpus", client_cpu, "--no-verify"]  # fmt: skip
+            # Warm-ups on their own, so the core's busy share covers the schedule alone (20
+            # handshakes over the path are 2 s of an idle server).
+            subprocess.run(
+                link.client_cmd([head[0], "handshake", *head[1:], "--count", str(WARMUP),
+                                 "--records", str(tmp / f"warm-path-{model}.jsonl")]),
+                check=True, timeout=120, capture_output=True,
+            )  # fmt: skip
             before = cores_time([int(server_cpu)])
             subprocess.run(
                 link.client_cmd(
-                    [gen, "load", "--connect", ready["addr"], "--ca", str(tmp / "pki" / "ca.pem"),
-                     "--groups", group, "--cpus", client_cpu, "--no-verify",
+                    [head[0], "load", *head[1:],
                      "--rate", f"{rate:.3f}", "--duration-ms", str(seconds * 1000),
-                     "--max-in-flight", str(PATH_SLOTS), "--warmup", "20",
-                     "--records", str(rec)]
+                     "--max-in-flight", str(PATH_SLOTS), "--records", str(rec)]
                 ),
                 check=True, timeout=seconds + 120, capture_output=True,
             )  # fmt: skip
