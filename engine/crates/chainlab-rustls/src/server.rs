@@ -10,10 +10,10 @@
 
 use std::io;
 
-use chainlab_record::counting::{CountingStream, Counts};
+use chainlab_record::counting::CountingStream;
 use chainlab_record::failure::Failure;
 use chainlab_record::observed::ServerObserved;
-use chainlab_record::serve::{self, Conn, Step};
+use chainlab_record::serve::{self, Conn, Lifecycle, Phase, Step};
 use rustls::{HandshakeKind, ServerConnection, SignatureScheme};
 use serde::Serialize;
 
@@ -67,38 +67,25 @@ impl serve::Stack for RustlsServer<'_> {
         Ok(RustlsConn {
             conn: ServerConnection::new(self.0.config.clone())?,
             io: RecordReads::new(socket),
-            phase: Phase::Handshake,
-            handshake_counts: None,
+            life: Lifecycle::default(),
             close_sent: false,
             peer_has_closed: false,
-            peer_close_notify: None,
             sigalg: None,
-            failure: None,
         })
     }
-}
-
-enum Phase {
-    Handshake,
-    /// After the handshake: our close_notify, then the client's.
-    Closing,
-    Done,
 }
 
 struct RustlsConn {
     conn: ServerConnection,
     io: RecordReads<CountingStream>,
-    phase: Phase,
-    handshake_counts: Option<Counts>,
+    life: Lifecycle,
     close_sent: bool,
     /// The client's close_notify has been processed.
     peer_has_closed: bool,
-    peer_close_notify: Option<bool>,
     /// The scheme this connection's CertificateVerify was signed with. The signing key notes
     /// it in a thread-local while rustls processes the ClientHello, within one step of this
     /// connection, so it is taken right after each step.
     sigalg: Option<SignatureScheme>,
-    failure: Option<Failure>,
 }
 
 /// How a read or write of the socket went.
@@ -110,7 +97,7 @@ enum Io {
 
 impl Conn for RustlsConn {
     fn advance(&mut self) -> Step {
-        match self.phase {
+        match self.life.phase() {
             Phase::Handshake => self.handshake(),
             Phase::Closing => self.close(),
             Phase::Done => Step::Closed,
@@ -118,12 +105,7 @@ impl Conn for RustlsConn {
     }
 
     fn interrupt(&mut self, failure: Failure) {
-        match self.phase {
-            Phase::Handshake => self.failure = Some(failure),
-            Phase::Closing => self.peer_close_notify = Some(false),
-            Phase::Done => {}
-        }
-        self.phase = Phase::Done;
+        self.life.interrupt(failure);
     }
 
     fn socket(&self) -> &std::net::TcpStream {
@@ -131,14 +113,14 @@ impl Conn for RustlsConn {
     }
 
     fn finish(self) -> anyhow::Result<ServerObserved> {
-        let ok = self.failure.is_none();
+        let ok = self.life.ok();
         let resumed = self.conn.handshake_kind() == Some(HandshakeKind::Resumed);
         Ok(ServerObserved {
             conn_id: self.io.socket().hello_conn_id(false),
-            handshake_counts: self.handshake_counts,
+            handshake_counts: self.life.handshake_counts,
             conn_counts: CountingStream::counts(self.io.socket()),
             datagrams: None,
-            peer_close_notify: self.peer_close_notify,
+            peer_close_notify: self.life.peer_close_notify,
             group: self
                 .conn
                 .negotiated_key_exchange_group()
@@ -146,7 +128,7 @@ impl Conn for RustlsConn {
             sigalg: self.sigalg.map(capabilities::scheme_name),
             resumed: ok.then_some(resumed),
             peer_chain: None,
-            failure: self.failure,
+            failure: self.life.failure,
         })
         // `self.io` drops here: the socket closes.
     }
@@ -160,21 +142,21 @@ impl RustlsConn {
             match self.write_pending() {
                 Io::Done => {}
                 Io::Blocked(step) => return step,
-                Io::Failed(e) => return self.fail(errors::io_failure(&e)),
+                Io::Failed(e) => return self.life.fail(errors::io_failure(&e)),
             }
             if !self.conn.is_handshaking() {
-                self.handshake_counts = Some(CountingStream::counts(self.io.socket()));
-                self.phase = Phase::Closing;
-                return Step::Handshaken;
+                return self
+                    .life
+                    .handshaken(CountingStream::counts(self.io.socket()));
             }
             match self.read_record() {
                 Ok(Io::Done) => {}
                 Ok(Io::Blocked(step)) => return step,
-                Ok(Io::Failed(e)) => return self.fail(errors::io_failure(&e)),
+                Ok(Io::Failed(e)) => return self.life.fail(errors::io_failure(&e)),
                 Err(e) => {
                     // The alert rustls queued in reply goes out before the close.
                     let _ = self.write_pending();
-                    return self.fail(errors::tls_failure(&e, Side::Server));
+                    return self.life.fail(errors::tls_failure(&e, Side::Server));
                 }
             }
         }
@@ -189,13 +171,13 @@ impl RustlsConn {
         match self.write_pending() {
             Io::Done => {}
             Io::Blocked(step) => return step,
-            Io::Failed(_) => return self.closed(false),
+            Io::Failed(_) => return self.life.closed(false),
         }
         loop {
             match self.read_record() {
                 Ok(Io::Done) => {
                     if self.peer_has_closed {
-                        return self.closed(true);
+                        return self.life.closed(true);
                     }
                     // Application data is never sent by either engine; discard it.
                     let mut sink = [0u8; 4096];
@@ -204,7 +186,7 @@ impl RustlsConn {
                     }
                 }
                 Ok(Io::Blocked(step)) => return step,
-                Ok(Io::Failed(_)) | Err(_) => return self.closed(false),
+                Ok(Io::Failed(_)) | Err(_) => return self.life.closed(false),
             }
         }
     }
@@ -236,17 +218,5 @@ impl RustlsConn {
         let state = processed?;
         self.peer_has_closed = state.peer_has_closed();
         Ok(Io::Done)
-    }
-
-    fn fail(&mut self, failure: Failure) -> Step {
-        self.failure = Some(failure);
-        self.phase = Phase::Done;
-        Step::Closed
-    }
-
-    fn closed(&mut self, close_notify: bool) -> Step {
-        self.peer_close_notify = Some(close_notify);
-        self.phase = Phase::Done;
-        Step::Closed
     }
 }

@@ -7,8 +7,9 @@
 //! per turn of the loop while the listener may hold more (a turn also advances the
 //! connections that are ready), so loops share a burst instead of one loop taking it all.
 //! Sockets are registered for reading (edge-triggered), and for writing only while a write
-//! waits: a connection is advanced on any event until it waits again. A connection without an event for
-//! `--io-timeout-ms` is interrupted (`handshake_timeout` during the handshake).
+//! waits: a connection is advanced on any event until it waits again. A connection without
+//! an event for `--io-timeout-ms` is interrupted (`handshake_timeout` during the handshake),
+//! found by a scan ten times per timeout (at most every 100 ms), never by one every turn.
 
 use std::collections::HashMap;
 use std::os::fd::AsRawFd;
@@ -34,6 +35,12 @@ const WAKER: Token = Token(1);
 const FIRST_CONN: usize = 2;
 /// Readiness events taken per wait; more stay queued for the next turn.
 const EVENTS: usize = 256;
+/// Timeout scans per `--io-timeout-ms`: a stalled connection is cut between the timeout and
+/// a tenth more ...
+const TIMEOUT_SCANS: u32 = 10;
+/// ... and a loop wakes for a scan at least this often (it also bounds the wait of a loop
+/// with nothing to do; the waker ends that wait at once when the server stops).
+const MAX_SCAN_PERIOD: Duration = Duration::from_millis(100);
 
 pub(crate) fn run<S: Stack>(
     stack: &S,
@@ -98,6 +105,11 @@ struct Loop<'a, S: Stack> {
     next_token: usize,
     /// The listener signalled readiness and no accept has met an empty queue since.
     listener_ready: bool,
+    /// When the connections are next checked for `--io-timeout-ms` (a scan of all of
+    /// them), and how often: scanning every turn would cost each turn time in proportion
+    /// to the connections open, just when an overloaded loop holds hundreds.
+    next_scan: Instant,
+    scan_period: Duration,
     account: Account,
 }
 
@@ -132,6 +144,8 @@ impl<'a, S: Stack> Loop<'a, S> {
             conns: HashMap::new(),
             next_token: FIRST_CONN,
             listener_ready: true,
+            next_scan: Instant::now(),
+            scan_period: (shared.io_timeout / TIMEOUT_SCANS).min(MAX_SCAN_PERIOD),
             account: Account::default(),
         })
     }
@@ -160,7 +174,7 @@ impl<'a, S: Stack> Loop<'a, S> {
             let timeout = if self.listener_ready && !closing {
                 Duration::ZERO // more may be queued: take the next one after this turn
             } else {
-                self.next_deadline()
+                self.next_scan.saturating_duration_since(Instant::now())
             };
             let waiting = ThreadCpu::now();
             match self.poll.poll(&mut events, Some(timeout)) {
@@ -176,7 +190,10 @@ impl<'a, S: Stack> Loop<'a, S> {
                     token => self.advance(token, tx)?,
                 }
             }
-            self.expire(tx)?;
+            if Instant::now() >= self.next_scan {
+                self.expire(tx)?;
+                self.next_scan = Instant::now() + self.scan_period;
+            }
         }
         if self.shared.instrument {
             let record =
@@ -280,16 +297,6 @@ impl<'a, S: Stack> Loop<'a, S> {
             self.close(token, false, tx)?;
         }
         Ok(())
-    }
-
-    fn next_deadline(&self) -> Duration {
-        let now = Instant::now();
-        self.conns
-            .values()
-            .map(|e| e.deadline.saturating_duration_since(now))
-            .min()
-            // Nothing in flight: wait for the listener or the waker alone.
-            .unwrap_or(Duration::from_secs(3600))
     }
 
     fn close(

@@ -24,6 +24,7 @@
 //! `STOP_GRACE`, then cuts them (recorded as abandoned).
 
 mod event;
+mod lifecycle;
 mod ready;
 mod signals;
 mod threads;
@@ -42,6 +43,7 @@ use crate::failure::Failure;
 use crate::observed::{ServerIdentity, ServerObserved};
 use crate::record::{RecordWriter, ServerRecord, ServerThreadRecord, Transport};
 
+pub use lifecycle::{Lifecycle, Phase};
 pub use ready::print_ready;
 pub use signals::{StopSignals, STOP_GRACE};
 

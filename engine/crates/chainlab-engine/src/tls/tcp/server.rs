@@ -8,7 +8,7 @@ use anyhow::bail;
 use openssl::ssl::{ErrorCode, Ssl, SslContext, SslStream};
 
 use chainlab_record::observed::ServerObserved;
-use chainlab_record::serve::{self, Conn, Step};
+use chainlab_record::serve::{self, Conn, Lifecycle, Phase, Step};
 
 use crate::cli::ServeArgs;
 use crate::tls::chain::observed_chain;
@@ -43,43 +43,26 @@ impl serve::Stack for OpensslServer<'_> {
         Ok(OpensslConn {
             tls: SslStream::new(ssl, socket)?,
             client_auth: self.client_auth,
-            phase: Phase::Handshake,
-            handshake_counts: None,
+            life: Lifecycle::default(),
             shutdown_sent: false,
-            peer_close_notify: None,
-            failure: None,
         })
     }
-}
-
-enum Phase {
-    Handshake,
-    /// After the handshake: our close_notify, then the client's.
-    Closing,
-    Done,
 }
 
 struct OpensslConn {
     tls: SslStream<CountingStream>,
     client_auth: bool,
-    phase: Phase,
-    handshake_counts: Option<chainlab_record::counting::Counts>,
+    life: Lifecycle,
     shutdown_sent: bool,
-    peer_close_notify: Option<bool>,
-    failure: Option<Failure>,
 }
 
 impl Conn for OpensslConn {
     fn advance(&mut self) -> Step {
         // What an earlier step's socket said is no cause of what this step meets.
         self.tls.get_mut().clear_last_error();
-        match self.phase {
+        match self.life.phase() {
             Phase::Handshake => match self.tls.accept() {
-                Ok(()) => {
-                    self.handshake_counts = Some(self.tls.get_ref().counts());
-                    self.phase = Phase::Closing;
-                    Step::Handshaken
-                }
+                Ok(()) => self.life.handshaken(self.tls.get_ref().counts()),
                 Err(e) if e.code() == ErrorCode::WANT_READ => Step::Read,
                 Err(e) if e.code() == ErrorCode::WANT_WRITE => Step::Write,
                 Err(e) => {
@@ -87,9 +70,8 @@ impl Conn for OpensslConn {
                         client_auth: self.client_auth,
                     };
                     let last = self.tls.get_ref().last_error();
-                    self.failure = Some(errors::handshake_failure(&e, self.tls.ssl(), last, side));
-                    self.phase = Phase::Done;
-                    Step::Closed
+                    let failure = errors::handshake_failure(&e, self.tls.ssl(), last, side);
+                    self.life.fail(failure)
                 }
             },
             Phase::Closing => self.close(),
@@ -98,12 +80,7 @@ impl Conn for OpensslConn {
     }
 
     fn interrupt(&mut self, failure: Failure) {
-        match self.phase {
-            Phase::Handshake => self.failure = Some(failure),
-            Phase::Closing => self.peer_close_notify = Some(false),
-            Phase::Done => {}
-        }
-        self.phase = Phase::Done;
+        self.life.interrupt(failure);
     }
 
     fn socket(&self) -> &std::net::TcpStream {
@@ -112,16 +89,16 @@ impl Conn for OpensslConn {
 
     fn finish(self) -> anyhow::Result<ServerObserved> {
         let ssl = self.tls.ssl();
-        let ok = self.failure.is_none() && self.handshake_counts.is_some();
-        if self.failure.is_none() && self.handshake_counts.is_none() {
+        let ok = self.life.ok();
+        if self.life.failure.is_none() && !ok {
             bail!("a connection finished before its handshake ended, with no failure");
         }
         Ok(ServerObserved {
             conn_id: conn_id(ssl),
-            handshake_counts: self.handshake_counts,
+            handshake_counts: self.life.handshake_counts,
             conn_counts: self.tls.get_ref().counts(),
             datagrams: None,
-            peer_close_notify: self.peer_close_notify,
+            peer_close_notify: self.life.peer_close_notify,
             group: group_name(ssl),
             sigalg: sigalg_name(ssl, false),
             resumed: ok.then(|| ssl.session_reused()),
@@ -130,7 +107,7 @@ impl Conn for OpensslConn {
             } else {
                 None
             },
-            failure: self.failure,
+            failure: self.life.failure,
         })
         // `self.tls` drops here: the socket closes.
     }
@@ -159,11 +136,7 @@ impl OpensslConn {
                 Ok(_) => continue,
                 Err(e) if e.code() == ErrorCode::WANT_READ => return Step::Read,
                 Err(e) if e.code() == ErrorCode::WANT_WRITE => return Step::Write,
-                Err(e) => {
-                    self.peer_close_notify = Some(e.code() == ErrorCode::ZERO_RETURN);
-                    self.phase = Phase::Done;
-                    return Step::Closed;
-                }
+                Err(e) => return self.life.closed(e.code() == ErrorCode::ZERO_RETURN),
             }
         }
     }
