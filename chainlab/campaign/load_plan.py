@@ -68,7 +68,10 @@ def read_overrides(v, value) -> list[tuple[dict, dict]]:
     if not isinstance(value, list):
         v.bad("load.override", f"expected an array of tables, got {fmt(value)}")
         return []
-    fields = {k: LOAD_FIELDS[k] for k in ("rates", "fractions", "step_s", "capacity_s")}
+    fields = {
+        k: LOAD_FIELDS[k]
+        for k in ("rates", "fractions", "step_s", "capacity_s", "max_in_flight", "generator_stack")
+    }
     out = []
     for i, ov in enumerate(value):
         at = f"load.override[{i}]"
