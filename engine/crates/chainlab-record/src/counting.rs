@@ -97,6 +97,49 @@ impl CountingStream {
     }
 }
 
+/// The socket under a TLS library: the counting adapter (instrumented), or a bare
+/// `TcpStream` (`--no-instrument`) that knows nothing of what crossed it. Both engines read
+/// and write through it.
+pub trait Socket: Read + Write {
+    fn tcp(&self) -> &TcpStream;
+    fn counts(&self) -> Option<Counts>;
+    /// The last socket error seen, where the socket keeps track (to classify failures a TLS
+    /// library reports without the underlying `io::Error`).
+    fn last_error(&self) -> Option<io::ErrorKind>;
+    /// `conn_id` of the ClientHello sent (`sent`) or received, where the socket keeps it.
+    fn hello_conn_id(&self, sent: bool) -> Option<String>;
+}
+
+impl Socket for CountingStream {
+    fn tcp(&self) -> &TcpStream {
+        CountingStream::tcp(self)
+    }
+    fn counts(&self) -> Option<Counts> {
+        Some(CountingStream::counts(self))
+    }
+    fn last_error(&self) -> Option<io::ErrorKind> {
+        CountingStream::last_error(self)
+    }
+    fn hello_conn_id(&self, sent: bool) -> Option<String> {
+        CountingStream::hello_conn_id(self, sent)
+    }
+}
+
+impl Socket for TcpStream {
+    fn tcp(&self) -> &TcpStream {
+        self
+    }
+    fn counts(&self) -> Option<Counts> {
+        None
+    }
+    fn last_error(&self) -> Option<io::ErrorKind> {
+        None
+    }
+    fn hello_conn_id(&self, _sent: bool) -> Option<String> {
+        None
+    }
+}
+
 /// Copies what of `data` falls within the first `HEAD` bytes of the stream (`seen` bytes
 /// crossed before it).
 fn keep_head(head: &mut [u8; HEAD], seen: u64, data: &[u8]) {

@@ -4,9 +4,8 @@
 //! and nothing the peer sent after it.
 
 use std::io::{self, Read, Write};
-use std::net::TcpStream;
 
-use chainlab_record::counting::{CountingStream, Counts};
+pub use chainlab_record::counting::Socket;
 use rustls::{ConnectionCommon, SideData};
 
 /// TLS record header: content type, legacy version, length.
@@ -24,38 +23,6 @@ pub struct RecordReads<S> {
     header_taken: usize,
     /// Bytes of the current record's body still to read.
     left: usize,
-}
-
-/// What a socket says about itself, whether it counts or not.
-pub trait Socket: Read + Write {
-    fn tcp(&self) -> &TcpStream;
-    fn counts(&self) -> Option<Counts>;
-    /// `conn_id` of the ClientHello sent (`sent`) or received, where the socket keeps it.
-    fn hello_conn_id(&self, sent: bool) -> Option<String>;
-}
-
-impl Socket for CountingStream {
-    fn tcp(&self) -> &TcpStream {
-        CountingStream::tcp(self)
-    }
-    fn counts(&self) -> Option<Counts> {
-        Some(CountingStream::counts(self))
-    }
-    fn hello_conn_id(&self, sent: bool) -> Option<String> {
-        CountingStream::hello_conn_id(self, sent)
-    }
-}
-
-impl Socket for TcpStream {
-    fn tcp(&self) -> &TcpStream {
-        self
-    }
-    fn counts(&self) -> Option<Counts> {
-        None
-    }
-    fn hello_conn_id(&self, _sent: bool) -> Option<String> {
-        None
-    }
 }
 
 impl<S: Socket> RecordReads<S> {
@@ -204,7 +171,9 @@ pub fn drain<S: Socket>(io: &mut RecordReads<S>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chainlab_record::counting::CountingStream;
     use std::net::TcpListener;
+    use std::net::TcpStream;
 
     /// Three records sent in one write come back one record at a time (never a byte of the
     /// next with the current one), whatever the size of the caller's buffer.
