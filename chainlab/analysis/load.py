@@ -96,6 +96,9 @@ def load_store(path, config: AnalysisConfig | None = None) -> StoreData:
     target_failures = failures[failures["scenario_id"].isin(target_ids)]
     failures = failures[~failures["scenario_id"].isin(target_ids)]
     load_steps, target_load_steps = frames.load_steps, pd.DataFrame()
+    if len(load_steps) and len(frames.load_windows):
+        # Each step's completions within its schedule's length (the store's _LOAD_WINDOWS).
+        load_steps = load_steps.merge(frames.load_windows, on=["scenario_id", "step"], how="left")
     if len(load_steps):
         on_target = load_steps["scenario_id"].isin(target_ids)
         load_steps, target_load_steps = load_steps[~on_target], load_steps[on_target]

@@ -6,8 +6,11 @@ paper's Tables 11-13 recomputed from the measured figure.
   stalled server counts); its percentiles are nearest-rank order statistics of the
   successful attempts with distribution-free intervals (stats.quantile_ci). An attempt that
   never started (`generator_saturated`) or failed is counted as a failure, never averaged in.
-- A step's **achieved rate** is its successful handshakes per second of the step's wall
-  time, with the exact Poisson interval of the count (stats.poisson_rate_ci).
+- A step's **achieved rate** is its successful handshakes completed within a window as long
+  as its schedule, starting at their median latency, per second of that window, with the
+  exact Poisson interval of the count (stats.poisson_rate_ci): an overloaded step's backlog
+  or a lossy path's retransmission tail draining after the schedule no longer stretches the
+  time (the step's wall time instead where a store has no per-attempt intended starts).
 - The **measured capacity** is the highest achieved rate of the capacity steps (past it an
   overloaded server's goodput falls as timeouts waste its work). A step is
   **saturated** only when it fell behind its offer (some attempts could not start, or the
@@ -51,7 +54,7 @@ def steps_frame(data: StoreData, level: float) -> pd.DataFrame:
     for _, r in steps.iterrows():
         sid, step = str(r["scenario_id"]), int(r["step"])
         measured = int(r["n_ok"]) + int(r["n_failed"])
-        rate, rate_lo, rate_hi = poisson_rate_ci(int(r["n_ok"]), float(r["wall_s"]), level)
+        rate, rate_lo, rate_hi = poisson_rate_ci(*_completions(r), level)
         row = {
             "scenario_id": sid,
             "step": step,
@@ -197,6 +200,18 @@ def step_limit(r: dict) -> tuple[bool, str]:
             f"(offered rate x latency above max_in_flight; {idle})"
         )
     return False, f"not the server: achieved {r['achieved_share']:.0%} of the offer ({idle})"
+
+
+def _completions(r) -> tuple[int, float]:
+    """(successful attempts, seconds) a step's achieved rate is counted over: those that
+    completed within a window as long as its schedule, from their median latency on (the
+    store's load windows), so neither the backlog an overload leaves nor a lossy path's
+    retransmission tail stretches the time; all of them over the step's wall time where the
+    store has no windows."""
+    n, window = r.get("n_window"), r.get("window_s")
+    if n is not None and window is not None and n == n and window == window and window > 0:
+        return int(n), float(window)
+    return int(r["n_ok"]), float(r["wall_s"])
 
 
 def _float(v) -> float:

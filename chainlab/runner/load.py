@@ -4,8 +4,9 @@ single-connection measurement, on the same server.
 1. Capacity, measured: `chainlab-engine load` offers CAPACITY_OVERLOAD x the capacity the
    single-connection phase implies (server cores / mean whole-connection server CPU). If the
    server keeps up with that (achieved >= SATURATED x offered and nothing saturated), the
-   offer doubles, up to CAPACITY_TRIES times. The most successful handshakes per second any
-   capacity step achieved is the capacity (a heavier offer's goodput falls as timeouts
+   offer doubles, up to CAPACITY_TRIES times (achieved: completions_in_window per second of
+   the schedule). The most successful handshakes per second any capacity step achieved is
+   the capacity (a heavier offer's goodput falls as timeouts
    waste the server's work); whether the server was saturated, and what else limited a
    step, chainlab.analysis.load_capacity says.
    Its clients wait up to QUEUE_WAIT_MARGIN x the time a full in-flight queue takes to clear
@@ -158,6 +159,22 @@ def generator_notes(busy: float, cores: int, lag_p99: float, latency_p99: float)
             f"p99 latency {latency_p99 / 1e6:.1f} ms"
         )
     return notes
+
+
+def completions_in_window(measured: list[dict], duration_s: float) -> int:
+    """The successful attempts that completed (intended start + latency from it) within a
+    window as long as the schedule, starting at their median latency (the lower median, as
+    DuckDB's quantile_disc): a step's achieved rate is this over `duration_s`, so neither an
+    overload's backlog nor a lossy path's retransmission tail, draining after the schedule,
+    stretches the time. The store's analysis counts the same (chainlab.store.views,
+    _LOAD_WINDOWS)."""
+    ok = [r for r in measured if r["outcome"] == "ok" and r.get("latency_ns") is not None]
+    if not ok:
+        return 0
+    latencies = sorted(r["latency_ns"] for r in ok)
+    start = latencies[(len(latencies) - 1) // 2]
+    end = start + duration_s * 1e9
+    return sum(1 for r in ok if start <= r["intended_ns"] + r["latency_ns"] < end)
 
 
 def _derived_capacity(ex) -> float:
@@ -426,7 +443,7 @@ def _rows(ex, step: Step, client, generator, by_conn) -> tuple[dict, list[dict]]
         "n_failed": len(measured) - n_ok,
         "n_saturated": generator["saturated"],
         "wall_s": wall_s,
-        "achieved_rate": n_ok / wall_s if wall_s else 0.0,
+        "achieved_rate": completions_in_window(measured, step.duration_s) / step.duration_s,
         "generator_cpu_s": generator["process_cpu_ns"] / 1e9,
         "generator_cores": cores,
         "generator_limited": bool(notes),

@@ -200,6 +200,39 @@ ORDER BY l.scenario_id, l.step, l.latency_ns
 """
 )
 
+# Per load step: the successful attempts that completed within a window as long as the
+# step's schedule, starting at their median latency (completion = intended start + latency
+# from it). A step that kept up completes about its offer in it; an overloaded one, what the
+# server sustained, without the tail of its backlog (or of a lossy path's retransmissions)
+# draining after the schedule (chainlab.analysis.load_capacity).
+_LOAD_WINDOWS = (
+    "WITH "
+    + _CHOSEN
+    + """,
+ok AS (
+    SELECT l.scenario_id, l.step, l.intended_ns + l.latency_ns AS done_ns, l.latency_ns
+    FROM load_samples l JOIN chosen c USING (run_id, scenario_id)
+    WHERE l.outcome = 'ok' AND l.latency_ns IS NOT NULL AND l.intended_ns IS NOT NULL
+),
+med AS (
+    SELECT scenario_id, step, quantile_disc(latency_ns, 0.5) AS m FROM ok GROUP BY ALL
+),
+steps AS (
+    SELECT ls.scenario_id, ls.step, ls.duration_s FROM load_steps ls
+    JOIN chosen c USING (run_id, scenario_id)
+)
+SELECT st.scenario_id, st.step, st.duration_s AS window_s,
+       count(o.done_ns) FILTER (
+           WHERE o.done_ns >= md.m AND o.done_ns < md.m + st.duration_s * 1e9
+       ) AS n_window
+FROM steps st
+LEFT JOIN med md USING (scenario_id, step)
+LEFT JOIN ok o USING (scenario_id, step)
+GROUP BY ALL
+ORDER BY st.scenario_id, st.step
+"""
+)
+
 _HOST_REFERENCE = (
     "WITH "
     + _CHOSEN
@@ -237,6 +270,7 @@ class AnalysisFrames:
     network_samples: pd.DataFrame  # _NETWORK_SAMPLES; empty unless a scenario is emulated
     load_steps: pd.DataFrame  # _LOAD_STEPS; empty without load steps (or a version-1 store)
     load_latencies: dict  # fetchnumpy of _LOAD_LATENCIES: scenario_id, step, latency_ns
+    load_windows: pd.DataFrame  # _LOAD_WINDOWS; empty without load steps
     host_reference: pd.DataFrame  # _HOST_REFERENCE; empty in stores without it
     primitives: pd.DataFrame  # PRIMITIVE_SUMMARY; empty in stores without primitives
 
@@ -369,6 +403,11 @@ def analysis_frames(con, path: Path) -> AnalysisFrames:
         load_steps=con.execute(_LOAD_STEPS).df() if "load_steps" in tables else pd.DataFrame(),
         load_latencies=(
             con.execute(_LOAD_LATENCIES).fetchnumpy() if "load_samples" in tables else {}
+        ),
+        load_windows=(
+            con.execute(_LOAD_WINDOWS).df()
+            if {"load_samples", "load_steps"} <= tables
+            else pd.DataFrame()
         ),
         host_reference=(
             con.execute(_HOST_REFERENCE).df() if "host_reference" in tables else pd.DataFrame()
