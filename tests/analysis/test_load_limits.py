@@ -2,6 +2,8 @@
 the server is called saturated only with busy cores or an overflowing accept queue, and
 every other limit is named in words."""
 
+import pytest
+
 from chainlab.analysis.load_capacity import SERVER_BUSY, step_limit
 
 
@@ -52,3 +54,50 @@ def test_a_step_that_kept_up_is_limited_by_nothing():
 def test_a_shortfall_with_idle_cores_and_nothing_else_says_so():
     sat, why = step_limit(step(server_cores_busy=SERVER_BUSY - 0.2))
     assert not sat and why == "not the server: achieved 60% of the offer (server cores 65% busy)"
+
+
+def test_capacity_is_the_best_capacity_step_per_core_against_the_derived_figure():
+    """capacity_frame by hand: two capacity steps (the heavier offer's goodput fell), two
+    server cores, a derived figure of 400/s per core; cost at $0.04 per vCPU-hour."""
+    import math
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from chainlab.analysis.load_capacity import capacity_frame
+
+    sid = "s"
+    steps = pd.DataFrame(
+        [
+            {"scenario_id": sid, "kind": "capacity", "step": 0, "server_cores": 2,
+             "offered_rate": 900.0, "achieved_rate": 880.0, "achieved_rate_lo": 860.0,
+             "achieved_rate_hi": 900.0, "n_ok": 4400, "n_saturated": 0,
+             "server_saturated": False, "limited_by": "nothing", "generator_limited": False,
+             "server_utilisation": 0.97},
+            {"scenario_id": sid, "kind": "capacity", "step": 1, "server_cores": 2,
+             "offered_rate": 1800.0, "achieved_rate": 700.0, "achieved_rate_lo": 680.0,
+             "achieved_rate_hi": 720.0, "n_ok": 3500, "n_saturated": 900,
+             "server_saturated": True, "limited_by": "server CPU (99% of its cores busy)",
+             "generator_limited": False, "server_utilisation": 0.99},
+        ]
+    )  # fmt: skip
+    summary = pd.DataFrame([{"scenario_id": sid, "capacity_cpu_ms_se": 0.0}])
+    derived = pd.DataFrame(
+        [{"scenario_id": sid, "handshakes_per_core_s": 400.0, "handshakes_per_core_s_lo": 390.0,
+          "handshakes_per_core_s_hi": 410.0, "handshakes_per_core_s_handshake_only": 420.0}]
+    )  # fmt: skip
+    cfg = SimpleNamespace(
+        confidence_level=0.95, price_per_vcpu_hour=0.04, service_classes={"small": 1e6}
+    )
+    row = capacity_frame(steps, summary, derived, cfg).iloc[0]
+    assert row["capacity"] == 880.0 and row["capacity_per_core"] == 440.0
+    assert (row["capacity_per_core_lo"], row["capacity_per_core_hi"]) == (430.0, 450.0)
+    # Saturation and its cause come from the heaviest offer.
+    assert row["saturated"] and row["limited_by"].startswith("server CPU")
+    assert row["measured_over_derived"] == 1.1
+    # Measured ratio's interval: log-scale, se 1/sqrt(4400) (a Poisson count), derived se 0.
+    half = 1.959964 / math.sqrt(4400)
+    assert row["measured_over_derived_lo"] == pytest.approx(1.1 * math.exp(-half), rel=1e-4)
+    assert row["handshakes_per_vcpu_hour"] == 440.0 * 3600
+    assert row["cost_per_million"] == pytest.approx(1e6 / (440.0 * 3600) * 0.04)
+    assert row["monthly_cost_small"] == pytest.approx(row["cost_per_million"])
