@@ -2,9 +2,9 @@
 on one server core, measured side by side in one run.
 
 Set-up (outside every timed part): an ML-DSA-65 root + leaf hierarchy, X25519MLKEM768,
-`chainlab-engine serve` pinned to core 0, once per server model: thread per connection (4
-workers) and event-driven (one event loop); every client pinned to core 1. Each model gets
-every figure below, so the two are compared within one run.
+a server pinned to core 0 for each stack (`chainlab-engine`, `chainlab-rustls`) and server
+model: thread per connection (4 workers) and event-driven (one event loop); every client
+pinned to core 1. Each server gets every figure below, so all are compared within one run.
 
 1. Derived capacity: one connection at a time (`handshake --count`), 1 / the server's mean
    whole-connection CPU (and the handshake span's, beside it).
@@ -49,7 +49,12 @@ CHAIN = "ML-DSA-65,ML-DSA-65"
 SERVER_CPU, CLIENT_CPU = "0", "1"
 # Each server model with its workers: 4 threads keep a core busy through each connection's
 # waits on loopback; one event loop per core serves any number of connections.
-SERVER_MODELS = (("threads", 4), ("event", 1))
+# Each server stack under each model, with its workers.
+SERVERS = tuple(
+    (stack, model, workers)
+    for stack in ("openssl-3.5", "rustls")
+    for model, workers in (("threads", 4), ("event", 1))
+)
 # Single-connection handshakes for the derived figure: a mean CPU within ~1 %.
 SINGLE_COUNT = 400
 # The load run's offer, as a multiple of the derived capacity: surely past saturation.
@@ -77,26 +82,29 @@ def main(argv: list[str] | None = None) -> int:
             check=True, capture_output=True, timeout=120,
         )  # fmt: skip
         figures = {}
-        for model, workers in SERVER_MODELS:
-            srv_rec = tmp / f"server-{model}.jsonl"
-            err = tmp / f"server-{model}.stderr"
+        for stack, model, workers in SERVERS:
+            key = f"{stack} {model}"
+            srv = str(engine_binary.stack_path(stack))
+            srv_rec = tmp / f"server-{stack}-{model}.jsonl"
+            err = tmp / f"server-{stack}-{model}.stderr"
             with err.open("wb") as errf:
                 server = processes.spawn(
-                    [eng, "serve", "--pki", str(tmp / "pki"), "--groups", GROUP,
+                    [srv, "serve", "--pki", str(tmp / "pki"), "--groups", GROUP,
                      "--cpus", SERVER_CPU, "--server-model", model, "--workers", str(workers),
                      "--records", str(srv_rec)],
                     subprocess.PIPE, errf,
                 )  # fmt: skip
             try:
                 ready = processes.wait_ready(server, 20.0, err)
-                figures[model] = measure(eng, ready["addr"], tmp, srv_rec, args)
+                figures[key] = measure(eng, ready["addr"], tmp, srv_rec, args)
             finally:
                 processes.stop_group(server)
             if load_path.available() is None:
-                figures[model].update(
+                figures[key].update(
                     load_path.capacity(
-                        eng, tmp, model, workers, OVERLOAD * figures[model]["derived"],
-                        args.seconds, (SERVER_CPU, CLIENT_CPU), GROUP,
+                        srv, tmp, f"{stack}-{model}", model, workers,
+                        OVERLOAD * figures[key]["derived"], args.seconds,
+                        (SERVER_CPU, CLIENT_CPU), GROUP,
                     )
                 )  # fmt: skip
     report(figures, args)
@@ -191,20 +199,36 @@ def measure(eng: str, addr: str, tmp: Path, srv_rec: Path, args) -> dict:
     return out
 
 
+# A generator whose one core offers less than this multiple of what it achieved was the
+# limit of its run: the server's capacity is at least the figure, not exactly it.
+GENERATOR_BOUND = 1.1
+
+
+def _bound(achieved: float, generator_per_core: float) -> str:
+    """A note when the generator, not the server, set the pace of a run."""
+    if generator_per_core < GENERATOR_BOUND * achieved:
+        return "  (the generator's core was the limit: the server does at least this)"
+    return ""
+
+
 def report(figures: dict, args) -> None:
-    for (model, workers), f in zip(SERVER_MODELS, figures.values(), strict=True):
+    for (stack, model, workers), f in zip(SERVERS, figures.values(), strict=True):
         cap = f["capacity_no_verify"]
         lines = [
-            "chainlab bench load: ML-DSA-65 root + leaf, X25519MLKEM768; server on core "
-            f"{SERVER_CPU} (--server-model {model}, {workers} worker(s)), clients on core "
-            f"{CLIENT_CPU}",
+            "chainlab bench load: ML-DSA-65 root + leaf, X25519MLKEM768; server "
+            f"{stack} on core {SERVER_CPU} (--server-model {model}, {workers} worker(s)), "
+            f"clients on core {CLIENT_CPU}",
             f"  server CPU per connection, one at a time: {f['conn_cpu_ms']:.3f} ms whole "
             f"connection, {f['hs_cpu_ms']:.3f} ms handshake span",
             f"  derived capacity (1 / CPU per connection):      {f['derived']:8.1f} /s per core "
             f"(handshake span only: {f['derived_hs']:.1f})",
             f"  measured capacity (open loop, --no-verify):     {cap:8.1f} /s   "
-            f"measured / derived = {cap / f['derived']:.3f}",
+            f"measured / derived = {cap / f['derived']:.3f}"
+            + _bound(cap, f["generator_per_core_no_verify"]),
             f"  measured capacity (open loop, verification on): {f['capacity_verify']:8.1f} /s",
+            f"  measured capacity (rustls generator, --no-verify): "
+            f"{f['capacity_rustls_no_verify']:8.1f} /s"
+            + _bound(f["capacity_rustls_no_verify"], f["generator_per_core_rustls_no_verify"]),
             f"  openssl s_time -new x {args.clients} (closed loop):       {f['s_time']:8.1f} /s"
             f"   measured / s_time = {cap / f['s_time']:.3f}",
             "  generator headroom (attempts per generator CPU-second / server capacity):",
@@ -234,10 +258,11 @@ def report(figures: dict, args) -> None:
             f"p99 scheduling lag {f['below_p99_lag_ms']:.3f} ms"
         )
         print("\n".join(lines))
-    threads, event = figures["threads"], figures["event"]
-    print(
-        "  event / threads, measured capacity on loopback: "
-        f"{event['capacity_no_verify'] / threads['capacity_no_verify']:.3f}"
-    )
+    for stack in dict.fromkeys(stack for stack, _, _ in SERVERS):
+        threads, event = figures[f"{stack} threads"], figures[f"{stack} event"]
+        print(
+            f"  {stack}: event / threads, measured capacity on loopback: "
+            f"{event['capacity_no_verify'] / threads['capacity_no_verify']:.3f}"
+        )
     print(json.dumps({m: {k: round(v, 4) for k, v in f.items()} for m, f in figures.items()},
                      sort_keys=True))  # fmt: skip

@@ -34,19 +34,20 @@ def available() -> str | None:
     return None if os.geteuid() == 0 else "needs root (network namespaces)"
 
 
-def capacity(eng: str, tmp: Path, model: str, workers: int, rate: float, seconds: int,
-             cpus: tuple[str, str], group: str) -> dict:  # fmt: skip
-    """Achieved handshakes per second over the path and the server core's busy share."""
+def capacity(server: str, tmp: Path, name: str, model: str, workers: int, rate: float,
+             seconds: int, cpus: tuple[str, str], group: str) -> dict:  # fmt: skip
+    """Achieved handshakes per second over the path and the server core's busy share, of
+    the `server` binary under `model`; `name` tells its files apart."""
     server_cpu, client_cpu = cpus
     with emulated_link(
-        PROFILE, f"bench-{model}", calibrate=False, forwarder_cpus={int(client_cpu)}
+        PROFILE, f"bench-{name}"[:40], calibrate=False, forwarder_cpus={int(client_cpu)}
     ) as link:
-        srv_rec = tmp / f"server-path-{model}.jsonl"
-        err = tmp / f"server-path-{model}.stderr"
+        srv_rec = tmp / f"server-path-{name}.jsonl"
+        err = tmp / f"server-path-{name}.stderr"
         with err.open("wb") as errf:
             server = processes.spawn(
                 link.server_cmd(
-                    [eng, "serve", "--pki", str(tmp / "pki"), "--groups", group,
+                    [server, "serve", "--pki", str(tmp / "pki"), "--groups", group,
                      "--listen", f"{link.server_addr}:0", "--cpus", server_cpu,
                      "--server-model", model, "--workers", str(workers),
                      "--records", str(srv_rec)]
@@ -55,7 +56,7 @@ def capacity(eng: str, tmp: Path, model: str, workers: int, rate: float, seconds
             )  # fmt: skip
         try:
             ready = processes.wait_ready(server, 20.0, err)
-            rec = tmp / f"load-path-{model}.jsonl"
+            rec = tmp / f"load-path-{name}.jsonl"
             gen = str(engine_binary.stack_path("rustls"))
             head = [gen, "--connect", ready["addr"], "--ca", str(tmp / "pki" / "ca.pem"),
                     "--groups", group, "--cpus", client_cpu, "--no-verify"]  # fmt: skip
@@ -63,7 +64,7 @@ def capacity(eng: str, tmp: Path, model: str, workers: int, rate: float, seconds
             # handshakes over the path are 2 s of an idle server).
             subprocess.run(
                 link.client_cmd([head[0], "handshake", *head[1:], "--count", str(WARMUP),
-                                 "--records", str(tmp / f"warm-path-{model}.jsonl")]),
+                                 "--records", str(tmp / f"warm-path-{name}.jsonl")]),
                 check=True, timeout=120, capture_output=True,
             )  # fmt: skip
             before = cores_time([int(server_cpu)])
