@@ -40,6 +40,7 @@ from pathlib import Path
 
 from chainlab import engine as engine_binary
 from chainlab import processes
+from chainlab.analysis import load_capacity
 from chainlab.bench import load_path
 from chainlab.bench.engine import GROUP, OPENSSL, STIME_CONF
 from chainlab.bench.engine_results import parse_s_time
@@ -248,6 +249,11 @@ def report(figures: dict, args) -> None:
                 f"  over a 50 ms path (rustls generator, --no-verify): {f['path_capacity']:8.1f}"
                 f" /s = {f['path_capacity'] / cap:.3f} of loopback's; server core "
                 f"{f['path_server_core_busy']:.0%} busy"
+                + (
+                    ""
+                    if f["path_server_core_busy"] >= load_capacity.SERVER_BUSY
+                    else "  (not the server's limit: its core was not busy)"
+                )
             )
         else:
             lines.append(f"  over a 50 ms path: not measured ({load_path.available()})")
