@@ -15,14 +15,16 @@ use openssl_sys as sys;
 
 use crate::cli::{ServeArgs, Transport};
 use crate::cpu::ThreadCpu;
-use crate::record::{Datagrams, ErrorCategory, Outcome, RecordWriter, ServerRecord, SCHEMA};
+use crate::record::{Datagrams, ErrorCategory, RecordWriter, ServerRecord};
 use crate::tls::chain::observed_chain;
 use crate::tls::context::ServerContext;
 use crate::tls::datagrams::{DatagramCounts, FirstRead, Tally};
 use crate::tls::errors::{Failure, Side};
 use crate::tls::{conn_id, group_name, ns_between, sigalg_name, unix_ns};
 use chainlab_record::args::ServerModel;
+use chainlab_record::counting::Counts;
 use chainlab_record::observed::ServerIdentity;
+use chainlab_record::observed::{ServerObserved, ServerSpans};
 
 use super::{
     bio_for, close_info, outcome, quic_failure, wait, Step, POLL_INTERVAL,
@@ -376,27 +378,16 @@ impl Live {
         let alone = self.handshake_alone;
         let conn_alone = alone && self.alone && tally.pending() == 0;
         let failure = self.failure;
-        let mut record = ServerRecord {
-            schema: SCHEMA,
-            side: "server",
-            stack: crate::info::stack(),
-            transport: Transport::Quic,
-            server_model: ServerModel::Threads,
-            seq: self.seq,
+        let seen = ServerObserved {
             conn_id: conn_id(conn),
-            peer_port: self.peer.map(|p| p.port()),
-            accept_unix_ns: self.first.unix_ns,
-            handshake_ns: Some(ns_between(self.first.at, end)),
-            cpu_ns: alone.then_some(cpu.total_ns),
-            cpu_user_us: alone.then_some(cpu.user_us),
-            cpu_sys_us: alone.then_some(cpu.sys_us),
-            instructions: cpu.instructions.filter(|_| alone),
-            conn_ns: None,
-            conn_cpu_ns: None,
-            bytes_read: Some(at.bytes_read),
-            bytes_written: Some(at.bytes_written),
-            conn_bytes_read: Some(total.bytes_read),
-            conn_bytes_written: Some(total.bytes_written),
+            handshake_counts: Some(Counts {
+                read: at.bytes_read,
+                written: at.bytes_written,
+            }),
+            conn_counts: Counts {
+                read: total.bytes_read,
+                written: total.bytes_written,
+            },
             datagrams: Some(Datagrams {
                 datagrams_read: at.datagrams_read,
                 datagrams_written: at.datagrams_written,
@@ -413,24 +404,42 @@ impl Live {
                 Side::Server { client_auth: true } => Some(observed_chain(conn, true)?),
                 _ => None,
             },
-            outcome: if failure.is_none() {
-                Outcome::Ok
-            } else {
-                Outcome::Failed
-            },
-            error_category: failure.as_ref().map(|f| f.category),
-            error_detail: failure.map(|f| f.detail),
+            failure,
         };
+        let handshake_ns = ns_between(self.first.at, end);
         drop(self.conn);
         if let Some(peer) = self.peer {
             tally.finish(peer);
         }
-        record.conn_ns = Some(ns_between(self.first.at, Instant::now()));
-        record.conn_cpu_ns = self
-            .first
-            .cpu
-            .filter(|_| conn_alone)
-            .map(|start| ThreadCpu::now().since(start).total_ns);
+        let spans = ServerSpans {
+            seq: self.seq,
+            peer_port: self.peer.map(|p| p.port()),
+            accept_unix_ns: self.first.unix_ns,
+            handshake_ns,
+            cpu,
+            conn_ns: ns_between(self.first.at, Instant::now()),
+            conn_cpu_ns: self
+                .first
+                .cpu
+                .map_or(0, |start| ThreadCpu::now().since(start).total_ns),
+        };
+        let who = ServerIdentity {
+            stack: crate::info::stack(),
+            transport: Transport::Quic,
+            model: ServerModel::Threads,
+        };
+        let mut record = ServerRecord::observed(who, spans, seen);
+        // One thread serves every connection: its CPU clock is a connection's only over a
+        // span no other connection shared.
+        if !alone {
+            record.cpu_ns = None;
+            record.cpu_user_us = None;
+            record.cpu_sys_us = None;
+            record.instructions = None;
+        }
+        if !conn_alone {
+            record.conn_cpu_ns = None;
+        }
         Ok(Some(record))
     }
 }
