@@ -8,17 +8,16 @@
 //! Closing the connection, chain capture and writing the record come after it.
 
 use std::cell::RefCell;
-use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::anyhow;
-use chainlab_record::counting::{CountingStream, Counts};
+use chainlab_record::counting::CountingStream;
 use chainlab_record::cpu::ThreadCpu;
 use chainlab_record::drive::{self, Slot};
+use chainlab_record::ns_between;
 use chainlab_record::observed::ClientIdentity;
 use chainlab_record::record::{ClientRecord, ObservedCert};
-use chainlab_record::{ns_between, unix_ns};
 use rustls::pki_types::{CertificateDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, HandshakeKind};
 
@@ -114,36 +113,18 @@ impl<'a> Client<'a> {
         let instrument = !self.args.no_instrument;
         let mut seen = Observed::default();
         tls::take_scheme();
-        let start_unix_ns = unix_ns();
-        let cpu_start = instrument.then(ThreadCpu::now);
-        let start = Instant::now();
-        let connected = TcpStream::connect_timeout(&self.args.connect, self.timeout)
-            .and_then(|s| self.prepare_socket(s));
-        let connect_end = Instant::now();
-        seen.connect_ns = ns_between(start, connect_end);
-        match connected {
-            Err(e) => {
-                seen.cpu = cpu_start.map(|c| ThreadCpu::now().since(c));
-                if instrument {
-                    seen.handshake_counts = Some(Counts::default());
-                    seen.conn_counts = Some(Counts::default());
-                }
-                seen.failure = Some(errors::connect_failure(&e));
-            }
-            Ok(stream) if instrument => {
+        let (started, stream) =
+            drive::connect_tcp(&self.args.connect, self.timeout, instrument, &mut seen);
+        let (at, cpu_start) = (started.connect_end, started.cpu_start);
+        match stream {
+            None => {}
+            Some(stream) if instrument => {
                 let io = RecordReads::new(CountingStream::new(stream));
-                self.handshake(io, connect_end, cpu_start, &mut seen)?;
+                self.handshake(io, at, cpu_start, &mut seen)?;
             }
-            Ok(stream) => self.handshake(RecordReads::new(stream), connect_end, None, &mut seen)?,
+            Some(stream) => self.handshake(RecordReads::new(stream), at, None, &mut seen)?,
         }
-        Ok(self.record(seq, warmup, start_unix_ns, seen))
-    }
-
-    fn prepare_socket(&self, stream: TcpStream) -> std::io::Result<TcpStream> {
-        stream.set_nodelay(true)?;
-        stream.set_read_timeout(Some(self.timeout))?;
-        stream.set_write_timeout(Some(self.timeout))?;
-        Ok(stream)
+        Ok(self.record(seq, warmup, started.start_unix_ns, seen))
     }
 
     fn handshake<S: Socket>(

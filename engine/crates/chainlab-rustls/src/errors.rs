@@ -7,7 +7,7 @@ use std::io;
 use chainlab_record::record::ErrorCategory;
 use rustls::{AlertDescription, PeerIncompatible};
 
-pub use chainlab_record::failure::{connect_failure, peer_still_connected, Failure};
+pub use chainlab_record::failure::{peer_still_connected, Failure};
 
 /// A socket error during the handshake (rustls reports the peer's misbehaviour as its own
 /// errors; the socket's errors arrive as `io::Error`).

@@ -14,6 +14,12 @@ use crate::record::{ClientRecord, RecordWriter};
 
 pub use load::{load, schedule};
 
+use std::net::{SocketAddr, TcpStream};
+
+use crate::counting::Counts;
+use crate::cpu::ThreadCpu;
+use crate::observed::ClientObserved;
+
 /// A connection slot: attempts run one after another on the calling thread.
 pub trait Slot {
     /// One connection, start to finish. Errors only for local failures; everything the
@@ -66,4 +72,56 @@ pub fn check_client(args: &crate::args::ClientArgs) -> anyhow::Result<()> {
         crate::cpu::pin(cpus)?;
     }
     Ok(())
+}
+
+/// Where a TCP attempt's timed span stands once connect() returned.
+#[derive(Debug, Clone, Copy)]
+pub struct Started {
+    /// Wall-clock start, for the record's ordering.
+    pub start_unix_ns: u128,
+    /// The thread's CPU at the span's start (instrumented only).
+    pub cpu_start: Option<ThreadCpu>,
+    /// connect() returned: the handshake's span starts here.
+    pub connect_end: Instant,
+}
+
+/// The start of every TCP attempt, whatever the stack: the clocks start, connect() within
+/// `timeout`, the socket prepared (no Nagle delay on a flight; reads and writes bounded by
+/// `timeout`, so a server that stops answering or reading is recorded as hung). `seen` gets
+/// the connect time; a failed connect is recorded in it (its CPU, zero bytes, the failure)
+/// and gives no stream.
+pub fn connect_tcp(
+    addr: &SocketAddr,
+    timeout: Duration,
+    instrument: bool,
+    seen: &mut ClientObserved,
+) -> (Started, Option<TcpStream>) {
+    let start_unix_ns = crate::unix_ns();
+    let cpu_start = instrument.then(ThreadCpu::now);
+    let start = Instant::now();
+    let connected = TcpStream::connect_timeout(addr, timeout).and_then(|s| {
+        s.set_nodelay(true)?;
+        s.set_read_timeout(Some(timeout))?;
+        s.set_write_timeout(Some(timeout))?;
+        Ok(s)
+    });
+    let connect_end = Instant::now();
+    seen.connect_ns = crate::ns_between(start, connect_end);
+    let started = Started {
+        start_unix_ns,
+        cpu_start,
+        connect_end,
+    };
+    match connected {
+        Ok(stream) => (started, Some(stream)),
+        Err(e) => {
+            seen.cpu = cpu_start.map(|c| ThreadCpu::now().since(c));
+            if instrument {
+                seen.handshake_counts = Some(Counts::default());
+                seen.conn_counts = Some(Counts::default());
+            }
+            seen.failure = Some(crate::failure::connect_failure(&e));
+            (started, None)
+        }
+    }
 }

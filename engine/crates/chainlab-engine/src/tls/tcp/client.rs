@@ -1,7 +1,6 @@
 //! The TCP client of `handshake` and `load`: a fresh TCP connection per attempt, the timed
 //! span connect() → `SSL_connect` returned (see `tls::client`), then the close.
 
-use std::net::TcpStream;
 use std::time::Instant;
 
 use openssl::ssl::{ErrorCode, ShutdownResult, Ssl, SslStream};
@@ -9,9 +8,11 @@ use openssl::ssl::{ErrorCode, ShutdownResult, Ssl, SslStream};
 use crate::cpu::ThreadCpu;
 use crate::record::ClientRecord;
 use crate::tls::chain::observed_chain;
-use crate::tls::counting::{CountingStream, Counts, SocketStream};
+use chainlab_record::drive::connect_tcp;
+
+use crate::tls::counting::{CountingStream, SocketStream};
 use crate::tls::errors::{self};
-use crate::tls::{conn_id, group_name, ns_between, sigalg_name, unix_ns};
+use crate::tls::{conn_id, group_name, ns_between, sigalg_name};
 
 use crate::tls::attempt::{Client, Observed};
 
@@ -35,39 +36,18 @@ impl Client<'_> {
             ..Observed::default()
         };
 
-        let start_unix_ns = unix_ns();
-        let cpu_start = instrument.then(ThreadCpu::now);
-        let start = Instant::now();
-        let connected = TcpStream::connect_timeout(&self.args.connect, self.timeout)
-            .and_then(|s| self.prepare_socket(s));
-        let connect_end = Instant::now();
-        seen.connect_ns = ns_between(start, connect_end);
-        match connected {
-            Err(e) => {
-                seen.cpu = cpu_start.map(|c| ThreadCpu::now().since(c));
-                if instrument {
-                    seen.handshake_counts = Some(Counts::default());
-                    seen.conn_counts = Some(Counts::default());
-                }
-                seen.failure = Some(errors::connect_failure(&e));
-            }
-            Ok(stream) if instrument => {
+        let (started, stream) =
+            connect_tcp(&self.args.connect, self.timeout, instrument, &mut seen);
+        let (at, cpu_start) = (started.connect_end, started.cpu_start);
+        match stream {
+            None => {}
+            Some(stream) if instrument => {
                 let stream = CountingStream::new(stream);
-                self.handshake(ssl, stream, connect_end, cpu_start, &mut seen)?
+                self.handshake(ssl, stream, at, cpu_start, &mut seen)?
             }
-            Ok(stream) => self.handshake(ssl, stream, connect_end, cpu_start, &mut seen)?,
+            Some(stream) => self.handshake(ssl, stream, at, cpu_start, &mut seen)?,
         }
-        Ok(self.record(seq, warmup, start_unix_ns, seen))
-    }
-
-    fn prepare_socket(&self, stream: TcpStream) -> std::io::Result<TcpStream> {
-        // Each flight leaves in one write (libssl buffers a flight); no Nagle delay on it.
-        stream.set_nodelay(true)?;
-        // A server that stops answering is cut off after --timeout-ms without progress
-        // (recorded as handshake_timeout), and so is one that stops reading.
-        stream.set_read_timeout(Some(self.timeout))?;
-        stream.set_write_timeout(Some(self.timeout))?;
-        Ok(stream)
+        Ok(self.record(seq, warmup, started.start_unix_ns, seen))
     }
 
     /// SSL_connect over a connected socket, then the close and what the record needs.
