@@ -148,3 +148,106 @@ fn stalled_half_sent_and_flooding_peers_are_recorded_and_leave_nothing_open() {
         assert_eq!(paired(c, &srv)["outcome"], "ok");
     }
 }
+
+/// TcpExt's ListenOverflows in this network namespace: SYNs the kernel dropped because an
+/// accept queue was full.
+fn listen_overflows() -> u64 {
+    let text = std::fs::read_to_string("/proc/net/netstat").unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("TcpExt:")).collect();
+    let (names, values) = (lines[0].split_whitespace(), lines[1].split_whitespace());
+    names
+        .zip(values)
+        .find(|(n, _)| *n == "ListenOverflows")
+        .map(|(_, v)| v.parse().unwrap())
+        .unwrap()
+}
+
+/// A flood beyond the accept queue: the server is paused (SIGSTOP) with a backlog of 2
+/// while 30 peers connect, so the kernel drops what it cannot queue (ListenOverflows rises).
+/// Once resumed, the loop serves five clients while the flood connections it accepts sit
+/// silent; each is recorded by category (a timeout at `--io-timeout-ms`, or the peer
+/// closing first), the peers the queue refused retry or give up on their own side, and the
+/// server ends holding what it held before.
+///
+/// A peer's connect() can succeed while the server's kernel still holds it half-open (the
+/// final ACK is dropped when the accept queue is full), so the server's count, not the
+/// peers', is the number of connections it took.
+#[test]
+fn a_flood_beyond_the_accept_queue_is_recorded_while_others_are_served() {
+    const FLOOD: usize = 30;
+    let dir = TempDir::new("event-flood");
+    let p = pki(&dir, "h", ML, "event-flood");
+    let server = event_server(
+        &dir,
+        &p,
+        &["--io-timeout-ms", "500", "--listen-backlog", "2"],
+    );
+    let ca = p.join("ca.pem");
+    let ca = ca.to_str().unwrap();
+    let (out, first) = handshake(&dir, &server.addr, &["--ca", ca, "--count", "1"]);
+    assert!(out.status.success() && first[0]["outcome"] == "ok");
+    let baseline = server.fds();
+    let overflows = listen_overflows();
+    // SAFETY: signals to the server child this test owns; SIGCONT below resumes it.
+    assert_eq!(unsafe { libc::kill(server.pid(), libc::SIGSTOP) }, 0);
+    let addr: std::net::SocketAddr = server.addr.parse().unwrap();
+    // Each peer connects (the kernel retransmits a dropped SYN after 1 s; 2.5 s allows one
+    // retry), sends nothing, and waits up to 4 s for the server to give up on it.
+    let flood: Vec<_> = (0..FLOOD)
+        .map(|_| {
+            std::thread::spawn(move || {
+                let wait = std::time::Duration::from_millis(2500);
+                let Ok(mut s) = TcpStream::connect_timeout(&addr, wait) else {
+                    return;
+                };
+                s.set_read_timeout(Some(std::time::Duration::from_secs(4)))
+                    .unwrap();
+                let _ = std::io::Read::read(&mut s, &mut [0u8; 1]);
+            })
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::kill(server.pid(), libc::SIGCONT) }, 0);
+    let (out, client) = handshake(&dir, &server.addr, &["--ca", ca, "--count", "5"]);
+    for t in flood {
+        t.join().unwrap();
+    }
+    assert!(out.status.success());
+    assert!(client.iter().all(|c| c["outcome"] == "ok"), "{client:?}");
+    assert!(
+        listen_overflows() > overflows,
+        "a backlog of 2 held {FLOOD} connecting peers without an overflow"
+    );
+    server.wait_for_fds(baseline);
+    let (status, _, srv, _) = server.stop_with_accounts();
+    assert!(status.success());
+    let flooded: Vec<&Value> = srv
+        .iter()
+        .filter(|s| {
+            !client
+                .iter()
+                .chain(&first)
+                .any(|c| c["conn_id"] == s["conn_id"])
+        })
+        .collect();
+    assert_eq!(
+        srv.len(),
+        1 + 5 + flooded.len(),
+        "one record per accepted connection"
+    );
+    assert!(
+        (3..=FLOOD).contains(&flooded.len()),
+        "the queue alone holds backlog + 1 while the server is paused: {srv:?}"
+    );
+    for s in &flooded {
+        let category = s["error_category"].as_str().unwrap_or("ok");
+        assert!(
+            ["handshake_timeout", "peer_closed"].contains(&category),
+            "a silent flood connection: {s}"
+        );
+    }
+    for c in &client {
+        assert_eq!(paired(c, &srv)["outcome"], "ok");
+    }
+}

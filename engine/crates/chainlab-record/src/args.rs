@@ -65,6 +65,10 @@ pub struct ServeArgs {
     /// Stop after this many connections (default: run until SIGTERM/SIGINT).
     #[arg(long)]
     pub max_connections: Option<u64>,
+    /// Connections the kernel queues for accept() at most (listen(2)'s backlog, capped by
+    /// net.core.somaxconn). Past it the kernel drops SYNs and counts ListenOverflows.
+    #[arg(long, default_value_t = crate::serve::LISTEN_BACKLOG)]
+    pub listen_backlog: u32,
     /// Turn off per-connection instrumentation (CPU clocks and records; bytes are still
     /// counted, two additions per socket call): for measuring the instrumentation's own
     /// overhead only.

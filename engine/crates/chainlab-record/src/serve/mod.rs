@@ -96,7 +96,7 @@ pub fn serve<S: Stack, E: serde::Serialize>(
     // Every model polls the listener (to notice a stop or serve other connections), so
     // accept() itself must never block.
     listener.set_nonblocking(true)?;
-    deepen_backlog(&listener)?;
+    deepen_backlog(&listener, args.listen_backlog)?;
     let addr = listener.local_addr()?;
     let records = if args.no_instrument {
         None
@@ -146,18 +146,25 @@ pub fn serve<S: Stack, E: serde::Serialize>(
 /// capacity a burst overflows that, the kernel drops SYNs, and each dropped client waits a
 /// 1 s retransmission holding a generator slot, while the server's core idles for want of
 /// connections. A server's capacity must not hide behind its accept queue (nginx listens
-/// with 511; the queue's overflows are counted per step either way).
-const LISTEN_BACKLOG: libc::c_int = 4096;
+/// with 511; the queue's overflows are counted per step either way). `--listen-backlog`'s
+/// default.
+pub const LISTEN_BACKLOG: u32 = 4096;
 
-/// Listens again on a bound listener with `LISTEN_BACKLOG` (Linux lets listen() change the
+/// Listens again on a bound listener with `backlog` (Linux lets listen() change the
 /// backlog of a listening socket).
-fn deepen_backlog(listener: &TcpListener) -> anyhow::Result<()> {
+fn deepen_backlog(listener: &TcpListener, backlog: u32) -> anyhow::Result<()> {
     use std::os::fd::AsRawFd;
+    let depth = libc::c_int::try_from(backlog).map_err(|_| {
+        anyhow!(
+            "--listen-backlog {backlog}: must be at most {}",
+            libc::c_int::MAX
+        )
+    })?;
     // SAFETY: a listening socket this function borrows; listen() changes only its backlog.
-    let rc = unsafe { libc::listen(listener.as_raw_fd(), LISTEN_BACKLOG) };
+    let rc = unsafe { libc::listen(listener.as_raw_fd(), depth) };
     if rc != 0 {
         bail!(
-            "listen(backlog {LISTEN_BACKLOG}): {}",
+            "listen(backlog {backlog}): {}",
             std::io::Error::last_os_error()
         );
     }
@@ -174,6 +181,9 @@ pub fn check_args(args: &ServeArgs) -> anyhow::Result<()> {
     }
     if args.max_connections == Some(0) {
         bail!("--max-connections 0: must be at least 1 (omit it to serve until stopped)");
+    }
+    if args.listen_backlog == 0 {
+        bail!("--listen-backlog 0: must be at least 1");
     }
     Ok(())
 }
