@@ -1,5 +1,6 @@
 """`chainlab bench load`'s capacity over a path: the same server measured over an emulated
-50 ms round trip (no rate limit) as on loopback, per server model. A pool of blocking
+50 ms round trip (no rate limit) and a 100 ms one losing 1 % each way, as on loopback, per
+server model. A pool of blocking
 workers holds each connection for its round trips, so the pool, not the CPU, sets its pace;
 event loops keep the core busy whatever the round trip.
 
@@ -21,9 +22,15 @@ from chainlab.network import emulated_link
 from chainlab.runner import records
 from chainlab.runner.load import cores_time
 
-# 50 ms of round trip, nothing else: the path's own limit is its latency.
-PROFILE = {"name": "wan50", "delay_ms": 25}
-# Slots enough for ~3 x 800/s x ~0.15 s of connection life, so the path does not cap the offer.
+# 50 ms of round trip, nothing else: the path's own limit is its latency. Then 100 ms with 1 %
+# loss each way (seeded), whose retransmissions (200 ms minimum RTO) lengthen some
+# connections' lives: more connections in flight, the same CPU per handshake.
+PATHS = {
+    "50 ms": {"name": "wan50", "delay_ms": 25},
+    "100 ms, 1 % loss": {"name": "lossy", "delay_ms": 50, "loss": 0.01, "seed": 1},
+}
+# Slots enough for ~3 x 800/s x ~0.4 s of a lossy connection's life, so the path does not cap
+# the offer.
 PATH_SLOTS = 1024
 # Handshakes before the schedule: the server's and the generator's first connections.
 WARMUP = 20
@@ -34,13 +41,33 @@ def available() -> str | None:
     return None if os.geteuid() == 0 else "needs root (network namespaces)"
 
 
-def capacity(server: str, tmp: Path, name: str, model: str, workers: int, rate: float,
-             seconds: int, cpus: tuple[str, str], group: str) -> dict:  # fmt: skip
-    """Achieved handshakes per second over the path and the server core's busy share, of
-    the `server` binary under `model`; `name` tells its files apart."""
+def capacities(server: str, tmp: Path, name: str, model: str, workers: int, rate: float,
+               seconds: int, cpus: tuple[str, str], group: str) -> dict:  # fmt: skip
+    """`capacity` over each of PATHS, by its label."""
+    return {
+        label: capacity(
+            server,
+            tmp,
+            f"{name}-{profile['name']}",
+            profile,
+            model,
+            workers,
+            rate,
+            seconds,
+            cpus,
+            group,
+        )  # fmt: skip
+        for label, profile in PATHS.items()
+    }
+
+
+def capacity(server: str, tmp: Path, name: str, profile: dict, model: str, workers: int,
+             rate: float, seconds: int, cpus: tuple[str, str], group: str) -> dict:  # fmt: skip
+    """Achieved handshakes per second over the path `profile` and the server core's busy
+    share, of the `server` binary under `model`; `name` tells its files apart."""
     server_cpu, client_cpu = cpus
     with emulated_link(
-        PROFILE, f"bench-{name}"[:40], calibrate=False, forwarder_cpus={int(client_cpu)}
+        profile, f"bench-{name}"[:40], calibrate=False, forwarder_cpus={int(client_cpu)}
     ) as link:
         srv_rec = tmp / f"server-path-{name}.jsonl"
         err = tmp / f"server-path-{name}.stderr"
