@@ -1,0 +1,196 @@
+//! The few DER steps a Merkle Tree Certificate needs: split an element into its tag, header
+//! and contents, list a SEQUENCE's elements as raw bytes (the log entry hashes fields as
+//! they were encoded), and write the handful of types a TBSCertificate of ours holds.
+//! Single-byte tags only (all X.509 uses); lengths in definite form.
+
+use anyhow::{bail, Result};
+
+pub const SEQUENCE: u8 = 0x30;
+pub const SET: u8 = 0x31;
+pub const INTEGER: u8 = 0x02;
+pub const BIT_STRING: u8 = 0x03;
+pub const OCTET_STRING: u8 = 0x04;
+pub const OID: u8 = 0x06;
+pub const UTF8_STRING: u8 = 0x0c;
+pub const UTC_TIME: u8 = 0x17;
+pub const GENERALIZED_TIME: u8 = 0x18;
+
+/// One element: its tag, its whole encoding and its contents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Element<'a> {
+    pub tag: u8,
+    pub raw: &'a [u8],
+    pub contents: &'a [u8],
+}
+
+/// The first element of `input` and what follows it.
+pub fn read(input: &[u8]) -> Result<(Element<'_>, &[u8])> {
+    let (&tag, rest) = input
+        .split_first()
+        .ok_or_else(|| anyhow::anyhow!("DER: expected an element, found the end"))?;
+    let (&first, rest) = rest
+        .split_first()
+        .ok_or_else(|| anyhow::anyhow!("DER: element 0x{tag:02x} has no length"))?;
+    let (len, rest) = if first < 0x80 {
+        (first as usize, rest)
+    } else {
+        let n = (first & 0x7f) as usize;
+        if n == 0 || n > 4 || rest.len() < n {
+            bail!("DER: element 0x{tag:02x} has a bad length of {n} octets");
+        }
+        let len = rest[..n].iter().fold(0usize, |a, &b| (a << 8) | b as usize);
+        (len, &rest[n..])
+    };
+    if rest.len() < len {
+        bail!(
+            "DER: element 0x{tag:02x} claims {len} bytes, {} remain",
+            rest.len()
+        );
+    }
+    let header = input.len() - rest.len();
+    Ok((
+        Element {
+            tag,
+            raw: &input[..header + len],
+            contents: &rest[..len],
+        },
+        &rest[len..],
+    ))
+}
+
+/// The one element `input` holds, of tag `tag`; `what` names it in errors.
+pub fn expect<'a>(input: &'a [u8], tag: u8, what: &str) -> Result<Element<'a>> {
+    let (e, rest) = read(input)?;
+    if e.tag != tag {
+        bail!("DER: {what}: tag 0x{:02x}, expected 0x{tag:02x}", e.tag);
+    }
+    if !rest.is_empty() {
+        bail!("DER: {what}: {} bytes after it", rest.len());
+    }
+    Ok(e)
+}
+
+/// The elements of a constructed element's contents, in order.
+pub fn elements(mut contents: &[u8]) -> Result<Vec<Element<'_>>> {
+    let mut out = Vec::new();
+    while !contents.is_empty() {
+        let (e, rest) = read(contents)?;
+        out.push(e);
+        contents = rest;
+    }
+    Ok(out)
+}
+
+/// `tag`, definite length, `contents`.
+pub fn tlv(tag: u8, contents: &[u8]) -> Vec<u8> {
+    let mut out = vec![tag];
+    let len = contents.len();
+    if len < 0x80 {
+        out.push(len as u8);
+    } else {
+        let bytes = len.to_be_bytes();
+        let skip = bytes.iter().take_while(|&&b| b == 0).count();
+        out.push(0x80 | (bytes.len() - skip) as u8);
+        out.extend_from_slice(&bytes[skip..]);
+    }
+    out.extend_from_slice(contents);
+    out
+}
+
+/// A SEQUENCE of already-encoded elements.
+pub fn sequence(parts: &[&[u8]]) -> Vec<u8> {
+    tlv(SEQUENCE, &parts.concat())
+}
+
+/// A non-negative INTEGER.
+pub fn integer(value: u64) -> Vec<u8> {
+    let bytes = value.to_be_bytes();
+    let skip = bytes.iter().take_while(|&&b| b == 0).count().min(7);
+    let mut contents = bytes[skip..].to_vec();
+    if contents[0] & 0x80 != 0 {
+        contents.insert(0, 0);
+    }
+    tlv(INTEGER, &contents)
+}
+
+/// The contents of an INTEGER as a u64 (a negative or larger value is an error).
+pub fn integer_value(e: &Element<'_>) -> Result<u64> {
+    let c = e.contents;
+    if e.tag != INTEGER || c.is_empty() || c[0] & 0x80 != 0 {
+        bail!("DER: not a non-negative INTEGER");
+    }
+    let c = if c[0] == 0 { &c[1..] } else { c };
+    if c.len() > 8 {
+        bail!("DER: an INTEGER wider than 64 bits");
+    }
+    Ok(c.iter().fold(0u64, |a, &b| (a << 8) | b as u64))
+}
+
+/// An OBJECT IDENTIFIER's contents from its dotted form.
+pub fn oid_contents(dotted: &str) -> Result<Vec<u8>> {
+    let arcs = dotted
+        .split('.')
+        .map(|a| a.parse::<u64>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|_| anyhow::anyhow!("{dotted:?} is not a dotted OID"))?;
+    if arcs.len() < 2 || arcs[0] > 2 {
+        bail!("{dotted:?} is not a dotted OID");
+    }
+    let mut out = Vec::new();
+    base128(arcs[0] * 40 + arcs[1], &mut out);
+    for &arc in &arcs[2..] {
+        base128(arc, &mut out);
+    }
+    Ok(out)
+}
+
+/// An OBJECT IDENTIFIER element.
+pub fn oid(dotted: &str) -> Result<Vec<u8>> {
+    Ok(tlv(OID, &oid_contents(dotted)?))
+}
+
+/// The components of a relative OID (`32473.1`) in base-128, as a trust anchor ID's binary
+/// representation is.
+pub fn relative_oid(dotted: &str) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    for arc in dotted.split('.') {
+        let arc: u64 = arc.parse().map_err(|_| {
+            anyhow::anyhow!("{dotted:?} is not a trust anchor ID (dotted decimals)")
+        })?;
+        base128(arc, &mut out);
+    }
+    Ok(out)
+}
+
+fn base128(mut v: u64, out: &mut Vec<u8>) {
+    let mut tmp = vec![(v & 0x7f) as u8];
+    v >>= 7;
+    while v > 0 {
+        tmp.push(0x80 | (v & 0x7f) as u8);
+        v >>= 7;
+    }
+    out.extend(tmp.iter().rev());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_known_encodings() {
+        assert_eq!(integer(0), [2, 1, 0]);
+        assert_eq!(integer(128), [2, 2, 0, 128]);
+        assert_eq!(integer((1 << 48) | 5), [2, 7, 1, 0, 0, 0, 0, 0, 5]);
+        let max = integer(u64::MAX);
+        let e = read(&max).unwrap().0;
+        assert_eq!(integer_value(&e).unwrap(), u64::MAX);
+        // The draft's example: CA ID 32473.1 as a RELATIVE-OID is 81 fd 59 01.
+        assert_eq!(relative_oid("32473.1").unwrap(), [0x81, 0xfd, 0x59, 0x01]);
+        assert_eq!(oid("2.5.29.17").unwrap(), [6, 3, 0x55, 0x1d, 0x11]);
+        let long = tlv(OCTET_STRING, &[7; 300]);
+        assert_eq!(&long[..4], &[4, 0x82, 1, 44]);
+        let (e, rest) = read(&long).unwrap();
+        assert_eq!((e.contents.len(), rest.len()), (300, 0));
+        assert!(read(&long[..100]).is_err());
+    }
+}

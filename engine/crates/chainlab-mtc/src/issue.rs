@@ -1,0 +1,311 @@
+//! Issuing Merkle Tree Certificates for one subscriber in a batch of a log.
+//!
+//! The log (log number 1 of the CA) is modelled as the draft's CA would build it between two
+//! landmarks: `P = BIT_CEIL(batch)` earlier entries (never materialised: no proof or
+//! signature involves them), then the batch `[P, P + batch)`: the subscriber's entry at an
+//! offset drawn from the seed and `batch - 1` synthetic entries, each a real log entry (a
+//! TBSCertificateLogEntry for `synthetic-<i>.chainlab.test` with a key hash drawn from the
+//! seed). Landmarks 0, 1 and 2 sit at tree sizes 0, P and P + batch, so the batch is
+//! landmark 2's interval and is covered by its two landmark subtrees (the draft's "Selecting
+//! Two Subtrees"); a standalone certificate uses the same subtree, signed by the CA and
+//! cosigners as a checkpoint job covering the batch would sign it.
+
+use anyhow::{bail, Context, Result};
+use sha2::{Digest, Sha256};
+
+use crate::der::{self, Element};
+use crate::entry::{ca_name, Tbs};
+use crate::proof::{MtcProof, SubtreeSignature};
+use crate::tree::{self, Leaves};
+use crate::{Hash, OID_MTC_PROOF};
+
+/// The log every chainlab MTC is in.
+pub const LOG_NUMBER: u64 = 1;
+
+/// Entries per batch at most: hashing 2^26 synthetic entries takes about a minute on two
+/// cores here; the draft's own estimates stop at an hourly landmark of ~4.4 M entries.
+pub const MAX_BATCH: u64 = 1 << 26;
+
+/// authorityKeyIdentifier: names an X.509 issuer's key, which an MTC has none of.
+const OID_AUTHORITY_KEY_ID: &str = "2.5.29.35";
+const OID_COMMON_NAME: &str = "2.5.4.3";
+const OID_SUBJECT_ALT_NAME: &str = "2.5.29.17";
+
+/// Where a subscriber's entry sits and what covers it.
+#[derive(Debug, Clone)]
+pub struct Placement {
+    pub batch: u64,
+    /// `[start, end)` of the batch in the log.
+    pub interval: (u64, u64),
+    pub index: u64,
+    /// The landmark subtrees covering the batch (the second may be empty for a batch of 1).
+    pub subtrees: [(u64, u64); 2],
+    /// The one of them holding `index`.
+    pub subtree: (u64, u64),
+}
+
+impl Placement {
+    pub fn new(batch: u64, seed: &[u8]) -> Result<Placement> {
+        if !(2..=MAX_BATCH).contains(&batch) {
+            bail!("a batch of {batch} entries; allowed: 2 to {MAX_BATCH}");
+        }
+        let start = batch.next_power_of_two();
+        let end = start + batch;
+        let digest = Sha256::new()
+            .chain_update(b"chainlab mtc index\0")
+            .chain_update(seed)
+            .finalize();
+        let offset = u64::from_be_bytes(digest[..8].try_into().expect("8 bytes")) % batch;
+        let index = start + offset;
+        let (left, right) = tree::find_subtrees(start, end);
+        let subtree = if index < left.1 { left } else { right };
+        Ok(Placement {
+            batch,
+            interval: (start, end),
+            index,
+            subtrees: [left, right],
+            subtree,
+        })
+    }
+
+    /// `(log_number << 48) | index`.
+    pub fn serial(&self) -> u64 {
+        (LOG_NUMBER << 48) | self.index
+    }
+
+    /// The draft's landmark list: `<last> <active>`, then tree sizes newest first.
+    pub fn landmarks_text(&self) -> String {
+        format!("2 2\n{}\n{}\n0\n", self.interval.1, self.interval.0)
+    }
+}
+
+/// The MTC TBSCertificate of a subscriber, from its X.509 leaf: serial
+/// `(log_number << 48) | index`, signature id-alg-mtcProof, issuer the CA ID; version,
+/// subject, key and extensions kept (authorityKeyIdentifier dropped); validity replaced when
+/// `validity` gives one (`(not_before, not_after)` as `YYYYMMDDHHMMSSZ`).
+pub fn tbs_from_x509(
+    leaf_der: &[u8],
+    ca_id: &str,
+    serial: u64,
+    validity: Option<(&str, &str)>,
+) -> Result<Vec<u8>> {
+    let leaf = crate::entry::Certificate::parse(leaf_der).context("the X.509 leaf")?;
+    let t = &leaf.tbs;
+    let version = t.version.map(|v| v.raw.to_vec()).unwrap_or_default();
+    let validity = match validity {
+        Some((from, to)) => der::sequence(&[&time(from)?, &time(to)?]),
+        None => t.validity.raw.to_vec(),
+    };
+    let tbs = der::sequence(&[
+        &version,
+        &der::integer(serial),
+        &mtc_algorithm()?,
+        &ca_name(ca_id)?,
+        &validity,
+        t.subject.raw,
+        t.spki.raw,
+        &without_extension(t.rest, OID_AUTHORITY_KEY_ID)?,
+    ]);
+    Ok(tbs)
+}
+
+/// The AlgorithmIdentifier of id-alg-mtcProof, parameters omitted.
+pub fn mtc_algorithm() -> Result<Vec<u8>> {
+    Ok(der::sequence(&[&der::oid(OID_MTC_PROOF)?]))
+}
+
+/// A Certificate of `tbs` whose signatureValue is `proof`.
+pub fn certificate(tbs: &[u8], proof: &MtcProof) -> Result<Vec<u8>> {
+    let mut bits = vec![0u8];
+    bits.extend_from_slice(&proof.encode());
+    Ok(der::sequence(&[
+        tbs,
+        &mtc_algorithm()?,
+        &der::tlv(der::BIT_STRING, &bits),
+    ]))
+}
+
+/// A subscriber's entry in its batch, with every other entry of the batch synthetic.
+pub struct Batch<'a> {
+    pub placement: Placement,
+    template: Tbs<'a>,
+    seed: &'a [u8],
+    entry_hash: Hash,
+}
+
+impl<'a> Batch<'a> {
+    /// `tbs` is the subscriber's MTC TBSCertificate (`tbs_from_x509`).
+    pub fn new(placement: Placement, tbs: &'a [u8], seed: &'a [u8]) -> Result<Batch<'a>> {
+        let e = der::expect(tbs, der::SEQUENCE, "TBSCertificate")?;
+        let template = Tbs::parse(e)?;
+        let entry_hash = tree::leaf_hash(&template.log_entry(&[0, 0]));
+        Ok(Batch {
+            placement,
+            template,
+            seed,
+            entry_hash,
+        })
+    }
+
+    pub fn entry_hash(&self) -> Hash {
+        self.entry_hash
+    }
+
+    /// The subscriber's inclusion proof in its subtree, and that subtree's hash.
+    pub fn proof(&self) -> (Vec<Hash>, Hash) {
+        let p = &self.placement;
+        let (start, end) = p.subtree;
+        let proof = tree::inclusion_proof(self, p.index, start, end);
+        let root = tree::evaluate(&proof, p.index, &self.entry_hash, start, end)
+            .expect("a proof this module just built evaluates");
+        (proof, root)
+    }
+
+    /// The hash of every non-empty landmark subtree of the batch, with its interval.
+    pub fn landmark_subtrees(&self, own: Hash) -> Vec<((u64, u64), Hash)> {
+        let p = &self.placement;
+        p.subtrees
+            .iter()
+            .filter(|(s, e)| s < e)
+            .map(|&(s, e)| {
+                let h = if (s, e) == p.subtree {
+                    own
+                } else {
+                    tree::subtree_hash(self, s, e)
+                };
+                ((s, e), h)
+            })
+            .collect()
+    }
+
+    /// A synthetic subscriber's log entry: the template's issuer, validity and key
+    /// algorithm, its own name and a key hash drawn from the seed.
+    fn synthetic_entry(&self, index: u64) -> Vec<u8> {
+        let t = &self.template;
+        let name = format!("synthetic-{index}.chainlab.test");
+        let cn = der::sequence(&[
+            &der::oid(OID_COMMON_NAME).expect("a constant OID"),
+            &der::tlv(der::UTF8_STRING, name.as_bytes()),
+        ]);
+        let subject = der::sequence(&[&der::tlv(der::SET, &cn)]);
+        let key_hash: Hash = Sha256::new()
+            .chain_update(b"chainlab mtc synthetic key\0")
+            .chain_update(self.seed)
+            .chain_update(index.to_be_bytes())
+            .finalize()
+            .into();
+        let san = der::sequence(&[&der::tlv(0x82, name.as_bytes())]);
+        let extension = der::sequence(&[
+            &der::oid(OID_SUBJECT_ALT_NAME).expect("a constant OID"),
+            &der::tlv(der::OCTET_STRING, &san),
+        ]);
+        let extensions = der::tlv(0xa3, &der::sequence(&[&extension]));
+        let mut out = Vec::with_capacity(320);
+        out.extend_from_slice(&[0, 0, 0, 1]); // no extensions; tbs_cert_entry
+        if let Some(v) = &t.version {
+            out.extend_from_slice(v.raw);
+        }
+        out.extend_from_slice(t.issuer.raw);
+        out.extend_from_slice(t.validity.raw);
+        out.extend_from_slice(&subject);
+        out.extend_from_slice(t.spki_algorithm.raw);
+        out.extend_from_slice(&der::tlv(der::OCTET_STRING, &key_hash));
+        out.extend_from_slice(&extensions);
+        out
+    }
+}
+
+impl Leaves for Batch<'_> {
+    fn leaf(&self, index: u64) -> Hash {
+        if index == self.placement.index {
+            self.entry_hash
+        } else {
+            tree::leaf_hash(&self.synthetic_entry(index))
+        }
+    }
+}
+
+/// The MTCProof of a subscriber: its subtree, proof and the signatures given (sorted into
+/// the draft's order here).
+pub fn mtc_proof(
+    placement: &Placement,
+    inclusion_proof: Vec<Hash>,
+    mut signatures: Vec<SubtreeSignature>,
+) -> MtcProof {
+    signatures.sort_by(|a, b| crate::proof::id_order(&a.cosigner_id, &b.cosigner_id));
+    MtcProof {
+        extensions: Vec::new(),
+        start: placement.subtree.0,
+        end: placement.subtree.1,
+        inclusion_proof,
+        signatures,
+    }
+}
+
+/// UTCTime through 2049, GeneralizedTime after (RFC 5280 4.1.2.5), from `YYYYMMDDHHMMSSZ`.
+fn time(text: &str) -> Result<Vec<u8>> {
+    let ok =
+        text.len() == 15 && text.ends_with('Z') && text[..14].bytes().all(|b| b.is_ascii_digit());
+    if !ok {
+        bail!("{text:?} is not a time of the form YYYYMMDDHHMMSSZ");
+    }
+    let year: u32 = text[..4].parse()?;
+    Ok(if (1950..2050).contains(&year) {
+        der::tlv(der::UTC_TIME, &text.as_bytes()[2..])
+    } else {
+        der::tlv(der::GENERALIZED_TIME, text.as_bytes())
+    })
+}
+
+/// `rest` (a TBSCertificate's fields after its key) with the extension `oid` removed.
+fn without_extension(rest: &[u8], oid: &str) -> Result<Vec<u8>> {
+    let unwanted = der::oid_contents(oid)?;
+    let mut out = Vec::new();
+    for e in der::elements(rest)? {
+        if e.tag != 0xa3 {
+            out.extend_from_slice(e.raw);
+            continue;
+        }
+        let list = der::expect(e.contents, der::SEQUENCE, "Extensions")?;
+        let kept: Vec<Element<'_>> = der::elements(list.contents)?
+            .into_iter()
+            .filter(|ext| {
+                der::elements(ext.contents)
+                    .ok()
+                    .and_then(|parts| parts.first().map(|id| id.contents != unwanted.as_slice()))
+                    .unwrap_or(true)
+            })
+            .collect();
+        let raws: Vec<&[u8]> = kept.iter().map(|k| k.raw).collect();
+        out.extend_from_slice(&der::tlv(0xa3, &der::sequence(&raws)));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placements_follow_the_batch() {
+        for batch in [2u64, 3, 4096, 4_400_000, 1 << 22] {
+            let p = Placement::new(batch, b"seed").unwrap();
+            let (s, e) = p.interval;
+            assert_eq!(e - s, batch);
+            assert!(tree::is_valid_subtree(p.subtree.0, p.subtree.1));
+            assert!(p.subtree.0 <= p.index && p.index < p.subtree.1);
+            assert_eq!(p.subtrees[0].0, s);
+            assert_eq!(p.subtrees[1].1, e);
+            assert_eq!(p.serial() >> 48, LOG_NUMBER);
+        }
+        assert_eq!(
+            Placement::new(4096, b"a").unwrap().index,
+            Placement::new(4096, b"a").unwrap().index
+        );
+        assert!(Placement::new(1, b"s").is_err());
+        assert!(Placement::new(MAX_BATCH + 1, b"s").is_err());
+        assert_eq!(time("20300101000000Z").unwrap()[0], der::UTC_TIME);
+        assert_eq!(time("20500101000000Z").unwrap()[0], der::GENERALIZED_TIME);
+        assert!(time("2030-01-01").is_err());
+    }
+}
