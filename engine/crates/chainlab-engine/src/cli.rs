@@ -58,6 +58,22 @@ pub struct PkiArgs {
     /// read "chainlab client ..." so the two kinds never look alike).
     #[arg(long, value_enum, default_value = "server")]
     pub purpose: Purpose,
+    /// Also issue Merkle Tree Certificates (draft-ietf-plants-merkle-tree-certs-07) for the
+    /// leaf's key, in a batch of this many log entries (2 to 2^26), into `<out>/mtc/`: a
+    /// standalone and a landmark-relative certificate, the relying party's trust file and
+    /// the landmark list (docs/pki.md).
+    #[arg(long)]
+    pub mtc_batch: Option<u64>,
+    /// The MTC CA cosigner's algorithm (any `--chain` algorithm).
+    #[arg(long, default_value = "ML-DSA-44")]
+    pub mtc_ca: String,
+    /// Further cosigners of the standalone certificate, comma-separated algorithms (none by
+    /// default).
+    #[arg(long, value_delimiter = ',')]
+    pub mtc_cosigners: Vec<String>,
+    /// The MTCs' validity, FROM,TO as YYYYMMDDHHMMSSZ, instead of the leaf's.
+    #[arg(long, value_delimiter = ',')]
+    pub mtc_validity: Vec<String>,
 }
 
 /// Which side of a TLS connection a hierarchy's leaf authenticates.

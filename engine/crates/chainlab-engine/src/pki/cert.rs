@@ -164,17 +164,69 @@ pub fn one_line(name: &X509NameRef) -> Result<String> {
 }
 
 /// Signs with the issuer's key through `EVP_DigestSignInit_ex` + `X509_sign_ctx`, asking
-/// for the deterministic variant where one exists: ML-DSA and SLH-DSA `deterministic` = 1
-/// (FIPS 204/205 without the random `rnd`/`opt_rand`), ECDSA `nonce-type` = 1 (RFC 6979).
-/// Ed25519 and RSA PKCS#1 v1.5 signatures are deterministic by definition.
+/// for the deterministic variant where one exists (`deterministic_init`).
 fn sign(cert: &mut X509, key: &PKeyRef<Private>, algorithm: &Algorithm) -> Result<()> {
+    let md_ctx = deterministic_init(key, algorithm)?;
+    // SAFETY: `md_ctx` and `cert` are live, owned objects; X509_sign_ctx writes the
+    // signature into `cert`, owned by us.
+    unsafe {
+        check(
+            ossl::X509_sign_ctx(cert.as_ptr(), md_ctx.as_ptr()),
+            "X509_sign_ctx",
+        )?;
+    }
+    Ok(())
+}
+
+/// A signature over `message` made as a certificate's would be (the same digest and
+/// deterministic variant): what an MTC cosigner signs its subtrees with.
+pub fn sign_message(
+    key: &PKeyRef<Private>,
+    algorithm: &Algorithm,
+    message: &[u8],
+) -> Result<Vec<u8>> {
+    let md_ctx = deterministic_init(key, algorithm)?;
+    let mut len = 0usize;
+    // SAFETY: a live context set up for signing; the first call asks for the length, the
+    // second writes at most that many bytes into a buffer of that size.
+    unsafe {
+        check(
+            sys::EVP_DigestSign(
+                md_ctx.as_ptr(),
+                ptr::null_mut(),
+                &mut len,
+                message.as_ptr(),
+                message.len(),
+            ),
+            "EVP_DigestSign (length)",
+        )?;
+        let mut out = vec![0u8; len];
+        check(
+            sys::EVP_DigestSign(
+                md_ctx.as_ptr(),
+                out.as_mut_ptr(),
+                &mut len,
+                message.as_ptr(),
+                message.len(),
+            ),
+            "EVP_DigestSign",
+        )?;
+        out.truncate(len);
+        Ok(out)
+    }
+}
+
+/// A signing context for `key` through `EVP_DigestSignInit_ex`, asking for the
+/// deterministic variant where one exists: ML-DSA and SLH-DSA `deterministic` = 1 (FIPS
+/// 204/205 without the random `rnd`/`opt_rand`), ECDSA `nonce-type` = 1 (RFC 6979).
+/// Ed25519 and RSA PKCS#1 v1.5 signatures are deterministic by definition.
+fn deterministic_init(key: &PKeyRef<Private>, algorithm: &Algorithm) -> Result<MdCtx> {
     let kind = KeyKind::of(algorithm)?;
     let md_ctx = MdCtx::new()?;
     let mut deterministic: c_int = 1;
     let mut nonce_type: c_uint = 1;
-    // SAFETY: the parameter array points at the two locals above, which outlive both calls;
-    // OpenSSL reads them during EVP_DigestSignInit_ex only. `md_ctx`, `key` and `cert` are
-    // live, owned objects; X509_sign_ctx writes the signature into `cert`, owned by us.
+    // SAFETY: the parameter array points at the two locals above, which outlive the call;
+    // OpenSSL reads them during EVP_DigestSignInit_ex only. `md_ctx` and `key` are live.
     unsafe {
         let mut params = Vec::with_capacity(2);
         match kind {
@@ -201,10 +253,6 @@ fn sign(cert: &mut X509, key: &PKeyRef<Private>, algorithm: &Algorithm) -> Resul
             ),
             "EVP_DigestSignInit_ex",
         )?;
-        check(
-            ossl::X509_sign_ctx(cert.as_ptr(), md_ctx.as_ptr()),
-            "X509_sign_ctx",
-        )?;
     }
-    Ok(())
+    Ok(md_ctx)
 }

@@ -43,15 +43,21 @@ const DOMAIN: &str = "chainlab.pki/1";
 /// Inputs of every derivation for one position.
 pub struct Derivation<'a> {
     seed: &'a str,
-    role: Role,
+    /// The role's name, or another key's label (an MTC cosigner's).
+    role: &'a str,
     algorithm: &'static Algorithm,
 }
 
 impl<'a> Derivation<'a> {
     pub fn new(seed: &'a str, role: Role, algorithm: &'static Algorithm) -> Derivation<'a> {
+        Derivation::named(seed, role.name(), algorithm)
+    }
+
+    /// A key outside the hierarchy's positions, e.g. `mtc-cosigner-1`.
+    pub fn named(seed: &'a str, label: &'a str, algorithm: &'static Algorithm) -> Derivation<'a> {
         Derivation {
             seed,
-            role,
+            role: label,
             algorithm,
         }
     }
@@ -61,13 +67,7 @@ impl<'a> Derivation<'a> {
     /// encoding.
     pub fn bytes(&self, purpose: &str, len: usize) -> Result<Vec<u8>> {
         let mut hasher = Hasher::new(MessageDigest::shake_256())?;
-        for field in [
-            DOMAIN,
-            self.seed,
-            self.role.name(),
-            self.algorithm.name,
-            purpose,
-        ] {
+        for field in [DOMAIN, self.seed, self.role, self.algorithm.name, purpose] {
             let field_len = u32::try_from(field.len())
                 .map_err(|_| anyhow!("--seed is longer than 4 GiB; allowed: shorter strings"))?;
             hasher.update(&field_len.to_be_bytes())?;

@@ -9,6 +9,7 @@
 
 mod cert;
 pub mod keys;
+pub mod mtc;
 
 use std::fs;
 use std::io::Write;
@@ -47,12 +48,26 @@ pub const POLICIES: [ChainPolicy; 3] = [
 
 pub fn run(args: &PkiArgs) -> Result<()> {
     let spec = Spec::new(&args.chain, &args.seed, &args.dns)?.with_purpose(args.purpose);
+    let mtc_spec = mtc::MtcSpec::from_args(args)?;
     // Create the directory before the (possibly slow) signing, so a bad --out fails at once.
     fs::create_dir_all(&args.out)
         .with_context(|| format!("--out {}: cannot create directory", args.out.display()))?;
     let hierarchy = generate(&spec)?;
     let manifest = write(&hierarchy, &args.out)?;
-    chainlab_record::output::print_line(&serde_json::to_string(&Summary::of(&manifest))?)?;
+    let mut summary = serde_json::to_value(Summary::of(&manifest))?;
+    match &mtc_spec {
+        Some(m) => {
+            let (mtc, issuance) = mtc::issue(&hierarchy, m, &args.out)?;
+            summary["mtc"] = serde_json::json!({
+                "batch": mtc.batch, "proof_hashes": mtc.proof_hashes,
+                "standalone_der_bytes": mtc.standalone.der_bytes,
+                "landmark_der_bytes": mtc.landmark.der_bytes,
+                "hash_ns": issuance.hash_ns,
+            });
+        }
+        None => remove_stale_dir(&args.out.join(mtc::DIR))?,
+    }
+    chainlab_record::output::print_line(&serde_json::to_string(&summary)?)?;
     Ok(())
 }
 
@@ -490,6 +505,16 @@ fn write_file(out: &Path, name: &str, bytes: &[u8], secrecy: Secrecy) -> Result<
         .with_context(|| failed("write", &temp))?;
     drop(file);
     fs::rename(&temp, &path).with_context(|| failed("replace", &path))
+}
+
+/// Removes a directory a previous run wrote (MTCs of a hierarchy now issued without them).
+fn remove_stale_dir(path: &Path) -> Result<()> {
+    match fs::remove_dir_all(path) {
+        Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
+            Err(err).with_context(|| format!("cannot remove {}", path.display()))
+        }
+        _ => Ok(()),
+    }
 }
 
 fn remove_stale(out: &Path, name: &str) -> Result<()> {

@@ -1,0 +1,290 @@
+//! `pki --mtc-batch N`: Merkle Tree Certificates for the hierarchy's leaf key, beside its
+//! X.509 chain, so the two can be compared with the same key on the same server.
+//!
+//! The log model (where the subscriber's entry sits, which entries are synthetic, which
+//! landmarks exist) is `chainlab_mtc::issue`'s; this module makes the keys and signatures
+//! with OpenSSL, as for every other certificate here, and writes `<out>/mtc/`:
+//!
+//! - `standalone.pem`: the proof to the batch's subtree and the subtree signatures of the CA
+//!   cosigner and of every `--mtc-cosigners` cosigner;
+//! - `landmark.pem`: the same proof to the same (landmark) subtree, no signatures;
+//! - `trust.json`: the relying party's configuration (CA ID, cosigners and their keys, the
+//!   landmark subtrees it would hold);
+//! - `landmarks.txt`: the CA's landmark list in the draft's format;
+//! - `ca.key`, `cosigner-<k>.key`: the cosigners' keys;
+//! - `manifest.json`: what was issued and its sizes.
+//!
+//! Deterministic from `--seed` like the rest of the directory.
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use chainlab_mtc::issue::{self, Batch, Placement};
+use chainlab_mtc::proof::{self, SubtreeSignature};
+use chainlab_mtc::verify::{self, Cosigner, Trust, TrustedSubtree};
+use openssl::x509::X509;
+use serde::Serialize;
+
+use super::keys::{self, Derivation};
+use super::{cert, write_file, Hierarchy, Secrecy};
+use crate::algorithms::{self, Algorithm};
+use crate::cli::PkiArgs;
+
+/// The MTC directory inside a hierarchy's directory.
+pub const DIR: &str = "mtc";
+
+/// Schema id of `mtc/manifest.json`.
+pub const SCHEMA: &str = "chainlab.mtc/1";
+
+/// The CA's ID: under 32473, the private enterprise number reserved for documentation
+/// (RFC 5612), as the draft's own examples use.
+pub const CA_ID: &str = "32473.1";
+
+/// The trust anchor ID of further cosigner `k` (1-based).
+fn cosigner_id(k: usize) -> String {
+    format!("32473.2.{k}")
+}
+
+/// Checked `--mtc-*` arguments.
+pub struct MtcSpec {
+    pub batch: u64,
+    pub ca: &'static Algorithm,
+    pub cosigners: Vec<&'static Algorithm>,
+    pub validity: Option<(String, String)>,
+}
+
+impl MtcSpec {
+    /// None without `--mtc-batch`; an error for `--mtc-*` flags without it or bad values.
+    pub fn from_args(args: &PkiArgs) -> Result<Option<MtcSpec>> {
+        let Some(batch) = args.mtc_batch else {
+            if !args.mtc_cosigners.is_empty() || !args.mtc_validity.is_empty() {
+                bail!("--mtc-cosigners and --mtc-validity need --mtc-batch N (the log batch size)");
+            }
+            return Ok(None);
+        };
+        Placement::new(batch, b"").map_err(|e| anyhow::anyhow!("--mtc-batch {batch}: {e}"))?;
+        let ca = algorithms::lookup(&args.mtc_ca).context("--mtc-ca")?;
+        let cosigners = args
+            .mtc_cosigners
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                algorithms::lookup(name)
+                    .with_context(|| format!("--mtc-cosigners position {}", i + 1))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let validity = match &args.mtc_validity[..] {
+            [] => None,
+            [from, to] => Some((from.clone(), to.clone())),
+            other => bail!(
+                "--mtc-validity {}: allowed: FROM,TO as YYYYMMDDHHMMSSZ each",
+                other.join(",")
+            ),
+        };
+        Ok(Some(MtcSpec {
+            batch,
+            ca,
+            cosigners,
+            validity,
+        }))
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct MtcManifest {
+    pub schema: &'static str,
+    pub ca_id: &'static str,
+    pub log_number: u64,
+    pub batch: u64,
+    /// `[start, end)` of the batch in the log.
+    pub interval: [u64; 2],
+    pub index: u64,
+    pub serial: String,
+    /// The subtree both certificates prove inclusion in.
+    pub subtree: [u64; 2],
+    pub proof_hashes: usize,
+    pub proof_bytes: usize,
+    pub leaf_algorithm: &'static str,
+    pub cosigners: Vec<CosignerEntry>,
+    pub standalone: CertEntry,
+    pub landmark: CertEntry,
+    /// The X.509 leaf with the same key, for comparison.
+    pub x509_leaf_der_bytes: usize,
+    pub trust_file: &'static str,
+    pub landmarks_file: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+pub struct CosignerEntry {
+    pub id: String,
+    pub role: &'static str,
+    pub algorithm: &'static str,
+    pub key_file: String,
+    pub signature_bytes: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct CertEntry {
+    pub file: &'static str,
+    pub der_bytes: usize,
+    /// The MTCProof (signatureValue) alone.
+    pub proof_structure_bytes: usize,
+    pub sha256: String,
+}
+
+/// What `pki` prints about the MTCs besides the manifest: the time to hash the batch.
+#[derive(Debug, Serialize)]
+pub struct Issuance {
+    pub batch: u64,
+    pub hash_ns: u64,
+}
+
+/// Issues both certificates for `hierarchy`'s leaf and writes `<out>/mtc/`.
+pub fn issue(hierarchy: &Hierarchy, spec: &MtcSpec, out: &Path) -> Result<(MtcManifest, Issuance)> {
+    let dir = out.join(DIR);
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("--out {}: cannot create {DIR}/", out.display()))?;
+    let seed = hierarchy.spec.seed.as_str();
+    let leaf = hierarchy.leaf();
+    let leaf_der = leaf.cert.to_der()?;
+    let placement = Placement::new(spec.batch, seed.as_bytes())?;
+    let validity = spec
+        .validity
+        .as_ref()
+        .map(|(a, b)| (a.as_str(), b.as_str()));
+    let tbs = issue::tbs_from_x509(&leaf_der, CA_ID, placement.serial(), validity)
+        .context("--mtc-validity")?;
+    let started = Instant::now();
+    let batch = Batch::new(placement.clone(), &tbs, seed.as_bytes())?;
+    let (inclusion, root) = batch.proof();
+    let landmark_subtrees = batch.landmark_subtrees(root);
+    let hash_ns = started.elapsed().as_nanos() as u64;
+
+    let log = proof::log_id(CA_ID, issue::LOG_NUMBER);
+    let (start, end) = placement.subtree;
+    let mut cosigners = Vec::new();
+    let mut trusted = Vec::new();
+    let mut signatures = Vec::new();
+    let roles = std::iter::once((CA_ID.to_owned(), "ca", spec.ca, "ca.key".to_owned())).chain(
+        spec.cosigners.iter().enumerate().map(|(i, &alg)| {
+            (
+                cosigner_id(i + 1),
+                "cosigner",
+                alg,
+                format!("cosigner-{}.key", i + 1),
+            )
+        }),
+    );
+    for (id, role, algorithm, key_file) in roles {
+        let label = format!("mtc-{role}-{id}");
+        let key = keys::generate(algorithm, &Derivation::named(seed, &label, algorithm))
+            .with_context(|| format!("generating the MTC {role} key {id} ({})", algorithm.name))?;
+        let message = proof::cosigned_message(&id, &log, start, end, &root);
+        let signature = cert::sign_message(&key, algorithm, &message)
+            .with_context(|| format!("signing the subtree as {id} ({})", algorithm.name))?;
+        write_file(
+            &dir,
+            &key_file,
+            &key.private_key_to_pem_pkcs8()?,
+            Secrecy::Private,
+        )?;
+        trusted.push(Cosigner {
+            id: id.clone(),
+            role: role.to_owned(),
+            algorithm: algorithm.name.to_owned(),
+            spki: verify::hex(&key.public_key_to_der()?),
+        });
+        cosigners.push(CosignerEntry {
+            id: id.clone(),
+            role,
+            algorithm: algorithm.name,
+            key_file,
+            signature_bytes: signature.len(),
+        });
+        signatures.push(SubtreeSignature {
+            cosigner_id: proof::binary_id(&id)?,
+            signature,
+        });
+    }
+    let standalone_proof = issue::mtc_proof(&placement, inclusion.clone(), signatures);
+    let landmark_proof = issue::mtc_proof(&placement, inclusion, Vec::new());
+    let standalone = write_cert(&dir, "standalone.pem", &tbs, &standalone_proof)?;
+    let landmark = write_cert(&dir, "landmark.pem", &tbs, &landmark_proof)?;
+
+    let trust = Trust {
+        schema: verify::TRUST_SCHEMA.to_owned(),
+        ca_id: CA_ID.to_owned(),
+        hash: "sha256".to_owned(),
+        cosigners: trusted,
+        trusted_subtrees: landmark_subtrees
+            .iter()
+            .map(|&((s, e), h)| TrustedSubtree {
+                log_number: issue::LOG_NUMBER,
+                start: s,
+                end: e,
+                hash: verify::hex(&h),
+            })
+            .collect(),
+    };
+    write_json(&dir, "trust.json", &trust)?;
+    write_file(
+        &dir,
+        "landmarks.txt",
+        placement.landmarks_text().as_bytes(),
+        Secrecy::Public,
+    )?;
+    let manifest = MtcManifest {
+        schema: SCHEMA,
+        ca_id: CA_ID,
+        log_number: issue::LOG_NUMBER,
+        batch: spec.batch,
+        interval: [placement.interval.0, placement.interval.1],
+        index: placement.index,
+        serial: format!("{:X}", placement.serial()),
+        subtree: [start, end],
+        proof_hashes: standalone_proof.inclusion_proof.len(),
+        proof_bytes: standalone_proof.inclusion_proof.len() * chainlab_mtc::HASH_SIZE,
+        leaf_algorithm: leaf.algorithm.name,
+        cosigners,
+        standalone,
+        landmark,
+        x509_leaf_der_bytes: leaf_der.len(),
+        trust_file: "trust.json",
+        landmarks_file: "landmarks.txt",
+    };
+    write_json(&dir, "manifest.json", &manifest)?;
+    Ok((
+        manifest,
+        Issuance {
+            batch: spec.batch,
+            hash_ns,
+        },
+    ))
+}
+
+/// Writes one certificate as PEM, read back through OpenSSL so a file no X.509 parser
+/// accepts is never written.
+fn write_cert(
+    dir: &Path,
+    file: &'static str,
+    tbs: &[u8],
+    proof: &proof::MtcProof,
+) -> Result<CertEntry> {
+    let der = issue::certificate(tbs, proof)?;
+    let x509 =
+        X509::from_der(&der).with_context(|| format!("OpenSSL does not parse the MTC {file}"))?;
+    write_file(dir, file, &x509.to_pem()?, Secrecy::Public)?;
+    Ok(CertEntry {
+        file,
+        der_bytes: der.len(),
+        proof_structure_bytes: proof.encode().len(),
+        sha256: verify::hex(&openssl::sha::sha256(&der)),
+    })
+}
+
+fn write_json<T: Serialize>(dir: &Path, file: &str, value: &T) -> Result<()> {
+    let mut json = serde_json::to_vec_pretty(value)?;
+    json.push(b'\n');
+    write_file(dir, file, &json, Secrecy::Public)
+}

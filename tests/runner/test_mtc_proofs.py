@@ -1,0 +1,160 @@
+"""The engine's Merkle Tree Certificates checked by an implementation written here from the
+draft (draft-ietf-plants-merkle-tree-certs-07) with hashlib alone: the log entry rebuilt
+from the certificate's own fields, the inclusion proof evaluated, the result compared with
+the landmark subtree the relying party holds; serial, sizes and the landmark list format;
+for several batch sizes and entry positions."""
+
+import base64
+import hashlib
+import json
+import subprocess
+
+import pytest
+
+MTC_PROOF_OID = bytes.fromhex("060a2b0601040182da4b2f00")  # 1.3.6.1.4.1.44363.47.0
+
+
+def tlv(data: bytes, at: int = 0) -> tuple[int, int, int, int]:
+    """(tag, start of contents, end of contents, end of element) of the element at `at`."""
+    tag, first = data[at], data[at + 1]
+    if first < 0x80:
+        length, start = first, at + 2
+    else:
+        n = first & 0x7F
+        length, start = int.from_bytes(data[at + 2 : at + 2 + n], "big"), at + 2 + n
+    return tag, start, start + length, start + length
+
+
+def children(data: bytes, start: int, end: int) -> list[tuple[int, int, int, int]]:
+    out, at = [], start
+    while at < end:
+        e = tlv(data, at)
+        out.append((at, *e))
+        at = e[3]
+    return out
+
+
+def node(left: bytes, right: bytes) -> bytes:
+    return hashlib.sha256(b"\x01" + left + right).digest()
+
+
+def evaluate(proof: list[bytes], index: int, entry: bytes, start: int, end: int) -> bytes:
+    """The draft's "Evaluating a Subtree Inclusion Proof"."""
+    size = end - start
+    assert start % (1 << (size - 1).bit_length()) == 0 and start <= index < end
+    fn, sn, r = index - start, size - 1, entry
+    for p in proof:
+        assert sn != 0, "proof too long"
+        if fn & 1 or fn == sn:
+            r = node(p, r)
+            while not fn & 1:
+                fn, sn = fn >> 1, sn >> 1
+        else:
+            r = node(r, p)
+        fn, sn = fn >> 1, sn >> 1
+    assert sn == 0, "proof too short"
+    return r
+
+
+def parse(der: bytes) -> dict:
+    """The parts of an MTC this test needs, found by walking the DER itself."""
+    _, cs, ce, _ = tlv(der)
+    tbs, alg, sig = children(der, cs, ce)
+    (_, _, ts, te, _), (alg_at, *_, alg_end), (_, _, ss, se, _) = tbs, alg, sig
+    fields = children(der, ts, te)
+    raw = [der[a:e] for a, _, _, _, e in fields]
+    version, serial, sigalg, issuer, validity, subject, spki = raw[:7]
+    spki_alg = der[fields[6][2] : tlv(der, fields[6][2])[3]]
+    rest = b"".join(raw[7:])
+    assert der[alg_at:alg_end] == sigalg == bytes([0x30, len(MTC_PROOF_OID)]) + MTC_PROOF_OID
+    value = der[ss + 1 : se]  # BIT STRING, 0 unused bits
+    assert der[ss] == 0
+    ext_len = int.from_bytes(value[:2], "big")
+    extensions, at = value[: 2 + ext_len], 2 + ext_len
+    start = int.from_bytes(value[at : at + 6], "big")
+    end = int.from_bytes(value[at + 6 : at + 12], "big")
+    at += 12
+    plen = int.from_bytes(value[at : at + 2], "big")
+    proof = [value[at + 2 + i : at + 34 + i] for i in range(0, plen, 32)]
+    at += 2 + plen
+    slen = int.from_bytes(value[at : at + 2], "big")
+    assert at + 2 + slen == len(value), "nothing after the MTCProof"
+    entry = (
+        extensions + b"\x00\x01" + version + issuer + validity + subject + spki_alg
+        + b"\x04\x20" + hashlib.sha256(spki).digest() + rest
+    )  # fmt: skip
+    return {
+        "serial": int.from_bytes(serial[2:], "big"),
+        "entry_hash": hashlib.sha256(b"\x00" + entry).digest(),
+        "start": start,
+        "end": end,
+        "proof": proof,
+        "signatures_bytes": slen,
+        "issuer": issuer,
+    }
+
+
+def pem_der(path) -> bytes:
+    body = "".join(ln for ln in path.read_text().splitlines() if not ln.startswith("-----"))
+    return base64.b64decode(body)
+
+
+@pytest.mark.parametrize(
+    "batch,seed",
+    [(2, "a"), (3, "b"), (13, "c"), (4096, "d"), (4096, "e"), (5000, "f"), (1 << 16, "g")],
+)
+def test_engine_proofs_verify_independently(tmp_path, engine_bin, batch, seed):
+    out = tmp_path / "pki"
+    subprocess.run(
+        [str(engine_bin), "pki", "--chain", "ML-DSA-44", "--seed", seed, "--out", str(out),
+         "--mtc-batch", str(batch)],
+        check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+    manifest = json.loads((out / "mtc" / "manifest.json").read_text())
+    trust = json.loads((out / "mtc" / "trust.json").read_text())
+    for kind in ("landmark", "standalone"):
+        cert = parse(pem_der(out / "mtc" / f"{kind}.pem"))
+        index = cert["serial"] & ((1 << 48) - 1)
+        assert cert["serial"] >> 48 == 1 and index == manifest["index"]
+        assert [cert["start"], cert["end"]] == manifest["subtree"]
+        # The issuer is the CA ID as the draft's experimental attribute (UTF8String).
+        assert cert["issuer"].endswith(
+            b"\x0c" + bytes([len(trust["ca_id"])]) + trust["ca_id"].encode()
+        )
+        root = evaluate(cert["proof"], index, cert["entry_hash"], cert["start"], cert["end"])
+        held = [t for t in trust["trusted_subtrees"]
+                if (t["start"], t["end"]) == (cert["start"], cert["end"])]  # fmt: skip
+        assert len(held) == 1 and held[0]["hash"] == root.hex(), (kind, batch, seed)
+        # A proof of a subtree of n entries has at most ceil(log2 n) hashes; 32 bytes each.
+        size = cert["end"] - cert["start"]
+        assert len(cert["proof"]) <= (size - 1).bit_length()
+        assert manifest["proof_bytes"] == 32 * len(cert["proof"])
+        tampered = list(cert["proof"])
+        if tampered:
+            tampered[0] = bytes([tampered[0][0] ^ 1]) + tampered[0][1:]
+            got = evaluate(tampered, index, cert["entry_hash"], cert["start"], cert["end"])
+            assert got != root
+    assert parse(pem_der(out / "mtc" / "landmark.pem"))["signatures_bytes"] == 0
+    # The landmark list: "<last> <active>", then tree sizes newest first, ending with 0.
+    lines = (out / "mtc" / "landmarks.txt").read_text().splitlines()
+    last, active = map(int, lines[0].split())
+    sizes = [int(x) for x in lines[1:]]
+    assert len(sizes) == active + 1 and active <= last and sizes[-1] == 0
+    assert sizes == sorted(sizes, reverse=True) and sizes[0] - sizes[1] == batch
+
+
+def test_a_power_of_two_batch_gives_the_drafts_proof_length(tmp_path, engine_bin):
+    """The draft's size rule: a subtree of 2^k entries takes k hashes (its hourly landmark of
+    ~4.4 M entries, 23 hashes = 736 bytes). A batch of 2^k is covered by two subtrees of
+    2^(k-1), so an entry's proof has k-1 hashes."""
+    out, again = tmp_path / "pki", tmp_path / "again"
+    for d in (out, again):
+        subprocess.run(
+            [str(engine_bin), "pki", "--chain", "ML-DSA-44", "--out", str(d),
+             "--mtc-batch", "4096"],
+            check=True, capture_output=True, timeout=120,
+        )  # fmt: skip
+    manifest = json.loads((out / "mtc" / "manifest.json").read_text())
+    assert manifest["proof_hashes"] == 11 and manifest["proof_bytes"] == 352
+    for f in ("standalone.pem", "landmark.pem", "trust.json", "manifest.json", "landmarks.txt"):
+        assert (out / "mtc" / f).read_bytes() == (again / "mtc" / f).read_bytes(), f
