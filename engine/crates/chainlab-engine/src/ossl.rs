@@ -144,12 +144,37 @@ extern "C" {
         arg: *mut c_void,
     );
     pub fn X509_STORE_CTX_get0_untrusted(ctx: *const X509_STORE_CTX) -> *mut stack_st_X509;
+    /// The certificate to verify (the peer's end-entity certificate).
+    pub fn X509_STORE_CTX_get0_cert(ctx: *const X509_STORE_CTX) -> *mut X509;
+    /// `SSL_CTX_set_security_callback(3)` / `SSL_CTX_get_security_callback(3)`: the check
+    /// libssl asks before using a certificate, key, group or signature algorithm.
+    pub fn SSL_CTX_set_security_callback(ctx: *mut SSL_CTX, cb: SecurityCallback);
+    pub fn SSL_CTX_get_security_callback(ctx: *const SSL_CTX) -> SecurityCallback;
     pub fn X509_STORE_CTX_set0_untrusted(ctx: *mut X509_STORE_CTX, sk: *mut stack_st_X509);
     /// `OSSL_HANDSHAKE_STATE` of the connection (last state the state machine reached).
     pub fn SSL_get_state(ssl: *const SSL) -> c_int;
     /// Provider name of a key's type, e.g. "ML-DSA-65", "SLH-DSA-SHAKE-128f", "EC".
     pub fn EVP_PKEY_get0_type_name(key: *const EVP_PKEY) -> *const c_char;
 }
+
+/// The security callback's type (ssl.h): `other` is the object checked (an `X509*` for the
+/// certificate operations).
+pub type SecurityCallback = Option<
+    unsafe extern "C" fn(
+        s: *const SSL,
+        ctx: *const SSL_CTX,
+        op: c_int,
+        bits: c_int,
+        nid: c_int,
+        other: *mut c_void,
+        ex: *mut c_void,
+    ) -> c_int,
+>;
+
+/// ssl.h: the security check of a certificate's signature ("ca md too weak" when it fails),
+/// the same value in 3.5 and 4.0; `SSL_SECOP_PEER` marks a peer's certificate.
+pub const SSL_SECOP_CA_MD: c_int = 18 | (6 << 16);
+pub const SSL_SECOP_PEER: c_int = 0x1000;
 
 // -- libssl and libcrypto: QUIC (3.5), the parts `openssl-sys` 0.9 lacks ----------------
 

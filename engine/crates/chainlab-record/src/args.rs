@@ -111,6 +111,18 @@ pub struct ClientArgs {
     /// Skip chain verification (recorded in every record).
     #[arg(long)]
     pub no_verify: bool,
+    /// Verify the server's certificate as a Merkle Tree Certificate against this relying
+    /// party configuration (`<pki>/mtc/trust.json`), instead of an X.509 chain against `--ca`.
+    #[arg(long, conflicts_with_all = ["ca", "no_verify", "untrusted", "partial_chain"])]
+    pub mtc_trust: Option<PathBuf>,
+    /// With `--mtc-trust`: the client holds the CA's landmark subtrees, so a landmark-relative
+    /// certificate is accepted on its proof alone.
+    #[arg(long, requires = "mtc_trust")]
+    pub mtc_landmarks: bool,
+    /// With `--mtc-trust`: valid subtree signatures required from cosigners other than the
+    /// CA (whose signature a standalone certificate always needs).
+    #[arg(long, default_value_t = 0, requires = "mtc_trust")]
+    pub mtc_cosigners_required: usize,
     /// Name sent in SNI and checked against the leaf's subjectAltName.
     #[arg(long, default_value = "localhost")]
     pub servername: String,
@@ -220,6 +232,16 @@ pub enum ChainPolicy {
     #[value(name = "full")]
     #[serde(rename = "full")]
     Full,
+    /// A standalone Merkle Tree Certificate for the leaf's key (`pki --mtc-batch`): the
+    /// inclusion proof and the cosigners' subtree signatures, the only certificate sent.
+    #[value(name = "mtc-standalone")]
+    #[serde(rename = "mtc-standalone")]
+    MtcStandalone,
+    /// A landmark-relative Merkle Tree Certificate for the leaf's key: the inclusion proof
+    /// alone (the client must hold the landmark), the only certificate sent.
+    #[value(name = "mtc-landmark")]
+    #[serde(rename = "mtc-landmark")]
+    MtcLandmark,
 }
 
 impl ChainPolicy {
@@ -229,6 +251,8 @@ impl ChainPolicy {
             ChainPolicy::Leaf => "chain-leaf.pem",
             ChainPolicy::LeafIntermediates => "chain-leaf+intermediates.pem",
             ChainPolicy::Full => "chain-full.pem",
+            ChainPolicy::MtcStandalone => "mtc/standalone.pem",
+            ChainPolicy::MtcLandmark => "mtc/landmark.pem",
         }
     }
 
@@ -237,7 +261,14 @@ impl ChainPolicy {
             ChainPolicy::Leaf => "leaf",
             ChainPolicy::LeafIntermediates => "leaf+intermediates",
             ChainPolicy::Full => "full",
+            ChainPolicy::MtcStandalone => "mtc-standalone",
+            ChainPolicy::MtcLandmark => "mtc-landmark",
         }
+    }
+
+    /// A Merkle Tree Certificate rather than an X.509 chain.
+    pub fn is_mtc(self) -> bool {
+        matches!(self, ChainPolicy::MtcStandalone | ChainPolicy::MtcLandmark)
     }
 }
 

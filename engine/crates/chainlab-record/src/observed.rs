@@ -9,7 +9,8 @@ use crate::counting::Counts;
 use crate::cpu::ThreadCpu;
 use crate::failure::Failure;
 use crate::record::{
-    ClientRecord, Datagrams, ErrorCategory, ObservedCert, Outcome, ServerRecord, Transport, SCHEMA,
+    ClientRecord, Datagrams, ErrorCategory, MtcChecked, ObservedCert, Outcome, ServerRecord,
+    Transport, SCHEMA,
 };
 
 /// What one client attempt observed, before it becomes a record.
@@ -28,6 +29,7 @@ pub struct ClientObserved {
     pub resumed: Option<bool>,
     pub resume_offered: Option<bool>,
     pub peer_chain: Option<Vec<ObservedCert>>,
+    pub mtc: Option<MtcChecked>,
     pub failure: Option<Failure>,
     /// QUIC: datagram counts.
     pub datagrams: Option<Datagrams>,
@@ -86,6 +88,7 @@ impl ClientRecord {
             resume_offered: seen.resume_offered,
             verify: who.verify,
             peer_chain: seen.peer_chain,
+            mtc: seen.mtc,
             outcome: outcome(&seen.failure),
             error_category: seen.failure.as_ref().map(|f| f.category),
             error_detail: seen.failure.map(|f| f.detail),

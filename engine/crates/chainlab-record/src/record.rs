@@ -129,6 +129,9 @@ pub struct ClientRecord {
     pub verify: bool,
     /// Certificates the server sent, leaf first; null when resumed or failed.
     pub peer_chain: Option<Vec<ObservedCert>>,
+    /// With `--mtc-trust`, after a verified Merkle Tree Certificate: what was checked.
+    #[serde(flatten)]
+    pub mtc: Option<MtcChecked>,
     pub outcome: Outcome,
     pub error_category: Option<ErrorCategory>,
     pub error_detail: Option<String>,
@@ -145,6 +148,17 @@ pub struct ClientRecord {
     /// a stall cannot hide behind a generator that fell behind (coordinated omission).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_ns: Option<u64>,
+}
+
+/// What a client's Merkle Tree Certificate verification checked.
+#[derive(Debug, Clone, Serialize)]
+pub struct MtcChecked {
+    /// "standalone" (cosigner signatures checked) or "landmark" (proof to a held landmark).
+    pub mtc_kind: &'static str,
+    /// Hashes in the inclusion proof.
+    pub mtc_proof_hashes: u64,
+    /// Subtree signatures verified (0 for a landmark-relative certificate).
+    pub mtc_signatures_checked: u64,
 }
 
 /// QUIC: datagrams as counted at the UDP socket.

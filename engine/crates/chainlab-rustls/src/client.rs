@@ -113,6 +113,7 @@ impl<'a> Client<'a> {
         let instrument = !self.args.no_instrument;
         let mut seen = Observed::default();
         tls::take_scheme();
+        crate::mtc::take_checked();
         let (started, stream) =
             drive::connect_tcp(&self.args.connect, self.timeout, instrument, &mut seen);
         let (at, cpu_start) = (started.connect_end, started.cpu_start);
@@ -153,6 +154,7 @@ impl<'a> Client<'a> {
                     let resumed = conn.handshake_kind() == Some(HandshakeKind::Resumed);
                     seen.resumed = Some(resumed);
                     seen.sigalg = tls::take_scheme().map(capabilities::scheme_name);
+                    seen.mtc = crate::mtc::take_checked();
                     if !resumed {
                         seen.peer_chain = conn
                             .peer_certificates()

@@ -34,7 +34,13 @@ pub enum Side {
 /// offered (no `--sigalgs`) that alert before a ServerHello means no shared group.
 pub fn tls_failure(err: &rustls::Error, side: Side) -> Failure {
     use rustls::Error as E;
-    let detail = err.to_string();
+    let detail = match err {
+        // A verifier's own failure (the MTC relying party's): its message, not rustls' Debug.
+        E::InvalidCertificate(rustls::CertificateError::Other(other)) => {
+            format!("certificate verify failed: {}", other.0)
+        }
+        _ => err.to_string(),
+    };
     let category = match (err, side) {
         (E::InvalidCertificate(_), Side::Client { .. }) => ErrorCategory::VerifyFailed,
         (E::PeerIncompatible(PeerIncompatible::NoKxGroupsInCommon), _) => {

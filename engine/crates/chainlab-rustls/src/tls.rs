@@ -201,7 +201,7 @@ pub fn server(args: &ServeArgs) -> anyhow::Result<ServerSetup> {
 pub fn client(args: &ClientArgs) -> anyhow::Result<Arc<ClientConfig>> {
     let provider = Arc::new(provider(&args.tls)?);
     let algorithms = verification_algorithms(&provider, &args.tls)?;
-    let inner = if args.no_verify {
+    let inner = if args.no_verify || args.mtc_trust.is_some() {
         None
     } else {
         let ca = args
@@ -224,7 +224,15 @@ pub fn client(args: &ClientArgs) -> anyhow::Result<Arc<ClientConfig>> {
             .build()?,
         )
     };
-    let verifier = Arc::new(RecordingVerifier { inner, algorithms });
+    let mtc = match &args.mtc_trust {
+        Some(trust) => Some(crate::mtc::RelyingParty::new(args, trust)?),
+        None => None,
+    };
+    let verifier = Arc::new(RecordingVerifier {
+        inner,
+        algorithms,
+        mtc,
+    });
     let mut config = ClientConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&rustls::version::TLS13])?
         .dangerous()
@@ -301,11 +309,13 @@ impl SigningKey for RecordingKey {
 }
 
 /// The WebPKI verifier (or none, with `--no-verify`: the chain is not checked, the
-/// CertificateVerify signature still is), noting the scheme of the CertificateVerify.
+/// CertificateVerify signature still is; or the MTC relying party of `--mtc-trust`), noting
+/// the scheme of the CertificateVerify.
 #[derive(Debug)]
 struct RecordingVerifier {
     inner: Option<Arc<WebPkiServerVerifier>>,
     algorithms: WebPkiSupportedAlgorithms,
+    mtc: Option<crate::mtc::RelyingParty>,
 }
 
 impl ServerCertVerifier for RecordingVerifier {
@@ -317,6 +327,10 @@ impl ServerCertVerifier for RecordingVerifier {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
+        if let Some(party) = &self.mtc {
+            party.verify(end_entity, &self.algorithms)?;
+            return Ok(ServerCertVerified::assertion());
+        }
         match &self.inner {
             Some(v) => {
                 v.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)

@@ -98,12 +98,18 @@ pub fn server(args: &ServeArgs) -> anyhow::Result<ServerContext> {
     // Send exactly the chain file's certificates: never let libssl complete the chain from a
     // store (the served-chain policy is the experiment's variable).
     builder.set_mode(SslMode::NO_AUTO_CHAIN);
+    if args.chain.is_mtc() {
+        super::mtc::accept_mtc_signature(&mut builder);
+    }
     let served_chain = load_served_chain(&mut builder, &args.pki, args.chain)?;
     let cert_compression = if args.tls.transport == Transport::Quic {
         // libssl compresses a chain by building a Certificate message on an SSL object of
         // the context, which a QUIC server context cannot make: compress on a TLS context
         // holding the same chain (the message is the same TLS 1.3 Certificate), install here.
         let mut scratch = SslContextBuilder::new(SslMethod::tls_server())?;
+        if args.chain.is_mtc() {
+            super::mtc::accept_mtc_signature(&mut scratch);
+        }
         load_served_chain(&mut scratch, &args.pki, args.chain)?;
         precompress(&mut scratch, Some(&mut builder), args.tls.cert_compression)?
     } else {
@@ -145,11 +151,12 @@ pub fn client(args: &ClientArgs) -> anyhow::Result<ClientContext> {
                 std::ptr::null_mut(),
             )
         };
+    } else if let Some(trust) = &args.mtc_trust {
+        super::mtc::install_verifier(&mut builder, args, trust)?;
     } else {
-        let ca = args
-            .ca
-            .as_deref()
-            .ok_or_else(|| anyhow!("--ca is required unless --no-verify is given"))?;
+        let ca = args.ca.as_deref().ok_or_else(|| {
+            anyhow!("--ca is required unless --no-verify or --mtc-trust is given")
+        })?;
         let mut store = X509StoreBuilder::new()?;
         for cert in read_certificates(ca, "--ca")? {
             store.add_cert(cert)?;

@@ -177,6 +177,9 @@ pub fn quic_closed_after_handshake(close: &QuicClose, client_cert: bool) -> Fail
 fn verification_failure(ssl: &SslRef, stack: Option<&ErrorStack>, side: Side) -> Option<Failure> {
     match side {
         Side::Client { verify: true, .. } => {
+            if let Some(detail) = super::mtc::failure(ssl) {
+                return Some(Failure::new(ErrorCategory::VerifyFailed, detail));
+            }
             let result = ssl.verify_result();
             (result != X509VerifyResult::OK).then(|| {
                 Failure::new(

@@ -23,6 +23,7 @@ pub mod counting;
 pub mod datagrams;
 pub mod errors;
 pub mod load;
+pub mod mtc;
 pub mod quic;
 pub mod server;
 pub mod serving;

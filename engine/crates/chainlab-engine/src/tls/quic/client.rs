@@ -97,6 +97,7 @@ pub(crate) fn attempt(
                 // A resumed handshake carries no Certificate message.
                 if !resumed {
                     seen.peer_chain = observed_chain(&ssl, false)?;
+                    seen.mtc = crate::tls::mtc::checked(&ssl);
                 }
             }
         }

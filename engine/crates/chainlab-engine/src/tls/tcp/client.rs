@@ -89,6 +89,7 @@ impl Client<'_> {
                     // A resumed handshake carries no Certificate message.
                     if !resumed {
                         seen.peer_chain = observed_chain(ssl, false)?;
+                        seen.mtc = crate::tls::mtc::checked(ssl);
                     }
                 }
             }

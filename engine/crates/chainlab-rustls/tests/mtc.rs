@@ -1,0 +1,234 @@
+//! Merkle Tree Certificates on every stack: each serves `pki --mtc-batch`'s standalone and
+//! landmark-relative certificates, each client verifies them with `--mtc-trust` and records
+//! what it checked, and every negative control fails as `verify_failed` naming its check on
+//! every client stack.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{client, pki_with, Server, TempDir};
+use serde_json::Value;
+
+const STACKS: [&str; 3] = ["openssl-3.5", "openssl-4.0", "rustls"];
+const GROUP: &str = "X25519MLKEM768";
+
+fn mtc_pki(dir: &TempDir, extra: &[&str]) -> PathBuf {
+    let mut args = vec![
+        "--mtc-batch",
+        "4096",
+        "--mtc-cosigners",
+        "ML-DSA-44,ECDSA-P256",
+    ];
+    args.extend_from_slice(extra);
+    pki_with(dir, "ML-DSA-44,ML-DSA-65", &args)
+}
+
+fn manifest(pki: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(pki.join("mtc/manifest.json")).unwrap()).unwrap()
+}
+
+fn trust(pki: &Path) -> String {
+    pki.join("mtc/trust.json").to_str().unwrap().to_owned()
+}
+
+/// One handshake of `client_stack` against a `server_stack` server sending `chain`.
+fn one(
+    server_stack: &str,
+    chain: &str,
+    pki: &Path,
+    client_stack: &str,
+    args: &[&str],
+) -> (Value, Value) {
+    let server = Server::start(server_stack, pki, GROUP, &["--chain", chain]);
+    let mut all = vec!["--groups", GROUP, "--count", "1"];
+    all.extend_from_slice(args);
+    let records = client(client_stack, &server, &all);
+    let servers = server.stop();
+    assert_eq!(
+        (records.len(), servers.len()),
+        (1, 1),
+        "{records:?} {servers:?}"
+    );
+    (records[0].clone(), servers[0].clone())
+}
+
+#[test]
+fn every_stack_serves_and_verifies_both_kinds() {
+    let dir = TempDir::new("mtc-kinds");
+    let pki = mtc_pki(&dir, &[]);
+    let m = manifest(&pki);
+    let trust = trust(&pki);
+    for (i, server_stack) in STACKS.iter().enumerate() {
+        let client_stack = STACKS[(i + 1) % STACKS.len()];
+        for (chain, kind, extra, signatures) in [
+            ("mtc-landmark", "landmark", vec!["--mtc-landmarks"], 0),
+            (
+                "mtc-standalone",
+                "standalone",
+                vec!["--mtc-cosigners-required", "2"],
+                3,
+            ),
+        ] {
+            let mut args = vec!["--mtc-trust", trust.as_str()];
+            args.extend(extra);
+            let (c, s) = one(server_stack, chain, &pki, client_stack, &args);
+            let label = format!("{client_stack} -> {server_stack} {chain}");
+            assert_eq!(c["outcome"], "ok", "{label}: {c}");
+            assert_eq!(c["mtc_kind"], kind, "{label}");
+            assert_eq!(c["mtc_proof_hashes"], m["proof_hashes"], "{label}");
+            assert_eq!(c["mtc_signatures_checked"], signatures, "{label}");
+            let sent = &c["peer_chain"];
+            assert_eq!(sent.as_array().unwrap().len(), 1, "{label}: the MTC alone");
+            let file = if kind == "landmark" {
+                &m["landmark"]
+            } else {
+                &m["standalone"]
+            };
+            assert_eq!(sent[0]["der_bytes"], file["der_bytes"], "{label}");
+            assert_eq!(c["bytes_read"], s["bytes_written"], "{label}");
+            assert_eq!(c["bytes_written"], s["bytes_read"], "{label}");
+        }
+    }
+}
+
+#[test]
+fn every_negative_control_fails_its_own_check_on_every_client_stack() {
+    let dir = TempDir::new("mtc-negative");
+    let pki = mtc_pki(&dir, &[]);
+    let expired = {
+        let d = TempDir::new("mtc-expired");
+        let p = mtc_pki(&d, &["--mtc-validity", "20200101000000Z,20210101000000Z"]);
+        let keep = dir.0.join("expired");
+        copy_dir(&p, &keep);
+        keep
+    };
+    let tampered = dir.0.join("tampered");
+    copy_dir(&pki, &tampered);
+    tamper_last_proof_byte(&tampered.join("mtc/landmark.pem"));
+    let wrong_key = dir.0.join("wrong-key.json");
+    {
+        let mut t: Value =
+            serde_json::from_str(&std::fs::read_to_string(pki.join("mtc/trust.json")).unwrap())
+                .unwrap();
+        let ca_key = t["cosigners"][0]["spki"].clone();
+        t["cosigners"][1]["spki"] = ca_key; // cosigner 32473.2.1 "holds" the CA's key
+        std::fs::write(&wrong_key, t.to_string()).unwrap();
+    }
+    let trust = trust(&pki);
+    let wrong_key = wrong_key.to_str().unwrap();
+    let expired_trust = expired.join("mtc/trust.json");
+    let expired_trust = expired_trust.to_str().unwrap();
+    let cases: Vec<(&str, &Path, &str, Vec<&str>)> = vec![
+        (
+            "inclusion proof",
+            &tampered,
+            "mtc-landmark",
+            vec!["--mtc-trust", &trust, "--mtc-landmarks"],
+        ),
+        (
+            "landmark",
+            &pki,
+            "mtc-landmark",
+            vec!["--mtc-trust", &trust],
+        ),
+        (
+            "cosigners",
+            &pki,
+            "mtc-standalone",
+            vec!["--mtc-trust", wrong_key, "--mtc-cosigners-required", "2"],
+        ),
+        (
+            "cosigners",
+            &pki,
+            "mtc-standalone",
+            vec!["--mtc-trust", &trust, "--mtc-cosigners-required", "3"],
+        ),
+        (
+            "validity",
+            &expired,
+            "mtc-standalone",
+            vec!["--mtc-trust", expired_trust],
+        ),
+        (
+            "name",
+            &pki,
+            "mtc-standalone",
+            vec!["--mtc-trust", &trust, "--servername", "other.example"],
+        ),
+    ];
+    for client_stack in STACKS {
+        for (check, p, chain, args) in &cases {
+            let (c, _) = one("openssl-3.5", chain, p, client_stack, args);
+            let label = format!("{client_stack}, {check} ({args:?})");
+            assert_eq!(c["outcome"], "failed", "{label}: {c}");
+            assert_eq!(c["error_category"], "verify_failed", "{label}: {c}");
+            let detail = c["error_detail"].as_str().unwrap();
+            assert!(
+                detail.contains(&format!("MTC {check} check failed")),
+                "{label}: {detail}"
+            );
+        }
+    }
+    // The wrong key is named: the check says whose signature did not verify.
+    let (c, _) = one("rustls", "mtc-standalone", &pki, "openssl-3.5", &cases[2].3);
+    assert!(
+        c["error_detail"]
+            .as_str()
+            .unwrap()
+            .contains("invalid: 32473.2.1"),
+        "{c}"
+    );
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+/// Flips the last byte of the last proof hash of a landmark-relative certificate (its
+/// signatureValue ends with that hash, then the empty signatures list's two length bytes).
+fn tamper_last_proof_byte(pem_file: &Path) {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::CertificateDer;
+    let mut der = CertificateDer::from_pem_file(pem_file).unwrap().to_vec();
+    let at = der.len() - 3;
+    der[at] ^= 0x01;
+    std::fs::write(pem_file, pem("CERTIFICATE", &der)).unwrap();
+}
+
+/// PEM armour (RFC 7468) over standard base64.
+fn pem(label: &str, der: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut b64 = String::new();
+    for chunk in der.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |a, (i, &b)| a | (b as u32) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                b64.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                b64.push('=');
+            }
+        }
+    }
+    let lines: Vec<&str> = b64
+        .as_bytes()
+        .chunks(64)
+        .map(|l| std::str::from_utf8(l).unwrap())
+        .collect();
+    format!(
+        "-----BEGIN {label}-----\n{}\n-----END {label}-----\n",
+        lines.join("\n")
+    )
+}
