@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from chainlab.campaign import stacks
+from chainlab.campaign import certificates, stacks
 from chainlab.campaign.algorithms import (
     CERT_COMPRESSIONS,
     GROUPS,
@@ -253,6 +253,21 @@ SERVED_CHAIN = Axis(
         ),
     ],
 )
+CERTIFICATE = Axis(
+    key="certificate",
+    label="certificate",
+    default=certificates.X509,
+    read="certificate",
+    columns=("certificate", "mtc_batch", "mtc_signers", "mtc_landmark_held"),
+    store=certificates.store,
+    order={certificates.X509: 0, certificates.STANDALONE: 1, certificates.LANDMARK: 2},
+    id_part=certificates.token,
+    id_read=lambda p, algs: certificates.untoken(p, algs) or NOT_MINE,
+    id_help="mtcl<batch>[_nolm], mtcs<batch>_<ca>[_<cosigner>...]",
+    where={"certificate": lambda v: {certificates.parse(v).kind}},
+    where_read={"certificate": certificates.KINDS},
+    describe=certificates.describe,
+)
 HANDSHAKE_MODE = Axis(
     key="handshake_mode",
     label="handshake mode",
@@ -329,6 +344,7 @@ _AXES: list[Axis] = [
     KEX,
     HIERARCHY,
     SERVED_CHAIN,
+    CERTIFICATE,
     HANDSHAKE_MODE,
     CERT_COMPRESSION,
     CLIENT_AUTH,

@@ -1,6 +1,6 @@
 """Scenario ids: compositional, stable, and readable back into their parts.
 
-    <kex>__<alg>_<role>[__<alg>_<role>...][__served_<policy>][__resumed|__resume<NN>][__<compression>][__client_<alg>[_<alg>...]][__quic][__stack_<tok>[_<tok>]][__net_<name>]
+    <kex>__<alg>_<role>[__<alg>_<role>...][__served_<policy>][__mtcl<batch>[_nolm]|__mtcs<batch>_<alg>[_<alg>...]][__resumed|__resume<NN>][__<compression>][__client_<alg>[_<alg>...]][__quic][__stack_<tok>[_<tok>]][__net_<name>]
 
 `<kex>` is the group name in lower case without punctuation (X25519MLKEM768 ->
 x25519mlkem768); `<alg>` is the file's alias of the algorithm at that position (or, without an
@@ -11,7 +11,9 @@ leaf+intermediates, full handshake, no compression, no client certificate, TCP, 
 nothing, so an id only names what differs: `x25519mlkem768__slh_root__ml_int__ml_leaf`,
 `x25519__ml_root__ml_leaf__resumed`. A client certificate's hierarchy is named by its
 algorithm tokens, root first: `__client_mldsa65_mldsa44`. QUIC instead of TCP adds `__quic`.
-A TLS stack other than openssl-3.5 adds `__stack_<tok>` (both sides: `__stack_rustls`) or
+A Merkle Tree Certificate adds `__mtcl<batch>` (landmark-relative; `_nolm` when the client
+lacks the landmark) or `__mtcs<batch>_<ca>[_<cosigner>...]` (standalone, its signers'
+algorithm tokens; chainlab.campaign.certificates). A TLS stack other than openssl-3.5 adds `__stack_<tok>` (both sides: `__stack_rustls`) or
 `__stack_<client tok>_<server tok>` (`__stack_ossl35_rustls`: an OpenSSL 3.5 client, a rustls
 server); chainlab.campaign.stacks names the tokens.
 

@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from chainlab import engine
-from chainlab.campaign import axes, load_plan, stacks
+from chainlab.campaign import axes, certificates, load_plan, stacks
 from chainlab.campaign.algorithms import (
     ALGORITHM_NAMES,
     INTERMEDIATE_ANCHOR,
@@ -184,6 +184,7 @@ class _Validator(TableReaders, MatrixReaders):
                 continue
             policy = self.resolve_sampling(sid, parts, base_sampling, overrides)
             self.check_anchor(sid, parts)
+            self.check_certificate(sid, parts)
             self.check_transport(sid, parts)
             scenario_load = load_plan.for_scenario(self, load, parts, sid)
             self.check_stacks(sid, parts, scenario_load)
@@ -279,6 +280,19 @@ class _Validator(TableReaders, MatrixReaders):
                         f"scenario {sid}: the generator's {problem.removeprefix('client ')}; "
                         "choose another generator_stack or exclude the scenario",
                     )
+
+    def check_certificate(self, sid: str, parts: dict) -> None:
+        """A Merkle Tree Certificate is the only certificate sent: no served-chain policy."""
+        if certificates.parse(parts["certificate"]).is_mtc and (
+            parts["served_chain"] != axes.SERVED_CHAIN.default
+        ):
+            self.bad(
+                "matrix",
+                f"scenario {sid}: served_chain {parts['served_chain']!r} with a Merkle Tree "
+                "Certificate, which is sent alone; allowed: certificate 'x509' (exclude = "
+                '[{ certificate = ["mtc-standalone", "mtc-landmark"], served_chain = '
+                f'"{parts["served_chain"]}" }}])',
+            )
 
     def check_anchor(self, sid: str, parts: dict) -> None:
         """An intermediate can be the trust anchor only where the hierarchy has one."""

@@ -5,7 +5,7 @@ checked, then expanded (chainlab.campaign.matrix) into scenario ids; the loader'
 
 from __future__ import annotations
 
-from chainlab.campaign import axes, ids, matrix
+from chainlab.campaign import axes, certificates, ids, matrix
 from chainlab.campaign.algorithms import (
     MIX_ALLOWED,
     NO_CLIENT_AUTH,
@@ -137,7 +137,7 @@ class MatrixReaders:
 
     def check_target_matrix(self, m: dict, at: str) -> None:
         """A matrix of targets sets only what the client chooses."""
-        for key in ("hierarchy", "served_chain", "client_auth"):
+        for key in ("hierarchy", "served_chain", "client_auth", "certificate"):
             if key in m:
                 self.bad(
                     f"{at}.{key}",
@@ -167,6 +167,62 @@ class MatrixReaders:
             )
             return None
         return self.read_hierarchy(item, at)
+
+    def certificate(self, item, at: str) -> str | None:
+        """A certificate: "x509", or a Merkle Tree Certificate's table { kind, batch, ca,
+        cosigners, landmark_held } (or its canonical string); chainlab.campaign.certificates."""
+        C = certificates
+        if isinstance(item, str):
+            try:
+                return C.parse(item).spec
+            except ValueError as e:
+                self.bad(
+                    at, f"{e}; allowed: 'x509' or a table such as "
+                    '{ kind = "mtc-landmark", batch = 4096 }',
+                )  # fmt: skip
+                return None
+        t = self.table(item, at)
+        self.keys(t, C.TABLE_KEYS, at)
+        kind = self.string(t.get("kind"), f"{at}.kind", choices=C.KINDS)
+        if kind is None:
+            return None
+        if kind == C.X509:
+            extra = [k for k in t if k != "kind"]
+            if extra:
+                self.bad(f"{at}.{extra[0]}", "given with kind 'x509'; allowed: MTC kinds only")
+            return C.X509
+        if "batch" not in t:
+            self.bad(f"{at}.batch", "missing; allowed: the log batch's entries, 2 to 2^26")
+            return None
+        batch = self.integer(t["batch"], f"{at}.batch", C.MIN_BATCH, C.MAX_BATCH)
+        ca = self.resolve_alg(t["ca"], f"{at}.ca") if "ca" in t else C.DEFAULT_CA
+        cosigners: list[str] = []
+        for i, a in enumerate(self.listish(t.get("cosigners", []))):
+            got = self.resolve_alg(a, f"{at}.cosigners[{i}]")
+            if got is not None:
+                cosigners.append(got)
+        held = t.get("landmark_held", True)
+        if not isinstance(held, bool):
+            self.bad(f"{at}.landmark_held", f"expected true or false, got {fmt(held)}")
+        if kind == C.LANDMARK and ("cosigners" in t or "ca" in t):
+            key = "cosigners" if "cosigners" in t else "ca"
+            self.bad(
+                f"{at}.{key}",
+                "given with kind 'mtc-landmark': a landmark-relative certificate carries no "
+                "signatures; allowed: cosigners and ca with kind 'mtc-standalone'",
+            )
+            return None
+        if kind == C.STANDALONE and "landmark_held" in t:
+            self.bad(
+                f"{at}.landmark_held",
+                "given with kind 'mtc-standalone'; allowed: with kind 'mtc-landmark' (whether "
+                "the client holds the landmark)",
+            )
+            return None
+        if batch is None or ca is None:
+            return None
+        return C.Certificate(kind, batch, ca if kind == C.STANDALONE else None,
+                             tuple(cosigners), held is not False).spec  # fmt: skip
 
     def handshake_mode(self, item, at: str) -> str | None:
         """A handshake mode: full, resumed, or a resumption mix resumeNN."""

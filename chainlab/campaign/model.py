@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from chainlab.campaign import axes
+from chainlab.campaign import axes, certificates
 from chainlab.campaign.algorithms import (
     ENGINE_CHAIN,
     GROUPS,
@@ -270,9 +270,16 @@ class Scenario:
         return axes.client_auth_name(self.client_auth)
 
     @property
+    def certificate(self) -> certificates.Certificate:
+        """The certificate the server authenticates with (chainlab.campaign.certificates)."""
+        return certificates.parse(self.value("certificate"))
+
+    @property
     def engine_chain(self) -> str:
-        """The engine's `serve --chain` policy for this scenario's served chain."""
-        return ENGINE_CHAIN.get(self.served_chain, self.served_chain)
+        """The engine's `serve --chain` policy: the MTC sent, or the served chain's."""
+        return self.certificate.engine_chain or ENGINE_CHAIN.get(
+            self.served_chain, self.served_chain
+        )
 
     @property
     def anchor_depth(self) -> int:

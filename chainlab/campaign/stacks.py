@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from chainlab.campaign import certificates
+
 DEFAULT_STACK = "openssl-3.5"
 STACKS = ("openssl-3.5", "openssl-4.0", "rustls")
 # A stack's token in scenario ids (`__stack_rustls`, `__stack_ossl35_rustls`).
@@ -115,6 +117,13 @@ def label(client: str, server: str) -> str:
     return client if client == server else f"{client} → {server}"
 
 
+def client_verifies(parts: dict) -> tuple[str, ...]:
+    """The algorithms whose signatures a scenario's client verifies."""
+    hierarchy = parts["hierarchy"]
+    cert = certificates.parse(parts.get("certificate", certificates.X509))
+    return (*cert.signers, *hierarchy[-1:]) if cert.is_mtc else hierarchy
+
+
 def problems(parts: dict, with_load: bool, needs: list[tuple[str, str, str]]) -> list[str]:
     """What the scenario (its parts, axis key -> value) asks of a side's stack that the
     stack cannot do: one line per problem, naming the side, the stack and the missing
@@ -146,8 +155,9 @@ def problems(parts: dict, with_load: bool, needs: list[tuple[str, str, str]]) ->
             )
         if caps.signature_algorithms is not None:
             # The server signs with its leaf's key; the client verifies every signature of
-            # the chain (each certificate's issuer, and the leaf's CertificateVerify).
-            used = hierarchy[-1:] if side == "server" else hierarchy
+            # the chain (each certificate's issuer, and the leaf's CertificateVerify), or of
+            # a Merkle Tree Certificate (its subtree signatures and the CertificateVerify).
+            used = hierarchy[-1:] if side == "server" else client_verifies(parts)
             for alg in dict.fromkeys(used):
                 if alg not in caps.signature_algorithms:
                     verb = "sign with" if side == "server" else "verify"

@@ -10,12 +10,13 @@ DEFAULT_PAIR = ("openssl-3.5", "openssl-3.5")
 
 
 def compose(kex, toks, served, mode, comp, net, client=(), *, target=None, transport="tcp",
-            stack_pair=DEFAULT_PAIR):  # fmt: skip
+            stack_pair=DEFAULT_PAIR, certificate="x509"):  # fmt: skip
     """ids.compose of parts given as tokens, in the order an id names them."""
     parts = {
         "kex": kex,
         "hierarchy": tuple(ALGS[t] for t in toks),
         "served_chain": served,
+        "certificate": certificate,
         "handshake_mode": mode,
         "cert_compression": comp,
         "client_auth": tuple(ALGS[t] for t in client),
@@ -81,6 +82,7 @@ def test_compose_and_decode_round_trip(parts, expected):
         "kex": kex,
         "hierarchy": tuple(ALGS[t] for t in toks),
         "served_chain": served,
+        "certificate": "x509",
         "handshake_mode": mode,
         "cert_compression": comp,
         "network": net,

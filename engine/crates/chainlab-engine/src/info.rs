@@ -29,6 +29,12 @@ pub fn run(_args: &InfoArgs) -> anyhow::Result<()> {
         "openssl_build": build,
         "algorithms": crate::algorithms::ALGORITHMS,
         "hardware_counters": crate::cpu::hardware_counters(),
+        // `pki --mtc-batch`'s bounds (Python's chainlab.campaign.certificates checks them).
+        "mtc": {
+            "min_batch": chainlab_mtc::issue::MIN_BATCH,
+            "max_batch": chainlab_mtc::issue::MAX_BATCH,
+            "proof_oid": chainlab_mtc::OID_MTC_PROOF,
+        },
     });
     chainlab_record::output::print_line(&serde_json::to_string_pretty(&info)?)?;
     Ok(())

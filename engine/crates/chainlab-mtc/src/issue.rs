@@ -26,6 +26,9 @@ pub const LOG_NUMBER: u64 = 1;
 /// cores here; the draft's own estimates stop at an hourly landmark of ~4.4 M entries.
 pub const MAX_BATCH: u64 = 1 << 26;
 
+/// The smallest batch: a subscriber's entry and one other.
+pub const MIN_BATCH: u64 = 2;
+
 /// authorityKeyIdentifier: names an X.509 issuer's key, which an MTC has none of.
 const OID_AUTHORITY_KEY_ID: &str = "2.5.29.35";
 const OID_COMMON_NAME: &str = "2.5.4.3";
@@ -46,8 +49,8 @@ pub struct Placement {
 
 impl Placement {
     pub fn new(batch: u64, seed: &[u8]) -> Result<Placement> {
-        if !(2..=MAX_BATCH).contains(&batch) {
-            bail!("a batch of {batch} entries; allowed: 2 to {MAX_BATCH}");
+        if !(MIN_BATCH..=MAX_BATCH).contains(&batch) {
+            bail!("a batch of {batch} entries; allowed: {MIN_BATCH} to {MAX_BATCH}");
         }
         let start = batch.next_power_of_two();
         let end = start + batch;

@@ -1,0 +1,176 @@
+"""The `certificate` axis's values: what the server authenticates with, an X.509 chain of the
+scenario's hierarchy or a Merkle Tree Certificate (draft-ietf-plants-merkle-tree-certs-07)
+for the same leaf key (docs/pki.md, "Merkle Tree Certificates").
+
+A value is kept as one canonical string, so it is hashable, JSON and readable in stores:
+
+    x509
+    mtc-landmark batch=4096                      the client holds the landmark
+    mtc-landmark batch=4096 held=no              it does not: it gets the standalone one
+    mtc-standalone batch=4096 ca=ML-DSA-44 cosigners=ML-DSA-44,ECDSA-P256
+
+Neither TLS stack implements the `trust_anchors` extension that lets a client say which
+landmarks it holds; the campaign states it instead, and the runner starts the server with
+the certificate the draft's negotiation would pick for that client: the landmark-relative one
+for a client holding the landmark, otherwise the standalone one (CA-signed), which the draft
+allows sending without a signal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+X509 = "x509"
+STANDALONE = "mtc-standalone"
+LANDMARK = "mtc-landmark"
+KINDS = (X509, STANDALONE, LANDMARK)
+# Entries per log batch: the engine's bounds (chainlab_mtc::issue::MAX_BATCH, printed by
+# `chainlab-engine info` as mtc.max_batch; tests/campaign/test_certificates.py compares).
+MIN_BATCH, MAX_BATCH = 2, 1 << 26
+# The CA cosigner's algorithm when a campaign names none (the draft's example cosigner).
+DEFAULT_CA = "ML-DSA-44"
+# The keys of a certificate's inline table in a campaign file.
+TABLE_KEYS = ("kind", "batch", "ca", "cosigners", "landmark_held")
+_TOKEN = {STANDALONE: "mtcs", LANDMARK: "mtcl"}
+
+
+@dataclass(frozen=True)
+class Certificate:
+    kind: str
+    batch: int = 0
+    ca: str | None = None
+    cosigners: tuple[str, ...] = ()
+    held: bool = True  # landmark only: the client holds the landmark subtrees
+
+    @property
+    def is_mtc(self) -> bool:
+        return self.kind != X509
+
+    @property
+    def spec(self) -> str:
+        """The canonical string."""
+        if not self.is_mtc:
+            return X509
+        words = [self.kind, f"batch={self.batch}"]
+        if self.kind == STANDALONE:
+            words.append(f"ca={self.ca}")
+            if self.cosigners:
+                words.append(f"cosigners={','.join(self.cosigners)}")
+        elif not self.held:
+            words.append("held=no")
+        return " ".join(words)
+
+    @property
+    def sent(self) -> str | None:
+        """Which MTC the server sends: 'landmark', 'standalone', or None (X.509)."""
+        if not self.is_mtc:
+            return None
+        return "landmark" if self.kind == LANDMARK and self.held else "standalone"
+
+    @property
+    def engine_chain(self) -> str | None:
+        """`serve --chain` for this certificate (None: the served-chain axis decides)."""
+        return None if self.sent is None else f"mtc-{self.sent}"
+
+    @property
+    def signers(self) -> tuple[str, ...]:
+        """Algorithms whose subtree signatures the client verifies (CA first)."""
+        if self.sent != "standalone":
+            return ()
+        return (self.ca or DEFAULT_CA, *self.cosigners)
+
+    def pki_flags(self) -> list[str]:
+        """`pki` flags issuing this MTC beside the hierarchy (none for X.509)."""
+        if not self.is_mtc:
+            return []
+        flags = ["--mtc-batch", str(self.batch), "--mtc-ca", self.ca or DEFAULT_CA]
+        if self.cosigners:
+            flags += ["--mtc-cosigners", ",".join(self.cosigners)]
+        return flags
+
+    def client_flags(self, pki_dir: Path) -> list[str]:
+        """A client's verification flags for this MTC (in place of `--ca`)."""
+        flags = ["--mtc-trust", str(pki_dir / "mtc" / "trust.json")]
+        if self.sent == "landmark":
+            flags.append("--mtc-landmarks")
+        return [*flags, "--mtc-cosigners-required", str(len(self.cosigners))]
+
+
+def parse(spec: str) -> Certificate:
+    """The certificate a canonical string stands for; ValueError naming what is wrong."""
+    words = spec.split()
+    if not words or words[0] not in KINDS:
+        raise ValueError(f"unknown certificate kind in {spec!r}; allowed: {', '.join(KINDS)}")
+    kind, fields = words[0], {}
+    for w in words[1:]:
+        key, sep, value = w.partition("=")
+        if not sep or key not in ("batch", "ca", "cosigners", "held"):
+            raise ValueError(f"bad word {w!r} in {spec!r}; allowed: batch=, ca=, cosigners=, held=")
+        fields[key] = value
+    if kind == X509:
+        if fields:
+            raise ValueError(f"{spec!r}: an X.509 chain takes no MTC parameters")
+        return Certificate(X509)
+    if "batch" not in fields or not fields["batch"].isdigit():
+        raise ValueError(f"{spec!r}: batch=<entries> is required")
+    return Certificate(
+        kind,
+        int(fields["batch"]),
+        fields.get("ca", DEFAULT_CA if kind == STANDALONE else None),
+        tuple(a for a in fields.get("cosigners", "").split(",") if a),
+        fields.get("held", "yes") != "no",
+    )
+
+
+def token(spec: str, alg_token: Callable[[str], str]) -> str:
+    """A scenario id's part: `mtcl<batch>[_nolm]`, `mtcs<batch>_<ca>[_<cosigner>...]`."""
+    c = parse(spec)
+    if c.kind == LANDMARK:
+        return f"mtcl{c.batch}" + ("" if c.held else "_nolm")
+    return "_".join([f"mtcs{c.batch}", *(alg_token(a) for a in (c.ca or DEFAULT_CA, *c.cosigners))])
+
+
+def untoken(part: str, algorithms: Mapping[str, str]):
+    """The canonical string an id part stands for, or None if the part is not one."""
+    words = part.split("_")
+    head = words[0]
+    kind = next((k for k, t in _TOKEN.items() if head.startswith(t)), None)
+    if kind is None or not head[4:].isdigit():
+        return None
+    batch = int(head[4:])
+    if kind == LANDMARK:
+        if words[1:] not in ([], ["nolm"]):
+            return None
+        return Certificate(LANDMARK, batch, held=not words[1:]).spec
+    if len(words) < 2 or any(w not in algorithms for w in words[1:]):
+        return None
+    algs = [algorithms[w] for w in words[1:]]
+    return Certificate(STANDALONE, batch, algs[0], tuple(algs[1:])).spec
+
+
+def store(spec: str) -> tuple[str, str, str, str]:
+    """The store's columns: certificate (kind), mtc_batch ('0' for X.509), mtc_signers
+    (the algorithms whose subtree signatures the certificate sent carries, CA first,
+    comma-separated: 'none' for X.509 and a landmark-relative certificate),
+    mtc_landmark_held ('yes', 'no'; 'n/a' unless landmark)."""
+    c = parse(spec)
+    signers = c.signers
+    held = ("yes" if c.held else "no") if c.kind == LANDMARK else "n/a"
+    return c.kind, str(c.batch), ",".join(signers) or "none", held
+
+
+def describe(kind: str, batch: str, signers: str, held: str) -> str:
+    """How a report names the value where the axis varies."""
+    if kind == X509:
+        return "X.509"
+    what = f"{kind} 2^{int(batch).bit_length() - 1}" if _power_of_two(batch) else f"{kind} {batch}"
+    if kind == STANDALONE:
+        return f"{what} signed {signers}"
+    return what + ("" if held == "yes" else " (landmark not held)")
+
+
+def _power_of_two(batch: str) -> bool:
+    n = int(batch)
+    return n > 0 and n & (n - 1) == 0

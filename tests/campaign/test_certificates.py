@@ -1,0 +1,148 @@
+"""The `certificate` axis: X.509 or a Merkle Tree Certificate, read from a campaign file,
+named in ids and read back, validated with one-line errors, and what it asks of each side."""
+
+import textwrap
+
+import pytest
+
+from chainlab import engine
+from chainlab.campaign import CampaignError, certificates, ids, load
+
+HEAD = """
+[campaign]
+name = "c"
+
+[aliases]
+ml = "ML-DSA-44"
+slhf = "SLH-DSA-SHAKE-128f"
+
+[sampling]
+mode = "fixed"
+count = 5
+
+[matrix.m]
+kex = ["X25519MLKEM768"]
+hierarchy = [["ml", "ml"]]
+"""
+
+
+def write(tmp_path, text):
+    p = tmp_path / "c.toml"
+    p.write_text(textwrap.dedent(HEAD + text))
+    return p
+
+
+def errors(tmp_path, text) -> str:
+    with pytest.raises(CampaignError) as e:
+        load(write(tmp_path, text))
+    return str(e.value)
+
+
+def test_every_kind_expands_into_scenarios_whose_ids_read_back(tmp_path):
+    c = load(
+        write(
+            tmp_path,
+            """
+            certificate = [
+                "x509",
+                { kind = "mtc-landmark", batch = 4096 },
+                { kind = "mtc-landmark", batch = 4194304, landmark_held = false },
+                { kind = "mtc-standalone", batch = 4096, cosigners = ["ml", "ECDSA-P256"] },
+            ]
+            """,
+        )
+    )
+    got = {s.scenario_id: s.certificate for s in c.scenarios.values()}
+    assert sorted(got) == sorted(
+        [
+            "x25519mlkem768__ml_root__ml_leaf",
+            "x25519mlkem768__ml_root__ml_leaf__mtcl4096",
+            "x25519mlkem768__ml_root__ml_leaf__mtcl4194304_nolm",
+            "x25519mlkem768__ml_root__ml_leaf__mtcs4096_ml_ml_ecdsap256",
+        ]
+    )
+    standalone = got["x25519mlkem768__ml_root__ml_leaf__mtcs4096_ml_ml_ecdsap256"]
+    assert standalone.signers == ("ML-DSA-44", "ML-DSA-44", "ECDSA-P256")
+    assert standalone.engine_chain == "mtc-standalone"
+    # A client without the landmark gets the standalone certificate, CA-signed only.
+    fallback = got["x25519mlkem768__ml_root__ml_leaf__mtcl4194304_nolm"]
+    assert fallback.engine_chain == "mtc-standalone" and fallback.signers == ("ML-DSA-44",)
+    assert got["x25519mlkem768__ml_root__ml_leaf__mtcl4096"].engine_chain == "mtc-landmark"
+    tokens = {"ml": "ML-DSA-44", "ecdsap256": "ECDSA-P256"}
+    for sid, cert in got.items():
+        parts = ids.decode(sid, tokens, {"loopback"})
+        assert parts["certificate"] == cert.spec
+    # The store's columns.
+    assert certificates.store(standalone.spec) == (
+        "mtc-standalone", "4096", "ML-DSA-44,ML-DSA-44,ECDSA-P256", "n/a",
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "value,message",
+    [
+        (
+            '{ kind = "mtc-landmark", batch = 4096, cosigners = ["ml"] }',
+            "certificate[0].cosigners: given with kind 'mtc-landmark': a landmark-relative "
+            "certificate carries no signatures",
+        ),
+        ('{ kind = "mtc-landmark", batch = 1 }', "certificate[0].batch"),
+        ('{ kind = "mtc-landmark", batch = 134217728 }', "certificate[0].batch"),
+        ('{ kind = "mtc-landmark" }', "certificate[0].batch: missing"),
+        ('{ kind = "mtc-merkle", batch = 4 }', "certificate[0].kind"),
+        ('{ kind = "x509", batch = 4 }', "certificate[0].batch: given with kind 'x509'"),
+        (
+            '{ kind = "mtc-standalone", batch = 4, landmark_held = false }',
+            "certificate[0].landmark_held: given with kind 'mtc-standalone'",
+        ),
+        ('{ kind = "mtc-standalone", batch = 4, cosigners = ["nope"] }', "cosigners[0]"),
+        ('"mtc-landmark"', "batch=<entries> is required"),
+    ],
+)
+def test_bad_certificates_are_one_line_errors(tmp_path, value, message):
+    got = errors(tmp_path, f"certificate = [{value}]\n")
+    assert message in got, got
+    assert len([ln for ln in got.splitlines() if "certificate[0]" in ln]) <= 1
+
+
+def test_an_mtc_is_sent_alone_so_no_served_chain_goes_with_it(tmp_path):
+    got = errors(
+        tmp_path,
+        """
+        certificate = [{ kind = "mtc-landmark", batch = 4096 }]
+        served_chain = ["full"]
+        """,
+    )
+    assert "served_chain 'full' with a Merkle Tree Certificate" in got
+
+
+def test_a_stack_that_cannot_verify_a_cosigner_is_refused_by_name(tmp_path):
+    got = errors(
+        tmp_path,
+        """
+        certificate = [{ kind = "mtc-standalone", batch = 4096, cosigners = ["slhf"] }]
+        stack = ["rustls"]
+        """,
+    )
+    assert "client stack rustls cannot verify SLH-DSA-SHAKE-128f" in got
+    # The X.509 chain's issuers are not what an MTC's client verifies: an SLH-DSA root is
+    # no problem for a rustls client of an ML-DSA-leaf MTC.
+    load(
+        write(
+            tmp_path,
+            """
+            certificate = [{ kind = "mtc-landmark", batch = 4096 }]
+            stack = ["rustls"]
+            [matrix.slh]
+            kex = ["X25519MLKEM768"]
+            hierarchy = [["slhf", "ml"]]
+            certificate = [{ kind = "mtc-landmark", batch = 4096 }]
+            stack = ["rustls"]
+            """,
+        )
+    )
+
+
+def test_the_batch_bounds_are_the_engines():
+    mtc = engine.info()["mtc"]
+    assert (mtc["min_batch"], mtc["max_batch"]) == (certificates.MIN_BATCH, certificates.MAX_BATCH)
