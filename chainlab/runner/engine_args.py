@@ -97,10 +97,15 @@ def client_head(
     client than the scenario's (the load generator's, [load] generator_stack)."""
     if s.target_spec is not None:
         return _target_head(s, run_engine, subcommand, server_addr, target_ca)
+    trust = (
+        s.certificate.client_flags(pki_dir)
+        if s.certificate.is_mtc
+        else ["--ca", str(pki_dir / anchor_file(s))]
+    )
     head = [
         str(binary(run_engine, stack or s.client_stack)), subcommand,
         "--connect", server_addr,
-        "--ca", str(pki_dir / anchor_file(s)),
+        *trust,
         "--groups", s.kex,
         *axis_flags(s),
     ]  # fmt: skip

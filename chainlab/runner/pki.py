@@ -50,15 +50,24 @@ def cache_root() -> Path:
     return Path(base) / "chainlab" / "pki"
 
 
-def ensure(engine: Path, hierarchy: tuple[str, ...], seed: int, purpose: str = "server") -> Path:
-    """The directory of the hierarchy (root first), generating it on a cache miss."""
+def ensure(
+    engine: Path,
+    hierarchy: tuple[str, ...],
+    seed: int,
+    purpose: str = "server",
+    mtc: list[str] | None = None,
+) -> Path:
+    """The directory of the hierarchy (root first), generating it on a cache miss; `mtc`:
+    the `pki` flags that also issue Merkle Tree Certificates for its leaf (`mtc/`)."""
     binary = chainlab_engine.binary_sha256(engine)
     spec = {"hierarchy": list(hierarchy), "seed": str(seed), "engine": binary}
     if purpose != "server":
         spec["purpose"] = purpose  # server keys stay as they were before purposes existed
+    if mtc:
+        spec["mtc"] = mtc  # likewise the keys of hierarchies without MTCs
     key = hashlib.sha256(json.dumps(spec).encode()).hexdigest()[:16]
     root = cache_root()
-    kind = "" if purpose == "server" else f"{purpose}-"
+    kind = ("" if purpose == "server" else f"{purpose}-") + ("mtc-" if mtc else "")
     final = root / f"{kind}{'-'.join(token(a) for a in hierarchy)}-s{seed}-{key}"
     if (final / "manifest.json").is_file():
         return final
@@ -77,6 +86,7 @@ def ensure(engine: Path, hierarchy: tuple[str, ...], seed: int, purpose: str = "
                 str(seed),
                 "--purpose",
                 purpose,
+                *(mtc or []),
             ],
             capture_output=True,
             text=True,
@@ -115,7 +125,8 @@ class ServedChain:
 
 
 def served_chain(pki_dir: Path, policy: str) -> ServedChain:
-    f = pki_dir / CHAIN_FILES[policy]
+    """The chain file `serve --chain <policy>` sends (an MTC policy: its certificate)."""
+    f = pki_dir / CHAIN_FILES.get(policy, f"mtc/{policy.removeprefix('mtc-')}.pem")
     if not f.is_file():
         raise PkiError(f"hierarchy has no {f.name}")
     ders = pem_certs(f)
@@ -130,9 +141,11 @@ def certificate_rows(pki_dir: Path, s: Scenario) -> list[dict]:
     full = pem_certs(pki_dir / CHAIN_FILES["full"])
     if len(full) != s.depth:
         raise PkiError(f"{CHAIN_FILES['full']} holds {len(full)} certificates, expected {s.depth}")
-    served = {
-        hashlib.sha256(d).hexdigest() for d in pem_certs(pki_dir / CHAIN_FILES[s.served_chain])
-    }
+    sent = served_chain(pki_dir, s.engine_chain).file
+    served = {hashlib.sha256(d).hexdigest() for d in pem_certs(sent)}
+    if s.certificate.is_mtc:
+        # The MTC takes the leaf's place: the X.509 certificates stay, none of them sent.
+        full[0] = pem_certs(sent)[0]
     leaf_first_algs = list(reversed(s.hierarchy))
     leaf_first_roles = s.certificate_roles
     rows = []

@@ -117,6 +117,10 @@ def sample_rows(run_id: str, scenario_id: str, client: list[dict], server: list[
                 "conn_datagrams_read": c.get("conn_datagrams_read"),
                 "conn_datagrams_written": c.get("conn_datagrams_written"),
                 "flight_datagrams": c.get("flight_datagrams"),
+                # Merkle Tree Certificates only: what the client's verification checked.
+                "mtc_kind": c.get("mtc_kind"),
+                "mtc_proof_hashes": c.get("mtc_proof_hashes"),
+                "mtc_signatures_checked": c.get("mtc_signatures_checked"),
             }
         )
     return rows

@@ -159,12 +159,15 @@ class ScenarioExecution:
             self._prepare_target()
             return
         try:
-            self.pki_dir = pki.ensure(self.ctx.engine, self.s.hierarchy, self.ctx.seed)
+            self.pki_dir = pki.ensure(
+                self.ctx.engine, self.s.hierarchy, self.ctx.seed,
+                mtc=self.s.certificate.pki_flags(),
+            )  # fmt: skip
             if self.s.client_auth:
                 self.client_pki_dir = pki.ensure_client(
                     self.ctx.engine, self.s.client_auth, self.ctx.seed
                 )
-            self.chain = pki.served_chain(self.pki_dir, self.s.served_chain)
+            self.chain = pki.served_chain(self.pki_dir, self.s.engine_chain)
             self.certificates = pki.certificate_rows(self.pki_dir, self.s)
         except (pki.PkiError, OSError, subprocess.TimeoutExpired) as e:
             self.fail("pki_failed", str(e))

@@ -7,7 +7,8 @@ Versions: 2 added `runs.libraries` (the Python analysis libraries of the run) an
 tables; 3 added `primitive_samples` (the cost model's inputs), instructions per handshake
 and the certificate compression sizes of each scenario run; 4 client certificates, targets
 and where each scenario ran; 5 the transport (TCP or QUIC) and QUIC's datagram counts; 6
-the TLS stack of each side (openssl-3.5, openssl-4.0, rustls).
+the TLS stack of each side (openssl-3.5, openssl-4.0, rustls); 7 the certificate axis
+(X.509 or a Merkle Tree Certificate) and what a client's MTC verification checked.
 """
 
 from __future__ import annotations
@@ -31,9 +32,9 @@ def table_sql(name: str) -> str:
     return text[start : text.index("\n);", start) + 3]
 
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 # Versions this chainlab reads; each older one has an upgrade step in UPGRADES.
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6)
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7)
 # What turns a store of version v into v + 1 (run in one transaction with the version bump).
 UPGRADES = {
     1: (
@@ -81,6 +82,11 @@ UPGRADES = {
         ),
     ),
     5: (),  # the stacks' columns: `axis_columns_sql`
+    6: (
+        "ALTER TABLE samples ADD COLUMN mtc_kind VARCHAR",
+        "ALTER TABLE samples ADD COLUMN mtc_proof_hashes INTEGER",
+        "ALTER TABLE samples ADD COLUMN mtc_signatures_checked INTEGER",
+    ),  # and the certificate axis's columns: `axis_columns_sql`
 }
 
 

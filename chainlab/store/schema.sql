@@ -1,10 +1,11 @@
--- chainlab result store, schema version 6 (chainlab/store/schema.py: SCHEMA_VERSION).
+-- chainlab result store, schema version 7 (chainlab/store/schema.py: SCHEMA_VERSION).
 -- Version 2 added runs.libraries, the server's whole-connection figures in samples, the load
 -- tables and host_reference; version 3 added primitive_samples, instructions per handshake
 -- and the certificate compression sizes; version 4 added scenarios.client_auth (mutual TLS),
 -- scenarios.target (servers chainlab did not start, which have no hierarchy: depth 0, no
 -- leaf_alg), observed_client_chain and scenario_runs.host (where each scenario ran);
--- version 5 scenarios.transport and QUIC's datagram counts; version 6 each side's TLS stack.
+-- version 5 scenarios.transport and QUIC's datagram counts; version 6 each side's TLS stack;
+-- version 7 the certificate (X.509 or a Merkle Tree Certificate) and what an MTC check found.
 -- An older store is upgraded when opened for writing (chainlab/store/schema.py: UPGRADES) to
 -- exactly these columns and types. Rows are inserted by column name.
 -- One DuckDB file per campaign run. Units: *_ns nanoseconds, *_us microseconds, bytes.
@@ -52,7 +53,8 @@ CREATE TABLE scenarios (
     target          VARCHAR
     -- ... and one column per lever axis, declared with the axis (chainlab/campaign/axes.py)
     -- and added by chainlab/store/schema.py (`axis_columns_sql`): served_chain,
-    -- handshake_mode, cert_compression, client_auth, transport, client_stack, server_stack,
+    -- certificate, mtc_batch, mtc_signers, mtc_landmark_held, handshake_mode,
+    -- cert_compression, client_auth, transport, client_stack, server_stack,
     -- each VARCHAR NOT NULL with the axis's default (a store made before an axis existed
     -- gets the column, at that default, when it is next opened for writing).
 );
@@ -168,6 +170,12 @@ CREATE TABLE samples (
     conn_datagrams_read BIGINT,
     conn_datagrams_written BIGINT,
     flight_datagrams BIGINT,
+    -- Merkle Tree Certificates only (NULL for X.509 and before version 7): how the client
+    -- accepted the MTC (landmark | standalone), its proof's hashes, the subtree signatures
+    -- it verified
+    mtc_kind        VARCHAR,
+    mtc_proof_hashes INTEGER,
+    mtc_signatures_checked INTEGER,
     PRIMARY KEY (run_id, scenario_id, seq)
 );
 

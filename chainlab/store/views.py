@@ -60,6 +60,22 @@ GROUP BY scenario_id
 """
 )
 
+# What the clients' Merkle Tree Certificate verification checked per scenario (successful
+# measured handshakes; stores of version 7 and later, NULL for X.509).
+_MTC = (
+    "WITH "
+    + _CHOSEN
+    + """
+SELECT scenario_id,
+    avg(mtc_proof_hashes) AS mtc_proof_hashes_mean,
+    avg(mtc_signatures_checked) AS mtc_signatures_checked_mean,
+    min(mtc_kind) AS mtc_kind
+FROM measured
+WHERE outcome = 'ok' AND mtc_kind IS NOT NULL
+GROUP BY scenario_id
+"""
+)
+
 # Per-scenario moments of successful measured handshakes. Variances are sample variances
 # (n - 1), covariances likewise; NULL where fewer than two values exist.
 _MOMENTS = (
@@ -264,6 +280,7 @@ class AnalysisFrames:
     cpu: pd.DataFrame  # per scenario (_CPU)
     counts: pd.DataFrame  # per scenario (_COUNTS)
     datagrams: pd.DataFrame  # per QUIC scenario (_DATAGRAMS); empty before version 5
+    mtc: pd.DataFrame  # per MTC scenario (_MTC); empty before version 7
     failures: pd.DataFrame  # scenario_id, error_category, n, example_detail
     optional: dict[str, pd.DataFrame]  # _OPTIONAL_TABLES, empty where absent
     latencies: dict  # scenario_id -> sorted total_ns (int64) of its chosen run (_LATENCIES)
@@ -393,6 +410,7 @@ def analysis_frames(con, path: Path) -> AnalysisFrames:
         datagrams=(
             con.execute(_DATAGRAMS).df() if "datagrams_read" in sample_columns else pd.DataFrame()
         ),
+        mtc=con.execute(_MTC).df() if "mtc_kind" in sample_columns else pd.DataFrame(),
         failures=con.execute(_FAILURES).df(),
         optional={
             name: con.execute(f"SELECT * FROM {name}").df() if name in tables else pd.DataFrame()
