@@ -25,6 +25,7 @@ from chainlab.analysis import (
     decomposition,
     intermediates,
     load_capacity,
+    mtc,
     network,
     paper,
     probe,
@@ -92,6 +93,10 @@ class Analysis:
     client_auth: pd.DataFrame = field(default_factory=pd.DataFrame)
     # QUIC scenarios against their TCP twins (analysis.quic).
     quic: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # Merkle Tree Certificates against X.509 chains with their leaf, and their proofs
+    # against the batch (analysis.mtc).
+    mtc: pd.DataFrame = field(default_factory=pd.DataFrame)
+    mtc_proofs: pd.DataFrame = field(default_factory=pd.DataFrame)
     # Scenarios on other TLS stacks against OpenSSL 3.5, and the findings per stack
     # (analysis.stacks).
     stacks: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -237,6 +242,10 @@ def _lab(data: StoreData) -> Analysis:
     )
     a.client_auth = client_auth.per_pair(summ, data.observed_client_chain, cfg.confidence_level)
     a.quic = quic.per_pair(summ, net.projection if net is not None else None, cfg.confidence_level)
+    a.mtc = mtc.per_pair(
+        summ, net.projection if net is not None else None, a.load_capacity, cfg.confidence_level
+    )
+    a.mtc_proofs = mtc.proofs(summ)
     a.stacks = stacks.per_pair(summ, cfg.confidence_level)
     a.stack_orderings = stacks.orderings(summ, cfg.confidence_level)
     a.stack_cost_split = stacks.cost_split(summ)

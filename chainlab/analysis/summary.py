@@ -185,6 +185,11 @@ def scenario_summary(data: StoreData) -> pd.DataFrame:
             "flight_datagrams": _num(r.get("flight_datagrams_mean")),
             "flight_datagrams_min": _num(r.get("flight_datagrams_min")),
             "flight_datagrams_max": _num(r.get("flight_datagrams_max")),
+            # Merkle Tree Certificates: how the client accepted them (landmark | standalone),
+            # mean proof hashes and signatures verified (NaN, None for X.509).
+            "mtc_kind": r.get("mtc_kind") if isinstance(r.get("mtc_kind"), str) else None,
+            "mtc_proof_hashes": _num(r.get("mtc_proof_hashes_mean")),
+            "mtc_signatures_checked": _num(r.get("mtc_signatures_checked_mean")),
             # Mean user-mode instructions per handshake (NaN: no hardware counter).
             "client_instructions": _num(r.get("client_instructions_mean")),
             "server_instructions": _num(r.get("server_instructions_mean")),
