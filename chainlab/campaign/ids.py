@@ -13,7 +13,8 @@ nothing, so an id only names what differs: `x25519mlkem768__slh_root__ml_int__ml
 algorithm tokens, root first: `__client_mldsa65_mldsa44`. QUIC instead of TCP adds `__quic`.
 A Merkle Tree Certificate adds `__mtcl<batch>` (landmark-relative; `_nolm` when the client
 lacks the landmark) or `__mtcs<batch>_<ca>[_<cosigner>...]` (standalone, its signers'
-algorithm tokens; chainlab.campaign.certificates). A TLS stack other than openssl-3.5 adds `__stack_<tok>` (both sides: `__stack_rustls`) or
+algorithm tokens; chainlab.campaign.certificates). A TLS stack other than openssl-3.5 adds
+`__stack_<tok>` (both sides: `__stack_rustls`) or
 `__stack_<client tok>_<server tok>` (`__stack_ossl35_rustls`: an OpenSSL 3.5 client, a rustls
 server); chainlab.campaign.stacks names the tokens.
 
