@@ -23,27 +23,15 @@ import pandas as pd
 
 from chainlab.analysis import network, twins
 from chainlab.campaign import axes, certificates
+from chainlab.campaign.certificates import HASH_BYTES, draft_hashes, subtree_entries
 
 # The draft's Size Estimates (draft-ietf-plants-merkle-tree-certs-07): per-CA issuance of
 # ~4.4 M certificates an hour, a landmark every hour; a checkpoint every 2 s spans ~2,500.
 DRAFT_LANDMARK_ENTRIES = 4_400_000
 DRAFT_CHECKPOINT_ENTRIES = 2_500
-HASH_BYTES = 32  # SHA-256, the log's hash
 
 # What an MTC and its X.509 counterparts may differ in.
 _FREE = (*axes.CERTIFICATE.column_names, "depth", "root_alg", "int1_alg", "int2_alg")
-
-
-def draft_hashes(entries: int) -> int:
-    """Hashes in an inclusion proof of a subtree of `entries` entries: ceil(log2 n)."""
-    return max(entries - 1, 0).bit_length()
-
-
-def subtree_entries(batch: int) -> int:
-    """The entries of the larger subtree covering a batch placed as `pki` places it (docs/
-    pki.md): the batch starts at BIT_CEIL(batch), so its left subtree has the largest power
-    of two below the batch's size."""
-    return 1 << max(batch - 1, 1).bit_length() - 1
 
 
 def per_pair(

@@ -53,6 +53,9 @@ CERT_MESSAGE_BYTES = 2048
 # Certificate bytes a `decompress` primitive restores; a scenario's decompression is scaled
 # linearly from it by its Certificate message size.
 DECOMPRESS_BYTES = 16384
+# A client's acceptance of a Merkle Tree Certificate (the engine's `primitives --op
+# mtc-verify`, subject the leaf key's algorithm).
+MTC_VERIFY = "mtc-verify"
 # Sides of a handshake.
 SIDES = ("server", "client")
 # Categories of operations, in the order a cost breakdown stacks them.
@@ -93,6 +96,7 @@ def operations(
     certificate_message_bytes: int | None = None,
     anchor_depth: int = 0,
     client_auth: tuple[str, ...] | list[str] = (),
+    signers: tuple[str, ...] | None = None,
 ) -> list[Operation]:
     """Every cryptographic operation of one handshake, merged by (side, category, key).
 
@@ -100,8 +104,10 @@ def operations(
     Certificate message) scales decompression and is needed only when compression is on.
     `anchor_depth` is how many positions below the root the client's trust anchor sits (0:
     the root; `Scenario.anchor_depth`); `client_auth` the client certificate's hierarchy,
-    root first (empty: none). A resumption mix (`resumeNN`) gives the expected operations
-    of one handshake: the full handshake's weighted by 1 - r, the resumed one's by r.
+    root first (empty: none); `signers` a Merkle Tree Certificate's, when the server sends
+    one (None: an X.509 chain; empty: a landmark-relative MTC). A resumption mix
+    (`resumeNN`) gives the expected operations of one handshake: the full handshake's
+    weighted by 1 - r, the resumed one's by r.
     """
     ratio = resumption_ratio(handshake_mode)
     if 0 < ratio < 1:
@@ -116,6 +122,7 @@ def operations(
                 certificate_message_bytes,
                 anchor_depth,
                 client_auth,
+                signers,
             ):
                 mixed[(o.side, o.category, o.subject, o.op, o.message)] += weight * o.count
         return [Operation(*k, count=n) for k, n in mixed.items()]
@@ -137,7 +144,13 @@ def operations(
         leaf = h[-1]
         add("server", "sign", leaf, "sign", CV)
         add("client", "verify CertificateVerify", leaf, "verify", CV)
-        if verify:
+        if verify and signers is not None:
+            # A Merkle Tree Certificate: its proof, then each subtree signature (a ~100-byte
+            # message; one CERT size stands for every signed message, as below).
+            add("client", "verify certificates", leaf, MTC_VERIFY, None)
+            for signer in signers:
+                add("client", "verify certificates", signer, "verify", CERT)
+        elif verify:
             # Certificates below the anchor (h[anchor_depth]); each is checked with its
             # issuer's key.
             for issuer in h[anchor_depth:-1]:

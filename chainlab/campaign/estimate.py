@@ -31,7 +31,7 @@ import math
 from dataclasses import dataclass, replace
 from statistics import NormalDist
 
-from chainlab.campaign import cost
+from chainlab.campaign import certificates, cost
 from chainlab.campaign.model import NetworkProfile, Scenario
 from chainlab.network.calibrate import BULK_MAX_S, plan_for
 from chainlab.network.model import predict_handshake, segments
@@ -212,6 +212,7 @@ def scenario_operations(s: Scenario) -> list[cost.Operation]:
         certificate_message_bytes=certificate_message_bytes(s),
         anchor_depth=s.anchor_depth,
         client_auth=s.client_auth,
+        signers=s.certificate.signers if s.certificate.is_mtc else None,
     )
 
 
@@ -299,7 +300,12 @@ def certificate_bytes(s: Scenario) -> list[int]:
 
 
 def served_certificate_bytes(s: Scenario) -> list[int]:
-    """DER bytes of the certificates the server sends, leaf first (`served_chain`)."""
+    """DER bytes of the certificates the server sends, leaf first (`served_chain`; a Merkle
+    Tree Certificate alone)."""
+    if s.certificate.is_mtc:
+        key = KEY_SIG_BYTES.get(s.hierarchy[-1], (1000, 1000))[0]
+        sig = lambda a: KEY_SIG_BYTES.get(a, (1000, 1000))[1]  # noqa: E731
+        return [certificates.der_bytes(s.certificate, key, sig)]
     certs = list(reversed(certificate_bytes(s)))  # leaf first
     if s.served_chain in ("leaf", "intermediate-anchor") or len(certs) == 1:
         return certs[:1]

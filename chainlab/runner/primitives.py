@@ -33,7 +33,7 @@ from pathlib import Path
 import pandas as pd
 
 from chainlab import __version__, engine, machine, stats
-from chainlab.campaign import cost, estimate
+from chainlab.campaign import certificates, cost, estimate
 from chainlab.campaign.algorithms import ALGORITHM_NAMES, CERT_COMPRESSIONS, GROUPS
 from chainlab.campaign.model import PrimitivesPlan, SamplingPolicy, Scenario
 from chainlab.errors import ChainlabError
@@ -96,6 +96,8 @@ def item_of(key) -> Item:
         size = cost.CERT_MESSAGE_BYTES
     elif op == "decompress":
         size = cost.DECOMPRESS_BYTES
+    elif op == cost.MTC_VERIFY:
+        size = certificates.MTC_VERIFY_HASHES  # the engine reads it as the proof's hashes
     else:
         size = None
     return Item(subject, op, message, size)
@@ -115,11 +117,12 @@ def items_for(scenarios: list[Scenario], references: bool = True) -> list[Item]:
 
 def all_items() -> list[Item]:
     """Every primitive chainlab can place: sign and verify (CertificateVerify and
-    certificate) for every signature algorithm, every group's operations, every
-    decompression."""
+    certificate) for every signature algorithm, accepting a Merkle Tree Certificate of its
+    key, every group's operations, every decompression."""
     keys = set()
     for a in ALGORITHM_NAMES:
         keys |= {(a, "sign", cost.CV), (a, "verify", cost.CV), (a, "verify", cost.CERT)}
+        keys.add((a, cost.MTC_VERIFY, None))
     for g in GROUPS:
         ops = ("keygen", "encaps", "decaps") if cost.is_kem(g) else ("keygen", "derive")
         keys |= {(g, op, None) for op in ops}

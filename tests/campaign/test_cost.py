@@ -252,3 +252,28 @@ def test_a_client_certificate_signs_on_the_client_and_verifies_on_the_server():
     assert (SLH, "sign", "cv") not in counts(resumed, "client")
     mix = cost.operations((ML, ML), "X25519", "resume90", client_auth=(ML, SLH))
     assert counts(mix, "client")[(SLH, "sign", "cv")] == pytest.approx(0.1)
+
+
+def test_a_merkle_tree_certificate_replaces_chain_verification_by_its_proof_and_signers():
+    """The client accepts the MTC (entry hashed, proof evaluated) and verifies each subtree
+    signature; whatever sits above the leaf in X.509 is no longer verified. The server's
+    operations do not change."""
+    h = (SLH, EC, ML)
+    x509 = cost.operations(h, "X25519MLKEM768")
+    landmark = cost.operations(h, "X25519MLKEM768", signers=())
+    standalone = cost.operations(h, "X25519MLKEM768", signers=("ML-DSA-44", "ML-DSA-44", EC))
+    assert counts(landmark, "server") == counts(x509, "server")
+    kex = {("X25519MLKEM768", "keygen", None): 1, ("X25519MLKEM768", "decaps", None): 1}
+    assert counts(landmark, "client") == {
+        **kex, (ML, "verify", "cv"): 1, (ML, cost.MTC_VERIFY, None): 1,
+    }  # fmt: skip
+    assert counts(standalone, "client") == {
+        **kex,
+        (ML, "verify", "cv"): 1,
+        (ML, cost.MTC_VERIFY, None): 1,
+        ("ML-DSA-44", "verify", "cert"): 2,
+        (EC, "verify", "cert"): 1,
+    }
+    # Without verification only the CertificateVerify is checked, as for X.509.
+    off = cost.operations(h, "X25519MLKEM768", verify=False, signers=("ML-DSA-44",))
+    assert counts(off, "client") == {**kex, (ML, "verify", "cv"): 1}

@@ -158,3 +158,25 @@ def test_a_power_of_two_batch_gives_the_drafts_proof_length(tmp_path, engine_bin
     assert manifest["proof_hashes"] == 11 and manifest["proof_bytes"] == 352
     for f in ("standalone.pem", "landmark.pem", "trust.json", "manifest.json", "landmarks.txt"):
         assert (out / "mtc" / f).read_bytes() == (again / "mtc" / f).read_bytes(), f
+
+
+@pytest.mark.parametrize("leaf", ["ML-DSA-44", "ML-DSA-65", "ECDSA-P256"])
+def test_the_size_estimate_is_the_issued_certificates(tmp_path, engine_bin, leaf):
+    """`validate`'s estimate of an MTC's bytes (chainlab.campaign.certificates.der_bytes)
+    against what `pki` issues, within the slack of a subject name's length."""
+    from chainlab.campaign import certificates as c
+    from chainlab.campaign.estimate import KEY_SIG_BYTES
+
+    out = tmp_path / "pki"
+    subprocess.run(
+        [str(engine_bin), "pki", "--chain", f"ML-DSA-44,{leaf}", "--out", str(out),
+         "--mtc-batch", "4096", "--mtc-cosigners", "ML-DSA-44,ECDSA-P256"],
+        check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+    m = json.loads((out / "mtc" / "manifest.json").read_text())
+    key = KEY_SIG_BYTES[leaf][0]
+    sig = lambda a: KEY_SIG_BYTES[a][1]  # noqa: E731
+    standalone = c.Certificate(c.STANDALONE, 4096, "ML-DSA-44", ("ML-DSA-44", "ECDSA-P256"))
+    landmark = c.Certificate(c.LANDMARK, 4096)
+    for cert, issued in ((standalone, m["standalone"]), (landmark, m["landmark"])):
+        assert abs(c.der_bytes(cert, key, sig) - issued["der_bytes"]) <= 40, (leaf, issued)

@@ -120,6 +120,9 @@ pub enum PrimitiveOp {
     Derive,
     /// Decompression of an RFC 8879 compressed Certificate message (the client's side).
     Decompress,
+    /// The client's acceptance of a landmark-relative Merkle Tree Certificate whose key is
+    /// `--subject`'s, with an inclusion proof of `--message-bytes` hashes (not bytes).
+    MtcVerify,
 }
 
 impl PrimitiveOp {
@@ -132,6 +135,7 @@ impl PrimitiveOp {
             PrimitiveOp::Decaps => "decaps",
             PrimitiveOp::Derive => "derive",
             PrimitiveOp::Decompress => "decompress",
+            PrimitiveOp::MtcVerify => "mtc-verify",
         }
     }
 }

@@ -10,7 +10,9 @@
 //! - `keygen`, `encaps`, `decaps` (ML-KEM and the hybrids, which OpenSSL runs as KEMs) or
 //!   `keygen`, `derive` (ECDHE, X25519/X448, FFDHE) with a key-exchange group;
 //! - `decompress` of an RFC 8879 compressed Certificate message (`--message-bytes` of
-//!   certificate DER, compressed once beforehand) with zlib, brotli or zstd.
+//!   certificate DER, compressed once beforehand) with zlib, brotli or zstd;
+//! - `mtc-verify` of a landmark-relative Merkle Tree Certificate whose key is `--subject`'s,
+//!   with a proof of `--message-bytes` hashes (the certificate made once beforehand).
 //!
 //! Each timed operation includes its context set-up (an EVP context per operation, as libssl
 //! makes one per handshake); keys, peer keys, ciphertexts and compressed input are made once,
@@ -122,7 +124,7 @@ pub fn run(args: &PrimitivesArgs) -> Result<()> {
             MessageKind::Cv => CV_MESSAGE_BYTES,
             MessageKind::Cert => args.message_bytes,
         }),
-        PrimitiveOp::Decompress => Some(args.message_bytes),
+        PrimitiveOp::Decompress | PrimitiveOp::MtcVerify => Some(args.message_bytes),
         _ => None,
     };
     let mut out = std::io::stdout().lock();
@@ -159,6 +161,11 @@ fn prepare(args: &PrimitivesArgs) -> Result<Operation> {
             group_op(args)
         }
         PrimitiveOp::Decompress => decompress_op(args),
+        PrimitiveOp::MtcVerify => {
+            let leaf = algorithms::lookup(&args.subject)
+                .context("--subject: mtc-verify's subject is the leaf key's algorithm")?;
+            pki::mtc::verify_operation(leaf, args.message_bytes)
+        }
     }
 }
 

@@ -288,3 +288,81 @@ fn write_json<T: Serialize>(dir: &Path, file: &str, value: &T) -> Result<()> {
     json.push(b'\n');
     write_file(dir, file, &json, Secrecy::Public)
 }
+
+/// `primitives --op mtc-verify`: what a client does to accept a landmark-relative MTC of a
+/// `leaf` key, without the CertificateVerify: parse the certificate, rebuild and hash its
+/// log entry (the key's SPKI hashed), evaluate an inclusion proof of `hashes` hashes and
+/// compare the result with the trusted landmark subtree; then the validity and name checks.
+/// The proof's hashes are arbitrary (a subtree of 2^hashes entries, entry 0): evaluating a
+/// proof costs the same whatever the hashes are.
+pub fn verify_operation(
+    leaf: &'static Algorithm,
+    hashes: usize,
+) -> Result<Box<dyn FnMut() -> Result<()>>> {
+    if !(1..=48).contains(&hashes) {
+        bail!("--message-bytes {hashes}: an mtc-verify proof has 1 to 48 hashes");
+    }
+    let spec = super::Spec::new(
+        &[leaf.name.to_owned()],
+        "primitives",
+        &["localhost".to_owned()],
+    )?;
+    let hierarchy = super::generate(&spec)?;
+    let leaf_der = hierarchy.leaf().cert.to_der()?;
+    let end = 1u64 << hashes;
+    let tbs = issue::tbs_from_x509(&leaf_der, CA_ID, issue::LOG_NUMBER << 48, None)?;
+    let inclusion: Vec<chainlab_mtc::Hash> = (0..hashes).map(|i| [i as u8; 32]).collect();
+    let proof = proof::MtcProof {
+        extensions: Vec::new(),
+        start: 0,
+        end,
+        inclusion_proof: inclusion.clone(),
+        signatures: Vec::new(),
+    };
+    let cert = issue::certificate(&tbs, &proof)?;
+    let tbs_element = chainlab_mtc::der::expect(&tbs, chainlab_mtc::der::SEQUENCE, "TBS")?;
+    let entry = chainlab_mtc::entry::Tbs::parse(tbs_element)?.log_entry(&proof.extensions_field());
+    let root = chainlab_mtc::tree::evaluate(
+        &inclusion,
+        0,
+        &chainlab_mtc::tree::leaf_hash(&entry),
+        0,
+        end,
+    )
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let trust = Trust {
+        schema: verify::TRUST_SCHEMA.to_owned(),
+        ca_id: CA_ID.to_owned(),
+        hash: "sha256".to_owned(),
+        cosigners: Vec::new(),
+        trusted_subtrees: vec![TrustedSubtree {
+            log_number: issue::LOG_NUMBER,
+            start: 0,
+            end,
+            hash: verify::hex(&root),
+        }],
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let policy = verify::Policy {
+        landmarks: true,
+        cosigners_required: 0,
+        now,
+        server_name: "localhost".to_owned(),
+    };
+    Ok(Box::new(move || {
+        verify::verify(&cert, &trust, &policy, &NoSignatures)
+            .map(drop)
+            .map_err(|f| anyhow::anyhow!("the MTC made beforehand did not verify: {f}"))
+    }))
+}
+
+/// A landmark-relative certificate has no signatures to check.
+struct NoSignatures;
+
+impl verify::SignatureCheck for NoSignatures {
+    fn verify(&self, _spki: &[u8], _message: &[u8], _signature: &[u8]) -> Result<(), String> {
+        Err("no signature is expected here".into())
+    }
+}
