@@ -10,6 +10,8 @@ part, measured side by side in one run so ratios survive a noisy, shared machine
   model      the cost model's accuracy and the run-time estimate against stored runs
   cluster    a local two-worker Dask cluster's overhead beside the local executor's
   stacks     each TLS stack as server and client: rates and instructions per handshake
+  mtc        Merkle Tree Certificates: issuing a batch (time, memory); a client's
+             acceptance against one ML-DSA-44 verification
 """
 
 import importlib
@@ -25,6 +27,7 @@ BENCHMARKS = [
     "model",
     "cluster",
     "stacks",
+    "mtc",
 ]
 
 
