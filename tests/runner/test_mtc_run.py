@@ -71,3 +71,52 @@ def test_an_mtc_campaign_runs_stores_and_reports(tmp_path, engine_bin, pki_cache
     md = (out / "report.md").read_text() if out.is_dir() else out.read_text()
     assert "## Merkle Tree Certificates" in md and "mtc-landmark against X.509" in md
     assert engine_processes(str(pki_cache)) == []
+
+
+LOADED = """
+[campaign]
+name = "mtc-load"
+order = "declared"
+[sampling]
+mode = "fixed"
+count = 6
+warmup = 1
+[matrix.m]
+kex = ["X25519MLKEM768"]
+hierarchy = [["ML-DSA-44", "ML-DSA-44"]]
+certificate = [{ kind = "mtc-standalone", batch = 4096, cosigners = ["ML-DSA-44"] }]
+handshake_mode = ["full", "resumed"]
+stack = ["openssl-3.5", "rustls"]
+[load]
+fractions = [0.5]
+step_s = 2
+capacity_s = 2
+verify = true
+warmup = 5
+"""
+
+
+def test_mtc_scenarios_resume_and_run_under_load(tmp_path, engine_bin, pki_cache):
+    """Under [load] the generator verifies the MTC as the handshake clients do (every
+    attempt paired, none failed); resumed handshakes send no certificate at all."""
+    f = tmp_path / "mtc-load.toml"
+    f.write_text(LOADED)
+    store = tmp_path / "mtc-load.duckdb"
+    summary = run(load(f), RunOptions(store=store, live_progress=False))
+    assert len(summary.completed) == 4 and not summary.failed, summary
+    with chainlab.open(store) as st:
+        samples, steps, attempts = st.samples, st.load_steps, st.load_samples
+    measured = samples[~samples["warmup"]]
+    assert (measured["outcome"] == "ok").all()
+    resumed = measured[measured["scenario_id"].str.contains("resumed")]
+    full = measured[~measured["scenario_id"].str.contains("resumed")]
+    assert resumed["resumed"].all() and resumed["mtc_kind"].isna().all()
+    assert (full["mtc_kind"] == "standalone").all() and full["mtc_signatures_checked"].eq(2).all()
+    # Every scenario's load steps ran and verified; an attempt may fail only for the load's
+    # own reasons (a generator out of slots on this 2-core machine), never the certificate.
+    assert sorted(steps["scenario_id"].unique()) == sorted(measured["scenario_id"].unique())
+    ok = attempts[attempts["outcome"] == "ok"]
+    assert set(ok["scenario_id"]) == set(steps["scenario_id"])
+    failed = attempts[attempts["outcome"] != "ok"]
+    assert "verify_failed" not in set(failed["error_category"]), failed["error_detail"].head()
+    assert engine_processes(str(pki_cache)) == []
