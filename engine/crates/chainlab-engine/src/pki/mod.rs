@@ -63,6 +63,7 @@ pub fn run(args: &PkiArgs) -> Result<()> {
                 "standalone_der_bytes": mtc.standalone.der_bytes,
                 "landmark_der_bytes": mtc.landmark.der_bytes,
                 "hash_ns": issuance.hash_ns,
+                "peak_rss_kib": peak_rss_kib(),
             });
         }
         None => remove_stale_dir(&args.out.join(mtc::DIR))?,
@@ -505,6 +506,15 @@ fn write_file(out: &Path, name: &str, bytes: &[u8], secrecy: Secrecy) -> Result<
         .with_context(|| failed("write", &temp))?;
     drop(file);
     fs::rename(&temp, &path).with_context(|| failed("replace", &path))
+}
+
+/// This process's peak resident memory (VmHWM, KiB), None where /proc does not say. Read
+/// here rather than from the parent's rusage: a child's ru_maxrss also counts the pages of
+/// the process it was forked from before its exec.
+fn peak_rss_kib() -> Option<u64> {
+    let status = fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// Removes a directory a previous run wrote (MTCs of a hierarchy now issued without them).
