@@ -7,13 +7,16 @@ A value is kept as one canonical string, so it is hashable, JSON and readable in
     x509
     mtc-landmark batch=4096                      the client holds the landmark
     mtc-landmark batch=4096 held=no              it does not: it gets the standalone one
+    mtc-landmark batch=4096 held=no retry=yes    it does not, and pays the draft's retry
     mtc-standalone batch=4096 ca=ML-DSA-44 cosigners=ML-DSA-44,ECDSA-P256
 
 Neither TLS stack implements the `trust_anchors` extension that lets a client say which
 landmarks it holds; the campaign states it instead, and the runner starts the server with
 the certificate the draft's negotiation would pick for that client: the landmark-relative one
 for a client holding the landmark, otherwise the standalone one (CA-signed), which the draft
-allows sending without a signal.
+allows sending without a signal. With `retry`, the client instead gets the landmark-relative
+certificate first, fails it, and connects again for the standalone one (the trust-anchor
+retry of draft-ietf-tls-trust-anchor-ids); both connections are one attempt in its record.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ MIN_BATCH, MAX_BATCH = 2, 1 << 26
 # The CA cosigner's algorithm when a campaign names none (the draft's example cosigner).
 DEFAULT_CA = "ML-DSA-44"
 # The keys of a certificate's inline table in a campaign file.
-TABLE_KEYS = ("kind", "batch", "ca", "cosigners", "landmark_held")
+TABLE_KEYS = ("kind", "batch", "ca", "cosigners", "landmark_held", "retry")
 _TOKEN = {STANDALONE: "mtcs", LANDMARK: "mtcl"}
 # The proof a `primitives --op mtc-verify` is timed with: the draft's hourly landmark (23
 # hashes). Evaluating a hash costs ~0.2 us beside the ~5 us of parsing and entry hashing, so
@@ -53,6 +56,7 @@ class Certificate:
     ca: str | None = None
     cosigners: tuple[str, ...] = ()
     held: bool = True  # landmark only: the client holds the landmark subtrees
+    retry: bool = False  # landmark not held: the client pays the trust-anchor retry
 
     @property
     def is_mtc(self) -> bool:
@@ -70,6 +74,8 @@ class Certificate:
                 words.append(f"cosigners={','.join(self.cosigners)}")
         elif not self.held:
             words.append("held=no")
+            if self.retry:
+                words.append("retry=yes")
         return " ".join(words)
 
     @property
@@ -77,7 +83,7 @@ class Certificate:
         """Which MTC the server sends: 'landmark', 'standalone', or None (X.509)."""
         if not self.is_mtc:
             return None
-        return "landmark" if self.kind == LANDMARK and self.held else "standalone"
+        return "landmark" if self.kind == LANDMARK and (self.held or self.retry) else "standalone"
 
     @property
     def engine_chain(self) -> str | None:
@@ -86,7 +92,10 @@ class Certificate:
 
     @property
     def signers(self) -> tuple[str, ...]:
-        """Algorithms whose subtree signatures the client verifies (CA first)."""
+        """Algorithms whose subtree signatures the client verifies (CA first): those of the
+        standalone certificate it accepts (after a retry, the CA's)."""
+        if self.retry:
+            return (DEFAULT_CA,)
         if self.sent != "standalone":
             return ()
         return (self.ca or DEFAULT_CA, *self.cosigners)
@@ -100,10 +109,16 @@ class Certificate:
             flags += ["--mtc-cosigners", ",".join(self.cosigners)]
         return flags
 
+    def server_flags(self) -> list[str]:
+        """`serve` flags beyond `--chain`: the standalone certificate for a retry."""
+        return ["--mtc-retry-standalone"] if self.retry else []
+
     def client_flags(self, pki_dir: Path) -> list[str]:
         """A client's verification flags for this MTC (in place of `--ca`)."""
         flags = ["--mtc-trust", str(pki_dir / "mtc" / "trust.json")]
-        if self.sent == "landmark":
+        if self.retry:
+            flags.append("--mtc-retry")
+        elif self.sent == "landmark":
             flags.append("--mtc-landmarks")
         return [*flags, "--mtc-cosigners-required", str(len(self.cosigners))]
 
@@ -124,11 +139,13 @@ def draft_hashes(entries: int) -> int:
 def der_bytes(c: Certificate, key_bytes: int, signature_bytes: Callable[[str], int]) -> int:
     """Estimated DER bytes of an MTC whose leaf key is `key_bytes` long: the key, the fixed
     fields and the MTCProof (extensions, start, end, the proof, each signature with its
-    cosigner ID)."""
-    proof = 2 + 12 + 2 + draft_hashes(subtree_entries(c.batch)) * HASH_BYTES + 2
+    cosigner ID). A retry's client receives two: the landmark-relative one, then the
+    standalone one."""
+    bare = MTC_OVERHEAD_BYTES + key_bytes + 2 + 12 + 2 + 2
+    bare += draft_hashes(subtree_entries(c.batch)) * HASH_BYTES
     ids = [CA_ID_BYTES, *[COSIGNER_ID_BYTES] * (len(c.signers) - 1)]
-    proof += sum(1 + i + 2 + signature_bytes(a) for i, a in zip(ids, c.signers, strict=False))
-    return MTC_OVERHEAD_BYTES + key_bytes + proof
+    signed = sum(1 + i + 2 + signature_bytes(a) for i, a in zip(ids, c.signers, strict=False))
+    return bare + signed + (bare if c.retry else 0)
 
 
 def parse(spec: str) -> Certificate:
@@ -139,8 +156,10 @@ def parse(spec: str) -> Certificate:
     kind, fields = words[0], {}
     for w in words[1:]:
         key, sep, value = w.partition("=")
-        if not sep or key not in ("batch", "ca", "cosigners", "held"):
-            raise ValueError(f"bad word {w!r} in {spec!r}; allowed: batch=, ca=, cosigners=, held=")
+        if not sep or key not in ("batch", "ca", "cosigners", "held", "retry"):
+            raise ValueError(
+                f"bad word {w!r} in {spec!r}; allowed: batch=, ca=, cosigners=, held=, retry="
+            )
         fields[key] = value
     if kind == X509:
         if fields:
@@ -154,6 +173,7 @@ def parse(spec: str) -> Certificate:
         fields.get("ca", DEFAULT_CA if kind == STANDALONE else None),
         tuple(a for a in fields.get("cosigners", "").split(",") if a),
         fields.get("held", "yes") != "no",
+        fields.get("retry", "no") == "yes",
     )
 
 
@@ -161,7 +181,7 @@ def token(spec: str, alg_token: Callable[[str], str]) -> str:
     """A scenario id's part: `mtcl<batch>[_nolm]`, `mtcs<batch>_<ca>[_<cosigner>...]`."""
     c = parse(spec)
     if c.kind == LANDMARK:
-        return f"mtcl{c.batch}" + ("" if c.held else "_nolm")
+        return f"mtcl{c.batch}" + ("" if c.held else "_nolm") + ("_retry" if c.retry else "")
     return "_".join([f"mtcs{c.batch}", *(alg_token(a) for a in (c.ca or DEFAULT_CA, *c.cosigners))])
 
 
@@ -174,9 +194,9 @@ def untoken(part: str, algorithms: Mapping[str, str]):
         return None
     batch = int(head[4:])
     if kind == LANDMARK:
-        if words[1:] not in ([], ["nolm"]):
+        if words[1:] not in ([], ["nolm"], ["nolm", "retry"]):
             return None
-        return Certificate(LANDMARK, batch, held=not words[1:]).spec
+        return Certificate(LANDMARK, batch, held=not words[1:], retry="retry" in words).spec
     if len(words) < 2 or any(w not in algorithms for w in words[1:]):
         return None
     algs = [algorithms[w] for w in words[1:]]
@@ -190,7 +210,9 @@ def store(spec: str) -> tuple[str, str, str, str]:
     mtc_landmark_held ('yes', 'no'; 'n/a' unless landmark)."""
     c = parse(spec)
     signers = c.signers
-    held = ("yes" if c.held else "no") if c.kind == LANDMARK else "n/a"
+    held = (
+        ("yes" if c.held else ("no, retry" if c.retry else "no")) if c.kind == LANDMARK else "n/a"
+    )
     return c.kind, str(c.batch), ",".join(signers) or "none", held
 
 
@@ -201,7 +223,9 @@ def describe(kind: str, batch: str, signers: str, held: str) -> str:
     what = f"{kind} 2^{int(batch).bit_length() - 1}" if _power_of_two(batch) else f"{kind} {batch}"
     if kind == STANDALONE:
         return f"{what} signed {signers}"
-    return what + ("" if held == "yes" else " (landmark not held)")
+    if held == "yes":
+        return what
+    return what + (" (landmark not held, retried)" if "retry" in held else " (landmark not held)")
 
 
 def _power_of_two(batch: str) -> bool:

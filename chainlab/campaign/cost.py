@@ -97,6 +97,7 @@ def operations(
     anchor_depth: int = 0,
     client_auth: tuple[str, ...] | list[str] = (),
     signers: tuple[str, ...] | None = None,
+    retry: bool = False,
 ) -> list[Operation]:
     """Every cryptographic operation of one handshake, merged by (side, category, key).
 
@@ -105,7 +106,10 @@ def operations(
     `anchor_depth` is how many positions below the root the client's trust anchor sits (0:
     the root; `Scenario.anchor_depth`); `client_auth` the client certificate's hierarchy,
     root first (empty: none); `signers` a Merkle Tree Certificate's, when the server sends
-    one (None: an X.509 chain; empty: a landmark-relative MTC). A resumption mix
+    one (None: an X.509 chain; empty: a landmark-relative MTC); `retry` the trust-anchor
+    retry of an MTC (a first full handshake the client abandons at the certificate: both
+    sides' key exchange, the server's signature and the client's MTC check twice). A
+    resumption mix
     (`resumeNN`) gives the expected operations of one handshake: the full handshake's
     weighted by 1 - r, the resumed one's by r.
     """
@@ -123,6 +127,7 @@ def operations(
                 anchor_depth,
                 client_auth,
                 signers,
+                retry,
             ):
                 mixed[(o.side, o.category, o.subject, o.op, o.message)] += weight * o.count
         return [Operation(*k, count=n) for k, n in mixed.items()]
@@ -172,6 +177,11 @@ def operations(
                 None,
                 certificate_message_bytes / DECOMPRESS_BYTES,
             )
+    if retry and ratio == 0:
+        for k in list(ops):
+            side, category, _subject, op, _message = k
+            if side == "server" or category == "key exchange" or op == MTC_VERIFY:
+                ops[k] *= 2
     return [Operation(*k, count=n) for k, n in ops.items()]
 
 

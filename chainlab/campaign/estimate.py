@@ -213,6 +213,7 @@ def scenario_operations(s: Scenario) -> list[cost.Operation]:
         anchor_depth=s.anchor_depth,
         client_auth=s.client_auth,
         signers=s.certificate.signers if s.certificate.is_mtc else None,
+        retry=s.certificate.retry,
     )
 
 

@@ -184,9 +184,9 @@ class _Validator(TableReaders, MatrixReaders):
                 continue
             policy = self.resolve_sampling(sid, parts, base_sampling, overrides)
             self.check_anchor(sid, parts)
-            self.check_certificate(sid, parts)
             self.check_transport(sid, parts)
             scenario_load = load_plan.for_scenario(self, load, parts, sid)
+            self.check_certificate(sid, parts, scenario_load is not None)
             self.check_stacks(sid, parts, scenario_load)
             scenarios[sid] = Scenario.from_parts(
                 sid,
@@ -281,11 +281,19 @@ class _Validator(TableReaders, MatrixReaders):
                         "choose another generator_stack or exclude the scenario",
                     )
 
-    def check_certificate(self, sid: str, parts: dict) -> None:
-        """A Merkle Tree Certificate is the only certificate sent: no served-chain policy."""
-        if certificates.parse(parts["certificate"]).is_mtc and (
-            parts["served_chain"] != axes.SERVED_CHAIN.default
-        ):
+    def check_certificate(self, sid: str, parts: dict, with_load: bool) -> None:
+        """A Merkle Tree Certificate is the only certificate sent: no served-chain policy. The
+        retry runs over TCP, one attempt at a time."""
+        cert = certificates.parse(parts["certificate"])
+        if cert.retry and (parts["transport"] != "tcp" or with_load):
+            self.bad(
+                "matrix",
+                f"scenario {sid}: certificate retry with "
+                + ("[load]" if with_load else f"transport {parts['transport']!r}")
+                + ": the retry runs over TCP without load steps; allowed: landmark_held = false "
+                "without retry there, or exclude the scenario",
+            )
+        if cert.is_mtc and (parts["served_chain"] != axes.SERVED_CHAIN.default):
             self.bad(
                 "matrix",
                 f"scenario {sid}: served_chain {parts['served_chain']!r} with a Merkle Tree "

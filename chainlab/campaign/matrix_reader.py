@@ -201,9 +201,17 @@ class MatrixReaders:
             got = self.resolve_alg(a, f"{at}.cosigners[{i}]")
             if got is not None:
                 cosigners.append(got)
-        held = t.get("landmark_held", True)
-        if not isinstance(held, bool):
-            self.bad(f"{at}.landmark_held", f"expected true or false, got {fmt(held)}")
+        held, retry = t.get("landmark_held", True), t.get("retry", False)
+        for key, v in (("landmark_held", held), ("retry", retry)):
+            if not isinstance(v, bool):
+                self.bad(f"{at}.{key}", f"expected true or false, got {fmt(v)}")
+        if retry is True and (kind != C.LANDMARK or held is not False):
+            self.bad(
+                f"{at}.retry",
+                "allowed only with kind 'mtc-landmark' and landmark_held = false (the client "
+                "that cannot use the landmark-relative certificate retries)",
+            )
+            return None
         if kind == C.LANDMARK and ("cosigners" in t or "ca" in t):
             key = "cosigners" if "cosigners" in t else "ca"
             self.bad(
@@ -222,7 +230,7 @@ class MatrixReaders:
         if batch is None or ca is None:
             return None
         return C.Certificate(kind, batch, ca if kind == C.STANDALONE else None,
-                             tuple(cosigners), held is not False).spec  # fmt: skip
+                             tuple(cosigners), held is not False, retry is True).spec  # fmt: skip
 
     def handshake_mode(self, item, at: str) -> str | None:
         """A handshake mode: full, resumed, or a resumption mix resumeNN."""

@@ -47,6 +47,7 @@ def server_argv(
         "--pki", str(pki_dir),
         "--listen", listen,
         "--chain", s.engine_chain,
+        *s.certificate.server_flags(),
         "--groups", s.kex,
         *axis_flags(s),
         "--tickets", "0" if s.handshake_mode == "full" else "1",

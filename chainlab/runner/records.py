@@ -71,6 +71,9 @@ def sample_rows(run_id: str, scenario_id: str, client: list[dict], server: list[
     rows = []
     for c in client:
         s = by_conn.get(c.get("conn_id")) if c.get("conn_id") else None
+        if s is not None and c.get("first_conn_id") in by_conn:
+            # An MTC retry: the attempt's server side is both connections' together.
+            s = _both(by_conn[c["first_conn_id"]], s)
         chain = c.get("peer_chain")
         rows.append(
             {
@@ -124,6 +127,17 @@ def sample_rows(run_id: str, scenario_id: str, client: list[dict], server: list[
             }
         )
     return rows
+
+
+def _both(first: dict, second: dict) -> dict:
+    """Two server records of one retried attempt as one: the second's outcome, both
+    connections' CPU, bytes and time."""
+    out = dict(second)
+    for k in ("handshake_ns", "cpu_ns", "cpu_user_us", "cpu_sys_us", "instructions",
+              "bytes_read", "bytes_written", "conn_ns", "conn_cpu_ns"):  # fmt: skip
+        a, b = first.get(k), second.get(k)
+        out[k] = a + b if a is not None and b is not None else b
+    return out
 
 
 def loop_seconds(client: list[dict]) -> float:

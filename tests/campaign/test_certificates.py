@@ -146,3 +146,43 @@ def test_a_stack_that_cannot_verify_a_cosigner_is_refused_by_name(tmp_path):
 def test_the_batch_bounds_are_the_engines():
     mtc = engine.info()["mtc"]
     assert (mtc["min_batch"], mtc["max_batch"]) == (certificates.MIN_BATCH, certificates.MAX_BATCH)
+
+
+def test_the_retry_is_a_landmark_certificate_the_client_lacks(tmp_path):
+    c = load(
+        write(
+            tmp_path,
+            """
+            certificate = [
+                { kind = "mtc-landmark", batch = 4096, landmark_held = false, retry = true },
+            ]
+            """,
+        )
+    )
+    (s,) = c.scenarios.values()
+    assert s.scenario_id == "x25519mlkem768__ml_root__ml_leaf__mtcl4096_nolm_retry"
+    cert = s.certificate
+    # The server holds the landmark-relative certificate and the standalone one for the
+    # retry; the client holds no landmark and retries.
+    assert cert.engine_chain == "mtc-landmark" and cert.server_flags() == ["--mtc-retry-standalone"]
+    assert "--mtc-retry" in cert.client_flags(tmp_path)
+    assert "--mtc-landmarks" not in cert.client_flags(tmp_path)
+    assert ids.decode(s.scenario_id, {"ml": "ML-DSA-44"}, {"loopback"})["certificate"] == cert.spec
+    assert certificates.store(cert.spec)[3] == "no, retry"
+
+
+@pytest.mark.parametrize(
+    "value,extra,message",
+    [
+        ('{ kind = "mtc-landmark", batch = 4096, retry = true }', "", "certificate[0].retry"),
+        ('{ kind = "mtc-standalone", batch = 4096, retry = true }', "", "certificate[0].retry"),
+        (
+            '{ kind = "mtc-landmark", batch = 4096, landmark_held = false, retry = true }',
+            'transport = ["quic"]',
+            "certificate retry with transport 'quic'",
+        ),
+    ],
+)
+def test_a_retry_anywhere_else_is_refused(tmp_path, value, extra, message):
+    got = errors(tmp_path, f"certificate = [{value}]\n{extra}\n")
+    assert message in got, got

@@ -27,6 +27,10 @@ certificate = [
     { kind = "mtc-standalone", batch = 4096, cosigners = ["ML-DSA-44"] },
 ]
 stack = ["openssl-3.5", "rustls"]
+[matrix.retry]
+kex = ["X25519MLKEM768"]
+hierarchy = [["ML-DSA-44", "ML-DSA-65"]]
+certificate = [{ kind = "mtc-landmark", batch = 4096, landmark_held = false, retry = true }]
 [matrix.quic]
 kex = ["X25519MLKEM768"]
 hierarchy = [["ML-DSA-44", "ML-DSA-65"]]
@@ -41,7 +45,7 @@ def test_an_mtc_campaign_runs_stores_and_reports(tmp_path, engine_bin, pki_cache
     c = load(f)
     store = tmp_path / "mtc.duckdb"
     summary = run(c, RunOptions(store=store, live_progress=False))
-    assert len(summary.completed) == 8 and not summary.failed, summary
+    assert len(summary.completed) == 9 and not summary.failed, summary
     with chainlab.open(store) as st:
         samples, scenarios = st.samples, st.table("scenarios")
     ok = samples[~samples["warmup"]]
@@ -53,14 +57,20 @@ def test_an_mtc_campaign_runs_stores_and_reports(tmp_path, engine_bin, pki_cache
             continue
         assert g["mtc_proof_hashes"].eq(11).all(), sid
         want = {"mtc-landmark": "landmark", "mtc-standalone": "standalone"}[kinds[sid]]
-        if sid.endswith("_nolm__quic"):
+        if "_nolm" in sid:
             want = "standalone"  # without the landmark, the CA-signed certificate
         assert set(g["mtc_kind"]) == {want}, sid
         checked = {"landmark": 0, "standalone": 2 if "mtcs" in sid else 1}[want]
         assert g["mtc_signatures_checked"].eq(checked).all(), sid
+    # The retry: one sample per attempt, its server side both connections' (paired by the
+    # first connection's id), its bytes the two flights.
+    retry = ok[ok["scenario_id"].str.endswith("_nolm_retry")]
+    landmark = ok[ok["scenario_id"].str.endswith("leaf__mtcl4096")]
+    assert len(retry) == 6 and retry["server_cpu_ns"].notna().all()
+    assert (retry["bytes_read"] > landmark["bytes_read"].max()).all()
     a = analyze(store)
     pairs = a.mtc.set_index("scenario_id")
-    assert len(pairs) == 5
+    assert len(pairs) == 6
     landmark = pairs.loc["x25519mlkem768__mldsa44_root__mldsa65_leaf__mtcl4096"]
     # The landmark-relative MTC carries the leaf key and 11 hashes: smaller than the X.509
     # leaf, which carries the root's ML-DSA-44 signature.

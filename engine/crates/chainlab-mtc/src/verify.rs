@@ -107,6 +107,15 @@ pub struct Checked {
     pub subtree_end: u64,
 }
 
+/// The check that fails when the client holds no landmark subtree for a certificate that
+/// carries no signatures: what the draft's trust-anchor retry answers.
+pub const LANDMARK_CHECK: &str = "landmark";
+
+/// How a failure reads in a record's detail: `MTC <check> check failed: ...`.
+pub fn failure_prefix(check: &str) -> String {
+    format!("MTC {check} check failed")
+}
+
 /// A failed check: `check` names it (format, algorithm, issuer, serial, inclusion proof,
 /// landmark, cosigners, validity, name).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,7 +126,7 @@ pub struct Failure {
 
 impl std::fmt::Display for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "MTC {} check failed: {}", self.check, self.detail)
+        write!(f, "{}: {}", failure_prefix(self.check), self.detail)
     }
 }
 
@@ -183,7 +192,7 @@ pub fn verify(
         }
         None if proof.signatures.is_empty() => {
             return fail(
-                "landmark",
+                LANDMARK_CHECK,
                 format!(
                     "no trusted landmark subtree [{start}, {end}) of log {log_number} is held, \
                      and the certificate carries no signatures"

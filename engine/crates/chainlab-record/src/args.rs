@@ -11,6 +11,11 @@ use clap::{Args, ValueEnum};
 
 use crate::record::Transport;
 
+/// The SNI prefix of a `--mtc-retry` connection: neither stack implements the
+/// trust_anchors extension, so the server name carries the retry's "send me the standalone
+/// certificate" (the name the certificate is checked against stays `--servername`).
+pub const MTC_RETRY_SNI_PREFIX: &str = "mtc-retry.";
+
 /// How `serve` runs its connections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -33,7 +38,7 @@ impl ServerModel {
     }
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
     /// Hierarchy directory written by `pki`.
     #[arg(long)]
@@ -78,6 +83,10 @@ pub struct ServeArgs {
     /// of them in turn. Default: wherever the kernel puts it.
     #[arg(long)]
     pub cpus: Option<String>,
+    /// With `--chain mtc-landmark`: also hold the standalone certificate and send it to a
+    /// ClientHello whose SNI starts with `MTC_RETRY_SNI_PREFIX` (a client's `--mtc-retry`).
+    #[arg(long)]
+    pub mtc_retry_standalone: bool,
     /// Mutual TLS: request a client certificate, require one, and verify the client's chain
     /// against these trust anchors (a client hierarchy's `ca.pem`, from `pki --purpose
     /// client`). A missing or rejected client certificate fails the handshake with
@@ -87,7 +96,7 @@ pub struct ServeArgs {
 }
 
 /// What a client connects to and how: shared by `handshake` and `load`.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct ClientArgs {
     /// Server address.
     #[arg(long)]
@@ -123,6 +132,13 @@ pub struct ClientArgs {
     /// CA (whose signature a standalone certificate always needs).
     #[arg(long, default_value_t = 0, requires = "mtc_trust")]
     pub mtc_cosigners_required: usize,
+    /// With `--mtc-trust`: the draft's trust-anchor retry. When the server's certificate
+    /// fails the landmark check (a landmark-relative certificate the client cannot use), the
+    /// client connects again at once asking for the standalone certificate (SNI
+    /// `MTC_RETRY_SNI_PREFIX` + `--servername`, standing for a ClientHello whose
+    /// trust_anchors now names the CA), and records both connections as one attempt.
+    #[arg(long, requires = "mtc_trust")]
+    pub mtc_retry: bool,
     /// Name sent in SNI and checked against the leaf's subjectAltName.
     #[arg(long, default_value = "localhost")]
     pub servername: String,

@@ -89,6 +89,8 @@ impl ClientRecord {
             verify: who.verify,
             peer_chain: seen.peer_chain,
             mtc: seen.mtc,
+            first_conn_id: None,
+            retry_first_detail: None,
             outcome: outcome(&seen.failure),
             error_category: seen.failure.as_ref().map(|f| f.category),
             error_detail: seen.failure.map(|f| f.detail),

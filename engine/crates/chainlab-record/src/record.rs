@@ -132,6 +132,13 @@ pub struct ClientRecord {
     /// With `--mtc-trust`, after a verified Merkle Tree Certificate: what was checked.
     #[serde(flatten)]
     pub mtc: Option<MtcChecked>,
+    /// With `--mtc-retry`, an attempt that needed the retry: the first connection's
+    /// `conn_id` (its failure is in `retry_first_detail`); every other field is the two
+    /// connections' together (see `drive::MtcRetry`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_conn_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_first_detail: Option<String>,
     pub outcome: Outcome,
     pub error_category: Option<ErrorCategory>,
     pub error_detail: Option<String>,

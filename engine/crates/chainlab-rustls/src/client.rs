@@ -30,7 +30,15 @@ use crate::tls;
 
 pub fn run(args: &HandshakeArgs) -> anyhow::Result<()> {
     let config = prepare(&args.client)?;
-    drive::attempts(&mut Client::new(&args.client, config)?, args)
+    if !args.client.mtc_retry {
+        return drive::attempts(&mut Client::new(&args.client, config)?, args);
+    }
+    let retry_args = drive::mtc_retry_args(&args.client)?;
+    let mut slot = drive::MtcRetry {
+        first: Client::new(&args.client, config.clone())?,
+        retry: Client::new(&retry_args, config)?,
+    };
+    drive::attempts(&mut slot, args)
 }
 
 /// `load`: the scaffold's open-loop generator (`chainlab_record::drive::load`) over slots of

@@ -32,7 +32,7 @@ use rustls::{
 
 use crate::capabilities;
 use crate::cli::{Compression, ServeArgs, TlsArgs};
-use chainlab_record::args::ClientArgs;
+use chainlab_record::args::{ChainPolicy, ClientArgs};
 
 thread_local! {
     /// The scheme of the last CertificateVerify this thread signed (server) or checked
@@ -179,11 +179,25 @@ pub fn server(args: &ServeArgs) -> anyhow::Result<ServerSetup> {
             installed: false,
         },
     };
+    // `--mtc-retry-standalone`: the standalone MTC for a retrying client (same key).
+    let retry = if args.mtc_retry_standalone {
+        let standalone = certificates(&args.pki.join(ChainPolicy::MtcStandalone.file_name()))?;
+        let signer = RecordingKey {
+            inner: key.clone(),
+            only: only.clone(),
+        };
+        Some(Arc::new(CertifiedKey::new(standalone, Arc::new(signer))))
+    } else {
+        None
+    };
     let certified = CertifiedKey::new(chain, Arc::new(RecordingKey { inner: key, only }));
     let mut config = ServerConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&rustls::version::TLS13])?
         .with_no_client_auth()
-        .with_cert_resolver(Arc::new(OneCert(Arc::new(certified))));
+        .with_cert_resolver(Arc::new(Certs {
+            first: Arc::new(certified),
+            retry,
+        }));
     config.cert_compressors = compressing.map(|(c, _, _)| c).into_iter().collect();
     config.cert_decompressors = Vec::new();
     config.send_tls13_tickets = args.tickets as usize;
@@ -264,13 +278,23 @@ pub fn certificates(path: &Path) -> anyhow::Result<Vec<CertificateDer<'static>>>
     Ok(certs)
 }
 
-/// The server's one certificate, whatever the ClientHello asked.
+/// The server's certificate, whatever the ClientHello asked; with `--mtc-retry-standalone`,
+/// the standalone MTC for a ClientHello whose SNI marks a client's retry.
 #[derive(Debug)]
-struct OneCert(Arc<CertifiedKey>);
+struct Certs {
+    first: Arc<CertifiedKey>,
+    retry: Option<Arc<CertifiedKey>>,
+}
 
-impl ResolvesServerCert for OneCert {
-    fn resolve(&self, _hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
-        Some(self.0.clone())
+impl ResolvesServerCert for Certs {
+    fn resolve(&self, hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        let retrying = hello
+            .server_name()
+            .is_some_and(|n| n.starts_with(chainlab_record::args::MTC_RETRY_SNI_PREFIX));
+        match &self.retry {
+            Some(standalone) if retrying => Some(standalone.clone()),
+            _ => Some(self.first.clone()),
+        }
     }
 }
 

@@ -232,3 +232,77 @@ fn pem(label: &str, der: &[u8]) -> String {
         lines.join("\n")
     )
 }
+
+/// The draft's trust-anchor retry: a client without the landmark gets the landmark-relative
+/// certificate, fails its landmark check, connects again for the standalone one and
+/// accepts it; its record is both connections as one attempt. Without `--mtc-retry` the
+/// same client fails, naming the landmark check.
+#[test]
+fn a_client_without_the_landmark_retries_for_the_standalone_certificate() {
+    let dir = TempDir::new("mtc-retry");
+    let pki = mtc_pki(&dir, &[]);
+    let trust = trust(&pki);
+    let m = manifest(&pki);
+    for server_stack in ["openssl-3.5", "rustls"] {
+        for client_stack in STACKS {
+            let label = format!("{client_stack} -> {server_stack}");
+            let server = Server::start(
+                server_stack,
+                &pki,
+                GROUP,
+                &["--chain", "mtc-landmark", "--mtc-retry-standalone"],
+            );
+            let args = ["--groups", GROUP, "--count", "2", "--mtc-trust", &trust];
+            let plain = client(client_stack, &server, &args);
+            let mut with_retry = args.to_vec();
+            with_retry.push("--mtc-retry");
+            let retried = client(client_stack, &server, &with_retry);
+            let servers = server.stop();
+            assert_eq!(
+                servers.len(),
+                2 + 2 * 2,
+                "{label}: one server record per connection"
+            );
+            for c in &plain {
+                assert_eq!(c["outcome"], "failed", "{label}: {c}");
+                assert!(c["error_detail"]
+                    .as_str()
+                    .unwrap()
+                    .contains("MTC landmark check failed"));
+            }
+            for c in &retried {
+                assert_eq!(c["outcome"], "ok", "{label}: {c}");
+                assert_eq!(c["mtc_kind"], "standalone", "{label}");
+                assert_eq!(
+                    c["mtc_signatures_checked"], 3,
+                    "{label}: the CA and 2 cosigners"
+                );
+                assert_eq!(
+                    c["peer_chain"][0]["der_bytes"],
+                    m["standalone"]["der_bytes"]
+                );
+                let first = c["first_conn_id"]
+                    .as_str()
+                    .expect("the first connection's id");
+                assert_ne!(Some(first), c["conn_id"].as_str());
+                assert!(c["retry_first_detail"]
+                    .as_str()
+                    .unwrap()
+                    .contains("MTC landmark check failed"));
+                // Both connections' bytes: the standalone flight and as much of the landmark
+                // one as the client read before it gave up on the certificate.
+                let by_id = |id: &str| servers.iter().find(|s| s["conn_id"] == id).unwrap();
+                let (s1, s2) = (by_id(first), by_id(c["conn_id"].as_str().unwrap()));
+                let written = |s: &Value| s["bytes_written"].as_u64().unwrap();
+                let read = c["bytes_read"].as_u64().unwrap();
+                assert!(
+                    written(s2) + m["landmark"]["der_bytes"].as_u64().unwrap() < read
+                        && read <= written(s1) + written(s2),
+                    "{label}: read {read}, the servers wrote {} and {}",
+                    written(s1),
+                    written(s2)
+                );
+            }
+        }
+    }
+}

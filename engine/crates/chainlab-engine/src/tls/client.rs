@@ -29,7 +29,15 @@ pub(crate) use super::attempt::Client;
 
 pub fn run(args: &HandshakeArgs) -> anyhow::Result<()> {
     let ctx = prepare(&args.client)?;
-    chainlab_record::drive::attempts(&mut Client::new(&ctx, &args.client), args)
+    if !args.client.mtc_retry {
+        return chainlab_record::drive::attempts(&mut Client::new(&ctx, &args.client), args);
+    }
+    let retry_args = chainlab_record::drive::mtc_retry_args(&args.client)?;
+    let mut slot = chainlab_record::drive::MtcRetry {
+        first: Client::new(&ctx, &args.client),
+        retry: Client::new(&ctx, &retry_args),
+    };
+    chainlab_record::drive::attempts(&mut slot, args)
 }
 
 /// What every client run does first: check the shared options, pin to `--cpus`, build the

@@ -119,6 +119,12 @@ pub fn server(args: &ServeArgs) -> anyhow::Result<ServerContext> {
         Some(path) => Some(require_client_certificates(&mut builder, path)?),
         None => None,
     };
+    if args.mtc_retry_standalone {
+        if args.tls.transport != Transport::Tcp {
+            bail!("--mtc-retry-standalone: TCP only (a QUIC server does not switch certificates by SNI)");
+        }
+        serve_standalone_on_retry(&mut builder, args)?;
+    }
     Ok(ServerContext {
         ctx: builder.build(),
         served_chain,
@@ -126,6 +132,32 @@ pub fn server(args: &ServeArgs) -> anyhow::Result<ServerContext> {
         cert_compression,
         client_auth,
     })
+}
+
+/// `--mtc-retry-standalone`: a ClientHello whose SNI marks a client's retry gets the
+/// standalone MTC, from a context like this one holding it (SSL_set_SSL_CTX in the
+/// servername callback, which libssl runs before it chooses the certificate).
+fn serve_standalone_on_retry(
+    builder: &mut SslContextBuilder,
+    args: &ServeArgs,
+) -> anyhow::Result<()> {
+    let standalone = server(&ServeArgs {
+        chain: ChainPolicy::MtcStandalone,
+        mtc_retry_standalone: false,
+        ..args.clone()
+    })?
+    .ctx;
+    builder.set_servername_callback(move |ssl, _alert| {
+        let retrying = ssl
+            .servername(openssl::ssl::NameType::HOST_NAME)
+            .is_some_and(|n| n.starts_with(chainlab_record::args::MTC_RETRY_SNI_PREFIX));
+        if retrying {
+            ssl.set_ssl_context(&standalone)
+                .map_err(|_| openssl::ssl::SniError::ALERT_FATAL)?;
+        }
+        Ok(())
+    });
+    Ok(())
 }
 
 /// Builds the client context from `handshake`'s arguments.

@@ -56,6 +56,9 @@ where
     S: Slot,
     F: Fn() -> anyhow::Result<S> + Sync,
 {
+    if args.client.mtc_retry {
+        bail!("--mtc-retry: handshake only (a load slot never retries)");
+    }
     let offsets = schedule(args)?;
     if args.max_in_flight == 0 || args.max_in_flight > MAX_IN_FLIGHT {
         bail!(

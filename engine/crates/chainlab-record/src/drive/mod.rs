@@ -27,6 +27,78 @@ pub trait Slot {
     fn attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord>;
 }
 
+/// The draft's trust-anchor retry (draft-ietf-tls-trust-anchor-ids, section 4.3) as
+/// `--mtc-retry` runs it: `first` connects as configured; when its certificate fails the
+/// MTC landmark check, `retry` (the same client asking for the standalone certificate)
+/// connects at once, and the attempt's record is the two together, as the user sees them:
+/// the latency from the first connect() to the second handshake's end, both connections'
+/// CPU and bytes, the second's outcome, negotiation and certificate.
+pub struct MtcRetry<S> {
+    pub first: S,
+    pub retry: S,
+}
+
+impl<S: Slot> Slot for MtcRetry<S> {
+    fn attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord> {
+        let start = Instant::now();
+        let first = self.first.attempt(seq, warmup)?;
+        let landmark = chainlab_mtc::verify::failure_prefix(chainlab_mtc::verify::LANDMARK_CHECK);
+        let missing = first
+            .error_detail
+            .as_deref()
+            .is_some_and(|d| d.contains(&landmark));
+        if !missing {
+            return Ok(first);
+        }
+        let second = self.retry.attempt(seq, warmup)?;
+        Ok(merged(first, second, start.elapsed().as_nanos() as u64))
+    }
+}
+
+/// The retry connection's arguments: the same client, its SNI marking the retry
+/// (`args::MTC_RETRY_SNI_PREFIX`). The name the certificate is checked against stays
+/// `--servername` (the MTC verifier holds it), so only the ClientHello changes.
+pub fn mtc_retry_args(args: &crate::args::ClientArgs) -> anyhow::Result<crate::args::ClientArgs> {
+    if args.servername.parse::<std::net::IpAddr>().is_ok() {
+        bail!(
+            "--mtc-retry with --servername {}: the retry is marked in the SNI, which an IP \
+             address does not carry; allowed: a DNS name (e.g. localhost)",
+            args.servername
+        );
+    }
+    if args.tls.transport != crate::record::Transport::Tcp {
+        bail!("--mtc-retry: TCP only (the QUIC server does not switch certificates by SNI)");
+    }
+    let mut retry = args.clone();
+    retry.servername = format!("{}{}", crate::args::MTC_RETRY_SNI_PREFIX, args.servername);
+    Ok(retry)
+}
+
+/// Two connections' records as one attempt of `wall_ns` (see `MtcRetry`).
+fn merged(first: ClientRecord, second: ClientRecord, wall_ns: u64) -> ClientRecord {
+    let sum = |a: Option<u64>, b: Option<u64>| a.zip(b).map(|(a, b)| a + b);
+    let total = second.total_ns.map(|_| wall_ns);
+    ClientRecord {
+        connect_ns: first.connect_ns,
+        handshake_ns: total
+            .zip(first.connect_ns)
+            .map(|(t, c)| t.saturating_sub(c)),
+        total_ns: total,
+        cpu_ns: sum(first.cpu_ns, second.cpu_ns),
+        cpu_user_us: sum(first.cpu_user_us, second.cpu_user_us),
+        cpu_sys_us: sum(first.cpu_sys_us, second.cpu_sys_us),
+        instructions: sum(first.instructions, second.instructions),
+        bytes_read: sum(first.bytes_read, second.bytes_read),
+        bytes_written: sum(first.bytes_written, second.bytes_written),
+        conn_bytes_read: sum(first.conn_bytes_read, second.conn_bytes_read),
+        conn_bytes_written: sum(first.conn_bytes_written, second.conn_bytes_written),
+        start_unix_ns: first.start_unix_ns,
+        first_conn_id: first.conn_id,
+        retry_first_detail: first.error_detail,
+        ..second
+    }
+}
+
 /// `handshake`: the warm-ups, then `--count` attempts or as many as `--duration-ms` holds,
 /// one record each, serialised and flushed after the attempt's timed span.
 pub fn attempts<S: Slot>(slot: &mut S, args: &HandshakeArgs) -> anyhow::Result<()> {

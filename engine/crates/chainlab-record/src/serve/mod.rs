@@ -185,6 +185,13 @@ pub fn check_args(args: &ServeArgs) -> anyhow::Result<()> {
     if args.listen_backlog == 0 {
         bail!("--listen-backlog 0: must be at least 1");
     }
+    if args.mtc_retry_standalone && args.chain != crate::args::ChainPolicy::MtcLandmark {
+        bail!(
+            "--mtc-retry-standalone with --chain {}: allowed with --chain mtc-landmark (the \
+             certificate a retrying client could not use)",
+            args.chain.name()
+        );
+    }
     Ok(())
 }
 
