@@ -93,6 +93,14 @@ pub struct ServeArgs {
     /// `client_cert_rejected`.
     #[arg(long)]
     pub client_ca: Option<PathBuf>,
+    /// Dual-chain serving: a second hierarchy directory whose chain (the same `--chain`
+    /// policy) and `leaf.key` the server also holds. Per connection the server sends the
+    /// chain whose leaf signs the first of the client's signature schemes it can (libssl's
+    /// own choice among its certificates; the rustls engine's resolver does the same); the
+    /// record's `chain_index` says which (0: `--pki`, 1: this). The two leaves must differ
+    /// in key type (libssl holds one certificate per key type).
+    #[arg(long)]
+    pub second_pki: Option<PathBuf>,
 }
 
 /// What a client connects to and how: shared by `handshake` and `load`.
@@ -157,6 +165,15 @@ pub struct ClientArgs {
     /// Seed of the `--resume-ratio` draws (the same seed repeats the same mix).
     #[arg(long, default_value_t = 1)]
     pub resume_seed: u64,
+    /// A mixed client population (`drive::population`): kinds, each
+    /// `name=share/groups/sigalgs` (groups and signature schemes offered, colon-separated as
+    /// `--groups` and `--sigalgs`), comma-separated, shares summing to 1; each attempt draws
+    /// its kind from `--population-seed` and its record names it (`client_kind`).
+    #[arg(long)]
+    pub population: Option<String>,
+    /// Seed of the `--population` draws (the same seed draws the same kinds).
+    #[arg(long, default_value_t = 1)]
+    pub population_seed: u64,
     /// Connect and handshake timeout (ms); a server that stalls longer is recorded as hung.
     #[arg(long, default_value_t = 10_000)]
     pub timeout_ms: u64,

@@ -91,6 +91,7 @@ impl ClientRecord {
             mtc: seen.mtc,
             first_conn_id: None,
             retry_first_detail: None,
+            client_kind: None,
             outcome: outcome(&seen.failure),
             error_category: seen.failure.as_ref().map(|f| f.category),
             error_detail: seen.failure.map(|f| f.detail),
@@ -138,6 +139,8 @@ pub struct ServerObserved {
     pub resumed: Option<bool>,
     /// Mutual TLS: `Some(chain)` when the server asked for client certificates.
     pub peer_chain: Option<Option<Vec<ObservedCert>>>,
+    /// Dual-chain serving: `Some(index)` of the chain sent (`Some(None)`: none was).
+    pub chain_index: Option<Option<u8>>,
     pub failure: Option<Failure>,
 }
 
@@ -193,6 +196,7 @@ impl ServerRecord {
             group: seen.group,
             sigalg: seen.sigalg,
             resumed: seen.resumed,
+            chain_index: seen.chain_index,
             peer_chain: seen.peer_chain,
             outcome: outcome(&seen.failure),
             error_category: seen.failure.as_ref().map(|f| f.category),

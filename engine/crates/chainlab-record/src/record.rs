@@ -139,6 +139,9 @@ pub struct ClientRecord {
     pub first_conn_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry_first_detail: Option<String>,
+    /// With `--population`: the kind of client this attempt was (its share's name).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_kind: Option<String>,
     pub outcome: Outcome,
     pub error_category: Option<ErrorCategory>,
     pub error_detail: Option<String>,
@@ -231,6 +234,10 @@ pub struct ServerRecord {
     /// Scheme of the CertificateVerify the server sent; null when resumed.
     pub sigalg: Option<String>,
     pub resumed: Option<bool>,
+    /// With `--second-pki`: the chain the server sent, 0 (`--pki`'s) or 1 (`--second-pki`'s);
+    /// null when none was sent (resumed, or failed before).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chain_index: Option<Option<u8>>,
     /// Mutual TLS (`--client-ca`): the certificates the client sent, leaf first; absent
     /// without client authentication, null when none arrived (resumed, or failed before).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -29,6 +29,16 @@ use crate::io::{self as tlsio, RecordReads, Socket, Stop};
 use crate::tls;
 
 pub fn run(args: &HandshakeArgs) -> anyhow::Result<()> {
+    if let Some(kinds) = drive::population::kinds(&args.client)? {
+        // One configuration per kind of client, each with its own groups and schemes.
+        let slots = kinds
+            .iter()
+            .map(|k| Client::new(&k.args, prepare(&k.args)?))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let mut mixed =
+            drive::population::Population::new(&kinds, slots, args.client.population_seed);
+        return drive::attempts(&mut mixed, args);
+    }
     let config = prepare(&args.client)?;
     if !args.client.mtc_retry {
         return drive::attempts(&mut Client::new(&args.client, config)?, args);
@@ -46,6 +56,25 @@ pub fn run(args: &HandshakeArgs) -> anyhow::Result<()> {
 /// cache: a slot may resume a ticket another slot received (the server's tickets are
 /// stateless, so to the server that is the same).
 pub fn load(args: &LoadArgs) -> anyhow::Result<()> {
+    if let Some(kinds) = drive::population::kinds(&args.client)? {
+        // Every connection slot draws its kinds from its own seed: --population-seed + the
+        // slot's number, in the order the generator opens slots.
+        let configs = kinds
+            .iter()
+            .map(|k| prepare(&k.args))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let who = Client::new(&kinds[0].args, configs[0].clone())?.identity();
+        let next = std::sync::atomic::AtomicU64::new(args.client.population_seed);
+        return drive::load(args, who, || {
+            let slots = kinds
+                .iter()
+                .zip(&configs)
+                .map(|(k, c)| Client::new(&k.args, c.clone()))
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            let seed = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Ok(drive::population::Population::new(&kinds, slots, seed))
+        });
+    }
     let config = prepare(&args.client)?;
     let who = Client::new(&args.client, config.clone())?.identity();
     drive::load(args, who, || Client::new(&args.client, config.clone()))

@@ -27,6 +27,9 @@ pub enum Side {
     },
 }
 
+/// rustls' error when the certificate resolver returned none (server/hs.rs).
+const NO_CHAIN_RESOLVED: &str = "no server certificate chain resolved";
+
 /// A TLS error of rustls: what our side detected, or an alert the peer sent.
 ///
 /// As in the OpenSSL engine: a server that finds no common group or scheme answers the
@@ -43,6 +46,11 @@ pub fn tls_failure(err: &rustls::Error, side: Side) -> Failure {
     };
     let category = match (err, side) {
         (E::InvalidCertificate(_), Side::Client { .. }) => ErrorCategory::VerifyFailed,
+        // The resolver found no chain whose key signs a scheme the client offered (a
+        // dual-chain server; rustls answers access_denied).
+        (E::General(msg), Side::Server) if msg == NO_CHAIN_RESOLVED => {
+            ErrorCategory::NoSharedSigalg
+        }
         (E::PeerIncompatible(PeerIncompatible::NoKxGroupsInCommon), _) => {
             ErrorCategory::NoSharedGroup
         }

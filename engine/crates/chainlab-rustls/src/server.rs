@@ -64,6 +64,7 @@ impl serve::Stack for RustlsServer<'_> {
 
     fn open(&self, socket: CountingStream) -> anyhow::Result<RustlsConn> {
         tls::take_scheme(); // nothing of an earlier connection of this thread
+        tls::take_chain();
         Ok(RustlsConn {
             conn: ServerConnection::new(self.0.config.clone())?,
             io: RecordReads::new(socket),
@@ -71,6 +72,8 @@ impl serve::Stack for RustlsServer<'_> {
             close_sent: false,
             peer_has_closed: false,
             sigalg: None,
+            chain: None,
+            dual: self.0.dual,
         })
     }
 }
@@ -86,6 +89,9 @@ struct RustlsConn {
     /// it in a thread-local while rustls processes the ClientHello, within one step of this
     /// connection, so it is taken right after each step.
     sigalg: Option<SignatureScheme>,
+    /// Dual-chain serving: the chain the resolver chose, and whether there were two.
+    chain: Option<u8>,
+    dual: bool,
 }
 
 /// How a read or write of the socket went.
@@ -128,6 +134,10 @@ impl Conn for RustlsConn {
             sigalg: self.sigalg.map(capabilities::scheme_name),
             resumed: ok.then_some(resumed),
             peer_chain: None,
+            // The chain sent, once its key signed a CertificateVerify.
+            chain_index: self
+                .dual
+                .then(|| self.chain.filter(|_| self.sigalg.is_some())),
             failure: self.life.failure,
         })
         // `self.io` drops here: the socket closes.
@@ -214,6 +224,9 @@ impl RustlsConn {
         let processed = self.conn.process_new_packets();
         if let Some(scheme) = tls::take_scheme() {
             self.sigalg = Some(scheme);
+        }
+        if let Some(index) = tls::take_chain() {
+            self.chain = Some(index);
         }
         let state = processed?;
         self.peer_has_closed = state.peer_has_closed();

@@ -38,6 +38,13 @@ thread_local! {
     /// The scheme of the last CertificateVerify this thread signed (server) or checked
     /// (client); taken, so a resumed handshake (no CertificateVerify) reads `None`.
     static SCHEME: Cell<Option<SignatureScheme>> = const { Cell::new(None) };
+    /// Dual-chain serving: the chain the resolver last chose on this thread.
+    static CHAIN: Cell<Option<u8>> = const { Cell::new(None) };
+}
+
+/// The chain noted since the last call, if any.
+pub fn take_chain() -> Option<u8> {
+    CHAIN.with(Cell::take)
 }
 
 /// The scheme noted since the last call, if any.
@@ -81,6 +88,8 @@ pub struct ServerSetup {
     pub config: Arc<ServerConfig>,
     /// DER bytes of each certificate sent, leaf first (for the ready line).
     pub chain_der: Vec<usize>,
+    /// Two chains (`--second-pki`): records say which was sent.
+    pub dual: bool,
     /// Certificate compression as the ready line reports it.
     pub compression: CompressionSetup,
 }
@@ -179,6 +188,31 @@ pub fn server(args: &ServeArgs) -> anyhow::Result<ServerSetup> {
             installed: false,
         },
     };
+    // `--second-pki`: the second hierarchy's chain and key, and the schemes its leaf signs.
+    let second = match &args.second_pki {
+        Some(dir) => {
+            let chain = certificates(&dir.join(args.chain.file_name()))?;
+            let key_file = dir.join("leaf.key");
+            let der = PrivateKeyDer::from_pem_file(&key_file)
+                .map_err(|e| anyhow!("cannot read the private key {}: {e}", key_file.display()))?;
+            let inner = provider.key_provider.load_private_key(der).map_err(|e| {
+                anyhow!(
+                    "{}: the rustls stack cannot sign with this key ({e})",
+                    key_file.display()
+                )
+            })?;
+            let signer = RecordingKey {
+                inner,
+                only: only.clone(),
+            };
+            Some((
+                Arc::new(CertifiedKey::new(chain, Arc::new(signer))),
+                schemes_of(dir)?,
+            ))
+        }
+        None => None,
+    };
+    let dual = second.is_some();
     // `--mtc-retry-standalone`: the standalone MTC for a retrying client (same key).
     let retry = if args.mtc_retry_standalone {
         let standalone = certificates(&args.pki.join(ChainPolicy::MtcStandalone.file_name()))?;
@@ -195,7 +229,8 @@ pub fn server(args: &ServeArgs) -> anyhow::Result<ServerSetup> {
         .with_protocol_versions(&[&rustls::version::TLS13])?
         .with_no_client_auth()
         .with_cert_resolver(Arc::new(Certs {
-            first: Arc::new(certified),
+            first: (Arc::new(certified), schemes_of(&args.pki)?),
+            second,
             retry,
         }));
     config.cert_compressors = compressing.map(|(c, _, _)| c).into_iter().collect();
@@ -208,8 +243,34 @@ pub fn server(args: &ServeArgs) -> anyhow::Result<ServerSetup> {
     Ok(ServerSetup {
         config: Arc::new(config),
         chain_der,
+        dual,
         compression: compression_setup,
     })
+}
+
+/// The TLS schemes a hierarchy's leaf signs with (its algorithm from `manifest.json`).
+fn schemes_of(dir: &Path) -> anyhow::Result<Vec<SignatureScheme>> {
+    let path = dir.join("manifest.json");
+    let text =
+        fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let manifest: serde_json::Value = serde_json::from_str(&text)?;
+    let leaf = manifest["chain"]
+        .as_array()
+        .and_then(|c| c.last())
+        .and_then(|a| a.as_str())
+        .ok_or_else(|| anyhow!("{}: no chain", path.display()))?;
+    let mut schemes: Vec<SignatureScheme> = capabilities::SIGNATURES
+        .iter()
+        .filter(|s| s.algorithm == leaf)
+        .map(|s| s.scheme)
+        .collect();
+    if leaf.starts_with("RSA") {
+        schemes.extend([
+            SignatureScheme::RSA_PSS_SHA384,
+            SignatureScheme::RSA_PSS_SHA512,
+        ]);
+    }
+    Ok(schemes)
 }
 
 pub fn client(args: &ClientArgs) -> anyhow::Result<Arc<ClientConfig>> {
@@ -278,11 +339,14 @@ pub fn certificates(path: &Path) -> anyhow::Result<Vec<CertificateDer<'static>>>
     Ok(certs)
 }
 
-/// The server's certificate, whatever the ClientHello asked; with `--mtc-retry-standalone`,
-/// the standalone MTC for a ClientHello whose SNI marks a client's retry.
+/// The server's certificate: with `--second-pki`, the chain whose leaf signs the first of
+/// the client's schemes it can (as libssl chooses among its certificates; noted for the
+/// record), none when neither can; with `--mtc-retry-standalone`, the standalone MTC for a
+/// ClientHello whose SNI marks a client's retry; otherwise the one chain.
 #[derive(Debug)]
 struct Certs {
-    first: Arc<CertifiedKey>,
+    first: (Arc<CertifiedKey>, Vec<SignatureScheme>),
+    second: Option<(Arc<CertifiedKey>, Vec<SignatureScheme>)>,
     retry: Option<Arc<CertifiedKey>>,
 }
 
@@ -291,10 +355,21 @@ impl ResolvesServerCert for Certs {
         let retrying = hello
             .server_name()
             .is_some_and(|n| n.starts_with(chainlab_record::args::MTC_RETRY_SNI_PREFIX));
-        match &self.retry {
-            Some(standalone) if retrying => Some(standalone.clone()),
-            _ => Some(self.first.clone()),
+        if let (Some(standalone), true) = (&self.retry, retrying) {
+            return Some(standalone.clone());
         }
+        let Some(second) = &self.second else {
+            return Some(self.first.0.clone());
+        };
+        for scheme in hello.signature_schemes() {
+            for (index, (key, schemes)) in [&self.first, second].into_iter().enumerate() {
+                if schemes.contains(scheme) {
+                    CHAIN.with(|c| c.set(Some(index as u8)));
+                    return Some(key.clone());
+                }
+            }
+        }
+        None
     }
 }
 

@@ -20,6 +20,8 @@ use chainlab_record::drive::Slot;
 use rand::SeedableRng as _;
 use rand_chacha::ChaCha8Rng;
 
+use chainlab_record::drive::population;
+
 use super::context::{self, ClientContext};
 use super::errors::Side;
 use crate::cli::{ClientArgs, HandshakeArgs, Transport};
@@ -28,6 +30,20 @@ use crate::record::ClientRecord;
 pub(crate) use super::attempt::Client;
 
 pub fn run(args: &HandshakeArgs) -> anyhow::Result<()> {
+    if let Some(kinds) = population::kinds(&args.client)? {
+        // One context per kind of client, each with its own groups and schemes.
+        let ctxs = kinds
+            .iter()
+            .map(|k| prepare(&k.args))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let slots = kinds
+            .iter()
+            .zip(&ctxs)
+            .map(|(k, ctx)| Client::new(ctx, &k.args))
+            .collect();
+        let mut mixed = population::Population::new(&kinds, slots, args.client.population_seed);
+        return chainlab_record::drive::attempts(&mut mixed, args);
+    }
     let ctx = prepare(&args.client)?;
     if !args.client.mtc_retry {
         return chainlab_record::drive::attempts(&mut Client::new(&ctx, &args.client), args);

@@ -25,6 +25,11 @@ use serde::Serialize;
 use crate::cli::{ChainPolicy, ClientArgs, Compression, ServeArgs, TlsArgs, Transport};
 use crate::ossl;
 
+use super::served::{
+    available_compressions, comp_alg, compression_name, load_second_chain, load_served_chain,
+    precompress, serve_standalone_on_retry,
+};
+
 /// The server's context and the facts the ready line reports about it.
 pub struct ServerContext {
     pub ctx: SslContext,
@@ -33,6 +38,9 @@ pub struct ServerContext {
     pub cert_compression: CompressionSetup,
     /// Mutual TLS: what the server asks of clients (`None`: no client certificate asked).
     pub client_auth: Option<ClientAuth>,
+    /// Dual-chain serving (`--second-pki`): the second chain's leaf, to tell which chain a
+    /// connection was sent.
+    pub second_leaf: Option<X509>,
 }
 
 /// The server's client-certificate policy, as the ready line reports it.
@@ -102,6 +110,10 @@ pub fn server(args: &ServeArgs) -> anyhow::Result<ServerContext> {
         super::mtc::accept_mtc_signature(&mut builder);
     }
     let served_chain = load_served_chain(&mut builder, &args.pki, args.chain)?;
+    let second_leaf = match &args.second_pki {
+        Some(dir) => Some(load_second_chain(&mut builder, args, dir)?),
+        None => None,
+    };
     let cert_compression = if args.tls.transport == Transport::Quic {
         // libssl compresses a chain by building a Certificate message on an SSL object of
         // the context, which a QUIC server context cannot make: compress on a TLS context
@@ -126,38 +138,13 @@ pub fn server(args: &ServeArgs) -> anyhow::Result<ServerContext> {
         serve_standalone_on_retry(&mut builder, args)?;
     }
     Ok(ServerContext {
+        second_leaf,
         ctx: builder.build(),
         served_chain,
         max_cert_list: args.tls.max_cert_list,
         cert_compression,
         client_auth,
     })
-}
-
-/// `--mtc-retry-standalone`: a ClientHello whose SNI marks a client's retry gets the
-/// standalone MTC, from a context like this one holding it (SSL_set_SSL_CTX in the
-/// servername callback, which libssl runs before it chooses the certificate).
-fn serve_standalone_on_retry(
-    builder: &mut SslContextBuilder,
-    args: &ServeArgs,
-) -> anyhow::Result<()> {
-    let standalone = server(&ServeArgs {
-        chain: ChainPolicy::MtcStandalone,
-        mtc_retry_standalone: false,
-        ..args.clone()
-    })?
-    .ctx;
-    builder.set_servername_callback(move |ssl, _alert| {
-        let retrying = ssl
-            .servername(openssl::ssl::NameType::HOST_NAME)
-            .is_some_and(|n| n.starts_with(chainlab_record::args::MTC_RETRY_SNI_PREFIX));
-        if retrying {
-            ssl.set_ssl_context(&standalone)
-                .map_err(|_| openssl::ssl::SniError::ALERT_FATAL)?;
-        }
-        Ok(())
-    });
-    Ok(())
 }
 
 /// Builds the client context from `handshake`'s arguments.
@@ -316,29 +303,10 @@ fn common(builder: &mut SslContextBuilder, tls: &TlsArgs) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// Loads `<pki>/<policy file>` (leaf first) and `<pki>/leaf.key` into the context.
-fn load_served_chain(
-    builder: &mut SslContextBuilder,
-    pki: &Path,
-    policy: ChainPolicy,
-) -> anyhow::Result<ServedChain> {
-    let (certificates, der_bytes) = load_chain(
-        builder,
-        &pki.join(policy.file_name()),
-        &pki.join("leaf.key"),
-        "--pki",
-    )?;
-    Ok(ServedChain {
-        policy,
-        certificates,
-        der_bytes,
-    })
-}
-
 /// Installs a certificate chain (leaf first) and the leaf's key as this side's credentials;
 /// returns the number of certificates and their DER bytes. `option` names the argument the
 /// files came from, for error messages.
-fn load_chain(
+pub(super) fn load_chain(
     builder: &mut SslContextBuilder,
     chain_path: &Path,
     key_path: &Path,
@@ -393,64 +361,6 @@ fn require_client_certificates(
     Ok(ClientAuth {
         anchors: anchors.len(),
         required: true,
-    })
-}
-
-/// Compresses the served Certificate message once, at startup, and installs it.
-///
-/// `SSL_CTX_compress_certs` only walks the classic key slots and so silently skips ML-DSA and
-/// SLH-DSA certificates; compressing the current chain with `SSL_CTX_get1_compressed_cert`
-/// and installing it with `SSL_CTX_set1_compressed_cert` works for every key type.
-/// Compresses the chain of `builder`'s current certificate and installs the result in
-/// `target` (another context holding the same chain), or in `builder` itself.
-fn precompress(
-    builder: &mut SslContextBuilder,
-    target: Option<&mut SslContextBuilder>,
-    compression: Compression,
-) -> anyhow::Result<CompressionSetup> {
-    let Some(alg) = comp_alg(compression) else {
-        return Ok(CompressionSetup {
-            algorithm: compression,
-            uncompressed_bytes: None,
-            compressed_bytes: None,
-            installed: false,
-        });
-    };
-    let mut data: *mut libc::c_uchar = std::ptr::null_mut();
-    let mut orig_len: libc::size_t = 0;
-    // SAFETY: valid context with its certificate set; out-pointers are valid.
-    let comp_len = unsafe {
-        ossl::SSL_CTX_get1_compressed_cert(builder.as_ptr(), alg, &mut data, &mut orig_len)
-    };
-    if comp_len == 0 || data.is_null() {
-        bail!(
-            "--cert-compression {}: compressing the served chain failed: {}",
-            compression_name(compression),
-            openssl::error::ErrorStack::get()
-        );
-    }
-    let installed = comp_len < orig_len;
-    let into = target.map_or(builder.as_ptr(), |t| t.as_ptr());
-    let result = if installed {
-        // SAFETY: `data` holds `comp_len` bytes; the call copies them.
-        unsafe { ossl::SSL_CTX_set1_compressed_cert(into, alg, data, comp_len, orig_len) }
-    } else {
-        1
-    };
-    // SAFETY: `data` was allocated by OpenSSL for us (get1) and is not used after this.
-    unsafe { sys::OPENSSL_free(data.cast()) };
-    if result != 1 {
-        bail!(
-            "--cert-compression {}: installing the compressed chain failed: {}",
-            compression_name(compression),
-            openssl::error::ErrorStack::get()
-        );
-    }
-    Ok(CompressionSetup {
-        algorithm: compression,
-        uncompressed_bytes: Some(orig_len),
-        compressed_bytes: Some(comp_len),
-        installed,
     })
 }
 
@@ -527,7 +437,7 @@ unsafe extern "C" fn accept_any_chain(
 }
 
 /// Reads every PEM certificate of a file; `flag` names the option in errors.
-fn read_certificates(path: &Path, flag: &str) -> anyhow::Result<Vec<X509>> {
+pub(super) fn read_certificates(path: &Path, flag: &str) -> anyhow::Result<Vec<X509>> {
     let pem =
         std::fs::read(path).with_context(|| format!("{flag}: cannot read {}", path.display()))?;
     let certs = X509::stack_from_pem(&pem).map_err(|e| {
@@ -564,41 +474,4 @@ fn implemented_groups(builder: &SslContextBuilder) -> Vec<String> {
         sys::OPENSSL_sk_free(stack);
         names
     }
-}
-
-fn comp_alg(compression: Compression) -> Option<libc::c_int> {
-    match compression {
-        Compression::None => None,
-        Compression::Zlib => Some(ossl::TLSEXT_COMP_CERT_ZLIB),
-        Compression::Brotli => Some(ossl::TLSEXT_COMP_CERT_BROTLI),
-        Compression::Zstd => Some(ossl::TLSEXT_COMP_CERT_ZSTD),
-    }
-}
-
-fn compression_name(compression: Compression) -> &'static str {
-    match compression {
-        Compression::None => "none",
-        Compression::Zlib => "zlib",
-        Compression::Brotli => "brotli",
-        Compression::Zstd => "zstd",
-    }
-}
-
-/// Compression algorithms this OpenSSL build has (probed on a scratch context).
-fn available_compressions() -> Vec<&'static str> {
-    let mut names = vec!["none"];
-    for c in [Compression::Zlib, Compression::Brotli, Compression::Zstd] {
-        let Ok(scratch) = SslContextBuilder::new(SslMethod::tls_client()) else {
-            continue;
-        };
-        let mut algs = [comp_alg(c).unwrap_or_default()];
-        // SAFETY: valid scratch context; `algs` outlives the call.
-        let ok = unsafe {
-            ossl::SSL_CTX_set1_cert_comp_preference(scratch.as_ptr(), algs.as_mut_ptr(), 1)
-        };
-        if ok == 1 {
-            names.push(compression_name(c));
-        }
-    }
-    names
 }

@@ -25,6 +25,7 @@ pub mod errors;
 pub mod load;
 pub mod mtc;
 pub mod quic;
+pub mod served;
 pub mod server;
 pub mod serving;
 pub mod tcp;

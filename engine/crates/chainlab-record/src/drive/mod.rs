@@ -4,6 +4,7 @@
 //! a time, each a fresh connection, its record built from what it observed.
 
 mod load;
+pub mod population;
 
 use std::time::{Duration, Instant};
 

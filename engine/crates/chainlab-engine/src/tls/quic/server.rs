@@ -404,6 +404,7 @@ impl Live {
                 Side::Server { client_auth: true } => Some(observed_chain(conn, true)?),
                 _ => None,
             },
+            chain_index: None, // dual chains are served over TCP only
             failure,
         };
         let handshake_ns = ns_between(self.first.at, end);

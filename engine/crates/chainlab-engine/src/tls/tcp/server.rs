@@ -12,6 +12,8 @@ use chainlab_record::serve::{self, Conn, Lifecycle, Phase, Step};
 
 use crate::cli::ServeArgs;
 use crate::tls::chain::observed_chain;
+use foreign_types::{ForeignType, ForeignTypeRef};
+
 use crate::tls::context::ServerContext;
 use crate::tls::counting::CountingStream;
 use crate::tls::errors::{self, Failure, Side};
@@ -24,6 +26,7 @@ pub fn serve(args: &ServeArgs, server: &ServerContext) -> anyhow::Result<()> {
     let stack = OpensslServer {
         ctx: &server.ctx,
         client_auth: server.client_auth.is_some(),
+        second_leaf: server.second_leaf.as_ref().map(|x| x.as_ptr() as usize),
     };
     serve::serve(&stack, args, crate::info::stack(), &EngineFacts::of(server))
 }
@@ -33,6 +36,9 @@ struct OpensslServer<'a> {
     ctx: &'a SslContext,
     /// Mutual TLS: client certificates are required and recorded.
     client_auth: bool,
+    /// Dual-chain serving: the address of the second chain's leaf (the X509 object the
+    /// connections share with the context), to tell which chain a connection was sent.
+    second_leaf: Option<usize>,
 }
 
 impl serve::Stack for OpensslServer<'_> {
@@ -43,6 +49,7 @@ impl serve::Stack for OpensslServer<'_> {
         Ok(OpensslConn {
             tls: SslStream::new(ssl, socket)?,
             client_auth: self.client_auth,
+            second_leaf: self.second_leaf,
             life: Lifecycle::default(),
             shutdown_sent: false,
         })
@@ -52,6 +59,7 @@ impl serve::Stack for OpensslServer<'_> {
 struct OpensslConn {
     tls: SslStream<CountingStream>,
     client_auth: bool,
+    second_leaf: Option<usize>,
     life: Lifecycle,
     shutdown_sent: bool,
 }
@@ -107,6 +115,13 @@ impl Conn for OpensslConn {
             } else {
                 None
             },
+            // The certificate libssl chose, once it signed with its key (a CertificateVerify
+            // was sent); before that the connection's certificate is only the default slot.
+            chain_index: self.second_leaf.map(|second| {
+                sigalg_name(ssl, false)
+                    .and(ssl.certificate())
+                    .map(|c| u8::from(c.as_ptr() as usize == second))
+            }),
             failure: self.life.failure,
         })
         // `self.tls` drops here: the socket closes.

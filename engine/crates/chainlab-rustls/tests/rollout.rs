@@ -1,0 +1,198 @@
+//! Staged rollout on every stack: a dual-chain server sends each client the chain its
+//! signature schemes ask for and records which; a mixed client population draws its kind
+//! per attempt and records it; a kind no chain can serve fails as `no_shared_sigalg` on the
+//! server, and nothing is retried.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{client, pki, Server, TempDir};
+use serde_json::Value;
+
+const STACKS: [&str; 3] = ["openssl-3.5", "openssl-4.0", "rustls"];
+const GROUPS: &str = "X25519MLKEM768:X25519";
+
+/// An ECDSA P-256 and an ML-DSA-65 hierarchy, and a trust file holding both roots.
+fn hierarchies(dir: &TempDir) -> (PathBuf, PathBuf, PathBuf) {
+    let ec = pki(dir, "ECDSA-P256,ECDSA-P256");
+    let ml = pki(dir, "ML-DSA-65,ML-DSA-65");
+    let both = dir.0.join("both-roots.pem");
+    let mut roots = std::fs::read(ec.join("ca.pem")).unwrap();
+    roots.extend(std::fs::read(ml.join("ca.pem")).unwrap());
+    std::fs::write(&both, roots).unwrap();
+    (ec, ml, both)
+}
+
+fn dual(stack: &str, ec: &Path, ml: &Path) -> Server {
+    Server::start(stack, ec, GROUPS, &["--second-pki", ml.to_str().unwrap()])
+}
+
+#[test]
+fn a_dual_chain_server_sends_each_client_the_chain_it_asks_for() {
+    let dir = TempDir::new("dual");
+    let (ec, ml, _) = hierarchies(&dir);
+    for server_stack in STACKS {
+        for client_stack in STACKS {
+            let label = format!("{client_stack} -> {server_stack}");
+            let server = dual(server_stack, &ec, &ml);
+            let classical = client(
+                client_stack,
+                &server,
+                &[
+                    "--ca",
+                    ec.join("ca.pem").to_str().unwrap(),
+                    "--groups",
+                    "X25519",
+                    "--sigalgs",
+                    "ecdsa_secp256r1_sha256",
+                    "--count",
+                    "2",
+                ],
+            );
+            let pq = client(
+                client_stack,
+                &server,
+                &[
+                    "--ca",
+                    ml.join("ca.pem").to_str().unwrap(),
+                    "--groups",
+                    "X25519MLKEM768",
+                    "--sigalgs",
+                    "mldsa65",
+                    "--count",
+                    "2",
+                ],
+            );
+            let servers = server.stop();
+            for (records, sigalg, index) in [
+                (&classical, "ecdsa_secp256r1_sha256", 0),
+                (&pq, "mldsa65", 1),
+            ] {
+                for c in records.iter() {
+                    assert_eq!(c["outcome"], "ok", "{label}: {c}");
+                    assert_eq!(c["sigalg"], sigalg, "{label}");
+                    let s = servers
+                        .iter()
+                        .find(|s| s["conn_id"] == c["conn_id"])
+                        .unwrap();
+                    assert_eq!(s["chain_index"], index, "{label}: {s}");
+                    assert_eq!(c["bytes_read"], s["bytes_written"], "{label}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_mixed_population_draws_its_kinds_and_a_kind_no_chain_serves_fails_by_category() {
+    let dir = TempDir::new("population");
+    let (ec, ml, both) = hierarchies(&dir);
+    let population = "pq=0.5/X25519MLKEM768/mldsa65,classic=0.3/X25519/ecdsa_secp256r1_sha256,\
+                      stranger=0.2/X25519/ed25519";
+    for stack in STACKS {
+        let server = dual(stack, &ec, &ml);
+        let args = [
+            "--ca",
+            both.to_str().unwrap(),
+            "--population",
+            population,
+            "--population-seed",
+            "3",
+            "--count",
+            "40",
+        ];
+        let records = client(stack, &server, &args);
+        let again = client(stack, &server, &args);
+        let servers = server.stop();
+        let kinds: Vec<&str> = records
+            .iter()
+            .map(|c| c["client_kind"].as_str().unwrap())
+            .collect();
+        let kinds_again: Vec<&str> = again
+            .iter()
+            .map(|c| c["client_kind"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            kinds, kinds_again,
+            "{stack}: the same seed draws the same kinds"
+        );
+        for kind in ["pq", "classic", "stranger"] {
+            assert!(kinds.contains(&kind), "{stack}: 40 draws without {kind}");
+        }
+        assert_eq!(
+            servers.len(),
+            80,
+            "{stack}: one connection per attempt, none retried"
+        );
+        for c in &records {
+            let s = servers.iter().find(|s| s["conn_id"] == c["conn_id"]);
+            match c["client_kind"].as_str().unwrap() {
+                "stranger" => {
+                    assert_eq!(c["outcome"], "failed", "{stack}: {c}");
+                    let s = s.expect("the server's record of the refused client");
+                    assert_eq!(s["error_category"], "no_shared_sigalg", "{stack}: {s}");
+                }
+                kind => {
+                    assert_eq!(c["outcome"], "ok", "{stack}: {c}");
+                    let want = if kind == "pq" { 1 } else { 0 };
+                    assert_eq!(s.unwrap()["chain_index"], want, "{stack} {kind}");
+                }
+            }
+        }
+    }
+}
+
+/// Under `load`, every connection slot draws its own kinds: every attempt names one.
+#[test]
+fn the_load_generator_mixes_the_population_too() {
+    let dir = TempDir::new("population-load");
+    let (ec, ml, both) = hierarchies(&dir);
+    for stack in ["openssl-3.5", "rustls"] {
+        let server = dual(stack, &ec, &ml);
+        let out = std::process::Command::new(common::binary(stack))
+            .args([
+                "load",
+                "--connect",
+                &server.addr,
+                "--ca",
+                both.to_str().unwrap(),
+            ])
+            .args([
+                "--population",
+                "pq=0.5/X25519MLKEM768/mldsa65,classic=0.5/X25519/ecdsa_secp256r1_sha256",
+            ])
+            .args([
+                "--rate",
+                "40",
+                "--duration-ms",
+                "1000",
+                "--max-in-flight",
+                "8",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{stack}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let records: Vec<Value> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .filter(|r: &Value| r["side"] == "client")
+            .collect();
+        server.stop();
+        assert!(records.len() >= 30, "{stack}: {} attempts", records.len());
+        let kinds: Vec<&str> = records
+            .iter()
+            .map(|r| r["client_kind"].as_str().unwrap())
+            .collect();
+        assert!(
+            kinds.contains(&"pq") && kinds.contains(&"classic"),
+            "{stack}: {kinds:?}"
+        );
+        assert!(records.iter().all(|r| r["outcome"] == "ok"), "{stack}");
+    }
+}
