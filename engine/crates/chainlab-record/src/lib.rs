@@ -18,6 +18,7 @@ pub mod cpu;
 pub mod drive;
 pub mod failure;
 pub mod listen;
+pub mod mtc;
 pub mod observed;
 pub mod output;
 pub mod record;

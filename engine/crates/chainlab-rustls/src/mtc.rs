@@ -10,10 +10,9 @@
 use std::cell::RefCell;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use chainlab_mtc::der;
-use chainlab_mtc::verify::{self, Kind, Policy, SignatureCheck, Trust};
+use chainlab_mtc::verify::SignatureCheck;
 use chainlab_record::args::ClientArgs;
 use chainlab_record::record::MtcChecked;
 use rustls::crypto::WebPkiSupportedAlgorithms;
@@ -30,23 +29,16 @@ pub fn take_checked() -> Option<MtcChecked> {
     CHECKED.with(|c| c.borrow_mut().take())
 }
 
-/// The relying party of `--mtc-trust`.
+/// The relying party of `--mtc-trust` (chainlab_record::mtc), checking cosigner signatures
+/// with this stack's webpki algorithms.
 #[derive(Debug)]
-pub struct RelyingParty {
-    trust: Trust,
-    landmarks: bool,
-    cosigners_required: usize,
-    server_name: String,
-}
+pub struct RelyingParty(chainlab_record::mtc::RelyingParty);
 
 impl RelyingParty {
     pub fn new(args: &ClientArgs, trust: &Path) -> anyhow::Result<RelyingParty> {
-        Ok(RelyingParty {
-            trust: Trust::read(trust)?,
-            landmarks: args.mtc_landmarks,
-            cosigners_required: args.mtc_cosigners_required,
-            server_name: args.servername.clone(),
-        })
+        Ok(RelyingParty(chainlab_record::mtc::RelyingParty::from_args(
+            args, trust,
+        )?))
     }
 
     /// Verifies `end_entity`; a failure is an invalid certificate naming the check.
@@ -55,31 +47,9 @@ impl RelyingParty {
         end_entity: &CertificateDer<'_>,
         algorithms: &WebPkiSupportedAlgorithms,
     ) -> Result<(), rustls::Error> {
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs() as i64);
-        let policy = Policy {
-            landmarks: self.landmarks,
-            cosigners_required: self.cosigners_required,
-            now,
-            server_name: self.server_name.clone(),
-        };
-        match verify::verify(
-            end_entity,
-            &self.trust,
-            &policy,
-            &WebPkiSignatures(algorithms),
-        ) {
+        match self.0.verify(end_entity, &WebPkiSignatures(algorithms)) {
             Ok(c) => {
-                let checked = MtcChecked {
-                    mtc_kind: match c.kind {
-                        Kind::Standalone => "standalone",
-                        Kind::Landmark => "landmark",
-                    },
-                    mtc_proof_hashes: c.proof_hashes as u64,
-                    mtc_signatures_checked: c.signatures_checked as u64,
-                };
-                CHECKED.with(|n| *n.borrow_mut() = Some(checked));
+                CHECKED.with(|n| *n.borrow_mut() = Some(MtcChecked::from(&c)));
                 Ok(())
             }
             Err(f) => Err(rustls::Error::InvalidCertificate(CertificateError::Other(

@@ -11,10 +11,10 @@
 use std::ffi::{c_int, c_void};
 use std::path::Path;
 use std::sync::OnceLock;
-use std::time::{SystemTime, UNIX_EPOCH};
 
-use chainlab_mtc::verify::{self, Checked, Failure, Policy, SignatureCheck, Trust};
+use chainlab_mtc::verify::{Checked, Failure, SignatureCheck};
 use chainlab_mtc::OID_MTC_PROOF;
+use chainlab_record::mtc::RelyingParty;
 use chainlab_record::record::MtcChecked;
 use foreign_types::ForeignTypeRef;
 use openssl::ex_data::Index;
@@ -70,26 +70,13 @@ fn is_mtc(cert: &X509Ref) -> bool {
     cert.signature_algorithm().object().to_string() == OID_MTC_PROOF
 }
 
-/// The relying party of `--mtc-trust`, for the life of the process.
-struct RelyingParty {
-    trust: Trust,
-    landmarks: bool,
-    cosigners_required: usize,
-    server_name: String,
-}
-
 /// Verifies the server's certificate as an MTC against `trust` (instead of `--ca`).
 pub fn install_verifier(
     builder: &mut SslContextBuilder,
     args: &ClientArgs,
     trust: &Path,
 ) -> anyhow::Result<()> {
-    let party = RelyingParty {
-        trust: Trust::read(trust)?,
-        landmarks: args.mtc_landmarks,
-        cosigners_required: args.mtc_cosigners_required,
-        server_name: args.servername.clone(),
-    };
+    let party = RelyingParty::from_args(args, trust)?;
     outcome_index()?;
     // The context lives until the process exits and the callback reads this on every
     // handshake, so it is leaked on purpose (one allocation per process).
@@ -120,18 +107,7 @@ unsafe extern "C" fn verify_mtc(store_ctx: *mut sys::X509_STORE_CTX, arg: *mut c
         })
     } else {
         match X509Ref::from_ptr(cert).to_der() {
-            Ok(der) => {
-                let now = SystemTime::now()
-                    .duration_since(UNIX_EPOCH)
-                    .map_or(0, |d| d.as_secs() as i64);
-                let policy = Policy {
-                    landmarks: party.landmarks,
-                    cosigners_required: party.cosigners_required,
-                    now,
-                    server_name: party.server_name.clone(),
-                };
-                verify::verify(&der, &party.trust, &policy, &EvpSignatures)
-            }
+            Ok(der) => party.verify(&der, &EvpSignatures),
             Err(e) => Err(Failure {
                 check: "format",
                 detail: e.to_string(),
@@ -165,14 +141,7 @@ fn outcome_index() -> anyhow::Result<Index<Ssl, Outcome>> {
 pub fn checked(ssl: &SslRef) -> Option<MtcChecked> {
     let index = outcome_index().ok()?;
     match ssl.ex_data(index)? {
-        Ok(c) => Some(MtcChecked {
-            mtc_kind: match c.kind {
-                verify::Kind::Standalone => "standalone",
-                verify::Kind::Landmark => "landmark",
-            },
-            mtc_proof_hashes: c.proof_hashes as u64,
-            mtc_signatures_checked: c.signatures_checked as u64,
-        }),
+        Ok(c) => Some(MtcChecked::from(c)),
         Err(_) => None,
     }
 }
