@@ -131,22 +131,37 @@ pub fn certificate(tbs: &[u8], proof: &MtcProof) -> Result<Vec<u8>> {
 /// A subscriber's entry in its batch, with every other entry of the batch synthetic.
 pub struct Batch<'a> {
     pub placement: Placement,
-    template: Tbs<'a>,
     seed: &'a [u8],
     entry_hash: Hash,
+    /// What every synthetic entry shares, encoded once (hashing a batch builds millions):
+    /// the entry header, version, issuer and validity; then the key algorithm; and the two
+    /// OIDs of the fields each entry fills with its own name.
+    head: Vec<u8>,
+    key_algorithm: Vec<u8>,
+    common_name: Vec<u8>,
+    subject_alt_name: Vec<u8>,
 }
 
 impl<'a> Batch<'a> {
     /// `tbs` is the subscriber's MTC TBSCertificate (`tbs_from_x509`).
     pub fn new(placement: Placement, tbs: &'a [u8], seed: &'a [u8]) -> Result<Batch<'a>> {
         let e = der::expect(tbs, der::SEQUENCE, "TBSCertificate")?;
-        let template = Tbs::parse(e)?;
-        let entry_hash = tree::leaf_hash(&template.log_entry(&[0, 0]));
+        let t = Tbs::parse(e)?;
+        let entry_hash = tree::leaf_hash(&t.log_entry(&[0, 0]));
+        let mut head = vec![0, 0, 0, 1]; // no extensions; tbs_cert_entry
+        if let Some(v) = &t.version {
+            head.extend_from_slice(v.raw);
+        }
+        head.extend_from_slice(t.issuer.raw);
+        head.extend_from_slice(t.validity.raw);
         Ok(Batch {
             placement,
-            template,
             seed,
             entry_hash,
+            head,
+            key_algorithm: t.spki_algorithm.raw.to_vec(),
+            common_name: der::oid(OID_COMMON_NAME)?,
+            subject_alt_name: der::oid(OID_SUBJECT_ALT_NAME)?,
         })
     }
 
@@ -184,10 +199,9 @@ impl<'a> Batch<'a> {
     /// A synthetic subscriber's log entry: the template's issuer, validity and key
     /// algorithm, its own name and a key hash drawn from the seed.
     fn synthetic_entry(&self, index: u64) -> Vec<u8> {
-        let t = &self.template;
         let name = format!("synthetic-{index}.chainlab.test");
         let cn = der::sequence(&[
-            &der::oid(OID_COMMON_NAME).expect("a constant OID"),
+            &self.common_name,
             &der::tlv(der::UTF8_STRING, name.as_bytes()),
         ]);
         let subject = der::sequence(&[&der::tlv(der::SET, &cn)]);
@@ -198,20 +212,13 @@ impl<'a> Batch<'a> {
             .finalize()
             .into();
         let san = der::sequence(&[&der::tlv(0x82, name.as_bytes())]);
-        let extension = der::sequence(&[
-            &der::oid(OID_SUBJECT_ALT_NAME).expect("a constant OID"),
-            &der::tlv(der::OCTET_STRING, &san),
-        ]);
+        let extension =
+            der::sequence(&[&self.subject_alt_name, &der::tlv(der::OCTET_STRING, &san)]);
         let extensions = der::tlv(0xa3, &der::sequence(&[&extension]));
         let mut out = Vec::with_capacity(320);
-        out.extend_from_slice(&[0, 0, 0, 1]); // no extensions; tbs_cert_entry
-        if let Some(v) = &t.version {
-            out.extend_from_slice(v.raw);
-        }
-        out.extend_from_slice(t.issuer.raw);
-        out.extend_from_slice(t.validity.raw);
+        out.extend_from_slice(&self.head);
         out.extend_from_slice(&subject);
-        out.extend_from_slice(t.spki_algorithm.raw);
+        out.extend_from_slice(&self.key_algorithm);
         out.extend_from_slice(&der::tlv(der::OCTET_STRING, &key_hash));
         out.extend_from_slice(&extensions);
         out
