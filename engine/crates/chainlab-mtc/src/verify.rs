@@ -16,6 +16,9 @@ use crate::entry::{ca_id_of, Certificate};
 use crate::proof::{binary_id, cosigned_message, log_id, MtcProof};
 use crate::{tree, Hash};
 
+/// The log hash a trust file may name (`HASH_SIZE`'s SHA-256).
+pub const LOG_HASH: &str = "sha256";
+
 /// Schema id of the relying party's configuration file (`mtc/trust.json`).
 pub const TRUST_SCHEMA: &str = "chainlab.mtc-trust/1";
 
@@ -63,6 +66,14 @@ impl Trust {
                 "--mtc-trust {}: schema {:?}, expected {TRUST_SCHEMA:?}",
                 path.display(),
                 trust.schema
+            );
+        }
+        if trust.hash != LOG_HASH {
+            anyhow::bail!(
+                "--mtc-trust {}: hash {:?}; allowed: {LOG_HASH:?} (the only log hash chainlab \
+                 computes)",
+                path.display(),
+                trust.hash
             );
         }
         Ok(trust)
@@ -389,5 +400,25 @@ mod tests {
         assert_eq!(seconds(&der::read(&gen).unwrap().0), Ok(1_795_648_664));
         let leap = der::tlv(der::UTC_TIME, b"000229120000Z");
         assert_eq!(seconds(&der::read(&leap).unwrap().0), Ok(951_825_600));
+    }
+
+    #[test]
+    fn a_trust_file_naming_another_log_hash_is_refused() {
+        let dir = std::env::temp_dir().join(format!("chainlab-mtc-trust-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("trust.json");
+        let trust = |hash: &str| {
+            serde_json::json!({"schema": TRUST_SCHEMA, "ca_id": "32473.1", "hash": hash,
+                               "cosigners": [], "trusted_subtrees": []})
+        };
+        std::fs::write(&path, trust("sha384").to_string()).unwrap();
+        let err = Trust::read(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("hash \"sha384\"") && err.contains("sha256"),
+            "{err}"
+        );
+        std::fs::write(&path, trust(LOG_HASH).to_string()).unwrap();
+        assert!(Trust::read(&path).is_ok());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

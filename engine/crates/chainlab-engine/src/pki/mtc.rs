@@ -215,7 +215,7 @@ pub fn issue(hierarchy: &Hierarchy, spec: &MtcSpec, out: &Path) -> Result<(MtcMa
     let trust = Trust {
         schema: verify::TRUST_SCHEMA.to_owned(),
         ca_id: CA_ID.to_owned(),
-        hash: "sha256".to_owned(),
+        hash: verify::LOG_HASH.to_owned(),
         cosigners: trusted,
         trusted_subtrees: landmark_subtrees
             .iter()
@@ -333,7 +333,7 @@ pub fn verify_operation(
     let trust = Trust {
         schema: verify::TRUST_SCHEMA.to_owned(),
         ca_id: CA_ID.to_owned(),
-        hash: "sha256".to_owned(),
+        hash: verify::LOG_HASH.to_owned(),
         cosigners: Vec::new(),
         trusted_subtrees: vec![TrustedSubtree {
             log_number: issue::LOG_NUMBER,
