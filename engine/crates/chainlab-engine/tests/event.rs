@@ -42,12 +42,14 @@ fn one_loop_serves_others_while_a_connection_stalls_and_accounts_for_its_cpu() {
     let stalled = TcpStream::connect(&server.addr).unwrap();
     server.wait_for_sockets(before + 1);
     let ca = p.join("ca.pem");
-    // Two clients at once, so the loop interleaves their connections too.
+    // Two clients at once, so the loop interleaves their connections too; 25 handshakes
+    // each, so the loop's fixed costs (its start, pinning, the stop) stay well inside the
+    // 2 % the account below allows (with 10 each they reached 2.1 % in one CI run).
     let run = || {
         handshake(
             &dir,
             &server.addr,
-            &["--ca", ca.to_str().unwrap(), "--count", "10"],
+            &["--ca", ca.to_str().unwrap(), "--count", "25"],
         )
     };
     let ((out, client), (out2, client2)) = std::thread::scope(|scope| {
@@ -71,7 +73,7 @@ fn one_loop_serves_others_while_a_connection_stalls_and_accounts_for_its_cpu() {
         assert_eq!(s["peer_close_notify"], true, "{s}");
     }
     // The stalled connection: cut by the stopping server, recorded as such.
-    assert_eq!(srv.len(), 21, "{srv:?}");
+    assert_eq!(srv.len(), 51, "{srv:?}");
     let cut: Vec<_> = srv.iter().filter(|s| s["outcome"] == "failed").collect();
     assert_eq!(cut.len(), 1, "{cut:?}");
     assert!(
@@ -87,7 +89,7 @@ fn one_loop_serves_others_while_a_connection_stalls_and_accounts_for_its_cpu() {
     assert_eq!(accounts.len(), 1, "{accounts:?}");
     let a = &accounts[0];
     assert_eq!(a["side"], "server_thread");
-    assert_eq!(u(&a["connections"]), 21);
+    assert_eq!(u(&a["connections"]), 51);
     let sum: u64 = srv.iter().map(|s| u(&s["conn_cpu_ns"])).sum();
     assert_eq!(sum, u(&a["conn_cpu_ns"]));
     let thread = u(&a["cpu_ns"]) as f64;
