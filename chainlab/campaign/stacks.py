@@ -73,6 +73,7 @@ CAPABILITIES: dict[str, Capabilities] = {
             "untrusted_intermediates",
             "resumption_mix",
             "targets",
+            "server_group_preference",
         ),
     ),
 }
@@ -88,6 +89,7 @@ FEATURE_TEXT = {
     "load": "[load] steps",
     "workers": "more than one server worker",
     "targets": "targets ([targets.<name>])",
+    "server_group_preference": "the server's own group preference (server_groups)",
 }
 
 

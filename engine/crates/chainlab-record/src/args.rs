@@ -101,6 +101,14 @@ pub struct ServeArgs {
     /// in key type (libssl holds one certificate per key type).
     #[arg(long)]
     pub second_pki: Option<PathBuf>,
+    /// Choose the key-exchange group by the server's `--groups` order, not the client's: a
+    /// client that offers the server's first group gets it, at the cost of a
+    /// HelloRetryRequest when its key share was for another (OpenSSL: each group its own
+    /// preference tuple and SSL_OP_CIPHER_SERVER_PREFERENCE). Without it the server takes
+    /// the first of the client's groups it supports, so a post-quantum group goes only to
+    /// clients that offer it first. The rustls server always takes the client's order.
+    #[arg(long)]
+    pub prefer_server_groups: bool,
 }
 
 /// What a client connects to and how: shared by `handshake` and `load`.

@@ -143,6 +143,7 @@ pub const MISSING_FEATURES: &[&str] = &[
     "untrusted_intermediates",
     "resumption_mix",
     "targets",
+    "server_group_preference",
 ];
 
 /// The groups of a `--groups` list, in order; an error names the unknown one and the allowed.
@@ -216,6 +217,10 @@ pub fn check_serve(args: &ServeArgs) -> anyhow::Result<()> {
     check_tls(args.tls.transport, args.tls.cert_compression)?;
     if args.client_ca.is_some() {
         bail!(missing("--client-ca", "client_auth"));
+    }
+    if args.prefer_server_groups {
+        // rustls 0.23's server takes the first of the client's groups it supports.
+        bail!(missing("--prefer-server-groups", "server_group_preference"));
     }
     Ok(())
 }

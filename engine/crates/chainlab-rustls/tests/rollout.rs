@@ -196,3 +196,59 @@ fn the_load_generator_mixes_the_population_too() {
         assert!(records.iter().all(|r| r["outcome"] == "ok"), "{stack}");
     }
 }
+
+/// Group policy: by default a server takes the client's first group it supports (a
+/// post-quantum group only for a client that asks for it first); `--prefer-server-groups`
+/// takes the server's order, asking for its key share with a HelloRetryRequest (a second
+/// ClientHello: more bytes written). The rustls server cannot, and says so.
+#[test]
+fn the_server_prefers_its_own_groups_when_told_and_the_clients_otherwise() {
+    let dir = TempDir::new("group-policy");
+    let ml = pki(&dir, "ML-DSA-65,ML-DSA-65");
+    let ca = ml.join("ca.pem");
+    // A client offering X25519 first (its key share) and the hybrid second.
+    let args = [
+        "--ca",
+        ca.to_str().unwrap(),
+        "--groups",
+        "X25519:X25519MLKEM768",
+        "--count",
+        "2",
+    ];
+    for server_stack in ["openssl-3.5", "openssl-4.0"] {
+        for client_stack in STACKS {
+            let label = format!("{client_stack} -> {server_stack}");
+            let server = Server::start(server_stack, &ml, GROUPS, &[]);
+            let theirs = client(client_stack, &server, &args);
+            server.stop();
+            let server = Server::start(server_stack, &ml, GROUPS, &["--prefer-server-groups"]);
+            let ours = client(client_stack, &server, &args);
+            server.stop();
+            for (c, o) in theirs.iter().zip(&ours) {
+                assert_eq!(c["outcome"], "ok", "{label}: {c}");
+                assert_eq!(o["outcome"], "ok", "{label}: {o}");
+                let group = |r: &Value| r["group"].as_str().unwrap().to_ascii_lowercase();
+                assert_eq!(group(c), "x25519", "{label}: the client's preference");
+                assert_eq!(group(o), "x25519mlkem768", "{label}: the server's");
+                let (before, after) = (
+                    c["bytes_written"].as_u64().unwrap(),
+                    o["bytes_written"].as_u64().unwrap(),
+                );
+                // The retried ClientHello carries the hybrid share (1,216 bytes).
+                assert!(after > before + 1000, "{label}: {before} -> {after}");
+            }
+        }
+    }
+    let out = std::process::Command::new(common::binary("rustls"))
+        .args([
+            "serve",
+            "--pki",
+            ml.to_str().unwrap(),
+            "--prefer-server-groups",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("server_group_preference"), "{err}");
+}

@@ -91,6 +91,9 @@ pub struct ClientContext {
 pub fn server(args: &ServeArgs) -> anyhow::Result<ServerContext> {
     let mut builder = SslContextBuilder::new(method(args.tls.transport, Role::Server))?;
     common(&mut builder, &args.tls)?;
+    if args.prefer_server_groups {
+        prefer_server_groups(&mut builder, &args.tls.groups)?;
+    }
     if args.tls.transport == Transport::Quic {
         // QUIC requires ALPN (RFC 9001, Section 8.1): agree on ours or refuse the client
         // with no_application_protocol.
@@ -232,6 +235,19 @@ fn method(transport: Transport, role: Role) -> SslMethod {
             SslMethod::from_ptr(sys::OSSL_QUIC_client_method())
         },
     }
+}
+
+/// `--prefer-server-groups`: each of the server's groups its own preference tuple (OpenSSL
+/// 3.5's `/`), chosen in the server's order. Within one tuple libssl would take any group the
+/// client sent a key share for; across tuples it asks for the first with a
+/// HelloRetryRequest instead.
+fn prefer_server_groups(builder: &mut SslContextBuilder, groups: &str) -> anyhow::Result<()> {
+    let tuples = groups.replace(':', "/");
+    if builder.set_groups_list(&tuples).is_err() {
+        bail!("--prefer-server-groups: libssl refused the group tuples {tuples:?}");
+    }
+    builder.set_options(SslOptions::CIPHER_SERVER_PREFERENCE);
+    Ok(())
 }
 
 /// Settings both sides share: TLS 1.3 only, groups, signature schemes, compression offer,
