@@ -19,7 +19,7 @@ from dataclasses import fields
 import pandas as pd
 
 from chainlab.analysis.load import parse_json
-from chainlab.campaign import cost, estimate
+from chainlab.campaign import cost, estimate, rollout
 from chainlab.campaign.model import NetworkProfile, Scenario
 from chainlab.network.profile import LOOPBACK
 from chainlab.stats import se_mean, z_value
@@ -45,6 +45,7 @@ def scenario_of(r) -> Scenario:
         for a in (r["root_alg"], r["int1_alg"], r["int2_alg"], r["leaf_alg"])
         if isinstance(a, str) and a
     )
+    second = r.get("second_chain", rollout.NO_SECOND_CHAIN)
     return Scenario(
         scenario_id=r["scenario_id"],
         kex=r["kex"],
@@ -54,6 +55,12 @@ def scenario_of(r) -> Scenario:
         cert_compression=r["cert_compression"],
         network=r["network"],
         sampling=None,
+        # Staged rollout: what the cost model mixes (chainlab.campaign.rollout.mixture).
+        levers=(
+            ("second_chain", () if second == rollout.NO_SECOND_CHAIN else tuple(second.split(","))),
+            ("population", r.get("population", rollout.NO_POPULATION)),
+            ("server_groups", r.get("server_groups", rollout.CLIENT_ORDER)),
+        ),
     )
 
 

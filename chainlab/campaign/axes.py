@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from chainlab.campaign import certificates, stacks
+from chainlab.campaign import certificates, rollout, stacks
 from chainlab.campaign.algorithms import (
     CERT_COMPRESSIONS,
     GROUPS,
@@ -339,6 +339,63 @@ STACK = Axis(
     describe=stacks.label,
 )
 
+
+def _second_chain_tokens(part: str, algorithms: Mapping[str, str]):
+    if not part.startswith(rollout.SECOND_CHAIN_PREFIX):
+        return NOT_MINE
+    tokens = part[len(rollout.SECOND_CHAIN_PREFIX) :].split("_")
+    if any(t not in algorithms for t in tokens) or not 1 <= len(tokens) <= 4:
+        raise ValueError(
+            f"bad second chain part {part!r}; allowed: dual_ followed by 1 to 4 algorithm "
+            f"tokens root first, joined by '_' ({', '.join(sorted(algorithms))})"
+        )
+    return tuple(algorithms[t] for t in tokens)
+
+
+# Staged rollout (chainlab.campaign.rollout): a second chain the server holds and sends to
+# the clients whose schemes ask for it, a mixed client population, the server's group order.
+SECOND_CHAIN = Axis(
+    key="second_chain",
+    label="second chain",
+    default=(),
+    read="second_chain",
+    store=lambda h: (rollout.second_chain_name(h),),
+    order={rollout.NO_SECOND_CHAIN: 0},
+    id_part=lambda h, alg_token: rollout.SECOND_CHAIN_PREFIX + "_".join(alg_token(a) for a in h),
+    id_read=_second_chain_tokens,
+    id_help="dual_<alg>[_<alg>...]",
+    where={},
+    describe=lambda v: f"and chain {v}",
+)
+POPULATION = Axis(
+    key="population",
+    label="client population",
+    default=rollout.NO_POPULATION,
+    read="population",
+    columns=("population", "pq_share"),
+    store=rollout.store,
+    order={rollout.NO_POPULATION: -1},
+    id_part=rollout.token,
+    id_read=lambda p, _: rollout.untoken(p) or NOT_MINE,
+    id_help="pop_<kind><per cent>[_<kind><per cent>...]",
+    where={},
+    describe=rollout.describe,
+)
+SERVER_GROUPS = Axis(
+    key="server_groups",
+    label="server groups",
+    default=rollout.CLIENT_ORDER,
+    read="server_groups",
+    id_part=rollout.server_groups_token,
+    id_read=lambda p, _: rollout.server_groups_untoken(p) or NOT_MINE,
+    id_help="sgrp_<group>[_<group>...]",
+    where={},
+    describe=lambda v: f"server prefers {v}",
+    needs=lambda v, _: (
+        [_need("server", "server_group_preference")] if v != rollout.CLIENT_ORDER else []
+    ),
+)
+
 # In the order an id names them: kex, the hierarchy (or a target), then the suffix parts.
 _AXES: list[Axis] = [
     KEX,
@@ -350,6 +407,9 @@ _AXES: list[Axis] = [
     CLIENT_AUTH,
     TRANSPORT,
     STACK,
+    SECOND_CHAIN,
+    POPULATION,
+    SERVER_GROUPS,
     NETWORK,
     TARGET,
 ]

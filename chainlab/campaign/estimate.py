@@ -28,10 +28,11 @@ handshakes are estimated at TARGET_HANDSHAKE_MS each, its operations and chain a
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, replace
 from statistics import NormalDist
 
-from chainlab.campaign import certificates, cost
+from chainlab.campaign import certificates, cost, rollout
 from chainlab.campaign.model import NetworkProfile, Scenario
 from chainlab.network.calibrate import BULK_MAX_S, plan_for
 from chainlab.network.model import predict_handshake, segments
@@ -204,17 +205,30 @@ def scenario_operations(s: Scenario) -> list[cost.Operation]:
     for a target (its server's chain is not known before it is measured)."""
     if s.target is not None:
         return []
-    return cost.operations(
+    # A client population against one or two chains: each served kind's handshake weighted
+    # by its share among them (chainlab.campaign.rollout.mixture).
+    parts = rollout.mixture(
         s.hierarchy,
+        s.value("second_chain"),
+        s.value("population"),
         s.kex,
-        s.handshake_mode,
-        s.cert_compression,
-        certificate_message_bytes=certificate_message_bytes(s),
-        anchor_depth=s.anchor_depth,
-        client_auth=s.client_auth,
-        signers=s.certificate.signers if s.certificate.is_mtc else None,
-        retry=s.certificate.retry,
+        s.value("server_groups"),
     )
+    mixed: Counter = Counter()
+    for weight, hierarchy, group in parts:
+        for o in cost.operations(
+            hierarchy,
+            group,
+            s.handshake_mode,
+            s.cert_compression,
+            certificate_message_bytes=certificate_message_bytes(s),
+            anchor_depth=s.anchor_depth,
+            client_auth=s.client_auth,
+            signers=s.certificate.signers if s.certificate.is_mtc else None,
+            retry=s.certificate.retry,
+        ):
+            mixed[(o.side, o.category, o.subject, o.op, o.message)] += weight * o.count
+    return [cost.Operation(*k, count=n) for k, n in mixed.items()]
 
 
 def predict(s: Scenario, model: cost.CostModel) -> cost.Prediction:

@@ -1,6 +1,6 @@
 """Scenario ids: compositional, stable, and readable back into their parts.
 
-    <kex>__<alg>_<role>[__<alg>_<role>...][__served_<policy>][__mtcl<batch>[_nolm]|__mtcs<batch>_<alg>[_<alg>...]][__resumed|__resume<NN>][__<compression>][__client_<alg>[_<alg>...]][__quic][__stack_<tok>[_<tok>]][__net_<name>]
+    <kex>__<alg>_<role>[__<alg>_<role>...][__served_<policy>][__mtcl<batch>[_nolm]|__mtcs<batch>_<alg>[_<alg>...]][__resumed|__resume<NN>][__<compression>][__client_<alg>[_<alg>...]][__quic][__stack_<tok>[_<tok>]][__dual_<alg>[_<alg>...]][__pop_<kind><pct>[_<kind><pct>...]][__sgrp_<group>[_<group>...]][__net_<name>]
 
 `<kex>` is the group name in lower case without punctuation (X25519MLKEM768 ->
 x25519mlkem768); `<alg>` is the file's alias of the algorithm at that position (or, without an
@@ -16,7 +16,10 @@ lacks the landmark) or `__mtcs<batch>_<ca>[_<cosigner>...]` (standalone, its sig
 algorithm tokens; chainlab.campaign.certificates). A TLS stack other than openssl-3.5 adds
 `__stack_<tok>` (both sides: `__stack_rustls`) or
 `__stack_<client tok>_<server tok>` (`__stack_ossl35_rustls`: an OpenSSL 3.5 client, a rustls
-server); chainlab.campaign.stacks names the tokens.
+server); chainlab.campaign.stacks names the tokens. Staged rollout (chainlab.campaign.rollout)
+adds a second chain's algorithm tokens (`__dual_ecp256_ecp256`), a population's kinds with
+their shares in per cent by name (`__pop_classical90_pq10`) and the server's own group order
+(`__sgrp_x25519mlkem768_x25519`).
 
 A scenario whose server chainlab does not start ([targets.<name>]) has no positions: its
 target takes their place, `<kex>__target_<name>[...]` (`x25519mlkem768__target_edge`).
@@ -34,6 +37,7 @@ TARGET_PREFIX = "target_"
 ROLE_TOKENS = {"self", "root", "int", "int1", "int2", "leaf"}
 # Words of the suffix parts: never an algorithm alias, so an id reads back one way only.
 RESERVED = {"served", "net", "resumed", "full", "client", "target", "stack"}
+RESERVED |= {"dual", "pop", "sgrp"}  # staged rollout (chainlab.campaign.rollout)
 RESERVED |= {*CERT_COMPRESSIONS, *TRANSPORTS}
 
 

@@ -22,6 +22,7 @@ from chainlab.campaign.algorithms import (
     ALGORITHM_NAMES,
     INTERMEDIATE_ANCHOR,
 )
+from chainlab.campaign.clients import ClientReaders
 from chainlab.campaign.fields import (
     CAMPAIGN_FIELDS,
     CLUSTER_FIELDS,
@@ -100,7 +101,7 @@ def split_problem(scenarios, load) -> str | None:
     return None
 
 
-class _Validator(TableReaders, MatrixReaders):
+class _Validator(TableReaders, MatrixReaders, ClientReaders):
     def __init__(self, path: Path, data: dict, algorithms: tuple[str, ...]):
         self.path = path
         self.data = data
@@ -153,6 +154,7 @@ class _Validator(TableReaders, MatrixReaders):
         self.hierarchies = self.read_hierarchies(d.get("hierarchies", {}))
         self.networks = self.read_networks(d.get("network", {}))
         self.targets = self.read_targets(d.get("targets", {}))
+        self.clients = self.read_clients(d.get("clients", {}))
         base_sampling, overrides = self.read_sampling(d.get("sampling", {}))
         matrices = self.read_matrices(d.get("matrix", {}))
         load = load_plan.read(self, d.get("load"))
@@ -188,6 +190,7 @@ class _Validator(TableReaders, MatrixReaders):
             scenario_load = load_plan.for_scenario(self, load, parts, sid)
             self.check_certificate(sid, parts, scenario_load is not None)
             self.check_stacks(sid, parts, scenario_load)
+            self.check_rollout(sid, parts)
             scenarios[sid] = Scenario.from_parts(
                 sid,
                 parts,

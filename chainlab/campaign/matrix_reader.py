@@ -311,6 +311,7 @@ class MatrixReaders:
                     except ValueError as e:
                         self.bad(sat, f"bad scenario id {sid!r}: {e}")
                         continue
+                    parts["population"] = self.resolve_population(parts["population"], sat)
                     parts_by_id[sid] = parts
                 if sid not in members:
                     members.append(sid)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from chainlab import engine as engines
-from chainlab.campaign import axes
+from chainlab.campaign import axes, rollout
 from chainlab.campaign.model import STORE_ROLES, Scenario
 from chainlab.campaign.stacks import DEFAULT_STACK
 
@@ -40,15 +40,17 @@ def server_argv(
     records: Path,
     timeout_ms: int,
     client_pki_dir: Path | None,
+    second_pki_dir: Path | None = None,
 ) -> list[str]:
-    """`serve` for this scenario, listening on `listen` (host:port), recording to `records`."""
+    """`serve` for this scenario, listening on `listen` (host:port), recording to `records`;
+    `second_pki_dir`: the second chain's hierarchy (staged rollout)."""
     argv = [
         str(binary(run_engine, s.server_stack)), "serve",
         "--pki", str(pki_dir),
         "--listen", listen,
         "--chain", s.engine_chain,
         *s.certificate.server_flags(),
-        "--groups", s.kex,
+        *rollout.server_groups(s.kex, s.value("population"), s.value("server_groups")),
         *axis_flags(s),
         "--tickets", "0" if s.handshake_mode == "full" else "1",
         "--io-timeout-ms", str(timeout_ms),
@@ -56,6 +58,8 @@ def server_argv(
     ]  # fmt: skip
     if client_pki_dir is not None:
         argv += ["--client-ca", str(client_pki_dir / "ca.pem")]
+    if second_pki_dir is not None:
+        argv += ["--second-pki", str(second_pki_dir)]
     if s.load is not None:
         # Load steps follow on this server: its workers on its own cores from the start,
         # so the single-connection phase measures the same server.
@@ -92,16 +96,18 @@ def client_head(
     client_pki_dir: Path | None,
     target_ca: Path | None,
     stack: str | None = None,
+    trust_file: Path | None = None,
 ) -> list[str]:
     """The start of every client command of this scenario: the engine subcommand, the
     server, the trust anchor and what the scenario offers; `stack` runs another stack's
-    client than the scenario's (the load generator's, [load] generator_stack)."""
+    client than the scenario's (the load generator's, [load] generator_stack);
+    `trust_file` replaces the hierarchy's anchor (a dual-chain server's two roots)."""
     if s.target_spec is not None:
         return _target_head(s, run_engine, subcommand, server_addr, target_ca)
     trust = (
         s.certificate.client_flags(pki_dir)
         if s.certificate.is_mtc
-        else ["--ca", str(pki_dir / anchor_file(s))]
+        else ["--ca", str(trust_file or pki_dir / anchor_file(s))]
     )
     head = [
         str(binary(run_engine, stack or s.client_stack)), subcommand,
@@ -140,7 +146,8 @@ def client_extras(
     s: Scenario, argv: list[str], pki_dir: Path | None, resume_seed: int
 ) -> list[str]:
     """What every client of this scenario adds to its command: intermediates the server does
-    not send, resumption (a mix seeded with `resume_seed`)."""
+    not send, resumption (a mix seeded with `resume_seed`), a client population (its draws
+    seeded with it too)."""
     if s.served_chain == "leaf" and s.depth >= 3:
         # The server omits the intermediates: the client gets them as untrusted path
         # material, as a browser with an intermediate cache would.
@@ -152,4 +159,8 @@ def client_extras(
         # seeded per batch so a rerun with the run's seed repeats the mix.
         ratio = f"{s.resumption_ratio:g}"
         argv = [*argv, "--resume-ratio", ratio, "--resume-seed", str(resume_seed)]
+    population = s.value("population")
+    if population != rollout.NO_POPULATION:
+        # Each client draws its kinds from the batch's seed: a rerun repeats the draws.
+        argv = [*argv, "--population", population, "--population-seed", str(resume_seed)]
     return argv

@@ -2,7 +2,7 @@
 
 import pytest
 
-from chainlab.campaign import ids
+from chainlab.campaign import axes, ids
 
 ALGS = {"ml": "ML-DSA-65", "slh": "SLH-DSA-SHAKE-192s", "mldsa44": "ML-DSA-44"}
 TOKEN = {alg: tok for tok, alg in ALGS.items()}
@@ -11,8 +11,10 @@ DEFAULT_PAIR = ("openssl-3.5", "openssl-3.5")
 
 def compose(kex, toks, served, mode, comp, net, client=(), *, target=None, transport="tcp",
             stack_pair=DEFAULT_PAIR, certificate="x509"):  # fmt: skip
-    """ids.compose of parts given as tokens, in the order an id names them."""
-    parts = {
+    """ids.compose of parts given as tokens, in the order an id names them (axes not named
+    here at their defaults)."""
+    parts = {a.key: a.default for a in axes.registered()}
+    parts |= {
         "kex": kex,
         "hierarchy": tuple(ALGS[t] for t in toks),
         "served_chain": served,
@@ -78,6 +80,8 @@ def test_compose_and_decode_round_trip(parts, expected):
     assert back.pop("target") is None
     assert back.pop("transport") == "tcp"
     assert back.pop("stack") == DEFAULT_PAIR
+    for key in ("second_chain", "population", "server_groups"):
+        assert back.pop(key) == axes.get(key).default
     assert back == {
         "kex": kex,
         "hierarchy": tuple(ALGS[t] for t in toks),
@@ -119,6 +123,10 @@ def test_quic_is_named_after_the_client_part_and_before_the_network():
         ("x25519__ml_root__ml_leaf__client_ml_foo", "bad client certificate part"),
         ("x25519__target_nowhere", "unknown target 'nowhere'"),
         ("x25519__target_edge__ml_leaf", "no positions after target_"),
+        ("x25519__ml_root__ml_leaf__dual_ml_foo", "bad second chain part"),
+        ("x25519__ml_root__ml_leaf__pop_pq_classical", "bad population part"),
+        ("x25519__ml_root__ml_leaf__sgrp_x25519_nope", "bad server groups part"),
+        ("x25519__ml_root__ml_leaf__pop_pq10__dual_ml_ml", "canonical form"),
     ],
 )
 def test_decode_names_the_bad_part(bad, fragment):
@@ -159,3 +167,27 @@ def test_stacks_are_named_client_first_after_the_transport(pair, part):
         ids.decode("x25519__ml_self__stack_rustls_rustls", ALGS, set())
     with pytest.raises(ValueError, match="stack_<tok>"):
         ids.decode("x25519__ml_self__stack_boringssl", ALGS, set())
+
+
+def test_rollout_parts_follow_the_stack_and_read_back():
+    """A second chain, a population (kinds and shares, by name) and the server's groups."""
+    parts = {a.key: a.default for a in axes.registered()}
+    parts |= {
+        "kex": "X25519",
+        "hierarchy": ("ML-DSA-65", "ML-DSA-65"),
+        "second_chain": ("SLH-DSA-SHAKE-192s", "ML-DSA-44"),
+        "population": "classical=0.9/X25519/ecdsa_secp256r1_sha256,pq=0.1/X25519MLKEM768/mldsa65",
+        "server_groups": "X25519MLKEM768:X25519",
+        "stack": ("openssl-3.5", "openssl-4.0"),
+        "network": "wan",
+    }
+    sid = ids.compose(parts, TOKEN.__getitem__)
+    assert sid == (
+        "x25519__ml_root__ml_leaf__stack_ossl35_ossl40__dual_slh_mldsa44__pop_classical90_pq10"
+        "__sgrp_x25519mlkem768_x25519__net_wan"
+    )
+    back = ids.decode(sid, ALGS, {"wan"})
+    assert back["second_chain"] == parts["second_chain"]
+    # An id names the kinds and shares; the file's [clients] give their offers.
+    assert back["population"] == "classical=0.9,pq=0.1"
+    assert back["server_groups"] == "X25519MLKEM768:X25519"

@@ -1,0 +1,195 @@
+"""Staged rollout in a campaign file: [clients], a second chain, a client population and the
+server's groups, expanded into scenarios whose ids read back, validated with one-line
+errors; and what the cost model makes of a population."""
+
+import textwrap
+
+import pytest
+
+from chainlab.campaign import CampaignError, estimate, load, rollout
+from chainlab.runner import engine_args
+
+HEAD = """
+[campaign]
+name = "r"
+
+[aliases]
+ec = "ECDSA-P256"
+ml = "ML-DSA-65"
+
+[clients.pq]
+groups = ["X25519MLKEM768", "X25519"]
+signatures = ["ml", "ec"]
+
+[clients.classical]
+groups = ["X25519"]
+signatures = ["ECDSA-P256"]
+
+[sampling]
+mode = "fixed"
+count = 5
+"""
+
+MATRIX = """
+[matrix.m]
+kex = ["X25519"]
+hierarchy = [["ec", "ec"]]
+"""
+
+
+def write(tmp_path, text, head=HEAD):
+    p = tmp_path / "r.toml"
+    p.write_text(textwrap.dedent(head + text))
+    return p
+
+
+def errors(tmp_path, text, head=HEAD) -> str:
+    with pytest.raises(CampaignError) as e:
+        load(write(tmp_path, text, head))
+    return str(e.value)
+
+
+def test_populations_and_chains_expand_into_scenarios_whose_ids_read_back(tmp_path):
+    c = load(
+        write(
+            tmp_path,
+            MATRIX
+            + """
+            second_chain = [["ml", "ml"]]
+            population = [{ classical = 1, pq = 0 }, { pq = 0.1, classical = 0.9 }, "none"]
+            server_groups = ["client", ["X25519MLKEM768", "X25519"]]
+
+            [campaigns.all]
+            matrices = ["m"]
+            scenarios = ["x25519__ec_root__ec_leaf__dual_ml_ml__pop_classical50_pq50"]
+            """,
+        )
+    )
+    got = {sid: s for sid, s in c.scenarios.items()}
+    assert len(got) == 7
+    s = got["x25519__ec_root__ec_leaf__dual_ml_ml__pop_classical90_pq10"]
+    assert s.value("second_chain") == ("ML-DSA-65", "ML-DSA-65")
+    assert s.value("population") == (
+        "classical=0.9/X25519/ecdsa_secp256r1_sha256,"
+        "pq=0.1/X25519MLKEM768:X25519/mldsa65:ecdsa_secp256r1_sha256"
+    )
+    assert s.columns()["pq_share"] == "0.1"
+    assert (
+        got["x25519__ec_root__ec_leaf__dual_ml_ml__pop_classical100_pq0"].columns()["pq_share"]
+        == "0"
+    )
+    assert got["x25519__ec_root__ec_leaf__dual_ml_ml"].columns()["population"] == "none"
+    # An id in [campaigns] gets its kinds' offers from [clients].
+    by_id = got["x25519__ec_root__ec_leaf__dual_ml_ml__pop_classical50_pq50"]
+    assert "pq=0.5/X25519MLKEM768:X25519/" in by_id.value("population")
+    pref = got[
+        "x25519__ec_root__ec_leaf__dual_ml_ml__pop_classical90_pq10__sgrp_x25519mlkem768_x25519"
+    ]
+    assert pref.value("server_groups") == "X25519MLKEM768:X25519"
+
+
+def test_engine_flags_of_a_rollout_scenario(tmp_path):
+    c = load(
+        write(
+            tmp_path,
+            MATRIX
+            + """
+            second_chain = [["ml", "ml"]]
+            population = [{ pq = 0.1, classical = 0.9 }]
+            server_groups = ["client", ["X25519MLKEM768", "X25519"]]
+            """,
+        )
+    )
+    own, pref = sorted(c.scenarios.values(), key=lambda s: s.scenario_id)
+    argv = engine_args.server_argv(
+        own, tmp_path / "engine", tmp_path / "a", "127.0.0.1:0", tmp_path / "r", 1000, None,
+        tmp_path / "b",
+    )  # fmt: skip
+    # The scenario's group first, then every group a kind offers: each client's choice.
+    assert argv[argv.index("--groups") + 1] == "X25519:X25519MLKEM768"
+    assert argv[argv.index("--second-pki") + 1] == str(tmp_path / "b")
+    assert "--prefer-server-groups" not in argv
+    argv = engine_args.server_argv(
+        pref, tmp_path / "engine", tmp_path / "a", "127.0.0.1:0", tmp_path / "r", 1000, None
+    )
+    assert argv[argv.index("--groups") + 1] == "X25519MLKEM768:X25519"
+    assert "--prefer-server-groups" in argv
+    client = engine_args.client_extras(own, ["handshake"], tmp_path, 7)
+    assert client[client.index("--population") + 1] == own.value("population")
+    assert client[client.index("--population-seed") + 1] == "7"
+
+
+@pytest.mark.parametrize(
+    "text,fragment",
+    [
+        ("population = [{ pq = 0.5, classical = 0.4 }]", "the shares sum to 0.9"),
+        ("population = [{ pq = 0.505, classical = 0.495 }]", "bad share 0.505"),
+        ("population = [{ mobile = 1 }]", "unknown kind of client 'mobile'"),
+        ("population = [0.5]", "expected a table of kinds and shares"),
+        ('server_groups = [["X25519", "X9"]]', "unknown group 'X9'; allowed"),
+        ('second_chain = [["ec", "ec"]]', "two leaves of one key type"),
+        ('second_chain = [["ml", "ml"]]\ntransport = ["quic"]', "transport 'quic'"),
+        ('second_chain = [["ml", "ml"]]\ncert_compression = ["zlib"]', "cert_compression"),
+        (
+            'stack = ["rustls"]\nserver_groups = [["X25519"]]',
+            "server stack rustls cannot do the server's own group preference",
+        ),
+    ],
+)
+def test_bad_rollout_values_are_one_line_errors(tmp_path, text, fragment):
+    msg = errors(tmp_path, MATRIX + text)
+    assert fragment in msg, msg
+    assert "r.toml" in msg
+
+
+@pytest.mark.parametrize(
+    "table,fragment",
+    [
+        ('[clients.Pq]\ngroups = ["X25519"]\nsignatures = ["ec"]', "bad kind name 'Pq'"),
+        ('[clients.pop]\ngroups = ["X25519"]\nsignatures = ["ec"]', "bad kind name 'pop'"),
+        ('[clients.old]\ngroups = []\nsignatures = ["ec"]', "clients.old.groups"),
+        ('[clients.old]\ngroups = ["X25519"]\nsignatures = ["DSA"]', "clients.old.signatures[0]"),
+        ('[clients.old]\ngroups = ["X25519"]\nsignatures = ["ec"]\nos = 1', "clients.old"),
+    ],
+)
+def test_bad_clients_tables_name_the_key(tmp_path, table, fragment):
+    msg = errors(tmp_path, MATRIX, HEAD + table + "\n")
+    assert fragment in msg, msg
+
+
+def test_a_kind_no_chain_serves_is_noted_not_refused(tmp_path):
+    head = HEAD + '[clients.stranger]\ngroups = ["X25519"]\nsignatures = ["Ed25519"]\n'
+    c = load(write(tmp_path, MATRIX + "population = [{ stranger = 0.2, classical = 0.8 }]", head))
+    assert any("kind 'stranger'" in n and "no_shared_sigalg" in n for n in c.notes), c.notes
+
+
+def test_the_cost_model_mixes_the_kinds_by_the_chain_and_group_each_gets(tmp_path):
+    c = load(
+        write(
+            tmp_path,
+            MATRIX
+            + """
+            second_chain = [["ml", "ml"]]
+            population = [{ pq = 0.25, classical = 0.75 }]
+            """,
+        )
+    )
+    (s,) = c.scenarios.values()
+    ops = {(o.side, o.subject, o.op): o.count for o in estimate.scenario_operations(s)}
+    # A quarter of the handshakes are the ML-DSA chain's over the hybrid group.
+    assert ops[("server", "ML-DSA-65", "sign")] == pytest.approx(0.25)
+    assert ops[("server", "ECDSA-P256", "sign")] == pytest.approx(0.75)
+    assert ops[("server", "X25519MLKEM768", "encaps")] == pytest.approx(0.25)
+    assert ops[("client", "X25519", "keygen")] == pytest.approx(0.75)
+
+
+def test_pq_capability_and_the_chain_each_kind_is_sent():
+    kinds = rollout.parse(
+        "a=0.5/X25519/ecdsa_secp256r1_sha256,b=0.25/X25519MLKEM768/ecdsa_secp256r1_sha256,"
+        "c=0.25/X25519/mldsa65:ecdsa_secp256r1_sha256"
+    )
+    assert [k.pq_capable for k in kinds] == [False, True, True]
+    assert rollout.pq_share(rollout.compose(kinds)) == 0.5
+    chains = [("ECDSA-P256", "ECDSA-P256"), ("ML-DSA-65", "ML-DSA-65")]
+    assert [rollout.chain_for(k, chains) for k in kinds] == [0, 0, 1]
+    assert rollout.chain_for(rollout.Kind("d", 1, ("X25519",), ("ed25519",)), chains) is None
