@@ -409,6 +409,8 @@ def _rows(ex, step: Step, client, generator, by_conn) -> tuple[dict, list[dict]]
                 "client_cpu_ns": r.get("cpu_ns"),
                 "server_cpu_ns": srv.get("cpu_ns") if srv else None,
                 "server_conn_cpu_ns": srv.get("conn_cpu_ns") if srv else None,
+                "client_kind": r.get("client_kind"),
+                "chain_index": srv.get("chain_index") if srv else None,
             }
         )
     n_ok = sum(1 for r in measured if r["outcome"] == "ok")

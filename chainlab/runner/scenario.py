@@ -127,6 +127,8 @@ class ScenarioExecution:
         self.server_exit: str | None = None
         self.pki_dir: Path | None = None
         self.client_pki_dir: Path | None = None  # mutual TLS: the client's hierarchy
+        self.second_pki_dir: Path | None = None  # a dual-chain server's second hierarchy
+        self.trust_file: Path | None = None  # then: both roots, the clients' anchors
         self.target_ca: Path | None = None  # a target's trust anchors (None: no verification)
         self.chain: pki.ServedChain | None = None
         self.certificates: list[dict] = []
@@ -166,6 +168,14 @@ class ScenarioExecution:
             if self.s.client_auth:
                 self.client_pki_dir = pki.ensure_client(
                     self.ctx.engine, self.s.client_auth, self.ctx.seed
+                )
+            second = self.s.value("second_chain")
+            if second:
+                self.second_pki_dir = pki.ensure(self.ctx.engine, second, self.ctx.seed)
+                self.trust_file = self.dir / "trust.pem"
+                self.trust_file.write_bytes(
+                    (self.pki_dir / "ca.pem").read_bytes()
+                    + (self.second_pki_dir / "ca.pem").read_bytes()
                 )
             self.chain = pki.served_chain(self.pki_dir, self.s.engine_chain)
             self.certificates = pki.certificate_rows(self.pki_dir, self.s)
@@ -249,7 +259,7 @@ class ScenarioExecution:
         rec = self.dir / f"server-{self.visits}.jsonl"
         argv = engine_args.server_argv(
             s, self.ctx.engine, self.pki_dir, f"{host}:0", rec, self.policy.timeout_ms,
-            self.client_pki_dir,
+            self.client_pki_dir, self.second_pki_dir,
         )  # fmt: skip
         if self._link is not None:
             argv = self._link.server_cmd(argv)
@@ -324,7 +334,7 @@ class ScenarioExecution:
         `stack`: another stack's client (the load generator's)."""
         return engine_args.client_head(
             self.s, self.ctx.engine, subcommand, self._server_addr, self.pki_dir,
-            self.client_pki_dir, self.target_ca, stack,
+            self.client_pki_dir, self.target_ca, stack, self.trust_file,
         )  # fmt: skip
 
     def client_extras(self, argv: list[str]) -> list[str]:

@@ -8,7 +8,8 @@ tables; 3 added `primitive_samples` (the cost model's inputs), instructions per 
 and the certificate compression sizes of each scenario run; 4 client certificates, targets
 and where each scenario ran; 5 the transport (TCP or QUIC) and QUIC's datagram counts; 6
 the TLS stack of each side (openssl-3.5, openssl-4.0, rustls); 7 the certificate axis
-(X.509 or a Merkle Tree Certificate) and what a client's MTC verification checked.
+(X.509 or a Merkle Tree Certificate) and what a client's MTC verification checked; 8 staged
+rollout: each attempt's kind of client and the chain a dual-chain server sent.
 """
 
 from __future__ import annotations
@@ -32,9 +33,9 @@ def table_sql(name: str) -> str:
     return text[start : text.index("\n);", start) + 3]
 
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 # Versions this chainlab reads; each older one has an upgrade step in UPGRADES.
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7)
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8)
 # What turns a store of version v into v + 1 (run in one transaction with the version bump).
 UPGRADES = {
     1: (
@@ -87,6 +88,12 @@ UPGRADES = {
         "ALTER TABLE samples ADD COLUMN mtc_proof_hashes INTEGER",
         "ALTER TABLE samples ADD COLUMN mtc_signatures_checked INTEGER",
     ),  # and the certificate axis's columns: `axis_columns_sql`
+    # IF NOT EXISTS: a version-1 store gets load_samples as schema.sql declares it now.
+    7: tuple(
+        f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column}"
+        for table in ("samples", "load_samples")
+        for column in ("client_kind VARCHAR", "chain_index INTEGER")
+    ),  # and the rollout axes' columns: `axis_columns_sql`
 }
 
 

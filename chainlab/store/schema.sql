@@ -176,6 +176,11 @@ CREATE TABLE samples (
     mtc_kind        VARCHAR,
     mtc_proof_hashes INTEGER,
     mtc_signatures_checked INTEGER,
+    -- Staged rollout only (NULL otherwise and before version 8): the kind of client the
+    -- attempt drew from the scenario's population, and the chain a dual-chain server sent
+    -- (0: the hierarchy's, 1: the second chain's)
+    client_kind     VARCHAR,
+    chain_index     INTEGER,
     PRIMARY KEY (run_id, scenario_id, seq)
 );
 
@@ -270,6 +275,8 @@ CREATE TABLE load_samples (
     client_cpu_ns   BIGINT,
     server_cpu_ns   BIGINT,
     server_conn_cpu_ns BIGINT,
+    client_kind     VARCHAR,                 -- as in samples (version 8)
+    chain_index     INTEGER,
     PRIMARY KEY (run_id, scenario_id, step, seq)
 );
 

@@ -11,7 +11,7 @@ Which samples count:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
@@ -268,6 +268,43 @@ _OPTIONAL_TABLES = (
 )
 
 
+# Staged rollout (store version 8): every measured attempt of a scenario with a client
+# population or a second chain, with its kind of client and the chain it was sent, failures
+# included (a kind no chain serves is counted by the server's category); and every attempt
+# of its load steps.
+_ROLLOUT_IDS = """
+rollout AS (
+    SELECT scenario_id FROM scenarios
+    WHERE population <> 'none' OR second_chain <> 'none'
+)
+"""
+_ROLLOUT_ATTEMPTS = (
+    "WITH "
+    + _CHOSEN
+    + ","
+    + _ROLLOUT_IDS
+    + """
+SELECT m.scenario_id, m.client_kind, m.chain_index, m.outcome, m.error_category,
+    m.server_error_category, m.total_ns, m.server_cpu_ns, m.client_cpu_ns, m.bytes_read,
+    m.bytes_written
+FROM measured m JOIN rollout USING (scenario_id)
+ORDER BY m.scenario_id, m.seq
+"""
+)
+_ROLLOUT_LOAD = (
+    "WITH "
+    + _CHOSEN
+    + ","
+    + _ROLLOUT_IDS
+    + """
+SELECT l.scenario_id, l.step, l.client_kind, l.chain_index, l.outcome, l.error_category,
+    l.latency_ns
+FROM load_samples l JOIN chosen c USING (run_id, scenario_id) JOIN rollout USING (scenario_id)
+ORDER BY l.scenario_id, l.step, l.seq
+"""
+)
+
+
 @dataclass
 class AnalysisFrames:
     """A store's content as the analysis reads it, before any statistics."""
@@ -290,6 +327,9 @@ class AnalysisFrames:
     load_windows: pd.DataFrame  # _LOAD_WINDOWS; empty without load steps
     host_reference: pd.DataFrame  # _HOST_REFERENCE; empty in stores without it
     primitives: pd.DataFrame  # PRIMITIVE_SUMMARY; empty in stores without primitives
+    # Staged rollout (_ROLLOUT_ATTEMPTS, _ROLLOUT_LOAD); empty before version 8 or without.
+    rollout_attempts: pd.DataFrame = field(default_factory=pd.DataFrame)
+    rollout_load: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 # The same for a version-1 store: no whole-connection server CPU (NULL columns).
@@ -399,6 +439,7 @@ def analysis_frames(con, path: Path) -> AnalysisFrames:
         "SELECT count(*) FROM scenarios WHERE network <> ?", [LOOPBACK]
     ).fetchone()[0]
     chosen = con.execute(_SCENARIO_RUNS).df()
+    rollout = "client_kind" in sample_columns
     return AnalysisFrames(
         meta=dict(con.execute("SELECT key, value FROM meta").fetchall()),
         runs=runs,
@@ -431,4 +472,10 @@ def analysis_frames(con, path: Path) -> AnalysisFrames:
             con.execute(_HOST_REFERENCE).df() if "host_reference" in tables else pd.DataFrame()
         ),
         primitives=primitive_summary(con, tables),
+        rollout_attempts=(con.execute(_ROLLOUT_ATTEMPTS).df() if rollout else pd.DataFrame()),
+        rollout_load=(
+            con.execute(_ROLLOUT_LOAD).df()
+            if rollout and "load_samples" in tables
+            else pd.DataFrame()
+        ),
     )
