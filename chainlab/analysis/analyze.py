@@ -31,6 +31,7 @@ from chainlab.analysis import (
     probe,
     quic,
     resumption,
+    rollout,
     stacks,
     summary,
 )
@@ -102,6 +103,12 @@ class Analysis:
     stacks: pd.DataFrame = field(default_factory=pd.DataFrame)
     stack_orderings: pd.DataFrame = field(default_factory=pd.DataFrame)
     stack_cost_split: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # Staged rollout (analysis.rollout): figures per kind of client (one at a time, and per
+    # load step), per PQ share of each rollout group, and the rollback rule on them.
+    rollout_kinds: pd.DataFrame = field(default_factory=pd.DataFrame)
+    rollout_load_kinds: pd.DataFrame = field(default_factory=pd.DataFrame)
+    rollout_shares: pd.DataFrame = field(default_factory=pd.DataFrame)
+    rollout_rule: pd.DataFrame = field(default_factory=pd.DataFrame)
     # Servers chainlab did not start (analysis.probe): per target scenario, the chains they
     # sent, and each against the lab's scenarios with its leaf.
     targets: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -249,6 +256,12 @@ def _lab(data: StoreData) -> Analysis:
     a.stacks = stacks.per_pair(summ, cfg.confidence_level)
     a.stack_orderings = stacks.orderings(summ, cfg.confidence_level)
     a.stack_cost_split = stacks.cost_split(summ)
+    a.rollout_kinds = rollout.by_kind(data.rollout_attempts, cfg.confidence_level)
+    a.rollout_load_kinds = rollout.load_by_kind(
+        data.rollout_load, a.load_steps, cfg.confidence_level
+    )
+    a.rollout_shares = rollout.per_share(summ, a.load_steps, a.load_capacity)
+    a.rollout_rule = rollout.rollback(a.rollout_shares)
     a.findings = findings(a)
     return a
 

@@ -56,6 +56,10 @@ class StoreData:
     host_reference: pd.DataFrame = field(default_factory=pd.DataFrame)
     # The cost model's inputs: one row per primitive and reference handshake (may be empty).
     primitives: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # Staged rollout: every measured attempt (and load attempt) of a scenario with a client
+    # population or a second chain, with its kind and chain (may be empty).
+    rollout_attempts: pd.DataFrame = field(default_factory=pd.DataFrame)
+    rollout_load: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def load_store(path, config: AnalysisConfig | None = None) -> StoreData:
@@ -134,6 +138,8 @@ def load_store(path, config: AnalysisConfig | None = None) -> StoreData:
         load_latencies_ms=_by_step(frames.load_latencies),
         host_reference=frames.host_reference,
         primitives=frames.primitives,
+        rollout_attempts=frames.rollout_attempts,
+        rollout_load=frames.rollout_load,
     )
 
 

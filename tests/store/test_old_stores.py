@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import chainlab
+from chainlab.analysis.analyze import analyze
 from chainlab.store import SCHEMA_VERSION
 
 STORES = sorted((Path(__file__).parents[1] / "data" / "stores").glob("v*-*.duckdb"))
@@ -50,3 +51,20 @@ def test_old_store_opens_exports_and_reports(path, tmp_path):
         assert "Server CPU per handshake: predicted vs measured" in md
     else:
         assert "holds no measured primitives" in md
+
+
+def test_a_kept_rollout_store_keeps_each_attempts_kind_and_chain(tmp_path):
+    """Schema 8's staged rollout: each attempt's kind of client and the chain it was sent,
+    and the report's section splitting the figures by kind."""
+    (path,) = [p for p in STORES if p.name == "v8-rollout.duckdb"]
+    store = tmp_path / path.name
+    shutil.copy(path, store)
+    with chainlab.open(store) as s:
+        samples = s.table("samples")
+    rollout = samples[samples["scenario_id"].str.contains("__pop_") & ~samples["warmup"]]
+    assert set(rollout["client_kind"]) == {"classical", "pq"}
+    chains = rollout.groupby("client_kind")["chain_index"].unique()
+    assert list(chains["classical"]) == [0] and list(chains["pq"]) == [1]
+    a = analyze(store)
+    assert sorted(a.rollout_shares["pq_share"]) == [0.0, 0.5]
+    assert len(a.rollout_rule) == 2  # one at a time: the baseline and the 50 % population
