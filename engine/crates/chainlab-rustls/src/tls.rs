@@ -71,10 +71,11 @@ fn verification_algorithms(
     let mut algs = provider.signature_verification_algorithms;
     if let Some(list) = &tls.sigalgs {
         let wanted = capabilities::schemes(list)?;
-        let mapping: Vec<_> = algs
-            .mapping
+        // In `--sigalgs` order: the client offers the schemes in the mapping's order, and a
+        // server holding two chains sends the one its first offered scheme asks for.
+        let mapping: Vec<_> = wanted
             .iter()
-            .filter(|(scheme, _)| wanted.contains(scheme))
+            .filter_map(|w| algs.mapping.iter().find(|(scheme, _)| scheme == w))
             .copied()
             .collect();
         // The table is 'static in rustls; a restricted one lives as long as the process.

@@ -84,6 +84,52 @@ fn a_dual_chain_server_sends_each_client_the_chain_it_asks_for() {
     }
 }
 
+/// A client offering both leaves' schemes gets the chain of the first it offers, on every
+/// client stack: each engine's client offers `--sigalgs` in its order.
+#[test]
+fn a_client_offering_both_schemes_gets_the_chain_of_its_first() {
+    let dir = TempDir::new("dual-order");
+    let (ec, ml, both) = hierarchies(&dir);
+    for server_stack in STACKS {
+        let server = dual(server_stack, &ec, &ml);
+        let mut runs = Vec::new();
+        for client_stack in STACKS {
+            for (order, index) in [
+                ("mldsa65:ecdsa_secp256r1_sha256", 1),
+                ("ecdsa_secp256r1_sha256:mldsa65", 0),
+            ] {
+                let records = client(
+                    client_stack,
+                    &server,
+                    &[
+                        "--ca",
+                        both.to_str().unwrap(),
+                        "--sigalgs",
+                        order,
+                        "--count",
+                        "1",
+                    ],
+                );
+                runs.push((
+                    format!("{client_stack} -> {server_stack}: {order}"),
+                    records,
+                    index,
+                ));
+            }
+        }
+        let servers = server.stop();
+        for (label, records, index) in runs {
+            let c = &records[0];
+            assert_eq!(c["outcome"], "ok", "{label}: {c}");
+            let s = servers
+                .iter()
+                .find(|s| s["conn_id"] == c["conn_id"])
+                .unwrap();
+            assert_eq!(s["chain_index"], index, "{label}");
+        }
+    }
+}
+
 #[test]
 fn a_mixed_population_draws_its_kinds_and_a_kind_no_chain_serves_fails_by_category() {
     let dir = TempDir::new("population");
