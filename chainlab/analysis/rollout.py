@@ -204,7 +204,9 @@ def rollback(shares: pd.DataFrame) -> pd.DataFrame:
             b = base.iloc[0] if len(base) else None
             for r in g.to_dict("records"):
                 p99, lo, hi = r[col], r[f"{col}_lo"], r[f"{col}_hi"]
-                if b is None or not np.isfinite(p99) or not np.isfinite(b[col]):
+                if b is None or r["scenario_id"] == b["scenario_id"]:
+                    continue  # the baseline against itself
+                if not np.isfinite(p99) or not np.isfinite(b[col]):
                     continue
                 ratio = p99 / b[col]
                 # NaN ends (too few attempts for the interval) leave the verdict undecided.

@@ -67,4 +67,4 @@ def test_a_kept_rollout_store_keeps_each_attempts_kind_and_chain(tmp_path):
     assert list(chains["classical"]) == [0] and list(chains["pq"]) == [1]
     a = analyze(store)
     assert sorted(a.rollout_shares["pq_share"]) == [0.0, 0.5]
-    assert len(a.rollout_rule) == 2  # one at a time: the baseline and the 50 % population
+    assert len(a.rollout_rule) == 1  # one at a time: the 50 % population on its baseline
