@@ -81,22 +81,25 @@ fn worker<S: Stack>(
         let Some(seq) = shared.claim() else {
             break; // past --max-connections: the connection closes unserved
         };
-        let mut tracked = Tracked::open(seq, peer, accept_cpu, || {
-            super::prepare(&stream, Some(shared.io_timeout))?;
-            stack.open(CountingStream::new(stream))
-        })?;
-        let registered = slot.enter(tracked.conn.socket().as_raw_fd());
-        match tracked.drive() {
-            Step::Closed => {}
-            // On a blocking socket a wait means its timeout expired.
-            Step::Read | Step::Write => {
-                tracked.interrupt(socket_failure(std::io::ErrorKind::WouldBlock, "timeout"))
+        // The connection, accept to close: callgrind's span (cpu::counted_span).
+        let record = crate::cpu::counted_span(|| {
+            let mut tracked = Tracked::open(seq, peer, accept_cpu, || {
+                super::prepare(&stream, Some(shared.io_timeout))?;
+                stack.open(CountingStream::new(stream))
+            })?;
+            let registered = slot.enter(tracked.conn.socket().as_raw_fd());
+            match tracked.drive() {
+                Step::Closed => {}
+                // On a blocking socket a wait means its timeout expired.
+                Step::Read | Step::Write => {
+                    tracked.interrupt(socket_failure(std::io::ErrorKind::WouldBlock, "timeout"))
+                }
+                Step::Handshaken => unreachable!("drive() notes the handshake's end itself"),
             }
-            Step::Handshaken => unreachable!("drive() notes the handshake's end itself"),
-        }
-        let abandoned = slot.abandoned.load(Ordering::SeqCst);
-        // Unregistered (in the closing step) before the socket closes.
-        let record = tracked.finish(shared.who, abandoned, |_| drop(registered))?;
+            let abandoned = slot.abandoned.load(Ordering::SeqCst);
+            // Unregistered (in the closing step) before the socket closes.
+            tracked.finish(shared.who, abandoned, |_| drop(registered))
+        })?;
         if let Some(record) = record {
             account.connections += 1;
             account.conn_cpu_ns += record.conn_cpu_ns.unwrap_or(0);
