@@ -32,7 +32,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from statistics import NormalDist
 
-from chainlab.campaign import certificates, cost, rollout
+from chainlab.campaign import certificates, cost, measure_plan, rollout
 from chainlab.campaign.model import NetworkProfile, Scenario
 from chainlab.network.calibrate import BULK_MAX_S, plan_for
 from chainlab.network.model import predict_handshake, segments
@@ -485,7 +485,7 @@ def scenario(s: Scenario, model: cost.CostModel | None = None) -> Estimate:
             return n
         return min(n, max(1, int(p.time_cap_s * 1000 / ms)))
 
-    extra = load_seconds(s, model)
+    extra = load_seconds(s, model) + measure_plan.seconds(s, loopback_ms(s, model))
     return Estimate(
         cap(low),
         cap(expected),

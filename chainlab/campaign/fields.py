@@ -13,7 +13,7 @@ from chainlab.schema import Bool, Int, Items, Num, Str
 
 # Top-level tables of a campaign file.
 TOP_KEYS = ("campaign", "aliases", "hierarchies", "network", "sampling", "matrix", "campaigns")
-TOP_KEYS += ("analysis", "load", "primitives", "targets", "cluster", "clients")
+TOP_KEYS += ("analysis", "load", "primitives", "targets", "cluster", "clients", "measure")
 ORDERS = ("random", "interleaved", "declared")
 # A [matrix.*]'s keys besides its axes (chainlab.campaign.axes): `stack` sets both sides'
 # stacks, `client_stack` / `server_stack` set them apart; `resumption_ratio` is another way

@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from chainlab import engine
-from chainlab.campaign import axes, certificates, load_plan, stacks
+from chainlab.campaign import axes, certificates, load_plan, measure_plan, stacks
 from chainlab.campaign.algorithms import (
     ALGORITHM_NAMES,
     INTERMEDIATE_ANCHOR,
@@ -91,6 +91,8 @@ def split_problem(scenarios, load) -> str | None:
             what = f"probes target {s.target!r}"
         elif s.transport != "tcp":
             what = f"runs over {s.transport}"
+        elif s.measure is not None:
+            what = "counts instructions ([measure]: both sides on one host)"
         if what:
             return (
                 f"'split' but scenario {s.scenario_id} {what}; allowed: split placement for "
@@ -158,6 +160,7 @@ class _Validator(TableReaders, MatrixReaders, ClientReaders):
         base_sampling, overrides = self.read_sampling(d.get("sampling", {}))
         matrices = self.read_matrices(d.get("matrix", {}))
         load = load_plan.read(self, d.get("load"))
+        measure = measure_plan.read(self, d.get("measure"))
         primitives = self.read_primitives(d.get("primitives", {}))
         cluster_table = self.p.check(
             CLUSTER_FIELDS, self.table(d.get("cluster", {}), "cluster"), "cluster"
@@ -197,6 +200,7 @@ class _Validator(TableReaders, MatrixReaders, ClientReaders):
                 sampling=policy,
                 network_profile=self.networks.get(parts["network"]),
                 load=scenario_load,
+                measure=measure_plan.for_scenario(self, measure, parts, sid),
                 target_spec=self.targets.get(parts["target"]),
             )
             plan = scenarios[sid].load
@@ -243,6 +247,7 @@ class _Validator(TableReaders, MatrixReaders, ClientReaders):
             analysis=analysis,
             notes=self.notes,
             load=load,
+            measure=measure,
             primitives=primitives,
             cluster=cluster,
             placement=placement,

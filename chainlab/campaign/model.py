@@ -131,6 +131,25 @@ class LoadPlan:
         return asdict(self)
 
 
+# Instruction sources a campaign may ask for ([measure] instructions; "none": the wall-clock
+# samples only, with the hardware counter's instructions where the host has one).
+INSTRUCTION_SOURCES = ("none", "callgrind")
+
+
+@dataclass(frozen=True)
+class MeasurePlan:
+    """[measure] for one scenario (chainlab.campaign.measure_plan): instructions counted per
+    connection and side under callgrind, for `count` handshakes after `warmup` ones."""
+
+    instructions: str = "none"
+    count: int = 10
+    warmup: int = 1
+
+    @property
+    def counts_instructions(self) -> bool:
+        return self.instructions != "none"
+
+
 def cpu_list(text: str) -> list[int]:
     """The CPUs of a list such as "0,2-3" (already checked against its pattern)."""
     out: set[int] = set()
@@ -189,6 +208,8 @@ class Scenario:
     network_profile: NetworkProfile | None = field(default=None, compare=False, repr=False)
     # The campaign's [load] plan (None: no load steps); not part of the identity either.
     load: LoadPlan | None = field(default=None, compare=False, repr=False)
+    # The campaign's [measure] plan where it counts instructions (None: it does not).
+    measure: MeasurePlan | None = field(default=None, compare=False, repr=False)
     # Mutual TLS: the client certificate's hierarchy, root first (empty: no client
     # certificate). Part of the identity; last so that older constructions stay valid.
     client_auth: tuple[str, ...] = ()
@@ -346,6 +367,7 @@ class Campaign:
     analysis: dict
     notes: list[str] = field(default_factory=list)  # non-fatal remarks for `validate`
     load: LoadPlan | None = None
+    measure: MeasurePlan = field(default_factory=MeasurePlan)
     primitives: PrimitivesPlan = field(default_factory=PrimitivesPlan)
     cluster: str | None = None  # [cluster] address: a Dask scheduler
     placement: str = "whole"  # [cluster] placement: whole | split

@@ -1,0 +1,91 @@
+"""The campaign file's [measure] table (docs/campaigns.md, "Instruction counts"): whether each
+scenario also counts the instructions of a few handshakes per side under valgrind's
+callgrind, how many, and [[measure.override]] counts for the scenarios a `where` table
+matches. `v` is the campaign loader's validator, whose problems these report into.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+
+from chainlab.campaign.matrix import matches
+from chainlab.campaign.model import INSTRUCTION_SOURCES, MeasurePlan
+from chainlab.schema import Int, Str, fmt
+
+MEASURE_FIELDS = {
+    "instructions": Str(choices=INSTRUCTION_SOURCES),
+    # Handshakes counted per scenario: callgrind runs each side ~50x slower, and a count per
+    # connection is exact up to the algorithm's own variation (ML-DSA signing's rejection
+    # sampling), so a few suffice.
+    "count": Int(1, 1000),
+    # Handshakes before them in the same processes (first-use set-up: lazy tables, caches).
+    "warmup": Int(0, 100),
+}
+OVERRIDE_KEYS = ("count", "warmup")
+# Callgrind's slowdown of a handshake's CPU work (ML-DSA-65 handshakes here: ~50x), and the
+# start of the two processes under valgrind with their set-up (~1.5 s each here).
+CALLGRIND_SLOWDOWN = 50
+CALLGRIND_START_S = 3.0
+
+
+def read(v, value) -> MeasurePlan:
+    """[measure], and its overrides into `v.measure_overrides`."""
+    v.measure_overrides: list[tuple[dict, dict]] = []
+    if value is None:
+        return MeasurePlan()
+    table = v.table(value, "measure")
+    got = v.p.check(MEASURE_FIELDS, table, "measure", also=("override",))
+    overrides = table.get("override", [])
+    if not isinstance(overrides, list):
+        v.bad("measure.override", f"expected an array of tables, got {fmt(overrides)}")
+        overrides = []
+    for i, ov in enumerate(overrides):
+        at = f"measure.override[{i}]"
+        ov = v.table(ov, at)
+        if "where" not in ov:
+            v.bad(f"{at}.where", "missing; allowed: a table of scenario properties")
+            continue
+        where = v.read_where(ov["where"], f"{at}.where")
+        fields = {k: MEASURE_FIELDS[k] for k in OVERRIDE_KEYS}
+        values = v.p.check(fields, ov, at, also=("where",))
+        v.measure_overrides.append((where, values))
+    plan = MeasurePlan(**{k: x for k, x in got.items() if x is not None})
+    if plan.counts_instructions and shutil.which("valgrind") is None:
+        v.bad(
+            "measure.instructions",
+            "'callgrind' needs valgrind, which is not installed here; allowed: 'none', or "
+            "install valgrind (`make setup` does)",
+        )
+    return plan
+
+
+def for_scenario(v, plan: MeasurePlan, parts: dict, sid: str) -> MeasurePlan | None:
+    """The scenario's plan with the overrides it matches applied in order (None: no
+    instruction counting); a scenario the counted span cannot cover is refused."""
+    if not plan.counts_instructions:
+        return None
+    for where, values in v.measure_overrides:
+        if matches(where, parts, sid) and None not in values.values():
+            plan = replace(plan, **values)
+    why = None
+    if parts["transport"] != "tcp":
+        why = f"transport {parts['transport']!r} (a QUIC server's connections share one loop)"
+    elif parts["target"] is not None:
+        why = f"target {parts['target']!r} (its server is not chainlab's to count)"
+    if why:
+        v.bad(
+            "measure.instructions",
+            f"scenario {sid}: instruction counts with {why}; allowed: TCP scenarios of "
+            "chainlab's own servers (exclude the others, or instructions = 'none')",
+        )
+    return plan
+
+
+def seconds(s, handshake_ms: float) -> float:
+    """Estimated wall time of a scenario's instruction counting (0 without)."""
+    plan = s.measure
+    if plan is None:
+        return 0.0
+    n = plan.count + plan.warmup
+    return CALLGRIND_START_S + n * handshake_ms * CALLGRIND_SLOWDOWN / 1000
