@@ -3,7 +3,8 @@
 #   build: perl/make/gcc for OpenSSL (3.5 and 4.0) and aws-lc (the rustls stack, built by its
 #          crate with gcc, no cmake); zlib, brotli, zstd headers for certificate compression
 #   run:   iproute2 for network namespaces; chromium for the report's rendering test
-#   bench: valgrind (callgrind instruction counts in `chainlab bench engine`)
+#   valgrind: callgrind instruction counts ([measure] in campaigns, `chainlab bench engine`,
+#     `chainlab bench instructions`)
 set -euo pipefail
 pkgs=(build-essential perl pkg-config zlib1g-dev libbrotli-dev libzstd-dev iproute2 chromium valgrind)
 missing=()

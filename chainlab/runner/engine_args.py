@@ -41,9 +41,11 @@ def server_argv(
     timeout_ms: int,
     client_pki_dir: Path | None,
     second_pki_dir: Path | None = None,
+    counted: bool = False,
 ) -> list[str]:
     """`serve` for this scenario, listening on `listen` (host:port), recording to `records`;
-    `second_pki_dir`: the second chain's hierarchy (staged rollout)."""
+    `second_pki_dir`: the second chain's hierarchy (staged rollout); `counted`: a server whose
+    instructions callgrind counts, one connection at a time (chainlab.runner.instructions)."""
     argv = [
         str(binary(run_engine, s.server_stack)), "serve",
         "--pki", str(pki_dir),
@@ -60,7 +62,10 @@ def server_argv(
         argv += ["--client-ca", str(client_pki_dir / "ca.pem")]
     if second_pki_dir is not None:
         argv += ["--second-pki", str(second_pki_dir)]
-    if s.load is not None:
+    if counted:
+        # One worker thread: each connection's span runs alone, dumps in record order.
+        argv += ["--server-model", "threads", "--workers", "1"]
+    elif s.load is not None:
         # Load steps follow on this server: its workers on its own cores from the start,
         # so the single-connection phase measures the same server.
         # A QUIC server is one thread serving every connection through one event loop

@@ -138,6 +138,7 @@ class LocalExecutor:
                     if finished:
                         ex.run_load()
                         ex.reference("end")
+                        ex.count_instructions()
                 finally:
                     ex.close()
                 if finished:
@@ -155,6 +156,7 @@ def run_whole(ex: ScenarioExecution, progress) -> None:
         progress.scenario_step(ex)
     ex.run_load()
     ex.reference("end")
+    ex.count_instructions()
 
 
 # -- Dask -------------------------------------------------------------------------------

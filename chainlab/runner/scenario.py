@@ -36,6 +36,7 @@ from chainlab.network.profile import LOOPBACK
 from chainlab.runner import (
     engine_args,
     host,
+    instructions,
     load,
     network,
     pki,
@@ -136,6 +137,7 @@ class ScenarioExecution:
         self.load_steps: list[dict] = []
         self.load_samples: list[dict] = []
         self.host_reference: list[dict] = []
+        self.instruction_samples: list[dict] = []
         # The forwarder's final statistics of each visit's link (emulated networks).
         self.link_stats: list[dict] = []
         # The server's ready line on certificate compression (sizes before and after).
@@ -284,6 +286,21 @@ class ScenarioExecution:
             finally:
                 self._close_link()
 
+    def stop_server(self) -> None:
+        """Stops this visit's server (its records collected), leaving the link up."""
+        with self.ctx.defer():
+            self._stop_server()
+
+    def count_instructions(self) -> None:
+        """The campaign's [measure] instruction counts on this visit's path, once the
+        samples and load steps are done (chainlab.runner.instructions)."""
+        if self.s.measure is None or self.stop_reason == "failed" or self.pki_dir is None:
+            return
+        try:
+            self.instruction_samples = instructions.run(self)
+        except (instructions.InstructionError, records.RecordError, OSError) as e:
+            self.fail("instructions_failed", str(e))
+
     def _stop_server(self) -> None:
         if self._server_proc is None:
             return
@@ -393,6 +410,18 @@ class ScenarioExecution:
             {"run_id": self.ctx.run_id, "scenario_id": self.s.scenario_id, "step": step,
              "phase": phase, **got}
         )  # fmt: skip
+        drift = host.drift(self.host_reference)
+        if (
+            phase == "end"
+            and step == -1
+            and drift is not None
+            and abs(drift) > host.HOST_DRIFT_LIMIT
+        ):
+            self.ctx.progress.note(
+                f"chainlab: {self.s.scenario_id}: the host's speed moved {drift:+.0%} "
+                "during the scenario (reference workload, end over start): its figures "
+                "were taken on a changing host"
+            )
 
     # -- load --------------------------------------------------------------------------
 

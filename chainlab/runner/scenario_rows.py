@@ -55,6 +55,7 @@ def rows(ex, ended_at: datetime, link_timing: dict) -> ScenarioRows:
         load_steps=ex.load_steps,
         load_samples=ex.load_samples,
         host_reference=ex.host_reference,
+        instruction_samples=ex.instruction_samples,
     )
 
 

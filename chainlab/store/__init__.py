@@ -155,6 +155,7 @@ class Store:
     load_steps = property(lambda self: self.table("load_steps"))
     load_samples = property(lambda self: self.table("load_samples"))
     host_reference = property(lambda self: self.table("host_reference"))
+    instruction_samples = property(lambda self: self.table("instruction_samples"))
     primitive_samples = property(lambda self: self.table("primitive_samples"))
 
     def analysis_frames(self) -> AnalysisFrames:
@@ -279,6 +280,7 @@ class Store:
             self.insert("load_steps", result.load_steps)
             self.insert("host_reference", result.host_reference)
             self.insert("load_samples", result.load_samples)
+            self.insert("instruction_samples", result.instruction_samples)
             if result.network is not None:
                 self.insert("network_profiles", [result.network], or_ignore=True)
 

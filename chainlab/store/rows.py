@@ -23,7 +23,9 @@ class ScenarioRows:
     - network: the run's `network_profiles` row of the scenario's emulated profile, or None;
     - load_steps, load_samples: the scenario's open-loop load steps (campaign [load]) and
       their attempts (chainlab.runner.load), empty without [load];
-    - host_reference: the host-speed workload timed around the scenario and its steps.
+    - host_reference: the host-speed workload timed around the scenario and its steps;
+    - instruction_samples: instructions per connection and side counted under callgrind
+      ([measure]; chainlab.runner.instructions), empty without.
     """
 
     scenario_run: dict
@@ -35,6 +37,7 @@ class ScenarioRows:
     load_samples: list[dict] = field(default_factory=list)
     host_reference: list[dict] = field(default_factory=list)
     observed_client_chain: list[dict] = field(default_factory=list)
+    instruction_samples: list[dict] = field(default_factory=list)
 
     @property
     def status(self) -> str:

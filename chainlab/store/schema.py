@@ -9,7 +9,8 @@ and the certificate compression sizes of each scenario run; 4 client certificate
 and where each scenario ran; 5 the transport (TCP or QUIC) and QUIC's datagram counts; 6
 the TLS stack of each side (openssl-3.5, openssl-4.0, rustls); 7 the certificate axis
 (X.509 or a Merkle Tree Certificate) and what a client's MTC verification checked; 8 staged
-rollout: each attempt's kind of client and the chain a dual-chain server sent.
+rollout: each attempt's kind of client and the chain a dual-chain server sent; 9 instruction
+counts under callgrind per connection and side, and the steal time around each scenario.
 """
 
 from __future__ import annotations
@@ -33,9 +34,9 @@ def table_sql(name: str) -> str:
     return text[start : text.index("\n);", start) + 3]
 
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 # Versions this chainlab reads; each older one has an upgrade step in UPGRADES.
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8)
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9)
 # What turns a store of version v into v + 1 (run in one transaction with the version bump).
 UPGRADES = {
     1: (
@@ -94,6 +95,10 @@ UPGRADES = {
         for table in ("samples", "load_samples")
         for column in ("client_kind VARCHAR", "chain_index INTEGER")
     ),  # and the rollout axes' columns: `axis_columns_sql`
+    8: (
+        "ALTER TABLE host_reference ADD COLUMN IF NOT EXISTS steal_ns BIGINT",
+        table_sql("instruction_samples"),
+    ),
 }
 
 
@@ -131,6 +136,7 @@ TABLES = (
     "load_samples",
     "host_reference",
     "primitive_samples",
+    "instruction_samples",
 )
 
 

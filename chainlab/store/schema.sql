@@ -290,7 +290,26 @@ CREATE TABLE host_reference (
     wall_ns     BIGINT NOT NULL,             -- the workload's wall time (lower: faster host)
     cpu_ns      BIGINT NOT NULL,             -- its thread CPU (wall >> cpu: a shared core)
     cpus        VARCHAR,                     -- where it ran (NULL: not pinned)
+    steal_ns    BIGINT,                      -- the machine's steal time so far, all CPUs
+                                             --   (/proc/stat; NULL: not reported, < v9)
     PRIMARY KEY (run_id, scenario_id, step, phase)
+);
+
+-- Instructions per connection and side counted under valgrind's callgrind ([measure]
+-- instructions = "callgrind", version 9): a few more handshakes after the scenario's samples,
+-- each side collecting inside the engine's per-connection span only (docs/methods.md §23).
+CREATE TABLE instruction_samples (
+    run_id          VARCHAR NOT NULL,
+    scenario_id     VARCHAR NOT NULL,
+    seq             BIGINT NOT NULL,
+    warmup          BOOLEAN NOT NULL,
+    conn_id         VARCHAR,
+    outcome         VARCHAR NOT NULL,
+    error_category  VARCHAR,
+    client_instructions BIGINT,              -- the client's attempt, connect to close
+    server_instructions BIGINT,              -- the server's connection, accept to close
+    source          VARCHAR NOT NULL,        -- the counter: 'callgrind (valgrind-3.19.0)'
+    PRIMARY KEY (run_id, scenario_id, seq)
 );
 
 -- The cost model's inputs (docs/methods.md, "Cost model"): cryptographic primitives timed

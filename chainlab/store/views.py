@@ -268,6 +268,36 @@ _OPTIONAL_TABLES = (
 )
 
 
+# Instructions per handshake and side (docs/methods.md §23): counted under callgrind where
+# the scenario's [measure] asked for it (instruction_samples, version 9), else the hardware
+# counter's where the host has one (samples); measured successful handshakes, the same
+# connections on both sides.
+_INSTRUCTIONS = (
+    "WITH "
+    + _CHOSEN
+    + """,
+counted AS (
+    SELECT i.scenario_id, i.client_instructions AS c, i.server_instructions AS s, i.source
+    FROM instruction_samples i JOIN chosen USING (run_id, scenario_id)
+    WHERE NOT i.warmup AND i.outcome = 'ok'
+        AND i.client_instructions IS NOT NULL AND i.server_instructions IS NOT NULL
+),
+pmu AS (
+    SELECT scenario_id, client_instructions AS c, server_instructions AS s,
+        'hardware counter (perf_event)' AS source
+    FROM measured
+    WHERE outcome = 'ok' AND client_instructions IS NOT NULL AND server_instructions IS NOT NULL
+        AND scenario_id NOT IN (SELECT scenario_id FROM counted)
+)
+SELECT scenario_id, count(*) AS instr_n,
+    avg(c) AS client_instr_mean, var_samp(c) AS client_instr_var,
+    avg(s) AS server_instr_mean, var_samp(s) AS server_instr_var,
+    min(source) AS instr_source
+FROM (SELECT * FROM counted UNION ALL SELECT * FROM pmu)
+GROUP BY scenario_id
+"""
+)
+
 # Staged rollout (store version 8): every measured attempt of a scenario with a client
 # population or a second chain, with its kind of client and the chain it was sent, failures
 # included (a kind no chain serves is counted by the server's category); and every attempt
@@ -330,6 +360,8 @@ class AnalysisFrames:
     # Staged rollout (_ROLLOUT_ATTEMPTS, _ROLLOUT_LOAD); empty before version 8 or without.
     rollout_attempts: pd.DataFrame = field(default_factory=pd.DataFrame)
     rollout_load: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # Per scenario with instruction counts (_INSTRUCTIONS); empty before version 9 or without.
+    instructions: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 # The same for a version-1 store: no whole-connection server CPU (NULL columns).
@@ -472,6 +504,9 @@ def analysis_frames(con, path: Path) -> AnalysisFrames:
             con.execute(_HOST_REFERENCE).df() if "host_reference" in tables else pd.DataFrame()
         ),
         primitives=primitive_summary(con, tables),
+        instructions=(
+            con.execute(_INSTRUCTIONS).df() if "instruction_samples" in tables else pd.DataFrame()
+        ),
         rollout_attempts=(con.execute(_ROLLOUT_ATTEMPTS).df() if rollout else pd.DataFrame()),
         rollout_load=(
             con.execute(_ROLLOUT_LOAD).df()

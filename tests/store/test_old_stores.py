@@ -68,3 +68,26 @@ def test_a_kept_rollout_store_keeps_each_attempts_kind_and_chain(tmp_path):
     a = analyze(store)
     assert sorted(a.rollout_shares["pq_share"]) == [0.0, 0.5]
     assert len(a.rollout_rule) == 1  # one at a time: the 50 % population on its baseline
+
+
+def test_a_kept_instruction_store_keeps_each_sides_counts(tmp_path):
+    """Schema 9: instructions per connection and side under callgrind, with their source,
+    and the steal time around each scenario."""
+    (path,) = [p for p in STORES if p.name == "v9-instructions.duckdb"]
+    store = tmp_path / path.name
+    shutil.copy(path, store)
+    with chainlab.open(store) as s:
+        rows, ref = s.instruction_samples, s.host_reference
+    counted = rows[~rows["warmup"]]
+    assert len(counted) == 3 * 3 and (counted["outcome"] == "ok").all()
+    assert counted["source"].str.startswith("callgrind (valgrind-").all()
+    assert ref["steal_ns"].notna().all()
+    a = analyze(store)
+    assert a.summary["instr_source"].str.startswith("callgrind").all()
+    # The SLH-DSA-SHAKE-128f leaf signs in ~600 M instructions, ML-DSA-44 in millions.
+    s = a.summary.set_index("scenario_id")
+    slh, ml = (
+        s.at["x25519mlkem768__ml_root__slhf_leaf", "server_instr"],
+        s.at["x25519mlkem768__ml_root__ml_leaf", "server_instr"],
+    )
+    assert slh > 20 * ml
