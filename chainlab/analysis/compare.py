@@ -80,6 +80,20 @@ def ratio_of_means(summary_rows: pd.DataFrame, a: str, b: str, col: str, level: 
     return ratio_ci(ea, sa, eb, sb, level)
 
 
+def instructions_disagree(row: dict) -> str:
+    """The sides whose CPU ratio and instruction ratio (docs/methods.md §23) disagree beyond
+    their intervals (the two intervals do not overlap): '' when they agree or either is
+    missing."""
+    out = []
+    for side in ("server", "client"):
+        c_lo, c_hi = row.get(f"{side}_cpu_ratio_lo"), row.get(f"{side}_cpu_ratio_hi")
+        i_lo, i_hi = row.get(f"{side}_instr_ratio_lo"), row.get(f"{side}_instr_ratio_hi")
+        known = all(isinstance(x, float) and math.isfinite(x) for x in (c_lo, c_hi, i_lo, i_hi))
+        if known and (c_hi < i_lo or i_hi < c_lo):
+            out.append(side)
+    return ", ".join(out)
+
+
 def ratio_of_quantiles(mc: MonteCarlo, summary_rows, a: str, b: str, q_col: str, q: float):
     if a == b:
         return (1.0, 1.0, 1.0)
@@ -489,9 +503,12 @@ def find_pairs(
                 ("chain_bytes_ratio", "chain_bytes"),
                 ("server_cpu_ratio", "server_cpu_ms"),
                 ("client_cpu_ratio", "client_cpu_ms"),
+                ("server_instr_ratio", "server_instr"),
+                ("client_instr_ratio", "client_instr"),
             ):
                 est, lo, hi = ratio_of_means(rows_idx, fb, fa, col, level)
                 row[name], row[f"{name}_lo"], row[f"{name}_hi"] = est, lo, hi
+            row["instr_disagrees"] = instructions_disagree(row)
             est, lo, hi = ratio_of_quantiles(mc, rows_idx, fb, fa, "p95_ms", 0.95)
             row["p95_ratio"], row["p95_ratio_lo"], row["p95_ratio_hi"] = est, lo, hi
             lo, hi = row["latency_ratio_lo"], row["latency_ratio_hi"]

@@ -85,7 +85,8 @@ def load_store(path, config: AnalysisConfig | None = None) -> StoreData:
     )
     df = scen.merge(chosen, on="scenario_id", how="inner")
     not_run = sorted(set(scen["scenario_id"]) - set(chosen["scenario_id"]))
-    for extra in (frames.moments, frames.cpu, frames.counts, frames.datagrams, frames.mtc):
+    extras = (frames.moments, frames.cpu, frames.counts, frames.datagrams, frames.mtc)
+    for extra in (*extras, frames.instructions):
         if "scenario_id" in extra:
             df = df.merge(extra, on="scenario_id", how="left")
     for c in ("n_ok", "n_measured", "n_failed_samples", "cpu_n", "n_server_missing"):

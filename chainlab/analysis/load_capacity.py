@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from chainlab.analysis.load import StoreData
+from chainlab.runner.host import HOST_DRIFT_LIMIT
 from chainlab.runner.load import saturated
 from chainlab.stats import poisson_rate_ci, quantile_ci, ratio_ci
 
@@ -247,6 +248,39 @@ def host_speed(data: StoreData) -> pd.DataFrame:
                 "shared_core": bool(
                     (g["wall_ns"] > 1.2 * g["cpu_ns"]).any()
                 ),  # the workload waited for its core
+                # The machine's steal time between the scenario's start and end (all CPUs;
+                # NaN where the kernel reports none, or in stores before version 9).
+                "steal_ms": _steal_ms(g),
             }
         )
-    return pd.DataFrame(rows)
+    df = pd.DataFrame(rows)
+    df["moved"] = df["drift"].abs() > HOST_DRIFT_LIMIT
+    return df
+
+
+def _steal_ms(g: pd.DataFrame) -> float:
+    if "steal_ns" not in g:
+        return math.nan
+    own = g[g["step"] == -1].set_index("phase")["steal_ns"]
+    start, end = own.get("start"), own.get("end")
+    if start is None or end is None or pd.isna(start) or pd.isna(end):
+        return math.nan
+    return (float(end) - float(start)) / 1e6
+
+
+def normalised_latency(host: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
+    """Per scenario with a host reference: its mean latency scaled to the run's median host
+    speed, mean_ms x (median of every scenario's reference time / this scenario's, the mean
+    of its start and end). A label, not a measurement: it assumes the whole handshake slows
+    as the reference workload does (CPU-bound work does; round trips on a link do not)."""
+    if host is None or host.empty or summary.empty:
+        return pd.DataFrame()
+    h = host.set_index("scenario_id")
+    own = (h["start_ms"] + h["end_ms"]) / 2
+    median = float(own.median())
+    out = summary[["scenario_id", "mean_ms", "mean_ms_lo", "mean_ms_hi"]].copy()
+    factor = out["scenario_id"].map(median / own)
+    for c in ("mean_ms", "mean_ms_lo", "mean_ms_hi"):
+        out[f"normalised_{c}"] = out[c] * factor
+    out["host_factor"] = factor
+    return out[out["host_factor"].notna()].reset_index(drop=True)

@@ -43,9 +43,17 @@ MEANS = {
     "server_conn_cpu_ms": ("server_conn_cpu_mean", "server_conn_cpu_var", "conn_cpu_n", 1e-6),
     "client_cpu_ms": ("client_cpu_mean", "client_cpu_var", "cpu_n", 1e-6),
     "server_tls_ms": ("server_handshake_mean", "server_handshake_var", "server_handshake_n", 1e-6),
+    # Instructions per handshake (callgrind, or the hardware counter: `instr_source`).
+    "server_instr": ("server_instr_mean", "server_instr_var", "instr_n", 1.0),
+    "client_instr": ("client_instr_mean", "client_instr_var", "instr_n", 1.0),
 }
 
 QUANTILES = {"median_ms": 0.5, "p95_ms": 0.95, "p99_ms": 0.99}
+
+
+def _cv(mean, var) -> float:
+    m, v = _num(mean), _num(var)
+    return math.sqrt(v) / m if m > 0 and v >= 0 else math.nan
 
 
 def _num(v) -> float:
@@ -193,6 +201,12 @@ def scenario_summary(data: StoreData) -> pd.DataFrame:
             # Mean user-mode instructions per handshake (NaN: no hardware counter).
             "client_instructions": _num(r.get("client_instructions_mean")),
             "server_instructions": _num(r.get("server_instructions_mean")),
+            # Where server_instr / client_instr come from, and their spread per handshake
+            # (coefficient of variation: ~0 for deterministic code paths, ML-DSA signing's
+            # rejection sampling moves the server's).
+            "instr_source": r.get("instr_source") if isinstance(r.get("instr_source"), str) else "",
+            "server_instr_cv": _cv(r.get("server_instr_mean"), r.get("server_instr_var")),
+            "client_instr_cv": _cv(r.get("client_instr_mean"), r.get("client_instr_var")),
         }
         for name, (m, v, n, scale) in MEANS.items():
             if failed:

@@ -3,10 +3,12 @@ CPU-bound workload timed at its start and end (and around each load step)."""
 
 from __future__ import annotations
 
+from chainlab.analysis.load_capacity import normalised_latency
 from chainlab.report import format as f
-from chainlab.report.builder import Builder, codes, ints, nums, percents
+from chainlab.report.builder import Builder, ci, codes, ints, nums, percents
 from chainlab.report.document import Section
 from chainlab.report.sections.registry import section
+from chainlab.runner.host import HOST_DRIFT_LIMIT
 
 
 @section(30)
@@ -35,8 +37,45 @@ def build(b: Builder) -> Section | None:
         ("drift (end / start − 1)", [f.pct(x * 100) if x == x else "n/a" for x in h["drift"]]),
         ("spread (slowest / fastest − 1)", percents(h["spread"])),
         ("shared core", [f.yes_no(x) for x in h["shared_core"]]),
+        # Where the kernel reports it: the hypervisor's steal over the scenario.
+        *(
+            [("steal ms (all CPUs)", nums(h["steal_ms"], 3))]
+            if "steal_ms" in h and h["steal_ms"].notna().any()
+            else []
+        ),
+        (f"moved > {HOST_DRIFT_LIMIT:.0%}", [f.yes_no(x) for x in h["moved"]]),
     ]
     s.blocks.append(
         b.table("host_speed", "Reference workload per scenario", "Lower is faster.", h, cols)
     )
+    moved = h[h["moved"]]
+    if len(moved):
+        s.blocks.append(
+            f"The host's speed moved more than {HOST_DRIFT_LIMIT:.0%} during "
+            f"{len(moved)} scenario(s): "
+            + ", ".join(f"`{x}`" for x in moved["scenario_id"])
+            + ". Their wall-clock figures mix two host speeds; their instruction counts, "
+            "where the campaign took them, do not."
+        )
+    n = normalised_latency(h, b.a.summary)
+    if len(n):
+        cols = [
+            ("scenario", codes(n["scenario_id"])),
+            ("mean ms (measured)", ci(n, "mean_ms", 3)),
+            ("host factor", nums(n["host_factor"], 3)),
+            ("mean ms, host-speed normalised", ci(n, "normalised_mean_ms", 3)),
+        ]
+        s.blocks.append(
+            b.table(
+                "host_normalised",
+                "Latency normalised to the run's median host speed (a label, not a measurement)",
+                "Host factor: the run's median reference time over this scenario's (the mean "
+                "of its start and end); the normalised mean is the measured one times it. It "
+                "assumes the handshake slows as the reference workload does: CPU-bound work "
+                "does, round trips on an emulated link do not. The measured figure is the "
+                "one every other section uses.",
+                n,
+                cols,
+            )
+        )
     return s

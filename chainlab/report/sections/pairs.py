@@ -25,6 +25,17 @@ def build(b: Builder) -> Section:
     if p.empty:
         s.blocks.append("No two successful scenarios differ along exactly one axis.")
         return s
+    sources = a.summary["instr_source"].replace("", None).dropna().value_counts()
+    if len(sources):
+        s.blocks.append(
+            "Instructions per handshake (each side's user-mode instructions over the same "
+            "span as its CPU; docs/methods.md §23) from "
+            + "; ".join(f"{src} for {n} scenario(s)" for src, n in sources.items())
+            + ". Instruction ratios do not move with the host's speed or steal; 'CPU ≠ "
+            "instr' names the sides whose CPU and instruction ratios disagree beyond their "
+            "intervals (a host effect on the CPU, or work the instructions do not weigh "
+            "alike, such as memory stalls)."
+        )
     for axis in pair_axes():
         g = p[p["axis"] == axis]
         if g.empty:
@@ -53,6 +64,17 @@ def build(b: Builder) -> Section:
             ("bytes read ratio", ci(g, "bytes_read_ratio")),
             ("server CPU ratio", ci(g, "server_cpu_ratio")),
             ("client CPU ratio", ci(g, "client_cpu_ratio")),
+            # Where the store counted instructions: the same ratios in instructions, and
+            # the sides whose CPU and instruction ratios disagree beyond their intervals.
+            *(
+                [
+                    ("server instr ratio", ci(g, "server_instr_ratio")),
+                    ("client instr ratio", ci(g, "client_instr_ratio")),
+                    ("CPU ≠ instr", list(g["instr_disagrees"])),
+                ]
+                if g["server_instr_ratio"].notna().any()
+                else []
+            ),
             # Scenarios of a cluster run on different machine types compare machines too.
             *(
                 [("machines", ["differ" if d else "" for d in g["machines_differ"]])]

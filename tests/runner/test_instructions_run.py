@@ -1,0 +1,96 @@
+"""Instruction counts under callgrind end to end, on both stacks: each counted handshake has
+one count per side from the engine's per-connection span, a deterministic side repeats to
+well under 1 %, the store names the counter, and the analysis and report carry the
+instruction ratios beside the CPU ratios."""
+
+import pytest
+
+import chainlab
+from chainlab.analysis.analyze import analyze
+from chainlab.campaign import load
+from chainlab.report import build_report
+from chainlab.runner import host, instructions
+from chainlab.runner.campaign import RunOptions, run
+
+from .conftest import engine_processes
+
+COUNT = 4
+CAMPAIGN = f"""
+[campaign]
+name = "instr"
+order = "declared"
+[sampling]
+mode = "fixed"
+count = 20
+warmup = 1
+[measure]
+instructions = "callgrind"
+count = {COUNT}
+[matrix.m]
+kex = ["X25519"]
+hierarchy = [["ECDSA-P256", "ECDSA-P256"], ["ECDSA-P256", "ECDSA-P256", "ECDSA-P256"]]
+stack = ["openssl-3.5", "rustls"]
+"""
+
+
+def test_instructions_are_counted_per_connection_and_side(tmp_path, engine_bin, pki_cache):
+    f = tmp_path / "instr.toml"
+    f.write_text(CAMPAIGN)
+    store = tmp_path / "instr.duckdb"
+    summary = run(load(f), RunOptions(store=store, live_progress=False))
+    assert len(summary.completed) == 4 and not summary.failed, summary
+    with chainlab.open(store) as st:
+        rows, samples, ref = st.instruction_samples, st.samples, st.host_reference
+    for sid, g in rows.groupby("scenario_id"):
+        assert len(g) == COUNT + 1 and g["warmup"].sum() == 1, sid
+        counted = g[~g["warmup"]]
+        assert (counted["outcome"] == "ok").all(), sid
+        assert counted["source"].str.startswith("callgrind (valgrind-").all()
+        assert (counted["server_instructions"] > 100_000).all(), sid
+        # The client's attempt is the same code path each time: X25519, two ECDSA verifies.
+        c = counted["client_instructions"]
+        assert (c.max() - c.min()) / c.mean() < 0.01, (sid, list(c))
+        # Counted handshakes are not wall-clock samples.
+        assert len(samples[samples["scenario_id"] == sid]) == 21
+    # A deeper chain costs the client one more verification, in instructions too.
+    means = rows[~rows["warmup"]].groupby("scenario_id")["client_instructions"].mean()
+    assert (
+        means["x25519__ecdsap256_root__ecdsap256_int__ecdsap256_leaf"]
+        > means["x25519__ecdsap256_root__ecdsap256_leaf"]
+    )
+    assert "steal_ns" in ref and ref["steal_ns"].notna().all()
+
+    a = analyze(store)
+    s = a.summary.set_index("scenario_id")
+    assert (s["instr_source"].str.startswith("callgrind")).all()
+    assert (s["client_instr_cv"] < 0.01).all()
+    depth = a.pairs[a.pairs["axis"] == "depth"]
+    assert len(depth) and depth["client_instr_ratio"].gt(1).all()
+    out = build_report(store, tmp_path / "report", analysis=a)
+    md = (out / "report.md").read_text() if out.is_dir() else out.read_text()
+    assert "client instr ratio" in md and "callgrind (valgrind-" in md
+    assert engine_processes(str(pki_cache)) == []
+
+
+def test_a_cut_dump_is_an_error_not_a_count(tmp_path):
+    out = tmp_path / "client.out"
+    (tmp_path / "client.out.1").write_text("version: 1\ntotals: 1234\n")
+    (tmp_path / "client.out.2").write_text("version: 1\n")
+    with pytest.raises(instructions.InstructionError, match="no totals line"):
+        instructions.dumps(out)
+    (tmp_path / "client.out.2").write_text("totals: 99\n")
+    assert instructions.dumps(out) == [1234, 99]
+
+
+def test_steal_and_drift(tmp_path):
+    stat = tmp_path / "stat"
+    stat.write_text("cpu  10 0 5 100 1 0 2 7 0 0\ncpu0 5 0 2 50 0 0 1 3 0 0\n")
+    assert host.steal_ns(stat) == 7 * 1_000_000_000 // __import__("os").sysconf("SC_CLK_TCK")
+    stat.write_text("intr 1 2 3\n")
+    assert host.steal_ns(stat) is None
+    rows = [
+        {"step": -1, "phase": "start", "wall_ns": 40},
+        {"step": -1, "phase": "end", "wall_ns": 50},
+    ]
+    assert host.drift(rows) == pytest.approx(0.25)
+    assert host.drift(rows[:1]) is None
