@@ -12,6 +12,8 @@ part, measured side by side in one run so ratios survive a noisy, shared machine
   stacks     each TLS stack as server and client: rates and instructions per handshake
   mtc        Merkle Tree Certificates: issuing a batch (time, memory); a client's
              acceptance against one ML-DSA-44 verification
+  instructions  the baseline handshake's instructions per side under callgrind, their
+             spread over rounds, and the wall time counting costs per handshake
 """
 
 import importlib
@@ -28,6 +30,7 @@ BENCHMARKS = [
     "cluster",
     "stacks",
     "mtc",
+    "instructions",
 ]
 
 
