@@ -44,6 +44,8 @@ def per_pair(summary: pd.DataFrame, client_chains: pd.DataFrame, level: float) -
             {
                 "scenario_id": r["scenario_id"],
                 "twin_id": twin["scenario_id"],
+                # Instructions per handshake against the twin, where counted (methods §23).
+                **twins.instruction_ratios(r, twin, level, {}),
                 "hierarchy": r["hierarchy"],
                 "client_auth": r["client_auth"],
                 "client_leaf": r["client_auth"].split(",")[-1],

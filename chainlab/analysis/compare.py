@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from chainlab.analysis import families as fam
+from chainlab.analysis.twins import instructions_disagree
 from chainlab.campaign import axes
 from chainlab.campaign.analysis_settings import PLAUSIBILITY_CLASSES, AnalysisConfig
 from chainlab.stats import (
@@ -78,20 +79,6 @@ def ratio_of_means(summary_rows: pd.DataFrame, a: str, b: str, col: str, level: 
     ea, eb = summary_rows.at[a, col], summary_rows.at[b, col]
     sa, sb = summary_rows.at[a, f"{col}_se"], summary_rows.at[b, f"{col}_se"]
     return ratio_ci(ea, sa, eb, sb, level)
-
-
-def instructions_disagree(row: dict) -> str:
-    """The sides whose CPU ratio and instruction ratio (docs/methods.md §23) disagree beyond
-    their intervals (the two intervals do not overlap): '' when they agree or either is
-    missing."""
-    out = []
-    for side in ("server", "client"):
-        c_lo, c_hi = row.get(f"{side}_cpu_ratio_lo"), row.get(f"{side}_cpu_ratio_hi")
-        i_lo, i_hi = row.get(f"{side}_instr_ratio_lo"), row.get(f"{side}_instr_ratio_hi")
-        known = all(isinstance(x, float) and math.isfinite(x) for x in (c_lo, c_hi, i_lo, i_hi))
-        if known and (c_hi < i_lo or i_hi < c_lo):
-            out.append(side)
-    return ", ".join(out)
 
 
 def ratio_of_quantiles(mc: MonteCarlo, summary_rows, a: str, b: str, q_col: str, q: float):

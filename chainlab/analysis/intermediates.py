@@ -43,6 +43,8 @@ def per_pair(summary: pd.DataFrame, projection: pd.DataFrame | None, level: floa
             {
                 "scenario_id": r["scenario_id"],
                 "twin_id": twin["scenario_id"],
+                # Instructions per handshake against the twin, where counted (methods §23).
+                **twins.instruction_ratios(r, twin, level, {}),
                 "hierarchy": r["hierarchy"],
                 "depth": r["depth"],
                 "network": r["network"],

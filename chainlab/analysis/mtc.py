@@ -95,6 +95,18 @@ def per_pair(
                     "client_cpu_ratio": cli[0],
                     "client_cpu_ratio_lo": cli[1],
                     "client_cpu_ratio_hi": cli[2],
+                    # The same ratios in instructions, where counted (docs/methods.md §23).
+                    **twins.instruction_ratios(
+                        r,
+                        twin,
+                        level,
+                        {
+                            "server_cpu_ratio_lo": srv[1],
+                            "server_cpu_ratio_hi": srv[2],
+                            "client_cpu_ratio_lo": cli[1],
+                            "client_cpu_ratio_hi": cli[2],
+                        },
+                    ),
                     "flight_datagrams": r.get("flight_datagrams", math.nan),
                     "twin_flight_datagrams": twin.get("flight_datagrams", math.nan),
                     "round_trips_basis": rt.get("basis", ""),

@@ -56,6 +56,18 @@ def per_pair(summary: pd.DataFrame, projection: pd.DataFrame | None, level: floa
                 "client_cpu_ratio": cli,
                 "client_cpu_ratio_lo": cli_lo,
                 "client_cpu_ratio_hi": cli_hi,
+                # The same ratios in instructions, where counted (docs/methods.md §23).
+                **twins.instruction_ratios(
+                    r,
+                    twin,
+                    level,
+                    {
+                        "server_cpu_ratio_lo": srv_lo,
+                        "server_cpu_ratio_hi": srv_hi,
+                        "client_cpu_ratio_lo": cli_lo,
+                        "client_cpu_ratio_hi": cli_hi,
+                    },
+                ),
                 "bytes_read": r["bytes_read"],
                 "twin_bytes_read": twin["bytes_read"],
                 "bytes_written": r["bytes_written"],

@@ -60,6 +60,13 @@ def per_pair(summary: pd.DataFrame, level: float) -> pd.DataFrame:
                 **_named("latency_ratio", lat),
                 **_named("server_cpu_ratio", srv),
                 **_named("client_cpu_ratio", cli),
+                # The same ratios in instructions, where counted (docs/methods.md §23).
+                **twins.instruction_ratios(
+                    r,
+                    twin,
+                    level,
+                    {**_named("server_cpu_ratio", srv), **_named("client_cpu_ratio", cli)},
+                ),
                 "bytes_read": r["bytes_read"],
                 "twin_bytes_read": twin["bytes_read"],
                 "bytes_written": r["bytes_written"],

@@ -10,6 +10,8 @@ of two independent means with their standard errors added in quadrature (Welch).
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
 from chainlab.campaign import axes
@@ -65,3 +67,32 @@ def difference(a: dict, b: dict, name: str, level: float) -> tuple[float, float,
     absolute standard errors from the relative ones the summary carries)."""
     se_a, se_b = a[name] * a[f"{name}_se"], b[name] * b[f"{name}_se"]
     return difference_ci(a[name], se_a, b[name], se_b, level)
+
+
+def instruction_ratios(a: dict, b: dict, level: float, cpu: dict) -> dict:
+    """a / b in instructions per handshake, server and client (docs/methods.md §23), with
+    the sides whose CPU ratio (`cpu`: a row holding server_/client_cpu_ratio and their
+    bounds) and instruction ratio disagree beyond their intervals."""
+    out: dict = {}
+    for side in ("server", "client"):
+        name = f"{side}_instr"
+        if name in a and name in b:
+            est, lo, hi = ratio(a, b, name, level)
+        else:
+            est = lo = hi = math.nan
+        out[f"{name}_ratio"], out[f"{name}_ratio_lo"], out[f"{name}_ratio_hi"] = est, lo, hi
+    out["instr_disagrees"] = instructions_disagree({**cpu, **out})
+    return out
+
+
+def instructions_disagree(row: dict) -> str:
+    """The sides whose CPU ratio and instruction ratio disagree beyond their intervals (the
+    two intervals do not overlap): '' when they agree or either is missing."""
+    out = []
+    for side in ("server", "client"):
+        c_lo, c_hi = row.get(f"{side}_cpu_ratio_lo"), row.get(f"{side}_cpu_ratio_hi")
+        i_lo, i_hi = row.get(f"{side}_instr_ratio_lo"), row.get(f"{side}_instr_ratio_hi")
+        known = all(isinstance(x, float) and math.isfinite(x) for x in (c_lo, c_hi, i_lo, i_hi))
+        if known and (c_hi < i_lo or i_hi < c_lo):
+            out.append(side)
+    return ", ".join(out)

@@ -23,6 +23,19 @@ def ci(df: pd.DataFrame, col: str, digits: int = 3) -> list[str]:
     ]
 
 
+def instr_columns(df: pd.DataFrame) -> list[tuple[str, list]]:
+    """The instruction ratios of a pairs frame (chainlab.analysis.twins.instruction_ratios)
+    as report columns, where the store counted instructions (none otherwise): server and
+    client, and the sides whose CPU and instruction ratios disagree beyond their intervals."""
+    if "server_instr_ratio" not in df or not df["server_instr_ratio"].notna().any():
+        return []
+    return [
+        ("server instr ×", ci(df, "server_instr_ratio")),
+        ("client instr ×", ci(df, "client_instr_ratio")),
+        ("CPU ≠ instr", list(df["instr_disagrees"])),
+    ]
+
+
 def ci_of(row, col: str, digits: int = 3) -> str:
     """`col` of one row (a dict or Series) with its interval."""
     return f.ci(row[col], row[f"{col}_lo"], row[f"{col}_hi"], digits)

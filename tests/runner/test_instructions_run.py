@@ -68,7 +68,7 @@ def test_instructions_are_counted_per_connection_and_side(tmp_path, engine_bin, 
     assert len(depth) and depth["client_instr_ratio"].gt(1).all()
     out = build_report(store, tmp_path / "report", analysis=a)
     md = (out / "report.md").read_text() if out.is_dir() else out.read_text()
-    assert "client instr ratio" in md and "callgrind (valgrind-" in md
+    assert "client instr ×" in md and "callgrind (valgrind-" in md
     assert engine_processes(str(pki_cache)) == []
 
 

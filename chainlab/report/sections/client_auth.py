@@ -7,6 +7,7 @@ from chainlab.report.builder import (
     ci,
     ci_of,
     codes,
+    instr_columns,
     ints,
     median_of,
     median_row,
@@ -76,6 +77,7 @@ def build(b: Builder) -> Section | None:
         ("without", percents(c["twin_client_share"])),
         ("written more B", ints(c["written_more_bytes"])),
         ("latency ×", ci(c, "latency_ratio", 3)),
+        *instr_columns(c),
     ]
     s.blocks.append(
         b.table(

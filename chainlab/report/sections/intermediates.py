@@ -9,6 +9,7 @@ from chainlab.report.builder import (
     ci,
     ci_of,
     codes,
+    instr_columns,
     ints,
     median_of,
     median_per_group,
@@ -81,6 +82,7 @@ def build(b: Builder) -> Section | None:
         ("projected ms", nums(p["projected_ms"], 1)),
         ("vs ms", nums(p["twin_projected_ms"], 1)),
         ("latency ×", ci(p, "latency_ratio", 3)),
+        *instr_columns(p),
         ("client CPU Δ ms", ci(p, "client_cpu_diff_ms", 4)),
     ]
     s.blocks.append(

@@ -5,7 +5,17 @@ from __future__ import annotations
 
 from chainlab.analysis import mtc
 from chainlab.report import format as f
-from chainlab.report.builder import Builder, ci, ci_of, codes, ints, median_of, median_row, nums
+from chainlab.report.builder import (
+    Builder,
+    ci,
+    ci_of,
+    codes,
+    instr_columns,
+    ints,
+    median_of,
+    median_row,
+    nums,
+)
 from chainlab.report.document import Section
 from chainlab.report.sections.registry import section
 
@@ -64,6 +74,7 @@ def build(b: Builder) -> Section | None:
             ("latency ×", ci(p, "latency_ratio", 3)),
             ("server CPU ×", ci(p, "server_cpu_ratio", 3)),
             ("client CPU ×", ci(p, "client_cpu_ratio", 3)),
+            *instr_columns(p),
             ("round trips MTC vs X.509", [f.round_trips(r) for r in p.to_dict("records")]),
             ("flight datagrams", [_flights(r) for r in p.to_dict("records")]),
             ("capacity /s/core", [_capacity(r) for r in p.to_dict("records")]),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from chainlab.analysis.compare import pair_axes
 from chainlab.report import format as f
-from chainlab.report.builder import Builder, ci, codes, nums
+from chainlab.report.builder import Builder, ci, codes, instr_columns, nums
 from chainlab.report.document import Section
 from chainlab.report.sections.registry import section
 
@@ -64,17 +64,8 @@ def build(b: Builder) -> Section:
             ("bytes read ratio", ci(g, "bytes_read_ratio")),
             ("server CPU ratio", ci(g, "server_cpu_ratio")),
             ("client CPU ratio", ci(g, "client_cpu_ratio")),
-            # Where the store counted instructions: the same ratios in instructions, and
-            # the sides whose CPU and instruction ratios disagree beyond their intervals.
-            *(
-                [
-                    ("server instr ratio", ci(g, "server_instr_ratio")),
-                    ("client instr ratio", ci(g, "client_instr_ratio")),
-                    ("CPU ≠ instr", list(g["instr_disagrees"])),
-                ]
-                if g["server_instr_ratio"].notna().any()
-                else []
-            ),
+            # Where the store counted instructions: the same ratios in instructions.
+            *instr_columns(g),
             # Scenarios of a cluster run on different machine types compare machines too.
             *(
                 [("machines", ["differ" if d else "" for d in g["machines_differ"]])]

@@ -3,7 +3,17 @@
 from __future__ import annotations
 
 from chainlab.report import format as f
-from chainlab.report.builder import Builder, ci, ci_of, codes, ints, median_of, median_row, nums
+from chainlab.report.builder import (
+    Builder,
+    ci,
+    ci_of,
+    codes,
+    instr_columns,
+    ints,
+    median_of,
+    median_row,
+    nums,
+)
 from chainlab.report.document import Section
 from chainlab.report.sections.registry import section
 
@@ -52,6 +62,7 @@ def build(b: Builder) -> Section | None:
         ("latency ×", ci(p, "latency_ratio", 3)),
         ("server CPU ×", ci(p, "server_cpu_ratio", 3)),
         ("client CPU ×", ci(p, "client_cpu_ratio", 3)),
+        *instr_columns(p),
         ("read B", ints(p["bytes_read"])),
         ("TCP read B", ints(p["twin_bytes_read"])),
         ("written B", ints(p["bytes_written"])),
