@@ -17,7 +17,6 @@ from chainlab.campaign.fields import (
 )
 from chainlab.campaign.matrix import matches
 from chainlab.campaign.model import LoadPlan, Scenario, cpu_list
-from chainlab.schema import fmt
 
 
 def read(v, value) -> LoadPlan | None:
@@ -65,26 +64,16 @@ def read(v, value) -> LoadPlan | None:
 def read_overrides(v, value) -> list[tuple[dict, dict]]:
     """[[load.override]]: `where` a scenario matches, and the step plan it gets instead
     (e.g. longer steps for a scenario that handles a handshake a second)."""
-    if not isinstance(value, list):
-        v.bad("load.override", f"expected an array of tables, got {fmt(value)}")
-        return []
     fields = {
         k: LOAD_FIELDS[k]
         for k in ("rates", "fractions", "step_s", "capacity_s", "max_in_flight", "generator_stack")
     }
     out = []
-    for i, ov in enumerate(value):
-        at = f"load.override[{i}]"
-        ov = v.table(ov, at)
-        if "where" not in ov:
-            v.bad(f"{at}.where", "missing; allowed: a table of scenario properties")
-            continue
-        where = v.read_where(ov["where"], f"{at}.where")
-        got = v.p.check(fields, ov, at, also=("where",))
+    for i, (where, got) in enumerate(v.read_overrides(value, "load.override", fields)):
         if "rates" in got and "fractions" in got:
-            v.bad(at, "give at most one of `rates` and `fractions`")
+            v.bad(f"load.override[{i}]", "give at most one of `rates` and `fractions`")
             continue
-        out.append((where, {k: tuple(v) if isinstance(v, list) else v for k, v in got.items()}))
+        out.append((where, {k: tuple(x) if isinstance(x, list) else x for k, x in got.items()}))
     return out
 
 

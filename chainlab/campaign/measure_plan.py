@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from chainlab.campaign.matrix import matches
 from chainlab.campaign.model import INSTRUCTION_SOURCES, MeasurePlan
-from chainlab.schema import Int, Str, fmt
+from chainlab.schema import Int, Str
 
 MEASURE_FIELDS = {
     "instructions": Str(choices=INSTRUCTION_SOURCES),
@@ -36,20 +36,8 @@ def read(v, value) -> MeasurePlan:
         return MeasurePlan()
     table = v.table(value, "measure")
     got = v.p.check(MEASURE_FIELDS, table, "measure", also=("override",))
-    overrides = table.get("override", [])
-    if not isinstance(overrides, list):
-        v.bad("measure.override", f"expected an array of tables, got {fmt(overrides)}")
-        overrides = []
-    for i, ov in enumerate(overrides):
-        at = f"measure.override[{i}]"
-        ov = v.table(ov, at)
-        if "where" not in ov:
-            v.bad(f"{at}.where", "missing; allowed: a table of scenario properties")
-            continue
-        where = v.read_where(ov["where"], f"{at}.where")
-        fields = {k: MEASURE_FIELDS[k] for k in OVERRIDE_KEYS}
-        values = v.p.check(fields, ov, at, also=("where",))
-        v.measure_overrides.append((where, values))
+    fields = {k: MEASURE_FIELDS[k] for k in OVERRIDE_KEYS}
+    v.measure_overrides = v.read_overrides(table.get("override", []), "measure.override", fields)
     plan = MeasurePlan(**{k: x for k, x in got.items() if x is not None})
     if plan.counts_instructions and shutil.which("valgrind") is None:
         v.bad(

@@ -256,6 +256,23 @@ class TableReaders:
             overrides.append((where, values))
         return base, overrides
 
+    def read_overrides(self, value, at: str, fields: dict) -> list[tuple[dict, dict]]:
+        """An array of override tables (`[[load.override]]`, `[[measure.override]]`): each
+        a `where` table of scenario properties and values of `fields` for what it matches."""
+        if not isinstance(value, list):
+            self.bad(at, f"expected an array of tables, got {fmt(value)}")
+            return []
+        out = []
+        for i, ov in enumerate(value):
+            here = f"{at}[{i}]"
+            ov = self.table(ov, here)
+            if "where" not in ov:
+                self.bad(f"{here}.where", "missing; allowed: a table of scenario properties")
+                continue
+            where = self.read_where(ov["where"], f"{here}.where")
+            out.append((where, self.p.check(fields, ov, here, also=("where",))))
+        return out
+
     def read_where(self, value, where: str) -> dict:
         """A `where` table: each key a scenario property an axis offers
         (chainlab.campaign.axes), read as that axis says; `scenario` is a scenario id."""
