@@ -3,6 +3,10 @@ counts them ([measure] instructions = "callgrind"; chainlab.runner.instructions)
 they move between repetitions, and what counting costs in wall time per handshake.
 
 Run as `chainlab bench instructions [-- --rounds R --count N]`. Prints figures only.
+`-- --stores A.duckdb B.duckdb` instead compares two runs of one campaign with [measure]
+(e.g. campaigns/signature-placement-instructions.toml a day apart): per scenario, each run's
+mean instructions per handshake and side, their run-to-run difference, and each scenario's
+server instructions over the campaign baseline's in both runs.
 
 The baseline is the paper's: ML-DSA-65 root and leaf, X25519MLKEM768, on loopback, the
 OpenSSL 3.5 engine on both sides. Each of R rounds starts a server and runs one client under
@@ -23,8 +27,10 @@ import statistics
 import subprocess
 import tempfile
 import time
+import tomllib
 from pathlib import Path
 
+import chainlab
 from chainlab import engine as engine_binary
 from chainlab import processes
 from chainlab.runner import instructions, pki
@@ -39,7 +45,11 @@ def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="chainlab bench instructions")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--count", type=int, default=10)
+    p.add_argument("--stores", nargs=2, type=Path, metavar=("A", "B"))
     args = p.parse_args(argv)
+    if args.stores:
+        compare_runs(*args.stores)
+        return 0
     eng = engine_binary.path()
     pki_dir = pki.ensure(eng, CHAIN, 1)
     rounds = []
@@ -129,3 +139,53 @@ def report(args, rounds: list[dict]) -> None:
         + ", ".join(f"{c:.2f}" for c in counted)
         + f") against {statistics.fmean(native):.3f} ms native: x{ratio:,.0f}"
     )
+
+
+# A side whose count per handshake varies less than this within a run is a deterministic
+# code path (to the instruction but for first-use effects); ML-DSA signing varies ~40 %.
+DETERMINISTIC_CV = 0.01
+
+
+def _means(path: Path):
+    """Per scenario and side: mean instructions per counted handshake, its CV, and the
+    campaign's baseline (from the stored campaign file)."""
+    with chainlab.open(path) as st:
+        rows = st.table("instruction_samples")
+        runs = st.table("runs")
+    rows = rows[~rows["warmup"] & (rows["outcome"] == "ok")]
+    g = rows.groupby("scenario_id")
+    out = {}
+    for side in ("server", "client"):
+        col = g[f"{side}_instructions"]
+        out[side] = (col.mean(), col.std(ddof=0) / col.mean())
+    campaign = tomllib.loads(runs.iloc[-1]["campaign_toml"])
+    return out, campaign.get("campaign", {}).get("baseline")
+
+
+def compare_runs(a: Path, b: Path) -> None:
+    (ma, base), (mb, _) = _means(a), _means(b)
+    print(f"chainlab bench instructions: {a.name} against {b.name}")
+    print("  per scenario: mean instructions per handshake in each run, B / A − 1, and the")
+    print("  server's over the baseline's in each run; 'det.' a side whose per-handshake CV")
+    print(f"  is under {DETERMINISTIC_CV:.0%} in both runs")
+    worst = 0.0
+    sids = sorted(set(ma["server"][0].index) & set(mb["server"][0].index))
+    for sid in sids:
+        parts = []
+        for side in ("server", "client"):
+            (mean_a, cv_a), (mean_b, cv_b) = ma[side], mb[side]
+            det = cv_a[sid] < DETERMINISTIC_CV and cv_b[sid] < DETERMINISTIC_CV
+            diff = mean_b[sid] / mean_a[sid] - 1
+            if det:
+                worst = max(worst, abs(diff))
+            parts.append(
+                f"{side} {mean_a[sid] / 1e6:.3f} M / {mean_b[sid] / 1e6:.3f} M ({diff:+.4%}"
+                + (", det." if det else f", CV {cv_a[sid]:.0%} / {cv_b[sid]:.0%}")
+                + ")"
+            )
+        if base in ma["server"][0].index and base in mb["server"][0].index:
+            ra = ma["server"][0][sid] / ma["server"][0][base]
+            rb = mb["server"][0][sid] / mb["server"][0][base]
+            parts.append(f"server / baseline {ra:.4g} / {rb:.4g}")
+        print(f"  {sid}: " + "; ".join(parts))
+    print(f"  largest run-to-run difference of a deterministic side: {worst:.4%}")
