@@ -38,6 +38,11 @@ SCENARIO_COLUMNS = [
     "srv_cli_ratio_hi",
     "cpu_regime",
     "n_server_missing",
+    # The same split in instructions, where counted (docs/methods.md §23).
+    "instr_srv_cli_ratio",
+    "instr_srv_cli_ratio_lo",
+    "instr_srv_cli_ratio_hi",
+    "instr_regime",
 ]
 
 

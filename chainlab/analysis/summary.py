@@ -21,6 +21,7 @@ from chainlab.stats import (
     log_interval,
     mean_ci_from_moments,
     quantile_ci,
+    ratio_ci,
     ratio_log_se,
     se_mean,
 )
@@ -266,6 +267,20 @@ def scenario_summary(data: StoreData) -> pd.DataFrame:
         out["cpu_regime"] = (
             cpu_regime(out["srv_cli_ratio"], out["server_over_elapsed"], cfg.cpu_regimes)
             if not failed
+            else "n/a"
+        )
+        # The same split in instructions (independent means: the counted handshakes' two
+        # sides), and its regime by the same bands; 'overwhelmingly' still needs the
+        # wall-clock server share of elapsed, which instructions do not have.
+        est, lo, hi = ratio_ci(
+            out["server_instr"], out["server_instr_se"], out["client_instr"],
+            out["client_instr_se"], level,
+        )  # fmt: skip
+        out["instr_srv_cli_ratio"], out["instr_srv_cli_ratio_lo"] = est, lo
+        out["instr_srv_cli_ratio_hi"] = hi
+        out["instr_regime"] = (
+            cpu_regime(est, out["server_over_elapsed"], cfg.cpu_regimes)
+            if not failed and math.isfinite(est)
             else "n/a"
         )
         rows.append(out)

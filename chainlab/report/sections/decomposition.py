@@ -46,6 +46,15 @@ def build(b: Builder) -> Section:
         ("server CPU/elapsed", ci(d, "server_over_elapsed")),
         ("server/client", ci(d, "srv_cli_ratio")),
         ("regime", list(d["cpu_regime"])),
+        # Where the store counted instructions: the split and regime in instructions.
+        *(
+            [
+                ("server/client instr", ci(d, "instr_srv_cli_ratio")),
+                ("instr regime", list(d["instr_regime"])),
+            ]
+            if d["instr_srv_cli_ratio"].notna().any()
+            else []
+        ),
     ]
     s.blocks.append(
         b.table("decomposition", "Performance decomposition", "Paper Table 10.", d, cols)
