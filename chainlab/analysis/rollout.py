@@ -157,9 +157,11 @@ def per_share(summary: pd.DataFrame, steps: pd.DataFrame, capacity: pd.DataFrame
             "bytes_read": r["bytes_read"],
             "bytes_written": r["bytes_written"],
         }
+        sid = r["scenario_id"]
         for name in ("capacity_per_core", "capacity_per_core_lo", "capacity_per_core_hi"):
-            sid = r["scenario_id"]
             row[name] = cap.at[sid, name] if sid in cap.index else math.nan
+        # What set the capacity (the server's cores, or the generator: load_capacity).
+        row["capacity_limited_by"] = cap.at[sid, "limited_by"] if sid in cap.index else ""
         for q in ("p50", "p99"):
             src = "median_ms" if q == "p50" else "p99_ms"
             for end in ("", "_lo", "_hi"):

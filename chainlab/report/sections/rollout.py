@@ -65,6 +65,7 @@ def build(b: Builder) -> Section | None:
             ("PQ share", [_share(x) for x in shares["pq_share"]]),
             ("scenario", codes(shares["scenario_id"])),
             ("capacity /s/core", ci(shares, "capacity_per_core", 4)),
+            ("capacity set by", list(shares["capacity_limited_by"])),
         ]
         for load in rollout.loads():
             label = "single" if load == rollout.SINGLE else f"@{load}"
