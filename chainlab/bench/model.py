@@ -6,7 +6,10 @@
    least 95 % of the predicted server CPU: the SLH-DSA leaves) against the target of 10 % on
    server CPU; the residual
    (measured CPU not explained by primitives) of the campaign's baseline, in ms.
-2. The run-time estimate `chainlab validate` makes with the same model (the store's
+2. Where the store counted instructions ([measure]): the same model in instructions, its
+   primitives counted now under callgrind as handshakes were and the TLS overhead fitted
+   leaving each scenario out (analysis.cost_instructions), beside the CPU model's error.
+3. The run-time estimate `chainlab validate` makes with the same model (the store's
    primitives, which the run took from this machine's cache) beside the run's real wall time
    (the runs row's start to end), target: within 25 %.
 
@@ -19,12 +22,16 @@ Prints figures only (no pass/fail). Make the stores with `chainlab run`, e.g.
 from __future__ import annotations
 
 import argparse
+import math
 import tempfile
 from pathlib import Path
 
+from chainlab import engine as engine_binary
+from chainlab.analysis import cost_instructions
 from chainlab.analysis.analyze import analyze
 from chainlab.analysis.cost_model import model_of
 from chainlab.campaign import estimate, load
+from chainlab.runner import instructions, primitives
 from chainlab.store import Store
 
 SIGNING_TARGET = 0.10
@@ -90,7 +97,54 @@ def report(path: Path) -> None:
             f"({100 * b['server_residual_share']:.1f} % of its CPU), client "
             f"{b['client_residual']:.3f} ms ({100 * b['client_residual_share']:.1f} %)"
         )
+    instructions_check(path, a)
     estimate_vs_real(path)
+
+
+# Operations counted per primitive under callgrind: a deterministic operation repeats to the
+# instruction; ML-DSA signing's rejection sampling needs more for its mean (~40 % CV).
+PRIMITIVE_COUNT = 5
+PRIMITIVE_COUNT_SIGN_MLDSA = 40
+
+
+def instructions_check(path: Path, a) -> None:
+    """The cost model in instructions (analysis.cost_instructions), where the store counted
+    them: the primitives counted now under callgrind with this engine, as handshakes were."""
+    keys = cost_instructions.needed(a.summary)
+    if not keys:
+        print("instructions: the store counted none ([measure] instructions = 'callgrind')")
+        return
+    eng = engine_binary.path()
+    counts = {}
+    for key in sorted(keys, key=lambda k: (k[0], k[1], k[2] or "")):
+        n = (
+            PRIMITIVE_COUNT_SIGN_MLDSA
+            if key[1] == "sign" and "ML-DSA" in key[0]
+            else PRIMITIVE_COUNT
+        )
+        counts[key] = instructions.count_primitive(eng, primitives.item_of(key).argv(), n)
+    m = cost_instructions.per_scenario(a.summary, counts)
+    if "server_error" not in m:
+        print(f"instructions: {len(m)} counted scenarios, too few to fit the overhead (3)")
+        return
+    print(
+        f"instructions ({instructions.source()}; primitives counted now, overhead fitted "
+        "leaving each scenario out): measured vs predicted, M per handshake"
+    )
+    for r in m.sort_values("server_measured").to_dict("records"):
+        print(
+            f"  {r['scenario_id']:<52} server {r['server_measured'] / 1e6:>10.3f} "
+            f"{r['server_predicted'] / 1e6:>10.3f} {100 * r['server_error']:>+6.1f}%  client "
+            f"{r['client_measured'] / 1e6:>8.3f} {r['client_predicted'] / 1e6:>8.3f} "
+            f"{100 * r['client_error']:>+6.1f}%"
+        )
+    cpu = a.cost_model
+    for side in ("server", "client"):
+        in_cpu = float(cpu[f"{side}_error"].abs().median()) if len(cpu) else math.nan
+        print(
+            f"  {side}: median |error| {100 * cost_instructions.median_abs_error(m, side):.1f} % "
+            f"in instructions, {100 * in_cpu:.1f} % in CPU time (the same store)"
+        )
 
 
 def server_medians(path: Path) -> dict[str, float]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -179,3 +180,20 @@ def _rows(ex, client: list[dict], server: list[dict], cli: list[int], srv: list[
             }
         )
     return out
+
+
+def count_primitive(engine: Path, argv: list[str], count: int, warmup: int = 1) -> float:
+    """Mean instructions of one cryptographic operation (`chainlab-engine primitives`
+    with `argv`: --subject, --op, ...), counted as handshakes are: one dump per operation,
+    the first `warmup` left out."""
+    with tempfile.TemporaryDirectory(prefix="chainlab-primitive-") as tmp:
+        out = Path(tmp) / "primitive.out"
+        cmd = [*wrapper(out), str(engine), "primitives", *argv,
+               "--count", str(count), "--warmup", str(warmup)]  # fmt: skip
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+        if done.returncode != 0:
+            raise InstructionError(f"primitives {' '.join(argv)}: {done.stderr.strip()[-300:]}")
+        counts = dumps(out)[warmup:]
+    if not counts:
+        raise InstructionError(f"primitives {' '.join(argv)}: no counted operation")
+    return sum(counts) / len(counts)

@@ -131,7 +131,8 @@ pub fn run(args: &PrimitivesArgs) -> Result<()> {
     for seq in 0..args.warmup + args.count {
         let cpu_start = ThreadCpu::now();
         let start = Instant::now();
-        operation()?;
+        // One operation per counted span: callgrind counts each apart (cpu::counted_span).
+        cpu::counted_span(&mut operation)?;
         let wall_ns = start.elapsed().as_nanos() as u64;
         let cpu_ns = ThreadCpu::now().since(cpu_start).total_ns;
         let sample = Sample {
