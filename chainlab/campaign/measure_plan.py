@@ -23,9 +23,12 @@ MEASURE_FIELDS = {
     "warmup": Int(0, 100),
 }
 OVERRIDE_KEYS = ("count", "warmup")
-# Callgrind's slowdown of a handshake's CPU work (ML-DSA-65 handshakes here: ~50x), and the
-# start of the two processes under valgrind with their set-up (~1.5 s each here).
-CALLGRIND_SLOWDOWN = 50
+# Callgrind's slowdown of a handshake's CPU work (an SLH-DSA-SHAKE-192s leaf: ~1.3 s natively,
+# ~35 s counted here), the least a counted handshake takes whatever its work (ML-DSA-65:
+# ~0.15 s against ~2 ms natively, callgrind's translation of each connection's code paths;
+# chainlab bench instructions), and the start of the two processes under valgrind.
+CALLGRIND_SLOWDOWN = 30
+CALLGRIND_HANDSHAKE_FLOOR_S = 0.15
 CALLGRIND_START_S = 3.0
 
 
@@ -76,4 +79,5 @@ def seconds(s, handshake_ms: float) -> float:
     if plan is None:
         return 0.0
     n = plan.count + plan.warmup
-    return CALLGRIND_START_S + n * handshake_ms * CALLGRIND_SLOWDOWN / 1000
+    each = max(CALLGRIND_HANDSHAKE_FLOOR_S, handshake_ms * CALLGRIND_SLOWDOWN / 1000)
+    return CALLGRIND_START_S + n * each
