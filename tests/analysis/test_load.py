@@ -99,10 +99,12 @@ def test_not_a_chainlab_store(tmp_path):
 def test_other_schema_version_says_so(make_store):
     path = make_store([constant()])
     con = duckdb.connect(str(path))
-    con.execute("UPDATE meta SET value = '9' WHERE key = 'schema_version'")
+    newer = SCHEMA_VERSION + 1
+    con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(newer)])
     con.close()
     with pytest.raises(
-        ChainlabError, match=f"schema version 9, this chainlab reads version {SCHEMA_VERSION}"
+        ChainlabError,
+        match=f"schema version {newer}, this chainlab reads version {SCHEMA_VERSION}",
     ):
         load_store(path)
 
