@@ -38,6 +38,9 @@ MULTIPLIER_METRICS = {
     "bytes_read_x": "bytes_read",
     "server_cpu_x": "server_cpu_ms",
     "client_cpu_x": "client_cpu_ms",
+    # Instructions per handshake, where counted (NaN otherwise; docs/methods.md §23).
+    "server_instr_x": "server_instr",
+    "client_instr_x": "client_instr",
 }
 
 
@@ -190,6 +193,14 @@ def multipliers(summary: pd.DataFrame, mc: MonteCarlo, baseline: str | None) -> 
         est, lo, hi = ratio_of_quantiles(mc, rows_idx, sid, ref, "p95_ms", 0.95)
         row["p95_x"], row["p95_x_lo"], row["p95_x_hi"] = est, lo, hi
         row["machines_differ"] = machines_differ(r, rows_idx.loc[ref])
+        row["instr_disagrees"] = instructions_disagree(
+            {
+                f"{side}_{what}_ratio{end}": row[f"{side}_{what}_x{end}"]
+                for side in ("server", "client")
+                for what in ("cpu", "instr")
+                for end in ("_lo", "_hi")
+            }
+        )
         name, rank = plausibility(row["latency_x"], bounds)
         lo_name, _ = plausibility(row["latency_x_lo"], bounds)
         hi_name, _ = plausibility(row["latency_x_hi"], bounds)

@@ -52,6 +52,16 @@ def build(b: Builder) -> Section:
         ("bytes read ×", ci(m, "bytes_read_x")),
         ("server CPU ×", ci(m, "server_cpu_x")),
         ("client CPU ×", ci(m, "client_cpu_x")),
+        # Where the store counted instructions: the same multipliers in instructions.
+        *(
+            [
+                ("server instr ×", ci(m, "server_instr_x")),
+                ("client instr ×", ci(m, "client_instr_x")),
+                ("CPU ≠ instr", list(m["instr_disagrees"])),
+            ]
+            if "server_instr" in a.summary and a.summary["server_instr"].notna().any()
+            else []
+        ),
         ("plausibility", list(m["plausibility"])),
         ("certain", [f.yes_no(x) for x in m["plausibility_certain"]]),
     ]
