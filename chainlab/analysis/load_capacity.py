@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from chainlab.analysis.load import StoreData
-from chainlab.runner.host import HOST_DRIFT_LIMIT
+from chainlab.runner import host
 from chainlab.runner.load import saturated
 from chainlab.stats import poisson_rate_ci, quantile_ci, ratio_ci
 
@@ -243,7 +243,7 @@ def host_speed(data: StoreData) -> pd.DataFrame:
                 "end_ms": end,
                 "fastest_ms": float(wall.min()),
                 "slowest_ms": float(wall.max()),
-                "drift": end / start - 1 if start > 0 and end > 0 else math.nan,
+                "drift": _or_nan(host.drift(g.to_dict("records"))),
                 "spread": float(wall.max() / wall.min() - 1) if wall.min() > 0 else math.nan,
                 "shared_core": bool(
                     (g["wall_ns"] > 1.2 * g["cpu_ns"]).any()
@@ -254,8 +254,12 @@ def host_speed(data: StoreData) -> pd.DataFrame:
             }
         )
     df = pd.DataFrame(rows)
-    df["moved"] = df["drift"].abs() > HOST_DRIFT_LIMIT
+    df["moved"] = df["drift"].abs() > host.HOST_DRIFT_LIMIT
     return df
+
+
+def _or_nan(x: float | None) -> float:
+    return math.nan if x is None else x
 
 
 def _steal_ms(g: pd.DataFrame) -> float:

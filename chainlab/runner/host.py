@@ -62,6 +62,7 @@ def drift(rows: list[dict]) -> float | None:
     """The scenario's host drift from its reference rows (step -1): end over start, minus 1
     (positive: the host got slower); None until both are timed."""
     own = {r["phase"]: r["wall_ns"] for r in rows if r["step"] == -1}
-    if own.get("start") and own.get("end"):
-        return own["end"] / own["start"] - 1
+    start, end = own.get("start"), own.get("end")
+    if start and end and start > 0 and end > 0:
+        return end / start - 1
     return None
