@@ -191,7 +191,7 @@ class ClientReaders:
                         f"group {g} (kind {k.name}); exclude it or choose another stack",
                     )
             chains = [hierarchy, *([second] if second else [])]
-            if k.share > 0 and not any(rollout.serves(k, h) for h in chains):
+            if k.share > 0 and rollout.chain_for(k, chains) is None:
                 self.notes.append(
                     f"scenario {sid}: kind {k.name!r} offers no scheme a chain of the server "
                     "signs with: its attempts will fail as no_shared_sigalg"

@@ -176,13 +176,6 @@ def key_type(alg: str) -> str:
     return family if family in ("ecdsa", "rsa") else alg
 
 
-def serves(kind: Kind, hierarchy: tuple[str, ...]) -> bool:
-    """Whether a kind's signature schemes let a server send it this chain: it offers the
-    leaf's scheme (the CertificateVerify's). Neither engine's client sends
-    signature_algorithms_cert, so the certificates' own signatures do not restrict it."""
-    return TLS_SCHEME[hierarchy[-1]] in kind.schemes
-
-
 def chain_for(kind: Kind, chains: list[tuple[str, ...]]) -> int | None:
     """The chain a server holding `chains` sends this kind: the one whose leaf signs the
     first of the kind's schemes it can (libssl's choice; the rustls engine's resolver makes
