@@ -47,14 +47,17 @@ class ClientReaders:
                         + ("key-exchange groups" if key == "groups" else "signature algorithms")
                         + " the kind offers, in its order of preference",
                     )
-            for i, g in enumerate(t.get("groups") or []):
+            listed = {
+                k: t[k] if isinstance(t.get(k), list) else [] for k in ("groups", "signatures")
+            }
+            for i, g in enumerate(listed["groups"]):
                 canon = canonical_group(g) if isinstance(g, str) else None
                 if canon is None:
                     self.bad(f"{at}.groups[{i}]", f"unknown group {fmt(g)}; allowed: "
                              + allowed(GROUPS, str(g)))  # fmt: skip
                 else:
                     groups.append(canon)
-            for i, a in enumerate(t.get("signatures") or []):
+            for i, a in enumerate(listed["signatures"]):
                 alg = self.resolve_alg(a, f"{at}.signatures[{i}]")
                 if alg is not None:
                     schemes.append(rollout.TLS_SCHEME[alg])

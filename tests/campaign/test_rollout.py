@@ -148,6 +148,7 @@ def test_bad_rollout_values_are_one_line_errors(tmp_path, text, fragment):
         ('[clients.Pq]\ngroups = ["X25519"]\nsignatures = ["ec"]', "bad kind name 'Pq'"),
         ('[clients.pop]\ngroups = ["X25519"]\nsignatures = ["ec"]', "bad kind name 'pop'"),
         ('[clients.old]\ngroups = []\nsignatures = ["ec"]', "clients.old.groups"),
+        ('[clients.old]\ngroups = "X25519"\nsignatures = ["ec"]', "clients.old.groups: expected"),
         ('[clients.old]\ngroups = ["X25519"]\nsignatures = ["DSA"]', "clients.old.signatures[0]"),
         ('[clients.old]\ngroups = ["X25519"]\nsignatures = ["ec"]\nos = 1', "clients.old"),
     ],
@@ -193,3 +194,10 @@ def test_pq_capability_and_the_chain_each_kind_is_sent():
     chains = [("ECDSA-P256", "ECDSA-P256"), ("ML-DSA-65", "ML-DSA-65")]
     assert [rollout.chain_for(k, chains) for k in kinds] == [0, 0, 1]
     assert rollout.chain_for(rollout.Kind("d", 1, ("X25519",), ("ed25519",)), chains) is None
+
+
+def test_a_kinds_list_given_as_a_string_is_one_error_not_one_per_character(tmp_path):
+    head = HEAD + '[clients.old]\ngroups = "X25519"\nsignatures = ["ec"]\n'
+    msg = errors(tmp_path, MATRIX, head)
+    assert "clients.old.groups: expected a non-empty array" in msg, msg
+    assert "clients.old.groups[0]" not in msg, msg
