@@ -131,6 +131,12 @@ def run(ex) -> list[dict]:
                     )
             finally:
                 processes.stop_group(client)
+        if client.returncode != 0:
+            tail = processes.tail(d / "client.stderr")
+            raise InstructionError(
+                f"the client under callgrind {processes.describe_exit(client.returncode)}"
+                + (f": {tail}" if tail else "")
+            )
         ex.ctx.progress.note(
             f"chainlab: {s.scenario_id}: instructions counted under callgrind for "
             f"{plan.warmup + plan.count} handshakes in {time.monotonic() - t0:.1f} s"
