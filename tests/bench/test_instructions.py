@@ -1,6 +1,9 @@
 """bench instructions --stores: two runs' instruction counts side by side."""
 
+import shutil
 from pathlib import Path
+
+import duckdb
 
 from chainlab.bench import instructions
 
@@ -15,3 +18,19 @@ def test_a_run_against_itself_differs_by_nothing(capsys):
     slh = next(line for line in out.splitlines() if "__slhf_leaf:" in line)
     assert "det." in slh and "server / baseline" in slh
     assert "largest run-to-run difference of a deterministic side: 0.0000%" in out
+
+
+def test_a_changed_count_shows_as_the_difference_between_runs(tmp_path, capsys):
+    other = tmp_path / "other.duckdb"
+    shutil.copy(KEPT, other)
+    con = duckdb.connect(str(other))
+    con.execute(
+        "UPDATE instruction_samples SET server_instructions = server_instructions * 1.5 "
+        "WHERE scenario_id = 'x25519mlkem768__ml_root__slhf_leaf'"
+    )
+    con.close()
+    instructions.compare_runs(KEPT, other)
+    out = capsys.readouterr().out
+    slh = next(line for line in out.splitlines() if "__slhf_leaf:" in line)
+    assert "(+50.0000%, det.)" in slh, slh
+    assert "largest run-to-run difference of a deterministic side: 50.0000%" in out

@@ -3,6 +3,8 @@ one count per side from the engine's per-connection span, a deterministic side r
 well under 1 %, the store names the counter, and the analysis and report carry the
 instruction ratios beside the CPU ratios."""
 
+import os
+
 import pytest
 
 import chainlab
@@ -85,7 +87,7 @@ def test_a_cut_dump_is_an_error_not_a_count(tmp_path):
 def test_steal_and_drift(tmp_path):
     stat = tmp_path / "stat"
     stat.write_text("cpu  10 0 5 100 1 0 2 7 0 0\ncpu0 5 0 2 50 0 0 1 3 0 0\n")
-    assert host.steal_ns(stat) == 7 * 1_000_000_000 // __import__("os").sysconf("SC_CLK_TCK")
+    assert host.steal_ns(stat) == 7 * 1_000_000_000 // os.sysconf("SC_CLK_TCK")
     stat.write_text("intr 1 2 3\n")
     assert host.steal_ns(stat) is None
     rows = [
