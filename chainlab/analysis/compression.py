@@ -17,14 +17,13 @@ median saving reaches its low end; it does not where even the largest saving fal
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pandas as pd
 
 from chainlab.analysis import twins
+from chainlab.analysis.paper import DATA_DIR
 from chainlab.campaign.cost import DECOMPRESS_BYTES
 
-DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 # RFC 8879 §4: a CompressedCertificate carries, beyond the compressed bytes, the algorithm
 # (2 bytes), the uncompressed length (3) and the compressed data's length (3): what a client
 # reads less is the saving minus these (checked against the engine in
@@ -32,10 +31,11 @@ DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 COMPRESSED_CERT_EXTRA = 8
 
 
-def guide_claim() -> dict:
-    """The guide's compression claim: low, high (shares), quote, line."""
+def guide_claim(name: str = "certificate_compression_saving") -> dict:
+    """One of the guide's claims (chainlab/data/guide_claims.csv): low, high, quote, line;
+    by default the compression claim this module judges."""
     claims = pd.read_csv(DATA_DIR / "guide_claims.csv", comment="#")
-    row = claims[claims["claim"] == "certificate_compression_saving"].iloc[0]
+    row = claims[claims["claim"] == name].iloc[0]
     return {k: row[k] for k in ("low", "high", "quote", "line")}
 
 

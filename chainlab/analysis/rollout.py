@@ -17,7 +17,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from chainlab.analysis.compression import DATA_DIR
+from chainlab.analysis.compression import guide_claim
 from chainlab.campaign import axes, rollout
 from chainlab.stats import mean_ci, quantile_ci
 
@@ -33,17 +33,8 @@ _POPULATION_COLUMNS = set(axes.POPULATION.column_names)
 
 def rollback_factor() -> tuple[float, str, int]:
     """The guide's rollback threshold (a multiple of the baseline's p99), quote, line."""
-    claims = pd.read_csv(DATA_DIR / "guide_claims.csv", comment="#")
-    row = claims[claims["claim"] == "rollback_p99_factor"].iloc[0]
-    return float(row["low"]), str(row["quote"]), int(row["line"])
-
-
-def is_rollout(summary: pd.DataFrame) -> pd.Series:
-    if "population" not in summary:
-        return pd.Series(False, index=summary.index)
-    return (summary["population"] != rollout.NO_POPULATION) | (
-        summary["second_chain"] != rollout.NO_SECOND_CHAIN
-    )
+    claim = guide_claim("rollback_p99_factor")
+    return float(claim["low"]), str(claim["quote"]), int(claim["line"])
 
 
 def by_kind(attempts: pd.DataFrame, level: float) -> pd.DataFrame:
