@@ -5,11 +5,13 @@
 
 use anyhow::{bail, Context};
 
-/// The span of one connection: a server connection from accept to close, a client attempt
-/// from connect to close. Instruction counting under valgrind's callgrind collects inside
-/// this function only and dumps as it returns (`--toggle-collect=*counted_span*
-/// --dump-after=*counted_span*`), one profile per connection; start-up, the accept loop and
-/// record writing stay outside. Natively it is a plain call.
+/// The span of one counted unit: a server connection from accept to close, a client attempt
+/// from connect to close, one `primitives` operation. Instruction counting under valgrind's
+/// callgrind collects inside this function only and dumps as it returns
+/// (`--toggle-collect=chainlab_record::cpu::counted_span` and `--dump-after=` the same name:
+/// callgrind 3.19 matches `--dump-after` by the exact name, not a pattern), one profile per
+/// unit; start-up, the accept loop and record writing stay outside. Natively it is a plain
+/// call.
 #[inline(never)]
 pub fn counted_span<R>(span: impl FnOnce() -> R) -> R {
     std::hint::black_box(span())
