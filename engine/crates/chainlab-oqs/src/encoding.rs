@@ -1,0 +1,209 @@
+//! The DER forms of liboqs keys: AlgorithmIdentifier (the OID, parameters absent),
+//! SubjectPublicKeyInfo (the raw public key in the BIT STRING, as the OQS provider writes
+//! it), PKCS#8 (RFC 5958 v1; privateKey = secret key || public key, so a key file carries
+//! its public half), and the key identifier OpenSSL writes (SHA-1 of the public key).
+//!
+//! OpenSSL's ML-DSA private keys (draft-ietf-lamps-dilithium-certificates: the seed, the
+//! expanded key, or both) are read too, so liboqs can sign with a key `pki` made with OpenSSL.
+
+use anyhow::{anyhow, bail, Context, Result};
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use chainlab_mtc::der;
+use sha1::{Digest, Sha1};
+
+use crate::algorithms::{by_oid, Family, OqsAlgorithm};
+use crate::keys::Key;
+
+/// The OID element alone: what rustls' `AlgorithmIdentifier` holds (a SEQUENCE's contents).
+pub fn algorithm_oid(algorithm: &OqsAlgorithm) -> Vec<u8> {
+    // The table's OIDs are well formed (a unit test encodes every one).
+    der::oid(algorithm.oid).unwrap_or_default()
+}
+
+/// AlgorithmIdentifier: SEQUENCE { OID } (parameters absent).
+pub fn algorithm_identifier(algorithm: &OqsAlgorithm) -> Vec<u8> {
+    der::sequence(&[&algorithm_oid(algorithm)])
+}
+
+/// A BIT STRING with no unused bits.
+pub fn bit_string(bytes: &[u8]) -> Vec<u8> {
+    let mut contents = Vec::with_capacity(bytes.len() + 1);
+    contents.push(0);
+    contents.extend_from_slice(bytes);
+    der::tlv(der::BIT_STRING, &contents)
+}
+
+/// SubjectPublicKeyInfo of a public key.
+pub fn spki(algorithm: &OqsAlgorithm, public: &[u8]) -> Vec<u8> {
+    der::sequence(&[&algorithm_identifier(algorithm), &bit_string(public)])
+}
+
+/// The algorithm and raw public key of a SubjectPublicKeyInfo, if it is one of the table's.
+pub fn read_spki(spki: &[u8]) -> Result<Option<(&'static OqsAlgorithm, Vec<u8>)>> {
+    let outer = der::expect(spki, der::SEQUENCE, "SubjectPublicKeyInfo")?;
+    let parts = der::elements(outer.contents)?;
+    let [alg_id, key] = parts.as_slice() else {
+        bail!("SubjectPublicKeyInfo: {} elements, expected 2", parts.len());
+    };
+    let Some(algorithm) = algorithm_of(alg_id)? else {
+        return Ok(None);
+    };
+    if key.tag != der::BIT_STRING || key.contents.first() != Some(&0) {
+        bail!(
+            "SubjectPublicKeyInfo of {}: not a whole-byte BIT STRING",
+            algorithm.name
+        );
+    }
+    Ok(Some((algorithm, key.contents[1..].to_vec())))
+}
+
+/// The key identifier OpenSSL writes for a key (RFC 5280 4.2.1.2 method 1).
+pub fn key_identifier(public: &[u8]) -> Vec<u8> {
+    Sha1::digest(public).to_vec()
+}
+
+/// PKCS#8 PrivateKeyInfo of a key from the table (not ML-DSA: OpenSSL writes those).
+pub fn pkcs8(key: &Key) -> Vec<u8> {
+    let mut both = key.secret.clone();
+    both.extend_from_slice(&key.public);
+    der::sequence(&[
+        &der::integer(0),
+        &algorithm_identifier(key.algorithm),
+        &der::tlv(der::OCTET_STRING, &both),
+    ])
+}
+
+/// A PEM block of `label` around `der` (64-column base64, as OpenSSL writes).
+pub fn pem(label: &str, der: &[u8]) -> String {
+    let b64 = STANDARD.encode(der);
+    let mut out = format!("-----BEGIN {label}-----\n");
+    for line in b64.as_bytes().chunks(64) {
+        out.push_str(std::str::from_utf8(line).unwrap_or_default());
+        out.push('\n');
+    }
+    out.push_str(&format!("-----END {label}-----\n"));
+    out
+}
+
+/// The liboqs key of a PKCS#8 PrivateKeyInfo, `None` when its algorithm is not the table's
+/// (another library's key). ML-DSA keys are read in OpenSSL's forms; a seed-only ML-DSA key
+/// is refused (liboqs 0.13 cannot expand a seed).
+pub fn from_pkcs8(der_bytes: &[u8]) -> Result<Option<Key>> {
+    let outer = der::expect(der_bytes, der::SEQUENCE, "PrivateKeyInfo")?;
+    let parts = der::elements(outer.contents)?;
+    let (Some(alg_id), Some(private)) = (parts.get(1), parts.get(2)) else {
+        bail!(
+            "PrivateKeyInfo: {} elements, expected at least 3",
+            parts.len()
+        );
+    };
+    let Some(algorithm) = algorithm_of(alg_id)? else {
+        return Ok(None);
+    };
+    if private.tag != der::OCTET_STRING {
+        bail!(
+            "PrivateKeyInfo of {}: privateKey is not an OCTET STRING",
+            algorithm.name
+        );
+    }
+    let sig = crate::keys::scheme(algorithm)?;
+    if algorithm.family == Family::MlDsa {
+        return ml_dsa_secret(algorithm, private.contents)
+            .and_then(|secret| Key::for_signing(algorithm, &secret))
+            .map(Some);
+    }
+    let (sk, pk) = (sig.length_secret_key(), sig.length_public_key());
+    if private.contents.len() != sk + pk {
+        bail!(
+            "PrivateKeyInfo of {}: {} bytes of key, expected {} (secret {sk} + public {pk})",
+            algorithm.name,
+            private.contents.len(),
+            sk + pk
+        );
+    }
+    Key::from_parts(algorithm, &private.contents[..sk], &private.contents[sk..]).map(Some)
+}
+
+/// The expanded secret key inside an ML-DSA privateKey: `expandedKey` or `both`.
+fn ml_dsa_secret(algorithm: &OqsAlgorithm, contents: &[u8]) -> Result<Vec<u8>> {
+    let (e, _) = der::read(contents).context("ML-DSA privateKey")?;
+    match e.tag {
+        der::OCTET_STRING => Ok(e.contents.to_vec()),
+        der::SEQUENCE => {
+            let parts = der::elements(e.contents)?;
+            parts
+                .get(1)
+                .filter(|p| p.tag == der::OCTET_STRING)
+                .map(|p| p.contents.to_vec())
+                .ok_or_else(|| {
+                    anyhow!(
+                        "{}: privateKey `both` without an expandedKey",
+                        algorithm.name
+                    )
+                })
+        }
+        _ => bail!(
+            "{}: a seed-only private key; liboqs signs only with an expanded key (write \
+             keys with the expanded form, as `pki` does)",
+            algorithm.name
+        ),
+    }
+}
+
+/// The table's algorithm of an AlgorithmIdentifier element, `None` for any other OID.
+fn algorithm_of(alg_id: &der::Element<'_>) -> Result<Option<&'static OqsAlgorithm>> {
+    let inner = der::elements(alg_id.contents)?;
+    let Some(oid) = inner.first().filter(|e| e.tag == der::OID) else {
+        bail!("AlgorithmIdentifier without an OID");
+    };
+    Ok(by_oid(&dotted(oid.contents)))
+}
+
+/// The dotted form of an OID's contents.
+pub fn dotted(contents: &[u8]) -> String {
+    let mut arcs: Vec<u64> = Vec::new();
+    let mut v = 0u64;
+    for &b in contents {
+        v = (v << 7) | (b & 0x7f) as u64;
+        if b & 0x80 == 0 {
+            if arcs.is_empty() {
+                let first = (v / 40).min(2);
+                arcs.push(first);
+                arcs.push(v - first * 40);
+            } else {
+                arcs.push(v);
+            }
+            v = 0;
+        }
+    }
+    arcs.iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algorithms::{lookup, ALGORITHMS};
+
+    #[test]
+    fn oids_round_trip_and_keys_survive_pkcs8_and_spki() {
+        for a in ALGORITHMS {
+            let oid = der::oid(a.oid).unwrap();
+            assert_eq!(dotted(&oid[2..]), a.oid, "{}", a.name);
+        }
+        let mayo = lookup("MAYO-1").unwrap();
+        let key = crate::keys::generate(mayo, b"k").unwrap();
+        let back = from_pkcs8(&pkcs8(&key)).unwrap().unwrap();
+        assert_eq!(
+            (back.public, back.secret),
+            (key.public.clone(), key.secret.clone())
+        );
+        let (alg, public) = read_spki(&spki(mayo, &key.public)).unwrap().unwrap();
+        assert_eq!((alg.name, public), ("MAYO-1", key.public));
+        assert_eq!(key_identifier(b"abc").len(), 20);
+        assert!(pem("PRIVATE KEY", &[0; 60]).lines().all(|l| l.len() <= 64));
+    }
+}

@@ -1,0 +1,43 @@
+//! What liboqs is in this binary and which implementation it runs here: the build facts a
+//! run records. Falcon's signing is constant-time in some implementations only, so which one
+//! ran is a fact of the measurement.
+
+use serde::Serialize;
+
+/// liboqs' build and this CPU's choice, as `info` prints them.
+#[derive(Debug, Clone, Serialize)]
+pub struct Facts {
+    /// liboqs' version string (`OQS_version()`).
+    pub liboqs_version: String,
+    /// The `oqs` crate's version, which pins the vendored liboqs.
+    pub crate_version: &'static str,
+    /// `OQS_DIST_BUILD=ON`: every optimised implementation compiled, chosen at run time.
+    pub dist_build: bool,
+    /// This CPU offers AVX2 (liboqs' test, `OQS_CPU_has_extension`).
+    pub cpu_avx2: bool,
+    /// The implementation the AVX2-capable families (Falcon, MAYO, UOV, CROSS, ML-DSA) use
+    /// here: "avx2" or "portable" (recorded, because their timing properties differ).
+    pub implementation: &'static str,
+}
+
+pub fn facts() -> Facts {
+    oqs::init();
+    // SAFETY: OQS_version returns a static NUL-terminated string; the CPU query only reads
+    // liboqs' detected feature table (filled by OQS_init above).
+    let (version, avx2) = unsafe {
+        (
+            std::ffi::CStr::from_ptr(oqs_sys::common::OQS_version())
+                .to_string_lossy()
+                .into_owned(),
+            oqs_sys::common::OQS_CPU_has_extension(oqs_sys::common::OQS_CPU_EXT::OQS_CPU_EXT_AVX2)
+                != 0,
+        )
+    };
+    Facts {
+        liboqs_version: version,
+        crate_version: "0.11.0",
+        dist_build: true,
+        cpu_avx2: avx2,
+        implementation: if avx2 { "avx2" } else { "portable" },
+    }
+}
