@@ -1,5 +1,9 @@
 //! The signature algorithms the engine places in hierarchies: one table, so `pki`, `info`,
-//! error messages and the Python front end agree on names.
+//! error messages and the Python front end agree on names. OpenSSL's algorithms are listed
+//! here; liboqs' (Falcon, MAYO, UOV, CROSS) come from `chainlab_oqs`'s table, which `pki`
+//! issues with but no OpenSSL stack can use in TLS (`provider`).
+
+use std::sync::LazyLock;
 
 /// Family of a signature algorithm (the analysis groups placements by family).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -10,6 +14,21 @@ pub enum Family {
     Ecdsa,
     EdDsa,
     Rsa,
+    Falcon,
+    Mayo,
+    Uov,
+    Cross,
+}
+
+/// The library that makes and checks an algorithm's signatures in this engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Provider {
+    /// OpenSSL: in hierarchies and in TLS.
+    OpenSsl,
+    /// liboqs (`chainlab_oqs`): in hierarchies `pki` issues; the OpenSSL stacks cannot
+    /// verify or sign with it in TLS, the rustls stack can.
+    Liboqs,
 }
 
 #[derive(Debug, Clone, Copy, serde::Serialize)]
@@ -21,6 +40,7 @@ pub struct Algorithm {
     pub tls_sigalg: &'static str,
     /// Keys and signatures reproducible from a seed.
     pub deterministic: bool,
+    pub provider: Provider,
 }
 
 const fn alg(
@@ -34,10 +54,37 @@ const fn alg(
         family,
         tls_sigalg,
         deterministic,
+        provider: Provider::OpenSsl,
     }
 }
 
-pub const ALGORITHMS: &[Algorithm] = &[
+/// Every algorithm: OpenSSL's, then liboqs' (deterministic: `chainlab_oqs` draws their
+/// random bytes from the seed).
+pub static ALGORITHMS: LazyLock<Vec<Algorithm>> = LazyLock::new(|| {
+    let liboqs = chainlab_oqs::algorithms::only_liboqs().map(|a| Algorithm {
+        name: a.name,
+        family: match a.family {
+            chainlab_oqs::algorithms::Family::Falcon => Family::Falcon,
+            chainlab_oqs::algorithms::Family::Mayo => Family::Mayo,
+            chainlab_oqs::algorithms::Family::Uov => Family::Uov,
+            // only_liboqs() yields no ML-DSA; CROSS is the last family.
+            _ => Family::Cross,
+        },
+        tls_sigalg: a.tls_name,
+        deterministic: true,
+        provider: Provider::Liboqs,
+    });
+    OPENSSL.iter().copied().chain(liboqs).collect()
+});
+
+/// The liboqs table entry of an algorithm `pki` issues with liboqs.
+pub fn liboqs(algorithm: &Algorithm) -> Option<&'static chainlab_oqs::OqsAlgorithm> {
+    (algorithm.provider == Provider::Liboqs)
+        .then(|| chainlab_oqs::lookup(algorithm.name).ok())
+        .flatten()
+}
+
+const OPENSSL: &[Algorithm] = &[
     alg("ML-DSA-44", Family::MlDsa, "mldsa44", true),
     alg("ML-DSA-65", Family::MlDsa, "mldsa65", true),
     alg("ML-DSA-87", Family::MlDsa, "mldsa87", true),
@@ -149,5 +196,12 @@ mod tests {
             err.contains("\"ML-DSA-66\"") && err.contains("SLH-DSA-SHAKE-256f"),
             "{err}"
         );
+        let falcon = lookup("falcon-512").unwrap();
+        assert_eq!(
+            (falcon.family, falcon.provider),
+            (Family::Falcon, Provider::Liboqs)
+        );
+        assert_eq!(liboqs(falcon).unwrap().code_point, 0xfed7);
+        assert!(liboqs(lookup("ML-DSA-44").unwrap()).is_none());
     }
 }

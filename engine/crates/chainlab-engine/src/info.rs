@@ -27,7 +27,8 @@ pub fn run(_args: &InfoArgs) -> anyhow::Result<()> {
         "record_schema": crate::record::SCHEMA,
         "openssl_version_text": openssl::version::version(),
         "openssl_build": build,
-        "algorithms": crate::algorithms::ALGORITHMS,
+        "algorithms": &*crate::algorithms::ALGORITHMS,
+        "liboqs": chainlab_oqs::facts::facts(),
         "hardware_counters": crate::cpu::hardware_counters(),
         // `pki --mtc-batch`'s bounds (Python's chainlab.campaign.certificates checks them).
         "mtc": {

@@ -40,7 +40,7 @@ pub const LEAF_NOT_AFTER: &str = "20350101000000Z";
 const ORGANIZATION: &str = "chainlab";
 
 /// Addresses always in the leaf's subjectAltName: servers in this lab listen on loopback.
-const LEAF_IPS: [&str; 2] = ["127.0.0.1", "::1"];
+pub const LEAF_IPS: [&str; 2] = ["127.0.0.1", "::1"];
 
 /// What is particular to one certificate.
 pub struct Subject<'a> {
@@ -141,7 +141,7 @@ pub fn issue(subject: &Subject, key: &PKey<Private>, issuer: Issuer) -> Result<X
 }
 
 /// O=chainlab, CN=<role title> (<algorithm>).
-fn subject_name(subject: &Subject) -> Result<X509Name> {
+pub fn subject_name(subject: &Subject) -> Result<X509Name> {
     let mut name = X509Name::builder()?;
     name.append_entry_by_nid(Nid::ORGANIZATIONNAME, ORGANIZATION)?;
     let common_name = format!(

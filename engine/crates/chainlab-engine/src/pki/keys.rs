@@ -141,6 +141,10 @@ impl KeyKind {
             (Family::EdDsa, "Ed25519") => KeyKind::Ed25519,
             (Family::Rsa, "RSA-2048") => KeyKind::Rsa { bits: 2048 },
             (Family::Rsa, "RSA-3072") => KeyKind::Rsa { bits: 3072 },
+            (Family::Falcon | Family::Mayo | Family::Uov | Family::Cross, name) => bail!(
+                "{name} is a liboqs algorithm: it signs certificates of a hierarchy, not \
+                 what OpenSSL signs (an MTC cosignature, an OpenSSL handshake)"
+            ),
             _ => return Err(unsupported()),
         })
     }
@@ -320,11 +324,14 @@ pub fn check_ptr<T>(pointer: *mut T, what: &str) -> Result<*mut T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algorithms::{lookup, ALGORITHMS};
+    use crate::algorithms::{lookup, Provider, ALGORITHMS};
 
     #[test]
     fn every_accepted_algorithm_has_key_parameters() {
-        for algorithm in ALGORITHMS {
+        for algorithm in ALGORITHMS
+            .iter()
+            .filter(|a| a.provider == Provider::OpenSsl)
+        {
             let kind = KeyKind::of(algorithm).unwrap();
             if let KeyKind::SlhDsa { n } = kind {
                 assert!([16, 24, 32].contains(&n), "{}: n = {n}", algorithm.name);

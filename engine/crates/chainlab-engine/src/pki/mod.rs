@@ -8,8 +8,10 @@
 //! files, which is what lets a campaign regenerate its hierarchies instead of shipping them.
 
 mod cert;
+pub mod key;
 pub mod keys;
 pub mod mtc;
+mod x509;
 
 use std::fs;
 use std::io::Write;
@@ -17,7 +19,6 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use openssl::pkey::{PKey, Private};
 use openssl::x509::X509;
 use serde::Serialize;
 
@@ -216,7 +217,7 @@ pub struct Issued {
     /// 0 = leaf, counting towards the root.
     pub position: usize,
     pub algorithm: &'static Algorithm,
-    pub key: PKey<Private>,
+    pub key: key::PrivateKey,
     pub cert: X509,
 }
 
@@ -264,7 +265,7 @@ pub fn generate(spec: &Spec) -> Result<Hierarchy> {
     for (index, (&role, &algorithm)) in roles(depth).iter().zip(&spec.chain).enumerate() {
         let what = || format!("{} ({})", role.name(), algorithm.name);
         let derivation = keys::Derivation::new(&spec.seed, role, algorithm);
-        let key = keys::generate(algorithm, &derivation)
+        let key = key::PrivateKey::generate(algorithm, &derivation)
             .with_context(|| format!("generating the key of {}", what()))?;
         let subject = cert::Subject {
             role,
@@ -275,11 +276,22 @@ pub fn generate(spec: &Spec) -> Result<Hierarchy> {
             dns: &spec.dns,
             purpose: spec.purpose,
         };
-        let issuer = issued
-            .last()
-            .map(|parent| (&*parent.cert, &*parent.key, parent.algorithm));
-        let cert = cert::issue(&subject, &key, issuer)
-            .with_context(|| format!("issuing the certificate of {}", what()))?;
+        let parent = issued.last();
+        // OpenSSL writes what it can sign and hold; a liboqs key or issuer takes `x509`.
+        let cert = match (key.openssl(), parent.map(|p| p.key.openssl())) {
+            (Some(own), None) => cert::issue(&subject, own, None),
+            (Some(own), Some(Some(parent_key))) => {
+                let p = parent.expect("matched Some above");
+                cert::issue(&subject, own, Some((&*p.cert, parent_key, p.algorithm)))
+            }
+            _ => x509::issue(
+                &subject,
+                &key,
+                parent.map(|p| (&*p.cert, &p.key, p.algorithm)),
+                &derivation,
+            ),
+        }
+        .with_context(|| format!("issuing the certificate of {}", what()))?;
         issued.push(Issued {
             role,
             position: depth - 1 - index,
@@ -373,10 +385,7 @@ pub fn write(hierarchy: &Hierarchy, out: &Path) -> Result<Manifest> {
 
     let mut certificates = Vec::with_capacity(hierarchy.issued.len());
     for (index, issued) in hierarchy.issued.iter().enumerate() {
-        let key_pem = issued
-            .key
-            .private_key_to_pem_pkcs8()
-            .context("encoding a private key as PKCS#8 PEM")?;
+        let key_pem = issued.key.pkcs8_pem()?;
         write_file(out, &issued.role.key_file(), &key_pem, Secrecy::Private)?;
         write_file(
             out,
