@@ -86,6 +86,19 @@ pub fn pem(label: &str, der: &[u8]) -> String {
     out
 }
 
+/// The table's algorithm of a PKCS#8 PrivateKeyInfo, `None` for another algorithm's key.
+pub fn pkcs8_algorithm(der_bytes: &[u8]) -> Result<Option<&'static OqsAlgorithm>> {
+    let outer = der::expect(der_bytes, der::SEQUENCE, "PrivateKeyInfo")?;
+    let parts = der::elements(outer.contents)?;
+    match parts.get(1) {
+        Some(alg_id) => algorithm_of(alg_id),
+        None => bail!(
+            "PrivateKeyInfo: {} elements, expected at least 3",
+            parts.len()
+        ),
+    }
+}
+
 /// The liboqs key of a PKCS#8 PrivateKeyInfo, `None` when its algorithm is not the table's
 /// (another library's key). ML-DSA keys are read in OpenSSL's forms; a seed-only ML-DSA key
 /// is refused (liboqs 0.13 cannot expand a seed).

@@ -345,4 +345,18 @@ pub struct TlsArgs {
     /// depth-4 chain. The rustls engine takes it and keeps rustls' own fixed limit.
     #[arg(long, default_value_t = 1 << 20)]
     pub max_cert_list: u64,
+    /// Whose code signs and verifies ML-DSA: the stack's own, or liboqs (the rustls
+    /// engine; the OpenSSL engine refuses it). Falcon, MAYO, UOV and CROSS are liboqs' always.
+    #[arg(long, value_enum, default_value = "stack")]
+    pub signature_impl: SignatureImpl,
+}
+
+/// `--signature-impl`: which implementation of an algorithm both stacks have signs and
+/// verifies it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SignatureImpl {
+    /// The TLS stack's own (OpenSSL's, or aws-lc's under rustls).
+    Stack,
+    /// liboqs (`chainlab_oqs`).
+    Liboqs,
 }

@@ -7,6 +7,8 @@
 //! `pki --chain` names for signature algorithms, OpenSSL `--groups` names for groups, TLS
 //! names for signature schemes and for what a record says was negotiated.
 
+use std::sync::LazyLock;
+
 use anyhow::bail;
 use rustls::crypto::aws_lc_rs::kx_group;
 use rustls::crypto::SupportedKxGroup;
@@ -19,7 +21,9 @@ use chainlab_record::args::ClientArgs;
 pub const STACK: &str = "rustls";
 
 /// A signature algorithm of the PKI this stack signs and verifies with (rustls' aws-lc-rs
-/// provider for ECDSA, Ed25519 and RSA; rustls-post-quantum over aws-lc-rs for ML-DSA).
+/// provider for ECDSA, Ed25519 and RSA; rustls-post-quantum over aws-lc-rs for ML-DSA;
+/// liboqs for Falcon, MAYO, UOV and CROSS, `liboqs.rs`).
+#[derive(Debug, Clone, Copy)]
 pub struct Signature {
     /// `pki --chain` name.
     pub algorithm: &'static str,
@@ -27,48 +31,97 @@ pub struct Signature {
     pub scheme: SignatureScheme,
     /// Its TLS name, as OpenSSL prints it (what records hold).
     pub tls_name: &'static str,
+    /// The library that signs and verifies it by default: "aws-lc" or "liboqs".
+    pub implementation: &'static str,
 }
 
-pub const SIGNATURES: &[Signature] = &[
+/// Every algorithm: aws-lc's, then those only liboqs has (OQS provider code points) whose
+/// keys webpki can read (`unusable`).
+pub static SIGNATURES: LazyLock<Vec<Signature>> = LazyLock::new(|| {
+    let liboqs = chainlab_oqs::algorithms::only_liboqs()
+        .filter(|a| unusable(a).is_none())
+        .map(|a| Signature {
+            algorithm: a.name,
+            scheme: crate::liboqs::scheme(a),
+            tls_name: a.tls_name,
+            implementation: "liboqs",
+        });
+    AWS_LC.iter().copied().chain(liboqs).collect()
+});
+
+/// What `--signature-impl` may choose on this stack.
+pub const SIGNATURE_IMPLEMENTATIONS: &[&str] = &["stack", "liboqs"];
+
+/// webpki (rustls' certificate verifier) reads DER elements of at most this many bytes, so a
+/// certificate or trust anchor whose key is longer cannot be used at any position.
+pub const MAX_DER_ELEMENT: usize = 0xffff;
+
+/// Why a liboqs algorithm cannot be used on this stack, if it cannot: UOV-Is (412,160-byte
+/// key) and UOV-Ip (278,432) exceed what webpki parses even as a trust anchor.
+pub fn unusable(algorithm: &chainlab_oqs::OqsAlgorithm) -> Option<String> {
+    let key = chainlab_oqs::keys::scheme(algorithm)
+        .ok()?
+        .length_public_key();
+    (key > MAX_DER_ELEMENT).then(|| {
+        format!(
+            "its {key}-byte public key exceeds the {MAX_DER_ELEMENT} bytes webpki reads in one \
+             DER element (even in a trust anchor)"
+        )
+    })
+}
+
+/// rustls refuses a handshake message longer than this (its deframer's fixed limit), so a
+/// Certificate message of a chain with a UOV-Is or UOV-Ip key cannot be received.
+pub const MAX_HANDSHAKE_MESSAGE: usize = 0xffff;
+
+const AWS_LC: &[Signature] = &[
     Signature {
         algorithm: "ML-DSA-44",
         scheme: SignatureScheme::ML_DSA_44,
         tls_name: "mldsa44",
+        implementation: "aws-lc",
     },
     Signature {
         algorithm: "ML-DSA-65",
         scheme: SignatureScheme::ML_DSA_65,
         tls_name: "mldsa65",
+        implementation: "aws-lc",
     },
     Signature {
         algorithm: "ML-DSA-87",
         scheme: SignatureScheme::ML_DSA_87,
         tls_name: "mldsa87",
+        implementation: "aws-lc",
     },
     Signature {
         algorithm: "ECDSA-P256",
         scheme: SignatureScheme::ECDSA_NISTP256_SHA256,
         tls_name: "ecdsa_secp256r1_sha256",
+        implementation: "aws-lc",
     },
     Signature {
         algorithm: "ECDSA-P384",
         scheme: SignatureScheme::ECDSA_NISTP384_SHA384,
         tls_name: "ecdsa_secp384r1_sha384",
+        implementation: "aws-lc",
     },
     Signature {
         algorithm: "Ed25519",
         scheme: SignatureScheme::ED25519,
         tls_name: "ed25519",
+        implementation: "aws-lc",
     },
     Signature {
         algorithm: "RSA-2048",
         scheme: SignatureScheme::RSA_PSS_SHA256,
         tls_name: "rsa_pss_rsae_sha256",
+        implementation: "aws-lc",
     },
     Signature {
         algorithm: "RSA-3072",
         scheme: SignatureScheme::RSA_PSS_SHA256,
         tls_name: "rsa_pss_rsae_sha256",
+        implementation: "aws-lc",
     },
 ];
 

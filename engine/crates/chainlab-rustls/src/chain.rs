@@ -9,7 +9,8 @@ use x509_parser::oid_registry::Oid;
 use x509_parser::prelude::{FromDer, X509Certificate};
 use x509_parser::public_key::PublicKey;
 
-/// (OID, OpenSSL long name) of the signature and key algorithms a chainlab PKI uses.
+/// (OID, OpenSSL long name) of the signature and key algorithms a chainlab PKI uses with
+/// OpenSSL; liboqs' come from `chainlab_oqs`'s table.
 const ALGORITHM_OIDS: &[(&str, &str)] = &[
     ("1.2.840.10045.4.3.2", "ecdsa-with-SHA256"),
     ("1.2.840.10045.4.3.3", "ecdsa-with-SHA384"),
@@ -83,6 +84,8 @@ fn oid_name(oid: &Oid) -> String {
         .iter()
         .find(|(o, _)| *o == id)
         .map(|(_, name)| (*name).to_owned())
+        // liboqs' algorithms (key and signature share the OID): their `pki` names.
+        .or_else(|| chainlab_oqs::algorithms::by_oid(&id).map(|a| a.name.to_owned()))
         .unwrap_or(id)
 }
 

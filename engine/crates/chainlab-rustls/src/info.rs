@@ -20,8 +20,16 @@ pub fn run() -> anyhow::Result<()> {
             "rustls_post_quantum": RUSTLS_POST_QUANTUM_VERSION,
         },
         "signature_algorithms": capabilities::SIGNATURES.iter().map(|s| serde_json::json!({
-            "algorithm": s.algorithm, "scheme": s.tls_name,
+            "algorithm": s.algorithm, "scheme": s.tls_name, "implementation": s.implementation,
         })).collect::<Vec<_>>(),
+        "signature_implementations": capabilities::SIGNATURE_IMPLEMENTATIONS,
+        "unusable_signature_algorithms": chainlab_oqs::algorithms::only_liboqs()
+            .filter_map(|a| capabilities::unusable(a).map(|why| serde_json::json!({
+                "algorithm": a.name, "reason": why,
+            })))
+            .collect::<Vec<_>>(),
+        "max_handshake_message": capabilities::MAX_HANDSHAKE_MESSAGE,
+        "liboqs": chainlab_oqs::facts::facts(),
         "groups": capabilities::GROUPS.iter().map(|g| g.names[0]).collect::<Vec<_>>(),
         "cert_compressions": capabilities::CERT_COMPRESSIONS,
         "missing_features": capabilities::MISSING_FEATURES,

@@ -16,6 +16,7 @@ mod client;
 mod errors;
 mod info;
 mod io;
+mod liboqs;
 mod mtc;
 mod server;
 mod tls;

@@ -63,12 +63,16 @@ pub fn provider(tls: &TlsArgs) -> anyhow::Result<CryptoProvider> {
     Ok(provider)
 }
 
-/// The `--sigalgs` restriction of the verification algorithms (all of them without it).
+/// The verification algorithms: the provider's with liboqs' (`--signature-impl`), restricted
+/// to `--sigalgs` when given.
 fn verification_algorithms(
     provider: &CryptoProvider,
     tls: &TlsArgs,
 ) -> anyhow::Result<WebPkiSupportedAlgorithms> {
-    let mut algs = provider.signature_verification_algorithms;
+    let mut algs = crate::liboqs::with_liboqs(
+        provider.signature_verification_algorithms,
+        tls.signature_impl,
+    );
     if let Some(list) = &tls.sigalgs {
         let wanted = capabilities::schemes(list)?;
         // In `--sigalgs` order: the client offers the schemes in the mapping's order, and a
@@ -143,23 +147,8 @@ pub fn server(args: &ServeArgs) -> anyhow::Result<ServerSetup> {
     let provider = Arc::new(provider(&args.tls)?);
     let chain_file = args.pki.join(args.chain.file_name());
     let chain = certificates(&chain_file)?;
-    let key_file = args.pki.join("leaf.key");
-    let key_der = PrivateKeyDer::from_pem_file(&key_file)
-        .map_err(|e| anyhow!("cannot read the private key {}: {e}", key_file.display()))?;
-    let key = provider
-        .key_provider
-        .load_private_key(key_der)
-        .map_err(|e| {
-            anyhow!(
-                "{}: the rustls stack cannot sign with this key ({e}); it signs with: {}",
-                key_file.display(),
-                capabilities::SIGNATURES
-                    .iter()
-                    .map(|s| s.algorithm)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        })?;
+    check_certificate_message(&chain, &chain_file)?;
+    let key = signing_key(&provider, &args.pki.join("leaf.key"), &args.tls)?;
     let only: Option<Vec<SignatureScheme>> = args
         .tls
         .sigalgs
@@ -193,15 +182,7 @@ pub fn server(args: &ServeArgs) -> anyhow::Result<ServerSetup> {
     let second = match &args.second_pki {
         Some(dir) => {
             let chain = certificates(&dir.join(args.chain.file_name()))?;
-            let key_file = dir.join("leaf.key");
-            let der = PrivateKeyDer::from_pem_file(&key_file)
-                .map_err(|e| anyhow!("cannot read the private key {}: {e}", key_file.display()))?;
-            let inner = provider.key_provider.load_private_key(der).map_err(|e| {
-                anyhow!(
-                    "{}: the rustls stack cannot sign with this key ({e})",
-                    key_file.display()
-                )
-            })?;
+            let inner = signing_key(&provider, &dir.join("leaf.key"), &args.tls)?;
             let signer = RecordingKey {
                 inner,
                 only: only.clone(),
@@ -249,6 +230,48 @@ pub fn server(args: &ServeArgs) -> anyhow::Result<ServerSetup> {
     })
 }
 
+/// The key of a PKCS#8 file: liboqs' for its algorithms (and ML-DSA with
+/// `--signature-impl liboqs`), the aws-lc provider's otherwise.
+fn signing_key(
+    provider: &CryptoProvider,
+    key_file: &Path,
+    tls: &TlsArgs,
+) -> anyhow::Result<Arc<dyn SigningKey>> {
+    let der = PrivateKeyDer::from_pem_file(key_file)
+        .map_err(|e| anyhow!("cannot read the private key {}: {e}", key_file.display()))?;
+    if let Some(key) = crate::liboqs::signing_key(&der, tls.signature_impl)
+        .with_context(|| key_file.display().to_string())?
+    {
+        return Ok(key);
+    }
+    provider.key_provider.load_private_key(der).map_err(|e| {
+        anyhow!(
+            "{}: the rustls stack cannot sign with this key ({e}); it signs with: {}",
+            key_file.display(),
+            capabilities::SIGNATURES
+                .iter()
+                .map(|s| s.algorithm)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
+}
+
+/// Refuses a chain whose Certificate message no rustls peer accepts (a UOV key inside it).
+fn check_certificate_message(chain: &[CertificateDer<'_>], file: &Path) -> anyhow::Result<()> {
+    // The handshake message: its 4-byte header and the body RFC 8446 4.4.2 defines.
+    let size = 4 + certificate_message_body(chain).len();
+    if size > capabilities::MAX_HANDSHAKE_MESSAGE {
+        anyhow::bail!(
+            "{}: its Certificate message is {size} bytes; rustls accepts handshake messages \
+             of at most {} bytes (a UOV key is tens of kilobytes: send at most one)",
+            file.display(),
+            capabilities::MAX_HANDSHAKE_MESSAGE
+        );
+    }
+    Ok(())
+}
+
 /// The TLS schemes a hierarchy's leaf signs with (its algorithm from `manifest.json`).
 fn schemes_of(dir: &Path) -> anyhow::Result<Vec<SignatureScheme>> {
     let path = dir.join("manifest.json");
@@ -286,6 +309,15 @@ pub fn client(args: &ClientArgs) -> anyhow::Result<Arc<ClientConfig>> {
             .ok_or_else(|| anyhow!("--ca FILE is required unless --no-verify is given"))?;
         let mut roots = RootCertStore::empty();
         for cert in certificates(ca)? {
+            if cert.len() > capabilities::MAX_DER_ELEMENT {
+                anyhow::bail!(
+                    "--ca {}: a {}-byte certificate; webpki reads at most {} bytes per DER \
+                     element, so it cannot be a trust anchor on the rustls stack",
+                    ca.display(),
+                    cert.len(),
+                    capabilities::MAX_DER_ELEMENT
+                );
+            }
             roots
                 .add(cert)
                 .map_err(|e| anyhow!("--ca {}: not a usable trust anchor: {e}", ca.display()))?;

@@ -1,0 +1,142 @@
+//! The signature families liboqs brings (Falcon, MAYO, UOV, CROSS) in real rustls handshakes:
+//! at every position of depth 1-4 hierarchies, mixed with ML-DSA and ECDSA (no SLH-DSA: the
+//! rustls stack has none; `pki` mixes them, tests/liboqs_pki.rs in chainlab-engine); the
+//! CertificateVerify scheme recorded on both sides under its OQS provider name; bytes each
+//! way the same on both sides. A chain rustls cannot receive (two UOV keys sent) is
+//! refused when the server starts, a UOV-Is root when the client starts; liboqs' own ML-DSA signs and verifies
+//! with `--signature-impl liboqs`, which the OpenSSL engine refuses by name.
+
+mod common;
+
+use std::process::Command;
+
+use common::{binary, client, pki, Server, TempDir};
+use serde_json::Value;
+
+const GROUPS: &str = "X25519MLKEM768";
+
+/// Two handshakes against a rustls server of `chain`, trusting its root; both records' sides.
+fn handshake(dir: &TempDir, chain: &str, extra: &[&str]) -> (Vec<Value>, Vec<Value>) {
+    let p = pki(dir, chain);
+    let server = Server::start("rustls", &p, GROUPS, extra);
+    let mut args = vec![
+        "--ca",
+        p.join("ca.pem").to_str().unwrap().to_owned().leak() as &str,
+    ];
+    args.extend(["--groups", GROUPS, "--count", "2"]);
+    args.extend(extra);
+    let clients = client("rustls", &server, &args);
+    (clients, server.stop())
+}
+
+fn assert_agree(chain: &str, clients: &[Value], servers: &[Value], scheme: &str) {
+    assert_eq!(clients.len(), 2, "{chain}");
+    for c in clients {
+        assert_eq!(c["outcome"], "ok", "{chain}: {c}");
+        assert_eq!(c["sigalg"], scheme, "{chain}");
+        let s = servers
+            .iter()
+            .find(|s| s["conn_id"] == c["conn_id"])
+            .unwrap_or_else(|| panic!("{chain}: no server record for {}", c["conn_id"]));
+        assert_eq!(s["sigalg"], scheme, "{chain}");
+        assert_eq!(c["bytes_read"], s["bytes_written"], "{chain}");
+        assert_eq!(c["bytes_written"], s["bytes_read"], "{chain}");
+    }
+}
+
+#[test]
+fn every_family_at_every_position_handshakes() {
+    let dir = TempDir::new("families");
+    // (chain root first, the leaf's TLS scheme). Each new algorithm is a leaf, an
+    // intermediate and a root of a depth-3 ML-DSA-44 hierarchy (UOV as UOV-Ip-pkc: UOV-Is's
+    // and UOV-Ip's keys exceed what webpki reads), then mixes and depths 1, 2 and 4.
+    let mut cases: Vec<(String, &str)> = Vec::new();
+    for (name, scheme) in [
+        ("Falcon-512", "falcon512"),
+        ("Falcon-1024", "falcon1024"),
+        ("MAYO-1", "mayo1"),
+        ("MAYO-2", "mayo2"),
+        ("UOV-Ip-pkc", "OV_Ip_pkc"),
+        ("CROSS-RSDPG-128-fast", "CROSSrsdpg128fast"),
+        ("CROSS-RSDPG-128-small", "CROSSrsdpg128small"),
+    ] {
+        cases.push((format!("ML-DSA-44,ML-DSA-44,{name}"), scheme));
+        cases.push((format!("ML-DSA-44,{name},ML-DSA-44"), "mldsa44"));
+        cases.push((format!("{name},ML-DSA-44,ML-DSA-44"), "mldsa44"));
+    }
+    cases.extend([
+        ("ECDSA-P256,ECDSA-P256,Falcon-512".to_owned(), "falcon512"),
+        ("ECDSA-P384,MAYO-2".to_owned(), "mayo2"),
+        (
+            "UOV-Ip-pkc,Falcon-512,CROSS-RSDPG-128-fast,MAYO-1".to_owned(),
+            "mayo1",
+        ),
+        ("Falcon-1024".to_owned(), "falcon1024"),
+    ]);
+    for (chain, scheme) in &cases {
+        let (clients, servers) = handshake(&dir, chain, &[]);
+        assert_agree(chain, &clients, &servers, scheme);
+        let leaf = chain.rsplit(',').next().unwrap();
+        assert_eq!(clients[0]["peer_chain"][0]["key_alg"], leaf, "{chain}");
+    }
+}
+
+#[test]
+fn liboqs_ml_dsa_signs_and_verifies_on_request() {
+    let dir = TempDir::new("liboqs-mldsa");
+    let chain = "ML-DSA-65,ML-DSA-44";
+    let (clients, servers) = handshake(&dir, chain, &["--signature-impl", "liboqs"]);
+    assert_agree(chain, &clients, &servers, "mldsa44");
+    // The OpenSSL engine names what it cannot do.
+    let p = pki(&dir, chain);
+    let out = Command::new(binary("openssl-3.5"))
+        .args(["serve", "--signature-impl", "liboqs", "--pki"])
+        .arg(&p)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--signature-impl liboqs: not supported by the OpenSSL engine"),
+        "{err}"
+    );
+}
+
+#[test]
+fn what_rustls_cannot_receive_is_refused_at_start() {
+    let dir = TempDir::new("uov-sent");
+    // Two UOV-Ip-pkc certificates sent: a Certificate message over 64 KiB.
+    let p = pki(&dir, "ML-DSA-44,UOV-Ip-pkc,UOV-Ip-pkc");
+    let out = Command::new(binary("rustls"))
+        .args(["serve", "--pki"])
+        .arg(&p)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("at most 65535 bytes") && err.contains("UOV"),
+        "{err}"
+    );
+    // A UOV-Is root cannot even be trusted: webpki reads no DER element over 64 KiB.
+    let root = pki(&dir, "UOV-Is,ML-DSA-44");
+    let server = Server::start("rustls", &root, GROUPS, &[]);
+    let out = Command::new(binary("rustls"))
+        .args([
+            "handshake",
+            "--connect",
+            &server.addr,
+            "--count",
+            "1",
+            "--ca",
+        ])
+        .arg(root.join("ca.pem"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("cannot be a trust anchor on the rustls stack"),
+        "{err}"
+    );
+}
