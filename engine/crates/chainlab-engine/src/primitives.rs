@@ -224,6 +224,9 @@ fn signature_op(args: &PrimitivesArgs) -> Result<Operation> {
         }
     };
     let derivation = keys::Derivation::new("primitives", pki::Role::Leaf, algorithm);
+    if let Some(oqs) = algorithms::liboqs(algorithm) {
+        return liboqs_op(args.op, oqs, &derivation, message);
+    }
     let key = keys::generate(algorithm, &derivation)
         .with_context(|| format!("generating a {} key", algorithm.name))?;
     let scheme = scheme(algorithm, args.message)?;
@@ -232,6 +235,29 @@ fn signature_op(args: &PrimitivesArgs) -> Result<Operation> {
         PrimitiveOp::Sign => Box::new(move || sign(&key, &scheme, &message).map(drop)),
         _ => Box::new(move || {
             if verify(&key, &scheme, &message, &signature)? {
+                Ok(())
+            } else {
+                bail!("the signature made beforehand did not verify")
+            }
+        }),
+    })
+}
+
+/// A liboqs algorithm's operation (Falcon, MAYO, UOV, CROSS): the message as is (these
+/// sign it whole, certificate and CertificateVerify alike), random bytes from the system as
+/// in a handshake.
+fn liboqs_op(
+    op: PrimitiveOp,
+    algorithm: &'static chainlab_oqs::OqsAlgorithm,
+    derivation: &keys::Derivation,
+    message: Vec<u8>,
+) -> Result<Operation> {
+    let key = chainlab_oqs::keys::generate(algorithm, &derivation.bytes("key", 64)?)?;
+    let signature = key.sign(&message)?;
+    Ok(match op {
+        PrimitiveOp::Sign => Box::new(move || key.sign(&message).map(drop)),
+        _ => Box::new(move || {
+            if chainlab_oqs::keys::verify(algorithm, &key.public, &message, &signature) {
                 Ok(())
             } else {
                 bail!("the signature made beforehand did not verify")

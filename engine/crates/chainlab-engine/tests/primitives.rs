@@ -78,6 +78,29 @@ fn signatures_are_timed_on_the_certificate_verify_content_and_on_a_certificate()
     }
 }
 
+/// liboqs' families are timed through liboqs, on both messages (the cost model prices them
+/// like every other algorithm).
+#[test]
+fn liboqs_signatures_are_timed_too() {
+    for alg in ["Falcon-512", "MAYO-2", "UOV-Ip-pkc", "CROSS-RSDPG-128-fast"] {
+        for (op, message) in [("sign", "cv"), ("verify", "cert")] {
+            let records = run(&[
+                "--subject",
+                alg,
+                "--op",
+                op,
+                "--message",
+                message,
+                "--count",
+                "2",
+            ]);
+            assert_eq!(records.len(), 3, "{alg} {op}");
+            assert!(records.iter().all(|r| r["subject"] == alg && r["op"] == op));
+            assert!(records[1]["cpu_ns"].as_u64().unwrap() > 0);
+        }
+    }
+}
+
 #[test]
 fn key_exchange_operations_follow_the_group_kind() {
     for (group, op) in [
