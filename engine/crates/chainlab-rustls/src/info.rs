@@ -10,6 +10,7 @@ pub const AWS_LC_RS_VERSION: &str = "1.19.0";
 pub const RUSTLS_POST_QUANTUM_VERSION: &str = "0.2.4";
 
 pub fn run() -> anyhow::Result<()> {
+    let liboqs = chainlab_oqs::facts::facts();
     let info = serde_json::json!({
         "engine_version": env!("CARGO_PKG_VERSION"),
         "stack": capabilities::STACK,
@@ -18,6 +19,8 @@ pub fn run() -> anyhow::Result<()> {
             "rustls": RUSTLS_VERSION,
             "aws_lc_rs": AWS_LC_RS_VERSION,
             "rustls_post_quantum": RUSTLS_POST_QUANTUM_VERSION,
+            // Which liboqs code ran (Falcon's timing properties differ between them).
+            "liboqs": format!("{} ({})", liboqs.liboqs_version, liboqs.implementation),
         },
         "signature_algorithms": capabilities::SIGNATURES.iter().map(|s| serde_json::json!({
             "algorithm": s.algorithm, "scheme": s.tls_name, "implementation": s.implementation,
@@ -29,7 +32,7 @@ pub fn run() -> anyhow::Result<()> {
             })))
             .collect::<Vec<_>>(),
         "max_handshake_message": capabilities::MAX_HANDSHAKE_MESSAGE,
-        "liboqs": chainlab_oqs::facts::facts(),
+        "liboqs": liboqs,
         "groups": capabilities::GROUPS.iter().map(|g| g.names[0]).collect::<Vec<_>>(),
         "cert_compressions": capabilities::CERT_COMPRESSIONS,
         "missing_features": capabilities::MISSING_FEATURES,
