@@ -29,7 +29,7 @@ import numpy as np
 import tomli_w
 
 from chainlab import __version__
-from chainlab.campaign import axes, estimate, ids
+from chainlab.campaign import algorithm_costs, axes, estimate, ids
 from chainlab.campaign.algorithms import resumption_ratio, token
 from chainlab.campaign.model import NetworkProfile, SamplingPolicy, Scenario
 from chainlab.network.calibrate import TOLERANCE
@@ -488,10 +488,13 @@ def paper_matrix(total_samples: int = 200_000, heavy_share: float = 0.03) -> lis
         served = len(estimate.served_certificate_bytes(sc))
         # Leaf first: certificate i is signed by i + 1 (the top one by itself, not verified).
         issuers = list(reversed(h))[1 : served + 1] if depth > 1 else []
-        sign, verify = estimate.SIGN_VERIFY_MS[leaf]
+        sign, verify = algorithm_costs.SIGN_VERIFY_MS[leaf]
         s.server_cpu_ms = _OTHER_MS + _KEX_MS[kex] + sign
         s.client_cpu_ms = (
-            _OTHER_MS + _KEX_MS[kex] + verify + sum(estimate.SIGN_VERIFY_MS[a][1] for a in issuers)
+            _OTHER_MS
+            + _KEX_MS[kex]
+            + verify
+            + sum(algorithm_costs.SIGN_VERIFY_MS[a][1] for a in issuers)
         )
         s.latency_ms = s.server_cpu_ms + s.client_cpu_ms + 0.05
         s.bytes_read = 1400 + sum(estimate.served_certificate_bytes(sc))

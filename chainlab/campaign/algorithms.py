@@ -1,8 +1,10 @@
 """Names a campaign file may use: signature algorithms and key-exchange groups.
 
 The signature algorithms are the engine's table (`chainlab-engine info`, from
-`engine/crates/chainlab-engine/src/algorithms.rs`). Validation must work without a built
-engine (a fresh checkout, CI before the engine step), so a copy is kept here;
+`engine/crates/chainlab-engine/src/algorithms.rs` for OpenSSL's and
+`engine/crates/chainlab-oqs/src/algorithms.rs` for those only liboqs has). Validation must
+work without a built engine (a fresh checkout, CI before the engine step), so a copy is kept
+here;
 `tests/campaign/test_algorithms.py` fails when the copy and the engine's table differ.
 """
 
@@ -32,13 +34,29 @@ SIGNATURE_ALGORITHMS: tuple[tuple[str, str, str], ...] = (
     ("Ed25519", "ed-dsa", "ed25519"),
     ("RSA-2048", "rsa", "rsa_pss_rsae_sha256"),
     ("RSA-3072", "rsa", "rsa_pss_rsae_sha256"),
+    # liboqs' (the OQS provider's TLS names): `pki` issues them, the rustls stack uses them.
+    ("Falcon-512", "falcon", "falcon512"),
+    ("Falcon-1024", "falcon", "falcon1024"),
+    ("MAYO-1", "mayo", "mayo1"),
+    ("MAYO-2", "mayo", "mayo2"),
+    ("UOV-Is", "uov", "OV_Is"),
+    ("UOV-Ip", "uov", "OV_Ip"),
+    ("UOV-Ip-pkc", "uov", "OV_Ip_pkc"),
+    ("CROSS-RSDPG-128-fast", "cross", "CROSSrsdpg128fast"),
+    ("CROSS-RSDPG-128-small", "cross", "CROSSrsdpg128small"),
 )
 
 # Signature algorithm families, the engine's names (kebab-case), in display order.
-FAMILIES = ("ml-dsa", "slh-dsa", "ecdsa", "ed-dsa", "rsa")
+FAMILIES = ("ml-dsa", "slh-dsa", "ecdsa", "ed-dsa", "rsa", "falcon", "mayo", "uov", "cross")
+# The families only liboqs implements (the engine's `provider` "liboqs"): no OpenSSL stack
+# signs or verifies them in TLS.
+LIBOQS_FAMILIES = ("falcon", "mayo", "uov", "cross")
 
 ALGORITHM_NAMES: tuple[str, ...] = tuple(a[0] for a in SIGNATURE_ALGORITHMS)
 ALGORITHM_FAMILY: dict[str, str] = {a[0]: a[1] for a in SIGNATURE_ALGORITHMS}
+OPENSSL_ALGORITHMS: tuple[str, ...] = tuple(
+    a[0] for a in SIGNATURE_ALGORITHMS if a[1] not in LIBOQS_FAMILIES
+)
 
 # TLS 1.3 key-exchange groups (OpenSSL 3.5 names) and the family the analysis groups them by:
 # classical (ECDHE / FFDHE), hybrid (ECDHE + ML-KEM), pure_pq (ML-KEM alone).

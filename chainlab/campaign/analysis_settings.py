@@ -5,7 +5,7 @@ Keys (all optional; docs/methods.md §9 explains each default):
     baseline = "<scenario id>"            # top level; [analysis].baseline overrides it
     [analysis]
     baseline = "<scenario id>"
-    heavy_family = "slh-dsa"              # ml-dsa | slh-dsa | ecdsa | ed-dsa | rsa
+    heavy_family = "slh-dsa"              # a family: ml-dsa, slh-dsa, ecdsa, falcon, ...
     price_per_vcpu_hour = 0.04            # cost units per vCPU-hour (illustrative)
     confidence_level = 0.95               # of every interval in the report
     bootstrap_resamples = 2000            # B for bootstrap / Monte-Carlo intervals

@@ -32,38 +32,12 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from statistics import NormalDist
 
-from chainlab.campaign import certificates, cost, measure_plan, rollout
+from chainlab.campaign import algorithm_costs, certificates, cost, measure_plan, rollout
+from chainlab.campaign.algorithm_costs import KEY_SIG_BYTES, SIGN_VERIFY_MS
 from chainlab.campaign.model import NetworkProfile, Scenario
 from chainlab.network.calibrate import BULK_MAX_S, plan_for
 from chainlab.network.model import predict_handshake, segments
 from chainlab.network.profile import DEFAULT_INITCWND, TCP_IP_OVERHEAD, parse_profile
-
-# Milliseconds per operation: `openssl speed -seconds 1 -mr <alg>` with the project's
-# OpenSSL 3.5.5 on this machine kind (2 shared cores), one run per algorithm. The fallback
-# of an estimate made before this machine's primitives are measured (`chainlab bench
-# primitives`, or any campaign run); with them, the cost model replaces this table.
-SIGN_VERIFY_MS: dict[str, tuple[float, float]] = {
-    "ML-DSA-44": (0.645, 0.128),
-    "ML-DSA-65": (1.004, 0.159),
-    "ML-DSA-87": (0.905, 0.253),
-    "SLH-DSA-SHA2-128s": (310.0, 0.285),
-    "SLH-DSA-SHA2-128f": (12.5, 0.740),
-    "SLH-DSA-SHA2-192s": (500.0, 0.402),
-    "SLH-DSA-SHA2-192f": (21.1, 1.148),
-    "SLH-DSA-SHA2-256s": (453.0, 0.785),
-    "SLH-DSA-SHA2-256f": (58.8, 1.445),
-    "SLH-DSA-SHAKE-128s": (720.0, 0.740),
-    "SLH-DSA-SHAKE-128f": (42.3, 2.555),
-    "SLH-DSA-SHAKE-192s": (1430.0, 1.017),
-    "SLH-DSA-SHAKE-192f": (67.9, 4.076),
-    "SLH-DSA-SHAKE-256s": (1060.0, 1.618),
-    "SLH-DSA-SHAKE-256f": (108.3, 2.910),
-    "ECDSA-P256": (0.0153, 0.0452),
-    "ECDSA-P384": (0.565, 0.476),
-    "Ed25519": (0.0205, 0.0622),
-    "RSA-2048": (0.233, 0.0140),
-    "RSA-3072": (0.666, 0.0306),
-}
 
 # Everything in a loopback handshake that is not the leaf signature or chain verification:
 # ML-DSA-65 root/leaf + X25519MLKEM768 handshakes measured by the engine through quick.toml on
@@ -98,38 +72,6 @@ TARGET_HANDSHAKE_MS = 100.0
 TARGET_CV = 0.2
 
 # -- flight sizes ------------------------------------------------------------------------
-# (public key bytes in the certificate, signature bytes) per algorithm: FIPS 204 Table 2,
-# FIPS 205 Table 2; ECDSA an uncompressed SEC1 point and a typical DER signature (70-72 and
-# 102-104 bytes vary with the values); Ed25519 RFC 8032; RSA the DER RSAPublicKey and the
-# modulus-sized signature.
-KEY_SIG_BYTES: dict[str, tuple[int, int]] = {
-    "ML-DSA-44": (1312, 2420),
-    "ML-DSA-65": (1952, 3309),
-    "ML-DSA-87": (2592, 4627),
-    "SLH-DSA-SHA2-128s": (32, 7856),
-    "SLH-DSA-SHAKE-128s": (32, 7856),
-    "SLH-DSA-SHA2-128f": (32, 17088),
-    "SLH-DSA-SHAKE-128f": (32, 17088),
-    "SLH-DSA-SHA2-192s": (48, 16224),
-    "SLH-DSA-SHAKE-192s": (48, 16224),
-    "SLH-DSA-SHA2-192f": (48, 35664),
-    "SLH-DSA-SHAKE-192f": (48, 35664),
-    "SLH-DSA-SHA2-256s": (64, 29792),
-    "SLH-DSA-SHAKE-256s": (64, 29792),
-    "SLH-DSA-SHA2-256f": (64, 49856),
-    "SLH-DSA-SHAKE-256f": (64, 49856),
-    "ECDSA-P256": (65, 71),
-    "ECDSA-P384": (97, 103),
-    "Ed25519": (32, 64),
-    "RSA-2048": (270, 256),
-    "RSA-3072": (398, 384),
-}
-# A chainlab-engine certificate's DER bytes beyond the subject's public key and the issuer's
-# signature (names, validity, extensions, algorithm identifiers, DER framing), by role.
-# From `chainlab-engine pki` manifests: root 301-315, intermediate 344, leaf 397-412 and
-# self-signed 364-378 bytes for ML-DSA, SLH-DSA, ECDSA and RSA keys (Ed25519's shorter
-# identifiers: about 35 fewer).
-CERT_OVERHEAD_BYTES = {"root": 310, "int": 345, "leaf": 405, "self": 370}
 # TLS 1.3 key shares (client, server) in bytes: X25519 / X448 / SEC1 points; ML-KEM
 # encapsulation key / ciphertext (FIPS 203); hybrids the concatenation; FFDHE the prime size.
 KEY_SHARE_BYTES: dict[str, tuple[int, int]] = {
@@ -301,17 +243,7 @@ def handshake_ms(s: Scenario, model: cost.CostModel | None = None) -> float:
 
 def certificate_bytes(s: Scenario) -> list[int]:
     """Estimated DER bytes of the hierarchy's certificates, root first (none for a target)."""
-    h = s.hierarchy
-    if not h:
-        return []
-    roles = ("self",) if len(h) == 1 else ("root", *["int"] * (len(h) - 2), "leaf")
-    out = []
-    for i, (alg, role) in enumerate(zip(h, roles, strict=True)):
-        issuer = h[i - 1] if i > 0 else alg
-        pk, _ = KEY_SIG_BYTES.get(alg, (1000, 1000))
-        _, sig = KEY_SIG_BYTES.get(issuer, (1000, 1000))
-        out.append(CERT_OVERHEAD_BYTES[role] + pk + sig)
-    return out
+    return algorithm_costs.certificate_bytes(s.hierarchy) if s.hierarchy else []
 
 
 def served_certificate_bytes(s: Scenario) -> list[int]:

@@ -10,14 +10,17 @@ and the missing capability, so such a combination is never discovered failing at
 The rustls stack's table is `chainlab-rustls info` (engine/crates/chainlab-rustls/src/
 capabilities.rs); validation must work without a built engine, so a copy is kept here and
 `tests/campaign/test_stacks.py` fails when the two differ. Both OpenSSL builds carry the
-same patches and accept every algorithm, group and engine feature of `algorithms.py`.
+same patches and accept every group and engine feature of `algorithms.py`, and every
+algorithm but liboqs' (Falcon, MAYO, UOV, CROSS: `pki` issues them with liboqs; no OpenSSL
+of ours verifies them). Which implementation signs ML-DSA (`signature_impl`: the stack's
+own or liboqs) is a stack capability too.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from chainlab.campaign import certificates
+from chainlab.campaign import algorithm_costs, algorithms, certificates
 
 DEFAULT_STACK = "openssl-3.5"
 STACKS = ("openssl-3.5", "openssl-4.0", "rustls")
@@ -38,13 +41,23 @@ class Capabilities:
     groups: tuple[str, ...] | None = None
     # RFC 8879 certificate compression algorithms.
     cert_compressions: tuple[str, ...] | None = None
-    # Engine features it lacks (the names chainlab-rustls info lists as missing_features).
+    # The longest handshake message its client receives (None: no limit a PKI reaches); a
+    # Certificate message estimated beyond it is refused (chainlab-rustls info:
+    # max_handshake_message).
+    max_handshake_message: int | None = None
+    # Engine features it lacks (the names chainlab-rustls info lists as missing_features;
+    # the OpenSSL engine refuses `--signature-impl liboqs`).
     missing_features: tuple[str, ...] = ()
 
 
+_OPENSSL = Capabilities(
+    signature_algorithms=algorithms.OPENSSL_ALGORITHMS,
+    missing_features=("signature_impl_liboqs",),
+)
+
 CAPABILITIES: dict[str, Capabilities] = {
-    "openssl-3.5": Capabilities(),
-    "openssl-4.0": Capabilities(),
+    "openssl-3.5": _OPENSSL,
+    "openssl-4.0": _OPENSSL,
     "rustls": Capabilities(
         signature_algorithms=(
             "ML-DSA-44",
@@ -55,6 +68,15 @@ CAPABILITIES: dict[str, Capabilities] = {
             "Ed25519",
             "RSA-2048",
             "RSA-3072",
+            # liboqs (UOV-Is and UOV-Ip are missing: webpki reads no DER element over
+            # 65,535 bytes, and their keys are 412,160 and 278,432).
+            "Falcon-512",
+            "Falcon-1024",
+            "MAYO-1",
+            "MAYO-2",
+            "UOV-Ip-pkc",
+            "CROSS-RSDPG-128-fast",
+            "CROSS-RSDPG-128-small",
         ),
         groups=(
             "X25519MLKEM768",
@@ -66,6 +88,7 @@ CAPABILITIES: dict[str, Capabilities] = {
             "P-384",
         ),
         cert_compressions=("zlib", "brotli"),
+        max_handshake_message=65535,
         missing_features=(
             "quic",
             "client_auth",
@@ -90,6 +113,7 @@ FEATURE_TEXT = {
     "workers": "more than one server worker",
     "targets": "targets ([targets.<name>])",
     "server_group_preference": "the server's own group preference (server_groups)",
+    "signature_impl_liboqs": "liboqs signing and verifying ML-DSA (signature_impl 'liboqs')",
 }
 
 
@@ -126,6 +150,19 @@ def client_verifies(parts: dict) -> tuple[str, ...]:
     return (*cert.signers, *hierarchy[-1:]) if cert.is_mtc else hierarchy
 
 
+def certificate_message_bytes(parts: dict) -> int:
+    """About how many bytes the server's Certificate message has (the certificates it sends,
+    estimated from key and signature sizes; 0 for a Merkle Tree Certificate or a target)."""
+    hierarchy = parts["hierarchy"]
+    if not hierarchy or certificates.parse(parts.get("certificate", certificates.X509)).is_mtc:
+        return 0
+    certs = list(reversed(algorithm_costs.certificate_bytes(hierarchy)))  # leaf first
+    served = parts.get("served_chain", "leaf+intermediates")
+    if len(certs) > 1 and served != "full":
+        certs = certs[:1] if served in ("leaf", algorithms.INTERMEDIATE_ANCHOR) else certs[:-1]
+    return sum(certs)
+
+
 def problems(parts: dict, with_load: bool, needs: list[tuple[str, str, str]]) -> list[str]:
     """What the scenario (its parts, axis key -> value) asks of a side's stack that the
     stack cannot do: one line per problem, naming the side, the stack and the missing
@@ -154,6 +191,13 @@ def problems(parts: dict, with_load: bool, needs: list[tuple[str, str, str]]) ->
             out.append(
                 f"{side} stack {stack} has no key-exchange group {parts['kex']} "
                 f"(it has: {', '.join(caps.groups)})"
+            )
+        limit = caps.max_handshake_message
+        if side == "client" and limit is not None and certificate_message_bytes(parts) > limit:
+            out.append(
+                f"client stack {stack} cannot receive a Certificate message of about "
+                f"{certificate_message_bytes(parts)} bytes (it accepts at most {limit}; "
+                "a UOV key is tens of kilobytes: send at most one)"
             )
         if caps.signature_algorithms is not None:
             # The server signs with its leaf's key; the client verifies every signature of

@@ -6,11 +6,17 @@ from pathlib import Path
 import pytest
 
 from chainlab import engine
-from chainlab.campaign.algorithms import SIGNATURE_ALGORITHMS, canonical_group, token
-from chainlab.campaign.estimate import SIGN_VERIFY_MS
+from chainlab.campaign.algorithm_costs import KEY_SIG_BYTES, SIGN_VERIFY_MS
+from chainlab.campaign.algorithms import (
+    OPENSSL_ALGORITHMS,
+    SIGNATURE_ALGORITHMS,
+    canonical_group,
+    token,
+)
 from chainlab.errors import ChainlabError
 
 RUST_TABLE = Path(engine.REPO) / "engine/crates/chainlab-engine/src/algorithms.rs"
+LIBOQS_TABLE = Path(engine.REPO) / "engine/crates/chainlab-oqs/src/algorithms.rs"
 
 
 def test_copy_matches_the_engine_source():
@@ -22,7 +28,16 @@ def test_copy_matches_the_engine_source():
         "Ecdsa": "ecdsa",
         "EdDsa": "ed-dsa",
         "Rsa": "rsa",
+        "Falcon": "falcon",
+        "Mayo": "mayo",
+        "Uov": "uov",
+        "Cross": "cross",
     }
+    oqs = re.findall(
+        r'alg\(\s*"([^"]+)",\s*Family::(\w+),\s*Liboqs::\w+,\s*"[^"]+",\s*0x[0-9a-f]+,\s*"([^"]+)"',
+        LIBOQS_TABLE.read_text(),
+    )
+    rows += [row for row in oqs if row[1] != "MlDsa"]
     assert rows, "algorithm table not found in algorithms.rs"
     assert [(n, families[f], s) for n, f, s in rows] == list(SIGNATURE_ALGORITHMS)
 
@@ -34,10 +49,13 @@ def test_copy_matches_the_built_engine():
         pytest.skip(f"engine not built: {e}")
     got = [(a["name"], a["family"], a["tls_sigalg"]) for a in info["algorithms"]]
     assert got == list(SIGNATURE_ALGORITHMS)
+    openssl = tuple(a["name"] for a in info["algorithms"] if a["provider"] == "openssl")
+    assert openssl == OPENSSL_ALGORITHMS
 
 
 def test_cost_table_covers_every_algorithm():
     assert set(SIGN_VERIFY_MS) == {a[0] for a in SIGNATURE_ALGORITHMS}
+    assert set(KEY_SIG_BYTES) == {a[0] for a in SIGNATURE_ALGORITHMS}
 
 
 def test_names_and_tokens():

@@ -61,8 +61,8 @@ def test_baseline_from_a_campaign_table_or_top_level():
     [
         ({"colour": 1}, "analysis.colour: unknown key 'colour'; allowed: baseline, heavy_family"),
         (
-            {"heavy_family": "falcon"},
-            "analysis.heavy_family: bad value 'falcon'; allowed: ml-dsa, slh-dsa",
+            {"heavy_family": "lms"},
+            "analysis.heavy_family: bad value 'lms'; allowed: ml-dsa, slh-dsa",
         ),
         ({"price_per_vcpu_hour": -1}, "analysis.price_per_vcpu_hour: bad value -1; allowed: a"),
         ({"price_per_vcpu_hour": True}, "analysis.price_per_vcpu_hour: expected a number, got"),

@@ -45,6 +45,9 @@ def test_the_capability_table_is_the_rustls_engines():
     assert tuple(info["groups"]) == caps.groups
     assert tuple(info["cert_compressions"]) == caps.cert_compressions
     assert tuple(info["missing_features"]) == caps.missing_features
+    assert "liboqs" in info["signature_implementations"]
+    assert info["max_handshake_message"] == caps.max_handshake_message
+    assert "signature_impl_liboqs" in stacks.CAPABILITIES["openssl-3.5"].missing_features
     assert set(caps.missing_features) <= set(stacks.FEATURE_TEXT)
 
 
@@ -162,6 +165,27 @@ def test_exclusions_test_either_side_or_one(tmp_path):
             'hierarchy = [["ml", "ml"]]\nclient_stack = ["rustls"]\nhandshake_mode = ["resume50"]',
             "(missing capability: resumption_mix)",
         ),
+        # liboqs' families: no OpenSSL stack signs or verifies them ...
+        (
+            'hierarchy = [["ml", "Falcon-512"]]',
+            "scenario x25519mlkem768__ml_root__falcon512_leaf: server stack openssl-3.5 cannot "
+            "sign with Falcon-512",
+        ),
+        (
+            'hierarchy = [["MAYO-2", "ml"]]\nserver_stack = ["rustls"]',
+            "client stack openssl-3.5 cannot verify MAYO-2",
+        ),
+        # ... rustls cannot read a UOV-Is key at all, nor receive two UOV-Ip-pkc keys ...
+        ('hierarchy = [["UOV-Is", "ml"]]\nstack = ["rustls"]', "rustls cannot verify UOV-Is"),
+        (
+            'hierarchy = [["ml", "UOV-Ip-pkc", "UOV-Ip-pkc"]]\nstack = ["rustls"]',
+            "client stack rustls cannot receive a Certificate message of about 91339 bytes",
+        ),
+        # ... and only rustls takes liboqs' ML-DSA.
+        (
+            'hierarchy = [["ml", "ml"]]\nsignature_impl = ["liboqs"]\nserver_stack = ["rustls"]',
+            "client stack openssl-3.5 cannot do liboqs signing and verifying ML-DSA",
+        ),
     ],
 )
 def test_validate_refuses_what_a_stack_cannot_do(tmp_path, matrix, expected):
@@ -171,6 +195,20 @@ def test_validate_refuses_what_a_stack_cannot_do(tmp_path, matrix, expected):
         load(write(tmp_path, f"[matrix.m]\n{matrix}\n"))
     assert expected in str(e.value)
     assert "exclude it or choose another stack" in str(e.value)
+
+
+def test_liboqs_families_and_implementation_are_valid_on_rustls(tmp_path):
+    matrix = (
+        'kex = ["X25519MLKEM768"]\nstack = ["rustls"]\nsignature_impl = ["stack", "liboqs"]\n'
+        'hierarchy = [["UOV-Ip-pkc", "ECDSA-P256", "Falcon-512"], ["ml", "ml"]]'
+    )
+    c = load(write(tmp_path, f"[matrix.m]\n{matrix}\n"))
+    assert sorted(c.scenarios) == [
+        "x25519mlkem768__ml_root__ml_leaf__stack_rustls",
+        "x25519mlkem768__ml_root__ml_leaf__stack_rustls__impl_liboqs",
+        "x25519mlkem768__uovippkc_root__ecdsap256_int__falcon512_leaf__stack_rustls",
+        "x25519mlkem768__uovippkc_root__ecdsap256_int__falcon512_leaf__stack_rustls__impl_liboqs",
+    ]
 
 
 def test_load_steps_are_valid_on_rustls_and_refused_where_a_stack_lacks_a_feature(tmp_path):

@@ -41,7 +41,7 @@ def test_report_writes_beside_the_store_with_overrides(store, capsys):
     ("argv", "message"),
     [
         (["--baseline", "nope"], "--baseline nope: not a successful scenario of"),
-        (["--heavy-family", "falcon"], "command line: heavy_family: bad value 'falcon'; allowed"),
+        (["--heavy-family", "lms"], "command line: heavy_family: bad value 'lms'; allowed"),
         (["--price-per-vcpu-hour", "-1"], "price_per_vcpu_hour: bad value -1.0; allowed: a"),
         (["--bootstrap-resamples", "5"], "allowed: an integer 200 to 100000"),
     ],
