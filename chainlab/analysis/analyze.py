@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from chainlab.analysis import (
+    by_position,
     capacity,
     client_auth,
     compare,
@@ -103,6 +104,10 @@ class Analysis:
     stacks: pd.DataFrame = field(default_factory=pd.DataFrame)
     stack_orderings: pd.DataFrame = field(default_factory=pd.DataFrame)
     stack_cost_split: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # Signature families by position (analysis.by_position): every algorithm ranked at each
+    # position, and the best per position.
+    by_position: pd.DataFrame = field(default_factory=pd.DataFrame)
+    by_position_best: pd.DataFrame = field(default_factory=pd.DataFrame)
     # Staged rollout (analysis.rollout): figures per kind of client (one at a time, and per
     # load step), per PQ share of each rollout group, and the rollback rule on them.
     rollout_kinds: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -256,6 +261,8 @@ def _lab(data: StoreData) -> Analysis:
     a.stacks = stacks.per_pair(summ, cfg.confidence_level)
     a.stack_orderings = stacks.orderings(summ, cfg.confidence_level)
     a.stack_cost_split = stacks.cost_split(summ)
+    a.by_position = by_position.ranking(summ)
+    a.by_position_best = by_position.best(a.by_position)
     a.rollout_kinds = rollout.by_kind(data.rollout_attempts, cfg.confidence_level)
     a.rollout_load_kinds = rollout.load_by_kind(
         data.rollout_load, a.load_steps, cfg.confidence_level

@@ -1,8 +1,8 @@
 """Algorithm families, where the heavy family sits in a hierarchy, and short scenario labels.
 
-Families are derived from the algorithm names the engine records (chainlab-engine's
-`algorithms.rs`): ML-DSA-*, SLH-DSA-*, ECDSA-*, Ed25519/Ed448, RSA-*. The family names are
-the engine's (kebab-case): ml-dsa, slh-dsa, ecdsa, ed-dsa, rsa.
+Families are the engine's table's (`chainlab.campaign.algorithms`: ml-dsa, slh-dsa, ecdsa,
+ed-dsa, rsa, and liboqs' falcon, mayo, uov, cross); a name the table lacks (another engine's,
+e.g. Ed448 from a probed server) is read by its prefix.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from chainlab.campaign import axes
-from chainlab.campaign.algorithms import NO_CLIENT_AUTH
+from chainlab.campaign.algorithms import ALGORITHM_FAMILY, NO_CLIENT_AUTH
 
 FAMILY_DISPLAY = {
     "ml-dsa": "ML-DSA",
@@ -18,8 +18,23 @@ FAMILY_DISPLAY = {
     "ecdsa": "ECDSA",
     "ed-dsa": "EdDSA",
     "rsa": "RSA",
+    "falcon": "Falcon",
+    "mayo": "MAYO",
+    "uov": "UOV",
+    "cross": "CROSS",
 }
-FAMILY_SHORT = {"ml-dsa": "ML", "slh-dsa": "SLH", "ecdsa": "EC", "ed-dsa": "Ed", "rsa": "RSA"}
+FAMILY_SHORT = {
+    "ml-dsa": "ML",
+    "slh-dsa": "SLH",
+    "ecdsa": "EC",
+    "ed-dsa": "Ed",
+    "rsa": "RSA",
+    "falcon": "FN",
+    "mayo": "MAYO",
+    "uov": "UOV",
+    "cross": "CROSS",
+}
+_BY_NAME = {name.upper(): fam for name, fam in ALGORITHM_FAMILY.items()}
 
 # Positions from the top of a hierarchy down; depth 1 has only a self-signed leaf.
 POSITIONS = ("root", "int1", "int2", "leaf")
@@ -45,6 +60,8 @@ def family(algorithm: str | None) -> str | None:
     if algorithm is None or (isinstance(algorithm, float) and pd.isna(algorithm)):
         return None
     a = str(algorithm).strip().upper()
+    if a in _BY_NAME:
+        return _BY_NAME[a]
     if a.startswith("ML-DSA"):
         return "ml-dsa"
     if a.startswith("SLH-DSA"):
