@@ -45,6 +45,9 @@ class Capabilities:
     # Certificate message estimated beyond it is refused (chainlab-rustls info:
     # max_handshake_message).
     max_handshake_message: int | None = None
+    # Algorithms it takes only at the root of a hierarchy of depth 3 or more (chainlab-rustls
+    # info: root_only_signature_algorithms): keys no Certificate message it receives holds.
+    root_only: tuple[str, ...] = ()
     # Engine features it lacks (the names chainlab-rustls info lists as missing_features;
     # the OpenSSL engine refuses `--signature-impl liboqs`).
     missing_features: tuple[str, ...] = ()
@@ -68,12 +71,13 @@ CAPABILITIES: dict[str, Capabilities] = {
             "Ed25519",
             "RSA-2048",
             "RSA-3072",
-            # liboqs (UOV-Is and UOV-Ip are missing: webpki reads no DER element over
-            # 65,535 bytes, and their keys are 412,160 and 278,432).
+            # liboqs' families (through liboqs: docs/stacks.md)
             "Falcon-512",
             "Falcon-1024",
             "MAYO-1",
             "MAYO-2",
+            "UOV-Is",
+            "UOV-Ip",
             "UOV-Ip-pkc",
             "CROSS-RSDPG-128-fast",
             "CROSS-RSDPG-128-small",
@@ -89,6 +93,7 @@ CAPABILITIES: dict[str, Capabilities] = {
         ),
         cert_compressions=("zlib", "brotli"),
         max_handshake_message=65535,
+        root_only=("UOV-Is", "UOV-Ip"),
         missing_features=(
             "quic",
             "client_auth",
@@ -192,6 +197,14 @@ def problems(parts: dict, with_load: bool, needs: list[tuple[str, str, str]]) ->
                 f"{side} stack {stack} has no key-exchange group {parts['kex']} "
                 f"(it has: {', '.join(caps.groups)})"
             )
+        if side == "client":
+            for alg in dict.fromkeys(a for a in hierarchy if a in caps.root_only):
+                if len(hierarchy) < 3 or alg in hierarchy[1:]:
+                    out.append(
+                        f"client stack {stack} can use {alg} only as the root of a hierarchy of "
+                        "depth 3 or more (its key fits in no Certificate message; the client "
+                        "checks the root's signature on the intermediate itself)"
+                    )
         limit = caps.max_handshake_message
         if side == "client" and limit is not None and certificate_message_bytes(parts) > limit:
             out.append(

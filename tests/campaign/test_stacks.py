@@ -47,6 +47,8 @@ def test_the_capability_table_is_the_rustls_engines():
     assert tuple(info["missing_features"]) == caps.missing_features
     assert "liboqs" in info["signature_implementations"]
     assert info["max_handshake_message"] == caps.max_handshake_message
+    root_only = tuple(a["algorithm"] for a in info["root_only_signature_algorithms"])
+    assert root_only == caps.root_only
     assert "signature_impl_liboqs" in stacks.CAPABILITIES["openssl-3.5"].missing_features
     assert set(caps.missing_features) <= set(stacks.FEATURE_TEXT)
 
@@ -175,8 +177,16 @@ def test_exclusions_test_either_side_or_one(tmp_path):
             'hierarchy = [["MAYO-2", "ml"]]\nserver_stack = ["rustls"]',
             "client stack openssl-3.5 cannot verify MAYO-2",
         ),
-        # ... rustls cannot read a UOV-Is key at all, nor receive two UOV-Ip-pkc keys ...
-        ('hierarchy = [["UOV-Is", "ml"]]\nstack = ["rustls"]', "rustls cannot verify UOV-Is"),
+        # ... rustls takes UOV-Is only as a root above an intermediate, and cannot receive
+        # two UOV-Ip-pkc keys ...
+        (
+            'hierarchy = [["UOV-Is", "ml"]]\nstack = ["rustls"]',
+            "client stack rustls can use UOV-Is only as the root of a hierarchy of depth 3",
+        ),
+        (
+            'hierarchy = [["ml", "UOV-Ip", "ml"]]\nstack = ["rustls"]',
+            "client stack rustls can use UOV-Ip only as the root",
+        ),
         (
             'hierarchy = [["ml", "UOV-Ip-pkc", "UOV-Ip-pkc"]]\nstack = ["rustls"]',
             "client stack rustls cannot receive a Certificate message of about 91339 bytes",
@@ -200,7 +210,8 @@ def test_validate_refuses_what_a_stack_cannot_do(tmp_path, matrix, expected):
 def test_liboqs_families_and_implementation_are_valid_on_rustls(tmp_path):
     matrix = (
         'kex = ["X25519MLKEM768"]\nstack = ["rustls"]\nsignature_impl = ["stack", "liboqs"]\n'
-        'hierarchy = [["UOV-Ip-pkc", "ECDSA-P256", "Falcon-512"], ["ml", "ml"]]'
+        'hierarchy = [["UOV-Ip-pkc", "ECDSA-P256", "Falcon-512"], ["ml", "ml"], '
+        '["UOV-Is", "ml", "ml"]]'
     )
     c = load(write(tmp_path, f"[matrix.m]\n{matrix}\n"))
     assert sorted(c.scenarios) == [
@@ -208,6 +219,8 @@ def test_liboqs_families_and_implementation_are_valid_on_rustls(tmp_path):
         "x25519mlkem768__ml_root__ml_leaf__stack_rustls__impl_liboqs",
         "x25519mlkem768__uovippkc_root__ecdsap256_int__falcon512_leaf__stack_rustls",
         "x25519mlkem768__uovippkc_root__ecdsap256_int__falcon512_leaf__stack_rustls__impl_liboqs",
+        "x25519mlkem768__uovis_root__ml_int__ml_leaf__stack_rustls",
+        "x25519mlkem768__uovis_root__ml_int__ml_leaf__stack_rustls__impl_liboqs",
     ]
 
 

@@ -35,37 +35,38 @@ pub struct Signature {
     pub implementation: &'static str,
 }
 
-/// Every algorithm: aws-lc's, then those only liboqs has (OQS provider code points) whose
-/// keys webpki can read (`unusable`).
+/// Every algorithm: aws-lc's, then those only liboqs has (OQS provider code points; some a
+/// root only, `root_only`).
 pub static SIGNATURES: LazyLock<Vec<Signature>> = LazyLock::new(|| {
-    let liboqs = chainlab_oqs::algorithms::only_liboqs()
-        .filter(|a| unusable(a).is_none())
-        .map(|a| Signature {
-            algorithm: a.name,
-            scheme: crate::liboqs::scheme(a),
-            tls_name: a.tls_name,
-            implementation: "liboqs",
-        });
+    let liboqs = chainlab_oqs::algorithms::only_liboqs().map(|a| Signature {
+        algorithm: a.name,
+        scheme: crate::liboqs::scheme(a),
+        tls_name: a.tls_name,
+        implementation: "liboqs",
+    });
     AWS_LC.iter().copied().chain(liboqs).collect()
 });
 
 /// What `--signature-impl` may choose on this stack.
 pub const SIGNATURE_IMPLEMENTATIONS: &[&str] = &["stack", "liboqs"];
 
-/// webpki (rustls' certificate verifier) reads DER elements of at most this many bytes, so a
-/// certificate or trust anchor whose key is longer cannot be used at any position.
+/// webpki (rustls' certificate verifier) reads DER elements of at most this many bytes: a
+/// longer certificate is never received (a Certificate message is shorter still) and a
+/// longer trust anchor is checked by `anchors` instead.
 pub const MAX_DER_ELEMENT: usize = 0xffff;
 
-/// Why a liboqs algorithm cannot be used on this stack, if it cannot: UOV-Is (412,160-byte
-/// key) and UOV-Ip (278,432) exceed what webpki parses even as a trust anchor.
-pub fn unusable(algorithm: &chainlab_oqs::OqsAlgorithm) -> Option<String> {
+/// The algorithms this stack uses as a root only, and why: UOV-Is (412,160-byte key) and
+/// UOV-Ip (278,432) fit in no Certificate message rustls receives, so only a root's key,
+/// which is never sent, can be one; and below a root webpki cannot read, the client checks
+/// the certificate it issued itself (`anchors`), which must be an intermediate.
+pub fn root_only(algorithm: &chainlab_oqs::OqsAlgorithm) -> Option<String> {
     let key = chainlab_oqs::keys::scheme(algorithm)
         .ok()?
         .length_public_key();
     (key > MAX_DER_ELEMENT).then(|| {
         format!(
-            "its {key}-byte public key exceeds the {MAX_DER_ELEMENT} bytes webpki reads in one \
-             DER element (even in a trust anchor)"
+            "its {key}-byte public key fits in no Certificate message rustls receives: a root \
+             above an intermediate only (the client checks the root's signature itself)"
         )
     })
 }

@@ -26,8 +26,8 @@ pub fn run() -> anyhow::Result<()> {
             "algorithm": s.algorithm, "scheme": s.tls_name, "implementation": s.implementation,
         })).collect::<Vec<_>>(),
         "signature_implementations": capabilities::SIGNATURE_IMPLEMENTATIONS,
-        "unusable_signature_algorithms": chainlab_oqs::algorithms::only_liboqs()
-            .filter_map(|a| capabilities::unusable(a).map(|why| serde_json::json!({
+        "root_only_signature_algorithms": chainlab_oqs::algorithms::only_liboqs()
+            .filter_map(|a| capabilities::root_only(a).map(|why| serde_json::json!({
                 "algorithm": a.name, "reason": why,
             })))
             .collect::<Vec<_>>(),

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+mod anchors;
 mod capabilities;
 mod chain;
 mod cli;

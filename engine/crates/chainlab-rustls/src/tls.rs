@@ -300,6 +300,7 @@ fn schemes_of(dir: &Path) -> anyhow::Result<Vec<SignatureScheme>> {
 pub fn client(args: &ClientArgs) -> anyhow::Result<Arc<ClientConfig>> {
     let provider = Arc::new(provider(&args.tls)?);
     let algorithms = verification_algorithms(&provider, &args.tls)?;
+    let mut large = None;
     let inner = if args.no_verify || args.mtc_trust.is_some() {
         None
     } else {
@@ -308,15 +309,18 @@ pub fn client(args: &ClientArgs) -> anyhow::Result<Arc<ClientConfig>> {
             .as_ref()
             .ok_or_else(|| anyhow!("--ca FILE is required unless --no-verify is given"))?;
         let mut roots = RootCertStore::empty();
+        let mut large_roots = Vec::new();
         for cert in certificates(ca)? {
             if cert.len() > capabilities::MAX_DER_ELEMENT {
-                anyhow::bail!(
-                    "--ca {}: a {}-byte certificate; webpki reads at most {} bytes per DER \
-                     element, so it cannot be a trust anchor on the rustls stack",
-                    ca.display(),
-                    cert.len(),
-                    capabilities::MAX_DER_ELEMENT
-                );
+                // webpki cannot read it: a liboqs root the client checks itself (anchors.rs).
+                large_roots.push(crate::anchors::LargeRoot::parse(&cert).with_context(|| {
+                    format!(
+                        "--ca {}: webpki reads at most {} bytes per DER element",
+                        ca.display(),
+                        capabilities::MAX_DER_ELEMENT
+                    )
+                })?);
+                continue;
             }
             roots
                 .add(cert)
@@ -324,13 +328,16 @@ pub fn client(args: &ClientArgs) -> anyhow::Result<Arc<ClientConfig>> {
         }
         let mut verifier_provider = (*provider).clone();
         verifier_provider.signature_verification_algorithms = algorithms;
-        Some(
-            WebPkiServerVerifier::builder_with_provider(
-                Arc::new(roots),
-                Arc::new(verifier_provider),
+        let verifier_provider = Arc::new(verifier_provider);
+        large = crate::anchors::LargeRoots::new(large_roots, verifier_provider.clone());
+        if roots.is_empty() {
+            None // only large roots: nothing else is trusted
+        } else {
+            Some(
+                WebPkiServerVerifier::builder_with_provider(Arc::new(roots), verifier_provider)
+                    .build()?,
             )
-            .build()?,
-        )
+        }
     };
     let mtc = match &args.mtc_trust {
         Some(trust) => Some(crate::mtc::RelyingParty::new(args, trust)?),
@@ -338,6 +345,7 @@ pub fn client(args: &ClientArgs) -> anyhow::Result<Arc<ClientConfig>> {
     };
     let verifier = Arc::new(RecordingVerifier {
         inner,
+        large,
         algorithms,
         mtc,
     });
@@ -446,6 +454,8 @@ impl SigningKey for RecordingKey {
 #[derive(Debug)]
 struct RecordingVerifier {
     inner: Option<Arc<WebPkiServerVerifier>>,
+    /// Roots webpki cannot read (a UOV-Is or UOV-Ip key), checked by `anchors`.
+    large: Option<crate::anchors::LargeRoots>,
     algorithms: WebPkiSupportedAlgorithms,
     mtc: Option<crate::mtc::RelyingParty>,
 }
@@ -463,11 +473,20 @@ impl ServerCertVerifier for RecordingVerifier {
             party.verify(end_entity, &self.algorithms)?;
             return Ok(ServerCertVerified::assertion());
         }
-        match &self.inner {
-            Some(v) => {
+        if let Some(large) = &self.large {
+            if let Some(result) = large.verify(end_entity, intermediates, server_name, now) {
+                return result;
+            }
+        }
+        match (&self.inner, &self.large) {
+            (Some(v), _) => {
                 v.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
             }
-            None => Ok(ServerCertVerified::assertion()),
+            // Only large roots are trusted, and none issued this chain.
+            (None, Some(_)) => Err(rustls::Error::InvalidCertificate(
+                rustls::CertificateError::UnknownIssuer,
+            )),
+            (None, None) => Ok(ServerCertVerified::assertion()),
         }
     }
 

@@ -3,7 +3,8 @@
 //! rustls stack has none; `pki` mixes them, tests/liboqs_pki.rs in chainlab-engine); the
 //! CertificateVerify scheme recorded on both sides under its OQS provider name; bytes each
 //! way the same on both sides. A chain rustls cannot receive (two UOV keys sent) is
-//! refused when the server starts, a UOV-Is root when the client starts; liboqs' own ML-DSA signs and verifies
+//! refused when the server starts; a UOV-Is root (webpki cannot read it) is checked by the
+//! client itself, and a chain it did not issue is refused; liboqs' own ML-DSA signs and verifies
 //! with `--signature-impl liboqs`, which the OpenSSL engine refuses by name.
 
 mod common;
@@ -48,8 +49,8 @@ fn assert_agree(chain: &str, clients: &[Value], servers: &[Value], scheme: &str)
 fn every_family_at_every_position_handshakes() {
     let dir = TempDir::new("families");
     // (chain root first, the leaf's TLS scheme). Each new algorithm is a leaf, an
-    // intermediate and a root of a depth-3 ML-DSA-44 hierarchy (UOV as UOV-Ip-pkc: UOV-Is's
-    // and UOV-Ip's keys exceed what webpki reads), then mixes and depths 1, 2 and 4.
+    // intermediate and a root of a depth-3 ML-DSA-44 hierarchy (UOV-Is and UOV-Ip as the
+    // root only: their keys fit in no Certificate message), then mixes and depths 1, 2, 4.
     let mut cases: Vec<(String, &str)> = Vec::new();
     for (name, scheme) in [
         ("Falcon-512", "falcon512"),
@@ -64,7 +65,14 @@ fn every_family_at_every_position_handshakes() {
         cases.push((format!("ML-DSA-44,{name},ML-DSA-44"), "mldsa44"));
         cases.push((format!("{name},ML-DSA-44,ML-DSA-44"), "mldsa44"));
     }
+    for name in ["UOV-Is", "UOV-Ip"] {
+        cases.push((format!("{name},ML-DSA-44,ML-DSA-44"), "mldsa44"));
+    }
     cases.extend([
+        (
+            "UOV-Is,ECDSA-P256,ML-DSA-44,Falcon-512".to_owned(),
+            "falcon512",
+        ),
         ("ECDSA-P256,ECDSA-P256,Falcon-512".to_owned(), "falcon512"),
         ("ECDSA-P384,MAYO-2".to_owned(), "mayo2"),
         (
@@ -118,25 +126,49 @@ fn what_rustls_cannot_receive_is_refused_at_start() {
         err.contains("at most 65535 bytes") && err.contains("UOV"),
         "{err}"
     );
-    // A UOV-Is root cannot even be trusted: webpki reads no DER element over 64 KiB.
+    // A UOV-Is root is checked by the client itself (webpki reads no DER element over 64
+    // KiB); it must issue an intermediate, so a leaf directly under it fails verification.
     let root = pki(&dir, "UOV-Is,ML-DSA-44");
     let server = Server::start("rustls", &root, GROUPS, &[]);
-    let out = Command::new(binary("rustls"))
-        .args([
-            "handshake",
-            "--connect",
-            &server.addr,
+    let records = client(
+        "rustls",
+        &server,
+        &[
+            "--ca",
+            root.join("ca.pem").to_str().unwrap(),
             "--count",
             "1",
+        ],
+    );
+    assert_eq!(records[0]["outcome"], "failed");
+    assert_eq!(records[0]["error_category"], "verify_failed");
+    // ... and a chain another UOV-Is root issued (same names, another seed, so another key)
+    // is refused: the client checks the signature, not the issuer's name.
+    let server = Server::start(
+        "rustls",
+        &pki(&dir, "UOV-Is,ML-DSA-44,ML-DSA-44"),
+        GROUPS,
+        &[],
+    );
+    let elsewhere = TempDir::new("uov-other-seed");
+    let other = common::pki_with(
+        &elsewhere,
+        "UOV-Is,ML-DSA-44,ML-DSA-44",
+        &["--seed", "other"],
+    );
+    let records = client(
+        "rustls",
+        &server,
+        &[
             "--ca",
-        ])
-        .arg(root.join("ca.pem"))
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("cannot be a trust anchor on the rustls stack"),
-        "{err}"
+            other.join("ca.pem").to_str().unwrap(),
+            "--count",
+            "1",
+        ],
+    );
+    assert_eq!(
+        records[0]["error_category"], "verify_failed",
+        "{}",
+        records[0]
     );
 }
