@@ -96,14 +96,11 @@ fn liboqs_ml_dsa_signs_and_verifies_on_request() {
     let (clients, servers) = handshake(&dir, chain, &["--signature-impl", "liboqs"]);
     assert_agree(chain, &clients, &servers, "mldsa44");
     // The OpenSSL engine names what it cannot do.
-    let p = pki(&dir, chain);
-    let out = Command::new(binary("openssl-3.5"))
-        .args(["serve", "--signature-impl", "liboqs", "--pki"])
-        .arg(&p)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = serve_refused(
+        "openssl-3.5",
+        &pki(&dir, chain),
+        &["--signature-impl", "liboqs"],
+    );
     assert!(
         err.contains("--signature-impl liboqs: not supported by the OpenSSL engine"),
         "{err}"
@@ -114,14 +111,7 @@ fn liboqs_ml_dsa_signs_and_verifies_on_request() {
 fn what_rustls_cannot_receive_is_refused_at_start() {
     let dir = TempDir::new("uov-sent");
     // Two UOV-Ip-pkc certificates sent: a Certificate message over 64 KiB.
-    let p = pki(&dir, "ML-DSA-44,UOV-Ip-pkc,UOV-Ip-pkc");
-    let out = Command::new(binary("rustls"))
-        .args(["serve", "--pki"])
-        .arg(&p)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = serve_refused("rustls", &pki(&dir, "ML-DSA-44,UOV-Ip-pkc,UOV-Ip-pkc"), &[]);
     assert!(
         err.contains("at most 65535 bytes") && err.contains("UOV"),
         "{err}"
@@ -130,16 +120,7 @@ fn what_rustls_cannot_receive_is_refused_at_start() {
     // KiB); it must issue an intermediate, so a leaf directly under it fails verification.
     let root = pki(&dir, "UOV-Is,ML-DSA-44");
     let server = Server::start("rustls", &root, GROUPS, &[]);
-    let records = client(
-        "rustls",
-        &server,
-        &[
-            "--ca",
-            root.join("ca.pem").to_str().unwrap(),
-            "--count",
-            "1",
-        ],
-    );
+    let records = [one_handshake(&server, &root)];
     assert_eq!(records[0]["outcome"], "failed");
     assert_eq!(records[0]["error_category"], "verify_failed");
     // ... and a chain another UOV-Is root issued (same names, another seed, so another key)
@@ -156,19 +137,31 @@ fn what_rustls_cannot_receive_is_refused_at_start() {
         "UOV-Is,ML-DSA-44,ML-DSA-44",
         &["--seed", "other"],
     );
-    let records = client(
-        "rustls",
-        &server,
-        &[
-            "--ca",
-            other.join("ca.pem").to_str().unwrap(),
-            "--count",
-            "1",
-        ],
-    );
+    let records = [one_handshake(&server, &other)];
     assert_eq!(
         records[0]["error_category"], "verify_failed",
         "{}",
         records[0]
     );
+}
+
+/// One rustls handshake against `server`, trusting the root of the hierarchy in `pki`.
+fn one_handshake(server: &Server, pki: &std::path::Path) -> Value {
+    let ca = pki.join("ca.pem");
+    let args = ["--ca", ca.to_str().unwrap(), "--count", "1"];
+    client("rustls", server, &args).remove(0)
+}
+
+/// A `serve` of `stack` that must refuse to start (exit 2); its error.
+fn serve_refused(stack: &str, pki: &std::path::Path, extra: &[&str]) -> String {
+    let out = Command::new(binary(stack))
+        .arg("serve")
+        .args(extra)
+        .arg("--pki")
+        .arg(pki)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    err
 }
