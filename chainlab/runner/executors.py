@@ -127,10 +127,12 @@ class LocalExecutor:
         for s in todo:
             ex = ScenarioExecution(ctx, s)
             ex.prepare()
+            ex.set_aside()
             active.append(ex)
         while active:
             still = []
             for ex in active:
+                ex.resume()  # its wall time leaves out the other scenarios' visits
                 ctx.progress.scenario_start(ex)
                 try:
                     ex.open()
@@ -144,6 +146,7 @@ class LocalExecutor:
                 if finished:
                     finish(ex, ex.result())
                 else:
+                    ex.set_aside()
                     still.append(ex)
             active = still
 

@@ -108,6 +108,10 @@ class ScenarioExecution:
         self.dir.mkdir(parents=True, exist_ok=True)
         self.started_at = _now()
         self.t0 = time.monotonic()
+        # Interleaved order: the time spent on other scenarios between this one's visits
+        # (`set_aside` / `resume`), which is not this scenario's wall time.
+        self.waited_s = 0.0
+        self._set_aside_at: float | None = None
         self.client: list[dict] = []
         self.server: list[dict] = []
         self.ok_values: list[int] = []
@@ -149,6 +153,19 @@ class ScenarioExecution:
         self.estimated_s_per_handshake = estimate.handshake_ms(scenario, ctx.cost_model) / 1000
 
     # -- failure -----------------------------------------------------------------------
+
+    def set_aside(self) -> None:
+        """Between visits: other scenarios run until `resume`."""
+        self._set_aside_at = time.monotonic()
+
+    def resume(self) -> None:
+        if self._set_aside_at is not None:
+            self.waited_s += time.monotonic() - self._set_aside_at
+            self._set_aside_at = None
+
+    def wall_seconds(self) -> float:
+        """This scenario's own wall time: since it was made, less its waits between visits."""
+        return time.monotonic() - self.t0 - self.waited_s
 
     def fail(self, cause: str, detail: str) -> None:
         self.done = True

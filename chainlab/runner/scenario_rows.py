@@ -5,7 +5,6 @@ transaction by chainlab.store."""
 from __future__ import annotations
 
 import math
-import time
 from datetime import datetime
 
 from chainlab.runner import records
@@ -36,7 +35,7 @@ def rows(ex, ended_at: datetime, link_timing: dict) -> ScenarioRows:
         "server_exit": ex.server_exit,
         "sampling": ex.policy.to_dict(),
         "batches": ex.batches,
-        "wall_seconds": time.monotonic() - ex.t0,
+        "wall_seconds": ex.wall_seconds(),
         "failure_detail": ex.failure_detail if status == "failed" else None,
         "cert_message_bytes": ex.compression.get("uncompressed_bytes"),
         "cert_compressed_bytes": ex.compression.get("compressed_bytes"),

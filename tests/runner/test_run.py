@@ -223,6 +223,11 @@ def test_interleaved_order_alternates_batches(tmp_path, engine_bin, pki_cache):
     try:
         sr = st.scenario_runs
         assert (sr["stop_reason"] == "max_count").all() and (sr["batches"] >= 2).all()
+        # Each scenario's wall time is its own visits', not the time since both were made:
+        # the two together fill the interleaved span once (each alone was nearly all of it).
+        span = (sr["ended_at"].max() - sr["started_at"].min()).total_seconds()
+        assert (sr["wall_seconds"] > 0).all()
+        assert sr["wall_seconds"].sum() < 1.3 * span, (list(sr["wall_seconds"]), span)
         s = st.samples.sort_values("start_unix_ns")
         # batches alternate: the scenario id changes more than once along the time axis
         changes = (s["scenario_id"] != s["scenario_id"].shift()).sum() - 1
