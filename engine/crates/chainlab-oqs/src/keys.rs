@@ -7,14 +7,14 @@
 //! CertificateVerify) uses the system's random bytes.
 
 use std::io::Read;
-use std::sync::Mutex;
+use std::sync::{LazyLock, Mutex};
 
 use anyhow::{anyhow, bail, Result};
 use oqs::sig::Sig;
 use sha3::digest::{ExtendableOutput, Update, XofReader};
 use sha3::{Shake256, Shake256Reader};
 
-use crate::algorithms::OqsAlgorithm;
+use crate::algorithms::{OqsAlgorithm, ALGORITHMS};
 
 /// First input of every seeded stream; fixed, so a seed keeps its keys across releases.
 const DOMAIN: &[u8] = b"chainlab.oqs/1";
@@ -39,10 +39,23 @@ impl std::fmt::Debug for Key {
     }
 }
 
-/// liboqs' handle of an algorithm's parameter set.
-pub fn scheme(algorithm: &OqsAlgorithm) -> Result<Sig> {
-    oqs::init(); // once per process (liboqs' CPU feature detection); later calls return
-    Sig::new(algorithm.liboqs).map_err(|e| anyhow!("liboqs cannot provide {}: {e}", algorithm.name))
+/// liboqs' handle of an algorithm's parameter set: made once per algorithm and kept, so a
+/// handshake's signing or verifying allocates no liboqs context (`Sig` is Send + Sync).
+pub fn scheme(algorithm: &OqsAlgorithm) -> Result<&'static Sig> {
+    static SCHEMES: LazyLock<Vec<Result<Sig, String>>> = LazyLock::new(|| {
+        oqs::init(); // once per process (liboqs' CPU feature detection)
+        ALGORITHMS
+            .iter()
+            .map(|a| Sig::new(a.liboqs).map_err(|e| e.to_string()))
+            .collect()
+    });
+    let index = ALGORITHMS
+        .iter()
+        .position(|a| a.name == algorithm.name)
+        .ok_or_else(|| anyhow!("{} is not in the liboqs table", algorithm.name))?;
+    SCHEMES[index]
+        .as_ref()
+        .map_err(|e| anyhow!("liboqs cannot provide {}: {e}", algorithm.name))
 }
 
 /// A key pair from `seed`: the same seed, the same key.
