@@ -4,6 +4,9 @@
 
 use serde::Serialize;
 
+/// The `oqs` crate release pinned in Cargo.toml (`=`); a test checks Cargo.lock agrees.
+pub const CRATE_VERSION: &str = "0.11.0";
+
 /// liboqs' build and this CPU's choice, as `info` prints them.
 #[derive(Debug, Clone, Serialize)]
 pub struct Facts {
@@ -11,7 +14,8 @@ pub struct Facts {
     pub liboqs_version: String,
     /// The `oqs` crate's version, which pins the vendored liboqs.
     pub crate_version: &'static str,
-    /// `OQS_DIST_BUILD=ON`: every optimised implementation compiled, chosen at run time.
+    /// `OQS_DIST_BUILD=ON` (oqs-sys without its `non_portable` feature, as Cargo.toml asks):
+    /// every optimised implementation compiled, chosen at run time.
     pub dist_build: bool,
     /// This CPU offers AVX2 (liboqs' test, `OQS_CPU_has_extension`).
     pub cpu_avx2: bool,
@@ -35,9 +39,27 @@ pub fn facts() -> Facts {
     };
     Facts {
         liboqs_version: version,
-        crate_version: "0.11.0",
-        dist_build: true,
+        crate_version: CRATE_VERSION,
+        dist_build: true, // Cargo.toml gives oqs-sys no `non_portable`
         cpu_avx2: avx2,
         implementation: if avx2 { "avx2" } else { "portable" },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_named_crate_is_the_locked_one_and_liboqs_says_its_version() {
+        let lock = include_str!("../../../Cargo.lock");
+        let entry = format!("name = \"oqs\"\nversion = \"{CRATE_VERSION}\"");
+        assert!(
+            lock.contains(&entry),
+            "Cargo.lock has no oqs {CRATE_VERSION}"
+        );
+        let f = facts();
+        assert_eq!(f.liboqs_version, "0.13.0");
+        assert_eq!(f.implementation == "avx2", f.cpu_avx2);
     }
 }
