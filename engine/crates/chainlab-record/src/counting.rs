@@ -246,15 +246,21 @@ mod tests {
         assert_eq!(c.hello_conn_id(false), None);
     }
 
+    /// The start of a ClientHello record whose random is 1, 2, ..., 32.
+    fn client_hello() -> Vec<u8> {
+        let mut hello = vec![RECORD_HANDSHAKE, 3, 1, 0, 60, CLIENT_HELLO, 0, 0, 56, 3, 3];
+        hello.extend(1u8..=32); // the random
+        hello.extend([0u8; 20]);
+        hello
+    }
+
     /// A vectored write goes to the socket as one call with every buffer (rustls' flight),
     /// counted whole, its head kept across the buffers.
     #[test]
     fn a_vectored_write_sends_every_buffer_at_once() {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
-        let mut hello = vec![RECORD_HANDSHAKE, 3, 1, 0, 60, CLIENT_HELLO, 0, 0, 56, 3, 3];
-        hello.extend(1u8..=32); // the random
-        hello.extend([0u8; 20]);
+        let hello = client_hello();
         let total = hello.len();
         let peer = std::thread::spawn(move || {
             let (mut s, _) = listener.accept().unwrap();
@@ -284,9 +290,7 @@ mod tests {
     fn reads_conn_id_from_a_client_hello_written_in_pieces() {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
-        let mut hello = vec![RECORD_HANDSHAKE, 3, 1, 0, 60, CLIENT_HELLO, 0, 0, 56, 3, 3];
-        hello.extend(1u8..=32); // the random
-        hello.extend([0u8; 20]);
+        let hello = client_hello();
         let sent = hello.clone();
         let peer = std::thread::spawn(move || {
             let (s, _) = listener.accept().unwrap();
