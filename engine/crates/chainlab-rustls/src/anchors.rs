@@ -80,76 +80,41 @@ impl LargeRoots {
     ) -> Option<Result<ServerCertVerified, Error>> {
         let presented = std::iter::once(end_entity).chain(intermediates);
         for (index, cert) in presented.enumerate() {
-            let Ok((_, parsed)) = X509Certificate::from_der(cert) else {
+            let Ok((_, issued)) = X509Certificate::from_der(cert) else {
                 continue;
             };
-            let issuer = parsed.issuer().as_raw();
-            let Some(root) = self.roots.iter().find(|r| r.subject == issuer) else {
+            let Some(root) = self
+                .roots
+                .iter()
+                .find(|r| r.subject == issued.issuer().as_raw())
+            else {
                 continue;
             };
-            return Some(self.below_root(
-                root,
-                &parsed,
-                cert,
-                index,
-                end_entity,
-                intermediates,
-                server_name,
-                now,
-            ));
+            // Step 1 (the root's link, by liboqs), then step 2 (the chain below, by webpki,
+            // the intermediates between the leaf and the issued certificate).
+            let below = || -> Result<ServerCertVerified, Error> {
+                if index == 0 {
+                    // The leaf issued by the root: webpki would have to trust the leaf as
+                    // its own anchor. chainlab puts an intermediate below a large root.
+                    return Err(other(
+                        "a large root must issue a CA certificate, not the leaf",
+                    ));
+                }
+                check_link(root, &issued, now)?;
+                let verifier = self
+                    .verifier_below(cert)
+                    .map_err(|e| Error::General(format!("{e:#}")))?;
+                verifier.verify_server_cert(
+                    end_entity,
+                    &intermediates[..index - 1],
+                    server_name,
+                    &[],
+                    now,
+                )
+            };
+            return Some(below());
         }
         None
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn below_root(
-        &self,
-        root: &LargeRoot,
-        issued: &X509Certificate<'_>,
-        issued_der: &CertificateDer<'_>,
-        index: usize,
-        end_entity: &CertificateDer<'_>,
-        intermediates: &[CertificateDer<'_>],
-        server_name: &ServerName<'_>,
-        now: UnixTime,
-    ) -> Result<ServerCertVerified, Error> {
-        let bad = |e: CertificateError| Err(Error::InvalidCertificate(e));
-        // Step 1: the root's signature on the certificate it issued (liboqs, each time).
-        let same_algorithm =
-            issued.signature_algorithm.algorithm.to_id_string() == root.algorithm.oid;
-        if !same_algorithm
-            || !chainlab_oqs::keys::verify(
-                root.algorithm,
-                &root.public,
-                issued.tbs_certificate.as_ref(),
-                &issued.signature_value.data,
-            )
-        {
-            return bad(CertificateError::BadSignature);
-        }
-        let seconds = now.as_secs() as i64;
-        let validity = issued.validity();
-        if seconds < validity.not_before.timestamp() {
-            return bad(CertificateError::NotValidYet);
-        }
-        if seconds > validity.not_after.timestamp() {
-            return bad(CertificateError::Expired);
-        }
-        let is_ca = matches!(issued.basic_constraints(), Ok(Some(bc)) if bc.value.ca);
-        if index == 0 || !is_ca {
-            // The leaf itself issued by the root: webpki would have to trust the leaf as its
-            // own anchor. chainlab's hierarchies put an intermediate below a large root.
-            return bad(CertificateError::Other(rustls::OtherError(Arc::new(
-                std::io::Error::other("a large root must issue a CA certificate"),
-            ))));
-        }
-        // Step 2: the chain below it, by webpki, with it as the anchor.
-        let verifier = match self.verifier_below(issued_der) {
-            Ok(v) => v,
-            Err(e) => return Err(Error::General(format!("{e:#}"))),
-        };
-        let below = &intermediates[..index - 1];
-        verifier.verify_server_cert(end_entity, below, server_name, &[], now)
     }
 
     fn verifier_below(
@@ -171,4 +136,39 @@ impl LargeRoots {
         cache.insert(issued.to_vec(), verifier.clone());
         Ok(verifier)
     }
+}
+
+/// The root's signature on the certificate it issued (liboqs, each handshake), and that
+/// certificate a CA valid at `now`: what webpki would check of the link to its anchor.
+fn check_link(root: &LargeRoot, issued: &X509Certificate<'_>, now: UnixTime) -> Result<(), Error> {
+    let bad = |e: CertificateError| Err(Error::InvalidCertificate(e));
+    let same_algorithm = issued.signature_algorithm.algorithm.to_id_string() == root.algorithm.oid;
+    if !same_algorithm
+        || !chainlab_oqs::keys::verify(
+            root.algorithm,
+            &root.public,
+            issued.tbs_certificate.as_ref(),
+            &issued.signature_value.data,
+        )
+    {
+        return bad(CertificateError::BadSignature);
+    }
+    let seconds = now.as_secs() as i64;
+    let validity = issued.validity();
+    if seconds < validity.not_before.timestamp() {
+        return bad(CertificateError::NotValidYet);
+    }
+    if seconds > validity.not_after.timestamp() {
+        return bad(CertificateError::Expired);
+    }
+    match issued.basic_constraints() {
+        Ok(Some(bc)) if bc.value.ca => Ok(()),
+        _ => Err(other("a large root must issue a CA certificate")),
+    }
+}
+
+fn other(text: &'static str) -> Error {
+    Error::InvalidCertificate(CertificateError::Other(rustls::OtherError(Arc::new(
+        std::io::Error::other(text),
+    ))))
 }
