@@ -2,8 +2,9 @@
 //!
 //! Modules in workflow order: `cli` (arguments), `algorithms` (names the engine accepts),
 //! `pki` (hierarchies), `tls` (context, server, client), `record` (the JSON Lines schema),
-//! `cpu` (thread clocks, pinning), `primitives` (timed cryptographic operations), `reference` (the host-speed workload), `info` (build
-//! facts).
+//! `cpu` (thread clocks, pinning), `primitives` (timed cryptographic operations), `random`
+//! (the seeded random source of `--random-seed`), `reference` (the host-speed workload),
+//! `info` (build facts).
 
 pub mod algorithms;
 pub mod cli;
@@ -11,6 +12,7 @@ pub mod info;
 pub mod ossl;
 pub mod pki;
 pub mod primitives;
+pub mod random;
 pub mod reference;
 pub mod tls;
 

@@ -112,6 +112,28 @@ extern "C" {
     ) -> c_int;
 }
 
+// -- libcrypto: the random source ------------------------------------------------------
+
+/// `RAND_METHOD` (rand.h, `struct rand_meth_st`; deprecated in 3.0, present in 3.5 and 4.0):
+/// a process-wide random source that `RAND_bytes_ex` and `RAND_priv_bytes_ex`, and so the
+/// providers' key generation and signing, consult before their DRBGs.
+#[repr(C)]
+pub struct RAND_METHOD {
+    pub seed: Option<unsafe extern "C" fn(buf: *const c_void, num: c_int) -> c_int>,
+    pub bytes: Option<unsafe extern "C" fn(buf: *mut c_uchar, num: c_int) -> c_int>,
+    pub cleanup: Option<unsafe extern "C" fn()>,
+    pub add: Option<unsafe extern "C" fn(buf: *const c_void, num: c_int, entropy: f64) -> c_int>,
+    pub pseudorand: Option<unsafe extern "C" fn(buf: *mut c_uchar, num: c_int) -> c_int>,
+    pub status: Option<unsafe extern "C" fn() -> c_int>,
+}
+
+extern "C" {
+    /// `RAND_set_rand_method(3)`: installs `meth` for the whole process; 1 on success.
+    pub fn RAND_set_rand_method(meth: *const RAND_METHOD) -> c_int;
+    /// `RAND_get_rand_method(3)`: the installed method.
+    pub fn RAND_get_rand_method() -> *const RAND_METHOD;
+}
+
 // -- libssl: certificate compression, verification, handshake state ----------------------
 
 extern "C" {

@@ -109,6 +109,11 @@ pub struct ServeArgs {
     /// clients that offer it first. The rustls server always takes the client's order.
     #[arg(long)]
     pub prefer_server_groups: bool,
+    /// Draw every random byte from a stream fixed by this seed and each connection's `seq`
+    /// (`chainlab_record::random`): the same handshakes, to the instruction, in every run.
+    /// For instruction counting only (predictable keys); one worker thread, TCP.
+    #[arg(long)]
+    pub random_seed: Option<u64>,
 }
 
 /// What a client connects to and how: shared by `handshake` and `load`.
@@ -212,6 +217,10 @@ pub struct HandshakeArgs {
     /// Warm-up handshakes before the measured ones (recorded with "warmup": true).
     #[arg(long, default_value_t = 0)]
     pub warmup: u64,
+    /// Draw every random byte from a stream fixed by this seed and each attempt's `seq`
+    /// (`chainlab_record::random`), as `serve --random-seed` does. Instruction counting only.
+    #[arg(long)]
+    pub random_seed: Option<u64>,
 }
 
 /// How the intended start times of a load run are spaced.

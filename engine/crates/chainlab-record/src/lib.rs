@@ -3,10 +3,10 @@
 //! observations become a record (`observed`), the server scaffold with its thread-per-
 //! connection and event-loop models, ready line and stop signals (`serve`), the client's
 //! attempt loop and the open-loop load generator (`drive`), the thread CPU clocks and CPU
-//! placement (`cpu`), byte counting at the socket (`counting`), the failures all classify
-//! alike (`failure`), the thread model's accept wait (`listen`), documents on standard
-//! output that end quietly on a closed pipe (`output`) and the clocks of a record
-//! (`unix_ns`, `ns_between`).
+//! placement (`cpu`), byte counting at the socket (`counting`), seeded random bytes for
+//! instruction counting (`random`), the failures all classify alike (`failure`), the thread
+//! model's accept wait (`listen`), documents on standard output that end quietly on a closed
+//! pipe (`output`) and the clocks of a record (`unix_ns`, `ns_between`).
 //!
 //! The OpenSSL engine (`chainlab-engine`, linked against OpenSSL 3.5 or 4.0) and the rustls
 //! engine (`chainlab-rustls`) write their records through this crate, so everything
@@ -21,6 +21,7 @@ pub mod listen;
 pub mod mtc;
 pub mod observed;
 pub mod output;
+pub mod random;
 pub mod record;
 pub mod serve;
 

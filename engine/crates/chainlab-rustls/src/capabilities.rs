@@ -190,6 +190,8 @@ pub const CERT_COMPRESSIONS: &[&str] = &["zlib", "brotli"];
 /// Engine features of the OpenSSL engine this stack's engine does not have (the names the
 /// Python capability table uses). `targets`: probing servers chainlab did not start is not
 /// validated on this stack (its client never met a server of another make there).
+/// `seeded_random`: aws-lc draws its own random bytes inside key generation, encapsulation
+/// and ML-DSA signing, with no hook to seed them (`--random-seed`).
 pub const MISSING_FEATURES: &[&str] = &[
     "quic",
     "client_auth",
@@ -198,6 +200,7 @@ pub const MISSING_FEATURES: &[&str] = &[
     "resumption_mix",
     "targets",
     "server_group_preference",
+    "seeded_random",
 ];
 
 /// The groups of a `--groups` list, in order; an error names the unknown one and the allowed.
@@ -275,6 +278,14 @@ pub fn check_serve(args: &ServeArgs) -> anyhow::Result<()> {
     if args.prefer_server_groups {
         // rustls 0.23's server takes the first of the client's groups it supports.
         bail!(missing("--prefer-server-groups", "server_group_preference"));
+    }
+    check_random(args.random_seed)
+}
+
+/// Refuses `--random-seed` (`seeded_random`: see MISSING_FEATURES).
+pub fn check_random(seed: Option<u64>) -> anyhow::Result<()> {
+    if seed.is_some() {
+        bail!(missing("--random-seed", "seeded_random"));
     }
     Ok(())
 }

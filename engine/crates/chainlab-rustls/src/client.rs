@@ -29,6 +29,7 @@ use crate::io::{self as tlsio, RecordReads, Socket, Stop};
 use crate::tls;
 
 pub fn run(args: &HandshakeArgs) -> anyhow::Result<()> {
+    capabilities::check_random(args.random_seed)?;
     if let Some(kinds) = drive::population::kinds(&args.client)? {
         // One configuration per kind of client, each with its own groups and schemes.
         let slots = kinds

@@ -241,6 +241,29 @@ fn what_a_stack_cannot_do_fails_in_one_line_or_as_a_recorded_category() {
         !out.status.success() && err.contains("missing capability: quic"),
         "{err}"
     );
+    // Seeded random bytes: aws-lc draws its own; refused on both sides by name.
+    for args in [
+        &[
+            "handshake",
+            "--connect",
+            "127.0.0.1:9",
+            "--count",
+            "1",
+            "--no-verify",
+        ][..],
+        &["serve", "--pki", slh.to_str().unwrap()][..],
+    ] {
+        let out = Command::new(binary("rustls"))
+            .args(args)
+            .args(["--random-seed", "1"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.code() == Some(2) && err.contains("missing capability: seeded_random"),
+            "{args:?}: {err}"
+        );
+    }
     // An OpenSSL server with an SLH-DSA leaf: the rustls client offers no SLH-DSA scheme.
     // The server names the cause; the client reads a handshake_failure alert in reply to its
     // ClientHello, which the wire leaves ambiguous, and (with every scheme offered) records

@@ -30,6 +30,9 @@ use crate::record::ClientRecord;
 pub(crate) use super::attempt::Client;
 
 pub fn run(args: &HandshakeArgs) -> anyhow::Result<()> {
+    if let Some(seed) = args.random_seed {
+        crate::random::install(seed, chainlab_record::random::Side::Client)?;
+    }
     if let Some(kinds) = population::kinds(&args.client)? {
         // One context per kind of client, each with its own groups and schemes.
         let ctxs = kinds

@@ -15,6 +15,10 @@ use crate::cli::{ServeArgs, Transport};
 
 pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
     chainlab_record::serve::check_args(args)?;
+    if let Some(seed) = args.random_seed {
+        // Before the context: it draws ticket keys.
+        crate::random::install(seed, chainlab_record::random::Side::Server)?;
+    }
     if let Some(cpus) = &args.cpus {
         // Before any worker starts: every thread of the server inherits it.
         crate::cpu::pin(cpus)?;

@@ -110,6 +110,8 @@ pub fn attempts<S: Slot>(slot: &mut S, args: &HandshakeArgs) -> anyhow::Result<(
     let mut writer = RecordWriter::open(&args.client.records)?;
     let mut seq = args.client.seq_start;
     let mut one = |slot: &mut S, warmup: bool| -> anyhow::Result<()> {
+        // With --random-seed, the attempt's own stream.
+        crate::random::begin_unit(seq);
         let record = crate::cpu::counted_span(|| slot.attempt(seq, warmup))?;
         writer.write(&record)?;
         seq += 1;

@@ -192,6 +192,21 @@ pub fn check_args(args: &ServeArgs) -> anyhow::Result<()> {
             args.chain.name()
         );
     }
+    let one_at_a_time = args.server_model == ServerModel::Threads && args.workers == 1;
+    if args.random_seed.is_some() && !(one_at_a_time && args.tls.transport == Transport::Tcp) {
+        bail!(
+            "--random-seed with --server-model {} --workers {}{}: allowed with --server-model \
+             threads --workers 1 over TCP (connections one at a time, so each draws its own \
+             stream in the same order every run)",
+            args.server_model.name(),
+            args.workers,
+            if args.tls.transport == Transport::Tcp {
+                ""
+            } else {
+                " --transport quic"
+            }
+        );
+    }
     Ok(())
 }
 

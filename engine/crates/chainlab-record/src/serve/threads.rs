@@ -81,6 +81,8 @@ fn worker<S: Stack>(
         let Some(seq) = shared.claim() else {
             break; // past --max-connections: the connection closes unserved
         };
+        // With --random-seed, the connection's own stream (one worker: one at a time).
+        crate::random::begin_unit(seq);
         // The connection, accept to close: callgrind's span (cpu::counted_span).
         let record = crate::cpu::counted_span(|| {
             let mut tracked = Tracked::open(seq, peer, accept_cpu, || {
