@@ -1,7 +1,8 @@
 """The campaign file's [measure] table (docs/campaigns.md, "Instruction counts"): whether each
 scenario also counts the instructions of a few handshakes per side under valgrind's
-callgrind, how many, and [[measure.override]] counts for the scenarios a `where` table
-matches. `v` is the campaign loader's validator, whose problems these report into.
+callgrind, how many, with which random bytes, and [[measure.override]] counts for the
+scenarios a `where` table matches. `v` is the campaign loader's validator, whose problems
+these report into.
 """
 
 from __future__ import annotations
@@ -9,8 +10,9 @@ from __future__ import annotations
 import shutil
 from dataclasses import replace
 
+from chainlab.campaign import stacks
 from chainlab.campaign.matrix import matches
-from chainlab.campaign.model import INSTRUCTION_SOURCES, MeasurePlan
+from chainlab.campaign.model import INSTRUCTION_SOURCES, RANDOM_SOURCES, MeasurePlan
 from chainlab.schema import Int, Str
 
 MEASURE_FIELDS = {
@@ -21,8 +23,13 @@ MEASURE_FIELDS = {
     "count": Int(1, 1000),
     # Handshakes before them in the same processes (first-use set-up: lazy tables, caches).
     "warmup": Int(0, 100),
+    # The counted handshakes' random bytes: 'seeded' repeats them run to run, so a count that
+    # depends on them (ML-DSA signing's rejection sampling) repeats too.
+    "random": Str(choices=RANDOM_SOURCES),
 }
 OVERRIDE_KEYS = ("count", "warmup")
+# The stack capability `random = "seeded"` needs (the engines' --random-seed).
+SEEDED = "seeded_random"
 # Callgrind's slowdown of a handshake's CPU work (an SLH-DSA-SHAKE-192s leaf: ~1.3 s natively,
 # ~35 s counted here), the least a counted handshake takes whatever its work (ML-DSA-65:
 # ~0.15 s against ~2 ms natively, callgrind's translation of each connection's code paths;
@@ -70,6 +77,15 @@ def for_scenario(v, plan: MeasurePlan, parts: dict, sid: str) -> MeasurePlan | N
             f"scenario {sid}: instruction counts with {why}; allowed: TCP scenarios of "
             "chainlab's own servers (exclude the others, or instructions = 'none')",
         )
+    if plan.random == "seeded":
+        for side, stack in zip(("client", "server"), parts["stack"], strict=True):
+            if SEEDED in stacks.CAPABILITIES[stack].missing_features:
+                v.bad(
+                    "measure.random",
+                    f"scenario {sid}: {side} stack {stack} cannot do "
+                    f"{stacks.FEATURE_TEXT[SEEDED]} (missing capability: {SEEDED}); allowed: "
+                    "random = 'system' (or exclude its scenarios)",
+                )
     return plan
 
 

@@ -134,16 +134,22 @@ class LoadPlan:
 # Instruction sources a campaign may ask for ([measure] instructions; "none": the wall-clock
 # samples only, with the hardware counter's instructions where the host has one).
 INSTRUCTION_SOURCES = ("none", "callgrind")
+# Where the counted handshakes' random bytes come from ([measure] random): the system's, or a
+# stream fixed by the run's seed, the scenario, the side and the connection (the engines'
+# `--random-seed`), so every run counts the same handshakes (docs/methods.md §23).
+RANDOM_SOURCES = ("system", "seeded")
 
 
 @dataclass(frozen=True)
 class MeasurePlan:
     """[measure] for one scenario (chainlab.campaign.measure_plan): instructions counted per
-    connection and side under callgrind, for `count` handshakes after `warmup` ones."""
+    connection and side under callgrind, for `count` handshakes after `warmup` ones, drawing
+    `random` bytes."""
 
     instructions: str = "none"
     count: int = 10
     warmup: int = 1
+    random: str = "system"
 
     @property
     def counts_instructions(self) -> bool:

@@ -102,6 +102,7 @@ CAPABILITIES: dict[str, Capabilities] = {
             "resumption_mix",
             "targets",
             "server_group_preference",
+            "seeded_random",
         ),
     ),
 }
@@ -119,6 +120,7 @@ FEATURE_TEXT = {
     "targets": "targets ([targets.<name>])",
     "server_group_preference": "the server's own group preference (server_groups)",
     "signature_impl_liboqs": "liboqs signing and verifying ML-DSA (signature_impl 'liboqs')",
+    "seeded_random": "seeded random bytes for counted handshakes ([measure] random 'seeded')",
 }
 
 

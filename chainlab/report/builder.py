@@ -36,6 +36,13 @@ def instr_columns(df: pd.DataFrame) -> list[tuple[str, list]]:
     ]
 
 
+def instr_sources(a) -> str:
+    """Where the store's instructions per handshake come from, with how many scenarios each
+    ('callgrind (valgrind-3.19.0), seeded random bytes for 4 scenario(s)'); '' without."""
+    sources = a.summary["instr_source"].replace("", None).dropna().value_counts()
+    return "; ".join(f"{src} for {n} scenario(s)" for src, n in sources.items())
+
+
 def ci_of(row, col: str, digits: int = 3) -> str:
     """`col` of one row (a dict or Series) with its interval."""
     return f.ci(row[col], row[f"{col}_lo"], row[f"{col}_hi"], digits)

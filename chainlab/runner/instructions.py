@@ -9,12 +9,16 @@ attempt from connect to close) and dump a profile as each span returns, so start
 accept loop and record writing are not counted and every connection has its own count. The
 server runs one connection at a time (the threads model, one worker), so its dumps are in
 the order of its records; the client's in the order of its attempts. Counts are of user-mode
-instructions, as the hardware counter's (`client_instructions` in samples) are.
+instructions, as the hardware counter's (`client_instructions` in samples) are. With
+[measure] random = "seeded" both sides draw every random byte from a stream fixed by the run's
+seed, the scenario, the side and the connection (`random_seed`), so a rerun counts the same
+handshakes: counts that depend on random bytes (ML-DSA signing) repeat too.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import subprocess
 import tempfile
 import time
@@ -62,6 +66,21 @@ def wrapper(out_file: Path) -> list[str]:
     ]
 
 
+def random_seed(run_seed: int, scenario_id: str) -> int:
+    """The engines' --random-seed for a scenario's counted handshakes: fixed by the run's
+    seed and the scenario, so a rerun counts the same handshakes and no two scenarios share
+    a stream."""
+    digest = hashlib.sha256(f"chainlab random {run_seed} {scenario_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def seed_flags(plan, run_seed: int, scenario_id: str) -> list[str]:
+    """Both sides' --random-seed under [measure] random = "seeded" (none for "system")."""
+    if plan.random != "seeded":
+        return []
+    return ["--random-seed", str(random_seed(run_seed, scenario_id))]
+
+
 def dumps(out_file: Path) -> list[int]:
     """The instructions of each span a side dumped, in order."""
     out = []
@@ -95,6 +114,7 @@ def run(ex) -> list[dict]:
         s, ex.ctx.engine, ex.pki_dir, f"{host}:0", srv_records, TIMEOUT_MS, ex.client_pki_dir,
         ex.second_pki_dir, counted=True,
     )  # fmt: skip
+    argv += seed_flags(plan, ex.ctx.seed, s.scenario_id)
     if ex.link is not None:
         argv = ex.link.server_cmd(argv)
     err = d / "server.stderr"
@@ -118,6 +138,7 @@ def run(ex) -> list[dict]:
                 "--warmup", str(plan.warmup),
                 "--timeout-ms", str(TIMEOUT_MS),
                 "--records", str(cli_records),
+                *seed_flags(plan, ex.ctx.seed, s.scenario_id),
             ]
         )  # fmt: skip
         budget = READY_TIMEOUT_S + CLIENT_MARGIN * _expected_s(ex)
@@ -183,6 +204,7 @@ def _rows(ex, client: list[dict], server: list[dict], cli: list[int], srv: list[
                 "client_instructions": n,
                 "server_instructions": srv_n,
                 "source": source(),
+                "random": ex.s.measure.random,
             }
         )
     return out

@@ -10,7 +10,8 @@ and where each scenario ran; 5 the transport (TCP or QUIC) and QUIC's datagram c
 the TLS stack of each side (openssl-3.5, openssl-4.0, rustls); 7 the certificate axis
 (X.509 or a Merkle Tree Certificate) and what a client's MTC verification checked; 8 staged
 rollout: each attempt's kind of client and the chain a dual-chain server sent; 9 instruction
-counts under callgrind per connection and side, and the steal time around each scenario.
+counts under callgrind per connection and side, and the steal time around each scenario; 10
+whether the counted handshakes drew seeded random bytes.
 """
 
 from __future__ import annotations
@@ -34,9 +35,9 @@ def table_sql(name: str) -> str:
     return text[start : text.index("\n);", start) + 3]
 
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 # Versions this chainlab reads; each older one has an upgrade step in UPGRADES.
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9)
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
 # What turns a store of version v into v + 1 (run in one transaction with the version bump).
 UPGRADES = {
     1: (
@@ -98,6 +99,11 @@ UPGRADES = {
     8: (
         "ALTER TABLE host_reference ADD COLUMN IF NOT EXISTS steal_ns BIGINT",
         table_sql("instruction_samples"),
+    ),
+    # IF NOT EXISTS: a version-8 store got instruction_samples as schema.sql declares it now.
+    9: (
+        "ALTER TABLE instruction_samples ADD COLUMN IF NOT EXISTS random VARCHAR DEFAULT 'system'",
+        "ALTER TABLE instruction_samples ALTER COLUMN random SET NOT NULL",
     ),
 }
 

@@ -309,6 +309,8 @@ CREATE TABLE instruction_samples (
     client_instructions BIGINT,              -- the client's attempt, connect to close
     server_instructions BIGINT,              -- the server's connection, accept to close
     source          VARCHAR NOT NULL,        -- the counter: 'callgrind (valgrind-3.19.0)'
+    random          VARCHAR NOT NULL DEFAULT 'system', -- the handshakes' random bytes:
+                                             -- 'system', or 'seeded' ([measure] random)
     PRIMARY KEY (run_id, scenario_id, seq)
 );
 

@@ -271,13 +271,15 @@ _OPTIONAL_TABLES = (
 # Instructions per handshake and side (docs/methods.md §23): counted under callgrind where
 # the scenario's [measure] asked for it (instruction_samples, version 9), else the hardware
 # counter's where the host has one (samples); measured successful handshakes, the same
-# connections on both sides.
+# connections on both sides. `{seeded}`: what the source adds for handshakes that drew
+# seeded random bytes (`_instructions_sql`).
 _INSTRUCTIONS = (
     "WITH "
     + _CHOSEN
     + """,
 counted AS (
-    SELECT i.scenario_id, i.client_instructions AS c, i.server_instructions AS s, i.source
+    SELECT i.scenario_id, i.client_instructions AS c, i.server_instructions AS s,
+        i.source || {seeded} AS source
     FROM instruction_samples i JOIN chosen USING (run_id, scenario_id)
     WHERE NOT i.warmup AND i.outcome = 'ok'
         AND i.client_instructions IS NOT NULL AND i.server_instructions IS NOT NULL
@@ -297,6 +299,21 @@ FROM (SELECT * FROM counted UNION ALL SELECT * FROM pmu)
 GROUP BY scenario_id
 """
 )
+
+# What an instruction source says of seeded random bytes ([measure] random, version 10).
+SEEDED_SUFFIX = ", seeded random bytes"
+
+
+def _instructions_sql(con) -> str:
+    """_INSTRUCTIONS for this store: a version-9 store (read as it is) has no `random`
+    column, its handshakes drew the system's random bytes."""
+    seeded = (
+        f"CASE WHEN i.random = 'seeded' THEN '{SEEDED_SUFFIX}' ELSE '' END"
+        if "random" in _columns(con, "instruction_samples")
+        else "''"
+    )
+    return _INSTRUCTIONS.replace("{seeded}", seeded)
+
 
 # Staged rollout (store version 8): every measured attempt of a scenario with a client
 # population or a second chain, with its kind of client and the chain it was sent, failures
@@ -505,7 +522,9 @@ def analysis_frames(con, path: Path) -> AnalysisFrames:
         ),
         primitives=primitive_summary(con, tables),
         instructions=(
-            con.execute(_INSTRUCTIONS).df() if "instruction_samples" in tables else pd.DataFrame()
+            con.execute(_instructions_sql(con)).df()
+            if "instruction_samples" in tables
+            else pd.DataFrame()
         ),
         rollout_attempts=(con.execute(_ROLLOUT_ATTEMPTS).df() if rollout else pd.DataFrame()),
         rollout_load=(

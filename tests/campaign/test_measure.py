@@ -62,6 +62,7 @@ def test_without_measure_nothing_is_counted(tmp_path):
         ('[measure]\ninstructions = "perf"', "measure.instructions"),
         ('[measure]\ninstructions = "callgrind"\ncount = 0', "measure.count"),
         ('[measure]\ninstructions = "callgrind"\nruns = 2', "measure"),
+        ('[measure]\ninstructions = "callgrind"\nrandom = "fixed"', "measure.random"),
         (
             '[measure]\ninstructions = "callgrind"\n[[measure.override]]\ncount = 2',
             "measure.override[0].where",
@@ -79,3 +80,16 @@ def test_quic_scenarios_cannot_be_counted(tmp_path):
     with pytest.raises(CampaignError) as e:
         load(write(tmp_path, text))
     assert "instruction counts with transport 'quic'" in str(e.value)
+
+
+def test_seeded_random_bytes_are_read_and_refused_where_a_stack_cannot_seed(tmp_path):
+    c = load(write(tmp_path, '[measure]\ninstructions = "callgrind"\nrandom = "seeded"\n'))
+    assert {s.measure.random for s in c.scenarios.values()} == {"seeded"}
+    plain = load(write(tmp_path, '[measure]\ninstructions = "callgrind"\n'))
+    assert {s.measure.random for s in plain.scenarios.values()} == {"system"}
+    text = 'stack = ["rustls"]\n[measure]\ninstructions = "callgrind"\nrandom = "seeded"\n'
+    with pytest.raises(CampaignError) as e:
+        load(write(tmp_path, text))
+    msg = str(e.value)
+    assert "measure.random" in msg and "missing capability: seeded_random" in msg, msg
+    assert "allowed: random = 'system'" in msg, msg

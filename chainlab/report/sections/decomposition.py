@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from chainlab.analysis.summary import SERVER_BOUND_ELAPSED_SHARE
-from chainlab.report.builder import Builder, ci, codes, ints, nums
+from chainlab.report.builder import Builder, ci, codes, instr_sources, ints, nums
 from chainlab.report.document import Section
 from chainlab.report.sections.registry import section
 
@@ -56,6 +56,11 @@ def build(b: Builder) -> Section:
             else []
         ),
     ]
+    if d["instr_srv_cli_ratio"].notna().any():
+        s.blocks.append(
+            "Server/client instr: the same split in instructions per handshake "
+            f"(docs/methods.md §23), from {instr_sources(a)}."
+        )
     s.blocks.append(
         b.table("decomposition", "Performance decomposition", "Paper Table 10.", d, cols)
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from chainlab.analysis.compare import pair_axes
 from chainlab.report import format as f
-from chainlab.report.builder import Builder, ci, codes, instr_columns, nums
+from chainlab.report.builder import Builder, ci, codes, instr_columns, instr_sources, nums
 from chainlab.report.document import Section
 from chainlab.report.sections.registry import section
 
@@ -25,16 +25,13 @@ def build(b: Builder) -> Section:
     if p.empty:
         s.blocks.append("No two successful scenarios differ along exactly one axis.")
         return s
-    sources = a.summary["instr_source"].replace("", None).dropna().value_counts()
-    if len(sources):
+    if sources := instr_sources(a):
         s.blocks.append(
             "Instructions per handshake (each side's user-mode instructions over the same "
-            "span as its CPU; docs/methods.md §23) from "
-            + "; ".join(f"{src} for {n} scenario(s)" for src, n in sources.items())
-            + ". Instruction ratios do not move with the host's speed or steal; 'CPU ≠ "
-            "instr' names the sides whose CPU and instruction ratios disagree beyond their "
-            "intervals (a host effect on the CPU, or work the instructions do not weigh "
-            "alike, such as memory stalls)."
+            f"span as its CPU; docs/methods.md §23) from {sources}. Instruction ratios do "
+            "not move with the host's speed or steal; 'CPU ≠ instr' names the sides whose "
+            "CPU and instruction ratios disagree beyond their intervals (a host effect on "
+            "the CPU, or work the instructions do not weigh alike, such as memory stalls)."
         )
     for axis in pair_axes():
         g = p[p["axis"] == axis]
