@@ -18,6 +18,9 @@ def test_a_run_against_itself_differs_by_nothing(capsys):
     slh = next(line for line in out.splitlines() if "__slhf_leaf:" in line)
     assert "det." in slh and "server / baseline" in slh
     assert "largest run-to-run difference of a deterministic side: 0.0000%" in out
+    assert "server instructions over the baseline's: 0.0000%" in out
+    # A version-9 store's handshakes drew the system's random bytes.
+    assert "random bytes of the counted handshakes: system / system" in out
 
 
 def test_a_changed_count_shows_as_the_difference_between_runs(tmp_path, capsys):
@@ -34,3 +37,5 @@ def test_a_changed_count_shows_as_the_difference_between_runs(tmp_path, capsys):
     slh = next(line for line in out.splitlines() if "__slhf_leaf:" in line)
     assert "(+50.0000%, det.)" in slh, slh
     assert "largest run-to-run difference of a deterministic side: 50.0000%" in out
+    assert "(+50.0000%)" in slh.split("server / baseline")[1], slh
+    assert "server instructions over the baseline's: 50.0000%" in out
