@@ -238,4 +238,35 @@ def findings(a) -> list[dict]:
                 "overwhelmingly server-bound.",
             }
         )
+        out += _instruction_split(s, cfg)
     return out
+
+
+def _instruction_split(s: pd.DataFrame, cfg) -> list[dict]:
+    """The client/server question again in instructions, where the store counted them for
+    every scenario of its placement classes (docs/methods.md §23): the host's speed and
+    contention do not move it."""
+    if "instr_regime" not in s or s.empty or (s["instr_regime"] == "n/a").any():
+        return []
+    parts = []
+    for c_name in fam.PLACEMENT_CLASSES:
+        g = s[s["placement_class"] == c_name]
+        if g.empty:
+            continue
+        reg = ", ".join(f"{n} {r}" for r, n in g["instr_regime"].value_counts().items())
+        parts.append(
+            f"{fam.class_display(c_name, cfg.heavy_family)}: server/client instructions "
+            f"{_fmt(g['instr_srv_cli_ratio'].min())}–{_fmt(g['instr_srv_cli_ratio'].max())} "
+            f"({reg})"
+        )
+    leaf = s[s["placement_class"] == "leaf"]
+    holds = (leaf["instr_regime"] == "overwhelmingly server-bound").all()
+    heavy = fam.FAMILY_DISPLAY.get(cfg.heavy_family, cfg.heavy_family)
+    return [
+        {
+            "topic": "client/server instructions",
+            "holds": ("yes" if holds else "no") if len(leaf) else "not testable",
+            "finding": "; ".join(parts) + f". Criterion: every {heavy}-leaf scenario is "
+            "overwhelmingly server-bound in instructions.",
+        }
+    ]

@@ -17,6 +17,7 @@ from chainlab.analysis import families as fam
 from chainlab.analysis.load import StoreData, parse_json
 from chainlab.campaign import axes
 from chainlab.campaign.stacks import label as stack_label
+from chainlab.network.profile import LOOPBACK
 from chainlab.stats import (
     log_interval,
     mean_ci_from_moments,
@@ -128,6 +129,17 @@ def cpu_regime(ratio: float, server_share: float, bands: dict) -> str:
     return "server-skewed"
 
 
+def instr_server_share(row: dict, network: str) -> float:
+    """The server's share of a handshake's elapsed time for the instruction regime. On
+    loopback a handshake's time is its two sides' work in turn, so the share is the server's
+    part of both sides' instructions (host-independent, as the counts are); over an emulated
+    link the link's delay is time no instruction counts, so the wall-clock share stays."""
+    if network != LOOPBACK:
+        return row["server_over_elapsed"]
+    srv, cli = row["server_instr"], row["client_instr"]
+    return srv / (srv + cli) if srv + cli > 0 else math.nan
+
+
 def scenario_summary(data: StoreData) -> pd.DataFrame:
     """One row per executed scenario (failed ones included, with NaN statistics)."""
     cfg = data.config
@@ -206,6 +218,7 @@ def scenario_summary(data: StoreData) -> pd.DataFrame:
             # (coefficient of variation: ~0 for deterministic code paths, ML-DSA signing's
             # rejection sampling moves the server's).
             "instr_source": r.get("instr_source") if isinstance(r.get("instr_source"), str) else "",
+            "instr_n": _num(r.get("instr_n")),
             "server_instr_cv": _cv(r.get("server_instr_mean"), r.get("server_instr_var")),
             "client_instr_cv": _cv(r.get("client_instr_mean"), r.get("client_instr_var")),
         }
@@ -270,8 +283,7 @@ def scenario_summary(data: StoreData) -> pd.DataFrame:
             else "n/a"
         )
         # The same split in instructions (independent means: the counted handshakes' two
-        # sides), and its regime by the same bands; 'overwhelmingly' still needs the
-        # wall-clock server share of elapsed, which instructions do not have.
+        # sides), and its regime by the same bands (docs/methods.md §23).
         est, lo, hi = ratio_ci(
             out["server_instr"], out["server_instr_se"], out["client_instr"],
             out["client_instr_se"], level,
@@ -279,7 +291,7 @@ def scenario_summary(data: StoreData) -> pd.DataFrame:
         out["instr_srv_cli_ratio"], out["instr_srv_cli_ratio_lo"] = est, lo
         out["instr_srv_cli_ratio_hi"] = hi
         out["instr_regime"] = (
-            cpu_regime(est, out["server_over_elapsed"], cfg.cpu_regimes)
+            cpu_regime(est, instr_server_share(out, r["network"]), cfg.cpu_regimes)
             if not failed and math.isfinite(est)
             else "n/a"
         )

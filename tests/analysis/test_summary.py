@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 
 from chainlab.analysis.load import load_store
-from chainlab.analysis.summary import chain_exposure, cpu_regime, failures_table, scenario_summary
+from chainlab.analysis.summary import (
+    chain_exposure,
+    cpu_regime,
+    failures_table,
+    instr_server_share,
+    scenario_summary,
+)
 
 from .conftest import SLH, constant
 
@@ -121,3 +127,18 @@ def test_chain_exposure_says_whether_the_root_is_sent(make_store):
     assert bool(ex.loc[2, "root_sent"]) and not bool(ex.loc[3, "root_sent"])
     assert ex.loc[2, "observed_chain_len"] == 2 and ex.loc[3, "observed_chain_len"] == 2
     assert "root SLH-DSA-SHAKE-192s" in ex.loc[2, "declared_sent"]
+
+
+def test_the_instruction_regime_takes_the_servers_share_of_instructions_on_loopback():
+    """On loopback a handshake is its two sides' work in turn: the server's share of the
+    instructions stands for its share of elapsed, whatever the host's contention did to the
+    wall clock; over a link the link's delay is not in any count, so the wall clock stays."""
+    row = {"server_instr": 950.0, "client_instr": 50.0, "server_over_elapsed": 0.6}
+    assert instr_server_share(row, "loopback") == pytest.approx(0.95)
+    assert instr_server_share(row, "wan-50ms") == 0.6
+    bands = {"balanced_low": 0.5, "balanced_high": 2.0, "server_bound": 10.0}
+    ratio = row["server_instr"] / row["client_instr"]
+    assert cpu_regime(ratio, instr_server_share(row, "loopback"), bands) == (
+        "overwhelmingly server-bound"
+    )
+    assert cpu_regime(ratio, instr_server_share(row, "wan-50ms"), bands) == "server-skewed"

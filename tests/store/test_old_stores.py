@@ -10,6 +10,7 @@ import pytest
 
 import chainlab
 from chainlab.analysis.analyze import analyze
+from chainlab.report import build_report
 from chainlab.store import SCHEMA_VERSION
 
 STORES = sorted((Path(__file__).parents[1] / "data" / "stores").glob("v*-*.duckdb"))
@@ -91,3 +92,33 @@ def test_a_kept_instruction_store_keeps_each_sides_counts(tmp_path):
         s.at["x25519mlkem768__ml_root__ml_leaf", "server_instr"],
     )
     assert slh > 20 * ml
+    # Read as it is, a version-9 store's counts drew the system's random bytes.
+    assert not a.summary["instr_source"].str.contains("seeded").any()
+
+
+def test_a_kept_seeded_instruction_store_says_so_and_shows_the_spread(tmp_path):
+    """Schema 10: each count's random bytes ([measure] random = "seeded"), in the source the
+    report names, with the per-scenario instructions table and its spread."""
+    (path,) = [p for p in STORES if p.name == "v10-instructions.duckdb"]
+    store = tmp_path / path.name
+    shutil.copy(path, store)
+    with chainlab.open(store) as s:
+        rows = s.instruction_samples
+    assert (rows["random"] == "seeded").all()
+    a = analyze(store)
+    assert a.summary["instr_source"].str.endswith(", seeded random bytes").all()
+    out = build_report(store, tmp_path / "report", analysis=a)
+    md = (out / "report.md").read_text()
+    table = md[md.index("**Instructions per handshake**") :].split("CSV:")[0]
+    lines = [x for x in table.splitlines() if x.startswith("| `")]
+    assert len(lines) == 3 and all("seeded random bytes" in x for x in lines), table
+    # The SLH-DSA leaf's signing repeats to well under 1 % per handshake.
+    slh = next(x for x in lines if "slhf_leaf" in x)
+    assert float(slh.split("|")[4].strip().rstrip(" %")) < 1, slh
+    # No hardware counter here: the line says where the instructions shown come from.
+    hw = next(x for x in md.splitlines() if x.startswith("Hardware counters"))
+    assert "come from callgrind" in hw, hw
+    # The paper's split question again in instructions: the SLH-DSA-128f leaf's server does
+    # ~15x the client's work, overwhelmingly server-bound on loopback whatever the wall clock.
+    (row,) = [f for f in a.findings if f["topic"] == "client/server instructions"]
+    assert row["holds"] == "yes", row

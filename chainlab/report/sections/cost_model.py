@@ -7,7 +7,17 @@ import math
 
 from chainlab.analysis.load import parse_json
 from chainlab.campaign.cost import CATEGORIES, REFERENCE_PREFIX
-from chainlab.report.builder import Builder, ci, ci_of, codes, ints, median_row, nums, percents
+from chainlab.report.builder import (
+    Builder,
+    ci,
+    ci_of,
+    codes,
+    instr_sources,
+    ints,
+    median_row,
+    nums,
+    percents,
+)
 from chainlab.report.document import Section
 from chainlab.report.sections.registry import section
 
@@ -178,10 +188,19 @@ def hardware_counters_line(a) -> str:
             "Hardware counters: this run's engine did not probe for them (an engine before "
             "the cost model), so no instructions per handshake are shown."
         )
+    counted = instr_sources(a)
+    elsewhere = (
+        f" The instructions per handshake shown come from {counted} (the decomposition's table)."
+        if counted
+        else ""
+    )
     if hw.get("available"):
-        return "Hardware counters: available, but no handshake of this store recorded them."
+        return (
+            "Hardware counters: available, but no handshake of this store recorded them."
+            + elsewhere
+        )
     return (
         "Hardware counters: not exposed on the host that measured this store "
-        f"({hw.get('reason', 'no reason recorded')}), so no instructions per handshake are "
-        "shown; CPU times come from the thread clocks."
+        f"({hw.get('reason', 'no reason recorded')}); CPU times come from the thread clocks."
+        + (elsewhere or " No instructions per handshake are shown.")
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from chainlab.analysis.summary import SERVER_BOUND_ELAPSED_SHARE
-from chainlab.report.builder import Builder, ci, codes, instr_sources, ints, nums
+from chainlab.report.builder import Builder, ci, codes, instr_sources, ints, nums, percents
 from chainlab.report.document import Section
 from chainlab.report.sections.registry import section
 
@@ -64,6 +64,7 @@ def build(b: Builder) -> Section:
     s.blocks.append(
         b.table("decomposition", "Performance decomposition", "Paper Table 10.", d, cols)
     )
+    instructions_table(b, s)
     dc = a.decomposition_classes
     if len(dc):
         cols = [
@@ -93,3 +94,40 @@ def build(b: Builder) -> Section:
     ):
         s.blocks.append(b.figure(name, caption))
     return s
+
+
+def instructions_table(b: Builder, s: Section) -> None:
+    """Each scenario's instructions per handshake and side, where the store has them: the
+    mean with its interval, the spread per handshake (coefficient of variation: ~0 for a
+    deterministic code path, ML-DSA signing's rejection sampling moves a server's) and the
+    source."""
+    summ = b.a.summary
+    d = summ[summ["server_instr"].notna()] if "server_instr" in summ else summ.iloc[:0]
+    if d.empty:
+        return
+    millions = d.assign(
+        **{
+            f"{side}_instr{part}": d[f"{side}_instr{part}"] / 1e6
+            for side in ("server", "client")
+            for part in ("", "_lo", "_hi")
+        }
+    )
+    cols = [
+        ("scenario", codes(d["scenario_id"])),
+        ("n", ints(d["instr_n"])),
+        ("server M instr", ci(millions, "server_instr")),
+        ("server CV", percents(d["server_instr_cv"])),
+        ("client M instr", ci(millions, "client_instr")),
+        ("client CV", percents(d["client_instr_cv"])),
+        ("source", list(d["instr_source"])),
+    ]
+    s.blocks.append(
+        b.table(
+            "instructions",
+            "Instructions per handshake",
+            "Millions of user-mode instructions per handshake and side, Student-t intervals; "
+            "CV: the spread per handshake (docs/methods.md §23).",
+            d,
+            cols,
+        )
+    )
