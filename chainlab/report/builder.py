@@ -39,6 +39,8 @@ def instr_columns(df: pd.DataFrame) -> list[tuple[str, list]]:
 def instr_sources(a) -> str:
     """Where the store's instructions per handshake come from, with how many scenarios each
     ('callgrind (valgrind-3.19.0), seeded random bytes for 4 scenario(s)'); '' without."""
+    if "instr_source" not in a.summary:
+        return ""  # a store whose summary is empty (every scenario failed or none ran)
     sources = a.summary["instr_source"].replace("", None).dropna().value_counts()
     return "; ".join(f"{src} for {n} scenario(s)" for src, n in sources.items())
 
