@@ -130,8 +130,6 @@ pub struct RAND_METHOD {
 extern "C" {
     /// `RAND_set_rand_method(3)`: installs `meth` for the whole process; 1 on success.
     pub fn RAND_set_rand_method(meth: *const RAND_METHOD) -> c_int;
-    /// `RAND_get_rand_method(3)`: the installed method.
-    pub fn RAND_get_rand_method() -> *const RAND_METHOD;
 }
 
 // -- libssl: certificate compression, verification, handshake state ----------------------
