@@ -3,7 +3,7 @@
 //! both sides (randoms, key shares, the ML-KEM ciphertext and, encrypted under keys derived
 //! from them, ML-DSA's hedged CertificateVerify), so equal bytes mean libssl and the
 //! providers drew from the seeded stream alone. The controls: connections within a run
-//! differ, and another client seed or no seed changes every connection.
+//! differ; another client seed, another server seed, or no seed changes every connection.
 
 mod common;
 
@@ -121,6 +121,22 @@ fn one_seed_puts_the_same_bytes_on_the_wire_in_every_run() {
         assert!(
             x.0 != y.0 && x.1 != y.1,
             "connection {i}: another client seed, same bytes"
+        );
+    }
+    // Another server seed alone: the client's first flight is the same, and every
+    // connection's server bytes differ (the server's draws follow its own seed).
+    let e = run(&dir, &h, Some(8), Some(11));
+    for (i, (x, y)) in a.iter().zip(&e).enumerate() {
+        assert!(
+            x.1 != y.1,
+            "connection {i}: another server seed, same server bytes"
+        );
+        let hello =
+            |w: &Wire| w.0[..5 + usize::from(u16::from_be_bytes([w.0[3], w.0[4]]))].to_vec();
+        assert_eq!(
+            hello(x),
+            hello(y),
+            "connection {i}: the ClientHello moved with the server's seed"
         );
     }
     // No seeds: the system's randomness.
