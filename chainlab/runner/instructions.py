@@ -110,11 +110,12 @@ def run(ex) -> list[dict]:
     d.mkdir(exist_ok=True)
     host = ex.link.server_addr if ex.link is not None else "127.0.0.1"
     srv_records, srv_out = d / "server.jsonl", d / "server.out"
+    seeded = seed_flags(plan, ex.ctx.seed, s.scenario_id)  # both sides take the same
     argv = wrapper(srv_out) + engine_args.server_argv(
         s, ex.ctx.engine, ex.pki_dir, f"{host}:0", srv_records, TIMEOUT_MS, ex.client_pki_dir,
         ex.second_pki_dir, counted=True,
     )  # fmt: skip
-    argv += seed_flags(plan, ex.ctx.seed, s.scenario_id)
+    argv += seeded
     if ex.link is not None:
         argv = ex.link.server_cmd(argv)
     err = d / "server.stderr"
@@ -138,7 +139,7 @@ def run(ex) -> list[dict]:
                 "--warmup", str(plan.warmup),
                 "--timeout-ms", str(TIMEOUT_MS),
                 "--records", str(cli_records),
-                *seed_flags(plan, ex.ctx.seed, s.scenario_id),
+                *seeded,
             ]
         )  # fmt: skip
         budget = READY_TIMEOUT_S + CLIENT_MARGIN * _expected_s(ex)
