@@ -216,57 +216,34 @@ def findings(a) -> list[dict]:
             }
         )
     else:
-        parts = []
-        for c_name in fam.PLACEMENT_CLASSES:
-            g = s[s["placement_class"] == c_name]
-            if g.empty:
-                continue
-            regimes = g["cpu_regime"].value_counts()
-            reg = ", ".join(f"{n} {r}" for r, n in regimes.items())
-            parts.append(
-                f"{fam.class_display(c_name, cfg.heavy_family)}: server/client CPU "
-                f"{_fmt(g['srv_cli_ratio'].min())}–{_fmt(g['srv_cli_ratio'].max())} ({reg})"
-            )
-        leaf = s[s["placement_class"] == "leaf"]
-        testable = not leaf.empty
-        holds = testable and (leaf["cpu_regime"] == "overwhelmingly server-bound").all()
-        out.append(
-            {
-                "topic": "client/server CPU",
-                "holds": ("yes" if holds else "no") if testable else "not testable",
-                "finding": "; ".join(parts) + f". Criterion: every {h}-leaf scenario is "
-                "overwhelmingly server-bound.",
-            }
-        )
-        out += _instruction_split(s, cfg)
+        out.append(_split(s, cfg, "srv_cli_ratio", "cpu_regime", "CPU"))
+        # Again in instructions where every scenario has counts (docs/methods.md §23): the
+        # host's speed and contention do not move them.
+        if "instr_regime" in s and (s["instr_regime"] != "n/a").all():
+            out.append(_split(s, cfg, "instr_srv_cli_ratio", "instr_regime", "instructions"))
     return out
 
 
-def _instruction_split(s: pd.DataFrame, cfg) -> list[dict]:
-    """The client/server question again in instructions, where the store counted them for
-    every scenario of its placement classes (docs/methods.md §23): the host's speed and
-    contention do not move it."""
-    if "instr_regime" not in s or s.empty or (s["instr_regime"] == "n/a").any():
-        return []
+def _split(s: pd.DataFrame, cfg, ratio: str, regime: str, measure: str) -> dict:
+    """The client/server finding by one measure (CPU or instructions): each placement
+    class's server/client range and regimes; it holds when every heavy-leaf scenario is
+    overwhelmingly server-bound."""
     parts = []
     for c_name in fam.PLACEMENT_CLASSES:
         g = s[s["placement_class"] == c_name]
         if g.empty:
             continue
-        reg = ", ".join(f"{n} {r}" for r, n in g["instr_regime"].value_counts().items())
+        reg = ", ".join(f"{n} {r}" for r, n in g[regime].value_counts().items())
         parts.append(
-            f"{fam.class_display(c_name, cfg.heavy_family)}: server/client instructions "
-            f"{_fmt(g['instr_srv_cli_ratio'].min())}–{_fmt(g['instr_srv_cli_ratio'].max())} "
-            f"({reg})"
+            f"{fam.class_display(c_name, cfg.heavy_family)}: server/client {measure} "
+            f"{_fmt(g[ratio].min())}–{_fmt(g[ratio].max())} ({reg})"
         )
     leaf = s[s["placement_class"] == "leaf"]
-    holds = (leaf["instr_regime"] == "overwhelmingly server-bound").all()
+    holds = (leaf[regime] == "overwhelmingly server-bound").all()
     heavy = fam.FAMILY_DISPLAY.get(cfg.heavy_family, cfg.heavy_family)
-    return [
-        {
-            "topic": "client/server instructions",
-            "holds": ("yes" if holds else "no") if len(leaf) else "not testable",
-            "finding": "; ".join(parts) + f". Criterion: every {heavy}-leaf scenario is "
-            "overwhelmingly server-bound in instructions.",
-        }
-    ]
+    return {
+        "topic": f"client/server {measure}",
+        "holds": ("yes" if holds else "no") if len(leaf) else "not testable",
+        "finding": "; ".join(parts) + f". Criterion: every {heavy}-leaf scenario is "
+        "overwhelmingly server-bound" + ("." if measure == "CPU" else f" in {measure}."),
+    }
