@@ -63,8 +63,9 @@ FIELDS = {
     "mtu": Int(576, 65535),
     "queue_packets": Int(1, 1_000_000),
     "initcwnd": Int(1, 1000),
-    # TOML integers are signed 64-bit, so that is the largest seed a file can give.
-    "seed": Int(0, 2**63 - 1),
+    # The link takes any unsigned 64-bit seed, as a run derives them (chainlab.runner.seeds);
+    # a campaign file's TOML integers stop at 2**63 - 1 (chainlab.campaign.fields).
+    "seed": Int(0, 2**64 - 1),
     "congestion_control": Str(
         pattern=CONGESTION_CONTROL_RE,
         what="a kernel congestion control name of 1-15 lower-case letters, digits or '_' "

@@ -33,7 +33,7 @@ from chainlab.campaign.loader import split_problem
 from chainlab.campaign.model import Campaign, Scenario
 from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.errors import ChainlabError
-from chainlab.runner import executors, network, primitives
+from chainlab.runner import executors, network, primitives, seeds
 from chainlab.runner.progress import Progress
 from chainlab.runner.scenario import RunContext
 from chainlab.store import Store, StoreError
@@ -110,7 +110,7 @@ def ordered(scenarios: list[Scenario], order: str, seed: int) -> list[Scenario]:
     seed repeats it). 'interleaved' keeps the declared list; the runner alternates batches."""
     out = list(scenarios)
     if order == "random":
-        random.Random(seed).shuffle(out)
+        random.Random(seeds.derive(seed, "order")).shuffle(out)
     return out
 
 

@@ -18,7 +18,6 @@ handshakes: counts that depend on random bytes (ML-DSA signing) repeat too.
 from __future__ import annotations
 
 import functools
-import hashlib
 import subprocess
 import tempfile
 import time
@@ -26,7 +25,7 @@ from pathlib import Path
 
 from chainlab import processes
 from chainlab.campaign import measure_plan
-from chainlab.runner import engine_args, records
+from chainlab.runner import engine_args, records, seeds
 
 # The span the engine exposes for counting (engine/crates/chainlab-record/src/cpu.rs).
 SPAN = "chainlab_record::cpu::counted_span"
@@ -70,8 +69,7 @@ def random_seed(run_seed: int, scenario_id: str) -> int:
     """The engines' --random-seed for a scenario's counted handshakes: fixed by the run's
     seed and the scenario, so a rerun counts the same handshakes and no two scenarios share
     a stream."""
-    digest = hashlib.sha256(f"chainlab random {run_seed} {scenario_id}".encode()).digest()
-    return int.from_bytes(digest[:8], "big")
+    return seeds.derive(run_seed, "random", scenario_id)
 
 
 def seed_flags(plan, run_seed: int, scenario_id: str) -> list[str]:

@@ -42,7 +42,7 @@ import numpy as np
 from chainlab import processes
 from chainlab.campaign import estimate
 from chainlab.campaign.model import cpu_list
-from chainlab.runner import records
+from chainlab.runner import records, seeds
 
 # The capacity search offers this multiple of the single-connection estimate: enough to
 # saturate a server whose connections cost up to a third less under load than alone.
@@ -201,7 +201,7 @@ def _argv(ex, step: Step, rec: Path) -> list[str]:
         "--rate", f"{step.rate:.9g}",
         "--duration-ms", str(max(1, round(step.duration_s * 1000))),
         "--arrivals", plan.arrivals,
-        "--seed", str(ex.ctx.seed + step.index),
+        "--seed", str(seeds.derive(ex.ctx.seed, "load-step", ex.s.scenario_id, step.index)),
         "--max-in-flight", str(plan.max_in_flight),
         "--cpus", plan.generator_cpus,
         "--timeout-ms", str(step.timeout_ms),

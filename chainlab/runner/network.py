@@ -15,6 +15,7 @@ from chainlab.errors import ChainlabError
 from chainlab.network import namespaces
 from chainlab.network.link import forwarder_path
 from chainlab.network.profile import LOOPBACK
+from chainlab.runner import seeds
 
 
 def preflight(scenarios: list[Scenario], networks: dict[str, NetworkProfile]) -> dict:
@@ -43,11 +44,11 @@ def preflight(scenarios: list[Scenario], networks: dict[str, NetworkProfile]) ->
 
 
 def profile_spec(profile: NetworkProfile, seed: int) -> dict:
-    """The profile as `emulated_link` takes it: the campaign's declaration, with the run's
-    seed where the profile names none."""
+    """The profile as `emulated_link` takes it: the campaign's declaration, with a seed
+    derived from the run's and the profile's name where the profile names none."""
     spec = profile.to_dict()
     if spec.get("seed") is None:
-        spec["seed"] = seed
+        spec["seed"] = seeds.derive(seed, "link", profile.name)
     return spec
 
 

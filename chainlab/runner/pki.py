@@ -3,8 +3,10 @@
 `pki` output is deterministic in (algorithms, seed, purpose, engine build), so the cache key
 is exactly that: the algorithms root to leaf, the seed, what the leaf authenticates (a
 server, or a client for mutual TLS) and the SHA-256 of the engine binary (a rebuilt engine
-may encode certificates differently). A client hierarchy is generated under its own seed
-(`CLIENT_SEED_OFFSET` above the run's), so it is a CA of its own, never the server's.
+may encode certificates differently). A client hierarchy and a dual-chain server's second
+hierarchy are generated under seeds of their own (chainlab.runner.seeds), so each is a CA of
+its own: keys depend on (seed, role, algorithm) only, and a root of the same algorithm as the
+server's would otherwise be the server's root, key and name.
 Cache: `$CHAINLAB_PKI_CACHE`, else `$XDG_CACHE_HOME/chainlab/pki`, else
 `~/.cache/chainlab/pki`. A hierarchy is generated into a temporary directory and renamed
 into place, so a killed run never leaves a half one.
@@ -26,6 +28,7 @@ from pathlib import Path
 from chainlab import engine as chainlab_engine
 from chainlab.campaign.algorithms import token
 from chainlab.campaign.model import Scenario
+from chainlab.runner import seeds
 
 CHAIN_FILES = {
     "leaf": "chain-leaf.pem",
@@ -33,9 +36,6 @@ CHAIN_FILES = {
     "full": "chain-full.pem",
     "intermediate-anchor": "chain-leaf.pem",
 }
-# A client hierarchy's seed is the run's seed plus this: with the same algorithms, a client
-# root and a server root would otherwise share their keys (keys depend on the seed only).
-CLIENT_SEED_OFFSET = 1_000_000_007
 PEM_RE = re.compile(rb"-----BEGIN CERTIFICATE-----(.+?)-----END CERTIFICATE-----", re.S)
 
 
@@ -108,7 +108,13 @@ def ensure(
 
 def ensure_client(engine: Path, hierarchy: tuple[str, ...], seed: int) -> Path:
     """The client certificate hierarchy of a mutual-TLS scenario (its own CA)."""
-    return ensure(engine, hierarchy, seed + CLIENT_SEED_OFFSET, purpose="client")
+    return ensure(engine, hierarchy, seeds.derive(seed, "client-hierarchy"), purpose="client")
+
+
+def ensure_second(engine: Path, hierarchy: tuple[str, ...], seed: int) -> Path:
+    """A dual-chain server's second hierarchy (staged rollout): its own CA, whatever
+    algorithms it shares with the first."""
+    return ensure(engine, hierarchy, seeds.derive(seed, "second-chain"))
 
 
 def pem_certs(path: Path) -> list[bytes]:

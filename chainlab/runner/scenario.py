@@ -43,6 +43,7 @@ from chainlab.runner import (
     records,
     sampler,
     scenario_rows,
+    seeds,
     target,
 )
 from chainlab.store import ScenarioRows
@@ -190,7 +191,7 @@ class ScenarioExecution:
                 )
             second = self.s.value("second_chain")
             if second:
-                self.second_pki_dir = pki.ensure(self.ctx.engine, second, self.ctx.seed)
+                self.second_pki_dir = pki.ensure_second(self.ctx.engine, second, self.ctx.seed)
                 self.trust_file = self.dir / "trust.pem"
                 self.trust_file.write_bytes(
                     (self.pki_dir / "ca.pem").read_bytes()
@@ -374,7 +375,7 @@ class ScenarioExecution:
     def client_extras(self, argv: list[str]) -> list[str]:
         """What every client of this scenario adds to its command (engine_args), and the
         emulated link's namespace."""
-        seed = self.ctx.seed * 1_000_003 + self.batches
+        seed = seeds.derive(self.ctx.seed, "batch", self.s.scenario_id, self.batches)
         argv = engine_args.client_extras(self.s, argv, self.pki_dir, seed)
         if self._link is not None:
             argv = self._link.client_cmd(argv)

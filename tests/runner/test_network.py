@@ -8,7 +8,7 @@ import pytest
 
 from chainlab.campaign import load
 from chainlab.network import namespaces
-from chainlab.runner import network
+from chainlab.runner import network, seeds
 
 CAMPAIGN = """
 [campaign]
@@ -37,9 +37,10 @@ def campaign(tmp_path):
     return load(p)
 
 
-def test_the_run_seed_fills_a_profile_without_one(campaign):
+def test_a_seed_derived_from_the_runs_fills_a_profile_without_one(campaign):
     lan = network.profile_spec(campaign.networks["lan"], seed=7)
-    assert lan["seed"] == 7 and lan["name"] == "lan" and lan["delay_ms"] == 0.5
+    assert lan["seed"] == seeds.derive(7, "link", "lan")
+    assert lan["name"] == "lan" and lan["delay_ms"] == 0.5
     pinned = network.profile_spec(campaign.networks["pinned"], seed=7)
     assert pinned["seed"] == 3 and pinned["congestion_control"] == "reno"
     # The declaration itself is untouched.
