@@ -2,7 +2,7 @@
 
 Every interval here is a two-sided interval at `level` (95 % unless told otherwise), returned
 as (estimate, low, high). A bound that the data cannot support is NaN, never invented.
-docs/methods.md explains where the report uses which estimator.
+docs/methods/ explains where the report uses which estimator.
 
 References used below:
 - Montgomery & Runger, *Applied Statistics and Probability for Engineers*, 6th ed., §8.2.
@@ -95,7 +95,8 @@ def ratio_ci(
 ) -> tuple[float, float, float]:
     """est_a / est_b of two independent positive estimates whose logarithms have standard
     errors se_a and se_b: exp(log r ± z·√(se_a² + se_b²)) (delta method on the log scale,
-    Casella & Berger §5.5.4; docs/methods.md §3). The interval of b/a is the reciprocal of
+    Casella & Berger §5.5.4; docs/methods/statistics.md#ratios-between-scenarios). The interval of
+    b/a is the reciprocal of
     the interval of a/b. NaN unless both estimates are positive."""
     if not (est_a > 0 and est_b > 0):
         return (math.nan, math.nan, math.nan)

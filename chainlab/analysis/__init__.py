@@ -4,6 +4,6 @@ Modules: `stats` (estimators and intervals), `load` (reading a store), `config` 
 file's `[analysis]` settings), `families` (algorithm families, placement classes, labels),
 `summary`, `compare`, `transport`, `decomposition`, `capacity`, `paper`, `findings`,
 `network` (emulated networks: profiles, initial window, projection), and
-`synthetic` (stores with known content for tests and benchmarks). docs/methods.md explains
+`synthetic` (stores with known content for tests and benchmarks). docs/methods/ explains
 every number.
 """

@@ -72,7 +72,8 @@ class Analysis:
     metadata: list[tuple[str, str]] = field(default_factory=list)
     findings: list[dict] = field(default_factory=list)
     # The network whose scenarios the cross-scenario statistics (classes, correlations,
-    # decomposition, capacity, findings, paper comparison) use: docs/methods.md §12.
+    # decomposition, capacity, findings, paper comparison) use:
+    # docs/methods/networks.md#emulated-networks.
     reference_network: str | None = None
     network: network.NetworkAnalysis | None = None  # None: every scenario ran over loopback
     # Open-loop load (chainlab.analysis.load_capacity): one row per step, one per scenario.

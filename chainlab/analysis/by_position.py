@@ -1,4 +1,5 @@
-"""Signature families by position (docs/methods.md §24): every algorithm ranked at each
+"""Signature families by position (docs/methods/families.md#families-by-position): every algorithm
+ranked at each
 position of a hierarchy, and which family is best where.
 
 A position's candidates come from one context (every axis but the hierarchy fixed: key

@@ -1,5 +1,6 @@
 """Capacity and cost (the paper's §9, Tables 11-13): an interpretation layer over the measured
-server CPU time per connection, with illustrative parameters (docs/methods.md §8). Where the
+server CPU time per connection, with illustrative parameters
+(docs/methods/capacity.md#capacity-from-cpu). Where the
 store has it, the CPU is the server's whole connection (accept to close: `server_conn_cpu_ns`),
 else its handshake span (version-1 stores); `capacity_cpu_basis` says which. Capacity
 measured under load is chainlab.analysis.load_capacity's.

@@ -1,4 +1,5 @@
-"""Mutual TLS: what a client certificate costs each side (docs/methods.md §17).
+"""Mutual TLS: what a client certificate costs each side
+(docs/methods/levers.md#intermediates-anchors-client-certificates).
 
 Each scenario with a client certificate is set against its twin without one (the same
 scenario otherwise; chainlab.analysis.twins). With client authentication the client signs a
@@ -44,7 +45,8 @@ def per_pair(summary: pd.DataFrame, client_chains: pd.DataFrame, level: float) -
             {
                 "scenario_id": r["scenario_id"],
                 "twin_id": twin["scenario_id"],
-                # Instructions per handshake against the twin, where counted (methods §23).
+                # Instructions per handshake against the twin, where counted
+                # (docs/methods/instructions.md#instructions-per-handshake).
                 **twins.instruction_ratios(r, twin, level, {}),
                 "hierarchy": r["hierarchy"],
                 "client_auth": r["client_auth"],

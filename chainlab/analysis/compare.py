@@ -2,7 +2,8 @@
 Table 7), operational plausibility and the strategy matrix (Tables 3-4), and paired
 comparisons found in the matrix (Tables 2, 5, 6).
 
-Intervals (docs/methods.md §3-§5):
+Intervals (docs/methods/statistics.md#ratios-between-scenarios, #quantile-ratios,
+#over-several-scenarios):
 - a ratio of two scenarios' means: log-scale delta method, independent samples;
 - a ratio of two scenarios' quantiles: percentile interval of exact order-statistic bootstrap
   replicates (`stats.quantile_bootstrap`), B = bootstrap_resamples;
@@ -38,7 +39,8 @@ MULTIPLIER_METRICS = {
     "bytes_read_x": "bytes_read",
     "server_cpu_x": "server_cpu_ms",
     "client_cpu_x": "client_cpu_ms",
-    # Instructions per handshake, where counted (NaN otherwise; docs/methods.md §23).
+    # Instructions per handshake, where counted (NaN otherwise;
+    # docs/methods/instructions.md#instructions-per-handshake).
     "server_instr_x": "server_instr",
     "client_instr_x": "client_instr",
 }
@@ -136,7 +138,8 @@ def baseline_status(summary: pd.DataFrame, cfg: AnalysisConfig) -> tuple[str | N
 
 
 def baseline_references(summary: pd.DataFrame, baseline: str | None) -> dict[str, str | None]:
-    """Like with like (docs/methods.md §12): the scenario each successful scenario's
+    """Like with like (docs/methods/networks.md#emulated-networks): the scenario each successful
+    scenario's
     multipliers are relative to: the baseline for scenarios on the baseline's network; for
     a scenario on another network, the baseline's counterpart on that network (the same
     scenario apart from the network), or None when that was not measured successfully."""

@@ -3,7 +3,8 @@
 Correlations are computed over scenarios (one point per successful scenario: its mean
 latency against its mean bytes read or mean observed chain DER bytes), for all scenarios and
 for the heavy-leaf / not-heavy-leaf subsets. Pearson's r gets a Fisher z interval, Spearman's
-rho a Fisher z interval with the Bonett-Wright standard error (docs/methods.md §6).
+rho a Fisher z interval with the Bonett-Wright standard error
+(docs/methods/statistics.md#correlations).
 
 A counterexample to a wire-size-only explanation is an ordered pair of scenarios where the
 first reads more bytes (or is sent a larger chain) yet is faster, with the latency ratio's

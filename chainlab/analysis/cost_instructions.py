@@ -1,7 +1,9 @@
-"""The cost model checked in instructions (docs/methods.md §23): each scenario's operations
+"""The cost model checked in instructions (docs/methods/instructions.md#instructions-per-handshake):
+each scenario's operations
 (chainlab.campaign.cost, as for CPU) priced with primitives counted under callgrind the way
 handshakes are, plus the TLS overhead in instructions fitted as a line in the KiB the
-handshake carries, as the CPU model's overhead is (docs/methods.md §14). Neither side of the
+handshake carries, as the CPU model's overhead is (docs/methods/cost-model.md#cost-model). Neither
+side of the
 check moves with the host's speed, so the error left is the model's own.
 
 The overhead's line is fitted on the store's own scenarios, leaving out the one predicted

@@ -1,4 +1,4 @@
-"""The cost model against the measurements (docs/methods.md, "Cost model").
+"""The cost model against the measurements (docs/methods/cost-model.md#cost-model).
 
 From the primitives and reference handshakes a store holds (`primitive_samples`), per
 successful scenario:

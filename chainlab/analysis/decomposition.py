@@ -6,7 +6,7 @@ Each handshake row pairs the client's and the server's CPU time for the same con
 - CPU over elapsed = mean CPU of a side / mean end-to-end latency (total_ns), the paper's
   'task-clock over elapsed';
 - the regime: client-skewed / balanced / server-skewed / overwhelmingly server-bound from
-  the ratio bands in [analysis.cpu_regimes] (docs/methods.md §7).
+  the ratio bands in [analysis.cpu_regimes] (docs/methods/placement.md#classes-pairs-regimes).
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ SCENARIO_COLUMNS = [
     "srv_cli_ratio_hi",
     "cpu_regime",
     "n_server_missing",
-    # The same split in instructions, where counted (docs/methods.md §23).
+    # The same split in instructions, where counted
+    # (docs/methods/instructions.md#instructions-per-handshake).
     "instr_srv_cli_ratio",
     "instr_srv_cli_ratio_lo",
     "instr_srv_cli_ratio_hi",

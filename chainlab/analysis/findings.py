@@ -30,7 +30,8 @@ def _ci(row, name) -> str:
 
 def findings(a) -> list[dict]:
     """`a` is an analyze.Analysis; returns rows of (topic, finding, holds). Every finding
-    is about the scenarios on the reference network (like with like, docs/methods.md §12)."""
+    is about the scenarios on the reference network (like with like,
+    docs/methods/networks.md#emulated-networks)."""
     cfg = a.config
     h = fam.FAMILY_DISPLAY.get(cfg.heavy_family, cfg.heavy_family)
     out = []
@@ -217,7 +218,8 @@ def findings(a) -> list[dict]:
         )
     else:
         out.append(_split(s, cfg, "srv_cli_ratio", "cpu_regime", "CPU"))
-        # Again in instructions where every scenario has counts (docs/methods.md §23): the
+        # Again in instructions where every scenario has counts
+        # (docs/methods/instructions.md#instructions-per-handshake): the
         # host's speed and contention do not move them.
         if "instr_regime" in s and (s["instr_regime"] != "n/a").all():
             out.append(_split(s, cfg, "instr_srv_cli_ratio", "instr_regime", "instructions"))

@@ -1,5 +1,5 @@
-"""Intermediates and trust anchors: what not sending intermediates saves (docs/methods.md
-§17).
+"""Intermediates and trust anchors: what not sending intermediates saves
+(docs/methods/levers.md#intermediates-anchors-client-certificates).
 
 Each scenario whose server sends less (or more) than the leaf and its intermediates is set
 against its `leaf+intermediates` twin (chainlab.analysis.twins): `leaf` (the client holds
@@ -43,7 +43,8 @@ def per_pair(summary: pd.DataFrame, projection: pd.DataFrame | None, level: floa
             {
                 "scenario_id": r["scenario_id"],
                 "twin_id": twin["scenario_id"],
-                # Instructions per handshake against the twin, where counted (methods §23).
+                # Instructions per handshake against the twin, where counted
+                # (docs/methods/instructions.md#instructions-per-handshake).
                 **twins.instruction_ratios(r, twin, level, {}),
                 "hierarchy": r["hierarchy"],
                 "depth": r["depth"],

@@ -1,4 +1,5 @@
-"""Capacity under load (docs/methods.md §13): each scenario's open-loop load steps, its
+"""Capacity under load (docs/methods/capacity.md#capacity-under-load): each scenario's open-loop
+load steps, its
 measured capacity beside the capacity derived from single-connection server CPU, and the
 paper's Tables 11-13 recomputed from the measured figure.
 

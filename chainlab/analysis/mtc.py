@@ -1,4 +1,5 @@
-"""Merkle Tree Certificates against X.509 chains with the same leaf (docs/methods.md §21).
+"""Merkle Tree Certificates against X.509 chains with the same leaf
+(docs/methods/mtc.md#merkle-tree-certificates).
 
 Each MTC scenario is set against every X.509 scenario that differs from it only in the
 certificate and in the positions above the leaf: the same leaf algorithm (so the same leaf
@@ -95,7 +96,8 @@ def per_pair(
                     "client_cpu_ratio": cli[0],
                     "client_cpu_ratio_lo": cli[1],
                     "client_cpu_ratio_hi": cli[2],
-                    # The same ratios in instructions, where counted (docs/methods.md §23).
+                    # The same ratios in instructions, where counted
+                    # (docs/methods/instructions.md#instructions-per-handshake).
                     **twins.instruction_ratios(
                         r,
                         twin,

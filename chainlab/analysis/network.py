@@ -1,4 +1,5 @@
-"""Emulated networks (docs/methods.md §12): each profile as configured and as calibrated, the
+"""Emulated networks (docs/methods/networks.md#emulated-networks): each profile as configured and as
+calibrated, the
 handshakes whose server flight exceeded TCP's initial window, latency across profiles per
 hierarchy, and the projection of loopback measurements onto networks (chainlab.network.model).
 
@@ -75,7 +76,8 @@ def has_emulated(summary: pd.DataFrame) -> bool:
 
 
 def reference_network(summary: pd.DataFrame, baseline: str | None) -> str | None:
-    """The network whose scenarios the cross-scenario statistics use (docs/methods.md §12):
+    """The network whose scenarios the cross-scenario statistics use
+    (docs/methods/networks.md#emulated-networks):
     the baseline's; without a baseline loopback if any scenario ran there; else the network
     with the most scenarios (ties: the first name)."""
     if summary.empty or "network" not in summary:

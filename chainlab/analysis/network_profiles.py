@@ -1,6 +1,6 @@
 """The network profiles of a store: each as configured (the stored campaign file's
 `[network.<name>]` or the run's `network_profiles` row) and as calibrated, with the
-deviations and flags the report shows (docs/methods.md §12)."""
+deviations and flags the report shows (docs/methods/networks.md#emulated-networks)."""
 
 from __future__ import annotations
 

@@ -1,20 +1,21 @@
 """Servers chainlab did not start ([targets.<name>], `chainlab probe`): what the client saw,
-held against the lab's own scenarios (docs/methods.md §18).
+held against the lab's own scenarios (docs/methods/probes.md#probes).
 
 Per target scenario: the handshakes attempted, completed and failed (by category, with an
 example of the detail), the negotiated group and signature scheme, the share that resumed,
-the latency (mean with its t interval; median and p95 with their order-statistic
-intervals, §2), the client's CPU (mean, t interval), the bytes each way and the chain the
-server sent as observed (subjects, key and signature algorithms, DER sizes). The server's
-side is not measured: its fields stay empty.
+the latency (mean with its t interval; median and p95 with their order-statistic intervals,
+docs/methods/statistics.md#per-scenario-statistics), the client's CPU (mean, t interval),
+the bytes each way and the chain the server sent as observed (subjects, key and signature
+algorithms, DER sizes). The server's side is not measured: its fields stay empty.
 
 Under load (a probe's `rates`): each step's offered and achieved rate, failures and latency
-percentiles from the intended start, as for the lab's load steps (§13), without the server's
-side.
+percentiles from the intended start, as for the lab's load steps
+(docs/methods/capacity.md#capacity-under-load), without the server's side.
 
 Beside the lab: the store's own successful scenarios with the same key exchange, handshake
 mode and leaf algorithm as the target's observed leaf, with the target's latency and
-client CPU over theirs (ratios of independent means, delta-method intervals, §3).
+client CPU over theirs (ratios of independent means, delta-method intervals,
+docs/methods/statistics.md#ratios-between-scenarios).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""TCP and QUIC: each QUIC scenario set against its TCP twin (docs/methods.md §19).
+"""TCP and QUIC: each QUIC scenario set against its TCP twin (docs/methods/quic.md#tcp-and-quic).
 
 The twin is the same scenario in every other axis (chainlab.analysis.twins). Per pair:
 - latency: the mean's ratio to the TCP twin's, with its interval;
@@ -56,7 +56,8 @@ def per_pair(summary: pd.DataFrame, projection: pd.DataFrame | None, level: floa
                 "client_cpu_ratio": cli,
                 "client_cpu_ratio_lo": cli_lo,
                 "client_cpu_ratio_hi": cli_hi,
-                # The same ratios in instructions, where counted (docs/methods.md §23).
+                # The same ratios in instructions, where counted
+                # (docs/methods/instructions.md#instructions-per-handshake).
                 **twins.instruction_ratios(
                     r,
                     twin,

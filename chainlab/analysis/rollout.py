@@ -1,6 +1,6 @@
 """Staged rollout: figures split by kind of client, each population's share of post-quantum
-clients against its figures, and the guide's rollback rule evaluated on them (docs/methods.md
-§22).
+clients against its figures, and the guide's rollback rule evaluated on them
+(docs/methods/rollout.md#staged-rollout).
 
 A *rollout group* is the scenarios that differ only in their population: one server (its
 chains, groups, stack) on one path. Within a group, the all-classical population (PQ share

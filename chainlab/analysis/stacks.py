@@ -1,5 +1,5 @@
 """TLS stacks: each scenario on another stack set against the same scenario on OpenSSL 3.5,
-and whether the paper's structural findings hold on each stack (docs/methods.md §20).
+and whether the paper's structural findings hold on each stack (docs/methods/stacks.md#tls-stacks).
 
 Pairs (`per_pair`): the twin is the same scenario in every other axis (chainlab.analysis.
 twins) with both sides on the reference stack. Per pair: latency, server and client CPU as
@@ -60,7 +60,8 @@ def per_pair(summary: pd.DataFrame, level: float) -> pd.DataFrame:
                 **_named("latency_ratio", lat),
                 **_named("server_cpu_ratio", srv),
                 **_named("client_cpu_ratio", cli),
-                # The same ratios in instructions, where counted (docs/methods.md §23).
+                # The same ratios in instructions, where counted
+                # (docs/methods/instructions.md#instructions-per-handshake).
                 **twins.instruction_ratios(
                     r,
                     twin,

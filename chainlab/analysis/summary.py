@@ -283,7 +283,8 @@ def scenario_summary(data: StoreData) -> pd.DataFrame:
             else "n/a"
         )
         # The same split in instructions (independent means: the counted handshakes' two
-        # sides), and its regime by the same bands (docs/methods.md §23).
+        # sides), and its regime by the same bands
+        # (docs/methods/instructions.md#instructions-per-handshake).
         est, lo, hi = ratio_ci(
             out["server_instr"], out["server_instr_se"], out["client_instr"],
             out["client_instr_se"], level,

@@ -3,7 +3,9 @@ axis's reference value (compression against none, a served-chain policy against
 leaf+intermediates, a client certificate against none). The operator's levers are read this
 way (compression, intermediates, client certificates).
 
-Intervals (docs/methods.md §3 and §17): a ratio of two independent means on the log scale, with
+Intervals (docs/methods/statistics.md#ratios-between-scenarios,
+docs/methods/levers.md#intermediates-anchors-client-certificates): a ratio of two independent means
+on the log scale, with
 the delta-method standard errors the summary carries (`<name>_se`, relative); a difference
 of two independent means with their standard errors added in quadrature (Welch).
 """
@@ -70,7 +72,8 @@ def difference(a: dict, b: dict, name: str, level: float) -> tuple[float, float,
 
 
 def instruction_ratios(a: dict, b: dict, level: float, cpu: dict) -> dict:
-    """a / b in instructions per handshake, server and client (docs/methods.md §23), with
+    """a / b in instructions per handshake, server and client
+    (docs/methods/instructions.md#instructions-per-handshake), with
     the sides whose CPU ratio (`cpu`: a row holding server_/client_cpu_ratio and their
     bounds) and instruction ratio disagree beyond their intervals."""
     out: dict = {}

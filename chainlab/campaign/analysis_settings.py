@@ -1,6 +1,6 @@
 """The analysis settings: the campaign file's `baseline` and `[analysis]` table, with defaults.
 
-Keys (all optional; docs/methods.md §9 explains each default):
+Keys (all optional; docs/methods/settings.md#baseline-and-analysis explains each default):
 
     baseline = "<scenario id>"            # top level; [analysis].baseline overrides it
     [analysis]

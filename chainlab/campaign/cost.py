@@ -1,5 +1,5 @@
 """The cost model: a handshake's cryptographic operations on each side, and its cost
-predicted from measured primitives (docs/methods.md, "Cost model").
+predicted from measured primitives (docs/methods/cost-model.md#cost-model).
 
 Operations of one handshake, by side (`operations`):
 

@@ -1,7 +1,7 @@
 """Run-time estimate of a campaign, for `chainlab validate`, `chainlab predict` and the run's
 first ETA.
 
-The cost model (docs/campaigns.md, "Estimated run time"; docs/methods.md, "Cost model"):
+The cost model (docs/campaigns.md, "Estimated run time"; docs/methods/cost-model.md#cost-model):
 
     loopback handshake_ms = the cost model's prediction (chainlab.campaign.cost) from the
                            primitives measured on this machine, when a model is given;

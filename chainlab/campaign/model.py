@@ -136,7 +136,8 @@ class LoadPlan:
 INSTRUCTION_SOURCES = ("none", "callgrind")
 # Where the counted handshakes' random bytes come from ([measure] random): the system's, or a
 # stream fixed by the run's seed, the scenario, the side and the connection (the engines'
-# `--random-seed`), so every run counts the same handshakes (docs/methods.md §23).
+# `--random-seed`), so every run counts the same handshakes
+# (docs/methods/instructions.md#instructions-per-handshake).
 RANDOM_SOURCES = ("system", "seeded")
 
 

@@ -4,7 +4,7 @@ per handshake, the bytes of each side's flight and the capacity of one server co
 
 Nothing runs but the primitives the cost model lacks: they are measured first (at the
 file's [primitives] settings) and kept in this machine's cache, so a second prediction
-takes seconds. Every figure printed is a prediction (docs/methods.md, "Cost model").
+takes seconds. Every figure printed is a prediction (docs/methods/cost-model.md#cost-model).
 """
 
 import tempfile

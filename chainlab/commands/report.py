@@ -3,7 +3,7 @@ and the figures as PNG and SVG, into a folder beside the store (`<store stem>-re
 
 The analysis settings (baseline, heavy family, plausibility thresholds, price, service
 classes) come from the campaign file stored in the store (`baseline` and `[analysis]`); the
-options below override single settings. docs/methods.md explains every number.
+options below override single settings. docs/methods/ explains every number.
 """
 
 import time

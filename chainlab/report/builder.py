@@ -167,6 +167,7 @@ class Builder:
         why = "the baseline's network" if a.baseline is not None else "no baseline is set"
         return (
             f"Like with like: this section uses only the {n} scenario(s) on the network "
-            f"`{ref}` ({why}; docs/methods.md §12). The other networks' scenarios are in the "
+            f"`{ref}` ({why}; docs/methods/networks.md#emulated-networks). The other networks' "
+            "scenarios are in the "
             "scenario summary, the paired comparisons and the emulated-networks section."
         )

@@ -1,5 +1,5 @@
 """Instruction counts per connection and side under valgrind's callgrind ([measure]
-instructions = "callgrind"; docs/methods.md §23).
+instructions = "callgrind"; docs/methods/instructions.md#instructions-per-handshake).
 
 After a scenario's samples (and load steps), its server is started once more under
 callgrind, and one client runs `handshake` under callgrind on the same path: `warmup`

@@ -1,4 +1,4 @@
-"""The cost model's inputs, measured (docs/methods.md, "Cost model"): every cryptographic
+"""The cost model's inputs, measured (docs/methods/cost-model.md#cost-model): every cryptographic
 primitive a set of scenarios uses, timed in-process by `chainlab-engine primitives`, and
 the reference handshakes that measure the TLS overhead beyond them.
 

@@ -297,7 +297,7 @@ CREATE TABLE host_reference (
 
 -- Instructions per connection and side counted under valgrind's callgrind ([measure]
 -- instructions = "callgrind", version 9): a few more handshakes after the scenario's samples,
--- each side collecting inside the engine's per-connection span only (docs/methods.md §23).
+-- each side collecting inside the engine's per-connection span only (docs/methods/instructions.md#instructions-per-handshake).
 CREATE TABLE instruction_samples (
     run_id          VARCHAR NOT NULL,
     scenario_id     VARCHAR NOT NULL,
@@ -314,7 +314,7 @@ CREATE TABLE instruction_samples (
     PRIMARY KEY (run_id, scenario_id, seq)
 );
 
--- The cost model's inputs (docs/methods.md, "Cost model"): cryptographic primitives timed
+-- The cost model's inputs (docs/methods/cost-model.md#cost-model): cryptographic primitives timed
 -- in-process by `chainlab-engine primitives`, one row per timed operation, and reference
 -- handshakes (subject 'tls-reference:<name>') that measure the TLS overhead beyond them.
 -- A run keeps the rows it used; rows taken from the primitives cache keep the run and the

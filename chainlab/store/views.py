@@ -268,7 +268,8 @@ _OPTIONAL_TABLES = (
 )
 
 
-# Instructions per handshake and side (docs/methods.md §23): counted under callgrind where
+# Instructions per handshake and side (docs/methods/instructions.md#instructions-per-handshake):
+# counted under callgrind where
 # the scenario's [measure] asked for it (instruction_samples, version 9), else the hardware
 # counter's where the host has one (samples); measured successful handshakes, the same
 # connections on both sides. `{seeded}`: what the source adds for handshakes that drew

@@ -1,5 +1,5 @@
 """The staged-rollout analysis: figures split by kind, and the guide's rollback rule read on
-p99 intervals (docs/methods.md §22)."""
+p99 intervals (docs/methods/rollout.md#staged-rollout)."""
 
 import math
 

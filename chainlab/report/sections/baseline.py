@@ -19,7 +19,8 @@ def build(b: Builder) -> Section:
         ok = a.summary[a.summary["status"] == "ok"]
         missing = sorted(set(ok["scenario_id"]) - set(m["scenario_id"]))
         s.blocks.append(
-            "Like with like (docs/methods.md §12): a scenario on another network than the "
+            "Like with like (docs/methods/networks.md#emulated-networks): a scenario on another "
+            "network than the "
             f"baseline's (`{a.reference_network}`) is compared with the baseline's "
             "counterpart on its own network (the same scenario apart from the network), "
             "named in the 'relative to' column, so a multiplier never mixes a network's "
@@ -41,7 +42,8 @@ def build(b: Builder) -> Section:
         f"`[analysis.plausibility]`, source: {b.cfg.sources.get('plausibility')}). "
         "'certain' says whether the whole interval lies in the class. Ratios of means use "
         "the log-scale delta method; the p95 ratio an exact order-statistic bootstrap "
-        f"(B = {b.cfg.bootstrap_resamples}) (docs/methods.md §3-§4)."
+        f"(B = {b.cfg.bootstrap_resamples}) (docs/methods/statistics.md#ratios-between-scenarios, "
+        "#quantile-ratios)."
     )
     cols = [
         ("scenario", codes(m["scenario_id"])),

@@ -44,7 +44,8 @@ def build(b: Builder) -> Section | None:
         "algorithm (the base), against that uniform hierarchy and the other algorithms at the "
         "same position, in the same context (key exchange, network, stack, levers). Means per "
         f"handshake with {b.level} intervals; ranks: 1 is the least. Best: the least latency; "
-        "'tied' where its interval overlaps the runner-up's (docs/methods.md §24)."
+        "'tied' where its interval overlaps the runner-up's "
+        "(docs/methods/families.md#families-by-position)."
     )
     if not best.empty:
         cols = [

@@ -45,7 +45,7 @@ def build(b: Builder) -> Section | None:
         "Each scenario whose client authenticates with a certificate against its twin "
         "without one. The client signs a CertificateVerify with its own leaf's key; the "
         "server verifies that signature and the client's chain against the client root "
-        "(docs/methods.md §17). "
+        "(docs/methods/levers.md#intermediates-anchors-client-certificates). "
         + (
             f"In {len(moved)} of {len(c)} pairs the client's added CPU exceeds the server's "
             f"beyond their {b.level} intervals, the largest with a "

@@ -23,7 +23,8 @@ def build(b: Builder) -> Section:
         "Correlation over scenarios of mean latency with mean bytes read and with the "
         "observed chain size, for all scenarios and split by whether the heavy family is "
         "in the leaf. Pearson: Fisher z interval; Spearman: Fisher z with the "
-        "Bonett-Wright standard error (docs/methods.md §6). Intervals need ≥ 4 scenarios."
+        "Bonett-Wright standard error (docs/methods/statistics.md#correlations). Intervals need ≥ "
+        "4 scenarios."
     )
     cols = [
         ("subset", list(c["subset"])),

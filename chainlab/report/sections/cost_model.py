@@ -59,7 +59,7 @@ def build(b: Builder) -> Section | None:
     refs = a.primitives[a.primitives["subject"].str.startswith(REFERENCE_PREFIX)]
     prims = a.primitives[~a.primitives["subject"].str.startswith(REFERENCE_PREFIX)]
     s.blocks.append(
-        f"Each handshake's operations (docs/methods.md, 'Cost model') priced with the "
+        f"Each handshake's operations (docs/methods/cost-model.md#cost-model) priced with the "
         f"{len(prims)} primitives this store holds, timed in-process through the engine's "
         "OpenSSL (`chainlab-engine primitives`: CPU per operation), plus the TLS overhead "
         f"measured by {len(refs)} sets of reference handshakes (their cost beyond their "

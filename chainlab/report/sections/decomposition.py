@@ -20,7 +20,9 @@ def build(b: Builder) -> Section:
     s.blocks.append(
         "Per-connection CPU time of each process (client and server are separate "
         "processes), paired by connection. CPU over elapsed = mean CPU / mean end-to-end "
-        "latency; ratios use the paired delta method (docs/methods.md §2, §7). Regime: "
+        "latency; ratios use the paired delta method "
+        "(docs/methods/statistics.md#per-scenario-statistics, "
+        "docs/methods/placement.md#classes-pairs-regimes). Regime: "
         f"client-skewed below {r['balanced_low']:g}, balanced up to "
         f"{r['balanced_high']:g}, overwhelmingly server-bound from {r['server_bound']:g} "
         f"with server CPU ≥ {SERVER_BOUND_ELAPSED_SHARE:g} of elapsed, else server-skewed "
@@ -59,7 +61,7 @@ def build(b: Builder) -> Section:
     if d["instr_srv_cli_ratio"].notna().any():
         s.blocks.append(
             "Server/client instr: the same split in instructions per handshake "
-            f"(docs/methods.md §23), from {instr_sources(a)}."
+            f"(docs/methods/instructions.md#instructions-per-handshake), from {instr_sources(a)}."
         )
     s.blocks.append(
         b.table("decomposition", "Performance decomposition", "Paper Table 10.", d, cols)
@@ -126,7 +128,8 @@ def instructions_table(b: Builder, s: Section) -> None:
             "instructions",
             "Instructions per handshake",
             "Millions of user-mode instructions per handshake and side, Student-t intervals; "
-            "CV: the spread per handshake (docs/methods.md §23).",
+            "CV: the spread per handshake "
+            "(docs/methods/instructions.md#instructions-per-handshake).",
             d,
             cols,
         )

@@ -61,7 +61,7 @@ def build(b: Builder) -> Section | None:
         )
         + "Round trips: on an emulated profile, those the measured median implies beside "
         "the projection model's; on loopback, the model's projection onto one reference "
-        "network (docs/methods.md §17)."
+        "network (docs/methods/levers.md#intermediates-anchors-client-certificates)."
     )
     cols = [
         ("scenario", codes(p["scenario_id"])),

@@ -58,7 +58,7 @@ def build(b: Builder) -> Section | None:
         "holds the landmark, and the server sends what the draft's negotiation would pick "
         "(the landmark-relative certificate, or else the standalone one). Round trips: the "
         "model's, MTC then X.509, with those the measured median implies in brackets on "
-        "emulated profiles (docs/methods.md §21)."
+        "emulated profiles (docs/methods/mtc.md#merkle-tree-certificates)."
     )
     if not p.empty:
         cols = [

@@ -28,7 +28,8 @@ def build(b: Builder) -> Section:
     if sources := instr_sources(a):
         s.blocks.append(
             "Instructions per handshake (each side's user-mode instructions over the same "
-            f"span as its CPU; docs/methods.md §23) from {sources}. Instruction ratios do "
+            "span as its CPU; docs/methods/instructions.md#instructions-per-handshake) from "
+            f"{sources}. Instruction ratios do "
             "not move with the host's speed or steal; 'CPU ≠ instr' names the sides whose "
             "CPU and instruction ratios disagree beyond their intervals (a host effect on "
             "the CPU, or work the instructions do not weigh alike, such as memory stalls)."

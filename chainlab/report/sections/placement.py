@@ -37,7 +37,8 @@ def build(b: Builder) -> Section:
         f"`[analysis].heavy_family`) sits: in the leaf; else in an intermediate; else in "
         "the root only; else nowhere. Class statistics are over scenario means; their "
         "intervals propagate each scenario mean's uncertainty by Monte Carlo "
-        f"(B = {b.cfg.bootstrap_resamples}, docs/methods.md §5). Multipliers are "
+        f"(B = {b.cfg.bootstrap_resamples}, docs/methods/statistics.md#over-several-scenarios). "
+        "Multipliers are "
         "relative to the baseline."
     )
     s.blocks.append(

@@ -18,7 +18,7 @@ def build(b: Builder) -> Section | None:
     s.blocks.append(
         f"{len(t)} scenario(s) measured a server chainlab did not start ([targets] in the "
         "campaign file, or `chainlab probe`): the engine's client against the address, one "
-        "connection at a time; the server's side is not measured (docs/methods.md §18). "
+        "connection at a time; the server's side is not measured (docs/methods/probes.md#probes). "
         f"{len(ok)} completed, {len(t) - len(ok)} failed."
     )
     cols = [
@@ -84,7 +84,8 @@ def build(b: Builder) -> Section | None:
                 "probe_load",
                 "Probed servers under open-loop load",
                 "Each step offers its rate on a schedule fixed in advance (the campaign's "
-                "`rates`); latency from each attempt's intended start (docs/methods.md §13), "
+                "`rates`); latency from each attempt's intended start "
+                "(docs/methods/capacity.md#capacity-under-load), "
                 f"achieved rate with its {b.level} Poisson interval. Nothing of the server is "
                 "read: a step's limit may be the server, the path or the generator (flagged).",
                 steps,

@@ -52,7 +52,7 @@ def build(b: Builder) -> Section | None:
         "(three times the bytes received before the client's address is validated). Round "
         "trips: on an emulated profile, those the measured median implies beside the "
         "projection model's for each transport; on loopback, the model's projection onto one "
-        "reference network (docs/methods.md §19, docs/network.md)."
+        "reference network (docs/methods/quic.md#tcp-and-quic, docs/network.md)."
     )
     cols = [
         ("QUIC scenario", codes(p["scenario_id"])),

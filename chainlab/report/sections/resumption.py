@@ -27,7 +27,8 @@ def build(b: Builder) -> Section | None:
         "a full handshake refreshes the ticket). Measured means with their "
         f"{b.level} intervals beside the line the same configuration's full (r = 0) and "
         "resumed (r = 1) scenarios give, (1 − r)·full + r·resumed, with its interval; "
-        "'off the line' where the difference exceeds its interval (docs/methods.md §16). "
+        "'off the line' where the difference exceeds its interval "
+        "(docs/methods/levers.md#resumption-mixes). "
         "Off the line: "
         + ", ".join(f"{METRIC_TITLES[m].split(' (')[0].lower()} {n}" for m, n in off.items())
         + f" of {int(((r['ratio'] > 0) & (r['ratio'] < 1)).sum())} mixes."

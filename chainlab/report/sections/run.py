@@ -56,7 +56,7 @@ def build(b: Builder) -> Section:
             "settings",
             "Analysis settings",
             "The campaign file's `baseline` and `[analysis]` table, or the documented defaults "
-            "(docs/methods.md §9).",
+            "(docs/methods/settings.md#baseline-and-analysis).",
             st,
             [
                 ("setting", codes(st["setting"])),

@@ -21,7 +21,8 @@ def build(b: Builder) -> Section:
         "Latency is `total_ns` (TCP connect + TLS handshake) of measured (not warm-up) "
         "handshakes with outcome `ok`; failed handshakes are counted, never averaged in. "
         "Means have Student-t intervals; median/p95/p99 are nearest-rank order statistics "
-        "with distribution-free order-statistic intervals (docs/methods.md §2)."
+        "with distribution-free order-statistic intervals "
+        "(docs/methods/statistics.md#per-scenario-statistics)."
     )
     cols = [
         ("scenario", codes(sm["scenario_id"])),

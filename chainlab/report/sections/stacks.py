@@ -46,7 +46,7 @@ def build(b: Builder) -> Section | None:
         f"{REFERENCE_STACK} (both sides), from one PKI: the certificates are byte-identical "
         "whichever stack serves or verifies them. A pair `client → server` ran the two sides "
         "on different stacks. Ratios are of means, other stack over the reference, with "
-        f"{b.level} intervals (docs/methods.md §20, docs/stacks.md)."
+        f"{b.level} intervals (docs/methods/stacks.md#tls-stacks, docs/stacks.md)."
     )
     if not p.empty:
         cols = [

@@ -103,7 +103,7 @@ pub struct ReferenceArgs {
     pub rounds: u32,
 }
 
-/// A handshake's cryptographic operation (docs/methods.md, "Cost model").
+/// A handshake's cryptographic operation (docs/methods/cost-model.md#cost-model).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum PrimitiveOp {
     /// Sign with a signature algorithm (the server's CertificateVerify).

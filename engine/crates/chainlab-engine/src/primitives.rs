@@ -1,7 +1,7 @@
 //! `primitives`: time one cryptographic operation of a TLS 1.3 handshake, in-process, through
 //! the OpenSSL this engine links: one JSON line per operation (wall and thread CPU time).
 //!
-//! The operations are those a handshake performs (docs/methods.md, "Cost model"):
+//! The operations are those a handshake performs (docs/methods/cost-model.md#cost-model):
 //! - `sign` / `verify` with a signature algorithm, on the CertificateVerify content
 //!   (`--message cv`: 64 spaces, the context string, a zero byte and a SHA-256 transcript
 //!   hash, 130 bytes, with the TLS 1.3 scheme: RSA-PSS, ECDSA with the curve's hash, pure
