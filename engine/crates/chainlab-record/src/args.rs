@@ -9,34 +9,21 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use crate::record::Transport;
+pub use crate::record::{ServerModel, Transport};
+
+/// Connections the kernel queues for accept() at most (capped by net.core.somaxconn, 4096
+/// by default). The standard library listens with 128: under an open-loop offer past
+/// capacity a burst overflows that, the kernel drops SYNs, and each dropped client waits a
+/// 1 s retransmission holding a generator slot, while the server's core idles for want of
+/// connections. A server's capacity must not hide behind its accept queue (nginx listens
+/// with 511; the queue's overflows are counted per step either way). `--listen-backlog`'s
+/// default.
+pub const LISTEN_BACKLOG: u32 = 4096;
 
 /// The SNI prefix of a `--mtc-retry` connection: neither stack implements the
 /// trust_anchors extension, so the server name carries the retry's "send me the standalone
 /// certificate" (the name the certificate is checked against stays `--servername`).
 pub const MTC_RETRY_SNI_PREFIX: &str = "mtc-retry.";
-
-/// How `serve` runs its connections.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ServerModel {
-    /// Thread per connection: `--workers` threads each accept one connection and handle it
-    /// start to finish on blocking sockets (the paper's s_server with `--workers 1`).
-    Threads,
-    /// Event-driven, as nginx: `--workers` threads (one per server core), each advancing
-    /// every connection it accepted from one readiness loop over non-blocking sockets, so
-    /// the CPU, not the number of threads, bounds how many handshakes run at once.
-    Event,
-}
-
-impl ServerModel {
-    pub fn name(self) -> &'static str {
-        match self {
-            ServerModel::Threads => "threads",
-            ServerModel::Event => "event",
-        }
-    }
-}
 
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
@@ -72,7 +59,7 @@ pub struct ServeArgs {
     pub max_connections: Option<u64>,
     /// Connections the kernel queues for accept() at most (listen(2)'s backlog, capped by
     /// net.core.somaxconn). Past it the kernel drops SYNs and counts ListenOverflows.
-    #[arg(long, default_value_t = crate::serve::LISTEN_BACKLOG)]
+    #[arg(long, default_value_t = LISTEN_BACKLOG)]
     pub listen_backlog: u32,
     /// Turn off per-connection instrumentation (CPU clocks and records; bytes are still
     /// counted, two additions per socket call): for measuring the instrumentation's own

@@ -10,8 +10,6 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use crate::args::ServerModel;
-
 /// What carries the TLS 1.3 handshake.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -21,6 +19,28 @@ pub enum Transport {
     /// QUIC v1 (RFC 9000/9001) over UDP, through OpenSSL's own QUIC stack; one connection at a
     /// time on the server (`--workers 1`).
     Quic,
+}
+
+/// How `serve` runs its connections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ServerModel {
+    /// Thread per connection: `--workers` threads each accept one connection and handle it
+    /// start to finish on blocking sockets (the paper's s_server with `--workers 1`).
+    Threads,
+    /// Event-driven, as nginx: `--workers` threads (one per server core), each advancing
+    /// every connection it accepted from one readiness loop over non-blocking sockets, so
+    /// the CPU, not the number of threads, bounds how many handshakes run at once.
+    Event,
+}
+
+impl ServerModel {
+    pub fn name(self) -> &'static str {
+        match self {
+            ServerModel::Threads => "threads",
+            ServerModel::Event => "event",
+        }
+    }
 }
 
 /// Schema identifier carried by every record.

@@ -18,7 +18,7 @@ use openssl::x509::{X509Builder, X509Name, X509NameRef, X509Ref, X509};
 use openssl_sys as sys;
 
 use super::keys::{check, KeyKind, SERIAL_BYTES};
-use super::Role;
+use super::role::Role;
 use crate::algorithms::Algorithm;
 use crate::cli::Purpose;
 use crate::ossl;

@@ -23,7 +23,7 @@ use openssl::pkey_ctx::PkeyCtx;
 use openssl::rsa::Rsa;
 use openssl_sys as sys;
 
-use super::Role;
+use super::role::Role;
 use crate::algorithms::{Algorithm, Family};
 use crate::ossl;
 

@@ -8,28 +8,30 @@
 //! files, which is what lets a campaign regenerate its hierarchies instead of shipping them.
 
 mod cert;
+mod files;
+mod hierarchy;
 pub mod key;
 pub mod keys;
 pub mod mtc;
+mod role;
 mod x509;
 
-use std::fs;
-use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
+pub use hierarchy::{generate, Hierarchy, Issued, Spec, MAX_DEPTH};
+pub use role::{roles, Role};
 
-use anyhow::{bail, Context, Result};
-use openssl::x509::X509;
+use files::{remove_stale, remove_stale_dir, write_file, Secrecy};
+
+use std::fs;
+use std::path::Path;
+
+use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::algorithms::{self, Algorithm};
+use crate::algorithms::Algorithm;
 use crate::cli::{ChainPolicy, PkiArgs, Purpose};
 
 /// Schema id of `manifest.json` and of the stdout summary.
 pub const SCHEMA: &str = "chainlab.pki/1";
-
-/// Deepest hierarchy: root, two intermediates, leaf.
-pub const MAX_DEPTH: usize = 4;
 
 /// The trust anchor a client loads: root.pem, or leaf.pem at depth 1.
 pub const CA_FILE: &str = "ca.pem";
@@ -71,239 +73,6 @@ pub fn run(args: &PkiArgs) -> Result<()> {
     }
     chainlab_record::output::print_line(&serde_json::to_string(&summary)?)?;
     Ok(())
-}
-
-/// What to generate: validated `pki` arguments.
-#[derive(Debug, Clone)]
-pub struct Spec {
-    /// Algorithms from root to leaf; its length is the depth.
-    pub chain: Vec<&'static Algorithm>,
-    pub seed: String,
-    /// DNS names of the leaf's subjectAltName (127.0.0.1 and ::1 are always added).
-    pub dns: Vec<String>,
-    /// What the leaf authenticates (a server unless `--purpose client`).
-    pub purpose: Purpose,
-}
-
-impl Spec {
-    /// Validates the command-line values; errors name the bad value and what is allowed.
-    pub fn new(chain: &[String], seed: &str, dns: &[String]) -> Result<Spec> {
-        let depth = chain.len();
-        if chain.iter().all(|name| name.trim().is_empty()) {
-            bail!(
-                "--chain names no algorithm (depth 0); allowed: 1 to {MAX_DEPTH} \
-                 comma-separated algorithms, root first, leaf last"
-            );
-        }
-        if depth > MAX_DEPTH {
-            bail!(
-                "--chain lists {depth} algorithms ({}); allowed: 1 to {MAX_DEPTH} \
-                 (root, up to two intermediates, leaf)",
-                chain.join(",")
-            );
-        }
-        let chain = chain
-            .iter()
-            .enumerate()
-            .map(|(index, name)| {
-                algorithms::lookup(name)
-                    .with_context(|| format!("--chain position {} of {depth}", index + 1))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        for name in dns {
-            check_dns_name(name)?;
-        }
-        Ok(Spec {
-            chain,
-            seed: seed.to_owned(),
-            dns: dns.to_vec(),
-            purpose: Purpose::Server,
-        })
-    }
-
-    pub fn with_purpose(mut self, purpose: Purpose) -> Spec {
-        self.purpose = purpose;
-        self
-    }
-
-    pub fn depth(&self) -> usize {
-        self.chain.len()
-    }
-}
-
-/// Rejects what cannot be a DNS name in a subjectAltName (and would break the extension's
-/// text form): labels of 1-63 letters, digits and hyphens, an optional leading `*.`.
-fn check_dns_name(name: &str) -> Result<()> {
-    let labels = name.strip_prefix("*.").unwrap_or(name);
-    let valid = !name.is_empty()
-        && name.len() <= 253
-        && labels.split('.').all(|label| {
-            (1..=63).contains(&label.len())
-                && label
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'-')
-                && !label.starts_with('-')
-                && !label.ends_with('-')
-        });
-    if !valid {
-        bail!(
-            "--dns {name:?} is not a DNS name; allowed: dot-separated labels of 1-63 letters, \
-             digits and inner hyphens (at most 253 characters, optional leading \"*.\")"
-        );
-    }
-    Ok(())
-}
-
-/// A certificate's place in the hierarchy; the name is also the file stem and the seed
-/// derivation label, so a role keeps its key across depths.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    Root,
-    Int1,
-    Int2,
-    Leaf,
-}
-
-impl Role {
-    pub const ALL: [Role; 4] = [Role::Root, Role::Int1, Role::Int2, Role::Leaf];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Role::Root => "root",
-            Role::Int1 => "int1",
-            Role::Int2 => "int2",
-            Role::Leaf => "leaf",
-        }
-    }
-
-    /// Start of the subject's common name; the algorithm follows in parentheses. A client
-    /// hierarchy's names say "client", so its root is never mistaken for a server's.
-    fn title(self, purpose: Purpose) -> &'static str {
-        match (purpose, self) {
-            (Purpose::Server, Role::Root) => "chainlab root",
-            (Purpose::Server, Role::Int1) => "chainlab intermediate 1",
-            (Purpose::Server, Role::Int2) => "chainlab intermediate 2",
-            (Purpose::Server, Role::Leaf) => "chainlab leaf",
-            (Purpose::Client, Role::Root) => "chainlab client root",
-            (Purpose::Client, Role::Int1) => "chainlab client intermediate 1",
-            (Purpose::Client, Role::Int2) => "chainlab client intermediate 2",
-            (Purpose::Client, Role::Leaf) => "chainlab client leaf",
-        }
-    }
-
-    pub fn cert_file(self) -> String {
-        format!("{}.pem", self.name())
-    }
-
-    pub fn key_file(self) -> String {
-        format!("{}.key", self.name())
-    }
-}
-
-/// Roles from root to leaf for a depth of 1 to `MAX_DEPTH`.
-pub fn roles(depth: usize) -> &'static [Role] {
-    match depth {
-        1 => &[Role::Leaf],
-        2 => &[Role::Root, Role::Leaf],
-        3 => &[Role::Root, Role::Int1, Role::Leaf],
-        _ => &Role::ALL,
-    }
-}
-
-/// One generated position.
-pub struct Issued {
-    pub role: Role,
-    /// 0 = leaf, counting towards the root.
-    pub position: usize,
-    pub algorithm: &'static Algorithm,
-    pub key: key::PrivateKey,
-    pub cert: X509,
-}
-
-/// A generated hierarchy, root first (at depth 1 the only entry is the self-signed leaf).
-pub struct Hierarchy {
-    pub spec: Spec,
-    pub issued: Vec<Issued>,
-}
-
-impl Hierarchy {
-    pub fn leaf(&self) -> &Issued {
-        // `Spec::new` guarantees at least one position, and the leaf is always last.
-        self.issued
-            .last()
-            .expect("a hierarchy has at least one certificate")
-    }
-
-    /// Intermediates, nearest the leaf first (the order a server sends them).
-    pub fn intermediates(&self) -> impl Iterator<Item = &Issued> {
-        let depth = self.issued.len();
-        self.issued[1.min(depth - 1)..depth - 1].iter().rev()
-    }
-
-    /// The certificates a policy serves, leaf first, then issuers upward.
-    pub fn served(&self, policy: ChainPolicy) -> Vec<&Issued> {
-        let mut served = vec![self.leaf()];
-        if self.issued.len() == 1 {
-            return served; // a self-signed leaf is every chain
-        }
-        if policy != ChainPolicy::Leaf {
-            served.extend(self.intermediates());
-        }
-        if policy == ChainPolicy::Full {
-            served.push(&self.issued[0]);
-        }
-        served
-    }
-}
-
-/// Generates every key and certificate, root first; each certificate is signed by the
-/// previous position's key (the first by its own).
-pub fn generate(spec: &Spec) -> Result<Hierarchy> {
-    let depth = spec.depth();
-    let mut issued: Vec<Issued> = Vec::with_capacity(depth);
-    for (index, (&role, &algorithm)) in roles(depth).iter().zip(&spec.chain).enumerate() {
-        let what = || format!("{} ({})", role.name(), algorithm.name);
-        let derivation = keys::Derivation::new(&spec.seed, role, algorithm);
-        let key = key::PrivateKey::generate(algorithm, &derivation)
-            .with_context(|| format!("generating the key of {}", what()))?;
-        let subject = cert::Subject {
-            role,
-            algorithm,
-            serial: derivation.serial()?,
-            // A CA may be followed by as many CAs as sit between it and the leaf.
-            path_len: (role != Role::Leaf).then(|| (depth - 2 - index) as u32),
-            dns: &spec.dns,
-            purpose: spec.purpose,
-        };
-        let parent = issued.last();
-        // OpenSSL writes what it can sign and hold; a liboqs key or issuer takes `x509`.
-        let cert = match (key.openssl(), parent.map(|p| p.key.openssl())) {
-            (Some(own), None) => cert::issue(&subject, own, None),
-            (Some(own), Some(Some(parent_key))) => {
-                let p = parent.expect("matched Some above");
-                cert::issue(&subject, own, Some((&*p.cert, parent_key, p.algorithm)))
-            }
-            _ => x509::issue(
-                &subject,
-                &key,
-                parent.map(|p| (&*p.cert, &p.key, p.algorithm)),
-                &derivation,
-            ),
-        }
-        .with_context(|| format!("issuing the certificate of {}", what()))?;
-        issued.push(Issued {
-            role,
-            position: depth - 1 - index,
-            algorithm,
-            key,
-            cert,
-        });
-    }
-    Ok(Hierarchy {
-        spec: spec.clone(),
-        issued,
-    })
 }
 
 /// `manifest.json`: what the directory holds, enough to analyse sizes without parsing PEM.
@@ -486,37 +255,6 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Secrecy {
-    Public,
-    /// Created with mode 0600 (never chmod-ed later, so never briefly readable).
-    Private,
-}
-
-/// Replaces `out/name` atomically: writes a fresh temporary file (created with the final
-/// mode), then renames it over the old one, so readers never see a half-written file and a
-/// replaced key file never inherits the old file's permissions.
-fn write_file(out: &Path, name: &str, bytes: &[u8], secrecy: Secrecy) -> Result<()> {
-    let path = out.join(name);
-    let temp = out.join(format!(".{name}.tmp"));
-    let failed = |what: &str, path: &PathBuf| {
-        format!("--out {}: cannot {what} {}", out.display(), path.display())
-    };
-    remove_stale(out, &format!(".{name}.tmp"))?;
-    let mut options = fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    if secrecy == Secrecy::Private {
-        options.mode(0o600);
-    }
-    let mut file = options
-        .open(&temp)
-        .with_context(|| failed("create", &temp))?;
-    file.write_all(bytes)
-        .with_context(|| failed("write", &temp))?;
-    drop(file);
-    fs::rename(&temp, &path).with_context(|| failed("replace", &path))
-}
-
 /// This process's peak resident memory (VmHWM, KiB), None where /proc does not say. Read
 /// here rather than from the parent's rusage: a child's ru_maxrss also counts the pages of
 /// the process it was forked from before its exec.
@@ -524,25 +262,6 @@ fn peak_rss_kib() -> Option<u64> {
     let status = fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// Removes a directory a previous run wrote (MTCs of a hierarchy now issued without them).
-fn remove_stale_dir(path: &Path) -> Result<()> {
-    match fs::remove_dir_all(path) {
-        Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
-            Err(err).with_context(|| format!("cannot remove {}", path.display()))
-        }
-        _ => Ok(()),
-    }
-}
-
-fn remove_stale(out: &Path, name: &str) -> Result<()> {
-    let path = out.join(name);
-    match fs::remove_file(&path) {
-        Err(err) if err.kind() != std::io::ErrorKind::NotFound => Err(err)
-            .with_context(|| format!("--out {}: cannot remove {}", out.display(), path.display())),
-        _ => Ok(()),
-    }
 }
 
 /// The one-line stdout report: what was generated and what each policy would send.

@@ -26,8 +26,10 @@ use chainlab_mtc::verify::{self, Cosigner, Trust, TrustedSubtree};
 use openssl::x509::X509;
 use serde::Serialize;
 
+use super::cert;
+use super::files::{write_file, Secrecy};
+use super::hierarchy::{generate, Hierarchy, Spec};
 use super::keys::{self, Derivation};
-use super::{cert, write_file, Hierarchy, Secrecy};
 use crate::algorithms::{self, Algorithm};
 use crate::cli::PkiArgs;
 
@@ -302,12 +304,12 @@ pub fn verify_operation(
     if !(1..=48).contains(&hashes) {
         bail!("--message-bytes {hashes}: an mtc-verify proof has 1 to 48 hashes");
     }
-    let spec = super::Spec::new(
+    let spec = Spec::new(
         &[leaf.name.to_owned()],
         "primitives",
         &["localhost".to_owned()],
     )?;
-    let hierarchy = super::generate(&spec)?;
+    let hierarchy = generate(&spec)?;
     let leaf_der = hierarchy.leaf().cert.to_der()?;
     let end = 1u64 << hashes;
     let tbs = issue::tbs_from_x509(&leaf_der, CA_ID, issue::LOG_NUMBER << 48, None)?;

@@ -8,9 +8,8 @@
 use std::net::IpAddr;
 use std::path::Path;
 
-use anyhow::{anyhow, bail, Context as _};
+use anyhow::{anyhow, bail};
 use foreign_types::ForeignTypeRef;
-use openssl::pkey::PKey;
 use openssl::ssl::{
     AlpnError, SslContext, SslContextBuilder, SslMethod, SslMode, SslOptions, SslSessionCacheMode,
     SslVerifyMode, SslVersion,
@@ -22,12 +21,13 @@ use openssl::x509::{X509VerifyResult, X509};
 use openssl_sys as sys;
 use serde::Serialize;
 
-use crate::cli::{ChainPolicy, ClientArgs, Compression, ServeArgs, TlsArgs, Transport};
+use crate::cli::{ChainPolicy, ClientArgs, ServeArgs, TlsArgs, Transport};
 use crate::ossl;
 
+use super::certs::{load_chain, read_certificates};
 use super::served::{
     available_compressions, comp_alg, compression_name, load_second_chain, load_served_chain,
-    precompress, serve_standalone_on_retry,
+    precompress, CompressionSetup, ServedChain,
 };
 
 /// The server's context and the facts the ready line reports about it.
@@ -50,29 +50,6 @@ pub struct ClientAuth {
     pub anchors: usize,
     /// Always true: a client without a certificate is refused (`client_cert_rejected`).
     pub required: bool,
-}
-
-/// The certificates the server sends, as loaded from the policy's chain file.
-#[derive(Debug, Clone, Serialize)]
-pub struct ServedChain {
-    pub policy: ChainPolicy,
-    pub certificates: usize,
-    /// Sum of the certificates' DER sizes.
-    pub der_bytes: usize,
-}
-
-/// What the server did about certificate compression.
-#[derive(Debug, Clone, Serialize)]
-pub struct CompressionSetup {
-    pub algorithm: Compression,
-    /// Size of the uncompressed Certificate message body and of its compressed form; `None`
-    /// when compression is off.
-    pub uncompressed_bytes: Option<usize>,
-    pub compressed_bytes: Option<usize>,
-    /// Whether the pre-compressed chain was installed. Like OpenSSL's own
-    /// `SSL_CTX_compress_certs`, a chain that does not shrink is not installed, and the
-    /// server then sends it uncompressed even to a client that offers compression.
-    pub installed: bool,
 }
 
 /// The client's context plus what error classification needs to know about it.
@@ -325,47 +302,6 @@ fn common(builder: &mut SslContextBuilder, tls: &TlsArgs) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// Installs a certificate chain (leaf first) and the leaf's key as this side's credentials;
-/// returns the number of certificates and their DER bytes. `option` names the argument the
-/// files came from, for error messages.
-pub(super) fn load_chain(
-    builder: &mut SslContextBuilder,
-    chain_path: &Path,
-    key_path: &Path,
-    option: &str,
-) -> anyhow::Result<(usize, usize)> {
-    let chain = read_certificates(chain_path, option)?;
-    let der_bytes = chain
-        .iter()
-        .map(|c| c.to_der().map(|d| d.len()))
-        .sum::<Result<usize, _>>()?;
-    let certificates = chain.len();
-    let mut chain = chain.into_iter();
-    // read_certificates never returns an empty list.
-    let leaf = chain.next().ok_or_else(|| anyhow!("no certificate"))?;
-    builder.set_certificate(&leaf)?;
-    for cert in chain {
-        builder.add_extra_chain_cert(cert)?;
-    }
-    let pem = std::fs::read(key_path)
-        .with_context(|| format!("{option}: cannot read {}", key_path.display()))?;
-    let key = PKey::private_key_from_pem(&pem).map_err(|e| {
-        anyhow!(
-            "{option}: {} is not a PEM private key: {e}",
-            key_path.display()
-        )
-    })?;
-    builder.set_private_key(&key)?;
-    builder.check_private_key().map_err(|_| {
-        anyhow!(
-            "{option}: {} does not match the leaf certificate of {}",
-            key_path.display(),
-            chain_path.display()
-        )
-    })?;
-    Ok((certificates, der_bytes))
-}
-
 /// Mutual TLS on the server: ask every client for a certificate, refuse a client without
 /// one, and verify the client's chain against `path`'s certificates only (libssl checks
 /// the leaf's clientAuth purpose on the server side).
@@ -458,22 +394,6 @@ unsafe extern "C" fn accept_any_chain(
     1
 }
 
-/// Reads every PEM certificate of a file; `flag` names the option in errors.
-pub(super) fn read_certificates(path: &Path, flag: &str) -> anyhow::Result<Vec<X509>> {
-    let pem =
-        std::fs::read(path).with_context(|| format!("{flag}: cannot read {}", path.display()))?;
-    let certs = X509::stack_from_pem(&pem).map_err(|e| {
-        anyhow!(
-            "{flag}: {} is not a PEM certificate file: {e}",
-            path.display()
-        )
-    })?;
-    if certs.is_empty() {
-        bail!("{flag}: {} holds no PEM certificate", path.display());
-    }
-    Ok(certs)
-}
-
 /// Group names the library implements (for error messages).
 fn implemented_groups(builder: &SslContextBuilder) -> Vec<String> {
     // SAFETY: the stack receives borrowed `const char *` names owned by the library's static
@@ -496,4 +416,30 @@ fn implemented_groups(builder: &SslContextBuilder) -> Vec<String> {
         sys::OPENSSL_sk_free(stack);
         names
     }
+}
+
+/// `--mtc-retry-standalone`: a ClientHello whose SNI marks a client's retry gets the
+/// standalone MTC, from a context like this one holding it (SSL_set_SSL_CTX in the
+/// servername callback, which libssl runs before it chooses the certificate).
+fn serve_standalone_on_retry(
+    builder: &mut SslContextBuilder,
+    args: &ServeArgs,
+) -> anyhow::Result<()> {
+    let standalone = server(&ServeArgs {
+        chain: ChainPolicy::MtcStandalone,
+        mtc_retry_standalone: false,
+        ..args.clone()
+    })?
+    .ctx;
+    builder.set_servername_callback(move |ssl, _alert| {
+        let retrying = ssl
+            .servername(openssl::ssl::NameType::HOST_NAME)
+            .is_some_and(|n| n.starts_with(chainlab_record::args::MTC_RETRY_SNI_PREFIX));
+        if retrying {
+            ssl.set_ssl_context(&standalone)
+                .map_err(|_| openssl::ssl::SniError::ALERT_FATAL)?;
+        }
+        Ok(())
+    });
+    Ok(())
 }

@@ -16,6 +16,7 @@
 //! Python store can pair a client record with the server record of the same connection.
 
 pub mod attempt;
+pub mod certs;
 pub mod chain;
 pub mod client;
 pub mod context;

@@ -11,10 +11,34 @@ use openssl::pkey::PKey;
 use openssl::ssl::{SslContextBuilder, SslMethod};
 use openssl::x509::X509;
 use openssl_sys as sys;
+use serde::Serialize;
 
-use super::context::{load_chain, read_certificates, server, CompressionSetup, ServedChain};
+use super::certs::{load_chain, read_certificates};
 use crate::cli::{ChainPolicy, Compression, ServeArgs, Transport};
 use crate::ossl;
+
+/// The certificates the server sends, as loaded from the policy's chain file.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServedChain {
+    pub policy: ChainPolicy,
+    pub certificates: usize,
+    /// Sum of the certificates' DER sizes.
+    pub der_bytes: usize,
+}
+
+/// What the server did about certificate compression.
+#[derive(Debug, Clone, Serialize)]
+pub struct CompressionSetup {
+    pub algorithm: Compression,
+    /// Size of the uncompressed Certificate message body and of its compressed form; `None`
+    /// when compression is off.
+    pub uncompressed_bytes: Option<usize>,
+    pub compressed_bytes: Option<usize>,
+    /// Whether the pre-compressed chain was installed. Like OpenSSL's own
+    /// `SSL_CTX_compress_certs`, a chain that does not shrink is not installed, and the
+    /// server then sends it uncompressed even to a client that offers compression.
+    pub installed: bool,
+}
 
 /// `--second-pki`: the second hierarchy's chain and key in the certificate slot of its key
 /// type, with its intermediates as that slot's own chain (the first chain's are the
@@ -74,32 +98,6 @@ pub(super) fn load_second_chain(
         )
     })?;
     Ok(leaf)
-}
-
-/// `--mtc-retry-standalone`: a ClientHello whose SNI marks a client's retry gets the
-/// standalone MTC, from a context like this one holding it (SSL_set_SSL_CTX in the
-/// servername callback, which libssl runs before it chooses the certificate).
-pub(super) fn serve_standalone_on_retry(
-    builder: &mut SslContextBuilder,
-    args: &ServeArgs,
-) -> anyhow::Result<()> {
-    let standalone = server(&ServeArgs {
-        chain: ChainPolicy::MtcStandalone,
-        mtc_retry_standalone: false,
-        ..args.clone()
-    })?
-    .ctx;
-    builder.set_servername_callback(move |ssl, _alert| {
-        let retrying = ssl
-            .servername(openssl::ssl::NameType::HOST_NAME)
-            .is_some_and(|n| n.starts_with(chainlab_record::args::MTC_RETRY_SNI_PREFIX));
-        if retrying {
-            ssl.set_ssl_context(&standalone)
-                .map_err(|_| openssl::ssl::SniError::ALERT_FATAL)?;
-        }
-        Ok(())
-    });
-    Ok(())
 }
 
 /// Loads `<pki>/<policy file>` (leaf first) and `<pki>/leaf.key` into the context.

@@ -4,7 +4,8 @@
 
 use serde::Serialize;
 
-use crate::tls::context::{ClientAuth, CompressionSetup, ServedChain, ServerContext};
+use crate::tls::context::{ClientAuth, ServerContext};
+use crate::tls::served::{CompressionSetup, ServedChain};
 
 #[derive(Serialize)]
 pub(crate) struct EngineFacts<'a> {

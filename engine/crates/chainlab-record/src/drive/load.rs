@@ -23,7 +23,7 @@ use anyhow::{anyhow, bail};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::Slot;
+use super::slot::Slot;
 use crate::args::{Arrivals, LoadArgs};
 use crate::cpu::{self, ThreadCpu};
 use crate::ns_between;

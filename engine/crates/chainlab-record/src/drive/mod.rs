@@ -5,6 +5,7 @@
 
 mod load;
 pub mod population;
+mod slot;
 
 use std::time::{Duration, Instant};
 
@@ -14,19 +15,13 @@ use crate::args::HandshakeArgs;
 use crate::record::{ClientRecord, RecordWriter};
 
 pub use load::{load, schedule};
+pub use slot::Slot;
 
 use std::net::{SocketAddr, TcpStream};
 
 use crate::counting::Counts;
 use crate::cpu::ThreadCpu;
 use crate::observed::ClientObserved;
-
-/// A connection slot: attempts run one after another on the calling thread.
-pub trait Slot {
-    /// One connection, start to finish. Errors only for local failures; everything the
-    /// network or the peer does ends up in the record.
-    fn attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord>;
-}
 
 /// The draft's trust-anchor retry (draft-ietf-tls-trust-anchor-ids, section 4.3) as
 /// `--mtc-retry` runs it: `first` connects as configured; when its certificate fails the

@@ -10,7 +10,7 @@ use anyhow::{bail, Context};
 use rand::{Rng as _, SeedableRng as _};
 use rand_chacha::ChaCha8Rng;
 
-use super::Slot;
+use super::slot::Slot;
 use crate::args::ClientArgs;
 use crate::record::ClientRecord;
 

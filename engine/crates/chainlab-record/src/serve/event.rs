@@ -25,9 +25,11 @@ use crate::counting::CountingStream;
 use crate::cpu::ThreadCpu;
 use crate::failure::socket_failure;
 
+use super::conn::{Conn, Stack, Step};
+use super::shared::{Line, Shared};
+use super::signals::StopSignals;
 use super::threads::{send, Account};
 use super::tracked::Tracked;
-use super::{Conn, Line, Shared, Stack, Step, StopSignals};
 
 const LISTENER: Token = Token(0);
 const WAKER: Token = Token(1);
@@ -81,7 +83,7 @@ pub(crate) fn run<S: Stack>(
                 let _ = waker.wake();
             }
         };
-        super::supervise(shared, workers, signals, &wake_all, &wake_all);
+        super::shared::supervise(shared, workers, signals, &wake_all, &wake_all);
         handles
             .into_iter()
             .map(|h| {
@@ -160,7 +162,7 @@ impl<'a, S: Stack> Loop<'a, S> {
                 let tokens: Vec<Token> = self.conns.keys().copied().collect();
                 for token in tokens {
                     if let Some(entry) = self.conns.get_mut(&token) {
-                        entry.tracked.interrupt(super::abandoned());
+                        entry.tracked.interrupt(super::shared::abandoned());
                     }
                     self.close(token, true, tx)?;
                 }
@@ -233,7 +235,7 @@ impl<'a, S: Stack> Loop<'a, S> {
         self.next_token += 1;
         let registry = self.poll.registry();
         let tracked = Tracked::open(seq, peer, accept_cpu, || {
-            super::prepare(&stream, None)?;
+            super::shared::prepare(&stream, None)?;
             let fd = stream.as_raw_fd();
             registry.register(&mut SourceFd(&fd), token, Interest::READABLE)?;
             self.stack.open(CountingStream::new(stream))

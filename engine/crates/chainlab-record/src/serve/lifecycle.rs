@@ -6,7 +6,7 @@
 use crate::counting::Counts;
 use crate::failure::Failure;
 
-use super::Step;
+use super::conn::Step;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {

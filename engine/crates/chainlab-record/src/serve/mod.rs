@@ -23,65 +23,32 @@
 //! thread (`signals.rs`); it stops the accepting, lets in-flight connections finish for
 //! `STOP_GRACE`, then cuts them (recorded as abandoned).
 
+mod conn;
 mod event;
 mod lifecycle;
 mod ready;
+mod shared;
 mod signals;
 mod threads;
 mod tracked;
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::net::TcpListener;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{anyhow, bail};
 
 use crate::args::{ServeArgs, ServerModel};
-use crate::counting::CountingStream;
-use crate::failure::Failure;
-use crate::observed::{ServerIdentity, ServerObserved};
-use crate::record::{RecordWriter, ServerRecord, ServerThreadRecord, Transport};
+use crate::observed::ServerIdentity;
+use crate::record::{RecordWriter, Transport};
 
+pub use conn::{Conn, Stack, Step};
 pub use lifecycle::{Lifecycle, Phase};
 pub use ready::print_ready;
 pub use signals::{StopSignals, STOP_GRACE};
 
-/// What a connection waits for after a step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
-    /// Bytes from the peer (the socket would block on a read).
-    Read,
-    /// Room in the socket's send buffer.
-    Write,
-    /// The handshake just ended (successfully); advance again for the close.
-    Handshaken,
-    /// The connection is over (closed, failed or the peer went away): `finish` it.
-    Closed,
-}
-
-/// A stack's TLS server: opens a connection over each accepted socket.
-pub trait Stack: Sync {
-    type Conn: Conn;
-    /// A server connection over `socket` (connected; blocking or not, as the model set it).
-    fn open(&self, socket: CountingStream) -> anyhow::Result<Self::Conn>;
-}
-
-/// One TLS server connection as a state machine: handshake, then our close_notify, then the
-/// peer's.
-pub trait Conn {
-    /// Advances as far as the socket allows: to a blocked read or write, to the end of the
-    /// handshake, or to the end of the connection. On a blocking socket a `Read`/`Write`
-    /// means its timeout expired.
-    fn advance(&mut self) -> Step;
-    /// Stops the connection where it stands (a peer that stalled past `--io-timeout-ms`, or
-    /// a stopping server): during the handshake `failure` is its outcome; after it, the
-    /// peer's close_notify simply never came.
-    fn interrupt(&mut self, failure: Failure);
-    fn socket(&self) -> &TcpStream;
-    /// What the connection observed; the socket is closed when this returns.
-    fn finish(self) -> anyhow::Result<ServerObserved>;
-}
+use shared::{Line, Shared};
 
 /// Runs `serve` over TCP for `stack` until a stop signal or `--max-connections`.
 /// `ready_extra` is the stack's own part of the ready line (docs/engine-records.md).
@@ -140,15 +107,6 @@ pub fn serve<S: Stack, E: serde::Serialize>(
         served.and(written)
     })
 }
-
-/// Connections the kernel queues for accept() at most (capped by net.core.somaxconn, 4096
-/// by default). The standard library listens with 128: under an open-loop offer past
-/// capacity a burst overflows that, the kernel drops SYNs, and each dropped client waits a
-/// 1 s retransmission holding a generator slot, while the server's core idles for want of
-/// connections. A server's capacity must not hide behind its accept queue (nginx listens
-/// with 511; the queue's overflows are counted per step either way). `--listen-backlog`'s
-/// default.
-pub const LISTEN_BACKLOG: u32 = 4096;
 
 /// Listens again on a bound listener with `backlog` (Linux lets listen() change the
 /// backlog of a listening socket).
@@ -210,49 +168,6 @@ pub fn check_args(args: &ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// What every serving thread shares.
-pub(crate) struct Shared<'a> {
-    pub(crate) who: ServerIdentity,
-    pub(crate) listener: &'a TcpListener,
-    pub(crate) io_timeout: Duration,
-    pub(crate) max_connections: Option<u64>,
-    pub(crate) instrument: bool,
-    /// No more connections are accepted (a stop signal, `--max-connections` reached, or a
-    /// thread's fatal error); threads end once their connections have.
-    pub(crate) closing: AtomicBool,
-    /// The stop grace is over: in-flight connections are cut.
-    pub(crate) abandon: AtomicBool,
-    /// Next record sequence number (accept order).
-    pub(crate) next_seq: AtomicU64,
-    /// Serving threads that have returned.
-    pub(crate) finished: AtomicUsize,
-}
-
-impl Shared<'_> {
-    /// The next connection's sequence number, or `None` past `--max-connections` (the
-    /// connection that reaches it closes the accepting).
-    pub(crate) fn claim(&self) -> Option<u64> {
-        let seq = self.next_seq.fetch_add(1, Ordering::SeqCst);
-        match self.max_connections {
-            Some(max) if seq >= max => {
-                self.closing.store(true, Ordering::SeqCst);
-                None
-            }
-            Some(max) if seq + 1 == max => {
-                self.closing.store(true, Ordering::SeqCst);
-                Some(seq)
-            }
-            _ => Some(seq),
-        }
-    }
-}
-
-/// What serving threads hand the writer.
-pub(crate) enum Line {
-    Server(Box<ServerRecord>),
-    Thread(ServerThreadRecord),
-}
-
 /// How often the writer takes what the serving threads handed it. The writer never sleeps
 /// in the channel: a serving thread's send then costs a queue push (well under a
 /// microsecond) instead of waking a parked thread (~20 us of the serving thread's CPU per
@@ -272,67 +187,4 @@ fn write_lines(records: Option<RecordWriter>, rx: mpsc::Receiver<Line>) -> anyho
             Err(mpsc::TryRecvError::Disconnected) => return Ok(()),
         }
     }
-}
-
-/// How long the main thread waits for a signal before checking on the serving threads.
-/// Only affects how soon the process notices they are done.
-const SIGNAL_WAIT: Duration = Duration::from_millis(50);
-
-/// The main thread's part: wait until every serving thread has returned; on SIGTERM/SIGINT
-/// stop the accepting, and after `STOP_GRACE` call `cut` (once) to end what is in flight.
-pub(crate) fn supervise(
-    shared: &Shared,
-    threads: usize,
-    signals: &StopSignals,
-    wake: &dyn Fn(),
-    cut: &dyn Fn(),
-) {
-    let mut stopping_since: Option<Instant> = None;
-    let mut was_closing = false;
-    while shared.finished.load(Ordering::SeqCst) < threads {
-        if signals.wait(SIGNAL_WAIT) {
-            shared.closing.store(true, Ordering::SeqCst);
-            stopping_since.get_or_insert_with(Instant::now);
-        }
-        let closing = shared.closing.load(Ordering::SeqCst);
-        if closing && !was_closing {
-            was_closing = true;
-            wake();
-        }
-        if let Some(since) = stopping_since {
-            if !shared.abandon.load(Ordering::SeqCst) && since.elapsed() >= STOP_GRACE {
-                shared.abandon.store(true, Ordering::SeqCst);
-                cut();
-            }
-        }
-    }
-}
-
-/// The detail of a connection cut by a stopping server.
-pub(crate) fn abandoned() -> Failure {
-    Failure::new(
-        crate::record::ErrorCategory::IoError,
-        "abandoned: the server was stopping (SIGTERM/SIGINT)",
-    )
-}
-
-/// Prepares an accepted socket: no Nagle delay on a flight, and blocking with timeouts
-/// (`threads`) or non-blocking (`event`).
-pub(crate) fn prepare(stream: &TcpStream, blocking: Option<Duration>) -> std::io::Result<()> {
-    stream.set_nodelay(true)?;
-    match blocking {
-        Some(timeout) => {
-            // Accepted sockets do not inherit O_NONBLOCK on Linux; set it anyway so the
-            // timeouts below are what bounds a stalled peer.
-            stream.set_nonblocking(false)?;
-            stream.set_read_timeout(Some(timeout))?;
-            stream.set_write_timeout(Some(timeout))
-        }
-        None => stream.set_nonblocking(true),
-    }
-}
-
-/// The peer's port, for the record.
-pub(crate) fn port(addr: &SocketAddr) -> Option<u16> {
-    Some(addr.port())
 }

@@ -15,8 +15,10 @@ use crate::failure::socket_failure;
 use crate::listen::accept_until;
 use crate::record::{ServerThreadRecord, SCHEMA};
 
+use super::conn::{Conn, Stack, Step};
+use super::shared::{Line, Shared};
+use super::signals::StopSignals;
 use super::tracked::Tracked;
-use super::{Conn, Line, Shared, Stack, Step, StopSignals};
 
 pub(crate) fn run<S: Stack>(
     stack: &S,
@@ -44,7 +46,7 @@ pub(crate) fn run<S: Stack>(
             .collect();
         // Blocked workers notice `closing` within listen::POLL_INTERVAL_MS; a worker in a
         // connection is cut by shutting its socket down.
-        super::supervise(shared, workers, signals, &|| {}, &|| {
+        super::shared::supervise(shared, workers, signals, &|| {}, &|| {
             slots.iter().for_each(InFlight::abandon)
         });
         handles
@@ -86,7 +88,7 @@ fn worker<S: Stack>(
         // The connection, accept to close: callgrind's span (cpu::counted_span).
         let record = crate::cpu::counted_span(|| {
             let mut tracked = Tracked::open(seq, peer, accept_cpu, || {
-                super::prepare(&stream, Some(shared.io_timeout))?;
+                super::shared::prepare(&stream, Some(shared.io_timeout))?;
                 stack.open(CountingStream::new(stream))
             })?;
             let registered = slot.enter(tracked.conn.socket().as_raw_fd());

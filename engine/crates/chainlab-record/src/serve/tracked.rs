@@ -11,7 +11,7 @@ use crate::observed::{ServerIdentity, ServerSpans};
 use crate::record::ServerRecord;
 use crate::{ns_between, unix_ns};
 
-use super::{Conn, Step};
+use super::conn::{Conn, Step};
 
 pub(crate) struct Tracked<C> {
     pub(crate) conn: C,
@@ -106,11 +106,11 @@ impl<C: Conn> Tracked<C> {
         };
         self.cpu = self.cpu.plus(ThreadCpu::now().since(before));
         if abandoned && seen.failure.is_some() {
-            seen.failure = Some(super::abandoned());
+            seen.failure = Some(super::shared::abandoned());
         }
         let spans = ServerSpans {
             seq: self.seq,
-            peer_port: super::port(&self.peer),
+            peer_port: super::shared::port(&self.peer),
             accept_unix_ns: self.accept_unix_ns,
             handshake_ns: ns_between(self.start, handshake_end),
             cpu: handshake_cpu,

@@ -1,0 +1,10 @@
+//! What a stack gives the client loops: a connection slot.
+
+use crate::record::ClientRecord;
+
+/// A connection slot: attempts run one after another on the calling thread.
+pub trait Slot {
+    /// One connection, start to finish. Errors only for local failures; everything the
+    /// network or the peer does ends up in the record.
+    fn attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord>;
+}
