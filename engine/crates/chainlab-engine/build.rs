@@ -5,8 +5,14 @@
 use std::path::PathBuf;
 
 fn main() {
-    for lib in ["z", "brotlienc", "brotlidec", "brotlicommon", "zstd"] {
-        println!("cargo:rustc-link-lib=dylib={lib}");
+    let libs = concat!(env!("CARGO_MANIFEST_DIR"), "/../../openssl/link-libs");
+    println!("cargo:rerun-if-changed={libs}");
+    let list = std::fs::read_to_string(libs).expect("engine/openssl/link-libs");
+    for lib in list
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+    {
+        println!("cargo:rustc-link-lib=dylib={}", lib.trim());
     }
     let dir = PathBuf::from(
         std::env::var("OPENSSL_DIR").expect("OPENSSL_DIR is set by engine/.cargo/config.toml"),

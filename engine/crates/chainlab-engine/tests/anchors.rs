@@ -3,7 +3,7 @@
 //! (`--partial-chain`), and mutual TLS (`pki --purpose client`, `serve --client-ca`,
 //! `handshake --cert-pki`). Run with `cargo test --release --test anchors`.
 
-mod common;
+use chainlab_test_support::engine as common;
 
 use common::{der_sizes, handshake, paired, pki, pki_for, Server, TempDir};
 use serde_json::Value;

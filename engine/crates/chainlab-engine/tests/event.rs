@@ -7,7 +7,7 @@
 //! (`--io-timeout-ms`) bound each wait, and the deterministic part of each test is made so
 //! by ordering (a stalled connection is accepted before the clients run).
 
-mod common;
+use chainlab_test_support::engine as common;
 
 use std::io::Write as _;
 use std::net::TcpStream;

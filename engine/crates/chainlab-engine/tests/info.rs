@@ -1,7 +1,7 @@
 //! `info` read by a reader that has gone (`chainlab-engine info | head`): the engine ends
 //! quietly, exit 0, no panic on the closed pipe.
 
-mod common;
+use chainlab_test_support::engine as common;
 
 use std::process::{Command, Stdio};
 

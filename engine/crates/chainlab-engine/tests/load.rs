@@ -6,7 +6,7 @@
 //! the test; rates stay far below what this 2-core machine does, except where overload is
 //! the point.
 
-mod common;
+use chainlab_test_support::engine as common;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

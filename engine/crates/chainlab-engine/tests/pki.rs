@@ -7,155 +7,21 @@
 //! which matters for the slow SLH-DSA "s" sets (about 1-2 s each here).
 
 use std::fs;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
 
 use chainlab_engine::algorithms::{Family, Provider, ALGORITHMS};
-use openssl::pkey::PKey;
-use openssl::x509::X509;
-use serde_json::Value;
-
-/// A scratch directory under the system temp dir, removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let path =
-            std::env::temp_dir().join(format!("chainlab-pki-test-{}-{name}", std::process::id()));
-        let _ = fs::remove_dir_all(&path);
-        fs::create_dir_all(&path).unwrap();
-        Scratch(path)
-    }
-
-    fn dir(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
-
-fn pki(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_chainlab-engine"))
-        .arg("pki")
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-/// Runs `pki` and returns the parsed stdout summary; panics with stderr on failure.
-fn generate(out: &Path, chain: &str, seed: &str) -> Value {
-    let output = pki(&[
-        "--chain",
-        chain,
-        "--out",
-        out.to_str().unwrap(),
-        "--seed",
-        seed,
-    ]);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "pki --chain {chain} failed: {stderr}"
-    );
-    let stdout = String::from_utf8(output.stdout).unwrap();
-    assert_eq!(
-        stdout.lines().count(),
-        1,
-        "summary must be one line: {stdout}"
-    );
-    serde_json::from_str(&stdout).unwrap()
-}
-
-/// The project's OpenSSL command (engine/.cargo/config.toml sets OPENSSL_DIR for cargo).
-fn openssl_bin() -> PathBuf {
-    let dir = std::env::var_os("OPENSSL_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.openssl"));
-    dir.join("bin/openssl")
-}
-
-fn openssl(dir: &Path, args: &[&str]) -> (bool, String) {
-    let output = Command::new(openssl_bin())
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&output.stdout).into_owned()
-        + &String::from_utf8_lossy(&output.stderr);
-    (output.status.success(), text)
-}
-
-/// `openssl verify` of leaf.pem against ca.pem and intermediates.pem, plain and strict (the
-/// strict run also checks the serverAuth purpose, the DNS name and the IP addresses).
-/// `-untrusted` is left out when intermediates.pem is empty: openssl rejects an empty file.
-fn assert_verifies(dir: &Path) {
-    let mut base = vec!["verify", "-CAfile", "ca.pem"];
-    if fs::metadata(dir.join("intermediates.pem")).unwrap().len() > 0 {
-        base.extend(["-untrusted", "intermediates.pem"]);
-    }
-    let strict = [
-        "-x509_strict",
-        "-purpose",
-        "sslserver",
-        "-verify_hostname",
-        "localhost",
-        "-verify_ip",
-        "127.0.0.1",
-    ];
-    for extra in [&[][..], &strict[..]] {
-        let args: Vec<&str> = base
-            .iter()
-            .chain(extra)
-            .copied()
-            .chain(["leaf.pem"])
-            .collect();
-        let (ok, text) = openssl(dir, &args);
-        assert!(
-            ok && text.trim() == "leaf.pem: OK",
-            "openssl {args:?} in {}: {text}",
-            dir.display()
-        );
-    }
-}
-
-fn manifest(dir: &Path) -> Value {
-    serde_json::from_slice(&fs::read(dir.join("manifest.json")).unwrap()).unwrap()
-}
-
-fn cert(dir: &Path, file: &str) -> X509 {
-    X509::from_pem(&fs::read(dir.join(file)).unwrap()).unwrap()
-}
-
-fn certs(dir: &Path, file: &str) -> Vec<X509> {
-    X509::stack_from_pem(&fs::read(dir.join(file)).unwrap()).unwrap()
-}
-
-/// Every key file holds the private key of the certificate beside it.
-fn assert_keys_match(dir: &Path) {
-    for entry in manifest(dir)["certificates"].as_array().unwrap() {
-        let file = entry["file"].as_str().unwrap();
-        let key = PKey::private_key_from_pem(
-            &fs::read(dir.join(entry["key_file"].as_str().unwrap())).unwrap(),
-        )
-        .unwrap();
-        assert!(
-            cert(dir, file).public_key().unwrap().public_eq(&key),
-            "{file}: key does not match"
-        );
-    }
-}
+use chainlab_test_support::pki::{
+    assert_keys_match, assert_verifies, cert, certs, generate, manifest, openssl, read,
+};
+use chainlab_test_support::TempDir;
 
 /// Generates `X,ML-DSA-44,X,X` for each algorithm and verifies it.
 fn assert_every_position(algorithms: &[&str]) {
     assert!(!algorithms.is_empty());
-    let scratch = Scratch::new(&format!("positions-{}", algorithms[0]));
+    let scratch = TempDir::new(&format!("positions-{}", algorithms[0]));
     for name in algorithms {
-        let dir = scratch.dir(name);
+        let dir = scratch.join(name);
         let chain = format!("{name},ML-DSA-44,{name},{name}");
         generate(&dir, &chain, "positions");
         assert_verifies(&dir);
@@ -226,13 +92,9 @@ fn key_id(text: &str, header: &str) -> Option<String> {
     Some(lines.next()?.trim().to_owned())
 }
 
-fn read(dir: &Path, file: &str) -> String {
-    fs::read_to_string(dir.join(file)).unwrap()
-}
-
 #[test]
 fn layout_extensions_and_manifest_match_the_certificates() {
-    let scratch = Scratch::new("layout");
+    let scratch = TempDir::new("layout");
     let cases = [
         ("ECDSA-P256,ML-DSA-44", vec!["root", "leaf"]),
         ("Ed25519,ECDSA-P384,ML-DSA-65", vec!["root", "int1", "leaf"]),
@@ -242,7 +104,7 @@ fn layout_extensions_and_manifest_match_the_certificates() {
         ),
     ];
     for (chain, roles) in cases {
-        let dir = scratch.dir(&roles.len().to_string());
+        let dir = scratch.join(&roles.len().to_string());
         let summary = generate(&dir, chain, "layout");
         assert_verifies(&dir);
         assert_keys_match(&dir);
@@ -448,8 +310,8 @@ fn layout_extensions_and_manifest_match_the_certificates() {
 
 #[test]
 fn depth_one_is_a_self_signed_leaf_in_every_file() {
-    let scratch = Scratch::new("depth1");
-    let dir = scratch.dir("out");
+    let scratch = TempDir::new("depth1");
+    let dir = scratch.join("out");
     let summary = generate(&dir, "ML-DSA-65", "depth1");
     assert_eq!(summary["depth"], 1);
     assert_verifies(&dir);
@@ -481,216 +343,4 @@ fn depth_one_is_a_self_signed_leaf_in_every_file() {
         assert_eq!(policy["certificates"], serde_json::json!(["leaf"]));
         assert_eq!(policy["der_bytes"], entry["der_bytes"]);
     }
-}
-
-/// Every file in a directory, by name.
-fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut files: Vec<(String, Vec<u8>)> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| {
-            let e = e.unwrap();
-            (
-                e.file_name().into_string().unwrap(),
-                fs::read(e.path()).unwrap(),
-            )
-        })
-        .collect();
-    files.sort();
-    files
-}
-
-fn file_names(files: &[(String, Vec<u8>)]) -> Vec<&str> {
-    files.iter().map(|(name, _)| name.as_str()).collect()
-}
-
-#[test]
-fn same_seed_gives_identical_files_and_another_seed_different_ones() {
-    let scratch = Scratch::new("determinism");
-    // Every deterministic family as signer and as subject.
-    for (index, chain) in [
-        "ECDSA-P384,ML-DSA-65,SLH-DSA-SHA2-128f,Ed25519",
-        "Ed25519,SLH-DSA-SHAKE-128f,ECDSA-P256,ML-DSA-44",
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        let first = scratch.dir(&format!("{index}-first"));
-        let again = scratch.dir(&format!("{index}-again"));
-        let other = scratch.dir(&format!("{index}-other"));
-        generate(&first, chain, "alpha");
-        generate(&again, chain, "alpha");
-        generate(&other, chain, "beta");
-        let (first_files, again_files) = (files(&first), files(&again));
-        assert_eq!(
-            file_names(&first_files),
-            file_names(&again_files),
-            "{chain}"
-        );
-        let differing: Vec<&String> = first_files
-            .iter()
-            .zip(&again_files)
-            .filter(|(a, b)| a.1 != b.1)
-            .map(|(a, _)| &a.0)
-            .collect();
-        assert!(
-            differing.is_empty(),
-            "{chain}: same seed, different bytes in {differing:?}"
-        );
-        for ((name, a), (_, b)) in first_files.iter().zip(files(&other)) {
-            if name.ends_with(".key")
-                || name.ends_with(".pem") && name != "intermediates.pem"
-                || name == "manifest.json"
-            {
-                assert!(*a != b, "{chain}: {name} did not change with the seed");
-            }
-        }
-        assert_verifies(&other);
-    }
-
-    // Each role gets its own key even with one algorithm everywhere.
-    let same = scratch.dir("same-algorithm");
-    generate(&same, "ML-DSA-44,ML-DSA-44,ML-DSA-44,ML-DSA-44", "alpha");
-    let keys: Vec<Vec<u8>> = ["root", "int1", "int2", "leaf"]
-        .iter()
-        .map(|r| {
-            cert(&same, &format!("{r}.pem"))
-                .public_key()
-                .unwrap()
-                .public_key_to_der()
-                .unwrap()
-        })
-        .collect();
-    for i in 0..keys.len() {
-        for j in i + 1..keys.len() {
-            assert!(keys[i] != keys[j], "roles {i} and {j} share a key");
-        }
-    }
-
-    // A role's key depends on (seed, role, algorithm), not on the depth.
-    let shallow = scratch.dir("shallow");
-    generate(&shallow, "Ed25519,ECDSA-P256", "alpha");
-    let deep = scratch.dir("deep");
-    generate(&deep, "Ed25519,ML-DSA-44,ECDSA-P256", "alpha");
-    assert_eq!(read(&shallow, "leaf.key"), read(&deep, "leaf.key"));
-    assert_eq!(read(&shallow, "root.key"), read(&deep, "root.key"));
-
-    // RSA keys are random; the deterministic positions stay reproducible.
-    let rsa_a = scratch.dir("rsa-a");
-    let rsa_b = scratch.dir("rsa-b");
-    generate(&rsa_a, "RSA-2048,ML-DSA-44", "alpha");
-    generate(&rsa_b, "RSA-2048,ML-DSA-44", "alpha");
-    assert_ne!(read(&rsa_a, "root.key"), read(&rsa_b, "root.key"));
-    assert_eq!(read(&rsa_a, "leaf.key"), read(&rsa_b, "leaf.key"));
-    let manifest = manifest(&rsa_a);
-    assert_eq!(manifest["deterministic"], false);
-    assert_eq!(
-        manifest["certificates"][1]["deterministic"], false,
-        "signed by RSA"
-    );
-}
-
-#[test]
-fn rerun_replaces_files_keeps_keys_private_and_drops_stale_roles() {
-    let scratch = Scratch::new("rerun");
-    let dir = scratch.dir("out");
-    generate(&dir, "ML-DSA-44,ML-DSA-44,ML-DSA-44,Ed25519", "rerun");
-    // A key left world-readable by someone must not keep that mode when replaced.
-    fs::set_permissions(dir.join("leaf.key"), fs::Permissions::from_mode(0o644)).unwrap();
-    let mut leftover = fs::OpenOptions::new();
-    leftover.write(true).create(true).mode(0o644);
-    leftover.open(dir.join(".leaf.key.tmp")).unwrap();
-    generate(&dir, "ML-DSA-65,Ed25519", "rerun");
-    let mut expected = vec![
-        "ca.pem",
-        "chain-full.pem",
-        "chain-leaf+intermediates.pem",
-        "chain-leaf.pem",
-        "intermediates.pem",
-        "leaf.key",
-        "leaf.pem",
-        "manifest.json",
-        "root.key",
-        "root.pem",
-    ];
-    expected.sort();
-    let found: Vec<String> = files(&dir).into_iter().map(|(name, _)| name).collect();
-    assert_eq!(found, expected);
-    for key in ["leaf.key", "root.key"] {
-        let mode = fs::metadata(dir.join(key)).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o600, "{key} mode {mode:o}");
-    }
-    assert!(read(&dir, "intermediates.pem").is_empty());
-    assert_verifies(&dir);
-}
-
-#[test]
-fn bad_inputs_fail_with_one_line_naming_the_value() {
-    let scratch = Scratch::new("bad");
-    let blocker = scratch.dir("a-file");
-    fs::write(&blocker, b"not a directory").unwrap();
-    let under_file = blocker.join("out");
-    let out = scratch.dir("never-created");
-    let out_str = out.to_str().unwrap();
-    let cases: Vec<(Vec<&str>, Vec<&str>)> = vec![
-        (
-            vec!["--chain", "", "--out", out_str],
-            vec!["depth 0", "1 to 4"],
-        ),
-        (
-            vec![
-                "--chain",
-                "ML-DSA-44,ML-DSA-44,ML-DSA-44,ML-DSA-44,ML-DSA-44",
-                "--out",
-                out_str,
-            ],
-            vec!["5 algorithms", "1 to 4"],
-        ),
-        (
-            vec!["--chain", "ML-DSA-44,ML-DSA-99", "--out", out_str],
-            vec![
-                "position 2",
-                "\"ML-DSA-99\"",
-                "ML-DSA-44, ML-DSA-65",
-                "RSA-3072",
-            ],
-        ),
-        (
-            vec![
-                "--chain",
-                "ML-DSA-44",
-                "--dns",
-                "bad_name",
-                "--out",
-                out_str,
-            ],
-            vec!["\"bad_name\"", "allowed"],
-        ),
-        (
-            vec![
-                "--chain",
-                "ML-DSA-44",
-                "--out",
-                under_file.to_str().unwrap(),
-            ],
-            vec![under_file.to_str().unwrap(), "cannot create"],
-        ),
-    ];
-    for (args, needles) in cases {
-        let output = pki(&args);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
-        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
-        assert!(stderr.starts_with("chainlab-engine: error: "), "{stderr}");
-        for needle in needles {
-            assert!(
-                stderr.contains(needle),
-                "{args:?}: {needle:?} missing from {stderr}"
-            );
-        }
-        assert!(output.stdout.is_empty());
-    }
-    assert!(
-        !out.exists(),
-        "a rejected command created its output directory"
-    );
 }

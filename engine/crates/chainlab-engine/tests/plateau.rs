@@ -3,7 +3,7 @@
 //! machine kind), while the client only verifies (~1 ms per signature). One handshake, since
 //! it is the slowest test of the suite. Run with `cargo test --release --test plateau`.
 
-mod common;
+use chainlab_test_support::engine as common;
 
 use common::{handshake, paired, pki, Server, TempDir};
 

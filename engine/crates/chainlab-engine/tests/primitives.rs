@@ -1,7 +1,7 @@
 //! `primitives`: one JSON line per timed operation, for every kind of operation the cost
 //! model prices, and a one-line error naming what is allowed for a wrong combination.
 
-mod common;
+use chainlab_test_support::engine as common;
 
 use std::process::Command;
 

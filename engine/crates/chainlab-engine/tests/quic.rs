@@ -2,7 +2,7 @@
 //! as separate processes on 127.0.0.1 (UDP port 0, announced by the ready line), with
 //! hierarchies from `pki`. Run with `cargo test --release --test quic`.
 
-mod common;
+use chainlab_test_support::engine as common;
 
 use std::net::UdpSocket;
 use std::time::{Duration, Instant};

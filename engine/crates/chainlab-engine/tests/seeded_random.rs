@@ -5,7 +5,7 @@
 //! providers drew from the seeded stream alone. The controls: connections within a run
 //! differ; another client seed, another server seed, or no seed changes every connection.
 
-mod common;
+use chainlab_test_support::engine as common;
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};

@@ -7,7 +7,7 @@
 //! client itself, and a chain it did not issue is refused; liboqs' own ML-DSA signs and verifies
 //! with `--signature-impl liboqs`, which the OpenSSL engine refuses by name.
 
-mod common;
+use chainlab_test_support::stacks as common;
 
 use std::process::Command;
 

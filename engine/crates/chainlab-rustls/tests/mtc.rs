@@ -3,7 +3,7 @@
 //! what it checked, and every negative control fails as `verify_failed` naming its check on
 //! every client stack.
 
-mod common;
+use chainlab_test_support::stacks as common;
 
 use std::path::{Path, PathBuf};
 

@@ -3,7 +3,7 @@
 //! per attempt and records it; a kind no chain can serve fails as `no_shared_sigalg` on the
 //! server, and nothing is retried.
 
-mod common;
+use chainlab_test_support::stacks as common;
 
 use std::path::{Path, PathBuf};
 

@@ -6,7 +6,7 @@
 //! Every child is killed and reaped on drop and every wait is bounded, so a failing test
 //! never leaves a process behind or hangs.
 
-mod common;
+use chainlab_test_support::stacks as common;
 
 use std::path::Path;
 use std::process::Command;
