@@ -1,5 +1,6 @@
-"""The store's contract with DuckDB: `schema.sql` declares every table and column once; this
-module holds what follows from it (the version, the upgrade of each older version, the
+"""The store's contract with DuckDB: `schema.sql` declares every table and column once (the
+lever axes' columns of `scenarios` are their axes'); this module holds what follows from it
+(the version, the upgrade of each older version, adding columns as declared there, the
 catalog's columns and types) and nothing else. `Store` (chainlab.store) writes and reads
 through it.
 
@@ -35,76 +36,91 @@ def table_sql(name: str) -> str:
     return text[start : text.index("\n);", start) + 3]
 
 
+def column_sql(table: str, column: str) -> str:
+    """A column's declaration in schema.sql's CREATE TABLE of `table` (its type and
+    constraints, without the comment), e.g. "random VARCHAR NOT NULL DEFAULT 'system'"."""
+    for line in table_sql(table).splitlines()[1:]:
+        code = line.split("--", 1)[0].strip().rstrip(",")
+        if code.split(" ", 1)[0] == column:
+            return " ".join(code.split())
+    raise KeyError(f"schema.sql declares no column {table}.{column}")
+
+
+def add_columns(table: str, *names: str, if_missing: bool = False) -> tuple[str, ...]:
+    """The statements that add columns `names` to `table` as schema.sql declares them: the
+    type and default as declared, NOT NULL set after (DuckDB adds no NOT NULL column);
+    `if_missing`: a store that already has the column keeps it (one whose table an older
+    upgrade made as schema.sql declares it now)."""
+    out = []
+    for name in names:
+        declared = column_sql(table, name)
+        not_null = " NOT NULL" in declared
+        added = declared.replace(" NOT NULL", "")
+        exists = "IF NOT EXISTS " if if_missing else ""
+        out.append(f"ALTER TABLE {table} ADD COLUMN {exists}{added}")
+        if not_null:
+            out.append(f"ALTER TABLE {table} ALTER COLUMN {name} SET NOT NULL")
+    return tuple(out)
+
+
 SCHEMA_VERSION = 10
 # Versions this chainlab reads; each older one has an upgrade step in UPGRADES.
 READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
 # What turns a store of version v into v + 1 (run in one transaction with the version bump).
 UPGRADES = {
     1: (
-        "ALTER TABLE runs ADD COLUMN libraries JSON",
-        "ALTER TABLE samples ADD COLUMN server_conn_ns BIGINT",
-        "ALTER TABLE samples ADD COLUMN server_conn_cpu_ns BIGINT",
-        *(
-            f"ALTER TABLE scenario_runs ADD COLUMN {column}"
-            for column in (
-                "link_timer_late_us_mean DOUBLE",
-                "link_timer_late_us_max DOUBLE",
-                "link_queue_wait_us_max DOUBLE",
-                "link_flagged BOOLEAN",
-            )
+        *add_columns("runs", "libraries"),
+        *add_columns("samples", "server_conn_ns", "server_conn_cpu_ns"),
+        *add_columns(
+            "scenario_runs",
+            "link_timer_late_us_mean",
+            "link_timer_late_us_max",
+            "link_queue_wait_us_max",
+            "link_flagged",
         ),
         # The load tables, as schema.sql declares them.
         *(table_sql(t) for t in ("load_steps", "load_samples", "host_reference")),
     ),
     2: (
-        "ALTER TABLE samples ADD COLUMN client_instructions BIGINT",
-        "ALTER TABLE samples ADD COLUMN server_instructions BIGINT",
-        "ALTER TABLE scenario_runs ADD COLUMN cert_message_bytes INTEGER",
-        "ALTER TABLE scenario_runs ADD COLUMN cert_compressed_bytes INTEGER",
-        "ALTER TABLE scenario_runs ADD COLUMN cert_compression_installed BOOLEAN",
+        *add_columns("samples", "client_instructions", "server_instructions"),
+        *add_columns(
+            "scenario_runs",
+            "cert_message_bytes",
+            "cert_compressed_bytes",
+            "cert_compression_installed",
+        ),
         table_sql("primitive_samples"),
     ),
     # The levers' columns (client_auth in 4, transport in 5, the stacks in 6) are added by
     # `axis_columns_sql`, after these steps, like every lever added since.
     3: (
-        "ALTER TABLE scenarios ADD COLUMN target VARCHAR",
+        *add_columns("scenarios", "target"),
         "ALTER TABLE scenarios ALTER COLUMN leaf_alg DROP NOT NULL",
-        "ALTER TABLE scenario_runs ADD COLUMN host JSON",
+        *add_columns("scenario_runs", "host"),
         table_sql("observed_client_chain"),
     ),
-    4: (
-        *(
-            f"ALTER TABLE samples ADD COLUMN {column} BIGINT"
-            for column in (
-                "datagrams_read",
-                "datagrams_written",
-                "conn_datagrams_read",
-                "conn_datagrams_written",
-                "flight_datagrams",
-            )
-        ),
+    4: add_columns(
+        "samples",
+        "datagrams_read",
+        "datagrams_written",
+        "conn_datagrams_read",
+        "conn_datagrams_written",
+        "flight_datagrams",
     ),
     5: (),  # the stacks' columns: `axis_columns_sql`
-    6: (
-        "ALTER TABLE samples ADD COLUMN mtc_kind VARCHAR",
-        "ALTER TABLE samples ADD COLUMN mtc_proof_hashes INTEGER",
-        "ALTER TABLE samples ADD COLUMN mtc_signatures_checked INTEGER",
-    ),  # and the certificate axis's columns: `axis_columns_sql`
-    # IF NOT EXISTS: a version-1 store gets load_samples as schema.sql declares it now.
-    7: tuple(
-        f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column}"
-        for table in ("samples", "load_samples")
-        for column in ("client_kind VARCHAR", "chain_index INTEGER")
+    6: add_columns("samples", "mtc_kind", "mtc_proof_hashes", "mtc_signatures_checked"),
+    # and the certificate axis's columns: `axis_columns_sql`
+    # if_missing: a version-1 store gets load_samples as schema.sql declares it now.
+    7: (
+        *add_columns("samples", "client_kind", "chain_index", if_missing=True),
+        *add_columns("load_samples", "client_kind", "chain_index", if_missing=True),
     ),  # and the rollout axes' columns: `axis_columns_sql`
     8: (
-        "ALTER TABLE host_reference ADD COLUMN IF NOT EXISTS steal_ns BIGINT",
+        *add_columns("host_reference", "steal_ns", if_missing=True),
         table_sql("instruction_samples"),
     ),
-    # IF NOT EXISTS: a version-8 store got instruction_samples as schema.sql declares it now.
-    9: (
-        "ALTER TABLE instruction_samples ADD COLUMN IF NOT EXISTS random VARCHAR DEFAULT 'system'",
-        "ALTER TABLE instruction_samples ALTER COLUMN random SET NOT NULL",
-    ),
+    # if_missing: a version-8 store got instruction_samples as schema.sql declares it now.
+    9: add_columns("instruction_samples", "random", if_missing=True),
 }
 
 

@@ -1,12 +1,8 @@
--- chainlab result store, schema version 7 (chainlab/store/schema.py: SCHEMA_VERSION).
--- Version 2 added runs.libraries, the server's whole-connection figures in samples, the load
--- tables and host_reference; version 3 added primitive_samples, instructions per handshake
--- and the certificate compression sizes; version 4 added scenarios.client_auth (mutual TLS),
--- scenarios.target (servers chainlab did not start, which have no hierarchy: depth 0, no
--- leaf_alg), observed_client_chain and scenario_runs.host (where each scenario ran);
--- version 5 scenarios.transport and QUIC's datagram counts; version 6 each side's TLS stack;
--- version 7 the certificate (X.509 or a Merkle Tree Certificate) and what an MTC check found.
--- An older store is upgraded when opened for writing (chainlab/store/schema.py: UPGRADES) to
+-- chainlab result store, schema version 10 (chainlab/store/schema.py: SCHEMA_VERSION, which
+-- tests/store/test_schema.py holds this line to; the versions' history is schema.py's).
+-- Every column is declared here once, except one per lever axis of `scenarios`, which its
+-- axis declares (chainlab/campaign/axes.py). An older store is upgraded when opened for
+-- writing (chainlab/store/schema.py: UPGRADES, which adds columns as declared here) to
 -- exactly these columns and types. Rows are inserted by column name.
 -- One DuckDB file per campaign run. Units: *_ns nanoseconds, *_us microseconds, bytes.
 -- Nothing here holds a path of the machine that made it.
@@ -51,12 +47,10 @@ CREATE TABLE scenarios (
     -- a server chainlab did not start: the [targets.<name>] name (address, servername, CA
     -- in params); NULL for the lab's own servers
     target          VARCHAR
-    -- ... and one column per lever axis, declared with the axis (chainlab/campaign/axes.py)
-    -- and added by chainlab/store/schema.py (`axis_columns_sql`): served_chain,
-    -- certificate, mtc_batch, mtc_signers, mtc_landmark_held, handshake_mode,
-    -- cert_compression, client_auth, transport, client_stack, server_stack,
-    -- each VARCHAR NOT NULL with the axis's default (a store made before an axis existed
-    -- gets the column, at that default, when it is next opened for writing).
+    -- ... and one column per lever axis, declared with the axis (chainlab/campaign/axes.py:
+    -- `Axis.columns`) and added by chainlab/store/schema.py (`axis_columns_sql`), each
+    -- VARCHAR NOT NULL with the axis's default (a store made before an axis existed gets
+    -- the column, at that default, when it is next opened for writing).
 );
 
 CREATE TABLE campaign_scenarios (

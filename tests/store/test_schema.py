@@ -82,3 +82,37 @@ def test_arrow_types_cover_every_declared_type(fresh):
     column's type is guessed from its values."""
     used = {dtype for columns in fresh.values() for dtype, _ in columns.values()}
     assert {t for t in used if schema.arrow_field("c", t) is None} == set()
+
+
+def test_the_schema_files_header_names_the_version_the_code_writes():
+    head = schema.SCHEMA_SQL.read_text().splitlines()[0]
+    assert head.startswith(f"-- chainlab result store, schema version {SCHEMA_VERSION} (")
+
+
+def test_upgrades_add_columns_as_schema_sql_declares_them():
+    assert schema.column_sql("instruction_samples", "random") == (
+        "random VARCHAR NOT NULL DEFAULT 'system'"
+    )
+    assert schema.add_columns("instruction_samples", "random", if_missing=True) == (
+        "ALTER TABLE instruction_samples ADD COLUMN IF NOT EXISTS random VARCHAR DEFAULT 'system'",
+        "ALTER TABLE instruction_samples ALTER COLUMN random SET NOT NULL",
+    )
+    with pytest.raises(KeyError, match="no column samples.nope"):
+        schema.column_sql("samples", "nope")
+    # No upgrade step spells a column's type itself: each ADD COLUMN is schema.sql's.
+    for version, steps in schema.UPGRADES.items():
+        for sql in steps:
+            if " ADD COLUMN " in sql:
+                table = sql.split()[2]
+                added = sql.split(" ADD COLUMN ", 1)[1].removeprefix("IF NOT EXISTS ")
+                declared = schema.column_sql(table, added.split()[0]).replace(" NOT NULL", "")
+                assert added == declared, f"version {version}: {sql}"
+
+
+def test_the_lever_columns_are_declared_by_their_axes_alone():
+    from chainlab.campaign import axes
+
+    text = schema.table_sql("scenarios")
+    for axis in axes.levers():
+        for column in axis.column_names:
+            assert column not in text, f"schema.sql names the axis column {column}"
