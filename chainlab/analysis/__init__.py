@@ -1,9 +1,10 @@
-"""Statistics over a result store: `analyze.analyze(path)` computes every table of the report.
+"""Statistics over a result store: `analyze.analyze(path)` gives an `Analysis` whose tables
+are each computed when first asked for (`registry`: every analysis module registers what it
+produces with `@produces`).
 
-Modules: `stats` (estimators and intervals), `load` (reading a store), `config` (the campaign
-file's `[analysis]` settings), `families` (algorithm families, placement classes, labels),
-`summary`, `compare`, `transport`, `decomposition`, `capacity`, `paper`, `findings`,
-`network` (emulated networks: profiles, initial window, projection), and
-`synthetic` (stores with known content for tests and benchmarks). docs/methods/ explains
-every number.
+Modules: `load` (reading a store), `registry` (analyses on demand), `families` (algorithm
+families, placement classes, labels), `summary`, `compare`, `transport`, `decomposition`,
+`capacity`, `paper`, `findings`, `network` (emulated networks: profiles, initial window,
+projection), the levers' analyses against their twins (`twins` and the modules that use
+it), and the rest one module per subject. docs/methods/ explains every number.
 """

@@ -22,6 +22,7 @@ from __future__ import annotations
 import pandas as pd
 
 from chainlab.analysis.families import POSITIONS, family
+from chainlab.analysis.registry import produces
 from chainlab.campaign import axes
 
 # How the report names a position.
@@ -138,3 +139,13 @@ def best(ranked: pd.DataFrame) -> pd.DataFrame:
         row["clear"] = bool(g["clear"].any())
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+@produces("by_position")
+def _analysis_by_position(a) -> pd.DataFrame:
+    return ranking(a.summary)
+
+
+@produces("by_position_best")
+def _analysis_by_position_best(a) -> pd.DataFrame:
+    return best(a.by_position)

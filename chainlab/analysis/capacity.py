@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from chainlab.analysis.compare import MonteCarlo, group_members, ratio_of_means
+from chainlab.analysis.registry import produces
 from chainlab.stats import log_interval, percentile_interval
 
 
@@ -166,3 +167,26 @@ def service_classes_per_class(
                 row[f"{key}_lo"], row[f"{key}_hi"] = lo, hi
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+@produces("capacity")
+def _analysis_capacity(a) -> pd.DataFrame:
+    return per_scenario(a.reference_summary(), a.monte_carlo, a.baseline)
+
+
+@produces("all_capacity")
+def _analysis_all_capacity(a) -> pd.DataFrame:
+    """The derived capacity of every scenario with load steps, whatever its network."""
+    if not len(a.load_steps):
+        return a.capacity
+    return per_scenario(a.summary, a.monte_carlo, a.baseline)
+
+
+@produces("service_scenarios")
+def _analysis_service_scenarios(a) -> pd.DataFrame:
+    return service_classes_per_scenario(a.capacity, a.config)
+
+
+@produces("service_classes")
+def _analysis_service_classes(a) -> pd.DataFrame:
+    return service_classes_per_class(a.reference_summary(), a.monte_carlo, a.baseline)

@@ -18,6 +18,7 @@ import math
 import pandas as pd
 
 from chainlab.analysis import twins
+from chainlab.analysis.registry import produces
 from chainlab.campaign.algorithms import NO_CLIENT_AUTH
 
 
@@ -89,3 +90,8 @@ def _share(r: dict) -> float:
     """The client's share of the handshake's CPU (client and server together)."""
     total = r["client_cpu_ms"] + r["server_cpu_ms"]
     return r["client_cpu_ms"] / total if total > 0 else math.nan
+
+
+@produces("client_auth")
+def _analysis_client_auth(a) -> pd.DataFrame:
+    return per_pair(a.summary, a.data.observed_client_chain, a.config.confidence_level)

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from chainlab.analysis import families as fam
+from chainlab.analysis.registry import produces
 from chainlab.analysis.twins import instructions_disagree
 from chainlab.campaign import axes
 from chainlab.campaign.analysis_settings import PLAUSIBILITY_CLASSES, AnalysisConfig
@@ -524,3 +525,56 @@ def find_pairs(
     df["_o"] = df["axis"].map(axis_order)
     df = df.sort_values(["_o", "context", "from_id", "to_id"]).drop(columns="_o")
     return df.reset_index(drop=True)
+
+
+@produces("monte_carlo")
+def _analysis_monte_carlo(a) -> MonteCarlo:
+    return MonteCarlo(a.summary, a.config, a.data.latencies_ms)
+
+
+@produces("baseline", "baseline_note")
+def _analysis_baseline(a) -> tuple[str | None, str]:
+    return baseline_status(a.summary, a.config)
+
+
+@produces("multipliers")
+def _analysis_multipliers(a) -> pd.DataFrame:
+    return multipliers(a.summary, a.monte_carlo, a.baseline)
+
+
+@produces("strategy")
+def _analysis_strategy(a) -> pd.DataFrame:
+    return strategy_matrix(a.summary, a.multipliers, a.baseline)
+
+
+@produces("pairs")
+def _analysis_pairs(a) -> pd.DataFrame:
+    return find_pairs(a.summary, a.data.campaigns, a.monte_carlo, a.network_rank)
+
+
+# Statistics over several scenarios compare like with like: the reference network's.
+@produces("table7")
+def _analysis_table7(a) -> pd.DataFrame:
+    return class_table(a.reference_summary(), a.monte_carlo, a.baseline, "table7")
+
+
+@produces("classes")
+def _analysis_classes(a) -> pd.DataFrame:
+    return class_table(a.reference_summary(), a.monte_carlo, a.baseline, "exclusive")
+
+
+@produces("placement_study")
+def _analysis_placement_study(a) -> bool:
+    """Whether the store studies placement: its analysed scenarios vary no lever but the
+    served chain (the paper's own exposure axis, its Campaigns A, C and D), so the placement
+    study's analyses (classes, the strategy matrix, correlations, capacity and cost,
+    findings, the paper comparison) compare hierarchies as the paper did. A store that
+    varies another lever is read lever by lever, each scenario against its twin
+    (chainlab.analysis.twins; docs/methods/placement.md#which-stores)."""
+    summ = a.summary
+    ok = summ[summ["status"] == "ok"] if "status" in summ else summ
+    if ok.empty:
+        return False
+    exposure = set(axes.SERVED_CHAIN.column_names)
+    columns = [c for c in axes.lever_columns() if c in ok and c not in exposure]
+    return all(ok[c].nunique(dropna=False) <= 1 for c in columns)

@@ -22,6 +22,7 @@ import pandas as pd
 
 from chainlab.analysis import twins
 from chainlab.analysis.paper import DATA_DIR
+from chainlab.analysis.registry import produces
 from chainlab.campaign.cost import DECOMPRESS_BYTES
 
 # RFC 8879 §4: a CompressedCertificate carries, beyond the compressed bytes, the algorithm
@@ -127,3 +128,13 @@ def verdicts(rows: pd.DataFrame) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(out)
+
+
+@produces("compression")
+def _analysis_compression(a) -> pd.DataFrame:
+    return per_scenario(a.summary, a.data.primitives, a.config.confidence_level)
+
+
+@produces("compression_verdicts")
+def _analysis_compression_verdicts(a) -> pd.DataFrame:
+    return verdicts(a.compression)

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from chainlab.analysis import families as fam
+from chainlab.analysis.registry import produces
 from chainlab.campaign.analysis_settings import AnalysisConfig
 from chainlab.stats import pearson_ci, spearman_ci, z_value
 
@@ -120,3 +121,13 @@ def counterexamples(summary: pd.DataFrame, cfg: AnalysisConfig) -> pd.DataFrame:
         df.insert(0, "rank", np.arange(1, len(df) + 1))
         frames.append(df)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+@produces("correlations")
+def _analysis_correlations(a) -> pd.DataFrame:
+    return correlations(a.reference_summary(), a.config)
+
+
+@produces("counterexamples")
+def _analysis_counterexamples(a) -> pd.DataFrame:
+    return counterexamples(a.reference_summary(), a.config)

@@ -19,6 +19,7 @@ from dataclasses import fields
 import pandas as pd
 
 from chainlab.analysis.load import parse_json
+from chainlab.analysis.registry import produces
 from chainlab.campaign import cost, estimate, rollout
 from chainlab.campaign.model import NetworkProfile, Scenario
 from chainlab.network.profile import LOOPBACK
@@ -168,3 +169,15 @@ def primitives_table(primitives: pd.DataFrame, level: float = 0.95) -> pd.DataFr
             }
         )
     return pd.DataFrame(rows)
+
+
+@produces("cost_model")
+def _analysis_cost_model(a) -> pd.DataFrame:
+    model = model_of(a.data.primitives)
+    profiles = profiles_of(a.data.network_profiles)
+    return per_scenario(a.summary, model, profiles, a.config.confidence_level)
+
+
+@produces("primitives")
+def _analysis_primitives(a) -> pd.DataFrame:
+    return primitives_table(a.data.primitives, a.config.confidence_level)

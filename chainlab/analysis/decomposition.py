@@ -14,6 +14,7 @@ from __future__ import annotations
 import pandas as pd
 
 from chainlab.analysis.compare import MonteCarlo, group_stats
+from chainlab.analysis.registry import produces
 
 SCENARIO_COLUMNS = [
     "scenario_id",
@@ -62,3 +63,13 @@ def per_class(summary: pd.DataFrame, mc: MonteCarlo) -> pd.DataFrame:
         ("mean_srv_cli_ratio", "srv_cli_ratio", "mean", False),
     ]
     return group_stats(summary, mc, None, "exclusive", specs)
+
+
+@produces("decomposition")
+def _analysis_decomposition(a) -> pd.DataFrame:
+    return per_scenario(a.reference_summary())
+
+
+@produces("decomposition_classes")
+def _analysis_decomposition_classes(a) -> pd.DataFrame:
+    return per_class(a.reference_summary(), a.monte_carlo)

@@ -14,6 +14,7 @@ import math
 import pandas as pd
 
 from chainlab.analysis import families as fam
+from chainlab.analysis.registry import produces
 
 
 def _fmt(x: float, digits: int = 3) -> str:
@@ -249,3 +250,8 @@ def _split(s: pd.DataFrame, cfg, ratio: str, regime: str, measure: str) -> dict:
         "finding": "; ".join(parts) + f". Criterion: every {heavy}-leaf scenario is "
         "overwhelmingly server-bound" + ("." if measure == "CPU" else f" in {measure}."),
     }
+
+
+@produces("findings")
+def _analysis_findings(a) -> list[dict]:
+    return findings(a)

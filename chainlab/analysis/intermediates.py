@@ -24,6 +24,7 @@ import math
 import pandas as pd
 
 from chainlab.analysis import network, twins
+from chainlab.analysis.registry import produces
 
 # The served chain every other policy is read against (what RFC 8446 asks of a server).
 REFERENCE_POLICY = "leaf+intermediates"
@@ -85,3 +86,8 @@ def per_pair(summary: pd.DataFrame, projection: pd.DataFrame | None, level: floa
         .drop(columns="_o")
         .reset_index(drop=True)
     )
+
+
+@produces("intermediates")
+def _analysis_intermediates(a) -> pd.DataFrame:
+    return per_pair(a.summary, a.projection, a.config.confidence_level)

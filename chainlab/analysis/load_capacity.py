@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from chainlab.analysis.load import StoreData
+from chainlab.analysis.registry import produces
 from chainlab.runner import host
 from chainlab.runner.load import saturated
 from chainlab.stats import poisson_rate_ci, quantile_ci, ratio_ci
@@ -289,3 +290,18 @@ def normalised_latency(host: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFram
         out[f"normalised_{c}"] = out[c] * factor
     out["host_factor"] = factor
     return out[out["host_factor"].notna()].reset_index(drop=True)
+
+
+@produces("load_steps")
+def _analysis_load_steps(a) -> pd.DataFrame:
+    return steps_frame(a.data, a.config.confidence_level)
+
+
+@produces("host_speed")
+def _analysis_host_speed(a) -> pd.DataFrame:
+    return host_speed(a.data)
+
+
+@produces("load_capacity")
+def _analysis_load_capacity(a) -> pd.DataFrame:
+    return capacity_frame(a.load_steps, a.summary, a.all_capacity, a.config, a.host_speed)

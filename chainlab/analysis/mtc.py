@@ -23,6 +23,7 @@ import math
 import pandas as pd
 
 from chainlab.analysis import network, twins
+from chainlab.analysis.registry import produces
 from chainlab.campaign import axes, certificates
 from chainlab.campaign.certificates import HASH_BYTES, draft_hashes, subtree_entries
 
@@ -187,3 +188,13 @@ def draft_estimates() -> list[tuple[str, int, int]]:
             ("2^32 entries", 1 << 32),
         )
     ]
+
+
+@produces("mtc")
+def _analysis_mtc(a) -> pd.DataFrame:
+    return per_pair(a.summary, a.projection, a.load_capacity, a.config.confidence_level)
+
+
+@produces("mtc_proofs")
+def _analysis_mtc_proofs(a) -> pd.DataFrame:
+    return proofs(a.summary)

@@ -34,6 +34,7 @@ from chainlab.analysis.network_profiles import (
     profiles_frame,
     tristate,
 )
+from chainlab.analysis.registry import produces
 from chainlab.campaign.estimate import KEY_SHARE_BYTES
 from chainlab.campaign.model import SCENARIO_KEYS
 from chainlab.network import model
@@ -544,3 +545,24 @@ def round_trips(summary: pd.DataFrame, projection) -> dict[str, dict]:
                 "basis": f"{r['profile']} (RTT {r['rtt_ms']:g} ms)",
             }
     return out
+
+
+@produces("network")
+def _analysis_network(a) -> NetworkAnalysis | None:
+    return analyze(a.data, a.summary, a.monte_carlo, a.baseline)
+
+
+@produces("reference_network")
+def _analysis_reference_network(a) -> str | None:
+    return reference_network(a.summary, a.baseline)
+
+
+@produces("network_rank")
+def _analysis_network_rank(a):
+    return network_rank(a.network.profiles) if a.network is not None else None
+
+
+@produces("projection")
+def _analysis_projection(a):
+    """The projection model's predictions per scenario (None: every scenario on loopback)."""
+    return a.network.projection if a.network is not None else None

@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from chainlab.analysis import families as fam
+from chainlab.analysis.registry import produces
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 SOURCE = (
@@ -320,3 +321,33 @@ def compare_kex(pairs: pd.DataFrame, matches: pd.DataFrame) -> pd.DataFrame:
         )
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+@produces("paper_matches")
+def _analysis_paper_matches(a) -> pd.DataFrame:
+    return match_table1(a.reference_summary())
+
+
+@produces("paper_scenarios")
+def _analysis_paper_scenarios(a) -> pd.DataFrame:
+    return compare_scenarios(a.reference_summary(), a.multipliers, a.baseline, a.paper_matches)
+
+
+@produces("paper_classes")
+def _analysis_paper_classes(a) -> pd.DataFrame:
+    return compare_classes(a.table7, a.config.heavy_family)
+
+
+@produces("paper_correlations")
+def _analysis_paper_correlations(a) -> pd.DataFrame:
+    return compare_correlations(a.correlations, a.config.heavy_family)
+
+
+@produces("paper_depth")
+def _analysis_paper_depth(a) -> pd.DataFrame:
+    return compare_depth(a.pairs, a.paper_matches)
+
+
+@produces("paper_kex")
+def _analysis_paper_kex(a) -> pd.DataFrame:
+    return compare_kex(a.pairs, a.paper_matches)

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from chainlab.analysis import load_capacity, twins
+from chainlab.analysis.registry import produces
 from chainlab.analysis.summary import MEANS, log_se
 from chainlab.stats import mean_ci_from_moments, quantile_ci
 
@@ -163,3 +164,23 @@ def _num(v) -> float:
         return float(v)
     except (TypeError, ValueError):
         return math.nan
+
+
+@produces("targets")
+def _analysis_targets(a) -> pd.DataFrame:
+    return per_target(a.data, a.config.confidence_level)
+
+
+@produces("target_chains")
+def _analysis_target_chains(a) -> pd.DataFrame:
+    return observed_chains(a.data)
+
+
+@produces("target_beside")
+def _analysis_target_beside(a) -> pd.DataFrame:
+    return beside_lab(a.targets, a.target_chains, a.summary, a.config.confidence_level)
+
+
+@produces("target_load")
+def _analysis_target_load(a) -> pd.DataFrame:
+    return load_steps(a.data, a.config.confidence_level)

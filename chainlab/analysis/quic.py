@@ -21,6 +21,7 @@ import math
 import pandas as pd
 
 from chainlab.analysis import network, twins
+from chainlab.analysis.registry import produces
 
 # The transport every other one is read against.
 REFERENCE_TRANSPORT = "tcp"
@@ -94,3 +95,8 @@ def per_pair(summary: pd.DataFrame, projection: pd.DataFrame | None, level: floa
         .sort_values(["hierarchy", "kex", "served_chain", "network"])
         .reset_index(drop=True)
     )
+
+
+@produces("quic")
+def _analysis_quic(a) -> pd.DataFrame:
+    return per_pair(a.summary, a.projection, a.config.confidence_level)

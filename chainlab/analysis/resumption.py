@@ -18,6 +18,7 @@ import math
 import pandas as pd
 
 from chainlab.analysis import twins
+from chainlab.analysis.registry import produces
 from chainlab.campaign.algorithms import resumption_ratio
 from chainlab.stats import proportion_ci, z_value
 
@@ -91,3 +92,8 @@ def per_scenario(summary: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
                 out[f"{metric}_off_line"] = bool(off)
             rows.append(out)
     return pd.DataFrame(rows)
+
+
+@produces("resumption")
+def _analysis_resumption(a) -> pd.DataFrame:
+    return per_scenario(a.summary, a.config.confidence_level)

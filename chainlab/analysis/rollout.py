@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from chainlab.analysis.compression import guide_claim
+from chainlab.analysis.registry import produces
 from chainlab.campaign import axes, rollout
 from chainlab.stats import mean_ci, quantile_ci
 
@@ -245,3 +246,23 @@ def first_crossing(rule: pd.DataFrame) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+@produces("rollout_kinds")
+def _analysis_rollout_kinds(a) -> pd.DataFrame:
+    return by_kind(a.data.rollout_attempts, a.config.confidence_level)
+
+
+@produces("rollout_load_kinds")
+def _analysis_rollout_load_kinds(a) -> pd.DataFrame:
+    return load_by_kind(a.data.rollout_load, a.load_steps, a.config.confidence_level)
+
+
+@produces("rollout_shares")
+def _analysis_rollout_shares(a) -> pd.DataFrame:
+    return per_share(a.summary, a.load_steps, a.load_capacity)
+
+
+@produces("rollout_rule")
+def _analysis_rollout_rule(a) -> pd.DataFrame:
+    return rollback(a.rollout_shares)

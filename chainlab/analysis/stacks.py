@@ -24,6 +24,7 @@ import math
 import pandas as pd
 
 from chainlab.analysis import twins
+from chainlab.analysis.registry import produces
 from chainlab.campaign import axes
 from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.stats import kendall_tau
@@ -185,3 +186,18 @@ def _sign(interval: tuple[float, float, float]) -> int:
 def _named(name: str, interval: tuple[float, float, float]) -> dict:
     est, lo, hi = interval
     return {name: est, f"{name}_lo": lo, f"{name}_hi": hi}
+
+
+@produces("stacks")
+def _analysis_stacks(a) -> pd.DataFrame:
+    return per_pair(a.summary, a.config.confidence_level)
+
+
+@produces("stack_orderings")
+def _analysis_stack_orderings(a) -> pd.DataFrame:
+    return orderings(a.summary, a.config.confidence_level)
+
+
+@produces("stack_cost_split")
+def _analysis_stack_cost_split(a) -> pd.DataFrame:
+    return cost_split(a.summary)

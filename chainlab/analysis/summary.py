@@ -15,6 +15,7 @@ import pandas as pd
 
 from chainlab.analysis import families as fam
 from chainlab.analysis.load import StoreData, parse_json
+from chainlab.analysis.registry import empty_summary, produces
 from chainlab.campaign import axes
 from chainlab.campaign.stacks import label as stack_label
 from chainlab.network.profile import LOOPBACK
@@ -383,3 +384,19 @@ def failures_table(data: StoreData, summary: pd.DataFrame) -> pd.DataFrame:
         .sort_values(["scenario_id", "n"], ascending=[True, False])
         .reset_index(drop=True)
     )
+
+
+@produces("summary")
+def _analysis_summary(a) -> pd.DataFrame:
+    summ = scenario_summary(a.data)
+    return empty_summary() if summ.empty else summ
+
+
+@produces("failures")
+def _analysis_failures(a) -> pd.DataFrame:
+    return failures_table(a.data, a.summary)
+
+
+@produces("exposure")
+def _analysis_exposure(a) -> pd.DataFrame:
+    return chain_exposure(a.data)

@@ -67,11 +67,8 @@ def test_the_registry_names_each_figure_once_with_its_title():
 
 def test_axis_labels_follow_the_confidence_level(golden_analysis):
     """The report's level, not a typed-in 95 %."""
-    import dataclasses
 
-    at90 = dataclasses.replace(
-        golden_analysis, config=golden_analysis.config.replace(confidence_level=0.9)
-    )
+    at90 = golden_analysis.with_config(golden_analysis.config.replace(confidence_level=0.9))
     fig = draw("mean_latency", at90)
     assert "bars: 90 % CI" in fig.axes[0].get_xlabel()
     plt.close(fig)

@@ -28,9 +28,16 @@ def build(a, figure_sink) -> Document:
     figure and fills its paths."""
     b = Builder(a, figure_sink)
     sections = order()
-    built = {r.anchor: r.build(b) for r in sections if not r.last}
+    built = {r.anchor: _build(r, b) for r in sections if not r.last}
     b.built = {anchor: s for anchor, s in built.items() if s is not None}
-    built |= {r.anchor: r.build(b) for r in sections if r.last}
+    built |= {r.anchor: _build(r, b) for r in sections if r.last}
     title = f"chainlab report: {a.data.campaign_name}"
     shown = [built[r.anchor] for r in sections if built[r.anchor] is not None]
     return Document(title, shown, b.tables, b.figures)
+
+
+def _build(r: Registered, b: Builder):
+    """A section, or None where it does not apply to this store (its analyses never run)."""
+    if r.applies is not None and not r.applies(b):
+        return None
+    return r.build(b)

@@ -83,7 +83,7 @@ def build(b: Builder) -> Section:
             "the baseline with the class bands.",
         )
     )
-    st = a.strategy
+    st = a.strategy if a.placement_study else []
     if len(st) > 1:
         s.blocks.append(
             "The strategy matrix (paper Campaign B, Tables 3-4): the scenarios that share "

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from chainlab.report.builder import Builder, ci, codes, ints, nums
 from chainlab.report.document import Section
-from chainlab.report.sections.registry import section
+from chainlab.report.sections.registry import placement_study, section
 
 
-@section(190)
+@section(190, applies=placement_study)
 def build(b: Builder) -> Section:
     a, s = b.a, Section("capacity", "Capacity and cost")
     s.blocks.append(b.ref_note())

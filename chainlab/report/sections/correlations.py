@@ -5,13 +5,13 @@ from __future__ import annotations
 from chainlab.report import format as f
 from chainlab.report.builder import Builder, ci, codes, ints
 from chainlab.report.document import Section
-from chainlab.report.sections.registry import section
+from chainlab.report.sections.registry import placement_study, section
 
 # Rows shown in Markdown/HTML for the long counterexample table (the CSV has all).
 COUNTEREXAMPLES_SHOWN = 10
 
 
-@section(90)
+@section(90, applies=placement_study)
 def build(b: Builder) -> Section:
     a, s = b.a, Section("correlations", "Transport versus cryptography")
     s.blocks.append(b.ref_note())

@@ -67,7 +67,7 @@ def build(b: Builder) -> Section:
         b.table("decomposition", "Performance decomposition", "Paper Table 10.", d, cols)
     )
     instructions_table(b, s)
-    dc = a.decomposition_classes
+    dc = a.decomposition_classes if a.placement_study else []
     if len(dc):
         cols = [
             ("class", list(dc["class_name"])),

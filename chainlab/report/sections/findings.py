@@ -6,7 +6,7 @@ import pandas as pd
 
 from chainlab.report.builder import Builder
 from chainlab.report.document import Section
-from chainlab.report.sections.registry import section
+from chainlab.report.sections.registry import placement_study, section
 
 
 def headline(b: Builder) -> list[tuple[str, str]]:
@@ -18,7 +18,7 @@ def headline(b: Builder) -> list[tuple[str, str]]:
     ]
 
 
-@section(10, headline=headline)
+@section(10, headline=headline, applies=placement_study)
 def build(b: Builder) -> Section | None:
     s = Section("findings", "Findings")
     s.blocks.append(b.ref_note())

@@ -6,10 +6,10 @@ from chainlab.analysis.paper import SOURCE
 from chainlab.report import format as f
 from chainlab.report.builder import Builder, codes, paper_vs
 from chainlab.report.document import Section
-from chainlab.report.sections.registry import section
+from chainlab.report.sections.registry import placement_study, section
 
 
-@section(210)
+@section(210, applies=placement_study)
 def build(b: Builder) -> Section:
     a, s = b.a, Section("paper", "Comparison with the paper")
     s.blocks.append(b.ref_note())

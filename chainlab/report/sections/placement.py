@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from chainlab.report.builder import Builder, ci, ints, nums
 from chainlab.report.document import Section
-from chainlab.report.sections.registry import section
+from chainlab.report.sections.registry import placement_study, section
 
 
 def class_cols(b: Builder, c, label_col="class_name"):
@@ -25,7 +25,7 @@ def class_cols(b: Builder, c, label_col="class_name"):
     ]
 
 
-@section(70)
+@section(70, applies=placement_study)
 def build(b: Builder) -> Section:
     a, s = b.a, Section("placement", "Signature placement classes")
     s.blocks.append(b.ref_note())

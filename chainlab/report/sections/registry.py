@@ -7,7 +7,10 @@ with `@figure`. A section is one module in this package; its anchor is the modul
 `rank` orders the report (lower first). `headline(b)` gives the section's answers for the
 report's opening "Answers" section: (question, answer) rows, each answer with its interval,
 an empty list where the section has nothing to say for this store. `last=True` builds the
-section after all others (the answers link to the sections that were built).
+section after all others (the answers link to the sections that were built). `applies(b)`
+says cheaply whether the section belongs in this store's report at all: where it is false
+the section is not built, so none of the analyses it reads is computed (analyses run when
+first asked for: chainlab.analysis.registry).
 """
 
 from __future__ import annotations
@@ -24,17 +27,24 @@ class Registered:
     headline: Callable | None
     # Built after every other section (it reads what they built), shown at its rank.
     last: bool = False
+    # Whether the section belongs in this store's report (None: always).
+    applies: Callable | None = None
 
 
 _SECTIONS: dict[str, Registered] = {}
 
 
-def section(rank: float, headline: Callable | None = None, last: bool = False) -> Callable:
+def section(
+    rank: float,
+    headline: Callable | None = None,
+    last: bool = False,
+    applies: Callable | None = None,
+) -> Callable:
     """Registers the decorated `build` as the section of its module."""
 
     def register(build: Callable) -> Callable:
         anchor = build.__module__.rsplit(".", 1)[-1]
-        _SECTIONS[anchor] = Registered(rank, anchor, build, headline, last)
+        _SECTIONS[anchor] = Registered(rank, anchor, build, headline, last, applies)
         return build
 
     return register
@@ -44,3 +54,11 @@ def registered() -> list[Registered]:
     """The sections registered so far, in report order (chainlab.report.sections imports
     every module of the package first, which registers them)."""
     return sorted(_SECTIONS.values(), key=lambda r: (r.rank, r.anchor))
+
+
+def placement_study(b) -> bool:
+    """`applies` of the placement study's sections (the paper's tables of classes, the
+    strategy matrix, correlations, capacity and cost, findings, the paper comparison): a
+    store whose scenarios vary no lever but the served chain (chainlab.analysis.compare:
+    `placement_study`). A campaign that varies another lever is read lever by lever."""
+    return bool(b.a.placement_study)
