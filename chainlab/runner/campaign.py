@@ -287,9 +287,9 @@ def _primitives(ctx, store, scenarios, campaign, guard, progress) -> None:
     )
 
 
-def _store_result(store, guard, ex, result, progress, summary) -> None:
+def _store_result(store, guard, plan, result, progress, summary) -> None:
     with guard.deferred():
         store.write_scenario(result)
     summary.engine_seconds += result.scenario_run["engine_seconds"]
-    (summary.completed if result.status == "completed" else summary.failed).append(ex.s.scenario_id)
-    progress.scenario_end(ex, result)
+    (summary.completed if result.status == "completed" else summary.failed).append(plan.scenario_id)
+    progress.scenario_end(plan, result)

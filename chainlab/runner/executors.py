@@ -24,7 +24,7 @@
   by connection as a local run does. Split scenarios run one at a time (two hosts each), so
   two half-started scenarios can never wait on each other's hosts.
 
-Both call `finish(execution, rows)` for every scenario that ended, in the order they end.
+Both call `finish(scenario, rows)` for every scenario that ended, in the order they end.
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
 
 from chainlab import engine, machine
 from chainlab.errors import ChainlabError
@@ -112,12 +111,12 @@ class LocalExecutor:
     def _sequential(ctx, todo, finish) -> None:
         for s in todo:
             ex = ScenarioExecution(ctx, s)
-            ctx.progress.scenario_start(ex)
+            ctx.progress.scenario_start(ex.plan, ex.state)
             try:
                 run_whole(ex, ctx.progress)
             finally:
                 ex.close()
-            finish(ex, ex.result())
+            finish(ex.plan, ex.result())
 
     @staticmethod
     def _interleaved(ctx, todo, finish) -> None:
@@ -127,13 +126,13 @@ class LocalExecutor:
         for s in todo:
             ex = ScenarioExecution(ctx, s)
             ex.prepare()
-            ex.set_aside()
+            ex.state.set_aside()
             active.append(ex)
         while active:
             still = []
             for ex in active:
-                ex.resume()  # its wall time leaves out the other scenarios' visits
-                ctx.progress.scenario_start(ex)
+                ex.state.resume()  # its wall time leaves out the other scenarios' visits
+                ctx.progress.scenario_start(ex.plan, ex.state)
                 try:
                     ex.open()
                     finished = ex.step()
@@ -144,9 +143,9 @@ class LocalExecutor:
                 finally:
                     ex.close()
                 if finished:
-                    finish(ex, ex.result())
+                    finish(ex.plan, ex.result())
                 else:
-                    ex.set_aside()
+                    ex.state.set_aside()
                     still.append(ex)
             active = still
 
@@ -156,7 +155,7 @@ def run_whole(ex: ScenarioExecution, progress) -> None:
     ex.prepare()
     ex.open()
     while not ex.step():
-        progress.scenario_step(ex)
+        progress.scenario_step(ex.plan, ex.state)
     ex.run_load()
     ex.reference("end")
     ex.count_instructions()
@@ -231,17 +230,21 @@ def serve_on_worker(job: Job, address_name: str, done_name: str) -> dict:
         try:
             ex.prepare()
             ex.open()
-            address.set(ex.server_addr if not ex.done else f"failed: {ex.failure_detail}")
+            address.set(
+                ex.server_addr if not ex.state.done else f"failed: {ex.state.failure_detail}"
+            )
             while not (done.is_set() or stop.is_set()):
                 done.wait(timeout=SPLIT_POLL_S)
         finally:
             ex.close()
         return {
-            "server": ex.server,
-            "compression": ex.compression,
-            "server_exit": ex.server_exit,
+            "server": ex.results.server,
+            "compression": ex.results.compression,
+            "server_exit": ex.state.server_exit,
             "host": host_facts("dask", worker.address),
-            "failure": (ex.failure_cause, ex.failure_detail) if ex.done else None,
+            "failure": (
+                (ex.state.failure_cause, ex.state.failure_detail) if ex.state.done else None
+            ),
         }
 
 
@@ -281,7 +284,7 @@ def client_on_worker(job: Job, address_name: str):
             run_whole(ex, ctx.progress)
         finally:
             ex.close()
-        return ex.result(), ex.client
+        return ex.result(), ex.results.client
 
 
 def check_build(worker, build: dict) -> None:
@@ -349,9 +352,8 @@ class DaskExecutor:
         try:
             for fut in as_completed(list(pending)):
                 s = pending.pop(fut)
-                shell = SimpleNamespace(s=s)
-                ctx.progress.scenario_start(shell)
-                finish(shell, self._rows(ctx, s, fut))
+                ctx.progress.scenario_start(s)
+                finish(s, self._rows(ctx, s, fut))
         except BaseException:
             # Ctrl-C (or anything else): stop every running scenario, cancel the rest.
             stop.set()
@@ -382,14 +384,13 @@ class DaskExecutor:
                     workers=[client_host], key=f"{base}-client", **common,
                 )  # fmt: skip
                 futures = [server, remote]
-                shell = SimpleNamespace(s=s)
-                ctx.progress.scenario_start(shell)
+                ctx.progress.scenario_start(s)
                 try:
                     client_rows, client_records = remote.result()
                 except Exception:
                     client_rows = client_records = None
                 Event(f"{base}-done", client=client).set()
-                finish(shell, self._merge(ctx, s, remote, client_rows, client_records, server))
+                finish(s, self._merge(ctx, s, remote, client_rows, client_records, server))
         except BaseException:
             stop.set()
             client.cancel(futures, force=True)

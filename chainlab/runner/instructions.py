@@ -26,6 +26,7 @@ from pathlib import Path
 from chainlab import processes
 from chainlab.campaign import measure_plan
 from chainlab.runner import engine_args, records, seeds
+from chainlab.runner.scenario_state import Visit
 
 # The span the engine exposes for counting (engine/crates/chainlab-record/src/cpu.rs).
 SPAN = "chainlab_record::cpu::counted_span"
@@ -99,10 +100,10 @@ def dumps(out_file: Path) -> list[int]:
     return out
 
 
-def run(ex) -> list[dict]:
+def run(ex: Visit) -> list[dict]:
     """Counts the scenario's instructions (its [measure] plan) on this visit's path; the
     visit's own server is stopped first. Returns `instruction_samples` rows."""
-    plan, s = ex.s.measure, ex.s
+    plan, s = ex.plan.measure, ex.plan
     ex.stop_server()
     d = ex.dir / "callgrind"
     d.mkdir(exist_ok=True)
@@ -110,8 +111,8 @@ def run(ex) -> list[dict]:
     srv_records, srv_out = d / "server.jsonl", d / "server.out"
     seeded = seed_flags(plan, ex.ctx.seed, s.scenario_id)  # both sides take the same
     argv = wrapper(srv_out) + engine_args.server_argv(
-        s, ex.ctx.engine, ex.pki_dir, f"{host}:0", srv_records, TIMEOUT_MS, ex.client_pki_dir,
-        ex.second_pki_dir, counted=True,
+        s, ex.ctx.engine, ex.files.pki_dir, f"{host}:0", srv_records, TIMEOUT_MS,
+        ex.files.client_pki_dir, ex.files.second_pki_dir, counted=True,
     )  # fmt: skip
     argv += seeded
     if ex.link is not None:
@@ -126,8 +127,8 @@ def run(ex) -> list[dict]:
             raise InstructionError(f"server under callgrind: {e}") from None
         cli_records, cli_out = d / "client.jsonl", d / "client.out"
         head = engine_args.client_head(
-            s, ex.ctx.engine, "handshake", ready["addr"], ex.pki_dir, ex.client_pki_dir,
-            None, None, ex.trust_file,
+            s, ex.ctx.engine, "handshake", ready["addr"], ex.files.pki_dir, ex.files.client_pki_dir,
+            None, None, ex.files.trust_file,
         )  # fmt: skip
         argv = ex.client_extras(
             [
@@ -170,11 +171,11 @@ def run(ex) -> list[dict]:
                  dumps(cli_out), dumps(srv_out))  # fmt: skip
 
 
-def _expected_s(ex) -> float:
-    return measure_plan.seconds(ex.s, ex.estimated_s_per_handshake * 1000)
+def _expected_s(ex: Visit) -> float:
+    return measure_plan.seconds(ex.plan, ex.state.estimated_s_per_handshake * 1000)
 
 
-def _rows(ex, client: list[dict], server: list[dict], cli: list[int], srv: list[int]):
+def _rows(ex: Visit, client: list[dict], server: list[dict], cli: list[int], srv: list[int]):
     """Rows pairing each attempt with its dump, and with its server connection's (by
     conn_id; an MTC retry's two connections summed)."""
     if len(cli) != len(client):
@@ -194,7 +195,7 @@ def _rows(ex, client: list[dict], server: list[dict], cli: list[int], srv: list[
         out.append(
             {
                 "run_id": ex.ctx.run_id,
-                "scenario_id": ex.s.scenario_id,
+                "scenario_id": ex.plan.scenario_id,
                 "seq": r["seq"],
                 "warmup": bool(r.get("warmup")),
                 "conn_id": r.get("conn_id"),
@@ -203,7 +204,7 @@ def _rows(ex, client: list[dict], server: list[dict], cli: list[int], srv: list[
                 "client_instructions": n,
                 "server_instructions": srv_n,
                 "source": source(),
-                "random": ex.s.measure.random,
+                "random": ex.plan.measure.random,
             }
         )
     return out

@@ -43,6 +43,7 @@ from chainlab import processes
 from chainlab.campaign import estimate
 from chainlab.campaign.model import cpu_list
 from chainlab.runner import records, seeds
+from chainlab.runner.scenario_state import Visit
 
 # The capacity search offers this multiple of the single-connection estimate: enough to
 # saturate a server whose connections cost up to a third less under load than alone.
@@ -83,14 +84,14 @@ class Step:
     timeout_ms: int  # the generator's connect + handshake timeout
 
 
-def run(ex) -> tuple[list[dict], list[dict]]:
+def run(ex: Visit) -> tuple[list[dict], list[dict]]:
     """The scenario's load steps and their attempts as store rows; ex is the running
     chainlab.runner.scenario.ScenarioExecution (server up, single-connection phase done)."""
-    plan = ex.s.load
+    plan = ex.plan.load
     steps: list[dict] = []
     samples: list[dict] = []
     index = 0
-    if ex.s.target_spec is not None:
+    if ex.plan.target_spec is not None:
         _offer(ex, [(rate, None) for rate in plan.rates], index, steps, samples)
         return steps, samples
     derived = _derived_capacity(ex)
@@ -99,7 +100,8 @@ def run(ex) -> tuple[list[dict], list[dict]]:
     # max_in_flight others, and a client giving up before that would turn the server's work
     # into failures (goodput collapse) instead of measuring what the server completes.
     capacity_timeout = max(
-        ex.policy.timeout_ms, math.ceil(QUEUE_WAIT_MARGIN * plan.max_in_flight / derived * 1e3)
+        ex.plan.sampling.timeout_ms,
+        math.ceil(QUEUE_WAIT_MARGIN * plan.max_in_flight / derived * 1e3),
     )
     capacity = 0.0
     for _ in range(CAPACITY_TRIES):
@@ -127,13 +129,13 @@ def run(ex) -> tuple[list[dict], list[dict]]:
     return steps, samples
 
 
-def _offer(ex, offers, index: int, steps: list[dict], samples: list[dict]) -> None:
+def _offer(ex: Visit, offers, index: int, steps: list[dict], samples: list[dict]) -> None:
     """One step per (rate, fraction) offered, numbered from `index`, appended in place."""
-    plan = ex.s.load
+    plan = ex.plan.load
     for k, (rate, fraction) in enumerate(offers):
         row, rows = _run_step(
             ex,
-            Step(index + k, "step", rate, fraction, plan.step_s, ex.policy.timeout_ms),
+            Step(index + k, "step", rate, fraction, plan.step_s, ex.plan.sampling.timeout_ms),
             len(offers) - k - 1,
         )
         steps.append(row)
@@ -177,7 +179,7 @@ def completions_in_window(measured: list[dict], duration_s: float) -> int:
     return sum(1 for r in ok if start <= r["intended_ns"] + r["latency_ns"] < end)
 
 
-def _derived_capacity(ex) -> float:
+def _derived_capacity(ex: Visit) -> float:
     """Handshakes per second the single-connection phase implies: server cores / mean
     whole-connection CPU of its successful connections (handshake CPU where absent)."""
     try:
@@ -191,17 +193,17 @@ def _derived_capacity(ex) -> float:
     ]
     if not cpu:
         return FALLBACK_CAPACITY
-    return ex.s.load.server_cores * 1e9 / float(np.mean(cpu))
+    return ex.plan.load.server_cores * 1e9 / float(np.mean(cpu))
 
 
-def _argv(ex, step: Step, rec: Path) -> list[str]:
-    plan = ex.s.load
+def _argv(ex: Visit, step: Step, rec: Path) -> list[str]:
+    plan = ex.plan.load
     argv = [
         *ex.client_head("load", plan.generator_stack),
         "--rate", f"{step.rate:.9g}",
         "--duration-ms", str(max(1, round(step.duration_s * 1000))),
         "--arrivals", plan.arrivals,
-        "--seed", str(seeds.derive(ex.ctx.seed, "load-step", ex.s.scenario_id, step.index)),
+        "--seed", str(seeds.derive(ex.ctx.seed, "load-step", ex.plan.scenario_id, step.index)),
         "--max-in-flight", str(plan.max_in_flight),
         "--cpus", plan.generator_cpus,
         "--timeout-ms", str(step.timeout_ms),
@@ -212,12 +214,12 @@ def _argv(ex, step: Step, rec: Path) -> list[str]:
     return ex.client_extras(argv)
 
 
-def _warm_up(ex, step: Step) -> None:
+def _warm_up(ex: Visit, step: Step) -> None:
     """The generator's and the server's first connections (page faults, lazy
     initialisation), one at a time in a process of their own before the first step, so the
     step's kernel counters (the server's cores, its process) cover its schedule alone: over
     a 50 ms path 20 warm-ups are 2 s of an idle server. Their records are not kept."""
-    plan = ex.s.load
+    plan = ex.plan.load
     if not plan.warmup:
         return
     before = records.count_lines(ex.server_records_path)
@@ -236,20 +238,20 @@ def _warm_up(ex, step: Step) -> None:
         processes.wait_exit(proc, timeout)
     finally:
         processes.stop_group(proc)
-    if ex.s.target_spec is None:
+    if ex.plan.target_spec is None:
         _server_records(ex, before, plan.warmup)  # until they are written, not counted
 
 
-def _run_step(ex, step: Step, steps_left: int) -> tuple[dict, list[dict]]:
-    plan = ex.s.load
+def _run_step(ex: Visit, step: Step, steps_left: int) -> tuple[dict, list[dict]]:
+    plan = ex.plan.load
     rec = ex.dir / f"load-{step.index}.jsonl"
     err = ex.dir / f"load-{step.index}.stderr"
-    target = ex.s.target_spec is not None
+    target = ex.plan.target_spec is not None
     if step.index == 0:
         _warm_up(ex, step)
     server_before = records.count_lines(ex.server_records_path)
     ex.ctx.progress.note(
-        f"chainlab: {ex.s.scenario_id}: load {step.kind} {step.index}: offering "
+        f"chainlab: {ex.plan.scenario_id}: load {step.kind} {step.index}: offering "
         f"{step.rate:.1f}/s for {step.duration_s:g} s"
     )
     deadline = step.duration_s + step.timeout_ms / 1000 + PROCESS_GRACE_S
@@ -286,7 +288,7 @@ def _run_step(ex, step: Step, steps_left: int) -> tuple[dict, list[dict]]:
         row.update(_server_deltas(before, after, row["wall_s"], plan.server_cores))
     eta = steps_left * (plan.step_s + estimate.LOAD_STEP_OVERHEAD_S)
     ex.ctx.progress.note(
-        f"chainlab: {ex.s.scenario_id}: load {step.kind} {step.index}: offered "
+        f"chainlab: {ex.plan.scenario_id}: load {step.kind} {step.index}: offered "
         f"{step.rate:.1f}/s, achieved {row['achieved_rate']:.1f}/s, {row['n_failed']} failed"
         + (f" (generator limited: {row['generator_note']})" if row["generator_limited"] else "")
         + f"; {steps_left} step(s) left, about {estimate.fmt_duration(eta)}"
@@ -294,14 +296,14 @@ def _run_step(ex, step: Step, steps_left: int) -> tuple[dict, list[dict]]:
     return row, rows
 
 
-def _server_counters(ex) -> dict:
+def _server_counters(ex: Visit) -> dict:
     """What the kernel counts for the server: its process's CPU, its cores' busy and total
     time, and (on loopback: the counters are per network namespace) listen-queue drops."""
     link = ex.link
     out = {
         "link": link.forwarder_stats().get("timer") if link is not None else None,
         "process": _process_cpu_s(ex.server_pid),
-        "cores": cores_time(cpu_list(ex.s.load.server_cpus)),
+        "cores": cores_time(cpu_list(ex.plan.load.server_cpus)),
         "netstat": _listen_counters() if ex.on_loopback else None,
     }
     return out
@@ -373,7 +375,7 @@ def _listen_counters() -> tuple[int, int] | None:
     return None
 
 
-def _server_records(ex, before: int, expected: int) -> list[dict]:
+def _server_records(ex: Visit, before: int, expected: int) -> list[dict]:
     """The server's records of the step's connections (written as each one closes)."""
     t0 = time.monotonic()
     while (
@@ -384,8 +386,8 @@ def _server_records(ex, before: int, expected: int) -> list[dict]:
     return [r for r in records.read(ex.server_records_path)[before:] if r.get("side") == "server"]
 
 
-def _rows(ex, step: Step, client, generator, by_conn) -> tuple[dict, list[dict]]:
-    plan, run_id, sid = ex.s.load, ex.ctx.run_id, ex.s.scenario_id
+def _rows(ex: Visit, step: Step, client, generator, by_conn) -> tuple[dict, list[dict]]:
+    plan, run_id, sid = ex.plan.load, ex.ctx.run_id, ex.plan.scenario_id
     measured = [r for r in client if not r.get("warmup")]
     samples = []
     server_cpu = 0

@@ -356,9 +356,10 @@ def time_reference(
             pass
     finally:
         ex.close()
-    if ex.stop_reason == "failed":
+    if ex.state.failed_run:
         raise PrimitiveError(
-            f"reference handshakes {name} ({mode}) failed: {ex.failure_cause}: {ex.failure_detail}"
+            f"reference handshakes {name} ({mode}) failed: {ex.state.failure_cause}: "
+            f"{ex.state.failure_detail}"
         )
     at = _now()
     out = []

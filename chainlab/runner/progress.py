@@ -76,10 +76,10 @@ class Progress:
         """A line above the live bars (a remark of the run: cleanup, calibration)."""
         self._line(text)
 
-    def calibrated(self, execution, profile: str, text: str) -> None:
+    def calibrated(self, plan, profile: str, text: str) -> None:
         """A profile was calibrated; its time is part of the running scenario's wall time,
         so its estimate joins that scenario's."""
-        sid = execution.s.scenario_id
+        sid = plan.scenario_id
         self._calibrated[sid] = self._calibrated.get(sid, 0.0) + self.calibrations.pop(profile, 0.0)
         self.note(text)
 
@@ -87,20 +87,24 @@ class Progress:
         """A profile that will not be calibrated in this run (it cannot run)."""
         self.calibrations.pop(profile, None)
 
-    def scenario_start(self, execution) -> None:
-        self.current = execution
-        self._draw(execution, 0, 0, force=True)
+    # A scenario is its plan (chainlab.campaign.model.Scenario) and, where it runs in this
+    # process, its state (chainlab.runner.scenario_state.State): a cluster's run has none.
 
-    def scenario_tick(self, execution, batch_done: int, batch_total: int) -> None:
+    def scenario_start(self, plan, state=None) -> None:
+        self.current = plan
+        if state is not None:
+            self._draw(plan, state, 0, 0, force=True)
+
+    def scenario_tick(self, plan, state, batch_done: int, batch_total: int) -> None:
         if self.live and time.monotonic() - self._last_draw >= 0.5:
-            self._draw(execution, batch_done, batch_total)
+            self._draw(plan, state, batch_done, batch_total)
 
-    def scenario_step(self, execution) -> None:
+    def scenario_step(self, plan, state) -> None:
         if self.live:
-            self._draw(execution, 0, 0, force=True)
+            self._draw(plan, state, 0, 0, force=True)
 
-    def scenario_end(self, execution, result) -> None:
-        sid = execution.s.scenario_id
+    def scenario_end(self, plan, result) -> None:
+        sid = plan.scenario_id
         self.done += 1
         self._finished.add(sid)
         row = result.scenario_run
@@ -149,28 +153,28 @@ class Progress:
             self._bars.start()
         return self._bars
 
-    def _draw(self, ex, batch_done: int, batch_total: int, force: bool = False) -> None:
+    def _draw(self, plan, st, batch_done: int, batch_total: int, force: bool = False) -> None:
         if not self.live:
             return
         now = time.monotonic()
         if not force and now - self._last_draw < REDRAW_S:
             return
         self._last_draw = now
-        p = ex.policy
-        n = ex.attempted + max(0, batch_done - (p.warmup if ex.batches <= 1 else p.batch_warmup))
+        p = plan.sampling
+        n = st.attempted + max(0, batch_done - (p.warmup if st.batches <= 1 else p.batch_warmup))
         if p.mode == "fixed":
             target_n = p.count
         else:
             target_n = p.max
-            if ex.n_ok >= 2:
-                target_n = min(max(predicted_count(ex.ok_values, p), p.min), p.max)
+            if st.n_ok >= 2:
+                target_n = min(max(predicted_count(st.ok_values, p), p.min), p.max)
         frac = n / max(target_n, 1)
         if p.time_cap_s:
-            frac = max(frac, ex.sampling_s / p.time_cap_s)
-        per = ex.seconds_per_handshake or ex.estimated_s_per_handshake
+            frac = max(frac, st.sampling_s / p.time_cap_s)
+        per = st.seconds_per_handshake or st.estimated_s_per_handshake
         left_here = max(0, target_n - n) * per
         if p.time_cap_s:
-            left_here = min(left_here, max(0.0, p.time_cap_s - ex.sampling_s))
+            left_here = min(left_here, max(0.0, p.time_cap_s - st.sampling_s))
         c_frac = (self.done + min(frac, 1.0)) / max(self.total, 1)
         bars = self._live_bars()
         bars.update(
@@ -183,6 +187,6 @@ class Progress:
         bars.update(
             self._scenario,
             completed=min(frac, 1.0),
-            info=f"n={n}/{target_n} ci={_pct(ex.rel_halfwidth)}->{target} {ex.s.scenario_id}",
+            info=f"n={n}/{target_n} ci={_pct(st.rel_halfwidth)}->{target} {plan.scenario_id}",
         )
         bars.refresh()

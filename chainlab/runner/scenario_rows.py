@@ -1,60 +1,75 @@
 """What a finished scenario execution (chainlab.runner.scenario) becomes in the store: its
 `scenario_runs` row and the rows of every table it fills (ScenarioRows), written in one
-transaction by chainlab.store."""
+transaction by chainlab.store. It reads the execution's typed parts (plan, files, state,
+results: chainlab.runner.scenario_state), never the execution itself."""
 
 from __future__ import annotations
 
 import math
 from datetime import datetime
 
+from chainlab.campaign.model import Scenario
 from chainlab.runner import records
+from chainlab.runner.scenario_state import Files, Results, State
 from chainlab.store import ScenarioRows
 
 
-def rows(ex, ended_at: datetime, link_timing: dict) -> ScenarioRows:
-    """The rows of execution `ex` (a ScenarioExecution), ended at `ended_at`."""
-    run_id, sid = ex.ctx.run_id, ex.s.scenario_id
-    status = "failed" if ex.stop_reason == "failed" else "completed"
+def rows(
+    run_id: str,
+    host: dict | None,
+    plan: Scenario,
+    files: Files,
+    state: State,
+    results: Results,
+    *,
+    ended_at: datetime,
+    link_timing: dict,
+) -> ScenarioRows:
+    """The rows of a scenario's execution (its typed parts: chainlab.runner.scenario_state)
+    that ran on `host` and ended at `ended_at`."""
+    sid = plan.scenario_id
+    status = "failed" if state.failed_run else "completed"
+    chain, compression = files.chain, results.compression
     row = {
         "run_id": run_id,
         "scenario_id": sid,
         "status": status,
-        "started_at": ex.started_at,
+        "started_at": state.started_at,
         "ended_at": ended_at,
-        "n_measured": ex.attempted,
-        "n_ok": ex.n_ok,
-        "n_failed": ex.failed,
-        "n_warmup": ex.warmups,
-        "stop_reason": ex.stop_reason or "failed",
-        "ci_rel_halfwidth": _finite(ex.rel_halfwidth),
-        "failure_cause": ex.failure_cause if status == "failed" else None,
-        "pki_sha256": ex.chain.sha256 if ex.chain else "",
-        "served_chain_der_bytes": ex.chain.der_bytes if ex.chain else 0,
-        "served_chain_len": ex.chain.length if ex.chain else 0,
-        "engine_seconds": ex.engine_s,
-        "server_exit": ex.server_exit,
-        "sampling": ex.policy.to_dict(),
-        "batches": ex.batches,
-        "wall_seconds": ex.wall_seconds(),
-        "failure_detail": ex.failure_detail if status == "failed" else None,
-        "cert_message_bytes": ex.compression.get("uncompressed_bytes"),
-        "cert_compressed_bytes": ex.compression.get("compressed_bytes"),
-        "cert_compression_installed": ex.compression.get("installed"),
-        "host": ex.ctx.host,
+        "n_measured": state.attempted,
+        "n_ok": state.n_ok,
+        "n_failed": state.failed,
+        "n_warmup": state.warmups,
+        "stop_reason": state.stop_reason or "failed",
+        "ci_rel_halfwidth": _finite(state.rel_halfwidth),
+        "failure_cause": state.failure_cause if status == "failed" else None,
+        "pki_sha256": chain.sha256 if chain else "",
+        "served_chain_der_bytes": chain.der_bytes if chain else 0,
+        "served_chain_len": chain.length if chain else 0,
+        "engine_seconds": state.engine_s,
+        "server_exit": state.server_exit,
+        "sampling": plan.sampling.to_dict(),
+        "batches": state.batches,
+        "wall_seconds": state.wall_seconds(),
+        "failure_detail": state.failure_detail if status == "failed" else None,
+        "cert_message_bytes": compression.get("uncompressed_bytes"),
+        "cert_compressed_bytes": compression.get("compressed_bytes"),
+        "cert_compression_installed": compression.get("installed"),
+        "host": host,
         **link_timing,
     }
     return ScenarioRows(
         scenario_run=row,
-        samples=records.sample_rows(run_id, sid, ex.client, ex.server),
-        observed_chain=chain_rows(run_id, sid, ex.client),
+        samples=records.sample_rows(run_id, sid, results.client, results.server),
+        observed_chain=chain_rows(run_id, sid, results.client),
         # Mutual TLS: the client's chain as the server saw it.
-        observed_client_chain=chain_rows(run_id, sid, ex.server),
-        certificates=ex.certificates,
-        network=ex.network_row,
-        load_steps=ex.load_steps,
-        load_samples=ex.load_samples,
-        host_reference=ex.host_reference,
-        instruction_samples=ex.instruction_samples,
+        observed_client_chain=chain_rows(run_id, sid, results.server),
+        certificates=results.certificates,
+        network=results.network_row,
+        load_steps=results.load_steps,
+        load_samples=results.load_samples,
+        host_reference=results.host_reference,
+        instruction_samples=results.instruction_samples,
     )
 
 

@@ -5,26 +5,23 @@ from pathlib import Path
 
 from chainlab.campaign import load
 from chainlab.runner.progress import Progress
+from chainlab.runner.scenario_state import State
 from chainlab.store import ScenarioRows
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-class FakeExecution:
-    def __init__(self, s):
-        self.s = s
-        self.policy = s.sampling
-        self.attempted = 150
-        self.batches = 2
-        self.ok_values = [2_000_000 + 1000 * (i % 7) for i in range(150)]
-        self.rel_halfwidth = 0.013
-        self.sampling_s = 1.0
-        self.seconds_per_handshake = 0.002
-        self.estimated_s_per_handshake = 0.003
-
-    @property
-    def n_ok(self):
-        return len(self.ok_values)
+def running_state() -> State:
+    """A scenario's state two batches in."""
+    return State(
+        estimated_s_per_handshake=0.003,
+        attempted=150,
+        batches=2,
+        ok_values=[2_000_000 + 1000 * (i % 7) for i in range(150)],
+        rel_halfwidth=0.013,
+        sampling_s=1.0,
+        seconds_per_handshake=0.002,
+    )
 
 
 def result(sid, status="completed"):
@@ -43,11 +40,11 @@ def test_plain_mode_prints_one_line_per_scenario_with_eta():
     out = io.StringIO()
     p = Progress(ss, live=False, stream=out)
     p.start()
-    ex = FakeExecution(ss[0])
-    p.scenario_start(ex)
-    p.scenario_tick(ex, 10, 100)
-    p.scenario_step(ex)
-    p.scenario_end(ex, result(ss[0].scenario_id))
+    plan, state = ss[0], running_state()
+    p.scenario_start(plan, state)
+    p.scenario_tick(plan, state, 10, 100)
+    p.scenario_step(plan, state)
+    p.scenario_end(plan, result(ss[0].scenario_id))
     lines = out.getvalue().splitlines()
     assert lines[0].startswith(f"chainlab: {len(ss)} scenarios, estimated")
     assert lines[1].startswith(f"[1/{len(ss)}] {ss[0].scenario_id}: completed (ci_target)")
@@ -59,12 +56,12 @@ def test_live_mode_draws_both_bars():
     ss = scenarios()
     out = io.StringIO()
     p = Progress(ss, live=True, stream=out)
-    ex = FakeExecution(ss[0])
-    p.scenario_start(ex)
+    plan, state = ss[0], running_state()
+    p.scenario_start(plan, state)
     text = out.getvalue()
     assert "campaign" in text and "━" in text and "ETA" in text  # rich's bars
     assert "scenario" in text and ss[0].scenario_id in text and "ci=1.30%" in text
-    p.scenario_end(ex, result(ss[0].scenario_id, "failed"))
+    p.scenario_end(plan, result(ss[0].scenario_id, "failed"))
     assert f"[1/{len(ss)}] {ss[0].scenario_id}: failed" in out.getvalue()
     p.finish("chainlab: run completed")
     assert "chainlab: run completed" in out.getvalue()
