@@ -16,6 +16,7 @@ import pytest
 import chainlab
 from chainlab.campaign import load
 from chainlab.network import namespaces
+from chainlab.runner import seeds
 from chainlab.runner.campaign import RunOptions, run
 from chainlab.runner.scenario import ScenarioExecution
 
@@ -75,7 +76,8 @@ def test_scenarios_over_an_emulated_link_calibrate_it_once(
     ], summary
     assert engine_processes(str(pki_cache)) == []
     assert len(calibrated) == 1
-    assert calibrated[0].seed == 7  # the campaign's seed: the loss pattern replays
+    # Derived from the campaign's seed and the profile: the loss pattern replays.
+    assert calibrated[0].seed == seeds.derive(7, "link", "lan")
     st = chainlab.open(tmp_path / "n.duckdb")
     try:
         sr = st.scenario_runs
@@ -91,7 +93,7 @@ def test_scenarios_over_an_emulated_link_calibrate_it_once(
         measured = json.loads(np_.iloc[0]["measured"])
         assert measured["configured_rtt_ms"] == 10
         assert bool(np_.iloc[0]["flagged"]) == measured["flagged"]
-        assert json.loads(np_.iloc[0]["configured"])["seed"] == 7
+        assert json.loads(np_.iloc[0]["configured"])["seed"] == seeds.derive(7, "link", "lan")
         ok = st.samples.query("not warmup and outcome == 'ok'")
         assert len(ok) == 24
         # TCP connect takes one round trip (10 ms), the TLS 1.3 handshake at least one more.
