@@ -116,4 +116,6 @@ def _empty(name: str):
         return None
     if name == "findings":
         return []
+    if name == "placement_study":
+        return False
     return pd.DataFrame()
