@@ -84,6 +84,8 @@ GROUPS: dict[str, str] = {
 # the client verifies the leaf only, nothing above the anchor); it needs an intermediate
 # (depth 3 or 4).
 SERVED_CHAINS = ("leaf", "leaf+intermediates", "full", "intermediate-anchor")
+# What a server sends where a campaign names no served chain.
+DEFAULT_SERVED_CHAIN = "leaf+intermediates"
 INTERMEDIATE_ANCHOR = "intermediate-anchor"
 # The engine's `serve --chain` policy of each served chain.
 ENGINE_CHAIN = {INTERMEDIATE_ANCHOR: "leaf"}

@@ -1,45 +1,51 @@
-"""The scenario axes, each declared once: what a campaign's [matrix.*] may cross.
+"""The registry of scenario axes: what a campaign's [matrix.*] may cross, each declared once.
 
-An axis says everything the rest of chainlab needs to know of it: its TOML key and the values
-it accepts, its default (a matrix that leaves the axis out gets it, and an id names nothing
-at it), its id token, its store column(s), its label and the order of its values in the
-report, the `where` keys it offers (exclusions, sampling overrides), the engine flags it
-becomes and what a non-default value needs of a TLS stack.
+An axis (chainlab.campaign.axis.Axis) says everything the rest of chainlab needs of it, as
+values and callables: its TOML key and how a value is read and checked against the other
+axes, its default (a matrix that leaves the axis out gets it, and an id names nothing at
+it), its id token, its store column(s), its label and the order of its values in the
+report, the `where` keys it offers, the engine flags it becomes on each side, the trust
+anchors it replaces, what it adds to the estimate and what a non-default value needs of a
+TLS stack. The certificate axis is declared in chainlab.campaign.certificates and the
+rollout axes in chainlab.campaign.rollout; the others here.
 
-The loader (`tables.py`, `matrix_reader.py`), matrix expansion and `where` matching
-(`matrix.py`), ids (`ids.py`), a scenario's values (`model.py`), the store's scenario
-columns (`chainlab.store.schema`), the summary and pairing (`analysis/summary.py`,
-`analysis/compare.py`, `analysis/twins.py`) and the runner's command lines
-(`runner/engine_args.py`) iterate over `registered()` instead of naming axes one by one.
+The loader (`tables.py`, `matrix_reader.py`, `loader.py`), matrix expansion and `where`
+matching (`matrix.py`), ids (`ids.py`), a scenario's values (`model.py`), the store's
+scenario columns (`chainlab.store.schema`), the summary and pairing, the estimate and the
+runner's command lines (`runner/engine_args.py`) iterate over `registered()` instead of
+naming axes one by one.
 
 Four axes shape the id and the run themselves and keep their own code where noted: `kex`
 leads the id, `hierarchy` is its positions (stored as depth and one algorithm per role),
 `target` replaces the positions (a server chainlab does not start), `network` starts a link.
-Every other axis is a *lever*: declared here and nowhere else (ARCHITECTURE.md, "A campaign
-axis", is the recipe).
+Every other axis is a *lever* (ARCHITECTURE.md, "A campaign axis", is the recipe).
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from chainlab.campaign import certificates, rollout, stacks
 from chainlab.campaign.algorithms import (
     CERT_COMPRESSIONS,
+    DEFAULT_SERVED_CHAIN,
     GROUPS,
     INTERMEDIATE_ANCHOR,
+    MIX_ALLOWED,
     MIX_RE,
     NO_CLIENT_AUTH,
     SERVED_CHAINS,
     TRANSPORTS,
+    canonical_group,
+    is_handshake_mode,
 )
+from chainlab.campaign.axis import NOT_MINE, Axis
 from chainlab.network.profile import LOOPBACK
+from chainlab.schema import allowed, fmt
 
 # Values an id does not name (the defaults of the levers below).
-DEFAULT_SERVED_CHAIN = "leaf+intermediates"
 DEFAULT_HANDSHAKE_MODE = "full"
 DEFAULT_CERT_COMPRESSION = "none"
 DEFAULT_TRANSPORT = "tcp"
@@ -51,95 +57,23 @@ SERVED_TOKENS = {
 }
 CLIENT_PREFIX = "client_"
 
-# An id part an axis does not recognise (`Axis.id_read`).
-NOT_MINE = object()
+
+# -- readers of structural values ----------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Axis:
-    """One scenario axis. Only `key`, `label`, `default` and `read` are required: a lever
-    whose value is one string of a fixed set needs nothing else but its id token."""
+def read_group(v, value, at: str) -> str | None:
+    """A key-exchange group, in any accepted spelling."""
+    if not isinstance(value, str):
+        v.bad(at, f"expected a key-exchange group name, got {fmt(value)}")
+        return None
+    canon = canonical_group(value)
+    if canon is None:
+        v.bad(at, f"unknown key-exchange group {value!r}; allowed: {allowed(GROUPS, value)}")
+    return canon
 
-    key: str  # the [matrix.*] key, the `where` key, the scenario's attribute
-    label: str  # what the report calls it ("certificate compression")
-    default: Any  # a matrix that leaves the axis out gets this; the id names nothing then
-    # How the loader reads one value: the allowed strings, or the name of a reader of the
-    # loader's validator (`group`, `read_hierarchy`, `handshake_mode`, `client_auth`, ...).
-    read: tuple[str, ...] | str
-    # The scenario (store, summary) columns the axis sets; None: one column named `key`.
-    columns: tuple[str, ...] | None = None
-    # The store's value(s) of each column from the axis's value; None: the value itself.
-    store: Callable[[Any], tuple] | None = None
-    # The report's order of values (lower first; values not named come after, by name).
-    order: Mapping[str, int] = field(default_factory=dict)
-    # The id's part for a value (None at the default); `alg_token` names an algorithm.
-    id_part: Callable[[Any, Callable[[str], str]], str | None] | None = None
-    # The value an id part stands for, given the file's token -> algorithm map; NOT_MINE.
-    id_read: Callable[[str, Mapping[str, str]], Any] | None = None
-    # What the id grammar allows for this axis, for the message of an unknown part.
-    id_help: str = ""
-    # `where` keys the axis offers and the set of values a scenario's value has for each;
-    # None: one key, `key`, tested against the value itself.
-    where: Mapping[str, Callable[[Any], set]] | None = None
-    # How the loader reads a value of each `where` key (as `read`); None: `read` for `key`.
-    where_read: Mapping[str, tuple[str, ...] | str] | None = None
-    # Engine flags both sides take for a value (None: the runner passes it its own way).
-    flags: Callable[[Any], list[str]] | None = None
-    # (side, capability) pairs a value needs of the stacks: checked against each stack's
-    # missing features (chainlab.campaign.stacks), with the text it reads as.
-    needs: Callable[[Any, Mapping[str, Any]], list[tuple[str, str, str]]] | None = None
-    # How a scenario's label names its value where the axis varies in a store, from its
-    # column values; None: "<key> <value>".
-    describe: Callable[..., str] | None = None
-    # Whether the axis is one of the four the id and the runner handle themselves.
-    structural: bool = False
 
-    @property
-    def column_names(self) -> tuple[str, ...]:
-        return self.columns if self.columns is not None else (self.key,)
-
-    def column_values(self, value) -> tuple:
-        """The store's values of `column_names` for an axis value."""
-        return self.store(value) if self.store is not None else (value,)
-
-    def where_facts(self) -> Mapping[str, Callable[[Any], set]]:
-        return self.where if self.where is not None else {self.key: lambda v: {v}}
-
-    def where_reader(self, key: str) -> tuple[str, ...] | str:
-        """How the loader reads a value of `where` key `key`."""
-        return (self.where_read or {}).get(key, self.read)
-
-    def token(self, value, alg_token: Callable[[str], str]) -> str | None:
-        """The id part of `value` (None at the default)."""
-        if value == self.default:
-            return None
-        if self.id_part is not None:
-            return self.id_part(value, alg_token)
-        return f"{self.key}_{value}"
-
-    def untoken(self, part: str, algorithms: Mapping[str, str]):
-        """The value an id part stands for, or NOT_MINE."""
-        if self.id_read is not None:
-            return self.id_read(part, algorithms)
-        prefix = f"{self.key}_"
-        if part.startswith(prefix) and isinstance(self.read, tuple):
-            value = part[len(prefix) :]
-            if value in self.read and value != self.default:
-                return value
-        return NOT_MINE
-
-    def label_of(self, *column_values) -> str:
-        """What a scenario's label adds for this axis (where it varies in the store)."""
-        if self.describe is not None:
-            return self.describe(*column_values)
-        return f"{self.key} {' '.join(map(str, column_values))}"
-
-    def help(self) -> str:
-        if self.id_help:
-            return self.id_help
-        if isinstance(self.read, tuple):
-            return ", ".join(f"{self.key}_{v}" for v in self.read if v != self.default)
-        return f"{self.key}_<value>"
+def _algorithm(v, item, at: str) -> str | None:
+    return v.resolve_alg(item, at)
 
 
 # -- the four structural axes ------------------------------------------------------------
@@ -148,7 +82,7 @@ KEX = Axis(
     key="kex",
     label="key exchange",
     default=None,  # required
-    read="group",
+    read=read_group,
     columns=("kex", "kex_family"),
     store=lambda g: (g, GROUPS[g]),
     where={"kex": lambda g: {g}, "kex_family": lambda g: {GROUPS[g]}},
@@ -160,7 +94,7 @@ HIERARCHY = Axis(
     key="hierarchy",
     label="hierarchy",
     default=None,  # required (a target's is empty)
-    read="read_hierarchy",
+    read=lambda v, item, at: v.read_hierarchy(item, at),
     columns=("depth", "root_alg", "int1_alg", "int2_alg", "leaf_alg"),
     store=lambda h: (
         len(h),
@@ -177,11 +111,11 @@ HIERARCHY = Axis(
         "algorithm": lambda h: set(h),
     },
     where_read={
-        "depth": "depth",
-        "root": "resolve_alg",
-        "int": "resolve_alg",
-        "leaf": "resolve_alg",
-        "algorithm": "resolve_alg",
+        "depth": lambda v, item, at: v.integer(item, at, 1, 4),
+        "root": _algorithm,
+        "int": _algorithm,
+        "leaf": _algorithm,
+        "algorithm": _algorithm,
     },
     structural=True,
 )
@@ -189,7 +123,7 @@ TARGET = Axis(
     key="target",
     label="target",
     default=None,
-    read="target",
+    read=lambda v, item, at: v.string(item, at, choices=list(v.targets)),
     where={"target": lambda t: {t} if t else set()},
     structural=True,
 )
@@ -197,7 +131,7 @@ NETWORK = Axis(
     key="network",
     label="network",
     default=LOOPBACK,
-    read="network",
+    read=lambda v, item, at: v.string(item, at, choices=[LOOPBACK, *v.declared_networks]),
     order={LOOPBACK: 0},
     id_part=lambda n, _: f"net_{n}",
     id_read=lambda p, _: p[4:] if p.startswith("net_") else NOT_MINE,
@@ -208,12 +142,6 @@ NETWORK = Axis(
 
 
 # -- the levers ----------------------------------------------------------------------------
-
-
-def _need(side: str, feature: str) -> tuple[str, str, str]:
-    """A capability a value needs of `side`'s stack ("client", "server" or "both"), with its
-    text from the stacks' table (chainlab.campaign.stacks.FEATURE_TEXT)."""
-    return (side, feature, stacks.FEATURE_TEXT[feature])
 
 
 def _client_tokens(part: str, algorithms: Mapping[str, str]):
@@ -234,6 +162,31 @@ def client_auth_name(h: tuple[str, ...]) -> str:
     return ",".join(h) if h else NO_CLIENT_AUTH
 
 
+def _check_anchor(v, sid: str, parts: Mapping[str, Any], with_load: bool) -> None:
+    """An intermediate can be the trust anchor only where the hierarchy has one."""
+    depth = len(parts["hierarchy"])
+    if parts["served_chain"] == INTERMEDIATE_ANCHOR and depth < 3:
+        v.bad(
+            "matrix",
+            f"scenario {sid}: served_chain {INTERMEDIATE_ANCHOR!r} at depth {depth}: the "
+            "leaf's issuer is no intermediate; allowed: depth 3 or 4 (exclude the others, "
+            f'e.g. exclude = [{{ served_chain = "{INTERMEDIATE_ANCHOR}", depth = [1, 2] }}])',
+        )
+
+
+def _served_chain_client(chain: str, s, files, _seed: int) -> list[str]:
+    """A client of a server that sends less than the leaf's issuers."""
+    if chain == "leaf" and s.depth >= 3:
+        # The server omits the intermediates: the client gets them as untrusted path
+        # material, as a browser with an intermediate cache would.
+        return ["--untrusted", str(files.pki_dir / "intermediates.pem")]
+    if chain == INTERMEDIATE_ANCHOR:
+        # The Trust Anchor IDs model: the client trusts the leaf's issuer itself and
+        # verifies the leaf alone (a partial chain, ending at a non-self-signed anchor).
+        return ["--partial-chain"]
+    return []
+
+
 SERVED_CHAIN = Axis(
     key="served_chain",
     label="served chain",
@@ -244,41 +197,52 @@ SERVED_CHAIN = Axis(
     id_read=lambda p, _: {t: v for v, t in SERVED_TOKENS.items()}.get(p, NOT_MINE),
     id_help=", ".join(SERVED_TOKENS.values()),
     describe=lambda v: f"sends {v}",
+    check=_check_anchor,
+    client_flags=_served_chain_client,
     needs=lambda v, parts: [
-        *([_need("client", "partial_chain")] if v == INTERMEDIATE_ANCHOR else []),
+        *([stacks.need("client", "partial_chain")] if v == INTERMEDIATE_ANCHOR else []),
         *(
-            [_need("client", "untrusted_intermediates")]
+            [stacks.need("client", "untrusted_intermediates")]
             if v == "leaf" and len(parts["hierarchy"]) >= 3
             else []
         ),
     ],
 )
-CERTIFICATE = Axis(
-    key="certificate",
-    label="certificate",
-    default=certificates.X509,
-    read="certificate",
-    columns=("certificate", "mtc_batch", "mtc_signers", "mtc_landmark_held"),
-    store=certificates.store,
-    order={certificates.X509: 0, certificates.STANDALONE: 1, certificates.LANDMARK: 2},
-    id_part=certificates.token,
-    id_read=lambda p, algs: certificates.untoken(p, algs) or NOT_MINE,
-    id_help="mtcl<batch>[_nolm], mtcs<batch>_<ca>[_<cosigner>...]",
-    where={"certificate": lambda v: {certificates.parse(v).kind}},
-    where_read={"certificate": certificates.KINDS},
-    describe=certificates.describe,
-)
+CERTIFICATE = certificates.CERTIFICATE
+
+
+def read_handshake_mode(v, item, at: str) -> str | None:
+    """A handshake mode: full, resumed, or a resumption mix resumeNN."""
+    got = v.string(item, at, what="a handshake mode")
+    if got is not None and not is_handshake_mode(got):
+        v.bad(at, f"bad value {fmt(got)}; allowed: {MIX_ALLOWED}")
+        return None
+    return got
+
+
+def _resumption_client(mode: str, s, files, seed: int) -> list[str]:
+    if mode == "resumed":
+        return ["--resume"]
+    if mode == DEFAULT_HANDSHAKE_MODE:
+        return []
+    # A resumption mix: each handshake offers the ticket with the scenario's ratio, seeded
+    # per batch so a rerun with the run's seed repeats the mix.
+    return ["--resume-ratio", f"{s.resumption_ratio:g}", "--resume-seed", str(seed)]
+
+
 HANDSHAKE_MODE = Axis(
     key="handshake_mode",
     label="handshake mode",
     default=DEFAULT_HANDSHAKE_MODE,
-    read="handshake_mode",
+    read=read_handshake_mode,
     order={"full": 0, "resumed": 1},
     id_part=lambda v, _: v,
     id_read=lambda p, _: p if p == "resumed" or MIX_RE.match(p) else NOT_MINE,
     id_help="resumed, resume<NN>",
     describe=str,
-    needs=lambda v, _: [_need("client", "resumption_mix")] if MIX_RE.match(v) else [],
+    server_flags=lambda mode, s, files: ["--tickets", "0" if mode == "full" else "1"],
+    client_flags=_resumption_client,
+    needs=lambda v, _: [stacks.need("client", "resumption_mix")] if MIX_RE.match(v) else [],
 )
 CERT_COMPRESSION = Axis(
     key="cert_compression",
@@ -292,20 +256,62 @@ CERT_COMPRESSION = Axis(
     flags=lambda v: ["--cert-compression", v],
     describe=lambda v: f"comp {v}",
 )
+
+
+def read_client_auth(v, item, at: str) -> tuple[str, ...] | None:
+    """A client certificate: 'none', or its hierarchy (an array of algorithms root to leaf,
+    or a [hierarchies] name)."""
+    if item == NO_CLIENT_AUTH:
+        return ()
+    if isinstance(item, str) and item not in v.hierarchies:
+        v.bad(
+            at,
+            f"bad value {fmt(item)}; allowed: 'none', a [hierarchies] name "
+            f"({allowed(v.hierarchies, item) or 'none declared'}) or an array of "
+            "algorithms root to leaf",
+        )
+        return None
+    return v.read_hierarchy(item, at)
+
+
 CLIENT_AUTH = Axis(
     key="client_auth",
     label="client certificate",
     default=(),
-    read="client_auth",
+    read=read_client_auth,
     store=lambda h: (client_auth_name(h),),
     order={NO_CLIENT_AUTH: 0},
     id_part=lambda h, alg_token: CLIENT_PREFIX + "_".join(alg_token(a) for a in h),
     id_read=_client_tokens,
     id_help="client_<alg>[_<alg>...]",
     where={"client_leaf": lambda h: {h[-1] if h else NO_CLIENT_AUTH}},
-    where_read={"client_leaf": "client_leaf"},
-    needs=lambda h, _: [_need("both", "client_auth")] if h else [],
+    where_read={
+        # A client certificate's leaf algorithm, or 'none' (no client certificate).
+        "client_leaf": lambda v, item, at: (
+            item if item == NO_CLIENT_AUTH else _algorithm(v, item, at)
+        ),
+    },
+    server_flags=lambda h, s, files: (
+        ["--client-ca", str(files.client_pki_dir / "ca.pem")] if h else []
+    ),
+    client_flags=lambda h, s, files, _seed: ["--cert-pki", str(files.client_pki_dir)] if h else [],
+    needs=lambda h, _: [stacks.need("both", "client_auth")] if h else [],
 )
+
+
+def _check_transport(v, sid: str, parts: Mapping[str, Any], with_load: bool) -> None:
+    """QUIC scenarios: what the engine's QUIC transport does not do yet is refused here,
+    never found failing at run time (docs/engine-records.md, "QUIC")."""
+    if parts["transport"] != "quic" or parts["target"] is None:
+        return
+    v.bad(
+        "matrix",
+        f"scenario {sid}: transport 'quic' with target {parts['target']!r}: targets are "
+        "probed over TCP; allowed: transport 'tcp' for targets (exclude = [{ transport "
+        f'= "quic", target = "{parts["target"]}" }}])',
+    )
+
+
 TRANSPORT = Axis(
     key="transport",
     label="transport",
@@ -316,14 +322,53 @@ TRANSPORT = Axis(
     id_help=", ".join(t for t in TRANSPORTS if t != DEFAULT_TRANSPORT),
     flags=lambda v: ["--transport", v],
     describe=str,
-    needs=lambda v, _: [_need("both", "quic")] if v != DEFAULT_TRANSPORT else [],
+    check=_check_transport,
+    needs=lambda v, _: [stacks.need("both", "quic")] if v != DEFAULT_TRANSPORT else [],
 )
+
+
+def read_stack_pairs(v, m: Mapping[str, Any], at: str) -> list[tuple[str, str]] | None:
+    """The (client, server) stack pairs of a matrix: `stack` (both sides alike), or
+    `client_stack` x `server_stack` (a side left out is on the default stack)."""
+    if "stack" in m and ("client_stack" in m or "server_stack" in m):
+        v.bad(
+            f"{at}.stack",
+            "given with client_stack/server_stack; allowed: `stack` (both sides on one "
+            "stack) or client_stack and server_stack (each side its own)",
+        )
+        return None
+    chosen = {}
+    for key in ("stack", "client_stack", "server_stack"):
+        if key not in m:
+            continue
+        raw = m[key]
+        items = v.listish(raw)
+        if not items:
+            v.bad(f"{at}.{key}", "empty array; allowed: at least one value")
+        vals = []
+        for i, item in enumerate(items):
+            iat = f"{at}.{key}[{i}]" if isinstance(raw, list) else f"{at}.{key}"
+            got = v.string(item, iat, choices=stacks.STACKS)
+            if got is not None and got not in vals:
+                vals.append(got)
+        chosen[key] = vals
+    if "stack" in chosen:
+        return [(s, s) for s in chosen["stack"]] or None
+    if not chosen:
+        return None
+    clients = chosen.get("client_stack", [stacks.DEFAULT_STACK])
+    servers = chosen.get("server_stack", [stacks.DEFAULT_STACK])
+    return [(c, s) for c in clients for s in servers] or None
+
+
 STACK = Axis(
     key="stack",
     label="TLS stack",
     # (client stack, server stack): a matrix's `stack`, or `client_stack` x `server_stack`.
     default=(stacks.DEFAULT_STACK, stacks.DEFAULT_STACK),
-    read="stack_pairs",
+    read=stacks.STACKS,  # a `where` table's value: either side's stack
+    matrix_read=read_stack_pairs,
+    matrix_keys=("client_stack", "server_stack"),
     columns=("client_stack", "server_stack"),
     store=lambda pair: pair,
     id_part=lambda pair, _: stacks.token(*pair),
@@ -338,63 +383,11 @@ STACK = Axis(
     where_read={k: stacks.STACKS for k in ("stack", "client_stack", "server_stack")},
     describe=stacks.label,
 )
-
-
-def _second_chain_tokens(part: str, algorithms: Mapping[str, str]):
-    if not part.startswith(rollout.SECOND_CHAIN_PREFIX):
-        return NOT_MINE
-    tokens = part[len(rollout.SECOND_CHAIN_PREFIX) :].split("_")
-    if any(t not in algorithms for t in tokens) or not 1 <= len(tokens) <= 4:
-        raise ValueError(
-            f"bad second chain part {part!r}; allowed: dual_ followed by 1 to 4 algorithm "
-            f"tokens root first, joined by '_' ({', '.join(sorted(algorithms))})"
-        )
-    return tuple(algorithms[t] for t in tokens)
-
-
-# Staged rollout (chainlab.campaign.rollout): a second chain the server holds and sends to
-# the clients whose schemes ask for it, a mixed client population, the server's group order.
-SECOND_CHAIN = Axis(
-    key="second_chain",
-    label="second chain",
-    default=(),
-    read="second_chain",
-    store=lambda h: (rollout.second_chain_name(h),),
-    order={rollout.NO_SECOND_CHAIN: 0},
-    id_part=lambda h, alg_token: rollout.SECOND_CHAIN_PREFIX + "_".join(alg_token(a) for a in h),
-    id_read=_second_chain_tokens,
-    id_help="dual_<alg>[_<alg>...]",
-    where={},
-    describe=lambda v: f"and chain {v}",
-)
-POPULATION = Axis(
-    key="population",
-    label="client population",
-    default=rollout.NO_POPULATION,
-    read="population",
-    columns=("population", "pq_share"),
-    store=rollout.store,
-    order={rollout.NO_POPULATION: -1},
-    id_part=rollout.token,
-    id_read=lambda p, _: rollout.untoken(p) or NOT_MINE,
-    id_help="pop_<kind><per cent>[_<kind><per cent>...]",
-    where={},
-    describe=rollout.describe,
-)
-SERVER_GROUPS = Axis(
-    key="server_groups",
-    label="server groups",
-    default=rollout.CLIENT_ORDER,
-    read="server_groups",
-    id_part=rollout.server_groups_token,
-    id_read=lambda p, _: rollout.server_groups_untoken(p) or NOT_MINE,
-    id_help="sgrp_<group>[_<group>...]",
-    where={},
-    describe=lambda v: f"server prefers {v}",
-    needs=lambda v, _: (
-        [_need("server", "server_group_preference")] if v != rollout.CLIENT_ORDER else []
-    ),
-)
+# Staged rollout's axes, declared with their subject (chainlab.campaign.rollout): a second
+# chain, a client population, the server's group order.
+SECOND_CHAIN = rollout.SECOND_CHAIN
+POPULATION = rollout.POPULATION
+SERVER_GROUPS = rollout.SERVER_GROUPS
 
 # Whose code signs and verifies ML-DSA (the engines' --signature-impl): the stack's own, or
 # liboqs (the rustls stack): one algorithm across implementations. liboqs' own families
@@ -417,7 +410,7 @@ SIGNATURE_IMPL = Axis(
     id_help=", ".join(SIGNATURE_IMPL_PREFIX + v for v in SIGNATURE_IMPLS[1:]),
     flags=lambda v: ["--signature-impl", v] if v != "stack" else [],
     describe=lambda v: f"{v} signatures",
-    needs=lambda v, _: [_need("both", "signature_impl_liboqs")] if v == "liboqs" else [],
+    needs=lambda v, _: [stacks.need("both", "signature_impl_liboqs")] if v == "liboqs" else [],
 )
 
 # In the order an id names them: kex, the hierarchy (or a target), then the suffix parts.
@@ -461,7 +454,7 @@ def suffix_axes() -> tuple[Axis, ...]:
 
 def matrix_keys() -> tuple[str, ...]:
     """The [matrix.*] keys that are axes (a stack pair may also be given side by side)."""
-    return tuple(a.key for a in _AXES)
+    return tuple(k for a in _AXES for k in (a.key, *a.matrix_keys))
 
 
 def where_keys() -> tuple[str, ...]:

@@ -1,6 +1,8 @@
-"""The `certificate` axis's values: what the server authenticates with, an X.509 chain of the
-scenario's hierarchy or a Merkle Tree Certificate (draft-ietf-plants-merkle-tree-certs-07)
-for the same leaf key (docs/pki.md, "Merkle Tree Certificates").
+"""The `certificate` axis, declared here whole (its reader, rules, store columns and engine
+flags; the registry is chainlab.campaign.axes), and its values: what the server
+authenticates with, an X.509 chain of the scenario's hierarchy or a Merkle Tree Certificate
+(draft-ietf-plants-merkle-tree-certs-07) for the same leaf key (docs/pki.md, "Merkle Tree
+Certificates").
 
 A value is kept as one canonical string, so it is hashable, JSON and readable in stores:
 
@@ -24,6 +26,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from chainlab.campaign.algorithms import DEFAULT_SERVED_CHAIN
+from chainlab.campaign.axis import NOT_MINE, Axis
+from chainlab.schema import fmt
 
 X509 = "x509"
 STANDALONE = "mtc-standalone"
@@ -231,3 +238,123 @@ def describe(kind: str, batch: str, signers: str, held: str) -> str:
 def _power_of_two(batch: str) -> bool:
     n = int(batch)
     return n > 0 and n & (n - 1) == 0
+
+
+# -- the axis: how a campaign file gives a value, its rules, what the engines get --------
+
+
+def read(v, item, at: str) -> str | None:
+    """A certificate: "x509", or a Merkle Tree Certificate's table { kind, batch, ca,
+    cosigners, landmark_held, retry } (or its canonical string), read by the loader's
+    validator `v` (chainlab.campaign.axis.Reader)."""
+    if isinstance(item, str):
+        try:
+            return parse(item).spec
+        except ValueError as e:
+            v.bad(
+                at, f"{e}; allowed: 'x509' or a table such as "
+                '{ kind = "mtc-landmark", batch = 4096 }',
+            )  # fmt: skip
+            return None
+    t = v.table(item, at)
+    v.keys(t, TABLE_KEYS, at)
+    kind = v.string(t.get("kind"), f"{at}.kind", choices=KINDS)
+    if kind is None:
+        return None
+    if kind == X509:
+        extra = [k for k in t if k != "kind"]
+        if extra:
+            v.bad(f"{at}.{extra[0]}", "given with kind 'x509'; allowed: MTC kinds only")
+        return X509
+    if "batch" not in t:
+        v.bad(f"{at}.batch", "missing; allowed: the log batch's entries, 2 to 2^26")
+        return None
+    batch = v.integer(t["batch"], f"{at}.batch", MIN_BATCH, MAX_BATCH)
+    ca = v.resolve_alg(t["ca"], f"{at}.ca") if "ca" in t else DEFAULT_CA
+    cosigners: list[str] = []
+    for i, a in enumerate(v.listish(t.get("cosigners", []))):
+        got = v.resolve_alg(a, f"{at}.cosigners[{i}]")
+        if got is not None:
+            cosigners.append(got)
+    held, retry = t.get("landmark_held", True), t.get("retry", False)
+    for key, value in (("landmark_held", held), ("retry", retry)):
+        if not isinstance(value, bool):
+            v.bad(f"{at}.{key}", f"expected true or false, got {fmt(value)}")
+    if retry is True and (kind != LANDMARK or held is not False):
+        v.bad(
+            f"{at}.retry",
+            "allowed only with kind 'mtc-landmark' and landmark_held = false (the client "
+            "that cannot use the landmark-relative certificate retries)",
+        )
+        return None
+    if kind == LANDMARK and ("cosigners" in t or "ca" in t):
+        key = "cosigners" if "cosigners" in t else "ca"
+        v.bad(
+            f"{at}.{key}",
+            "given with kind 'mtc-landmark': a landmark-relative certificate carries no "
+            "signatures; allowed: cosigners and ca with kind 'mtc-standalone'",
+        )
+        return None
+    if kind == STANDALONE and "landmark_held" in t:
+        v.bad(
+            f"{at}.landmark_held",
+            "given with kind 'mtc-standalone'; allowed: with kind 'mtc-landmark' (whether "
+            "the client holds the landmark)",
+        )
+        return None
+    if batch is None or ca is None:
+        return None
+    mtc = Certificate(
+        kind, batch, ca if kind == STANDALONE else None, tuple(cosigners), held is not False,
+        retry is True,
+    )  # fmt: skip
+    return mtc.spec
+
+
+def check(v, sid: str, parts: Mapping[str, Any], with_load: bool) -> None:
+    """A Merkle Tree Certificate is the only certificate sent: no served-chain policy. The
+    retry runs over TCP, one attempt at a time."""
+    cert = parse(parts["certificate"])
+    if cert.retry and (parts["transport"] != "tcp" or with_load):
+        v.bad(
+            "matrix",
+            f"scenario {sid}: certificate retry with "
+            + ("[load]" if with_load else f"transport {parts['transport']!r}")
+            + ": the retry runs over TCP without load steps; allowed: landmark_held = false "
+            "without retry there, or exclude the scenario",
+        )
+    if cert.is_mtc and parts["served_chain"] != DEFAULT_SERVED_CHAIN:
+        v.bad(
+            "matrix",
+            f"scenario {sid}: served_chain {parts['served_chain']!r} with a Merkle Tree "
+            "Certificate, which is sent alone; allowed: certificate 'x509' (exclude = "
+            '[{ certificate = ["mtc-standalone", "mtc-landmark"], served_chain = '
+            f'"{parts["served_chain"]}" }}])',
+        )
+
+
+def _trust(spec: str, files) -> list[str] | None:
+    """A client's trust anchors for a Merkle Tree Certificate (its CA's, in place of the
+    hierarchy's root); None for X.509."""
+    cert = parse(spec)
+    return cert.client_flags(files.pki_dir) if cert.is_mtc else None
+
+
+CERTIFICATE = Axis(
+    key="certificate",
+    label="certificate",
+    default=X509,
+    read=read,
+    columns=("certificate", "mtc_batch", "mtc_signers", "mtc_landmark_held"),
+    store=store,
+    order={X509: 0, STANDALONE: 1, LANDMARK: 2},
+    id_part=token,
+    id_read=lambda p, algs: untoken(p, algs) or NOT_MINE,
+    id_help="mtcl<batch>[_nolm], mtcs<batch>_<ca>[_<cosigner>...]",
+    where={"certificate": lambda v: {parse(v).kind}},
+    where_read={"certificate": KINDS},
+    check=check,
+    server_flags=lambda spec, s, files: parse(spec).server_flags(),
+    trust=_trust,
+    describe=describe,
+)

@@ -32,7 +32,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from statistics import NormalDist
 
-from chainlab.campaign import algorithm_costs, certificates, cost, measure_plan, rollout
+from chainlab.campaign import algorithm_costs, axes, certificates, cost, measure_plan, rollout
 from chainlab.campaign.algorithm_costs import KEY_SIG_BYTES, SIGN_VERIFY_MS
 from chainlab.campaign.model import NetworkProfile, Scenario
 from chainlab.network.calibrate import BULK_MAX_S, plan_for
@@ -237,8 +237,14 @@ def server_cpu_ms(s: Scenario, model: cost.CostModel | None = None) -> float:
 
 
 def handshake_ms(s: Scenario, model: cost.CostModel | None = None) -> float:
-    """Estimated mean latency of one handshake of the scenario, in ms (on its network)."""
-    return network_cost(s, model).mean_ms
+    """Estimated mean latency of one handshake of the scenario, in ms (on its network), with
+    what an axis value adds that this module does not price itself (`Axis.estimate_ms`)."""
+    extra = sum(
+        axis.estimate_ms(s.value(axis.key), s)
+        for axis in axes.registered()
+        if axis.estimate_ms is not None
+    )
+    return network_cost(s, model).mean_ms + extra
 
 
 def certificate_bytes(s: Scenario) -> list[int]:

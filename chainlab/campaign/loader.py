@@ -1,8 +1,10 @@
 """Reads a campaign file, validates every key and value, expands its matrices.
 
 The tables are read by `tables.py` (aliases, hierarchies, targets, networks, sampling, where)
-and `matrix_reader.py` (matrices, campaigns); this module runs them in order and applies the
-rules that span scenarios (anchors, transports, stacks, split placement, sampling overrides).
+and `matrix_reader.py` (matrices, campaigns), each axis's values by its own reader
+(chainlab.campaign.axis: `Axis.read`); this module runs them in order and applies the rules
+that span scenarios: each axis's own (`Axis.check`), what a scenario's values need of its
+stacks, split placement, sampling overrides.
 
 Nothing runs and nothing is written before a file passes. Every problem is reported as one
 line: the file, the key path (`matrix.B.hierarchy[2][0]`), the bad value and what is allowed.
@@ -17,11 +19,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from chainlab import engine
-from chainlab.campaign import axes, certificates, load_plan, measure_plan, stacks
-from chainlab.campaign.algorithms import (
-    ALGORITHM_NAMES,
-    INTERMEDIATE_ANCHOR,
-)
+from chainlab.campaign import axes, load_plan, measure_plan, stacks
+from chainlab.campaign.algorithms import ALGORITHM_NAMES
 from chainlab.campaign.clients import ClientReaders
 from chainlab.campaign.fields import (
     CAMPAIGN_FIELDS,
@@ -188,12 +187,13 @@ class _Validator(TableReaders, MatrixReaders, ClientReaders):
             if not any(sid in members for members in campaigns.values()):
                 continue
             policy = self.resolve_sampling(sid, parts, base_sampling, overrides)
-            self.check_anchor(sid, parts)
-            self.check_transport(sid, parts)
             scenario_load = load_plan.for_scenario(self, load, parts, sid)
-            self.check_certificate(sid, parts, scenario_load is not None)
-            self.check_stacks(sid, parts, scenario_load)
-            self.check_rollout(sid, parts)
+            # Each axis's rules with the others (chainlab.campaign.axis: `Axis.check`),
+            # then what the scenario's values need of its stacks.
+            for axis in axes.registered():
+                if axis.check is not None:
+                    axis.check(self, sid, parts, scenario_load is not None)
+            self.check_capabilities(sid, parts, scenario_load)
             scenarios[sid] = Scenario.from_parts(
                 sid,
                 parts,
@@ -258,20 +258,7 @@ class _Validator(TableReaders, MatrixReaders, ClientReaders):
         if problem:
             self.bad("cluster.placement", problem)
 
-    def check_transport(self, sid: str, parts: dict) -> None:
-        """QUIC scenarios: what the engine's QUIC transport does not do yet is refused here,
-        never found failing at run time (docs/engine-records.md, "QUIC")."""
-        if parts["transport"] != "quic":
-            return
-        if parts["target"] is not None:
-            self.bad(
-                "matrix",
-                f"scenario {sid}: transport 'quic' with target {parts['target']!r}: targets are "
-                "probed over TCP; allowed: transport 'tcp' for targets (exclude = [{ transport "
-                f'= "quic", target = "{parts["target"]}" }}])',
-            )
-
-    def check_stacks(self, sid: str, parts: dict, load) -> None:
+    def check_capabilities(self, sid: str, parts: dict, load) -> None:
         """What a side's TLS stack cannot do is refused here, one line per problem, never
         found failing at run time (chainlab.campaign.stacks, docs/stacks.md); so is what
         [load]'s generator_stack cannot do of the scenario's client side."""
@@ -288,38 +275,6 @@ class _Validator(TableReaders, MatrixReaders, ClientReaders):
                         f"scenario {sid}: the generator's {problem.removeprefix('client ')}; "
                         "choose another generator_stack or exclude the scenario",
                     )
-
-    def check_certificate(self, sid: str, parts: dict, with_load: bool) -> None:
-        """A Merkle Tree Certificate is the only certificate sent: no served-chain policy. The
-        retry runs over TCP, one attempt at a time."""
-        cert = certificates.parse(parts["certificate"])
-        if cert.retry and (parts["transport"] != "tcp" or with_load):
-            self.bad(
-                "matrix",
-                f"scenario {sid}: certificate retry with "
-                + ("[load]" if with_load else f"transport {parts['transport']!r}")
-                + ": the retry runs over TCP without load steps; allowed: landmark_held = false "
-                "without retry there, or exclude the scenario",
-            )
-        if cert.is_mtc and (parts["served_chain"] != axes.SERVED_CHAIN.default):
-            self.bad(
-                "matrix",
-                f"scenario {sid}: served_chain {parts['served_chain']!r} with a Merkle Tree "
-                "Certificate, which is sent alone; allowed: certificate 'x509' (exclude = "
-                '[{ certificate = ["mtc-standalone", "mtc-landmark"], served_chain = '
-                f'"{parts["served_chain"]}" }}])',
-            )
-
-    def check_anchor(self, sid: str, parts: dict) -> None:
-        """An intermediate can be the trust anchor only where the hierarchy has one."""
-        depth = len(parts["hierarchy"])
-        if parts["served_chain"] == INTERMEDIATE_ANCHOR and depth < 3:
-            self.bad(
-                "matrix",
-                f"scenario {sid}: served_chain {INTERMEDIATE_ANCHOR!r} at depth {depth}: the "
-                "leaf's issuer is no intermediate; allowed: depth 3 or 4 (exclude the others, "
-                f'e.g. exclude = [{{ served_chain = "{INTERMEDIATE_ANCHOR}", depth = [1, 2] }}])',
-            )
 
     def resolve_sampling(self, sid, parts, base, overrides) -> SamplingPolicy:
         values = dict(base)

@@ -5,11 +5,8 @@ checked, then expanded (chainlab.campaign.matrix) into scenario ids; the loader'
 
 from __future__ import annotations
 
-from chainlab.campaign import axes, certificates, ids, matrix
+from chainlab.campaign import axes, ids, matrix, rollout
 from chainlab.campaign.algorithms import (
-    MIX_ALLOWED,
-    NO_CLIENT_AUTH,
-    is_handshake_mode,
     mode_of_ratio,
 )
 from chainlab.campaign.fields import (
@@ -17,9 +14,8 @@ from chainlab.campaign.fields import (
     MATRIX_OTHER_KEYS,
     NAME_RE,
 )
-from chainlab.campaign.stacks import DEFAULT_STACK, STACKS
 from chainlab.network.profile import LOOPBACK
-from chainlab.schema import allowed, fmt
+from chainlab.schema import fmt
 
 
 class MatrixReaders:
@@ -42,11 +38,10 @@ class MatrixReaders:
                     )
             values: dict[str, list] = {}
             for axis in axes.registered():
-                if axis is axes.STACK:
-                    # A pair: `stack` (both sides), or client_stack x server_stack.
-                    pairs = self.stack_pairs(m, at)
-                    if pairs:
-                        values["stack"] = pairs
+                if axis.matrix_read is not None:
+                    got = axis.matrix_read(self, m, at)
+                    if got:
+                        values[axis.key] = got
                     continue
                 raw = m.get(axis.key)
                 if raw is None:
@@ -102,39 +97,6 @@ class MatrixReaders:
             return True
         return False
 
-    def stack_pairs(self, m: dict, at: str) -> list[tuple[str, str]]:
-        """The (client, server) stack pairs of a matrix: `stack` (both sides alike), or
-        `client_stack` x `server_stack` (a side left out is on the default stack)."""
-        if "stack" in m and ("client_stack" in m or "server_stack" in m):
-            self.bad(
-                f"{at}.stack",
-                "given with client_stack/server_stack; allowed: `stack` (both sides on one "
-                "stack) or client_stack and server_stack (each side its own)",
-            )
-            return []
-        chosen = {}
-        for key in ("stack", "client_stack", "server_stack"):
-            if key not in m:
-                continue
-            raw = m[key]
-            items = self.listish(raw)
-            if not items:
-                self.bad(f"{at}.{key}", "empty array; allowed: at least one value")
-            vals = []
-            for i, item in enumerate(items):
-                iat = f"{at}.{key}[{i}]" if isinstance(raw, list) else f"{at}.{key}"
-                got = self.string(item, iat, choices=STACKS)
-                if got is not None and got not in vals:
-                    vals.append(got)
-            chosen[key] = vals
-        if "stack" in chosen:
-            return [(s, s) for s in chosen["stack"]]
-        if not chosen:
-            return []
-        clients = chosen.get("client_stack", [DEFAULT_STACK])
-        servers = chosen.get("server_stack", [DEFAULT_STACK])
-        return [(c, s) for c in clients for s in servers]
-
     def check_target_matrix(self, m: dict, at: str) -> None:
         """A matrix of targets sets only what the client chooses."""
         for key in ("hierarchy", "served_chain", "client_auth", "certificate"):
@@ -152,93 +114,6 @@ class MatrixReaders:
                 "given with target; allowed: loopback only (a target is reached over the "
                 "real network between this machine and it)",
             )
-
-    def client_auth(self, item, at: str) -> tuple[str, ...] | None:
-        """A client certificate: 'none', or its hierarchy (an array of algorithms root to
-        leaf, or a [hierarchies] name)."""
-        if item == NO_CLIENT_AUTH:
-            return ()
-        if isinstance(item, str) and item not in self.hierarchies:
-            self.bad(
-                at,
-                f"bad value {fmt(item)}; allowed: 'none', a [hierarchies] name "
-                f"({allowed(self.hierarchies, item) or 'none declared'}) or an array of "
-                "algorithms root to leaf",
-            )
-            return None
-        return self.read_hierarchy(item, at)
-
-    def certificate(self, item, at: str) -> str | None:
-        """A certificate: "x509", or a Merkle Tree Certificate's table { kind, batch, ca,
-        cosigners, landmark_held } (or its canonical string); chainlab.campaign.certificates."""
-        C = certificates
-        if isinstance(item, str):
-            try:
-                return C.parse(item).spec
-            except ValueError as e:
-                self.bad(
-                    at, f"{e}; allowed: 'x509' or a table such as "
-                    '{ kind = "mtc-landmark", batch = 4096 }',
-                )  # fmt: skip
-                return None
-        t = self.table(item, at)
-        self.keys(t, C.TABLE_KEYS, at)
-        kind = self.string(t.get("kind"), f"{at}.kind", choices=C.KINDS)
-        if kind is None:
-            return None
-        if kind == C.X509:
-            extra = [k for k in t if k != "kind"]
-            if extra:
-                self.bad(f"{at}.{extra[0]}", "given with kind 'x509'; allowed: MTC kinds only")
-            return C.X509
-        if "batch" not in t:
-            self.bad(f"{at}.batch", "missing; allowed: the log batch's entries, 2 to 2^26")
-            return None
-        batch = self.integer(t["batch"], f"{at}.batch", C.MIN_BATCH, C.MAX_BATCH)
-        ca = self.resolve_alg(t["ca"], f"{at}.ca") if "ca" in t else C.DEFAULT_CA
-        cosigners: list[str] = []
-        for i, a in enumerate(self.listish(t.get("cosigners", []))):
-            got = self.resolve_alg(a, f"{at}.cosigners[{i}]")
-            if got is not None:
-                cosigners.append(got)
-        held, retry = t.get("landmark_held", True), t.get("retry", False)
-        for key, v in (("landmark_held", held), ("retry", retry)):
-            if not isinstance(v, bool):
-                self.bad(f"{at}.{key}", f"expected true or false, got {fmt(v)}")
-        if retry is True and (kind != C.LANDMARK or held is not False):
-            self.bad(
-                f"{at}.retry",
-                "allowed only with kind 'mtc-landmark' and landmark_held = false (the client "
-                "that cannot use the landmark-relative certificate retries)",
-            )
-            return None
-        if kind == C.LANDMARK and ("cosigners" in t or "ca" in t):
-            key = "cosigners" if "cosigners" in t else "ca"
-            self.bad(
-                f"{at}.{key}",
-                "given with kind 'mtc-landmark': a landmark-relative certificate carries no "
-                "signatures; allowed: cosigners and ca with kind 'mtc-standalone'",
-            )
-            return None
-        if kind == C.STANDALONE and "landmark_held" in t:
-            self.bad(
-                f"{at}.landmark_held",
-                "given with kind 'mtc-standalone'; allowed: with kind 'mtc-landmark' (whether "
-                "the client holds the landmark)",
-            )
-            return None
-        if batch is None or ca is None:
-            return None
-        return C.Certificate(kind, batch, ca if kind == C.STANDALONE else None,
-                             tuple(cosigners), held is not False, retry is True).spec  # fmt: skip
-
-    def handshake_mode(self, item, at: str) -> str | None:
-        """A handshake mode: full, resumed, or a resumption mix resumeNN."""
-        got = self.string(item, at, what="a handshake mode")
-        if got is not None and not is_handshake_mode(got):
-            self.bad(at, f"bad value {fmt(got)}; allowed: {MIX_ALLOWED}")
-            return None
-        return got
 
     def resumption_ratios(self, raw, at: str) -> list[str]:
         """`resumption_ratio = [0, 0.5, 0.9]`: the handshake modes these ratios are."""
@@ -311,7 +186,7 @@ class MatrixReaders:
                     except ValueError as e:
                         self.bad(sat, f"bad scenario id {sid!r}: {e}")
                         continue
-                    parts["population"] = self.resolve_population(parts["population"], sat)
+                    parts["population"] = rollout.resolve_population(self, parts["population"], sat)
                     parts_by_id[sid] = parts
                 if sid not in members:
                     members.append(sid)

@@ -1,6 +1,8 @@
 """Staged rollout (docs/campaigns.md, "Staged rollout"): a server holding two chains, a mixed
-population of clients, and the server's group policy, as the axes `second_chain`,
-`population` and `server_groups` (chainlab.campaign.axes) carry them.
+population of clients, and the server's group policy: the axes `second_chain`,
+`population` and `server_groups`, declared here whole (how a campaign file gives their
+values, their rules with the other axes, what the engines get; the registry is
+chainlab.campaign.axes).
 
 A *population* is one client process whose attempts each draw a kind of client, with the
 kinds' shares as probabilities (the engine's `--population`). Its value everywhere (axis,
@@ -16,9 +18,19 @@ a post-quantum signature scheme or key-exchange group; `pq_share` sums their sha
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
 
-from chainlab.campaign.algorithms import ALGORITHM_FAMILY, GROUPS, SIGNATURE_ALGORITHMS
+from chainlab.campaign import certificates, stacks
+from chainlab.campaign.algorithms import (
+    ALGORITHM_FAMILY,
+    GROUPS,
+    SIGNATURE_ALGORITHMS,
+    canonical_group,
+)
+from chainlab.campaign.axis import NOT_MINE, Axis
+from chainlab.schema import allowed, fmt
 
 # The population axis's default: every attempt is the scenario's one client.
 NO_POPULATION = "none"
@@ -211,3 +223,220 @@ def mixture(
             served.append((k.share, chains[i], g))
     total = sum(w for w, _, _ in served)
     return [(w / total, h, g) for w, h, g in served] if total else [(1.0, hierarchy, kex)]
+
+
+# -- the axes: how a campaign file gives their values, their rules, what the engines get --
+
+# How far a population's shares may sum from 1 (floating point).
+_SHARE_SLACK = 1e-9
+
+
+def read_population(v, item, at: str) -> str | None:
+    """A population: "none", or a table of [clients] kinds and their shares (whole per
+    cent, summing to 1), e.g. { pq = 0.1, classical = 0.9 }."""
+    if item == NO_POPULATION:
+        return item
+    if not isinstance(item, dict):
+        v.bad(
+            at,
+            f"expected a table of kinds and shares, got {fmt(item)}; allowed: 'none' or "
+            "e.g. { pq = 0.1, classical = 0.9 } (kinds of [clients])",
+        )
+        return None
+    kinds = []
+    for name, share in item.items():
+        if name not in v.clients:
+            v.bad(
+                f"{at}.{name}",
+                f"unknown kind of client {name!r}; allowed: a [clients] kind "
+                f"({allowed(v.clients, name) or 'none declared'})",
+            )
+            continue
+        ok = isinstance(share, int | float) and not isinstance(share, bool)
+        if not ok or not 0 <= share <= 1 or abs(share * 100 - round(share * 100)) > 1e-6:
+            v.bad(
+                f"{at}.{name}",
+                f"bad share {fmt(share)}; allowed: 0 to 1 in whole per cent (0.1, 0.35)",
+            )
+            continue
+        kinds.append(replace(v.clients[name], share=round(share * 100) / 100))
+    if len(kinds) != len(item):
+        return None
+    total = sum(k.share for k in kinds)
+    if abs(total - 1) > _SHARE_SLACK:
+        v.bad(at, f"the shares sum to {total:g}; allowed: shares summing to 1")
+        return None
+    return compose(kinds)
+
+
+def resolve_population(v, spec: str, at: str) -> str | None:
+    """A population an id names (kinds and shares) with its kinds from [clients]."""
+    if spec == NO_POPULATION:
+        return spec
+    return read_population(v, {k.name: k.share for k in parse(spec)}, at)
+
+
+def read_second_chain(v, item, at: str) -> tuple[str, ...] | None:
+    """A second chain the server holds: 'none', or a hierarchy (an array of algorithms
+    root to leaf, or a [hierarchies] name)."""
+    if item == NO_SECOND_CHAIN:
+        return ()
+    return v.read_hierarchy(item, at)
+
+
+def read_server_groups(v, item, at: str) -> str | None:
+    """The server's group policy: 'client' (the client's order), or the server's own
+    preference, an array of groups."""
+    if item == CLIENT_ORDER:
+        return item
+    if not isinstance(item, list) or not item:
+        v.bad(
+            at,
+            f"bad value {fmt(item)}; allowed: 'client' (each client's order) or an array "
+            'of groups the server prefers in its order, e.g. ["X25519MLKEM768", "X25519"]',
+        )
+        return None
+    groups = []
+    for i, g in enumerate(item):
+        canon = canonical_group(g) if isinstance(g, str) else None
+        if canon is None:
+            v.bad(f"{at}[{i}]", f"unknown group {fmt(g)}; allowed: {allowed(GROUPS, str(g))}")
+            return None
+        groups.append(canon)
+    return ":".join(dict.fromkeys(groups))
+
+
+def check(v, sid: str, parts: Mapping[str, Any], with_load: bool) -> None:
+    """A second chain: TCP, uncompressed X.509 chains whose leaves differ in key type,
+    each side's stack able to use it. A population: each kind's groups on the client's
+    stack, the server's groups covering theirs; a kind no chain serves is noted."""
+    second, spec = parts["second_chain"], parts["population"]
+    hierarchy = parts["hierarchy"]
+    client_stack, server_stack = parts["stack"]
+    if second:
+        why = None
+        if parts["target"] is not None:
+            why = "a target serves its own chains"
+        elif parts["transport"] != "tcp":
+            why = f"transport {parts['transport']!r}"
+        elif parts["cert_compression"] != "none":
+            why = f"cert_compression {parts['cert_compression']!r}"
+        elif parts["certificate"] != certificates.X509:
+            why = "a Merkle Tree Certificate"
+        elif parts["served_chain"] == "intermediate-anchor":
+            why = "served_chain 'intermediate-anchor'"
+        elif key_type(second[-1]) == key_type(hierarchy[-1]):
+            why = (
+                f"two leaves of one key type ({hierarchy[-1]}, {second[-1]}): libssl "
+                "holds one certificate per key type"
+            )
+        if why:
+            v.bad(
+                "matrix",
+                f"scenario {sid}: second_chain with {why}; allowed: a second chain over "
+                "TCP without compression, X.509, leaves of different key types",
+            )
+        for side, stack, algs in (
+            ("server", server_stack, second[-1:]),
+            ("client", client_stack, second),
+        ):
+            have = stacks.CAPABILITIES[stack].signature_algorithms
+            for alg in algs if have is not None else ():
+                if alg not in have:
+                    verb = "sign with" if side == "server" else "verify"
+                    v.bad(
+                        "matrix",
+                        f"scenario {sid}: {side} stack {stack} cannot {verb} {alg} of "
+                        "the second chain; exclude it or choose another stack",
+                    )
+    kinds = parse(spec)
+    client_groups = stacks.CAPABILITIES[client_stack].groups
+    for k in kinds:
+        for g in k.groups:
+            if client_groups is not None and g not in client_groups:
+                v.bad(
+                    "matrix",
+                    f"scenario {sid}: client stack {client_stack} has no key-exchange "
+                    f"group {g} (kind {k.name}); exclude it or choose another stack",
+                )
+        chains = [hierarchy, *([second] if second else [])]
+        if k.share > 0 and chain_for(k, chains) is None:
+            v.notes.append(
+                f"scenario {sid}: kind {k.name!r} offers no scheme a chain of the server "
+                "signs with: its attempts will fail as no_shared_sigalg"
+            )
+    policy = parts["server_groups"]
+    if policy != CLIENT_ORDER and kinds:
+        offered = {g for k in kinds for g in k.groups}
+        if not offered & set(policy.split(":")):
+            v.bad(
+                "matrix",
+                f"scenario {sid}: server_groups {policy!r} shares no group with the "
+                "population's kinds; allowed: groups the kinds offer",
+            )
+
+
+def _second_chain_tokens(part: str, algorithms: Mapping[str, str]):
+    if not part.startswith(SECOND_CHAIN_PREFIX):
+        return NOT_MINE
+    tokens = part[len(SECOND_CHAIN_PREFIX) :].split("_")
+    if any(t not in algorithms for t in tokens) or not 1 <= len(tokens) <= 4:
+        raise ValueError(
+            f"bad second chain part {part!r}; allowed: dual_ followed by 1 to 4 algorithm "
+            f"tokens root first, joined by '_' ({', '.join(sorted(algorithms))})"
+        )
+    return tuple(algorithms[t] for t in tokens)
+
+
+# The axes: a second chain the server holds and sends to the clients whose schemes ask for
+# it, a mixed client population, the server's group order.
+SECOND_CHAIN = Axis(
+    key="second_chain",
+    label="second chain",
+    default=(),
+    read=read_second_chain,
+    store=lambda h: (second_chain_name(h),),
+    order={NO_SECOND_CHAIN: 0},
+    id_part=lambda h, alg_token: SECOND_CHAIN_PREFIX + "_".join(alg_token(a) for a in h),
+    id_read=_second_chain_tokens,
+    id_help="dual_<alg>[_<alg>...]",
+    where={},
+    check=check,
+    server_flags=lambda h, s, files: ["--second-pki", str(files.second_pki_dir)] if h else [],
+    trust=lambda h, files: ["--ca", str(files.trust_file)] if h else None,
+    describe=lambda v: f"and chain {v}",
+)
+POPULATION = Axis(
+    key="population",
+    label="client population",
+    default=NO_POPULATION,
+    read=read_population,
+    columns=("population", "pq_share"),
+    store=store,
+    order={NO_POPULATION: -1},
+    id_part=token,
+    id_read=lambda p, _: untoken(p) or NOT_MINE,
+    id_help="pop_<kind><per cent>[_<kind><per cent>...]",
+    where={},
+    # Each client draws its kinds from the batch's seed: a rerun repeats the draws.
+    client_flags=lambda spec, s, files, seed: (
+        ["--population", spec, "--population-seed", str(seed)] if spec != NO_POPULATION else []
+    ),
+    describe=describe,
+)
+SERVER_GROUPS = Axis(
+    key="server_groups",
+    label="server groups",
+    default=CLIENT_ORDER,
+    read=read_server_groups,
+    id_part=server_groups_token,
+    id_read=lambda p, _: server_groups_untoken(p) or NOT_MINE,
+    id_help="sgrp_<group>[_<group>...]",
+    where={},
+    describe=lambda v: f"server prefers {v}",
+    # The server's groups: its own preference, or the scenario's and its population's.
+    server_flags=lambda policy, s, files: server_groups(s.kex, s.value("population"), policy),
+    needs=lambda v, _: (
+        [stacks.need("server", "server_group_preference")] if v != CLIENT_ORDER else []
+    ),
+)

@@ -227,3 +227,9 @@ def problems(parts: dict, with_load: bool, needs: list[tuple[str, str, str]]) ->
                         f"(it has: {', '.join(caps.signature_algorithms)})"
                     )
     return out
+
+
+def need(side: str, feature: str) -> tuple[str, str, str]:
+    """A capability an axis value needs of `side`'s stack ("client", "server" or "both"),
+    with its text (`FEATURE_TEXT`): what an `Axis.needs` returns."""
+    return (side, feature, FEATURE_TEXT[feature])

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from chainlab.campaign import axes, ids
 from chainlab.campaign.algorithms import (
-    GROUPS,
-    NO_CLIENT_AUTH,
     canonical_algorithm,
-    canonical_group,
     token,
 )
 from chainlab.campaign.analysis_settings import parse_analysis
+from chainlab.campaign.axis import read_with
 from chainlab.campaign.fields import (
     ALIAS_RE,
     NETWORK_FIELDS,
@@ -299,33 +297,7 @@ class TableReaders:
             out[k] = vals
         return out
 
-    def read_value(self, reader: tuple[str, ...] | str, item, at: str):
-        """One value as an axis reads it: one of a set of strings, or through the reader of
-        that name (a method of the validator); None after reporting a bad one."""
-        if isinstance(reader, tuple):
-            return self.string(item, at, choices=reader)
-        return getattr(self, reader)(item, at)
-
-    def depth(self, item, at: str) -> int | None:
-        return self.integer(item, at, 1, 4)
-
-    def client_leaf(self, item, at: str) -> str | None:
-        """A client certificate's leaf algorithm, or 'none' (no client certificate)."""
-        return item if item == NO_CLIENT_AUTH else self.resolve_alg(item, at)
-
-    def target(self, item, at: str) -> str | None:
-        return self.string(item, at, choices=list(self.targets))
-
-    def network(self, item, at: str) -> str | None:
-        return self.string(item, at, choices=[LOOPBACK, *self.declared_networks])
-
-    def group(self, value, where: str) -> str | None:
-        if not isinstance(value, str):
-            self.bad(where, f"expected a key-exchange group name, got {fmt(value)}")
-            return None
-        canon = canonical_group(value)
-        if canon is None:
-            self.bad(
-                where, f"unknown key-exchange group {value!r}; allowed: {allowed(GROUPS, value)}"
-            )
-        return canon
+    def read_value(self, reader, item, at: str):
+        """One value as an axis reads it (chainlab.campaign.axis.read_with): one of a set of
+        strings, or through the axis's reader; None after reporting a bad one."""
+        return read_with(reader, self, item, at)

@@ -111,9 +111,8 @@ def run(ex: Visit) -> list[dict]:
     srv_records, srv_out = d / "server.jsonl", d / "server.out"
     seeded = seed_flags(plan, ex.ctx.seed, s.scenario_id)  # both sides take the same
     argv = wrapper(srv_out) + engine_args.server_argv(
-        s, ex.ctx.engine, ex.files.pki_dir, f"{host}:0", srv_records, TIMEOUT_MS,
-        ex.files.client_pki_dir, ex.files.second_pki_dir, counted=True,
-    )  # fmt: skip
+        s, ex.ctx.engine, ex.files, f"{host}:0", srv_records, TIMEOUT_MS, counted=True
+    )
     argv += seeded
     if ex.link is not None:
         argv = ex.link.server_cmd(argv)
@@ -126,10 +125,7 @@ def run(ex: Visit) -> list[dict]:
         except processes.ServerStartError as e:
             raise InstructionError(f"server under callgrind: {e}") from None
         cli_records, cli_out = d / "client.jsonl", d / "client.out"
-        head = engine_args.client_head(
-            s, ex.ctx.engine, "handshake", ready["addr"], ex.files.pki_dir, ex.files.client_pki_dir,
-            None, None, ex.files.trust_file,
-        )  # fmt: skip
+        head = engine_args.client_head(s, ex.ctx.engine, "handshake", ready["addr"], ex.files)
         argv = ex.client_extras(
             [
                 *wrapper(cli_out),

@@ -230,9 +230,8 @@ class ScenarioExecution:
             host = self.ctx.listen_host
         rec = self.dir / f"server-{self.state.visits}.jsonl"
         argv = engine_args.server_argv(
-            s, self.ctx.engine, self.files.pki_dir, f"{host}:0", rec, self.plan.sampling.timeout_ms,
-            self.files.client_pki_dir, self.files.second_pki_dir,
-        )  # fmt: skip
+            s, self.ctx.engine, self.files, f"{host}:0", rec, self.plan.sampling.timeout_ms
+        )
         if self._link is not None:
             argv = self._link.server_cmd(argv)
         err = self.dir / f"server-{self.state.visits}.stderr"
@@ -320,15 +319,14 @@ class ScenarioExecution:
         """The start of every client command of this scenario (chainlab.runner.engine_args);
         `stack`: another stack's client (the load generator's)."""
         return engine_args.client_head(
-            self.plan, self.ctx.engine, subcommand, self._server_addr, self.files.pki_dir,
-            self.files.client_pki_dir, self.files.target_ca, stack, self.files.trust_file,
-        )  # fmt: skip
+            self.plan, self.ctx.engine, subcommand, self._server_addr, self.files, stack
+        )
 
     def client_extras(self, argv: list[str]) -> list[str]:
         """What every client of this scenario adds to its command (engine_args), and the
         emulated link's namespace."""
         seed = seeds.derive(self.ctx.seed, "batch", self.plan.scenario_id, self.state.batches)
-        argv = engine_args.client_extras(self.plan, argv, self.files.pki_dir, seed)
+        argv = engine_args.client_extras(self.plan, argv, self.files, seed)
         if self._link is not None:
             argv = self._link.client_cmd(argv)
         return argv

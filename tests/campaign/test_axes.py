@@ -1,6 +1,8 @@
-"""The axis registry is the one place an axis is declared: a throwaway axis, registered in
-this test only, is validated, expanded, named in ids, matched by `where`, stored, read back
-from older stores, paired, labelled and handed to the engine, with no other change."""
+"""The axis registry is the one place an axis is declared: throwaway axes, registered in this
+test only, are validated, expanded, named in ids, matched by `where`, stored, read back from
+older stores, paired, labelled and handed to the engine, with no other change. One is a
+simple lever (one string of a set); the other a structured one (a table of two fields, read
+by its own reader) with a rule across axes, a run-time estimate and an engine flag."""
 
 import shutil
 from pathlib import Path
@@ -12,9 +14,11 @@ import chainlab
 from chainlab.analysis import twins
 from chainlab.analysis.analyze import analyze
 from chainlab.bench.synthetic import SyntheticScenario, build_store
-from chainlab.campaign import axes, ids, load
+from chainlab.campaign import axes, estimate, ids, load
+from chainlab.campaign.axis import NOT_MINE
 from chainlab.campaign.loader import CampaignError
 from chainlab.runner import engine_args
+from chainlab.runner.scenario_state import Files
 from chainlab.store import Store
 
 STORES = Path(__file__).parents[1] / "data" / "stores"
@@ -85,7 +89,7 @@ def test_the_engine_gets_its_flag(fruit, tmp_path):
     c = load(write(tmp_path))
     pear = c.scenarios["x25519__mldsa65_root__mldsa65_leaf__fruit_pear"]
     argv = engine_args.server_argv(
-        pear, Path("eng"), Path("pki"), "127.0.0.1:0", Path("r"), 1, None
+        pear, Path("eng"), Files(pki_dir=Path("pki")), "127.0.0.1:0", Path("r"), 1
     )
     assert argv[argv.index("--fruit") + 1] == "pear"
 
@@ -135,4 +139,145 @@ def test_an_older_store_gets_the_column_at_its_default(fruit, tmp_path):
 
 
 def test_the_registry_is_unchanged_outside_the_fixture():
-    assert "fruit" not in axes.matrix_keys()
+    assert "fruit" not in axes.matrix_keys() and "basket" not in axes.matrix_keys()
+
+
+# -- a structured axis: a table value with two fields -------------------------------------
+
+FRUITS = ("apple", "pear")
+NO_BASKET = "none"
+BASKET_MS = 5.0  # what each fruit adds to a handshake's estimated time
+
+
+def read_basket(v, item, at: str) -> str | None:
+    """'none', or a table { fruit = "pear", count = 3 } kept as "pear*3"."""
+    if item == NO_BASKET:
+        return item
+    t = v.table(item, at)
+    v.keys(t, ("fruit", "count"), at)
+    fruit = v.string(t.get("fruit"), f"{at}.fruit", choices=FRUITS)
+    count = v.integer(t.get("count"), f"{at}.count", 1, 9)
+    return None if fruit is None or count is None else f"{fruit}*{count}"
+
+
+def split(value: str) -> tuple[str, int]:
+    fruit, count = value.split("*")
+    return fruit, int(count)
+
+
+def check_basket(v, sid: str, parts, with_load: bool) -> None:
+    """A basket of more than two rides TCP only."""
+    big = parts["basket"] != NO_BASKET and split(parts["basket"])[1] > 2
+    if big and parts["transport"] != "tcp":
+        v.bad("matrix", f"scenario {sid}: basket of more than two over QUIC; allowed: TCP")
+
+
+def basket_untoken(part: str, _algorithms):
+    if not part.startswith("basket_") or part[7:-1] not in FRUITS or not part[-1].isdigit():
+        return NOT_MINE
+    return f"{part[7:-1]}*{part[-1]}"
+
+
+BASKET = axes.Axis(
+    key="basket",
+    label="fruit basket",
+    default=NO_BASKET,
+    read=read_basket,
+    columns=("basket_fruit", "basket_count"),
+    store=lambda v: (NO_BASKET, "0") if v == NO_BASKET else (split(v)[0], str(split(v)[1])),
+    id_part=lambda v, _: "basket_{}{}".format(*split(v)),
+    id_read=basket_untoken,
+    where={"basket_fruit": lambda v: {NO_BASKET if v == NO_BASKET else split(v)[0]}},
+    where_read={"basket_fruit": (NO_BASKET, *FRUITS)},
+    check=check_basket,
+    server_flags=lambda v, s, files: ["--basket", v] if v != NO_BASKET else [],
+    estimate_ms=lambda v, s: 0.0 if v == NO_BASKET else BASKET_MS * split(v)[1],
+    describe=lambda fruit, count: (
+        "no basket" if fruit == NO_BASKET else f"basket of {count} {fruit}"
+    ),
+)
+
+BASKET_CAMPAIGN = """
+[campaign]
+name = "basket"
+[matrix.m]
+kex = ["X25519"]
+hierarchy = [["ML-DSA-65", "ML-DSA-65"]]
+transport = {transport}
+basket = {basket}
+exclude = {exclude}
+"""
+PLAIN = "x25519__mldsa65_root__mldsa65_leaf"
+
+
+@pytest.fixture
+def basket():
+    with axes.added(BASKET) as axis:
+        yield axis
+
+
+def write_basket(tmp_path, basket='["none", { fruit = "pear", count = 3 }]', transport='["tcp"]',
+                 exclude="[]") -> Path:  # fmt: skip
+    f = tmp_path / "basket.toml"
+    f.write_text(BASKET_CAMPAIGN.format(basket=basket, transport=transport, exclude=exclude))
+    return f
+
+
+def test_a_structured_value_is_read_by_its_own_reader(basket, tmp_path):
+    bad = '[{ fruit = "plum", count = 3 }, { fruit = "pear", count = 12 }, { fruit = "pear" }]'
+    with pytest.raises(CampaignError) as e:
+        load(write_basket(tmp_path, basket=bad))
+    lines = str(e.value).splitlines()
+    assert any("matrix.m.basket[0].fruit" in ln and "'plum'" in ln for ln in lines)
+    assert any("matrix.m.basket[1].count" in ln and "12" in ln for ln in lines)
+    assert any("matrix.m.basket[2].count" in ln for ln in lines)
+
+
+def test_its_rule_across_axes_is_checked(basket, tmp_path):
+    with pytest.raises(CampaignError, match="basket of more than two over QUIC"):
+        load(write_basket(tmp_path, transport='["tcp", "quic"]'))
+    # Excluded, the rule has nothing to refuse.
+    load(write_basket(tmp_path, transport='["tcp", "quic"]', exclude='[{ transport = "quic" }]'))
+
+
+def test_it_is_expanded_named_estimated_and_handed_to_the_engine(basket, tmp_path):
+    c = load(write_basket(tmp_path))
+    assert list(c.scenarios) == [PLAIN, f"{PLAIN}__basket_pear3"]
+    full = c.scenarios[f"{PLAIN}__basket_pear3"]
+    assert full.value("basket") == "pear*3"
+    back = ids.decode(full.scenario_id, {"mldsa65": "ML-DSA-65"}, set())
+    assert back["basket"] == "pear*3"
+    plain = c.scenarios[PLAIN]
+    assert estimate.handshake_ms(full) - estimate.handshake_ms(plain) == pytest.approx(
+        3 * BASKET_MS
+    )
+    argv = engine_args.server_argv(
+        full, Path("eng"), Files(pki_dir=Path("pki")), "127.0.0.1:0", Path("r"), 1
+    )
+    assert argv[argv.index("--basket") + 1] == "pear*3"
+    assert "--basket" not in engine_args.server_argv(
+        plain, Path("eng"), Files(pki_dir=Path("pki")), "127.0.0.1:0", Path("r"), 1
+    )
+    # `where` reads the field it offers.
+    c = load(write_basket(tmp_path, exclude='[{ basket_fruit = "pear" }]'))
+    assert list(c.scenarios) == [PLAIN]
+
+
+def test_it_is_stored_in_its_columns_paired_and_labelled(basket, tmp_path):
+    scenarios = [
+        SyntheticScenario(n=30, latency_ms=1.0),
+        SyntheticScenario(n=30, latency_ms=2.0, axis_values={"basket": "pear*3"}),
+    ]
+    path = build_store(tmp_path / "basket.duckdb", scenarios)
+    with chainlab.open(path) as st:
+        got = st.scenarios.set_index("scenario_id")[["basket_fruit", "basket_count"]]
+    base = "x25519mlkem768__ml_root__ml_int__ml_leaf"
+    assert got.loc[base].tolist() == ["none", "0"]
+    assert got.loc[f"{base}__basket_pear3"].tolist() == ["pear", "3"]
+    a = analyze(path)
+    [(scenario, twin)] = twins.pairs(a.summary, "basket_fruit", NO_BASKET)
+    assert (scenario["basket_count"], twin["basket_count"]) == ("3", "0")
+    assert axes.labels()["basket_fruit"] == "basket fruit basket"
+    labels = dict(zip(a.summary["scenario_id"], a.summary["label"], strict=True))
+    assert labels[f"{base}__basket_pear3"].endswith("basket of 3 pear")
+    assert labels[base].endswith("no basket")

@@ -8,6 +8,7 @@ import pytest
 
 from chainlab.campaign import CampaignError, estimate, load, rollout
 from chainlab.runner import engine_args
+from chainlab.runner.scenario_state import Files
 
 HEAD = """
 [campaign]
@@ -101,20 +102,21 @@ def test_engine_flags_of_a_rollout_scenario(tmp_path):
         )
     )
     own, pref = sorted(c.scenarios.values(), key=lambda s: s.scenario_id)
+    files = Files(pki_dir=tmp_path / "a", second_pki_dir=tmp_path / "b")
     argv = engine_args.server_argv(
-        own, tmp_path / "engine", tmp_path / "a", "127.0.0.1:0", tmp_path / "r", 1000, None,
-        tmp_path / "b",
-    )  # fmt: skip
+        own, tmp_path / "engine", files, "127.0.0.1:0", tmp_path / "r", 1000
+    )
     # The scenario's group first, then every group a kind offers: each client's choice.
     assert argv[argv.index("--groups") + 1] == "X25519:X25519MLKEM768"
     assert argv[argv.index("--second-pki") + 1] == str(tmp_path / "b")
     assert "--prefer-server-groups" not in argv
     argv = engine_args.server_argv(
-        pref, tmp_path / "engine", tmp_path / "a", "127.0.0.1:0", tmp_path / "r", 1000, None
-    )
+        pref, tmp_path / "engine", Files(pki_dir=tmp_path / "a"), "127.0.0.1:0",
+        tmp_path / "r", 1000,
+    )  # fmt: skip
     assert argv[argv.index("--groups") + 1] == "X25519MLKEM768:X25519"
     assert "--prefer-server-groups" in argv
-    client = engine_args.client_extras(own, ["handshake"], tmp_path, 7)
+    client = engine_args.client_extras(own, ["handshake"], files, 7)
     assert client[client.index("--population") + 1] == own.value("population")
     assert client[client.index("--population-seed") + 1] == "7"
 

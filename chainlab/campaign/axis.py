@@ -1,0 +1,137 @@
+"""What a scenario axis is: its key and values, how the loader reads and checks a value,
+what the id, the store and the report make of it, and what it asks of the engines and the
+estimate. The registry of axes is chainlab.campaign.axes; an axis is declared in the
+module of its subject (certificates, rollout) or there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+# An id part an axis does not recognise (`Axis.id_read`).
+NOT_MINE = object()
+
+# A reader of one value: (the loader's validator, the item, its key path) -> the value, or
+# None after reporting what is wrong.
+Reader = Callable[[Any, Any, str], Any]
+
+
+def read_with(reader: tuple[str, ...] | Reader, v, item, at: str):
+    """`item` read as `reader` says: one of a set of strings, or through the reader."""
+    if isinstance(reader, tuple):
+        return v.string(item, at, choices=reader)
+    return reader(v, item, at)
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One scenario axis. Only `key`, `label`, `default` and `read` are required: a lever
+    whose value is one string of a fixed set needs nothing else but its id token."""
+
+    key: str  # the [matrix.*] key, the `where` key, the scenario's attribute
+    label: str  # what the report calls it ("certificate compression")
+    default: Any  # a matrix that leaves the axis out gets this; the id names nothing then
+    # How the loader reads one value: the allowed strings, or a reader `read(v, item, at)`
+    # given the loader's validator `v` (its `bad`, `table`, `string`, `integer`,
+    # `resolve_alg`, `read_hierarchy`, ... and what the file declared: `hierarchies`,
+    # `clients`, `targets`, `networks`), which returns the value or None after `v.bad`.
+    read: tuple[str, ...] | Reader
+    # The scenario (store, summary) columns the axis sets; None: one column named `key`.
+    columns: tuple[str, ...] | None = None
+    # The store's value(s) of each column from the axis's value; None: the value itself.
+    store: Callable[[Any], tuple] | None = None
+    # The report's order of values (lower first; values not named come after, by name).
+    order: Mapping[str, int] = field(default_factory=dict)
+    # The id's part for a value (None at the default); `alg_token` names an algorithm.
+    id_part: Callable[[Any, Callable[[str], str]], str | None] | None = None
+    # The value an id part stands for, given the file's token -> algorithm map; NOT_MINE.
+    id_read: Callable[[str, Mapping[str, str]], Any] | None = None
+    # What the id grammar allows for this axis, for the message of an unknown part.
+    id_help: str = ""
+    # `where` keys the axis offers and the set of values a scenario's value has for each;
+    # None: one key, `key`, tested against the value itself.
+    where: Mapping[str, Callable[[Any], set]] | None = None
+    # How a matrix gives the axis's values when not as one key's array of `read` values:
+    # `matrix_read(v, matrix, at)` -> the values, or None when the matrix gives none (a
+    # stack pair may be given side by side, as client_stack and server_stack).
+    matrix_read: Callable[[Any, Mapping[str, Any], str], list | None] | None = None
+    # More [matrix.*] keys the axis reads through `matrix_read` (besides `key`).
+    matrix_keys: tuple[str, ...] = ()
+    # How the loader reads a value of each `where` key (as `read`); None: `read` for `key`.
+    where_read: Mapping[str, tuple[str, ...] | Reader] | None = None
+    # The rules a scenario's value must keep with the other axes' values:
+    # `check(v, sid, parts, with_load)` reports each broken one through `v.bad` (or notes
+    # through `v.notes`); `parts` are the scenario's axis values, `with_load` whether
+    # [load] steps apply to it.
+    check: Callable[[Any, str, Mapping[str, Any], bool], None] | None = None
+    # Engine flags both sides take for a value (None: none).
+    flags: Callable[[Any], list[str]] | None = None
+    # What the server (`serve`) and every client (`handshake`, `load`) add for a value,
+    # given the scenario (chainlab.campaign.model.Scenario: `s.value(key)` is another
+    # axis's value) and its files (chainlab.runner.scenario_state.Files: hierarchy
+    # directories, trust anchors); a client's also gets its batch's seed.
+    server_flags: Callable[[Any, Any, Any], list[str]] | None = None
+    client_flags: Callable[[Any, Any, Any, int], list[str]] | None = None
+    # The client's trust anchors when the value replaces the hierarchy's (`--ca`): a
+    # Merkle Tree Certificate's, a dual-chain server's two roots; None: the hierarchy's.
+    trust: Callable[[Any, Any], list[str] | None] | None = None
+    # What a value adds to the run-time estimate of one handshake, in ms (None: nothing
+    # beyond what chainlab.campaign.estimate prices itself).
+    estimate_ms: Callable[[Any, Any], float] | None = None
+    # (side, capability) pairs a value needs of the stacks: checked against each stack's
+    # missing features (chainlab.campaign.stacks), with the text it reads as.
+    needs: Callable[[Any, Mapping[str, Any]], list[tuple[str, str, str]]] | None = None
+    # How a scenario's label names its value where the axis varies in a store, from its
+    # column values; None: "<key> <value>".
+    describe: Callable[..., str] | None = None
+    # Whether the axis is one of the four the id and the runner handle themselves.
+    structural: bool = False
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        return self.columns if self.columns is not None else (self.key,)
+
+    def column_values(self, value) -> tuple:
+        """The store's values of `column_names` for an axis value."""
+        return self.store(value) if self.store is not None else (value,)
+
+    def where_facts(self) -> Mapping[str, Callable[[Any], set]]:
+        return self.where if self.where is not None else {self.key: lambda v: {v}}
+
+    def where_reader(self, key: str) -> tuple[str, ...] | Reader:
+        """How the loader reads a value of `where` key `key`."""
+        return (self.where_read or {}).get(key, self.read)
+
+    def token(self, value, alg_token: Callable[[str], str]) -> str | None:
+        """The id part of `value` (None at the default)."""
+        if value == self.default:
+            return None
+        if self.id_part is not None:
+            return self.id_part(value, alg_token)
+        return f"{self.key}_{value}"
+
+    def untoken(self, part: str, algorithms: Mapping[str, str]):
+        """The value an id part stands for, or NOT_MINE."""
+        if self.id_read is not None:
+            return self.id_read(part, algorithms)
+        prefix = f"{self.key}_"
+        if part.startswith(prefix) and isinstance(self.read, tuple):
+            value = part[len(prefix) :]
+            if value in self.read and value != self.default:
+                return value
+        return NOT_MINE
+
+    def label_of(self, *column_values) -> str:
+        """What a scenario's label adds for this axis (where it varies in the store)."""
+        if self.describe is not None:
+            return self.describe(*column_values)
+        return f"{self.key} {' '.join(map(str, column_values))}"
+
+    def help(self) -> str:
+        if self.id_help:
+            return self.id_help
+        if isinstance(self.read, tuple):
+            return ", ".join(f"{self.key}_{v}" for v in self.read if v != self.default)
+        return f"{self.key}_<value>"
