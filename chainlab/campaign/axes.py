@@ -41,7 +41,7 @@ from chainlab.campaign.algorithms import (
     canonical_group,
     is_handshake_mode,
 )
-from chainlab.campaign.axis import NOT_MINE, Axis
+from chainlab.campaign.axis import NOT_MINE, Axis, hierarchy_part
 from chainlab.network.profile import LOOPBACK
 from chainlab.schema import allowed, fmt
 
@@ -142,18 +142,6 @@ NETWORK = Axis(
 
 
 # -- the levers ----------------------------------------------------------------------------
-
-
-def _client_tokens(part: str, algorithms: Mapping[str, str]):
-    if not part.startswith(CLIENT_PREFIX):
-        return NOT_MINE
-    tokens = part[len(CLIENT_PREFIX) :].split("_")
-    if any(t not in algorithms for t in tokens) or not 1 <= len(tokens) <= 4:
-        raise ValueError(
-            f"bad client certificate part {part!r}; allowed: client_ followed by 1 to 4 "
-            f"algorithm tokens root first, joined by '_' ({', '.join(sorted(algorithms))})"
-        )
-    return tuple(algorithms[t] for t in tokens)
 
 
 def client_auth_name(h: tuple[str, ...]) -> str:
@@ -282,7 +270,7 @@ CLIENT_AUTH = Axis(
     store=lambda h: (client_auth_name(h),),
     order={NO_CLIENT_AUTH: 0},
     id_part=lambda h, alg_token: CLIENT_PREFIX + "_".join(alg_token(a) for a in h),
-    id_read=_client_tokens,
+    id_read=hierarchy_part(CLIENT_PREFIX, "client certificate"),
     id_help="client_<alg>[_<alg>...]",
     where={"client_leaf": lambda h: {h[-1] if h else NO_CLIENT_AUTH}},
     where_read={

@@ -18,6 +18,25 @@ NOT_MINE = object()
 Reader = Callable[[Any, Any, str], Any]
 
 
+def hierarchy_part(prefix: str, what: str) -> Callable[[str, Mapping[str, str]], Any]:
+    """The `id_read` of an axis whose value is a hierarchy named in the id as `prefix`
+    followed by its algorithms' tokens root first, joined by '_' (a client certificate's,
+    a second chain's): the algorithms, NOT_MINE for another part, ValueError for a bad one."""
+
+    def untoken(part: str, algorithms: Mapping[str, str]):
+        if not part.startswith(prefix):
+            return NOT_MINE
+        tokens = part[len(prefix) :].split("_")
+        if any(t not in algorithms for t in tokens) or not 1 <= len(tokens) <= 4:
+            raise ValueError(
+                f"bad {what} part {part!r}; allowed: {prefix} followed by 1 to 4 algorithm "
+                f"tokens root first, joined by '_' ({', '.join(sorted(algorithms))})"
+            )
+        return tuple(algorithms[t] for t in tokens)
+
+    return untoken
+
+
 def read_with(reader: tuple[str, ...] | Reader, v, item, at: str):
     """`item` read as `reader` says: one of a set of strings, or through the reader."""
     if isinstance(reader, tuple):

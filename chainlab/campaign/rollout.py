@@ -29,7 +29,7 @@ from chainlab.campaign.algorithms import (
     SIGNATURE_ALGORITHMS,
     canonical_group,
 )
-from chainlab.campaign.axis import NOT_MINE, Axis
+from chainlab.campaign.axis import NOT_MINE, Axis, hierarchy_part
 from chainlab.schema import allowed, fmt
 
 # The population axis's default: every attempt is the scenario's one client.
@@ -376,18 +376,6 @@ def check(v, sid: str, parts: Mapping[str, Any], with_load: bool) -> None:
             )
 
 
-def _second_chain_tokens(part: str, algorithms: Mapping[str, str]):
-    if not part.startswith(SECOND_CHAIN_PREFIX):
-        return NOT_MINE
-    tokens = part[len(SECOND_CHAIN_PREFIX) :].split("_")
-    if any(t not in algorithms for t in tokens) or not 1 <= len(tokens) <= 4:
-        raise ValueError(
-            f"bad second chain part {part!r}; allowed: dual_ followed by 1 to 4 algorithm "
-            f"tokens root first, joined by '_' ({', '.join(sorted(algorithms))})"
-        )
-    return tuple(algorithms[t] for t in tokens)
-
-
 # The axes: a second chain the server holds and sends to the clients whose schemes ask for
 # it, a mixed client population, the server's group order.
 SECOND_CHAIN = Axis(
@@ -398,7 +386,7 @@ SECOND_CHAIN = Axis(
     store=lambda h: (second_chain_name(h),),
     order={NO_SECOND_CHAIN: 0},
     id_part=lambda h, alg_token: SECOND_CHAIN_PREFIX + "_".join(alg_token(a) for a in h),
-    id_read=_second_chain_tokens,
+    id_read=hierarchy_part(SECOND_CHAIN_PREFIX, "second chain"),
     id_help="dual_<alg>[_<alg>...]",
     where={},
     check=check,
