@@ -26,6 +26,7 @@ _BARE = re.compile(r"(?<![\w:])([a-z_]\w*)::")
 _INLINE_MOD = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+([a-z_]\w*)\s*\{")
 _COMMENT = re.compile(r"//.*$")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_USE = re.compile(r"\buse\s[^;]*;")
 
 
 def modules(src: Path) -> dict[tuple[str, ...], Path]:
@@ -62,6 +63,13 @@ def _resolve(known: set, here: tuple[str, ...], root: str, rest: list[str]):
     return best
 
 
+def _code_lines(text: str) -> list[str]:
+    """The file's lines without comments and string contents, each `use` statement on one
+    line (a braced group may span several)."""
+    code = "\n".join(_STRING.sub('""', _COMMENT.sub("", raw)) for raw in text.splitlines())
+    return _USE.sub(lambda m: " ".join(m.group(0).split()), code).splitlines()
+
+
 def references(src: Path) -> dict[tuple[str, ...], set[tuple[str, ...]]]:
     """Module -> the other modules of its crate it references."""
     mods = modules(src)
@@ -71,8 +79,7 @@ def references(src: Path) -> dict[tuple[str, ...], set[tuple[str, ...]]]:
         inline: list[tuple[str, int, bool]] = []  # (name, brace depth it opened at, a test's)
         depth = 0
         previous = ""
-        for raw in f.read_text().splitlines():
-            line = _STRING.sub('""', _COMMENT.sub("", raw))
+        for line in _code_lines(f.read_text()):
             m = _INLINE_MOD.match(line)
             if m:
                 inline.append((m.group(1), depth, previous.strip() == "#[cfg(test)]"))
@@ -171,7 +178,7 @@ def test_the_checker_finds_a_circle_and_its_parts(tmp_path):
     )
     (src / "serve" / "event.rs").write_text("use super::{stack::Stack, go};\n")
     (src / "serve" / "stack.rs").write_text("pub trait Stack {}\n")
-    (src / "serve" / "tracked.rs").write_text("use super::{stack, event::Event};\n")
+    (src / "serve" / "tracked.rs").write_text("use super::{\n    stack,\n    event::Event,\n};\n")
     graph = references(src)
     assert graph[("args",)] == {("record",)}
     assert graph[("serve", "event")] == {("serve",), ("serve", "stack")}
