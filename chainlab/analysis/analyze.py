@@ -60,7 +60,7 @@ def analyze_data(data: StoreData) -> Analysis:
     return Analysis(data)
 
 
-@produces("metadata")
+@produces("metadata", probes=True)
 def _analysis_metadata(a) -> list[tuple[str, str]]:
     return metadata(a.data, a.summary)
 

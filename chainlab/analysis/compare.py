@@ -527,12 +527,17 @@ def find_pairs(
     return df.reset_index(drop=True)
 
 
-@produces("monte_carlo")
+@produces("monte_carlo", empty=lambda: None)
 def _analysis_monte_carlo(a) -> MonteCarlo:
     return MonteCarlo(a.summary, a.config, a.data.latencies_ms)
 
 
-@produces("baseline", "baseline_note")
+# The baseline's note in a store of probes only (chainlab.analysis.registry), where no
+# baseline is looked for.
+PROBES_ONLY_NOTE = "the store holds probes of servers chainlab did not start only"
+
+
+@produces("baseline", "baseline_note", empty=lambda: (None, PROBES_ONLY_NOTE))
 def _analysis_baseline(a) -> tuple[str | None, str]:
     return baseline_status(a.summary, a.config)
 
@@ -563,7 +568,7 @@ def _analysis_classes(a) -> pd.DataFrame:
     return class_table(a.reference_summary(), a.monte_carlo, a.baseline, "exclusive")
 
 
-@produces("placement_study")
+@produces("placement_study", empty=lambda: False)
 def _analysis_placement_study(a) -> bool:
     """Whether the store studies placement: its analysed scenarios vary no lever but the
     served chain (the paper's own exposure axis, its Campaigns A, C and D), so the placement

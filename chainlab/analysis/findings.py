@@ -252,6 +252,6 @@ def _split(s: pd.DataFrame, cfg, ratio: str, regime: str, measure: str) -> dict:
     }
 
 
-@produces("findings")
+@produces("findings", empty=list)
 def _analysis_findings(a) -> list[dict]:
     return findings(a)

@@ -547,22 +547,22 @@ def round_trips(summary: pd.DataFrame, projection) -> dict[str, dict]:
     return out
 
 
-@produces("network")
+@produces("network", empty=lambda: None)
 def _analysis_network(a) -> NetworkAnalysis | None:
     return analyze(a.data, a.summary, a.monte_carlo, a.baseline)
 
 
-@produces("reference_network")
+@produces("reference_network", empty=lambda: None)
 def _analysis_reference_network(a) -> str | None:
     return reference_network(a.summary, a.baseline)
 
 
-@produces("network_rank")
+@produces("network_rank", empty=lambda: None)
 def _analysis_network_rank(a):
     return network_rank(a.network.profiles) if a.network is not None else None
 
 
-@produces("projection")
+@produces("projection", empty=lambda: None)
 def _analysis_projection(a):
     """The projection model's predictions per scenario (None: every scenario on loopback)."""
     return a.network.projection if a.network is not None else None

@@ -166,21 +166,21 @@ def _num(v) -> float:
         return math.nan
 
 
-@produces("targets")
+@produces("targets", probes=True)
 def _analysis_targets(a) -> pd.DataFrame:
     return per_target(a.data, a.config.confidence_level)
 
 
-@produces("target_chains")
+@produces("target_chains", probes=True)
 def _analysis_target_chains(a) -> pd.DataFrame:
     return observed_chains(a.data)
 
 
-@produces("target_beside")
+@produces("target_beside", probes=True)
 def _analysis_target_beside(a) -> pd.DataFrame:
     return beside_lab(a.targets, a.target_chains, a.summary, a.config.confidence_level)
 
 
-@produces("target_load")
+@produces("target_load", probes=True)
 def _analysis_target_load(a) -> pd.DataFrame:
     return load_steps(a.data, a.config.confidence_level)

@@ -12,35 +12,54 @@ analyses it asks for), registered with the names it produces:
 kept from the same run. A report section reads the attributes it needs, so a report
 computes what its sections use and nothing else (`Analysis.computed` lists what ran).
 
-A store of probes only (`chainlab probe`) has no lab scenario: every analysis but the
-probes' and the metadata is then empty (`EMPTY_FOR_PROBES`) without running.
+A store of probes only (`chainlab probe`) has no lab scenario: there an analysis runs only
+if it was registered with `probes=True` (the probes' own, the metadata); every other is its
+`empty()` value without running (an empty frame unless it says otherwise).
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
-# name -> (the function, every name it produces, in the order it returns them)
-_PRODUCERS: dict[str, tuple[Callable[[Analysis], Any], tuple[str, ...]]] = {}
 
-# Analyses that run in a store of probes only; the others are empty there.
-FOR_PROBES = ("metadata", "targets", "target_chains", "target_beside", "target_load")
-PROBES_ONLY_NOTE = "the store holds probes of servers chainlab did not start only"
+@dataclass(frozen=True)
+class Producer:
+    """How a group of analyses is computed."""
+
+    fn: Callable[[Analysis], Any]  # returns the values of `names`, in order (or the one)
+    names: tuple[str, ...]
+    # Their values in a store of probes only, where the analysis does not run (None: an
+    # empty frame each).
+    empty: Callable[[], Any] | None = None
+    # Whether it runs in a store of probes only.
+    probes: bool = False
+
+    def empty_values(self) -> tuple:
+        if self.empty is None:
+            return tuple(pd.DataFrame() for _ in self.names)
+        got = self.empty()
+        return (got,) if len(self.names) == 1 else tuple(got)
 
 
-def produces(*names: str):
+# name -> the producer of it (and of the names computed with it)
+_PRODUCERS: dict[str, Producer] = {}
+
+
+def produces(*names: str, empty: Callable[[], Any] | None = None, probes: bool = False):
     """Registers a function of an `Analysis` as the producer of `names` (it returns their
-    values in that order, or the one value)."""
+    values in that order, or the one value); `empty` and `probes`: see `Producer`."""
 
     def register(fn):
+        producer = Producer(fn, names, empty, probes)
         for n in names:
             if n in _PRODUCERS:
                 raise ValueError(f"analysis {n!r} is produced twice")
-            _PRODUCERS[n] = (fn, names)
+            _PRODUCERS[n] = producer
         return fn
 
     return register
@@ -66,18 +85,19 @@ class Analysis:
         # Only reached for a name not yet set: an analysis to compute, or a true miss.
         if name.startswith("_") or name not in _PRODUCERS:
             raise AttributeError(f"no analysis {name!r} (known: {', '.join(sorted(known()))})")
-        fn, names = _PRODUCERS[name]
+        producer = _PRODUCERS[name]
         if name in self._running:
             raise RuntimeError(f"analysis {name!r} asks for itself: {' -> '.join(self._running)}")
-        if self.probes_only and name not in FOR_PROBES:
-            values = tuple(_empty(n) for n in names)
+        if self.probes_only and not producer.probes:
+            values = producer.empty_values()
         else:
             self._running.append(name)
             try:
-                got = fn(self)
+                got = producer.fn(self)
             finally:
                 self._running.pop()
-            values = (got,) if len(names) == 1 else tuple(got)
+            values = (got,) if len(producer.names) == 1 else tuple(got)
+        names = producer.names
         for n, v in zip(names, values, strict=True):
             self.__dict__[n] = v
         self.computed.extend(names)
@@ -104,18 +124,3 @@ def on_network(summ: pd.DataFrame, net: str | None) -> pd.DataFrame:
 def empty_summary() -> pd.DataFrame:
     """The summary of a store without a scenario to summarise."""
     return pd.DataFrame(columns=["scenario_id", "status", "placement_class"])
-
-
-def _empty(name: str):
-    """An analysis's value in a store of probes only."""
-    if name == "summary":
-        return empty_summary()
-    if name == "baseline_note":
-        return PROBES_ONLY_NOTE
-    if name in ("baseline", "reference_network", "network", "monte_carlo"):
-        return None
-    if name == "findings":
-        return []
-    if name == "placement_study":
-        return False
-    return pd.DataFrame()

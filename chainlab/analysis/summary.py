@@ -386,7 +386,7 @@ def failures_table(data: StoreData, summary: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-@produces("summary")
+@produces("summary", empty=empty_summary)
 def _analysis_summary(a) -> pd.DataFrame:
     summ = scenario_summary(a.data)
     return empty_summary() if summ.empty else summ

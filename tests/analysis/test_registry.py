@@ -1,6 +1,8 @@
 """Analyses on demand: each is computed when first asked for, once, and a report computes
 what its sections read; a store that varies a lever gets none of the placement study's."""
 
+from dataclasses import replace
+
 import pytest
 
 from chainlab.analysis import registry
@@ -71,15 +73,15 @@ def test_nothing_runs_until_asked_and_then_only_what_it_needs(make_store):
 
 def test_each_analysis_runs_once_and_a_group_is_kept_from_one_run(make_store, monkeypatch):
     calls = []
-    fn, names = registry._PRODUCERS["baseline"]
-    assert names == ("baseline", "baseline_note")
+    producer = registry._PRODUCERS["baseline"]
+    assert producer.names == ("baseline", "baseline_note")
 
     def counted(a):
         calls.append(1)
-        return fn(a)
+        return producer.fn(a)
 
-    for name in names:
-        monkeypatch.setitem(registry._PRODUCERS, name, (counted, names))
+    for name in producer.names:
+        monkeypatch.setitem(registry._PRODUCERS, name, replace(producer, fn=counted))
     a = analyze(placement_store(make_store))
     first = a.baseline_note
     assert a.baseline_note is first and a.baseline is not None and a.multipliers is not None
@@ -108,7 +110,7 @@ def test_an_unknown_name_and_a_circle_are_errors(make_store, monkeypatch):
     a = analyze(placement_store(make_store))
     with pytest.raises(AttributeError, match="no analysis 'sumary'"):
         a.sumary  # noqa: B018
-    monkeypatch.setitem(registry._PRODUCERS, "loop", (lambda a: a.loop, ("loop",)))
+    monkeypatch.setitem(registry._PRODUCERS, "loop", registry.Producer(lambda a: a.loop, ("loop",)))
     with pytest.raises(RuntimeError, match="'loop' asks for itself"):
         a.loop  # noqa: B018
 
@@ -116,3 +118,15 @@ def test_an_unknown_name_and_a_circle_are_errors(make_store, monkeypatch):
 def test_a_name_is_produced_once():
     with pytest.raises(ValueError, match="'summary' is produced twice"):
         registry.produces("summary")(lambda a: None)
+
+
+def test_a_store_of_probes_only_runs_only_the_probes_analyses(make_store):
+    a = analyze(placement_store(make_store))
+    a.probes_only = True  # as a store with targets and no lab scenario is read
+    assert list(a.summary.columns) == ["scenario_id", "status", "placement_class"]
+    assert a.summary.empty and a.baseline is None and "probes" in a.baseline_note
+    assert a.network is None and a.projection is None and a.findings == []
+    assert a.placement_study is False and a.mtc.empty
+    assert a.metadata  # runs: it describes the store
+    ran = {"summary", "baseline", "network", "findings", "placement_study", "mtc"}
+    assert ran <= set(a.computed)  # recorded, each with its empty value
