@@ -41,7 +41,7 @@ from chainlab.campaign.algorithms import (
     canonical_group,
     is_handshake_mode,
 )
-from chainlab.campaign.axis import NOT_MINE, Axis, hierarchy_part
+from chainlab.campaign.axis import NOT_MINE, Axis, hierarchy_part, hierarchy_token
 from chainlab.network.profile import LOOPBACK
 from chainlab.schema import allowed, fmt
 
@@ -269,7 +269,7 @@ CLIENT_AUTH = Axis(
     read=read_client_auth,
     store=lambda h: (client_auth_name(h),),
     order={NO_CLIENT_AUTH: 0},
-    id_part=lambda h, alg_token: CLIENT_PREFIX + "_".join(alg_token(a) for a in h),
+    id_part=hierarchy_token(CLIENT_PREFIX),
     id_read=hierarchy_part(CLIENT_PREFIX, "client certificate"),
     id_help="client_<alg>[_<alg>...]",
     where={"client_leaf": lambda h: {h[-1] if h else NO_CLIENT_AUTH}},

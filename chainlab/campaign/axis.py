@@ -18,10 +18,15 @@ NOT_MINE = object()
 Reader = Callable[[Any, Any, str], Any]
 
 
+def hierarchy_token(prefix: str) -> Callable[[tuple[str, ...], Callable[[str], str]], str]:
+    """The `id_part` of an axis whose value is a hierarchy (a client certificate's, a
+    second chain's): `prefix` and its algorithms' tokens root first, joined by '_'."""
+    return lambda h, alg_token: prefix + "_".join(alg_token(a) for a in h)
+
+
 def hierarchy_part(prefix: str, what: str) -> Callable[[str, Mapping[str, str]], Any]:
-    """The `id_read` of an axis whose value is a hierarchy named in the id as `prefix`
-    followed by its algorithms' tokens root first, joined by '_' (a client certificate's,
-    a second chain's): the algorithms, NOT_MINE for another part, ValueError for a bad one."""
+    """The `id_read` that undoes `hierarchy_token(prefix)`: the algorithms, NOT_MINE for
+    another part, ValueError for a bad one."""
 
     def untoken(part: str, algorithms: Mapping[str, str]):
         if not part.startswith(prefix):

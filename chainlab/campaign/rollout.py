@@ -29,7 +29,7 @@ from chainlab.campaign.algorithms import (
     SIGNATURE_ALGORITHMS,
     canonical_group,
 )
-from chainlab.campaign.axis import NOT_MINE, Axis, hierarchy_part
+from chainlab.campaign.axis import NOT_MINE, Axis, hierarchy_part, hierarchy_token
 from chainlab.schema import allowed, fmt
 
 # The population axis's default: every attempt is the scenario's one client.
@@ -385,7 +385,7 @@ SECOND_CHAIN = Axis(
     read=read_second_chain,
     store=lambda h: (second_chain_name(h),),
     order={NO_SECOND_CHAIN: 0},
-    id_part=lambda h, alg_token: SECOND_CHAIN_PREFIX + "_".join(alg_token(a) for a in h),
+    id_part=hierarchy_token(SECOND_CHAIN_PREFIX),
     id_read=hierarchy_part(SECOND_CHAIN_PREFIX, "second chain"),
     id_help="dual_<alg>[_<alg>...]",
     where={},
