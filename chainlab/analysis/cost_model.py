@@ -14,7 +14,7 @@ successful scenario:
 from __future__ import annotations
 
 import math
-from dataclasses import fields
+from dataclasses import fields, replace
 
 import pandas as pd
 
@@ -51,13 +51,13 @@ def scenario_of(r) -> Scenario:
         scenario_id=r["scenario_id"],
         kex=r["kex"],
         hierarchy=hierarchy,
-        served_chain=r["served_chain"],
-        handshake_mode=r["handshake_mode"],
-        cert_compression=r["cert_compression"],
         network=r["network"],
         sampling=None,
-        # Staged rollout: what the cost model mixes (chainlab.campaign.rollout.mixture).
         levers=(
+            ("served_chain", r["served_chain"]),
+            ("handshake_mode", r["handshake_mode"]),
+            ("cert_compression", r["cert_compression"]),
+            # Staged rollout: what the cost model mixes (chainlab.campaign.rollout.mixture).
             ("second_chain", () if second == rollout.NO_SECOND_CHAIN else tuple(second.split(","))),
             ("population", r.get("population", rollout.NO_POPULATION)),
             ("server_groups", r.get("server_groups", rollout.CLIENT_ORDER)),
@@ -94,7 +94,7 @@ def per_scenario(
     for _, r in summary[summary["status"] == "ok"].iterrows():
         s = scenario_of(r)
         if s.network != LOOPBACK:
-            s = Scenario(**{**s.__dict__, "network_profile": profiles.get(s.network)})
+            s = replace(s, network_profile=profiles.get(s.network))
             if s.network_profile is None:
                 continue
         try:

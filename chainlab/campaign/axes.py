@@ -5,9 +5,12 @@ values and callables: its TOML key and how a value is read and checked against t
 axes, its default (a matrix that leaves the axis out gets it, and an id names nothing at
 it), its id token, its store column(s), its label and the order of its values in the
 report, the `where` keys it offers, the engine flags it becomes on each side, the trust
-anchors it replaces, what it adds to the estimate and what a non-default value needs of a
-TLS stack. The certificate axis is declared in chainlab.campaign.certificates and the
-rollout axes in chainlab.campaign.rollout; the others here.
+anchors it replaces, what it adds to the estimate, what a non-default value needs of a
+TLS stack, and what it makes of the scenario's handshake (`shape`:
+chainlab.campaign.handshake), which the estimate, the stacks' check, other axes' rules and
+the runner read in place of its key. The certificate axis is declared in
+chainlab.campaign.certificates, the stack axis in chainlab.campaign.stacks and the rollout
+axes in chainlab.campaign.rollout; the others here.
 
 The loader (`tables.py`, `matrix_reader.py`, `loader.py`), matrix expansion and `where`
 matching (`matrix.py`), ids (`ids.py`), a scenario's values (`model.py`), the store's
@@ -25,12 +28,14 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 from chainlab.campaign import certificates, rollout, stacks
 from chainlab.campaign.algorithms import (
     CERT_COMPRESSIONS,
     DEFAULT_SERVED_CHAIN,
+    ENGINE_CHAIN,
     GROUPS,
     INTERMEDIATE_ANCHOR,
     MIX_ALLOWED,
@@ -40,8 +45,10 @@ from chainlab.campaign.algorithms import (
     TRANSPORTS,
     canonical_group,
     is_handshake_mode,
+    mode_of_ratio,
 )
 from chainlab.campaign.axis import NOT_MINE, Axis, hierarchy_part, hierarchy_token
+from chainlab.campaign.handshake import Handshake
 from chainlab.network.profile import LOOPBACK
 from chainlab.schema import allowed, fmt
 
@@ -110,6 +117,7 @@ HIERARCHY = Axis(
         "leaf": lambda h: {h[-1]} if h else set(),
         "algorithm": lambda h: set(h),
     },
+    not_with_target=True,
     where_read={
         "depth": lambda v, item, at: v.integer(item, at, 1, 4),
         "root": _algorithm,
@@ -124,6 +132,7 @@ TARGET = Axis(
     label="target",
     default=None,
     read=lambda v, item, at: v.string(item, at, choices=list(v.targets)),
+    id_words=("target",),
     where={"target": lambda t: {t} if t else set()},
     structural=True,
 )
@@ -136,6 +145,7 @@ NETWORK = Axis(
     id_part=lambda n, _: f"net_{n}",
     id_read=lambda p, _: p[4:] if p.startswith("net_") else NOT_MINE,
     id_help="net_<profile>",
+    id_words=("net",),
     describe=str,
     structural=True,
 )
@@ -150,10 +160,10 @@ def client_auth_name(h: tuple[str, ...]) -> str:
     return ",".join(h) if h else NO_CLIENT_AUTH
 
 
-def _check_anchor(v, sid: str, parts: Mapping[str, Any], with_load: bool) -> None:
+def _check_anchor(v, sid: str, h: Handshake, with_load: bool) -> None:
     """An intermediate can be the trust anchor only where the hierarchy has one."""
-    depth = len(parts["hierarchy"])
-    if parts["served_chain"] == INTERMEDIATE_ANCHOR and depth < 3:
+    depth = len(h.hierarchy)
+    if h.parts["served_chain"] == INTERMEDIATE_ANCHOR and depth < 3:
         v.bad(
             "matrix",
             f"scenario {sid}: served_chain {INTERMEDIATE_ANCHOR!r} at depth {depth}: the "
@@ -175,7 +185,20 @@ def _served_chain_client(chain: str, s, files, _seed: int) -> list[str]:
     return []
 
 
+def _served(chain: str, h: Handshake) -> Handshake:
+    """What the server sends (a trust-anchor intermediate's client gets the leaf alone),
+    where the client's anchor sits, and the engine's --chain."""
+    anchored = chain == INTERMEDIATE_ANCHOR
+    return replace(
+        h,
+        sent="leaf" if anchored else chain,
+        anchor_depth=len(h.hierarchy) - 2 if anchored else 0,
+        engine_chain=ENGINE_CHAIN.get(chain, chain),
+    )
+
+
 SERVED_CHAIN = Axis(
+    params_always=True,
     key="served_chain",
     label="served chain",
     default=DEFAULT_SERVED_CHAIN,
@@ -184,7 +207,10 @@ SERVED_CHAIN = Axis(
     id_part=lambda v, _: SERVED_TOKENS[v],
     id_read=lambda p, _: {t: v for v, t in SERVED_TOKENS.items()}.get(p, NOT_MINE),
     id_help=", ".join(SERVED_TOKENS.values()),
+    id_words=("served",),
+    not_with_target=True,
     describe=lambda v: f"sends {v}",
+    shape=_served,
     check=_check_anchor,
     client_flags=_served_chain_client,
     needs=lambda v, parts: [
@@ -197,6 +223,47 @@ SERVED_CHAIN = Axis(
     ],
 )
 CERTIFICATE = certificates.CERTIFICATE
+
+
+# A matrix may give its handshake modes as resumption ratios instead (0 full, 1 resumed).
+RATIO_KEY = "resumption_ratio"
+
+
+def read_ratios(v, raw, at: str) -> list[str]:
+    """`resumption_ratio = [0, 0.5, 0.9]`: the handshake modes these ratios are."""
+    items = v.listish(raw)
+    if not items:
+        v.bad(at, "empty array; allowed: at least one value")
+    modes = []
+    for i, item in enumerate(items):
+        iat = f"{at}[{i}]" if isinstance(raw, list) else at
+        mode = None
+        if isinstance(item, int | float) and not isinstance(item, bool):
+            mode = mode_of_ratio(float(item))
+        if mode is None:
+            v.bad(
+                iat,
+                f"bad value {fmt(item)}; allowed: a share from 0 to 1 in whole per cent "
+                "(0, 0.5, 0.9, 0.99, 1)",
+            )
+        elif mode not in modes:
+            modes.append(mode)
+    return modes
+
+
+def read_modes(v, m: Mapping[str, Any], at: str) -> list[str] | None:
+    """A matrix's handshake modes: `handshake_mode`, or `resumption_ratio` (not both)."""
+    if RATIO_KEY not in m:
+        return v.axis_values(HANDSHAKE_MODE, m, at)
+    modes = read_ratios(v, m[RATIO_KEY], f"{at}.{RATIO_KEY}")
+    if HANDSHAKE_MODE.key in m:
+        v.bad(
+            f"{at}.{RATIO_KEY}",
+            "given with handshake_mode; allowed: one of the two (a ratio of 0 is "
+            "handshake_mode 'full', 1 'resumed')",
+        )
+        return None
+    return modes or None
 
 
 def read_handshake_mode(v, item, at: str) -> str | None:
@@ -215,10 +282,11 @@ def _resumption_client(mode: str, s, files, seed: int) -> list[str]:
         return []
     # A resumption mix: each handshake offers the ticket with the scenario's ratio, seeded
     # per batch so a rerun with the run's seed repeats the mix.
-    return ["--resume-ratio", f"{s.resumption_ratio:g}", "--resume-seed", str(seed)]
+    return ["--resume-ratio", f"{s.resumed_share:g}", "--resume-seed", str(seed)]
 
 
 HANDSHAKE_MODE = Axis(
+    params_always=True,
     key="handshake_mode",
     label="handshake mode",
     default=DEFAULT_HANDSHAKE_MODE,
@@ -227,12 +295,17 @@ HANDSHAKE_MODE = Axis(
     id_part=lambda v, _: v,
     id_read=lambda p, _: p if p == "resumed" or MIX_RE.match(p) else NOT_MINE,
     id_help="resumed, resume<NN>",
+    id_words=("resumed", "full"),
+    matrix_read=lambda v, m, at: read_modes(v, m, at),
+    matrix_keys=(RATIO_KEY,),
     describe=str,
+    shape=lambda mode, h: replace(h, mode=mode),
     server_flags=lambda mode, s, files: ["--tickets", "0" if mode == "full" else "1"],
     client_flags=_resumption_client,
     needs=lambda v, _: [stacks.need("client", "resumption_mix")] if MIX_RE.match(v) else [],
 )
 CERT_COMPRESSION = Axis(
+    params_always=True,
     key="cert_compression",
     label="certificate compression",
     default=DEFAULT_CERT_COMPRESSION,
@@ -241,8 +314,10 @@ CERT_COMPRESSION = Axis(
     id_part=lambda v, _: v,
     id_read=lambda p, _: p if p in CERT_COMPRESSIONS and p != "none" else NOT_MINE,
     id_help=", ".join(c for c in CERT_COMPRESSIONS if c != "none"),
+    id_words=CERT_COMPRESSIONS,
     flags=lambda v: ["--cert-compression", v],
     describe=lambda v: f"comp {v}",
+    shape=lambda v, h: replace(h, compression=v),
 )
 
 
@@ -263,6 +338,8 @@ def read_client_auth(v, item, at: str) -> tuple[str, ...] | None:
 
 
 CLIENT_AUTH = Axis(
+    params=lambda h: {"client_auth": client_auth_name(h)},
+    params_always=True,
     key="client_auth",
     label="client certificate",
     default=(),
@@ -272,6 +349,8 @@ CLIENT_AUTH = Axis(
     id_part=hierarchy_token(CLIENT_PREFIX),
     id_read=hierarchy_part(CLIENT_PREFIX, "client certificate"),
     id_help="client_<alg>[_<alg>...]",
+    id_words=("client",),
+    not_with_target=True,
     where={"client_leaf": lambda h: {h[-1] if h else NO_CLIENT_AUTH}},
     where_read={
         # A client certificate's leaf algorithm, or 'none' (no client certificate).
@@ -279,6 +358,7 @@ CLIENT_AUTH = Axis(
             item if item == NO_CLIENT_AUTH else _algorithm(v, item, at)
         ),
     },
+    shape=lambda v, h: replace(h, client_hierarchy=v),
     server_flags=lambda h, s, files: (
         ["--client-ca", str(files.client_pki_dir / "ca.pem")] if h else []
     ),
@@ -287,16 +367,16 @@ CLIENT_AUTH = Axis(
 )
 
 
-def _check_transport(v, sid: str, parts: Mapping[str, Any], with_load: bool) -> None:
+def _check_transport(v, sid: str, h: Handshake, with_load: bool) -> None:
     """QUIC scenarios: what the engine's QUIC transport does not do yet is refused here,
     never found failing at run time (docs/engine-records.md, "QUIC")."""
-    if parts["transport"] != "quic" or parts["target"] is None:
+    if not h.quic or h.target is None:
         return
     v.bad(
         "matrix",
-        f"scenario {sid}: transport 'quic' with target {parts['target']!r}: targets are "
+        f"scenario {sid}: transport 'quic' with target {h.target!r}: targets are "
         "probed over TCP; allowed: transport 'tcp' for targets (exclude = [{ transport "
-        f'= "quic", target = "{parts["target"]}" }}])',
+        f'= "quic", target = "{h.target}" }}])',
     )
 
 
@@ -308,69 +388,16 @@ TRANSPORT = Axis(
     id_part=lambda v, _: v,
     id_read=lambda p, _: p if p in TRANSPORTS and p != DEFAULT_TRANSPORT else NOT_MINE,
     id_help=", ".join(t for t in TRANSPORTS if t != DEFAULT_TRANSPORT),
+    id_words=TRANSPORTS,
     flags=lambda v: ["--transport", v],
     describe=str,
+    shape=lambda v, h: replace(h, quic=v == "quic"),
     check=_check_transport,
     needs=lambda v, _: [stacks.need("both", "quic")] if v != DEFAULT_TRANSPORT else [],
 )
 
 
-def read_stack_pairs(v, m: Mapping[str, Any], at: str) -> list[tuple[str, str]] | None:
-    """The (client, server) stack pairs of a matrix: `stack` (both sides alike), or
-    `client_stack` x `server_stack` (a side left out is on the default stack)."""
-    if "stack" in m and ("client_stack" in m or "server_stack" in m):
-        v.bad(
-            f"{at}.stack",
-            "given with client_stack/server_stack; allowed: `stack` (both sides on one "
-            "stack) or client_stack and server_stack (each side its own)",
-        )
-        return None
-    chosen = {}
-    for key in ("stack", "client_stack", "server_stack"):
-        if key not in m:
-            continue
-        raw = m[key]
-        items = v.listish(raw)
-        if not items:
-            v.bad(f"{at}.{key}", "empty array; allowed: at least one value")
-        vals = []
-        for i, item in enumerate(items):
-            iat = f"{at}.{key}[{i}]" if isinstance(raw, list) else f"{at}.{key}"
-            got = v.string(item, iat, choices=stacks.STACKS)
-            if got is not None and got not in vals:
-                vals.append(got)
-        chosen[key] = vals
-    if "stack" in chosen:
-        return [(s, s) for s in chosen["stack"]] or None
-    if not chosen:
-        return None
-    clients = chosen.get("client_stack", [stacks.DEFAULT_STACK])
-    servers = chosen.get("server_stack", [stacks.DEFAULT_STACK])
-    return [(c, s) for c in clients for s in servers] or None
-
-
-STACK = Axis(
-    key="stack",
-    label="TLS stack",
-    # (client stack, server stack): a matrix's `stack`, or `client_stack` x `server_stack`.
-    default=(stacks.DEFAULT_STACK, stacks.DEFAULT_STACK),
-    read=stacks.STACKS,  # a `where` table's value: either side's stack
-    matrix_read=read_stack_pairs,
-    matrix_keys=("client_stack", "server_stack"),
-    columns=("client_stack", "server_stack"),
-    store=lambda pair: pair,
-    id_part=lambda pair, _: stacks.token(*pair),
-    id_read=lambda p, _: stacks.decode(p) or NOT_MINE,
-    id_help=f"stack_<tok>[_<tok>] ({', '.join(stacks.STACK_BY_TOKEN)})",
-    where={
-        # Either side's stack; client_stack / server_stack test one side.
-        "stack": lambda pair: set(pair),
-        "client_stack": lambda pair: {pair[0]},
-        "server_stack": lambda pair: {pair[1]},
-    },
-    where_read={k: stacks.STACKS for k in ("stack", "client_stack", "server_stack")},
-    describe=stacks.label,
-)
+STACK = stacks.STACK
 # Staged rollout's axes, declared with their subject (chainlab.campaign.rollout): a second
 # chain, a client population, the server's group order.
 SECOND_CHAIN = rollout.SECOND_CHAIN
@@ -489,6 +516,29 @@ def value_order() -> dict[str, Mapping[str, int]]:
 def needs_of(parts: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     """(side, capability, text) that a scenario's axis values need of the TLS stacks."""
     return [n for a in _AXES if a.needs is not None for n in a.needs(parts[a.key], parts)]
+
+
+def default_params() -> dict:
+    """What a scenario's stored params say of the levers they name even at their default
+    (`Axis.params_always`), at the default: what a scenario stored before one of them
+    existed had."""
+    return {k: v for a in levers() if a.params_always for k, v in a.params_of(a.default).items()}
+
+
+def handshake(parts: Mapping[str, Any], network_profile=None) -> Handshake:
+    """What a scenario's axis values (`parts`) make of its handshake and run: each axis's
+    `shape` in registry order (chainlab.campaign.handshake)."""
+    h = Handshake(
+        parts=parts,
+        kex=parts["kex"],
+        hierarchy=tuple(parts["hierarchy"]),
+        target=parts["target"],
+        network_profile=network_profile,
+    )
+    for a in _AXES:
+        if a.shape is not None:
+            h = a.shape(parts[a.key], h)
+    return h
 
 
 def values_of(parts: Mapping[str, Any]) -> dict[str, Any]:

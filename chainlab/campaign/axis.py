@@ -74,6 +74,14 @@ class Axis:
     id_read: Callable[[str, Mapping[str, str]], Any] | None = None
     # What the id grammar allows for this axis, for the message of an unknown part.
     id_help: str = ""
+    # The words its id parts are or begin with: never an algorithm alias or a client kind's
+    # name, so an id reads back one way only (chainlab.campaign.ids.RESERVED).
+    id_words: tuple[str, ...] = ()
+    # A value as an id gives it, completed from the file (`resolve(v, value, at)`: a
+    # population's kinds by name); None: the id's value as it is.
+    resolve: Callable[[Any, Any, str], Any] | None = None
+    # A target serves its own chain: a matrix of targets may not set this axis.
+    not_with_target: bool = False
     # `where` keys the axis offers and the set of values a scenario's value has for each;
     # None: one key, `key`, tested against the value itself.
     where: Mapping[str, Callable[[Any], set]] | None = None
@@ -85,11 +93,16 @@ class Axis:
     matrix_keys: tuple[str, ...] = ()
     # How the loader reads a value of each `where` key (as `read`); None: `read` for `key`.
     where_read: Mapping[str, tuple[str, ...] | Reader] | None = None
+    # What a value makes of the scenario's handshake (chainlab.campaign.handshake): the
+    # estimate, the stacks' capability check, other axes' rules and the runner read that,
+    # never this axis's key. `shape(value, h)` returns `h` with this axis's fields set
+    # (`h.parts` holds every axis's value; axes are folded in registry order).
+    shape: Callable[[Any, Any], Any] | None = None
     # The rules a scenario's value must keep with the other axes' values:
-    # `check(v, sid, parts, with_load)` reports each broken one through `v.bad` (or notes
-    # through `v.notes`); `parts` are the scenario's axis values, `with_load` whether
-    # [load] steps apply to it.
-    check: Callable[[Any, str, Mapping[str, Any], bool], None] | None = None
+    # `check(v, sid, h, with_load)` reports each broken one through `v.bad` (or notes
+    # through `v.notes`); `h` is the scenario's handshake (its `parts`: the axis values),
+    # `with_load` whether [load] steps apply to it.
+    check: Callable[[Any, str, Any, bool], None] | None = None
     # Engine flags both sides take for a value (None: none).
     flags: Callable[[Any], list[str]] | None = None
     # What the server (`serve`) and every client (`handshake`, `load`) add for a value,
@@ -110,6 +123,11 @@ class Axis:
     # How a scenario's label names its value where the axis varies in a store, from its
     # column values; None: "<key> <value>".
     describe: Callable[..., str] | None = None
+    # The scenario's stored params (`scenarios.params`) for a value: None: {key: value}.
+    # `params_always`: named even at the default (the axes the first stores had), else only
+    # where the value is not the default, so older scenarios keep their params.
+    params: Callable[[Any], dict] | None = None
+    params_always: bool = False
     # Whether the axis is one of the four the id and the runner handle themselves.
     structural: bool = False
 
@@ -120,6 +138,12 @@ class Axis:
     def column_values(self, value) -> tuple:
         """The store's values of `column_names` for an axis value."""
         return self.store(value) if self.store is not None else (value,)
+
+    def params_of(self, value) -> dict:
+        """What the scenario's stored params say of `value` (empty at an unnamed default)."""
+        if value == self.default and not self.params_always:
+            return {}
+        return self.params(value) if self.params is not None else {self.key: value}
 
     def where_facts(self) -> Mapping[str, Callable[[Any], set]]:
         return self.where if self.where is not None else {self.key: lambda v: {v}}

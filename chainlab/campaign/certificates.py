@@ -24,9 +24,8 @@ retry of draft-ietf-tls-trust-anchor-ids); both connections are one attempt in i
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from chainlab.campaign.algorithms import DEFAULT_SERVED_CHAIN
 from chainlab.campaign.axis import NOT_MINE, Axis
@@ -311,26 +310,34 @@ def read(v, item, at: str) -> str | None:
     return mtc.spec
 
 
-def check(v, sid: str, parts: Mapping[str, Any], with_load: bool) -> None:
+def check(v, sid: str, h, with_load: bool) -> None:
     """A Merkle Tree Certificate is the only certificate sent: no served-chain policy. The
-    retry runs over TCP, one attempt at a time."""
-    cert = parse(parts["certificate"])
-    if cert.retry and (parts["transport"] != "tcp" or with_load):
+    retry runs over TCP, one attempt at a time (`h`: chainlab.campaign.handshake)."""
+    cert = h.credential
+    if cert.retry and (h.quic or with_load):
         v.bad(
             "matrix",
             f"scenario {sid}: certificate retry with "
-            + ("[load]" if with_load else f"transport {parts['transport']!r}")
+            + ("[load]" if with_load else "transport 'quic'")
             + ": the retry runs over TCP without load steps; allowed: landmark_held = false "
             "without retry there, or exclude the scenario",
         )
-    if cert.is_mtc and parts["served_chain"] != DEFAULT_SERVED_CHAIN:
+    if cert.is_mtc and (h.sent, h.anchor_depth) != (DEFAULT_SERVED_CHAIN, 0):
+        chain = "intermediate-anchor" if h.anchor_depth else h.sent
         v.bad(
             "matrix",
-            f"scenario {sid}: served_chain {parts['served_chain']!r} with a Merkle Tree "
+            f"scenario {sid}: served_chain {chain!r} with a Merkle Tree "
             "Certificate, which is sent alone; allowed: certificate 'x509' (exclude = "
             '[{ certificate = ["mtc-standalone", "mtc-landmark"], served_chain = '
-            f'"{parts["served_chain"]}" }}])',
+            f'"{chain}" }}])',
         )
+
+
+def _shape(spec: str, h):
+    """The credential, and the engine's --chain for a Merkle Tree Certificate (sent in
+    place of the served chain's files)."""
+    cert = parse(spec)
+    return replace(h, credential=cert, engine_chain=cert.engine_chain or h.engine_chain)
 
 
 def _trust(spec: str, files) -> list[str] | None:
@@ -351,8 +358,10 @@ CERTIFICATE = Axis(
     id_part=token,
     id_read=lambda p, algs: untoken(p, algs) or NOT_MINE,
     id_help="mtcl<batch>[_nolm], mtcs<batch>_<ca>[_<cosigner>...]",
+    not_with_target=True,
     where={"certificate": lambda v: {parse(v).kind}},
     where_read={"certificate": KINDS},
+    shape=_shape,
     check=check,
     server_flags=lambda spec, s, files: parse(spec).server_flags(),
     trust=_trust,

@@ -95,7 +95,7 @@ def operations(
     verify: bool = True,
     certificate_message_bytes: int | None = None,
     anchor_depth: int = 0,
-    client_auth: tuple[str, ...] | list[str] = (),
+    client_hierarchy: tuple[str, ...] | list[str] = (),
     signers: tuple[str, ...] | None = None,
     retry: bool = False,
 ) -> list[Operation]:
@@ -104,7 +104,7 @@ def operations(
     `hierarchy` is root first, leaf last; `certificate_message_bytes` (the uncompressed
     Certificate message) scales decompression and is needed only when compression is on.
     `anchor_depth` is how many positions below the root the client's trust anchor sits (0:
-    the root; `Scenario.anchor_depth`); `client_auth` the client certificate's hierarchy,
+    the root; `Scenario.anchor_depth`); `client_hierarchy` the client certificate's hierarchy,
     root first (empty: none); `signers` a Merkle Tree Certificate's, when the server sends
     one (None: an X.509 chain; empty: a landmark-relative MTC); `retry` the trust-anchor
     retry of an MTC (a first full handshake the client abandons at the certificate: both
@@ -125,7 +125,7 @@ def operations(
                 verify,
                 certificate_message_bytes,
                 anchor_depth,
-                client_auth,
+                client_hierarchy,
                 signers,
                 retry,
             ):
@@ -160,8 +160,8 @@ def operations(
             # issuer's key.
             for issuer in h[anchor_depth:-1]:
                 add("client", "verify certificates", issuer, "verify", CERT)
-        if client_auth:
-            c = list(client_auth)
+        if client_hierarchy:
+            c = list(client_hierarchy)
             add("client", "sign", c[-1], "sign", CV)
             add("server", "verify CertificateVerify", c[-1], "verify", CV)
             for issuer in c[:-1]:

@@ -32,12 +32,18 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from statistics import NormalDist
 
-from chainlab.campaign import algorithm_costs, axes, certificates, cost, measure_plan, rollout
+from chainlab.campaign import algorithm_costs, axes, certificates, cost, measure_plan
 from chainlab.campaign.algorithm_costs import KEY_SIG_BYTES, SIGN_VERIFY_MS
+from chainlab.campaign.handshake import Handshake
 from chainlab.campaign.model import NetworkProfile, Scenario
 from chainlab.network.calibrate import BULK_MAX_S, plan_for
 from chainlab.network.model import predict_handshake, segments
 from chainlab.network.profile import DEFAULT_INITCWND, TCP_IP_OVERHEAD, parse_profile
+
+# The two handshakes a resumption mix is made of (chainlab.campaign.algorithms), and the
+# credential of a client certificate's chain (always X.509).
+FULL, RESUMED = "full", "resumed"
+X509_CREDENTIAL = certificates.parse(certificates.X509)
 
 # Everything in a loopback handshake that is not the leaf signature or chain verification:
 # ML-DSA-65 root/leaf + X25519MLKEM768 handshakes measured by the engine through quick.toml on
@@ -142,98 +148,103 @@ CALIBRATION_EXTRA_RTTS = 4
 CALIBRATION_LOSSY_BULK_S = 5.5
 
 
-def scenario_operations(s: Scenario) -> list[cost.Operation]:
+def view(s: Scenario | Handshake) -> Handshake:
+    """The handshake a scenario's axis values make (chainlab.campaign.handshake), which
+    is what this module prices: never an axis by its key."""
+    return s if isinstance(s, Handshake) else s.handshake
+
+
+def scenario_operations(s: Scenario | Handshake) -> list[cost.Operation]:
     """The scenario's cryptographic operations per handshake (chainlab.campaign.cost); none
     for a target (its server's chain is not known before it is measured)."""
-    if s.target is not None:
+    h = view(s)
+    if h.target is not None:
         return []
     # A client population against one or two chains: each served kind's handshake weighted
     # by its share among them (chainlab.campaign.rollout.mixture).
-    parts = rollout.mixture(
-        s.hierarchy,
-        s.value("second_chain"),
-        s.value("population"),
-        s.kex,
-        s.value("server_groups"),
-    )
+    cert = h.credential
     mixed: Counter = Counter()
-    for weight, hierarchy, group in parts:
+    for weight, hierarchy, group in h.kinds():
         for o in cost.operations(
             hierarchy,
             group,
-            s.handshake_mode,
-            s.cert_compression,
-            certificate_message_bytes=certificate_message_bytes(s),
-            anchor_depth=s.anchor_depth,
-            client_auth=s.client_auth,
-            signers=s.certificate.signers if s.certificate.is_mtc else None,
-            retry=s.certificate.retry,
+            h.mode,
+            h.compression,
+            certificate_message_bytes=certificate_message_bytes(h),
+            anchor_depth=h.anchor_depth,
+            client_hierarchy=h.client_hierarchy,
+            signers=cert.signers if cert.is_mtc else None,
+            retry=cert.retry,
         ):
             mixed[(o.side, o.category, o.subject, o.op, o.message)] += weight * o.count
     return [cost.Operation(*k, count=n) for k, n in mixed.items()]
 
 
-def predict(s: Scenario, model: cost.CostModel) -> cost.Prediction:
+def predict(s: Scenario | Handshake, model: cost.CostModel) -> cost.Prediction:
     """The cost model's prediction for one handshake of the scenario on loopback (raises
     cost.MissingPrimitive when the model lacks one of its primitives)."""
-    client, server = flight_bytes(s)
+    h = view(s)
+    client, server = flight_bytes(h)
     return cost.predict(
-        scenario_operations(s),
+        scenario_operations(h),
         model.timings,
         model.overhead,
-        s.handshake_mode,
-        (client + server + client_certificate_bytes(s)) / 1024,
+        h.mode,
+        (client + server + client_certificate_bytes(h)) / 1024,
     )
 
 
-def _prediction(s: Scenario, model: cost.CostModel | None) -> cost.Prediction | None:
+def _prediction(h: Handshake, model: cost.CostModel | None) -> cost.Prediction | None:
     if model is None:
         return None
     try:
-        return predict(s, model)
+        return predict(h, model)
     except cost.MissingPrimitive:
         return None
 
 
-def loopback_ms(s: Scenario, model: cost.CostModel | None = None) -> float:
+def loopback_ms(s: Scenario | Handshake, model: cost.CostModel | None = None) -> float:
     """Estimated mean latency of one handshake of the scenario on loopback, in ms."""
-    p = _prediction(s, model)
+    h = view(s)
+    p = _prediction(h, model)
     if p is not None:
         return p.latency_ms
-    if s.target is not None:
+    if h.target is not None:
         return TARGET_HANDSHAKE_MS
-    sign, _ = SIGN_VERIFY_MS.get(s.leaf_alg, (1.0, 0.2))
+    sign, _ = SIGN_VERIFY_MS.get(h.leaf_alg, (1.0, 0.2))
     # Signed links checked by the client: each certificate below the anchor is verified with
     # its issuer's key; the leaf's CertificateVerify with the leaf's key. A resumed
     # handshake has neither; a resumption mix has them on its full share.
-    verify = sum(SIGN_VERIFY_MS.get(a, (1.0, 0.2))[1] for a in s.hierarchy[s.anchor_depth :])
+    verify = sum(SIGN_VERIFY_MS.get(a, (1.0, 0.2))[1] for a in h.hierarchy[h.anchor_depth :])
     # Mutual TLS: the client signs its CertificateVerify, the server checks it and the
     # client's chain, in the same way.
-    if s.client_auth:
-        sign += SIGN_VERIFY_MS.get(s.client_auth[-1], (1.0, 0.2))[0]
-        verify += sum(SIGN_VERIFY_MS.get(a, (1.0, 0.2))[1] for a in s.client_auth)
-    return BASE_MS + (1 - s.resumption_ratio) * (sign + verify)
+    if h.client_hierarchy:
+        sign += SIGN_VERIFY_MS.get(h.client_hierarchy[-1], (1.0, 0.2))[0]
+        verify += sum(SIGN_VERIFY_MS.get(a, (1.0, 0.2))[1] for a in h.client_hierarchy)
+    return BASE_MS + (1 - h.resumed_share) * (sign + verify)
 
 
-def sign_ms(s: Scenario, model: cost.CostModel | None = None) -> float:
+def sign_ms(s: Scenario | Handshake, model: cost.CostModel | None = None) -> float:
     """The leaf's CertificateVerify signature per handshake (0 when resumed; a resumption
     mix signs on its full share), in ms."""
-    if s.handshake_mode == "resumed" or s.target is not None:
+    h = view(s)
+    if h.resumed_share == 1 or h.target is not None:
         return 0.0
-    p = _prediction(s, model)
+    p = _prediction(h, model)
     if p is not None:
         return p.parts["server"].get("sign", 0.0)
-    return (1 - s.resumption_ratio) * SIGN_VERIFY_MS.get(s.leaf_alg, (1.0, 0.2))[0]
+    return (1 - h.resumed_share) * SIGN_VERIFY_MS.get(h.leaf_alg, (1.0, 0.2))[0]
 
 
-def server_cpu_ms(s: Scenario, model: cost.CostModel | None = None) -> float:
+def server_cpu_ms(s: Scenario | Handshake, model: cost.CostModel | None = None) -> float:
     """Estimated server CPU per connection, in ms: the model's prediction, or the leaf's
     CertificateVerify signature (none when resumed) and half the rest of a handshake (key
     exchange, TLS, the kernel)."""
-    p = _prediction(s, model)
+    h = view(s)
+    p = _prediction(h, model)
     if p is not None:
         return p.server_ms
-    return BASE_MS / 2 + sign_ms(s)
+    return BASE_MS / 2 + sign_ms(h)
 
 
 def handshake_ms(s: Scenario, model: cost.CostModel | None = None) -> float:
@@ -247,63 +258,69 @@ def handshake_ms(s: Scenario, model: cost.CostModel | None = None) -> float:
     return network_cost(s, model).mean_ms + extra
 
 
-def certificate_bytes(s: Scenario) -> list[int]:
+def certificate_bytes(s: Scenario | Handshake) -> list[int]:
     """Estimated DER bytes of the hierarchy's certificates, root first (none for a target)."""
-    return algorithm_costs.certificate_bytes(s.hierarchy) if s.hierarchy else []
+    h = view(s)
+    return algorithm_costs.certificate_bytes(h.hierarchy) if h.hierarchy else []
 
 
-def served_certificate_bytes(s: Scenario) -> list[int]:
-    """DER bytes of the certificates the server sends, leaf first (`served_chain`; a Merkle
-    Tree Certificate alone)."""
-    if s.certificate.is_mtc:
-        key = KEY_SIG_BYTES.get(s.hierarchy[-1], (1000, 1000))[0]
+def served_certificate_bytes(s: Scenario | Handshake) -> list[int]:
+    """DER bytes of the certificates the server sends, leaf first (what the served chain
+    sends; a Merkle Tree Certificate alone)."""
+    h = view(s)
+    if h.credential.is_mtc:
+        key = KEY_SIG_BYTES.get(h.hierarchy[-1], (1000, 1000))[0]
         sig = lambda a: KEY_SIG_BYTES.get(a, (1000, 1000))[1]  # noqa: E731
-        return [certificates.der_bytes(s.certificate, key, sig)]
-    certs = list(reversed(certificate_bytes(s)))  # leaf first
-    if s.served_chain in ("leaf", "intermediate-anchor") or len(certs) == 1:
+        return [certificates.der_bytes(h.credential, key, sig)]
+    certs = list(reversed(certificate_bytes(h)))  # leaf first
+    if h.sent == "leaf" or len(certs) == 1:
         return certs[:1]
-    if s.served_chain == "leaf+intermediates":
+    if h.sent == "leaf+intermediates":
         return certs[:-1]
     return certs
 
 
-def client_certificate_bytes(s: Scenario) -> int:
+def client_certificate_bytes(s: Scenario | Handshake) -> int:
     """Estimated bytes of a mutual-TLS client's Certificate and CertificateVerify messages
     (its leaf and intermediates, as the engine's client sends them) per handshake: 0 without
     a client certificate; on the full share of a resumption mix (resumed handshakes ask
     for none)."""
-    if not s.client_auth:
+    h = view(s)
+    if not h.client_hierarchy:
         return 0
-    as_server = replace(s, hierarchy=s.client_auth, served_chain="leaf+intermediates")
+    as_server = replace(
+        h, hierarchy=h.client_hierarchy, sent="leaf+intermediates", credential=X509_CREDENTIAL
+    )
     served = served_certificate_bytes(as_server)
-    _, sig = KEY_SIG_BYTES.get(s.client_auth[-1], (1000, 1000))
+    _, sig = KEY_SIG_BYTES.get(h.client_hierarchy[-1], (1000, 1000))
     full = CERT_MSG_HEADER + sum(b + CERT_ENTRY_BYTES for b in served) + CV_MSG_HEADER + sig
-    return round((1 - s.resumption_ratio) * full)
+    return round((1 - h.resumed_share) * full)
 
 
-def certificate_message_bytes(s: Scenario) -> int:
+def certificate_message_bytes(s: Scenario | Handshake) -> int:
     """Estimated bytes of the uncompressed Certificate message the server sends."""
     return CERT_MSG_HEADER + sum(b + CERT_ENTRY_BYTES for b in served_certificate_bytes(s))
 
 
-def flight_bytes(s: Scenario) -> tuple[int, int]:
+def flight_bytes(s: Scenario | Handshake) -> tuple[int, int]:
     """Estimated TLS bytes of (the client's first flight, the server's flight), as
     chainlab.network.model takes them: client bytes_written less its final flight, server
     bytes_written. Certificate compression is ignored (an upper bound). A resumption mix: the
     full and resumed flights weighted by its ratio."""
-    r = s.resumption_ratio
+    h = view(s)
+    r = h.resumed_share
     if 0 < r < 1:
-        full = flight_bytes(replace(s, handshake_mode="full"))
-        resumed = flight_bytes(replace(s, handshake_mode="resumed"))
+        full = flight_bytes(replace(h, mode=FULL))
+        resumed = flight_bytes(replace(h, mode=RESUMED))
         return tuple(round((1 - r) * f + r * q) for f, q in zip(full, resumed, strict=True))
-    c_share, s_share = KEY_SHARE_BYTES.get(s.kex, (1200, 1100))
-    extra = CLIENT_ECDHE_EXTRA if s.kex in ECDHE_GROUPS else 0
-    if s.cert_compression != "none":
+    c_share, s_share = KEY_SHARE_BYTES.get(h.kex, (1200, 1100))
+    extra = CLIENT_ECDHE_EXTRA if h.kex in ECDHE_GROUPS else 0
+    if h.compression != "none":
         extra += CLIENT_COMPRESSION_EXTRA
-    if s.handshake_mode == "resumed":
+    if r == 1:
         return CLIENT_RESUMED_FIXED + extra + c_share, SERVER_RESUMED_FIXED + s_share
-    served = served_certificate_bytes(s)
-    _, sig = KEY_SIG_BYTES.get(s.leaf_alg, (1000, 1000))
+    served = served_certificate_bytes(h)
+    _, sig = KEY_SIG_BYTES.get(h.leaf_alg, (1000, 1000))
     cert_msg = CERT_MSG_HEADER + sum(b + CERT_ENTRY_BYTES for b in served)
     cv_msg = CV_MSG_HEADER + sig
     extra_records = sum(math.ceil(m / RECORD_PLAINTEXT) - 1 for m in (cert_msg, cv_msg))
@@ -329,31 +346,32 @@ class NetworkCost:
     exceeds_initcwnd: bool
 
 
-def network_cost(s: Scenario, model: cost.CostModel | None = None) -> NetworkCost:
+def network_cost(s: Scenario | Handshake, model: cost.CostModel | None = None) -> NetworkCost:
     """Mean and standard deviation of the scenario's handshake latency: loopback, or
     projected onto its emulated profile (see the module doc). A resumption mix is the
     mixture of its full and resumed handshakes (means weighted, variances with the spread
     between the two)."""
-    if s.target is not None:
+    h = view(s)
+    if h.target is not None:
         ms = TARGET_HANDSHAKE_MS
         return NetworkCost(ms, TARGET_CV * ms, ms, 0, False)
-    r = s.resumption_ratio
+    r = h.resumed_share
     if 0 < r < 1:
-        f = network_cost(replace(s, handshake_mode="full"), model)
-        q = network_cost(replace(s, handshake_mode="resumed"), model)
+        f = network_cost(replace(h, mode=FULL), model)
+        q = network_cost(replace(h, mode=RESUMED), model)
         mean = (1 - r) * f.mean_ms + r * q.mean_ms
         var = (1 - r) * f.sd_ms**2 + r * q.sd_ms**2 + r * (1 - r) * (f.mean_ms - q.mean_ms) ** 2
         base = (1 - r) * f.loopback_ms + r * q.loopback_ms
         return NetworkCost(mean, math.sqrt(var), base, f.round_trips, f.exceeds_initcwnd)
-    base = loopback_ms(s, model)
-    if sign_ms(s, model) >= SIGN_DOMINATED_MS:
+    base = loopback_ms(h, model)
+    if sign_ms(h, model) >= SIGN_DOMINATED_MS:
         cv = CV_SIGN_DOMINATED
     else:
         cv = min(SD_FAST_MS / base, CV_FAST_MAX)
-    p = s.network_profile
+    p = h.network_profile
     if p is None:
         return NetworkCost(base, cv * base, base, 0, False)
-    client, server = flight_bytes(s)
+    client, server = flight_bytes(h)
     mss = p.mtu - TCP_IP_OVERHEAD
     rtt = 2 * p.delay_ms
     pred = predict_handshake(

@@ -15,10 +15,8 @@ from chainlab.schema import Bool, Int, Items, Num, Str
 TOP_KEYS = ("campaign", "aliases", "hierarchies", "network", "sampling", "matrix", "campaigns")
 TOP_KEYS += ("analysis", "load", "primitives", "targets", "cluster", "clients", "measure")
 ORDERS = ("random", "interleaved", "declared")
-# A [matrix.*]'s keys besides its axes (chainlab.campaign.axes): `stack` sets both sides'
-# stacks, `client_stack` / `server_stack` set them apart; `resumption_ratio` is another way
-# to give handshake modes.
-MATRIX_OTHER_KEYS = ("client_stack", "server_stack", "resumption_ratio", "exclude", "description")
+# A [matrix.*]'s keys besides its axes' (chainlab.campaign.axes.matrix_keys).
+MATRIX_OTHER_KEYS = ("exclude", "description")
 CAMPAIGNS_KEYS = ("description", "matrices", "scenarios")
 # A [network.<name>] table: the link's own fields, less the name (the table's name is).
 NETWORK_FIELDS = {k: v for k, v in network_profile.FIELDS.items() if k != "name"}

@@ -30,15 +30,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from chainlab.campaign import axes
-from chainlab.campaign.algorithms import CERT_COMPRESSIONS, GROUPS, TRANSPORTS, token
+from chainlab.campaign.algorithms import GROUPS, token
 from chainlab.campaign.model import ROLES
 
 TARGET_PREFIX = "target_"
 ROLE_TOKENS = {"self", "root", "int", "int1", "int2", "leaf"}
 # Words of the suffix parts: never an algorithm alias, so an id reads back one way only.
-RESERVED = {"served", "net", "resumed", "full", "client", "target", "stack"}
-RESERVED |= {"dual", "pop", "sgrp"}  # staged rollout (chainlab.campaign.rollout)
-RESERVED |= {*CERT_COMPRESSIONS, *TRANSPORTS}
+RESERVED = {w for a in axes.registered() for w in a.id_words}
 
 
 def compose(parts: dict, alg_token: Callable[[str], str]) -> str:

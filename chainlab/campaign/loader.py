@@ -88,8 +88,8 @@ def split_problem(scenarios, load) -> str | None:
             what = f"runs on the emulated profile {s.network!r}"
         elif s.target is not None:
             what = f"probes target {s.target!r}"
-        elif s.transport != "tcp":
-            what = f"runs over {s.transport}"
+        elif s.handshake.quic:
+            what = "runs over quic"
         elif s.measure is not None:
             what = "counts instructions ([measure]: both sides on one host)"
         if what:
@@ -186,21 +186,22 @@ class _Validator(TableReaders, MatrixReaders, ClientReaders):
         for sid, parts in parts_by_id.items():
             if not any(sid in members for members in campaigns.values()):
                 continue
-            policy = self.resolve_sampling(sid, parts, base_sampling, overrides)
+            h = axes.handshake(parts)
+            policy = self.resolve_sampling(sid, parts, h, base_sampling, overrides)
             scenario_load = load_plan.for_scenario(self, load, parts, sid)
             # Each axis's rules with the others (chainlab.campaign.axis: `Axis.check`),
             # then what the scenario's values need of its stacks.
             for axis in axes.registered():
                 if axis.check is not None:
-                    axis.check(self, sid, parts, scenario_load is not None)
-            self.check_capabilities(sid, parts, scenario_load)
+                    axis.check(self, sid, h, scenario_load is not None)
+            self.check_capabilities(sid, parts, h, scenario_load)
             scenarios[sid] = Scenario.from_parts(
                 sid,
                 parts,
                 sampling=policy,
                 network_profile=self.networks.get(parts["network"]),
                 load=scenario_load,
-                measure=measure_plan.for_scenario(self, measure, parts, sid),
+                measure=measure_plan.for_scenario(self, measure, parts, h, sid),
                 target_spec=self.targets.get(parts["target"]),
             )
             plan = scenarios[sid].load
@@ -258,16 +259,16 @@ class _Validator(TableReaders, MatrixReaders, ClientReaders):
         if problem:
             self.bad("cluster.placement", problem)
 
-    def check_capabilities(self, sid: str, parts: dict, load) -> None:
+    def check_capabilities(self, sid: str, parts: dict, h, load) -> None:
         """What a side's TLS stack cannot do is refused here, one line per problem, never
         found failing at run time (chainlab.campaign.stacks, docs/stacks.md); so is what
         [load]'s generator_stack cannot do of the scenario's client side."""
         needs = axes.needs_of(parts)
-        for problem in stacks.problems(parts, load is not None, needs):
+        for problem in stacks.problems(h, load is not None, needs):
             self.bad("matrix", f"scenario {sid}: {problem}; exclude it or choose another stack")
         gen = load.generator_stack if load is not None else None
-        if gen is not None and gen != parts["stack"][0]:
-            as_client = {**parts, "stack": (gen, parts["stack"][1])}
+        if gen is not None and gen != h.stacks[0]:
+            as_client = replace(h, stacks=(gen, h.stacks[1]))
             for problem in stacks.problems(as_client, True, needs):
                 if problem.startswith("client "):
                     self.bad(
@@ -276,7 +277,7 @@ class _Validator(TableReaders, MatrixReaders, ClientReaders):
                         "choose another generator_stack or exclude the scenario",
                     )
 
-    def resolve_sampling(self, sid, parts, base, overrides) -> SamplingPolicy:
+    def resolve_sampling(self, sid, parts, h, base, overrides) -> SamplingPolicy:
         values = dict(base)
         sources = {k: "sampling" for k in values}
         for i, (where, ov) in enumerate(overrides):
@@ -290,7 +291,7 @@ class _Validator(TableReaders, MatrixReaders, ClientReaders):
                 f"bad value {policy.min} for scenario {sid}: min exceeds max ({policy.max}); "
                 "allowed: min <= max",
             )
-        if parts["handshake_mode"] == "resumed" and (policy.warmup < 1 or policy.batch_warmup < 1):
+        if h.resumed_share == 1 and (policy.warmup < 1 or policy.batch_warmup < 1):
             key = "warmup" if policy.warmup < 1 else "batch_warmup"
             self.bad(
                 f"{sources[key]}.{key}",

@@ -5,10 +5,7 @@ checked, then expanded (chainlab.campaign.matrix) into scenario ids; the loader'
 
 from __future__ import annotations
 
-from chainlab.campaign import axes, ids, matrix, rollout
-from chainlab.campaign.algorithms import (
-    mode_of_ratio,
-)
+from chainlab.campaign import axes, ids, matrix
 from chainlab.campaign.fields import (
     CAMPAIGNS_KEYS,
     MATRIX_OTHER_KEYS,
@@ -40,37 +37,12 @@ class MatrixReaders:
             for axis in axes.registered():
                 if axis.matrix_read is not None:
                     got = axis.matrix_read(self, m, at)
-                    if got:
-                        values[axis.key] = got
-                    continue
-                raw = m.get(axis.key)
-                if raw is None:
-                    continue
-                if axis is axes.HIERARCHY and self.flat_hierarchy(raw, at):
-                    continue
-                items = self.listish(raw)
-                if not items:
-                    self.bad(f"{at}.{axis.key}", "empty array; allowed: at least one value")
-                    continue
-                vals = []
-                for i, item in enumerate(items):
-                    iat = f"{at}.{axis.key}[{i}]" if isinstance(raw, list) else f"{at}.{axis.key}"
-                    got = self.read_value(axis.read, item, iat)
-                    if got is not None and got not in vals:
-                        vals.append(got)
-                values[axis.key] = vals
+                else:
+                    got = self.axis_values(axis, m, at)
+                if got:
+                    values[axis.key] = got
             if "target" in m:
                 values["hierarchy"] = [()]  # a target serves its own chain
-            if "resumption_ratio" in m:
-                modes = self.resumption_ratios(m["resumption_ratio"], f"{at}.resumption_ratio")
-                if "handshake_mode" in m:
-                    self.bad(
-                        f"{at}.resumption_ratio",
-                        "given with handshake_mode; allowed: one of the two (a ratio of 0 is "
-                        "handshake_mode 'full', 1 'resumed')",
-                    )
-                elif modes:
-                    values["handshake_mode"] = modes
             excludes = []
             ex = m.get("exclude", [])
             if not isinstance(ex, list):
@@ -80,6 +52,26 @@ class MatrixReaders:
                 excludes.append(self.read_where(e, f"{at}.exclude[{i}]"))
             out[mname] = {"axes": values, "exclude": excludes}
         return out
+
+    def axis_values(self, axis, m: dict, at: str) -> list | None:
+        """An axis's values as a matrix gives them: one value or an array of them under its
+        key, each read as `axis.read` says (None: the matrix leaves the axis out)."""
+        raw = m.get(axis.key)
+        if raw is None:
+            return None
+        if axis is axes.HIERARCHY and self.flat_hierarchy(raw, at):
+            return None
+        items = self.listish(raw)
+        if not items:
+            self.bad(f"{at}.{axis.key}", "empty array; allowed: at least one value")
+            return None
+        vals = []
+        for i, item in enumerate(items):
+            iat = f"{at}.{axis.key}[{i}]" if isinstance(raw, list) else f"{at}.{axis.key}"
+            got = self.read_value(axis.read, item, iat)
+            if got is not None and got not in vals:
+                vals.append(got)
+        return vals
 
     def flat_hierarchy(self, raw, at: str) -> bool:
         """One hierarchy given as a flat array of names is a common slip: say so."""
@@ -99,13 +91,16 @@ class MatrixReaders:
 
     def check_target_matrix(self, m: dict, at: str) -> None:
         """A matrix of targets sets only what the client chooses."""
-        for key in ("hierarchy", "served_chain", "client_auth", "certificate"):
-            if key in m:
+        chooses = [
+            k for a in axes.registered() if not a.not_with_target for k in (a.key, *a.matrix_keys)
+        ]
+        for axis in axes.registered():
+            if axis.not_with_target and axis.key in m:
                 self.bad(
-                    f"{at}.{key}",
-                    "given with target; allowed: only what the client chooses (kex, "
-                    "handshake_mode or resumption_ratio, cert_compression): a target serves "
-                    "its own chain",
+                    f"{at}.{axis.key}",
+                    "given with target; allowed: only what the client chooses ("
+                    + ", ".join(k for k in chooses if k not in ("target", "network"))
+                    + "): a target serves its own chain",
                 )
         nets = self.listish(m.get("network", LOOPBACK))
         if any(n != LOOPBACK for n in nets):
@@ -114,27 +109,6 @@ class MatrixReaders:
                 "given with target; allowed: loopback only (a target is reached over the "
                 "real network between this machine and it)",
             )
-
-    def resumption_ratios(self, raw, at: str) -> list[str]:
-        """`resumption_ratio = [0, 0.5, 0.9]`: the handshake modes these ratios are."""
-        items = self.listish(raw)
-        if not items:
-            self.bad(at, "empty array; allowed: at least one value")
-        modes = []
-        for i, item in enumerate(items):
-            iat = f"{at}[{i}]" if isinstance(raw, list) else at
-            mode = None
-            if isinstance(item, int | float) and not isinstance(item, bool):
-                mode = mode_of_ratio(float(item))
-            if mode is None:
-                self.bad(
-                    iat,
-                    f"bad value {fmt(item)}; allowed: a share from 0 to 1 in whole per cent "
-                    "(0, 0.5, 0.9, 0.99, 1)",
-                )
-            elif mode not in modes:
-                modes.append(mode)
-        return modes
 
     def expand(self, mname: str, m: dict, parts_by_id: dict[str, dict]) -> list[str]:
         """The scenario ids of matrix `mname` (matrix.expand), with what it reports."""
@@ -186,7 +160,9 @@ class MatrixReaders:
                     except ValueError as e:
                         self.bad(sat, f"bad scenario id {sid!r}: {e}")
                         continue
-                    parts["population"] = rollout.resolve_population(self, parts["population"], sat)
+                    for axis in axes.registered():
+                        if axis.resolve is not None:
+                            parts[axis.key] = axis.resolve(self, parts[axis.key], sat)
                     parts_by_id[sid] = parts
                 if sid not in members:
                     members.append(sid)

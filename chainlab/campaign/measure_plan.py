@@ -58,7 +58,7 @@ def read(v, value) -> MeasurePlan:
     return plan
 
 
-def for_scenario(v, plan: MeasurePlan, parts: dict, sid: str) -> MeasurePlan | None:
+def for_scenario(v, plan: MeasurePlan, parts: dict, h, sid: str) -> MeasurePlan | None:
     """The scenario's plan with the overrides it matches applied in order (None: no
     instruction counting); a scenario the counted span cannot cover is refused."""
     if not plan.counts_instructions:
@@ -67,10 +67,10 @@ def for_scenario(v, plan: MeasurePlan, parts: dict, sid: str) -> MeasurePlan | N
         if matches(where, parts, sid) and None not in values.values():
             plan = replace(plan, **values)
     why = None
-    if parts["transport"] != "tcp":
-        why = f"transport {parts['transport']!r} (a QUIC server's connections share one loop)"
-    elif parts["target"] is not None:
-        why = f"target {parts['target']!r} (its server is not chainlab's to count)"
+    if h.quic:
+        why = "transport 'quic' (a QUIC server's connections share one loop)"
+    elif h.target is not None:
+        why = f"target {h.target!r} (its server is not chainlab's to count)"
     if why:
         v.bad(
             "measure.instructions",
@@ -78,7 +78,7 @@ def for_scenario(v, plan: MeasurePlan, parts: dict, sid: str) -> MeasurePlan | N
             "chainlab's own servers (exclude the others, or instructions = 'none')",
         )
     if plan.random == "seeded":
-        for side, stack in zip(("client", "server"), parts["stack"], strict=True):
+        for side, stack in zip(("client", "server"), h.stacks, strict=True):
             if SEEDED in stacks.CAPABILITIES[stack].missing_features:
                 v.bad(
                     "measure.random",

@@ -2,33 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from chainlab.campaign import axes, certificates
-from chainlab.campaign.algorithms import (
-    ENGINE_CHAIN,
-    GROUPS,
-    INTERMEDIATE_ANCHOR,
-    resumption_ratio,
-)
-from chainlab.campaign.axes import (
-    DEFAULT_CERT_COMPRESSION,
-    DEFAULT_HANDSHAKE_MODE,
-    DEFAULT_SERVED_CHAIN,
-    DEFAULT_TRANSPORT,
-)
-from chainlab.campaign.stacks import DEFAULT_STACK
-from chainlab.campaign.stacks import label as stack_label
+from chainlab.campaign import axes
+from chainlab.campaign.algorithms import GROUPS
+from chainlab.campaign.handshake import Handshake
 from chainlab.errors import ChainlabError
-
-__all__ = [
-    "DEFAULT_CERT_COMPRESSION",
-    "DEFAULT_HANDSHAKE_MODE",
-    "DEFAULT_SERVED_CHAIN",
-    "DEFAULT_TRANSPORT",
-]
 
 # Roles of the positions of a hierarchy of each depth, root first (the store's column names).
 ROLES = {
@@ -200,14 +182,18 @@ class Target:
 
 @dataclass(frozen=True)
 class Scenario:
-    """One point of the matrix: everything that defines a measured configuration."""
+    """One point of the matrix: everything that defines a measured configuration.
+
+    Its fields are the four structural axes (the key exchange, the hierarchy, the network,
+    a target) and what the run needs besides; every other axis's value is a lever
+    (chainlab.campaign.axes), read as `s.value(key)` or, where code studies that axis, as
+    the attribute `s.<key>` (or `s.<column>`). What the values make of the handshake
+    (stacks, QUIC, the mode, what is sent, the credential) is `s.handshake`, whose fields a
+    scenario also answers as attributes (`s.anchor_depth`, `s.engine_chain`)."""
 
     scenario_id: str
     kex: str
     hierarchy: tuple[str, ...]  # canonical algorithm names, root first, leaf last
-    served_chain: str
-    handshake_mode: str
-    cert_compression: str
     network: str
     sampling: SamplingPolicy = field(compare=False)
     # The `[network.<name>]` profile `network` names (None for loopback), for the run-time
@@ -217,35 +203,36 @@ class Scenario:
     load: LoadPlan | None = field(default=None, compare=False, repr=False)
     # The campaign's [measure] plan where it counts instructions (None: it does not).
     measure: MeasurePlan | None = field(default=None, compare=False, repr=False)
-    # Mutual TLS: the client certificate's hierarchy, root first (empty: no client
-    # certificate). Part of the identity; last so that older constructions stay valid.
-    client_auth: tuple[str, ...] = ()
     # A server chainlab does not start ([targets.<name>]): its name is part of the identity
     # (the hierarchy is then empty: the server serves its own chain); the table itself not.
     target: str | None = None
     target_spec: Target | None = field(default=None, compare=False, repr=False)
-    # What carries the handshake: "tcp" or "quic" (the engine's --transport).
-    transport: str = DEFAULT_TRANSPORT
-    # The TLS implementation of each side (chainlab.campaign.stacks).
-    client_stack: str = DEFAULT_STACK
-    server_stack: str = DEFAULT_STACK
-    # The values of axes that are not fields above (axes added to the registry later), as
-    # (axis key, value) pairs in registry order; part of the identity.
+    # The levers' values where not at their default, as (axis key, value) pairs in registry
+    # order; part of the identity.
     levers: tuple[tuple[str, Any], ...] = ()
+
+    def __post_init__(self) -> None:
+        given = dict(self.levers)
+        unknown = set(given) - {a.key for a in axes.levers()}
+        if unknown:
+            raise ValueError(f"not a lever: {', '.join(sorted(unknown))}")
+        kept = tuple(
+            (a.key, given[a.key])
+            for a in axes.levers()
+            if a.key in given and given[a.key] != a.default
+        )
+        object.__setattr__(self, "levers", kept)
 
     @classmethod
     def from_parts(cls, scenario_id: str, parts: dict, **rest) -> Scenario:
         """A scenario from its parts (axis key -> value, as ids and matrices give them)."""
         own = {f.name for f in fields(cls)}
         kw = {k: v for k, v in parts.items() if k in own}
-        kw["client_stack"], kw["server_stack"] = parts["stack"]
-        more = tuple((k, v) for k, v in parts.items() if k not in own and k != "stack")
+        more = tuple((k, v) for k, v in parts.items() if k not in own)
         return cls(scenario_id=scenario_id, levers=more, **kw, **rest)
 
     def value(self, key: str):
         """The scenario's value of axis `key` (its default where the scenario predates it)."""
-        if key == "stack":
-            return (self.client_stack, self.server_stack)
         if key in self.__dataclass_fields__:
             return getattr(self, key)
         return dict(self.levers).get(key, axes.get(key).default)
@@ -258,10 +245,26 @@ class Scenario:
         """The store's scenario columns of every axis (chainlab.campaign.axes)."""
         return axes.values_of(self.parts())
 
-    @property
-    def stack_label(self) -> str:
-        """The stack, or `client → server` when the two sides differ."""
-        return stack_label(self.client_stack, self.server_stack)
+    @functools.cached_property
+    def handshake(self) -> Handshake:
+        """What the scenario's axis values make of its handshake and run."""
+        return axes.handshake(self.parts(), self.network_profile)
+
+    def __getattr__(self, name: str):
+        # Only for names no field or property has: a lever's key or column, or a field of
+        # the handshake. Private names (pickling, copying) are never axes.
+        if name.startswith("_") or name in ("levers", "handshake"):
+            raise AttributeError(name)
+        for a in axes.levers():
+            if a.key == name:
+                return self.value(name)
+        for a in axes.levers():
+            if name in a.column_names:
+                values = a.column_values(self.value(a.key))
+                return dict(zip(a.column_names, values, strict=True))[name]
+        if hasattr(Handshake, name) or name in Handshake.__dataclass_fields__:
+            return getattr(self.handshake, name)
+        raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
 
     @property
     def depth(self) -> int:
@@ -270,11 +273,6 @@ class Scenario:
     @property
     def kex_family(self) -> str:
         return GROUPS[self.kex]
-
-    @property
-    def resumption_ratio(self) -> float:
-        """The share of this scenario's handshakes that resume (0 full, 1 resumed)."""
-        return resumption_ratio(self.handshake_mode)
 
     @property
     def leaf_alg(self) -> str | None:
@@ -293,29 +291,6 @@ class Scenario:
         return self.hierarchy[2] if self.depth >= 4 else None
 
     @property
-    def client_auth_name(self) -> str:
-        """The store's `client_auth` (chainlab.campaign.axes.client_auth_name)."""
-        return axes.client_auth_name(self.client_auth)
-
-    @property
-    def certificate(self) -> certificates.Certificate:
-        """The certificate the server authenticates with (chainlab.campaign.certificates)."""
-        return certificates.parse(self.value("certificate"))
-
-    @property
-    def engine_chain(self) -> str:
-        """The engine's `serve --chain` policy: the MTC sent, or the served chain's."""
-        return self.certificate.engine_chain or ENGINE_CHAIN.get(
-            self.served_chain, self.served_chain
-        )
-
-    @property
-    def anchor_depth(self) -> int:
-        """How many certificates the client's trust anchor sits above the root: 1 when the
-        anchor is the leaf's issuing intermediate, else 0 (the root)."""
-        return self.depth - 2 if self.served_chain == INTERMEDIATE_ANCHOR else 0
-
-    @property
     def roles(self) -> tuple[str, ...]:
         return ROLES.get(self.depth, ())
 
@@ -325,8 +300,9 @@ class Scenario:
         return tuple(STORE_ROLES.get(r, r) for r in reversed(self.roles))
 
     def params(self) -> dict:
-        """The scenario's defining parameters (stored as `scenarios.params`)."""
-        return {
+        """The scenario's defining parameters (stored as `scenarios.params`): the structural
+        axes, then what each lever says of its value (`Axis.params_of`)."""
+        out = {
             "scenario_id": self.scenario_id,
             "kex": self.kex,
             "kex_family": self.kex_family,
@@ -336,23 +312,12 @@ class Scenario:
             "int1_alg": self.int1_alg,
             "int2_alg": self.int2_alg,
             "leaf_alg": self.leaf_alg,
-            "served_chain": self.served_chain,
-            "handshake_mode": self.handshake_mode,
-            "cert_compression": self.cert_compression,
-            "client_auth": self.client_auth_name,
             "network": self.network,
             **({"target": self.target_spec.to_dict()} if self.target_spec is not None else {}),
-            # Only where it is not TCP, so that every scenario before QUIC keeps its params.
-            **({"transport": self.transport} if self.transport != DEFAULT_TRANSPORT else {}),
-            # Likewise only where a side is not on the default stack.
-            **(
-                {"client_stack": self.client_stack, "server_stack": self.server_stack}
-                if (self.client_stack, self.server_stack) != (DEFAULT_STACK, DEFAULT_STACK)
-                else {}
-            ),
-            # Axes added later: only where not at their default, as above.
-            **{k: v for k, v in self.levers if v != axes.get(k).default},
         }
+        for a in axes.levers():
+            out.update(a.params_of(self.value(a.key)))
+        return out
 
 
 @dataclass

@@ -18,11 +18,9 @@ a post-quantum signature scheme or key-exchange group; `pq_share` sums their sha
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
 
-from chainlab.campaign import certificates, stacks
+from chainlab.campaign import stacks
 from chainlab.campaign.algorithms import (
     ALGORITHM_FAMILY,
     GROUPS,
@@ -306,24 +304,25 @@ def read_server_groups(v, item, at: str) -> str | None:
     return ":".join(dict.fromkeys(groups))
 
 
-def check(v, sid: str, parts: Mapping[str, Any], with_load: bool) -> None:
+def check(v, sid: str, h, with_load: bool) -> None:
     """A second chain: TCP, uncompressed X.509 chains whose leaves differ in key type,
     each side's stack able to use it. A population: each kind's groups on the client's
-    stack, the server's groups covering theirs; a kind no chain serves is noted."""
-    second, spec = parts["second_chain"], parts["population"]
-    hierarchy = parts["hierarchy"]
-    client_stack, server_stack = parts["stack"]
+    stack, the server's groups covering theirs; a kind no chain serves is noted (`h`:
+    chainlab.campaign.handshake)."""
+    second, spec = h.parts["second_chain"], h.parts["population"]
+    hierarchy = h.hierarchy
+    on_client, on_server = h.stacks  # each side's TLS stack
     if second:
         why = None
-        if parts["target"] is not None:
+        if h.target is not None:
             why = "a target serves its own chains"
-        elif parts["transport"] != "tcp":
-            why = f"transport {parts['transport']!r}"
-        elif parts["cert_compression"] != "none":
-            why = f"cert_compression {parts['cert_compression']!r}"
-        elif parts["certificate"] != certificates.X509:
+        elif h.quic:
+            why = "transport 'quic'"
+        elif h.compression != "none":
+            why = f"cert_compression {h.compression!r}"
+        elif h.credential.is_mtc:
             why = "a Merkle Tree Certificate"
-        elif parts["served_chain"] == "intermediate-anchor":
+        elif h.anchor_depth:
             why = "served_chain 'intermediate-anchor'"
         elif key_type(second[-1]) == key_type(hierarchy[-1]):
             why = (
@@ -337,8 +336,8 @@ def check(v, sid: str, parts: Mapping[str, Any], with_load: bool) -> None:
                 "TCP without compression, X.509, leaves of different key types",
             )
         for side, stack, algs in (
-            ("server", server_stack, second[-1:]),
-            ("client", client_stack, second),
+            ("server", on_server, second[-1:]),
+            ("client", on_client, second),
         ):
             have = stacks.CAPABILITIES[stack].signature_algorithms
             for alg in algs if have is not None else ():
@@ -350,13 +349,13 @@ def check(v, sid: str, parts: Mapping[str, Any], with_load: bool) -> None:
                         "the second chain; exclude it or choose another stack",
                     )
     kinds = parse(spec)
-    client_groups = stacks.CAPABILITIES[client_stack].groups
+    client_groups = stacks.CAPABILITIES[on_client].groups
     for k in kinds:
         for g in k.groups:
             if client_groups is not None and g not in client_groups:
                 v.bad(
                     "matrix",
-                    f"scenario {sid}: client stack {client_stack} has no key-exchange "
+                    f"scenario {sid}: client stack {on_client} has no key-exchange "
                     f"group {g} (kind {k.name}); exclude it or choose another stack",
                 )
         chains = [hierarchy, *([second] if second else [])]
@@ -365,7 +364,7 @@ def check(v, sid: str, parts: Mapping[str, Any], with_load: bool) -> None:
                 f"scenario {sid}: kind {k.name!r} offers no scheme a chain of the server "
                 "signs with: its attempts will fail as no_shared_sigalg"
             )
-    policy = parts["server_groups"]
+    policy = h.parts["server_groups"]
     if policy != CLIENT_ORDER and kinds:
         offered = {g for k in kinds for g in k.groups}
         if not offered & set(policy.split(":")):
@@ -374,6 +373,15 @@ def check(v, sid: str, parts: Mapping[str, Any], with_load: bool) -> None:
                 f"scenario {sid}: server_groups {policy!r} shares no group with the "
                 "population's kinds; allowed: groups the kinds offer",
             )
+
+
+def _mixture(spec: str, h):
+    """A population's handshakes: the chain and group each kind gets, by its share."""
+    if spec == NO_POPULATION:
+        return replace(h, mixture=None)
+    parts = h.parts
+    got = mixture(h.hierarchy, parts["second_chain"], spec, h.kex, parts["server_groups"])
+    return replace(h, mixture=tuple(got))
 
 
 # The axes: a second chain the server holds and sends to the clients whose schemes ask for
@@ -388,7 +396,9 @@ SECOND_CHAIN = Axis(
     id_part=hierarchy_token(SECOND_CHAIN_PREFIX),
     id_read=hierarchy_part(SECOND_CHAIN_PREFIX, "second chain"),
     id_help="dual_<alg>[_<alg>...]",
+    id_words=("dual",),
     where={},
+    shape=lambda second, h: replace(h, second_hierarchy=second),
     check=check,
     server_flags=lambda h, s, files: ["--second-pki", str(files.second_pki_dir)] if h else [],
     trust=lambda h, files: ["--ca", str(files.trust_file)] if h else None,
@@ -405,7 +415,10 @@ POPULATION = Axis(
     id_part=token,
     id_read=lambda p, _: untoken(p) or NOT_MINE,
     id_help="pop_<kind><per cent>[_<kind><per cent>...]",
+    id_words=("pop",),
+    resolve=lambda v, spec, at: resolve_population(v, spec, at),
     where={},
+    shape=_mixture,
     # Each client draws its kinds from the batch's seed: a rerun repeats the draws.
     client_flags=lambda spec, s, files, seed: (
         ["--population", spec, "--population-seed", str(seed)] if spec != NO_POPULATION else []
@@ -420,6 +433,7 @@ SERVER_GROUPS = Axis(
     id_part=server_groups_token,
     id_read=lambda p, _: server_groups_untoken(p) or NOT_MINE,
     id_help="sgrp_<group>[_<group>...]",
+    id_words=("sgrp",),
     where={},
     describe=lambda v: f"server prefers {v}",
     # The server's groups: its own preference, or the scenario's and its population's.

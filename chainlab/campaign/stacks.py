@@ -18,9 +18,12 @@ own or liboqs) is a stack capability too.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
 
-from chainlab.campaign import algorithm_costs, algorithms, certificates
+from chainlab.campaign import algorithm_costs, algorithms
+from chainlab.campaign.axis import NOT_MINE, Axis
 
 DEFAULT_STACK = "openssl-3.5"
 STACKS = ("openssl-3.5", "openssl-4.0", "rustls")
@@ -150,53 +153,45 @@ def label(client: str, server: str) -> str:
     return client if client == server else f"{client} → {server}"
 
 
-def client_verifies(parts: dict) -> tuple[str, ...]:
-    """The algorithms whose signatures a scenario's client verifies."""
-    hierarchy = parts["hierarchy"]
-    cert = certificates.parse(parts.get("certificate", certificates.X509))
-    return (*cert.signers, *hierarchy[-1:]) if cert.is_mtc else hierarchy
-
-
-def certificate_message_bytes(parts: dict) -> int:
+def certificate_message_bytes(h) -> int:
     """About how many bytes the server's Certificate message has (the certificates it sends,
-    estimated from key and signature sizes; 0 for a Merkle Tree Certificate or a target)."""
-    hierarchy = parts["hierarchy"]
-    if not hierarchy or certificates.parse(parts.get("certificate", certificates.X509)).is_mtc:
+    estimated from key and signature sizes; 0 for a Merkle Tree Certificate or a target).
+    `h`: the scenario's handshake (chainlab.campaign.handshake)."""
+    if not h.hierarchy or h.credential.is_mtc:
         return 0
-    certs = list(reversed(algorithm_costs.certificate_bytes(hierarchy)))  # leaf first
-    served = parts.get("served_chain", "leaf+intermediates")
-    if len(certs) > 1 and served != "full":
-        certs = certs[:1] if served in ("leaf", algorithms.INTERMEDIATE_ANCHOR) else certs[:-1]
+    certs = list(reversed(algorithm_costs.certificate_bytes(h.hierarchy)))  # leaf first
+    if len(certs) > 1 and h.sent != "full":
+        certs = certs[:1] if h.sent == "leaf" else certs[:-1]
     return sum(certs)
 
 
-def problems(parts: dict, with_load: bool, needs: list[tuple[str, str, str]]) -> list[str]:
-    """What the scenario (its parts, axis key -> value) asks of a side's stack that the
-    stack cannot do: one line per problem, naming the side, the stack and the missing
-    capability. `needs` are the (side, capability, text) the scenario's axis values need
-    (chainlab.campaign.axes: `Axis.needs`); the run's own needs ([load], a target) are added
-    here."""
+def problems(h, with_load: bool, needs: list[tuple[str, str, str]]) -> list[str]:
+    """What the scenario (its handshake, chainlab.campaign.handshake) asks of a side's stack
+    that the stack cannot do: one line per problem, naming the side, the stack and the
+    missing capability. `needs` are the (side, capability, text) the scenario's axis values
+    need (chainlab.campaign.axes: `Axis.needs`); the run's own needs ([load], a target) are
+    added here."""
     out: list[str] = []
-    hierarchy = parts["hierarchy"]
+    hierarchy = h.hierarchy
     needs = [
         *needs,
         *([("both", "load", FEATURE_TEXT["load"])] if with_load else []),
-        *([("both", "targets", FEATURE_TEXT["targets"])] if parts["target"] is not None else []),
+        *([("both", "targets", FEATURE_TEXT["targets"])] if h.target is not None else []),
     ]
-    for side, stack in zip(("client", "server"), parts["stack"], strict=True):
+    for side, stack in zip(("client", "server"), h.stacks, strict=True):
         caps = CAPABILITIES[stack]
         for need_side, feature, text in needs:
             if need_side in (side, "both") and feature in caps.missing_features:
                 out.append(f"{side} stack {stack} cannot do {text} (missing capability: {feature})")
-        comp, algs = parts["cert_compression"], caps.cert_compressions
+        comp, algs = h.compression, caps.cert_compressions
         if comp != "none" and algs is not None and comp not in algs:
             out.append(
                 f"{side} stack {stack} has no certificate compression {comp} "
                 f"(it has: {', '.join(algs)})"
             )
-        if caps.groups is not None and parts["kex"] not in caps.groups:
+        if caps.groups is not None and h.kex not in caps.groups:
             out.append(
-                f"{side} stack {stack} has no key-exchange group {parts['kex']} "
+                f"{side} stack {stack} has no key-exchange group {h.kex} "
                 f"(it has: {', '.join(caps.groups)})"
             )
         if side == "client":
@@ -208,17 +203,17 @@ def problems(parts: dict, with_load: bool, needs: list[tuple[str, str, str]]) ->
                         "checks the root's signature on the intermediate itself)"
                     )
         limit = caps.max_handshake_message
-        if side == "client" and limit is not None and certificate_message_bytes(parts) > limit:
+        if side == "client" and limit is not None and certificate_message_bytes(h) > limit:
             out.append(
                 f"client stack {stack} cannot receive a Certificate message of about "
-                f"{certificate_message_bytes(parts)} bytes (it accepts at most {limit}; "
+                f"{certificate_message_bytes(h)} bytes (it accepts at most {limit}; "
                 "a UOV key is tens of kilobytes: send at most one)"
             )
         if caps.signature_algorithms is not None:
             # The server signs with its leaf's key; the client verifies every signature of
             # the chain (each certificate's issuer, and the leaf's CertificateVerify), or of
             # a Merkle Tree Certificate (its subtree signatures and the CertificateVerify).
-            used = hierarchy[-1:] if side == "server" else client_verifies(parts)
+            used = hierarchy[-1:] if side == "server" else h.client_verifies()
             for alg in dict.fromkeys(used):
                 if alg not in caps.signature_algorithms:
                     verb = "sign with" if side == "server" else "verify"
@@ -233,3 +228,67 @@ def need(side: str, feature: str) -> tuple[str, str, str]:
     """A capability an axis value needs of `side`'s stack ("client", "server" or "both"),
     with its text (`FEATURE_TEXT`): what an `Axis.needs` returns."""
     return (side, feature, FEATURE_TEXT[feature])
+
+
+# -- the axis: each side's stack ------------------------------------------------------
+
+
+def read_stack_pairs(v, m: Mapping[str, Any], at: str) -> list[tuple[str, str]] | None:
+    """The (client, server) stack pairs of a matrix: `stack` (both sides alike), or
+    `client_stack` x `server_stack` (a side left out is on the default stack)."""
+    if "stack" in m and ("client_stack" in m or "server_stack" in m):
+        v.bad(
+            f"{at}.stack",
+            "given with client_stack/server_stack; allowed: `stack` (both sides on one "
+            "stack) or client_stack and server_stack (each side its own)",
+        )
+        return None
+    chosen = {}
+    for key in ("stack", "client_stack", "server_stack"):
+        if key not in m:
+            continue
+        raw = m[key]
+        items = v.listish(raw)
+        if not items:
+            v.bad(f"{at}.{key}", "empty array; allowed: at least one value")
+        vals = []
+        for i, item in enumerate(items):
+            iat = f"{at}.{key}[{i}]" if isinstance(raw, list) else f"{at}.{key}"
+            got = v.string(item, iat, choices=STACKS)
+            if got is not None and got not in vals:
+                vals.append(got)
+        chosen[key] = vals
+    if "stack" in chosen:
+        return [(s, s) for s in chosen["stack"]] or None
+    if not chosen:
+        return None
+    clients = chosen.get("client_stack", [DEFAULT_STACK])
+    servers = chosen.get("server_stack", [DEFAULT_STACK])
+    return [(c, s) for c in clients for s in servers] or None
+
+
+STACK = Axis(
+    key="stack",
+    label="TLS stack",
+    # (client stack, server stack): a matrix's `stack`, or `client_stack` x `server_stack`.
+    default=(DEFAULT_STACK, DEFAULT_STACK),
+    read=STACKS,  # a `where` table's value: either side's stack
+    matrix_read=read_stack_pairs,
+    matrix_keys=("client_stack", "server_stack"),
+    columns=("client_stack", "server_stack"),
+    store=lambda pair: pair,
+    id_part=lambda pair, _: token(*pair),
+    id_read=lambda p, _: decode(p) or NOT_MINE,
+    id_help=f"stack_<tok>[_<tok>] ({', '.join(STACK_BY_TOKEN)})",
+    id_words=("stack",),
+    where={
+        # Either side's stack; client_stack / server_stack test one side.
+        "stack": lambda pair: set(pair),
+        "client_stack": lambda pair: {pair[0]},
+        "server_stack": lambda pair: {pair[1]},
+    },
+    where_read={k: STACKS for k in ("stack", "client_stack", "server_stack")},
+    describe=label,
+    shape=lambda pair, h: replace(h, stacks=tuple(pair)),
+    params=lambda pair: dict(zip(("client_stack", "server_stack"), pair, strict=True)),
+)

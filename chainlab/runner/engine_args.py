@@ -45,7 +45,7 @@ def server_argv(
     what each axis value asks of the server (`Axis.server_flags`); `counted`: a server whose
     instructions callgrind counts, one connection at a time (chainlab.runner.instructions)."""
     argv = [
-        str(binary(run_engine, s.server_stack)), "serve",
+        str(binary(run_engine, s.stacks[1])), "serve",
         "--pki", str(files.pki_dir),
         "--listen", listen,
         "--chain", s.engine_chain,
@@ -68,7 +68,7 @@ def server_argv(
         # (its listener owns the one socket): the model and the workers apply to TCP.
         model, workers = (
             ("threads", 1)
-            if s.transport == "quic"
+            if s.quic
             else (
                 s.load.server_model,
                 s.load.server_workers,
@@ -114,7 +114,7 @@ def client_head(
     if s.target_spec is not None:
         return _target_head(s, run_engine, subcommand, server_addr, files.target_ca)
     return [
-        str(binary(run_engine, stack or s.client_stack)), subcommand,
+        str(binary(run_engine, stack or s.stacks[0])), subcommand,
         "--connect", server_addr,
         *trust(s, files),
         "--groups", s.kex,
@@ -127,7 +127,7 @@ def _target_head(
 ) -> list[str]:
     t = s.target_spec
     head = [
-        str(binary(run_engine, s.client_stack)), subcommand,
+        str(binary(run_engine, s.stacks[0])), subcommand,
         "--connect", server_addr,
         "--servername", t.servername,
         "--groups", s.kex,

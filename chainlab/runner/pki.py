@@ -130,7 +130,7 @@ class ServedChain:
     length: int
 
 
-def served_chain(pki_dir: Path, policy: str) -> ServedChain:
+def sent_chain(pki_dir: Path, policy: str) -> ServedChain:
     """The chain file `serve --chain <policy>` sends (an MTC policy: its certificate)."""
     f = pki_dir / CHAIN_FILES.get(policy, f"mtc/{policy.removeprefix('mtc-')}.pem")
     if not f.is_file():
@@ -147,9 +147,9 @@ def certificate_rows(pki_dir: Path, s: Scenario) -> list[dict]:
     full = pem_certs(pki_dir / CHAIN_FILES["full"])
     if len(full) != s.depth:
         raise PkiError(f"{CHAIN_FILES['full']} holds {len(full)} certificates, expected {s.depth}")
-    sent = served_chain(pki_dir, s.engine_chain).file
+    sent = sent_chain(pki_dir, s.engine_chain).file
     served = {hashlib.sha256(d).hexdigest() for d in pem_certs(sent)}
-    if s.certificate.is_mtc:
+    if s.credential.is_mtc:
         # The MTC takes the leaf's place: the X.509 certificates stay, none of them sent.
         full[0] = pem_certs(sent)[0]
     leaf_first_algs = list(reversed(s.hierarchy))

@@ -33,7 +33,7 @@ from pathlib import Path
 import pandas as pd
 
 from chainlab import __version__, engine, machine, stats
-from chainlab.campaign import certificates, cost, estimate
+from chainlab.campaign import axes, certificates, cost, estimate
 from chainlab.campaign.algorithms import ALGORITHM_NAMES, CERT_COMPRESSIONS, GROUPS
 from chainlab.campaign.model import PrimitivesPlan, SamplingPolicy, Scenario
 from chainlab.errors import ChainlabError
@@ -329,15 +329,15 @@ def reference_scenario(name: str, mode: str) -> Scenario:
         timeout_ms=10_000,
         max_failed_fraction=0.0,
     )
+    # A full or a resumed handshake of the reference hierarchy, its served chain as the
+    # reference says; every other axis at its default.
     return Scenario(
         scenario_id=f"reference_{name}_{mode}",
         kex=kex,
         hierarchy=hierarchy,
-        served_chain=served,
-        handshake_mode=mode,
-        cert_compression="none",
         network=LOOPBACK,
         sampling=policy,
+        levers=((axes.SERVED_CHAIN.key, served), (axes.HANDSHAKE_MODE.key, mode)),
     )
 
 

@@ -12,15 +12,18 @@ from pathlib import Path
 
 from chainlab.engine import RECORD_SCHEMA
 
+# The record field naming the TLS stack of the engine that wrote it (docs/engine-records.md).
+RECORD_STACK = "stack"
+
 
 class RecordError(Exception):
     pass
 
 
-def read(path: Path, stack: str | None = None) -> list[dict]:
+def read(path: Path, writer: str | None = None) -> list[dict]:
     """Every complete record in a JSON Lines file. A last line without its newline is a
     record cut by a killed writer and is skipped; any other bad line is an error, and so is
-    a record of another TLS stack than `stack` (when given)."""
+    a record of another TLS stack than `writer` (when given)."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -41,19 +44,19 @@ def read(path: Path, stack: str | None = None) -> list[dict]:
                 f"{path.name} line {i}: record schema {rec.get('schema')!r}, expected "
                 f"{RECORD_SCHEMA!r}"
             )
-        if stack is not None and rec.get("stack") != stack:
+        if writer is not None and rec.get(RECORD_STACK) != writer:
             raise RecordError(
-                f"{path.name} line {i}: written by stack {rec.get('stack')!r}, expected "
-                f"{stack!r} (the scenario's engine binary is of another stack)"
+                f"{path.name} line {i}: written by stack {rec.get(RECORD_STACK)!r}, expected "
+                f"{writer!r} (the scenario's engine binary is of another stack)"
             )
         out.append(rec)
     return out
 
 
-def server_connections(path: Path, stack: str | None = None) -> list[dict]:
+def server_connections(path: Path, writer: str | None = None) -> list[dict]:
     """A server's records of its connections: `read`, without the serving threads' accounts
     (`side: "server_thread"`) written as it stops."""
-    return [r for r in read(path, stack) if r.get("side") == "server"]
+    return [r for r in read(path, writer) if r.get("side") == "server"]
 
 
 def count_lines(path: Path) -> int:

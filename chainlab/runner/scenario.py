@@ -135,12 +135,12 @@ class ScenarioExecution:
             return
         try:
             pki_dir = pki.ensure(
-                ctx.engine, plan.hierarchy, ctx.seed, mtc=plan.certificate.pki_flags()
+                ctx.engine, plan.hierarchy, ctx.seed, mtc=plan.credential.pki_flags()
             )
             client_pki_dir = second_pki_dir = trust_file = None
-            if plan.client_auth:
-                client_pki_dir = pki.ensure_client(ctx.engine, plan.client_auth, ctx.seed)
-            second = plan.value("second_chain")
+            if plan.client_hierarchy:
+                client_pki_dir = pki.ensure_client(ctx.engine, plan.client_hierarchy, ctx.seed)
+            second = plan.second_hierarchy
             if second:
                 second_pki_dir = pki.ensure_second(ctx.engine, second, ctx.seed)
                 trust_file = self.dir / "trust.pem"
@@ -152,7 +152,7 @@ class ScenarioExecution:
                 client_pki_dir=client_pki_dir,
                 second_pki_dir=second_pki_dir,
                 trust_file=trust_file,
-                chain=pki.served_chain(pki_dir, plan.engine_chain),
+                chain=pki.sent_chain(pki_dir, plan.engine_chain),
             )
             self.results.certificates = pki.certificate_rows(pki_dir, plan)
         except (pki.PkiError, OSError, subprocess.TimeoutExpired) as e:
@@ -281,7 +281,7 @@ class ScenarioExecution:
         self._server_proc = None
         try:
             self.results.server += records.server_connections(
-                self.dir / f"server-{self.state.visits}.jsonl", stack=self.plan.server_stack
+                self.dir / f"server-{self.state.visits}.jsonl", writer=self.plan.stacks[1]
             )
         except records.RecordError as e:
             self.fail("bad_records", str(e))
@@ -491,7 +491,7 @@ class ScenarioExecution:
         wall = time.monotonic() - t_start
         self.state.sampling_s += wall
         try:
-            got = records.read(rec, stack=self.plan.client_stack)
+            got = records.read(rec, writer=self.plan.stacks[0])
         except records.RecordError as e:
             self.fail("bad_records", str(e))
             return

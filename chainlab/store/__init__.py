@@ -30,7 +30,7 @@ import pandas as pd
 import pyarrow as pa
 
 from chainlab import __version__
-from chainlab.campaign.algorithms import NO_CLIENT_AUTH
+from chainlab.campaign import axes
 from chainlab.errors import ChainlabError
 from chainlab.store import schema
 from chainlab.store.rows import ScenarioRows
@@ -243,8 +243,9 @@ class Store:
                 params = s.params()
                 old = existing.get(s.scenario_id)
                 if old is not None:
-                    # Scenarios stored before client certificates existed had none.
-                    old = {"client_auth": NO_CLIENT_AUTH, **json.loads(old)}
+                    # A scenario stored before an axis its params always name existed (a
+                    # client certificate) had that axis at its default.
+                    old = {**axes.default_params(), **json.loads(old)}
                     if old != params:
                         diff = sorted(k for k in params if old.get(k) != params[k])
                         k = diff[0]

@@ -165,10 +165,12 @@ def split(value: str) -> tuple[str, int]:
     return fruit, int(count)
 
 
-def check_basket(v, sid: str, parts, with_load: bool) -> None:
-    """A basket of more than two rides TCP only."""
-    big = parts["basket"] != NO_BASKET and split(parts["basket"])[1] > 2
-    if big and parts["transport"] != "tcp":
+def check_basket(v, sid: str, h, with_load: bool) -> None:
+    """A basket of more than two rides TCP only (`h`: the scenario's handshake, whose
+    `parts` hold this axis's value)."""
+    basket = h.parts["basket"]
+    big = basket != NO_BASKET and split(basket)[1] > 2
+    if big and h.quic:
         v.bad("matrix", f"scenario {sid}: basket of more than two over QUIC; allowed: TCP")
 
 

@@ -240,7 +240,7 @@ def test_an_intermediate_anchor_leaves_only_the_leaf_to_verify():
 
 
 def test_a_client_certificate_signs_on_the_client_and_verifies_on_the_server():
-    ops = cost.operations((ML, ML), "X25519", client_auth=(EC, ML, SLH))
+    ops = cost.operations((ML, ML), "X25519", client_hierarchy=(EC, ML, SLH))
     client = counts(ops, "client")
     server = counts(ops, "server")
     assert client[(SLH, "sign", "cv")] == 1
@@ -248,9 +248,9 @@ def test_a_client_certificate_signs_on_the_client_and_verifies_on_the_server():
     # The client chain below the client root: the leaf (by ML) and the intermediate (by EC).
     assert server[(ML, "verify", "cert")] == 1 and server[(EC, "verify", "cert")] == 1
     # A resumed handshake asks for no certificate; a mix asks on its full share.
-    resumed = cost.operations((ML, ML), "X25519", "resumed", client_auth=(ML, SLH))
+    resumed = cost.operations((ML, ML), "X25519", "resumed", client_hierarchy=(ML, SLH))
     assert (SLH, "sign", "cv") not in counts(resumed, "client")
-    mix = cost.operations((ML, ML), "X25519", "resume90", client_auth=(ML, SLH))
+    mix = cost.operations((ML, ML), "X25519", "resume90", client_hierarchy=(ML, SLH))
     assert counts(mix, "client")[(SLH, "sign", "cv")] == pytest.approx(0.1)
 
 

@@ -135,7 +135,7 @@ def test_bundled_files_validate():
     assert len(ap.scenarios) == 43 and all(s.depth == 3 for s in ap.scenarios.values())
     # Each lever of issue #12 on the four hierarchies it names.
     lv = load(REPO / "campaigns" / "levers.toml").scenarios.values()
-    assert {s.resumption_ratio for s in lv} == {0, 0.5, 0.9, 1}
+    assert {s.resumed_share for s in lv} == {0, 0.5, 0.9, 1}
     assert {s.cert_compression for s in lv} == {"none", "zlib", "brotli", "zstd"}
     assert {s.served_chain for s in lv} == {"leaf+intermediates", "leaf", "intermediate-anchor"}
     assert {s.client_auth[-1] for s in lv if s.client_auth} == {"ML-DSA-44", "SLH-DSA-SHAKE-128f"}
@@ -398,7 +398,7 @@ def test_a_resumption_ratio_axis_gives_mixes(tmp_path):
     modes = {s.handshake_mode for s in c.scenarios.values()}
     assert {"full", "resume50", "resumed"} <= modes
     mix = next(s for s in c.scenarios.values() if s.handshake_mode == "resume50")
-    assert mix.resumption_ratio == 0.5 and mix.scenario_id.endswith("__resume50")
+    assert mix.resumed_share == 0.5 and mix.scenario_id.endswith("__resume50")
     from chainlab.campaign import ids
 
     parts = ids.decode(
@@ -424,7 +424,7 @@ def test_a_client_auth_axis_gives_mutual_tls_scenarios(tmp_path):
     assert auth["x25519__ml_root__ml_leaf"] == ()
     assert auth["x25519__ml_root__ml_leaf__client_ml_ml"] == ("ML-DSA-65", "ML-DSA-65")
     s = c.scenarios["x25519__ml_root__ml_leaf__client_ml_slhf"]
-    assert s.client_auth_name == "ML-DSA-65,SLH-DSA-SHAKE-128f"
+    assert s.columns()["client_auth"] == "ML-DSA-65,SLH-DSA-SHAKE-128f"
     assert s.params()["client_auth"] == "ML-DSA-65,SLH-DSA-SHAKE-128f"
     bad = text.replace('"clientml", ["ml", "slhf"]', '"mutual"')
     with pytest.raises(CampaignError) as e:

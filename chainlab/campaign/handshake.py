@@ -1,0 +1,81 @@
+"""What a scenario's axis values make of its handshake and its run, as the plumbing sees it.
+
+The estimate (chainlab.campaign.estimate), the stacks' capability check
+(chainlab.campaign.stacks), cross-axis rules and the runner ask a `Handshake`, never an axis
+by its key: which stacks run, whether QUIC carries it, the handshake mode, the compression,
+the client's certificate, which certificates the server sends and where the client's trust
+anchor sits, the credential (an X.509 chain or a Merkle Tree Certificate), the mixture a
+client population makes. Each axis writes its part through `Axis.shape`
+(chainlab.campaign.axes.handshake folds them in registry order), so an axis that changes
+what a handshake is says so in its own declaration, and a new one adds a field here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from chainlab.campaign.algorithms import DEFAULT_SERVED_CHAIN, resumption_ratio
+from chainlab.campaign.certificates import X509, Certificate, parse
+from chainlab.campaign.stacks import DEFAULT_STACK
+from chainlab.campaign.stacks import label as stack_label
+
+
+@dataclass(frozen=True)
+class Handshake:
+    # Every axis's value (axis key -> value): an axis's own module reads its own there.
+    parts: Mapping[str, Any] = field(repr=False, compare=False, hash=False)
+    kex: str | None
+    hierarchy: tuple[str, ...]  # root first; empty for a target
+    target: str | None = None
+    # The scenario's emulated link (chainlab.campaign.model.NetworkProfile; None: loopback).
+    network_profile: Any = None
+    # The TLS stack of (the client, the server).
+    stacks: tuple[str, str] = (DEFAULT_STACK, DEFAULT_STACK)
+    quic: bool = False  # QUIC carries the handshake (else TCP)
+    # full, resumed, or a resumption mix resumeNN (chainlab.campaign.algorithms).
+    mode: str = "full"
+    compression: str = "none"  # the certificate compression the client offers
+    client_hierarchy: tuple[str, ...] = ()  # the client certificate's, root first
+    # The X.509 certificates the server sends: leaf, leaf+intermediates or full.
+    sent: str = DEFAULT_SERVED_CHAIN
+    # How many certificates the client's trust anchor sits above the root (1: the leaf's
+    # issuing intermediate).
+    anchor_depth: int = 0
+    # What the server authenticates with (chainlab.campaign.certificates).
+    credential: Certificate = parse(X509)
+    # The engine's `serve --chain`: which of the hierarchy's files the server sends.
+    engine_chain: str = DEFAULT_SERVED_CHAIN
+    # A second chain the server also holds, root first (chainlab.campaign.rollout).
+    second_hierarchy: tuple[str, ...] = ()
+    # What the successful handshakes are made of, (weight, chain sent, group) per kind of
+    # client (chainlab.campaign.rollout.mixture); None: one kind, the hierarchy, the kex.
+    mixture: tuple[tuple[float, tuple[str, ...], str], ...] | None = None
+
+    @property
+    def resumed_share(self) -> float:
+        """The share of handshakes that resume (0 full, 1 resumed)."""
+        return resumption_ratio(self.mode)
+
+    @property
+    def leaf_alg(self) -> str | None:
+        return self.hierarchy[-1] if self.hierarchy else None
+
+    @property
+    def stack_label(self) -> str:
+        """The stack, or `client → server` when the two sides differ."""
+        return stack_label(*self.stacks)
+
+    def kinds(self) -> tuple[tuple[float, tuple[str, ...], str], ...]:
+        """(weight, chain sent, group) of each kind of handshake."""
+        if self.mixture is not None:
+            return self.mixture
+        return ((1.0, self.hierarchy, self.kex or ""),)
+
+    def client_verifies(self) -> tuple[str, ...]:
+        """The algorithms whose signatures the client verifies: the hierarchy's, or a
+        Merkle Tree Certificate's signers and its leaf key."""
+        if self.credential.is_mtc:
+            return (*self.credential.signers, *self.hierarchy[-1:])
+        return self.hierarchy
