@@ -13,10 +13,11 @@ CARGO_40 := cd engine && OPENSSL_DIR=$(CURDIR)/engine/.openssl-4.0 cargo
 ENGINE := engine/target/release/chainlab-engine
 CAMPAIGN ?= campaigns/signature-placement.toml
 STORE ?= results/$(basename $(notdir $(CAMPAIGN))).duckdb
-# The three TLS stacks (docs/stacks.md): the engine linked against OpenSSL 3.5 (the default,
+# The four TLS stacks (docs/stacks.md): the engine linked against OpenSSL 3.5 (the default,
 # engine/.openssl) and against OpenSSL 4.0 (engine/.openssl-4.0, its own target directory:
-# two OpenSSLs' symbols cannot share one binary), and the rustls engine (chainlab-rustls).
-# Both OpenSSL builds are cached side by side in ~/.cache/chainlab.
+# two OpenSSLs' symbols cannot share one binary), the rustls engine (chainlab-rustls) and the
+# BoringSSL engine (chainlab-boring, its BoringSSL behind engine/.boringssl). The OpenSSL and
+# BoringSSL builds are cached side by side in ~/.cache/chainlab.
 OPENSSL_40_SRC := 400.0.2+4.0.3
 ENGINE_40_TARGET := target/openssl-4.0
 
@@ -26,7 +27,7 @@ ENGINE_40_TARGET := target/openssl-4.0
 PIP_TOOLS := pip-tools==7.6.2
 LOCK_FLAGS ?=
 
-.PHONY: run test setup deps openssl engine python lint bench clean lock
+.PHONY: run test setup deps openssl boringssl engine python lint bench clean lock
 
 run: setup
 	$(PY) -m chainlab run $(CAMPAIGN) --store $(STORE) --resume
@@ -36,7 +37,7 @@ test: setup lint
 	$(CARGO) test --release --workspace -- --test-threads=1
 	$(PY) -m pytest -q
 
-setup: deps openssl engine python
+setup: deps openssl boringssl engine python
 
 deps:
 	@scripts/install-deps.sh
@@ -45,11 +46,16 @@ openssl: deps
 	@engine/openssl/build.sh
 	@OPENSSL_SRC_VERSION=$(OPENSSL_40_SRC) OPENSSL_LINK=$(CURDIR)/engine/.openssl-4.0 engine/openssl/build.sh
 
-# engine/.cargo/config.toml points cargo at engine/.openssl; when a link moves to another
-# OpenSSL build (new patches), forget what was linked to the old.
-engine: openssl
+# BoringSSL as the pinned boring-sys crate builds it, once, into ~/.cache/chainlab.
+boringssl: deps
+	@engine/boringssl/build.sh
+
+# engine/.cargo/config.toml points cargo at engine/.openssl and engine/.boringssl; when a link
+# moves to another build (new patches, a new pin), forget what was linked to the old.
+engine: openssl boringssl
 	@scripts/relink-if-moved.sh engine/.openssl engine/target
 	@scripts/relink-if-moved.sh engine/.openssl-4.0 engine/$(ENGINE_40_TARGET)
+	@scripts/relink-if-moved.sh engine/.boringssl engine/target boringssl
 	$(CARGO) build --release --workspace
 	$(CARGO_40) build --release -p chainlab-engine --target-dir $(ENGINE_40_TARGET)
 

@@ -48,6 +48,7 @@ pub fn target_dir() -> PathBuf {
 pub fn binary(stack: &str) -> PathBuf {
     let path = match stack {
         "rustls" => built("chainlab-rustls"),
+        "boringssl" => target_dir().join("release/chainlab-boring"),
         "openssl-3.5" => target_dir().join("release/chainlab-engine"),
         "openssl-4.0" => target_dir().join("openssl-4.0/release/chainlab-engine"),
         other => panic!("unknown stack {other}"),

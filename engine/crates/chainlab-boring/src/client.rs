@@ -1,0 +1,302 @@
+//! `handshake` and `load`: the measuring client over BoringSSL, the other engines' client
+//! in every respect a record shows. One record per attempt, warm-ups included; nothing is
+//! retried: a failed attempt is recorded with its category and the loop goes on.
+//!
+//! Timed span: connect() starts → connect returns (`connect_ns`) → `SSL_connect` returns
+//! (`handshake_ns`). Context, SSL object and session setup happen before it; closing the
+//! connection, chain capture and writing the record after it. The schedule of `load`, the
+//! slots' threads and a population's draws are the scaffold's (`chainlab_record::drive`).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use boring::ssl::{ErrorCode, ShutdownResult, Ssl, SslRef, SslSession, SslStream};
+use boring_sys as ffi;
+use chainlab_record::counting::{conn_id_hex, CountingStream, Socket, CONN_ID_BYTES};
+use chainlab_record::cpu::ThreadCpu;
+use chainlab_record::drive::{self, connect_tcp, population, Slot};
+use chainlab_record::ns_between;
+use chainlab_record::observed::{ClientIdentity, ClientObserved};
+use chainlab_record::record::ClientRecord;
+use foreign_types::ForeignTypeRef;
+use rand::{Rng as _, SeedableRng as _};
+use rand_chacha::ChaCha8Rng;
+
+use crate::capabilities::{self, STACK};
+use crate::chain::observed_chain;
+use crate::cli::{ClientArgs, HandshakeArgs, LoadArgs};
+use crate::context::{self, ClientContext};
+use crate::errors::{self, Side};
+
+pub fn run(args: &HandshakeArgs) -> anyhow::Result<()> {
+    capabilities::check_common(args.random_seed, &args.client.tls)?;
+    if let Some(kinds) = population::kinds(&args.client)? {
+        // One context per kind of client, each with its own groups and schemes.
+        let ctxs = kinds
+            .iter()
+            .map(|k| prepare(&k.args))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let slots = kinds
+            .iter()
+            .zip(&ctxs)
+            .map(|(k, ctx)| Client::new(ctx, &k.args))
+            .collect();
+        let mut mixed = population::Population::new(&kinds, slots, args.client.population_seed);
+        return drive::attempts(&mut mixed, args);
+    }
+    let ctx = prepare(&args.client)?;
+    drive::attempts(&mut Client::new(&ctx, &args.client), args)
+}
+
+/// `load`: the scaffold's open-loop generator over slots of this client.
+pub fn load(args: &LoadArgs) -> anyhow::Result<()> {
+    if let Some(kinds) = population::kinds(&args.client)? {
+        // Every connection slot draws its kinds from its own seed: --population-seed + the
+        // slot's number, in the order the generator opens slots.
+        let ctxs = kinds
+            .iter()
+            .map(|k| prepare(&k.args))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let who = Client::new(&ctxs[0], &kinds[0].args).identity();
+        let next = AtomicU64::new(args.client.population_seed);
+        return drive::load(args, who, || {
+            let slots = kinds
+                .iter()
+                .zip(&ctxs)
+                .map(|(k, ctx)| Client::new(ctx, &k.args))
+                .collect();
+            let seed = next.fetch_add(1, Ordering::Relaxed);
+            Ok(population::Population::new(&kinds, slots, seed))
+        });
+    }
+    let ctx = prepare(&args.client)?;
+    let who = Client::new(&ctx, &args.client).identity();
+    drive::load(args, who, || Ok(Client::new(&ctx, &args.client)))
+}
+
+/// What every client run does first: check the shared options and what this stack cannot
+/// do, build the TLS context (everything that can be wrong with the arguments fails here).
+fn prepare(args: &ClientArgs) -> anyhow::Result<ClientContext> {
+    drive::check_client(args)?;
+    capabilities::check_handshake(args)?;
+    context::client(args)
+}
+
+/// First 8 bytes of the ClientHello random, hex: the same value on both sides of a
+/// connection (and the value every engine records). `None` before a ClientHello.
+pub fn conn_id(ssl: &SslRef) -> Option<String> {
+    let mut random = [0u8; CONN_ID_BYTES];
+    if ssl.client_random(&mut random) < CONN_ID_BYTES {
+        return None;
+    }
+    conn_id_hex(&random)
+}
+
+/// One connection slot: attempts run one after another on the calling thread.
+struct Client<'a> {
+    ctx: &'a ClientContext,
+    side: Side,
+    args: &'a ClientArgs,
+    timeout: Duration,
+    /// The last completed connection's session, offered next time with `--resume` (or when
+    /// the `--resume-ratio` draw says so).
+    session: Option<SslSession>,
+    /// The `--resume-ratio` draws, one per attempt (the stream the other engines draw).
+    draws: Option<ChaCha8Rng>,
+}
+
+impl<'a> Client<'a> {
+    fn new(ctx: &'a ClientContext, args: &'a ClientArgs) -> Self {
+        Client {
+            side: Side::Client {
+                verify: ctx.verify,
+                sigalgs_restricted: ctx.sigalgs_restricted,
+            },
+            ctx,
+            args,
+            timeout: Duration::from_millis(args.timeout_ms),
+            session: None,
+            draws: args
+                .resume_ratio
+                .map(|_| ChaCha8Rng::seed_from_u64(args.resume_seed)),
+        }
+    }
+
+    /// Who writes this slot's records.
+    fn identity(&self) -> ClientIdentity {
+        ClientIdentity {
+            stack: STACK,
+            transport: self.args.tls.transport,
+            verify: self.ctx.verify,
+            instrument: !self.args.no_instrument,
+        }
+    }
+
+    /// The SSL object for the next connection: SNI and the session to resume, if any; and
+    /// whether a ticket is offered.
+    fn new_ssl(&mut self) -> anyhow::Result<(Ssl, bool)> {
+        let mut ssl = Ssl::new(&self.ctx.ctx)?;
+        // SNI carries host names only (RFC 6066); an IP address is checked but not sent.
+        if self.args.servername.parse::<std::net::IpAddr>().is_err() {
+            ssl.set_hostname(&self.args.servername)?;
+        }
+        // One draw per attempt, whether or not a ticket is kept yet: the mix is the seed's.
+        let wanted = match (&mut self.draws, self.args.resume_ratio) {
+            (Some(draws), Some(ratio)) => draws.random::<f64>() < ratio,
+            _ => self.args.resume,
+        };
+        let mut offered = false;
+        if wanted {
+            if let Some(session) = &self.session {
+                // SAFETY: the session came from a connection of this same context.
+                unsafe { ssl.set_session(session)? };
+                offered = true;
+            }
+        }
+        Ok((ssl, offered))
+    }
+
+    /// One TCP connection, start to finish. Errors only for local failures; everything the
+    /// network or the peer does ends up in the record.
+    fn tcp_attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord> {
+        let instrument = !self.args.no_instrument;
+        let (ssl, offered) = self.new_ssl()?;
+        let mut seen = ClientObserved {
+            resume_offered: self.args.resume_ratio.map(|_| offered),
+            ..ClientObserved::default()
+        };
+        let (started, stream) =
+            connect_tcp(&self.args.connect, self.timeout, instrument, &mut seen);
+        let (at, cpu_start) = (started.connect_end, started.cpu_start);
+        match stream {
+            None => {}
+            Some(stream) if instrument => {
+                self.handshake(ssl, CountingStream::new(stream), at, cpu_start, &mut seen)?
+            }
+            Some(stream) => self.handshake(ssl, stream, at, cpu_start, &mut seen)?,
+        }
+        Ok(ClientRecord::observed(
+            self.identity(),
+            seq,
+            warmup,
+            started.start_unix_ns,
+            seen,
+        ))
+    }
+
+    /// SSL_connect over a connected socket, then the close and what the record needs.
+    fn handshake<S: Socket>(
+        &mut self,
+        ssl: Ssl,
+        stream: S,
+        connect_end: Instant,
+        cpu_start: Option<ThreadCpu>,
+        seen: &mut ClientObserved,
+    ) -> anyhow::Result<()> {
+        let mut tls = SslStream::new(ssl, stream)?;
+        context::take_ticket(); // nothing of an earlier connection of this thread
+        let result = tls.connect();
+        let end = Instant::now();
+        seen.cpu = cpu_start.map(|c| ThreadCpu::now().since(c));
+        seen.handshake_ns = Some(ns_between(connect_end, end));
+        seen.handshake_counts = tls.get_ref().counts();
+        // End of the timed span.
+
+        let instrument = seen.handshake_counts.is_some();
+        match result {
+            Ok(()) => {
+                // Read first where the server's tickets matter: BoringSSL processes no
+                // record after this side's close_notify, and the engines' servers send
+                // theirs at once after the handshake.
+                let wants_ticket = self.args.resume || self.args.resume_ratio.is_some();
+                let closed = close(&mut tls, self.ctx.client_cert || wants_ticket);
+                if let (Err(e), true) = (&closed, self.ctx.client_cert) {
+                    // TLS 1.3 client authentication: SSL_connect returns once the client's
+                    // Finished is sent; a server that rejects the certificate says so with
+                    // an alert the close reads.
+                    seen.failure = errors::client_cert_rejected(e);
+                }
+                seen.peer_close_notify = instrument.then_some(closed.is_ok());
+                if self.args.resume || self.args.resume_ratio.is_some() {
+                    // The ticket the close read (none: the next attempt is a full one).
+                    self.session = context::take_ticket();
+                }
+                if instrument {
+                    let ssl = tls.ssl();
+                    let resumed = ssl.session_reused();
+                    seen.resumed = Some(resumed);
+                    // A resumed handshake carries no CertificateVerify (BoringSSL would name
+                    // the original session's scheme) and no Certificate message.
+                    if !resumed {
+                        // SAFETY: valid SSL pointer.
+                        let peer = unsafe { ffi::SSL_get_peer_signature_algorithm(ssl.as_ptr()) };
+                        seen.sigalg = capabilities::scheme_name(peer);
+                        seen.peer_chain = observed_chain(ssl, false)?;
+                    }
+                }
+            }
+            Err(e) => {
+                let last = tls.get_ref().last_error();
+                let failure = errors::handshake_failure(&e, tls.ssl(), last, self.side);
+                if errors::peer_still_connected(failure.category) {
+                    drain(tls.get_mut());
+                }
+                seen.failure = Some(failure);
+            }
+        }
+        if instrument {
+            let ssl = tls.ssl();
+            // SAFETY: valid SSL pointer.
+            seen.group = capabilities::group_name(unsafe { ffi::SSL_get_group_id(ssl.as_ptr()) });
+            seen.conn_id = conn_id(ssl);
+            seen.local_port = tls.get_ref().tcp().local_addr().ok().map(|a| a.port());
+            seen.conn_counts = tls.get_ref().counts();
+        }
+        Ok(())
+    }
+}
+
+impl Slot for Client<'_> {
+    fn attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord> {
+        self.tcp_attempt(seq, warmup)
+    }
+}
+
+/// Sends close_notify, then reads until the server's (session tickets sent after the
+/// handshake are read and processed on the way). With a client certificate the order is
+/// reversed (`read_first`): the server may reject the certificate only after the client's
+/// Finished, with an alert, and closes at once.
+fn close<S: Socket>(tls: &mut SslStream<S>, read_first: bool) -> Result<(), boring::ssl::Error> {
+    if read_first {
+        read_to_close(tls)?;
+        tls.shutdown()?;
+        return Ok(());
+    }
+    if tls.shutdown()? == ShutdownResult::Received {
+        return Ok(());
+    }
+    read_to_close(tls)
+}
+
+/// Reads (and discards) until the peer's close_notify; an error for anything else.
+fn read_to_close<S: Socket>(tls: &mut SslStream<S>) -> Result<(), boring::ssl::Error> {
+    // Large enough for any record the server sends after the handshake (tickets).
+    let mut buf = [0u8; 4096];
+    loop {
+        match tls.ssl_read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(_) => continue,
+            Err(e) if e.code() == ErrorCode::ZERO_RETURN => return Ok(()),
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Lingering close after a failure our side detected (an alert is on its way): stop
+/// writing, then read and discard until the server closes (bounded by the read timeout).
+fn drain<S: Socket>(stream: &mut S) {
+    let _ = stream.tcp().shutdown(std::net::Shutdown::Write);
+    // Any size works; 16 KiB is one maximal TLS record per read.
+    let mut buf = [0u8; 16 * 1024];
+    while matches!(stream.read(&mut buf), Ok(n) if n > 0) {}
+}

@@ -1,0 +1,41 @@
+//! chainlab-boring: chainlab's measuring engine over BoringSSL, the TLS stack in Chrome.
+//!
+//! The OpenSSL engine's `serve`, `handshake` and `load`, with the same flags and the same
+//! records (`chainlab_record`), so a campaign puts this stack on either side of a connection
+//! beside the others. Hierarchies come from `chainlab-engine pki` alone: the certificates
+//! are byte-identical whichever stack serves or verifies them (an ML-DSA private key is read
+//! from the seed inside the file, the one form BoringSSL parses: `keys`).
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+mod capabilities;
+mod chain;
+mod cli;
+mod client;
+mod compression;
+mod context;
+mod errors;
+mod info;
+mod keys;
+mod server;
+
+use cli::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Serve(args) => server::run(&args),
+        Command::Handshake(args) => client::run(&args),
+        Command::Load(args) => client::load(&args),
+        Command::Info => info::run(),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("chainlab-boring: error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}

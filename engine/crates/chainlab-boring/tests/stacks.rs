@@ -1,0 +1,451 @@
+//! Real handshakes on the BoringSSL stack, with itself and with every other stack both
+//! ways: the tests every engine passes (each side's bytes are the other's, the chain
+//! observed is what `pki` wrote, resumption, compression, client certificates, two chains,
+//! HelloRetryRequest, load under the event model), and what it cannot do refused in one
+//! line. Hierarchies come from the OpenSSL 3.5 engine's `pki` alone.
+//!
+//! Every child is killed and reaped on drop and every wait is bounded, so a failing test
+//! never leaves a process behind or hangs.
+
+use chainlab_test_support::stacks as common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{binary, client, pki, pki_with, Server, TempDir};
+use serde_json::Value;
+
+const BORING: &str = "boringssl";
+const OTHERS: [&str; 3] = ["openssl-3.5", "openssl-4.0", "rustls"];
+const MLDSA: &str = "ML-DSA-65,ML-DSA-65";
+const HYBRID: &str = "X25519MLKEM768";
+
+/// `count` handshakes of a `handshake` client of `stack` against `server`, trusting `ca`.
+fn handshakes(stack: &str, server: &Server, ca: &Path, groups: &str, extra: &[&str]) -> Vec<Value> {
+    let mut args = vec![
+        "--ca",
+        ca.to_str().unwrap(),
+        "--groups",
+        groups,
+        "--count",
+        "3",
+    ];
+    args.extend_from_slice(extra);
+    client(stack, server, &args)
+}
+
+/// Every client record succeeded and is the same connection as the server's, byte for
+/// byte from both ends.
+fn same_connections(label: &str, clients: &[Value], servers: &[Value]) {
+    assert_eq!(clients.len(), servers.len(), "{label}");
+    for (c, s) in clients.iter().zip(servers) {
+        assert_eq!(c["outcome"], "ok", "{label}: {c}");
+        assert_eq!(s["outcome"], "ok", "{label}: {s}");
+        assert_eq!(c["conn_id"], s["conn_id"], "{label}: one connection");
+        assert!(c["conn_id"].is_string(), "{label}");
+        assert_eq!(
+            c["bytes_read"], s["bytes_written"],
+            "{label}: server flight"
+        );
+        assert_eq!(
+            c["bytes_written"], s["bytes_read"],
+            "{label}: client flight"
+        );
+        assert_eq!(c["conn_bytes_read"], s["conn_bytes_written"], "{label}");
+        assert_eq!(c["conn_bytes_written"], s["conn_bytes_read"], "{label}");
+        for r in [c, s] {
+            assert_eq!(r["peer_close_notify"], true, "{label}: {r}");
+            assert!(r["cpu_ns"].as_u64().unwrap() > 0, "{label}");
+        }
+    }
+}
+
+#[test]
+fn boringssl_handshakes_with_itself_over_hybrid_and_pure_ml_kem() {
+    let dir = TempDir::new("self");
+    let pki = pki(&dir, MLDSA);
+    for groups in [HYBRID, "MLKEM1024"] {
+        let srv = Server::start(BORING, &pki, groups, &[]);
+        assert_eq!(srv.ready["stack"], BORING);
+        let clients = handshakes(BORING, &srv, &pki.join("ca.pem"), groups, &[]);
+        let servers = srv.stop();
+        same_connections(groups, &clients, &servers);
+        for r in clients.iter().chain(&servers) {
+            assert_eq!(r["stack"], BORING);
+            assert_eq!(r["group"], groups, "{r}");
+            assert_eq!(r["sigalg"], "mldsa65", "{r}");
+            assert_eq!(r["resumed"], false);
+        }
+    }
+}
+
+#[test]
+fn boringssl_and_every_stack_handshake_both_ways_and_observe_the_same_chain() {
+    let dir = TempDir::new("chains");
+    let pki = pki(&dir, "ML-DSA-65,ML-DSA-44,ECDSA-P256");
+    let ca = pki.join("ca.pem");
+    let mut chains = Vec::new();
+    for other in OTHERS {
+        for (server, client_stack) in [(BORING, other), (other, BORING)] {
+            let srv = Server::start(server, &pki, HYBRID, &[]);
+            let clients = handshakes(client_stack, &srv, &ca, HYBRID, &[]);
+            let servers = srv.stop();
+            let label = format!("{client_stack} -> {server}");
+            same_connections(&label, &clients, &servers);
+            for r in clients.iter().chain(&servers) {
+                assert_eq!(r["group"], HYBRID, "{label}: {r}");
+                assert_eq!(r["sigalg"], "ecdsa_secp256r1_sha256", "{label}: {r}");
+            }
+            chains.push(clients[0]["peer_chain"].clone());
+        }
+    }
+    // Every stack, as client, observed the same certificates field by field.
+    for chain in &chains[1..] {
+        assert_eq!(chain, &chains[0]);
+    }
+    assert_eq!(chains[0].as_array().unwrap().len(), 2);
+    assert_eq!(chains[0][1]["key_alg"], "ML-DSA-44");
+    assert_eq!(chains[0][1]["sig_alg"], "ML-DSA-65");
+}
+
+#[test]
+fn boringssl_resumes_with_every_stacks_tickets_and_serves_its_own() {
+    let dir = TempDir::new("resume");
+    let pki = pki(&dir, MLDSA);
+    let ca = pki.join("ca.pem");
+    for (server, client_stack) in [
+        (BORING, BORING),
+        ("openssl-3.5", BORING),
+        ("rustls", BORING),
+        (BORING, "openssl-3.5"),
+        (BORING, "rustls"),
+    ] {
+        let srv = Server::start(server, &pki, HYBRID, &["--tickets", "1"]);
+        let clients = handshakes(client_stack, &srv, &ca, HYBRID, &["--resume"]);
+        let servers = srv.stop();
+        let label = format!("{client_stack} -> {server}");
+        // The server's handshake span holds the ticket it sends after its flight, the
+        // client's ends before reading it: the connections' bytes are each other's.
+        for (c, s) in clients.iter().zip(&servers) {
+            assert_eq!(c["outcome"], "ok", "{label}: {c}");
+            assert_eq!(c["conn_id"], s["conn_id"], "{label}");
+            assert_eq!(c["conn_bytes_read"], s["conn_bytes_written"], "{label}");
+            assert_eq!(c["conn_bytes_written"], s["conn_bytes_read"], "{label}");
+        }
+        for records in [&clients, &servers] {
+            let resumed: Vec<_> = records.iter().map(|r| r["resumed"].clone()).collect();
+            assert_eq!(resumed, [false, true, true], "{label}");
+            // A resumed handshake has no CertificateVerify.
+            assert!(records[1]["sigalg"].is_null(), "{label}: {}", records[1]);
+        }
+        assert!(clients[1]["peer_chain"].is_null(), "{label}");
+        assert!(clients[1]["bytes_read"].as_u64() < clients[0]["bytes_read"].as_u64());
+    }
+    // A resumption mix draws the same stream as the other engines: a ratio of 0 never
+    // offers the ticket.
+    let srv = Server::start(BORING, &pki, HYBRID, &["--tickets", "1"]);
+    let mix = ["--resume-ratio", "0", "--resume-seed", "7"];
+    let clients = handshakes(BORING, &srv, &ca, HYBRID, &mix);
+    srv.stop();
+    assert!(clients
+        .iter()
+        .all(|c| c["resumed"] == false && c["resume_offered"] == false));
+}
+
+#[test]
+fn certificate_compression_works_across_stacks_and_shrinks_the_flight() {
+    let dir = TempDir::new("compress");
+    let pki = pki(&dir, "ML-DSA-65,ML-DSA-65,ML-DSA-65");
+    let ca = pki.join("ca.pem");
+    let read = |server: &str, client_stack: &str, comp: &str| -> (u64, Value) {
+        let srv = Server::start(server, &pki, HYBRID, &["--cert-compression", comp]);
+        if server == BORING && comp != "none" {
+            let setup = &srv.ready["cert_compression"];
+            assert!(setup["compressed_bytes"].as_u64() < setup["uncompressed_bytes"].as_u64());
+        }
+        let clients = handshakes(
+            client_stack,
+            &srv,
+            &ca,
+            HYBRID,
+            &["--cert-compression", comp],
+        );
+        let servers = srv.stop();
+        same_connections(
+            &format!("{client_stack} -> {server} {comp}"),
+            &clients,
+            &servers,
+        );
+        (
+            clients[1]["bytes_read"].as_u64().unwrap(),
+            clients[1]["peer_chain"].clone(),
+        )
+    };
+    for (server, client_stack) in [
+        (BORING, BORING),
+        (BORING, "openssl-3.5"),
+        ("openssl-3.5", BORING),
+        (BORING, "rustls"),
+        ("rustls", BORING),
+    ] {
+        let (plain, chain) = read(server, client_stack, "none");
+        for comp in ["zlib", "brotli"] {
+            let (compressed, same) = read(server, client_stack, comp);
+            assert!(
+                compressed < plain,
+                "{client_stack} -> {server} {comp}: {compressed} vs {plain}"
+            );
+            assert_eq!(same, chain, "{client_stack} -> {server} {comp}");
+        }
+    }
+}
+
+#[test]
+fn client_certificates_are_sent_checked_and_refused_across_stacks() {
+    let dir = TempDir::new("mtls");
+    let pki = pki(&dir, MLDSA);
+    let client_pki = pki_with(&dir, "ML-DSA-44,ML-DSA-44", &["--purpose", "client"]);
+    let other_ca = pki_with(&dir, "ECDSA-P256,ECDSA-P256", &["--purpose", "client"]);
+    let ca = pki.join("ca.pem");
+    let cert = ["--cert-pki", client_pki.to_str().unwrap()];
+    for (server, client_stack) in [
+        (BORING, BORING),
+        (BORING, "openssl-3.5"),
+        ("openssl-3.5", BORING),
+    ] {
+        let label = format!("{client_stack} -> {server}");
+        let anchors = client_pki.join("ca.pem");
+        let srv = Server::start(
+            server,
+            &pki,
+            HYBRID,
+            &["--client-ca", anchors.to_str().unwrap()],
+        );
+        let clients = handshakes(client_stack, &srv, &ca, HYBRID, &cert);
+        let servers = srv.stop();
+        same_connections(&label, &clients, &servers);
+        assert_eq!(
+            servers[0]["peer_chain"][0]["key_alg"], "ML-DSA-44",
+            "{label}"
+        );
+        // A server trusting another CA refuses the certificate; both sides say so.
+        let wrong = other_ca.join("ca.pem");
+        let srv = Server::start(
+            server,
+            &pki,
+            HYBRID,
+            &["--client-ca", wrong.to_str().unwrap()],
+        );
+        let clients = handshakes(client_stack, &srv, &ca, HYBRID, &cert);
+        let servers = srv.stop();
+        for r in clients.iter().chain(&servers) {
+            assert_eq!(r["error_category"], "client_cert_rejected", "{label}: {r}");
+        }
+    }
+}
+
+#[test]
+fn a_dual_chain_server_sends_each_client_the_chain_its_schemes_ask_for() {
+    let dir = TempDir::new("dual");
+    let ml = pki(&dir, MLDSA);
+    let ec = pki(&dir, "ECDSA-P256,ECDSA-P256");
+    let trust = dir.0.join("trust.pem");
+    let both = [ml.join("ca.pem"), ec.join("ca.pem")].map(|p| std::fs::read(p).unwrap());
+    std::fs::write(&trust, both.concat()).unwrap();
+    let srv = Server::start(BORING, &ml, HYBRID, &["--second-pki", ec.to_str().unwrap()]);
+    let classical = ["--sigalgs", "ecdsa_secp256r1_sha256"];
+    let mut clients = handshakes("openssl-3.5", &srv, &trust, HYBRID, &[]);
+    clients.extend(handshakes(BORING, &srv, &trust, HYBRID, &classical));
+    let servers = srv.stop();
+    same_connections("dual", &clients, &servers);
+    let got: Vec<_> = servers.iter().map(|s| s["chain_index"].clone()).collect();
+    assert_eq!(got, [0, 0, 0, 1, 1, 1], "{servers:?}");
+    assert_eq!(clients[3]["sigalg"], "ecdsa_secp256r1_sha256");
+    assert_eq!(clients[0]["sigalg"], "mldsa65");
+}
+
+#[test]
+fn a_client_whose_first_group_the_server_lacks_gets_a_hello_retry_request() {
+    let dir = TempDir::new("hrr");
+    let pki = pki(&dir, MLDSA);
+    let ca = pki.join("ca.pem");
+    let written = |server: &str, client_stack: &str, groups: &str| -> u64 {
+        let srv = Server::start(server, &pki, "X25519", &[]);
+        let clients = handshakes(client_stack, &srv, &ca, groups, &[]);
+        let servers = srv.stop();
+        same_connections(
+            &format!("{client_stack} -> {server} {groups}"),
+            &clients,
+            &servers,
+        );
+        assert_eq!(clients[0]["group"], "x25519");
+        clients[0]["bytes_written"].as_u64().unwrap()
+    };
+    for (server, client_stack) in [
+        (BORING, BORING),
+        (BORING, "openssl-3.5"),
+        ("openssl-3.5", BORING),
+    ] {
+        // P-256 first: its key share is useless to a server of X25519 alone, which asks
+        // again; the client's first flight then holds two ClientHellos.
+        let direct = written(server, client_stack, "X25519:P-256");
+        let retried = written(server, client_stack, "P-256:X25519");
+        assert!(
+            retried > direct,
+            "{client_stack} -> {server}: {retried} vs {direct}"
+        );
+    }
+}
+
+#[test]
+fn boringssl_loads_its_own_event_driven_server() {
+    let dir = TempDir::new("load");
+    let pki = pki(&dir, MLDSA);
+    let srv = Server::start(
+        BORING,
+        &pki,
+        HYBRID,
+        &["--server-model", "event", "--workers", "2"],
+    );
+    assert_eq!(srv.ready["server_model"], "event", "{}", srv.ready);
+    let out = Command::new(binary(BORING))
+        .args(["load", "--connect", &srv.addr, "--ca"])
+        .arg(pki.join("ca.pem"))
+        .args([
+            "--rate",
+            "50",
+            "--duration-ms",
+            "1000",
+            "--max-in-flight",
+            "8",
+        ])
+        .args(["--warmup", "1"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut records: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let generator = records.pop().unwrap();
+    assert_eq!(generator["side"], "generator", "{generator}");
+    assert_eq!(generator["started"], 50);
+    let servers = srv.stop();
+    assert_eq!(records.len(), 51, "one record per attempt and the warm-up");
+    for c in &records {
+        assert_eq!(c["outcome"], "ok", "{c}");
+        let s: Vec<_> = servers
+            .iter()
+            .filter(|s| s["conn_id"] == c["conn_id"])
+            .collect();
+        assert_eq!(s.len(), 1, "{c}");
+        assert_eq!(s[0]["server_model"], "event");
+        assert_eq!(s[0]["sigalg"], "mldsa65", "{}", s[0]);
+        assert_eq!(c["conn_bytes_written"], s[0]["conn_bytes_read"]);
+        assert_eq!(c["conn_bytes_read"], s[0]["conn_bytes_written"]);
+    }
+}
+
+#[test]
+fn what_boringssl_cannot_do_fails_in_one_line_or_as_a_recorded_category() {
+    let dir = TempDir::new("refuse");
+    // An SLH-DSA leaf: BoringSSL reads no SLH-DSA key; the server refuses to start.
+    let slh = pki(&dir, "SLH-DSA-SHAKE-128f,SLH-DSA-SHAKE-128f");
+    let out = Command::new(binary(BORING))
+        .arg("serve")
+        .arg("--pki")
+        .arg(&slh)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("is not a private key BoringSSL reads"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    // Refused by name before anything runs.
+    let client = [
+        "handshake",
+        "--connect",
+        "127.0.0.1:9",
+        "--count",
+        "1",
+        "--no-verify",
+    ];
+    let server = ["serve", "--pki", slh.to_str().unwrap()];
+    for (args, extra, capability) in [
+        (&client[..], &["--transport", "quic"][..], "quic"),
+        (&client[..], &["--random-seed", "1"][..], "seeded_random"),
+        (&server[..], &["--random-seed", "1"][..], "seeded_random"),
+        (&server[..], &["--chain", "mtc-landmark"][..], "mtc"),
+        (
+            &server[..],
+            &["--prefer-server-groups"][..],
+            "server_group_preference",
+        ),
+        (
+            &client[..],
+            &["--signature-impl", "liboqs"][..],
+            "signature_impl_liboqs",
+        ),
+    ] {
+        let out = Command::new(binary(BORING))
+            .args(args)
+            .args(extra)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.code() == Some(2)
+                && err.contains(&format!("missing capability: {capability}"))
+                && err.trim().lines().count() == 1,
+            "{args:?} {extra:?}: {err}"
+        );
+    }
+    let out = Command::new(binary(BORING))
+        .args(client)
+        .args(["--groups", "MLKEM768"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("\"MLKEM768\" is not a group of the boringssl stack"),
+        "{err}"
+    );
+    // An OpenSSL server with an SLH-DSA leaf: the BoringSSL client offers no SLH-DSA
+    // scheme; the server names the cause, the client reads handshake_failure in reply to
+    // its ClientHello and (with every scheme offered) records no shared group, as the
+    // other engines' clients do.
+    let srv = Server::start("openssl-3.5", &slh, HYBRID, &[]);
+    let clients = handshakes(BORING, &srv, &slh.join("ca.pem"), HYBRID, &[]);
+    let servers = srv.stop();
+    assert_eq!(
+        clients[0]["error_category"], "no_shared_group",
+        "{}",
+        clients[0]
+    );
+    assert_eq!(
+        servers[0]["error_category"], "no_shared_sigalg",
+        "{}",
+        servers[0]
+    );
+    // A chain signed by a root the client does not trust: verify_failed, and the server
+    // reads the client's alert.
+    let other = pki(&dir, "ECDSA-P256,ECDSA-P256");
+    let ml = pki(&dir, MLDSA);
+    let srv = Server::start("openssl-3.5", &ml, HYBRID, &[]);
+    let clients = handshakes(BORING, &srv, &other.join("ca.pem"), HYBRID, &[]);
+    let servers = srv.stop();
+    assert_eq!(
+        clients[0]["error_category"], "verify_failed",
+        "{}",
+        clients[0]
+    );
+    assert_eq!(servers[0]["error_category"], "tls_alert", "{}", servers[0]);
+}
