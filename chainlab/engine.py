@@ -29,6 +29,7 @@ STACK_BINARIES = {
     "openssl-3.5": ("release/chainlab-engine", "CHAINLAB_ENGINE"),
     "openssl-4.0": ("openssl-4.0/release/chainlab-engine", "CHAINLAB_ENGINE_OPENSSL_4_0"),
     "rustls": ("release/chainlab-rustls", "CHAINLAB_RUSTLS"),
+    "boringssl": ("release/chainlab-boring", "CHAINLAB_BORING"),
 }
 
 

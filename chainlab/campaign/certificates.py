@@ -29,6 +29,7 @@ from pathlib import Path
 
 from chainlab.campaign.algorithms import DEFAULT_SERVED_CHAIN
 from chainlab.campaign.axis import NOT_MINE, Axis
+from chainlab.campaign.stacks import need
 from chainlab.schema import fmt
 
 X509 = "x509"
@@ -363,6 +364,8 @@ CERTIFICATE = Axis(
     where_read={"certificate": KINDS},
     shape=_shape,
     check=check,
+    # A stack serves and checks MTCs only where it has them (chainlab.campaign.stacks).
+    needs=lambda spec, _: [need("both", "mtc")] if parse(spec).is_mtc else [],
     server_flags=lambda spec, s, files: parse(spec).server_flags(),
     trust=_trust,
     describe=describe,

@@ -1,19 +1,20 @@
 """TLS stacks: which implementation runs each side of a scenario, and what each can do.
 
-Three stacks (docs/stacks.md): `openssl-3.5` (the engine as always, the default),
-`openssl-4.0` (the same engine code linked against OpenSSL 4.0) and `rustls` (the rustls
-engine, aws-lc-rs provider). A scenario names a client stack and a server stack; a campaign's
+Four stacks (docs/stacks.md): `openssl-3.5` (the engine as always, the default),
+`openssl-4.0` (the same engine code linked against OpenSSL 4.0), `rustls` (the rustls
+engine, aws-lc-rs provider) and `boringssl` (the BoringSSL engine: the stack in Chrome). A
+scenario names a client stack and a server stack; a campaign's
 `stack` axis sets both, `client_stack` / `server_stack` set them apart.
 
 What a stack cannot do is refused by `validate` (`problems`), naming the scenario, the stack
 and the missing capability, so such a combination is never discovered failing at run time.
-The rustls stack's table is `chainlab-rustls info` (engine/crates/chainlab-rustls/src/
-capabilities.rs); validation must work without a built engine, so a copy is kept here and
-`tests/campaign/test_stacks.py` fails when the two differ. Both OpenSSL builds carry the
-same patches and accept every group and engine feature of `algorithms.py`, and every
-algorithm but liboqs' (Falcon, MAYO, UOV, CROSS: `pki` issues them with liboqs; no OpenSSL
-of ours verifies them). Which implementation signs ML-DSA (`signature_impl`: the stack's
-own or liboqs) is a stack capability too.
+The rustls and BoringSSL stacks' tables are their engines' `info` (capabilities.rs of
+chainlab-rustls and chainlab-boring); validation must work without a built engine, so a
+copy is kept here and `tests/campaign/test_stacks.py` fails when the two differ. Both
+OpenSSL builds carry the same patches and accept every group and engine feature of
+`algorithms.py`, and every algorithm but liboqs' (Falcon, MAYO, UOV, CROSS: `pki` issues
+them with liboqs; no OpenSSL of ours verifies them). Which implementation signs ML-DSA
+(`signature_impl`: the stack's own or liboqs) is a stack capability too.
 """
 
 from __future__ import annotations
@@ -26,9 +27,14 @@ from chainlab.campaign import algorithm_costs, algorithms
 from chainlab.campaign.axis import NOT_MINE, Axis
 
 DEFAULT_STACK = "openssl-3.5"
-STACKS = ("openssl-3.5", "openssl-4.0", "rustls")
+STACKS = ("openssl-3.5", "openssl-4.0", "rustls", "boringssl")
 # A stack's token in scenario ids (`__stack_rustls`, `__stack_ossl35_rustls`).
-TOKENS = {"openssl-3.5": "ossl35", "openssl-4.0": "ossl40", "rustls": "rustls"}
+TOKENS = {
+    "openssl-3.5": "ossl35",
+    "openssl-4.0": "ossl40",
+    "rustls": "rustls",
+    "boringssl": "boring",
+}
 STACK_BY_TOKEN = {t: s for s, t in TOKENS.items()}
 # The two OpenSSL stacks: the same engine code, linked against another OpenSSL.
 OPENSSL_STACKS = ("openssl-3.5", "openssl-4.0")
@@ -108,6 +114,30 @@ CAPABILITIES: dict[str, Capabilities] = {
             "seeded_random",
         ),
     ),
+    # chainlab-boring info (engine/crates/chainlab-boring/src/capabilities.rs): BoringSSL's
+    # own ML-DSA, no SLH-DSA and none of liboqs' families.
+    "boringssl": Capabilities(
+        signature_algorithms=(
+            "ML-DSA-44",
+            "ML-DSA-65",
+            "ML-DSA-87",
+            "ECDSA-P256",
+            "ECDSA-P384",
+            "Ed25519",
+            "RSA-2048",
+            "RSA-3072",
+        ),
+        groups=("X25519MLKEM768", "MLKEM1024", "X25519", "P-256", "P-384"),
+        cert_compressions=("zlib", "brotli"),
+        missing_features=(
+            "quic",
+            "targets",
+            "server_group_preference",
+            "seeded_random",
+            "signature_impl_liboqs",
+            "mtc",
+        ),
+    ),
 }
 
 # What each missing feature means, in validate's messages.
@@ -124,6 +154,7 @@ FEATURE_TEXT = {
     "server_group_preference": "the server's own group preference (server_groups)",
     "signature_impl_liboqs": "liboqs signing and verifying ML-DSA (signature_impl 'liboqs')",
     "seeded_random": "seeded random bytes for counted handshakes ([measure] random 'seeded')",
+    "mtc": "Merkle Tree Certificates (certificate 'mtc-standalone' or 'mtc-landmark')",
 }
 
 

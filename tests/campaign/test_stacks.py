@@ -31,21 +31,24 @@ def write(tmp_path, text, name="s.toml"):
     return p
 
 
-def test_the_capability_table_is_the_rustls_engines():
-    """The copy validation uses (no engine needed) is what `chainlab-rustls info` says."""
+@pytest.mark.parametrize("stack", ["rustls", "boringssl"])
+def test_the_capability_table_is_the_engines(stack):
+    """The copy validation uses (no engine needed) is what the engine's `info` says."""
     out = subprocess.run(
-        [str(engine.stack_path("rustls")), "info"], capture_output=True, text=True, check=True
+        [str(engine.stack_path(stack)), "info"], capture_output=True, text=True, check=True
     )
     info = json.loads(out.stdout)
-    caps = stacks.CAPABILITIES["rustls"]
-    assert info["stack"] == "rustls"
+    caps = stacks.CAPABILITIES[stack]
+    assert info["stack"] == stack
     assert tuple(s["algorithm"] for s in info["signature_algorithms"]) == (
         caps.signature_algorithms
     )
     assert tuple(info["groups"]) == caps.groups
     assert tuple(info["cert_compressions"]) == caps.cert_compressions
     assert tuple(info["missing_features"]) == caps.missing_features
-    assert "liboqs" in info["signature_implementations"]
+    assert ("liboqs" in info["signature_implementations"]) == (
+        "signature_impl_liboqs" not in caps.missing_features
+    )
     assert info["max_handshake_message"] == caps.max_handshake_message
     root_only = tuple(a["algorithm"] for a in info["root_only_signature_algorithms"])
     assert root_only == caps.root_only
@@ -196,6 +199,36 @@ def test_exclusions_test_either_side_or_one(tmp_path):
             'hierarchy = [["ml", "ml"]]\nsignature_impl = ["liboqs"]\nserver_stack = ["rustls"]',
             "client stack openssl-3.5 cannot do liboqs signing and verifying ML-DSA",
         ),
+        # BoringSSL: no SLH-DSA, no MLKEM768 alone, no QUIC here, no zstd, no MTC yet.
+        (
+            'hierarchy = [["ml", "slhf"]]\nserver_stack = ["boringssl"]',
+            "server stack boringssl cannot sign with SLH-DSA-SHAKE-128f",
+        ),
+        (
+            'hierarchy = [["slhf", "ml"]]\nclient_stack = ["boringssl"]',
+            "client stack boringssl cannot verify SLH-DSA-SHAKE-128f",
+        ),
+        (
+            'hierarchy = [["ml", "ml"]]\nstack = ["boringssl"]\nkex = ["MLKEM768"]',
+            "client stack boringssl has no key-exchange group MLKEM768",
+        ),
+        (
+            'hierarchy = [["ml", "ml"]]\nstack = ["boringssl"]\ntransport = ["quic"]',
+            "stack boringssl cannot do QUIC (transport 'quic') (missing capability: quic)",
+        ),
+        (
+            'hierarchy = [["ml", "ml"]]\nstack = ["boringssl"]\ncert_compression = ["zstd"]',
+            "server stack boringssl has no certificate compression zstd (it has: zlib, brotli)",
+        ),
+        (
+            'hierarchy = [["ml", "ml"]]\nclient_stack = ["boringssl"]\n'
+            'certificate = [{ kind = "mtc-landmark", batch = 4096 }]',
+            "client stack boringssl cannot do Merkle Tree Certificates",
+        ),
+        (
+            'hierarchy = [["ml", "ml"]]\nstack = ["boringssl"]\nsignature_impl = ["liboqs"]',
+            "(missing capability: signature_impl_liboqs)",
+        ),
     ],
 )
 def test_validate_refuses_what_a_stack_cannot_do(tmp_path, matrix, expected):
@@ -278,10 +311,10 @@ def test_stack_and_a_side_are_not_given_together(tmp_path):
                 'stack = ["rustls"]\nserver_stack = ["openssl-3.5"]\n',
             )
         )
-    with pytest.raises(CampaignError, match="allowed: openssl-3.5, openssl-4.0, rustls"):
+    with pytest.raises(CampaignError, match="allowed: openssl-3.5, openssl-4.0, rustls, boringssl"):
         load(
             write(
                 tmp_path,
-                '[matrix.m]\nkex = ["X25519"]\nhierarchy = [["ml", "ml"]]\nstack = ["boringssl"]\n',
+                '[matrix.m]\nkex = ["X25519"]\nhierarchy = [["ml", "ml"]]\nstack = ["wolfssl"]\n',
             )
         )
