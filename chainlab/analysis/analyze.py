@@ -28,6 +28,7 @@ from chainlab.analysis import (  # noqa: F401
     decomposition,
     findings,
     intermediates,
+    interop,
     load_capacity,
     mtc,
     network,

@@ -65,6 +65,9 @@ CAMPAIGN_FIELDS = {
     "seed": Int(0, 2**63 - 1),
     "order": Str(choices=ORDERS),
     "baseline": Str(what="a scenario id"),
+    # An interop matrix: a scenario whose client stack cannot verify its chain runs anyway,
+    # and its handshakes' failure categories are the result (docs/stacks.md, "Interop").
+    "interop": Bool(),
 }
 # An [aliases] name, and a [network.<name>] name: words of scenario ids.
 ALIAS_RE = re.compile(r"^[a-z][a-z0-9]*$")

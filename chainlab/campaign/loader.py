@@ -109,6 +109,8 @@ class _Validator(TableReaders, MatrixReaders, ClientReaders):
         self.algorithms = algorithms
         self.p = Problems(str(path))
         self.notes: list[str] = []
+        # [campaign] interop: client-side capability problems run as expected failures.
+        self.interop = False
 
     # -- reporting: chainlab.schema -----------------------------------------------------
 
@@ -149,6 +151,7 @@ class _Validator(TableReaders, MatrixReaders, ClientReaders):
         seed = head.get("seed", 1)
         order = head.get("order", "random")
         baseline = head.get("baseline")
+        self.interop = bool(head.get("interop", False))
 
         self.aliases = self.read_aliases(d.get("aliases", {}))
         self.tokens = self.algorithm_tokens()
@@ -265,15 +268,22 @@ class _Validator(TableReaders, MatrixReaders, ClientReaders):
         [load]'s generator_stack cannot do of the scenario's client side."""
         needs = axes.needs_of(parts)
         for problem in stacks.problems(h, load is not None, needs):
-            self.bad("matrix", f"scenario {sid}: {problem}; exclude it or choose another stack")
+            if self.interop and problem.on_the_wire:
+                self.notes.append(
+                    f"scenario {sid}: {problem.text}: an interop cell, expected to fail by category"
+                )
+                continue
+            self.bad(
+                "matrix", f"scenario {sid}: {problem.text}; exclude it or choose another stack"
+            )
         gen = load.generator_stack if load is not None else None
         if gen is not None and gen != h.stacks[0]:
             as_client = replace(h, stacks=(gen, h.stacks[1]))
             for problem in stacks.problems(as_client, True, needs):
-                if problem.startswith("client "):
+                if problem.text.startswith("client "):
                     self.bad(
                         "load.generator_stack",
-                        f"scenario {sid}: the generator's {problem.removeprefix('client ')}; "
+                        f"scenario {sid}: the generator's {problem.text.removeprefix('client ')}; "
                         "choose another generator_stack or exclude the scenario",
                     )
 

@@ -196,13 +196,25 @@ def certificate_message_bytes(h) -> int:
     return sum(certs)
 
 
-def problems(h, with_load: bool, needs: list[tuple[str, str, str]]) -> list[str]:
+@dataclass(frozen=True)
+class Problem:
+    """What a side's stack cannot do of a scenario, as one line."""
+
+    text: str
+    # The client meets it on the wire (a chain it cannot verify, a Certificate message too
+    # long for it): the scenario can run and fail by category, which is what an interop
+    # matrix ([campaign] interop = true) records. Anything else stops an engine before its
+    # first handshake, and is always refused.
+    on_the_wire: bool = False
+
+
+def problems(h, with_load: bool, needs: list[tuple[str, str, str]]) -> list[Problem]:
     """What the scenario (its handshake, chainlab.campaign.handshake) asks of a side's stack
     that the stack cannot do: one line per problem, naming the side, the stack and the
     missing capability. `needs` are the (side, capability, text) the scenario's axis values
     need (chainlab.campaign.axes: `Axis.needs`); the run's own needs ([load], a target) are
     added here."""
-    out: list[str] = []
+    out: list[Problem] = []
     hierarchy = h.hierarchy
     needs = [
         *needs,
@@ -213,32 +225,46 @@ def problems(h, with_load: bool, needs: list[tuple[str, str, str]]) -> list[str]
         caps = CAPABILITIES[stack]
         for need_side, feature, text in needs:
             if need_side in (side, "both") and feature in caps.missing_features:
-                out.append(f"{side} stack {stack} cannot do {text} (missing capability: {feature})")
+                out.append(
+                    Problem(
+                        f"{side} stack {stack} cannot do {text} (missing capability: {feature})"
+                    )
+                )
         comp, algs = h.compression, caps.cert_compressions
         if comp != "none" and algs is not None and comp not in algs:
             out.append(
-                f"{side} stack {stack} has no certificate compression {comp} "
-                f"(it has: {', '.join(algs)})"
+                Problem(
+                    f"{side} stack {stack} has no certificate compression {comp} "
+                    f"(it has: {', '.join(algs)})"
+                )
             )
         if caps.groups is not None and h.kex not in caps.groups:
             out.append(
-                f"{side} stack {stack} has no key-exchange group {h.kex} "
-                f"(it has: {', '.join(caps.groups)})"
+                Problem(
+                    f"{side} stack {stack} has no key-exchange group {h.kex} "
+                    f"(it has: {', '.join(caps.groups)})"
+                )
             )
         if side == "client":
             for alg in dict.fromkeys(a for a in hierarchy if a in caps.root_only):
                 if len(hierarchy) < 3 or alg in hierarchy[1:]:
                     out.append(
-                        f"client stack {stack} can use {alg} only as the root of a hierarchy of "
-                        "depth 3 or more (its key fits in no Certificate message; the client "
-                        "checks the root's signature on the intermediate itself)"
+                        Problem(
+                            f"client stack {stack} can use {alg} only as the root of a hierarchy "
+                            "of depth 3 or more (its key fits in no Certificate message; the "
+                            "client checks the root's signature on the intermediate itself)",
+                            on_the_wire=True,
+                        )
                     )
         limit = caps.max_handshake_message
         if side == "client" and limit is not None and certificate_message_bytes(h) > limit:
             out.append(
-                f"client stack {stack} cannot receive a Certificate message of about "
-                f"{certificate_message_bytes(h)} bytes (it accepts at most {limit}; "
-                "a UOV key is tens of kilobytes: send at most one)"
+                Problem(
+                    f"client stack {stack} cannot receive a Certificate message of about "
+                    f"{certificate_message_bytes(h)} bytes (it accepts at most {limit}; "
+                    "a UOV key is tens of kilobytes: send at most one)",
+                    on_the_wire=True,
+                )
             )
         if caps.signature_algorithms is not None:
             # The server signs with its leaf's key; the client verifies every signature of
@@ -249,8 +275,11 @@ def problems(h, with_load: bool, needs: list[tuple[str, str, str]]) -> list[str]
                 if alg not in caps.signature_algorithms:
                     verb = "sign with" if side == "server" else "verify"
                     out.append(
-                        f"{side} stack {stack} cannot {verb} {alg} "
-                        f"(it has: {', '.join(caps.signature_algorithms)})"
+                        Problem(
+                            f"{side} stack {stack} cannot {verb} {alg} "
+                            f"(it has: {', '.join(caps.signature_algorithms)})",
+                            on_the_wire=side == "client",
+                        )
                     )
     return out
 

@@ -1,0 +1,83 @@
+"""Interop: every client stack against every server stack, one matrix per chain
+(docs/methods/stacks.md#interop).
+
+A cell is one scenario: the client stack, the server stack and everything else fixed (the
+context: the chain's algorithms root first, and any other axis that varies). Its outcome is
+`ok` when every measured handshake completed, else the failure category of most of its
+failed handshakes, with the counts. Each cell also says what the stacks' capability tables
+predicted (chainlab.campaign.stacks): a client that cannot verify an algorithm of the chain
+fails; otherwise every handshake completes. A cell whose outcome differs from the prediction
+is flagged: an interop bug, or a table that is wrong.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from chainlab.analysis.registry import produces
+from chainlab.campaign import axes
+from chainlab.campaign.stacks import CAPABILITIES
+
+# The columns a cell's context is made of besides the hierarchy: every identity column but
+# the two stacks' (chainlab.campaign.axes), and the network.
+_STACK_COLUMNS = ("client_stack", "server_stack")
+_POSITIONS = ("root_alg", "int1_alg", "int2_alg", "leaf_alg")
+
+
+def predicted(client_stack: str, row) -> str | None:
+    """The category the client's capability table predicts for the cell (None: ok): a chain
+    with an algorithm the client does not verify fails verification."""
+    algs = CAPABILITIES[client_stack].signature_algorithms
+    if algs is None:
+        return None
+    chain = [row[c] for c in _POSITIONS if isinstance(row.get(c), str) and row[c]]
+    return "verify_failed" if any(a not in algs for a in chain) else None
+
+
+def cells(summary: pd.DataFrame, failures: pd.DataFrame) -> pd.DataFrame:
+    """One row per scenario of a store whose scenarios pair more than one client or server
+    stack (empty otherwise): its context, the two stacks, its outcome and the prediction."""
+    if summary.empty or summary[list(_STACK_COLUMNS)].drop_duplicates().shape[0] < 2:
+        return pd.DataFrame()
+    others = [
+        c
+        for c in ("kex", *axes.lever_columns(), "network")
+        if c not in _STACK_COLUMNS and c in summary and summary[c].nunique(dropna=False) > 1
+    ]
+    top = (
+        failures[failures["n"] > 0]
+        .sort_values(["scenario_id", "n"], ascending=[True, False])
+        .drop_duplicates("scenario_id")
+        .set_index("scenario_id")
+        if not failures.empty
+        else pd.DataFrame(columns=["error_category", "example_detail"])
+    )
+    rows = []
+    for _, r in summary.iterrows():
+        sid = r["scenario_id"]
+        failed = int(r["n_failed"])
+        category = top.loc[sid, "error_category"] if failed and sid in top.index else None
+        outcome = "ok" if failed == 0 and r["status"] == "ok" else (category or "failed")
+        expect = predicted(r["client_stack"], r)
+        chain = " → ".join(r[c] for c in _POSITIONS if isinstance(r.get(c), str) and r[c])
+        context = " · ".join([chain, *(f"{c} {r[c]}" for c in others)])
+        rows.append(
+            {
+                "scenario_id": sid,
+                "context": context,
+                "client_stack": r["client_stack"],
+                "server_stack": r["server_stack"],
+                "outcome": outcome,
+                "n_ok": int(r["n_ok"]),
+                "n_failed": failed,
+                "predicted": expect or "ok",
+                "as_predicted": outcome == (expect or "ok"),
+                "example_detail": top.loc[sid, "example_detail"] if category else None,
+            }
+        )
+    return pd.DataFrame(rows).sort_values(["context", "client_stack", "server_stack"])
+
+
+@produces("interop")
+def _analysis_interop(a) -> pd.DataFrame:
+    return cells(a.summary, a.failures)

@@ -1,0 +1,51 @@
+"""The interop matrix: one cell per scenario with its outcome, the category of most of its
+failed handshakes, and the capability tables' prediction (chainlab.analysis.interop)."""
+
+from chainlab.analysis.analyze import analyze
+from chainlab.bench.synthetic import SyntheticScenario
+
+ML, SLHF = "ML-DSA-65", "SLH-DSA-SHAKE-128f"
+
+
+def cell(client: str, server: str, **kw) -> SyntheticScenario:
+    kw.setdefault("n", 10)
+    return SyntheticScenario(depth=2, axis_values={"stack": (client, server)}, **kw)
+
+
+def test_cells_carry_outcomes_categories_and_predictions(make_store):
+    stacks = ("openssl-3.5", "boringssl")
+    scenarios = [cell(c, s) for c in stacks for s in stacks]
+    slh = dict(root_alg=SLHF, leaf_alg=ML)
+    # An SLH-DSA root: OpenSSL verifies it; BoringSSL cannot (predicted), and here one
+    # OpenSSL cell fails too (not predicted: flagged).
+    scenarios += [
+        cell("openssl-3.5", "openssl-3.5", **slh),
+        cell("openssl-3.5", "boringssl", n=8, n_failed=2, error_category="tls_alert", **slh),
+        cell("boringssl", "openssl-3.5", n=0, n_failed=10, error_category="verify_failed",
+             status="failed", failure_cause="verify_failed", **slh),
+        cell("boringssl", "boringssl", n=0, n_failed=10, error_category="verify_failed",
+             status="failed", failure_cause="verify_failed", **slh),
+    ]  # fmt: skip
+    a = analyze(make_store(scenarios))
+    c = a.interop.set_index(["context", "client_stack", "server_stack"])
+    assert len(c) == 8
+    plain = "ML-DSA-65 → ML-DSA-65"
+    assert set(c.loc[plain, "outcome"]) == {"ok"}
+    assert c.loc[plain, "as_predicted"].all()
+    root = "SLH-DSA-SHAKE-128f → ML-DSA-65"
+    row = c.loc[(root, "boringssl", "openssl-3.5")]
+    assert (row["outcome"], row["predicted"], row["as_predicted"]) == (
+        "verify_failed",
+        "verify_failed",
+        True,
+    )
+    assert (row["n_ok"], row["n_failed"]) == (0, 10)
+    assert "synthetic verify_failed" in row["example_detail"]
+    odd = c.loc[(root, "openssl-3.5", "boringssl")]
+    assert (odd["outcome"], odd["predicted"], odd["as_predicted"]) == ("tls_alert", "ok", False)
+
+
+def test_one_stack_pair_is_no_matrix(make_store):
+    same = [cell("openssl-3.5", "openssl-3.5"), cell("openssl-3.5", "openssl-3.5", leaf_alg=SLHF)]
+    a = analyze(make_store(same))
+    assert a.interop.empty

@@ -1,0 +1,63 @@
+"""An interop matrix through a whole run: every client stack against every server stack on
+a chain every stack verifies and on one only the OpenSSL clients verify (an SLH-DSA root);
+each cell's outcome by category, as the capability tables predict, nothing retried."""
+
+import pytest
+
+import chainlab
+from chainlab.analysis.analyze import analyze
+from chainlab.campaign import load
+from chainlab.runner.campaign import RunOptions, run
+
+from .conftest import engine_processes
+
+pytestmark = pytest.mark.slow
+
+STACKS = ("openssl-3.5", "rustls", "boringssl")
+COUNT, WARMUP = 3, 1
+CAMPAIGN = f"""
+[campaign]
+seed = 3
+order = "interleaved"
+interop = true
+
+[aliases]
+ml = "ML-DSA-44"
+slhf = "SLH-DSA-SHAKE-128f"
+
+[sampling]
+mode = "fixed"
+count = {COUNT}
+warmup = {WARMUP}
+
+[matrix.m]
+kex = ["X25519MLKEM768"]
+hierarchy = [["ml", "ml"], ["slhf", "ml", "ml"]]
+client_stack = {list(STACKS)}
+server_stack = {list(STACKS)}
+"""
+
+
+def test_every_pair_fails_or_completes_as_the_tables_predict(tmp_path, engine_bin, pki_cache):
+    toml = tmp_path / "interop.toml"
+    toml.write_text(CAMPAIGN.replace("'", '"'))
+    c = load(toml)
+    # validate ran the cells a comparison would refuse, and said so.
+    assert sum("an interop cell" in n for n in c.notes) == 6
+    store = tmp_path / "interop.duckdb"
+    summary = run(c, RunOptions(store=store, live_progress=False))
+    assert len(summary.completed) + len(summary.failed) == 18
+    assert engine_processes(str(pki_cache)) == []
+
+    cells = analyze(store).interop.set_index(["context", "client_stack", "server_stack"])
+    assert len(cells) == 18 and cells["as_predicted"].all(), cells
+    for (context, client, _server), r in cells.iterrows():
+        refused = context.startswith("SLH-DSA") and client != "openssl-3.5"
+        assert r["outcome"] == ("verify_failed" if refused else "ok"), r
+    # Nothing retried: each scenario made its warm-up and at most its count of attempts,
+    # one connection each.
+    with chainlab.open(store) as st:
+        samples = st.samples
+    per = samples.groupby("scenario_id").size()
+    assert (per <= COUNT + WARMUP).all(), per
+    assert samples.groupby("scenario_id")["seq"].nunique().equals(per)
