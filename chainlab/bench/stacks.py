@@ -4,8 +4,8 @@ Run as `chainlab bench stacks` or `python -m chainlab.bench.stacks [--rounds N -
 Prints figures only (no pass/fail). Everything is measured in one run on 127.0.0.1 with the
 ML-DSA-65 baseline (root + leaf from `chainlab-engine pki`) and X25519MLKEM768:
 
-1. Rate: every client stack against every server stack (openssl-3.5, openssl-4.0, rustls:
-   nine pairs), each an instrumented `handshake --duration-ms` against an instrumented
+1. Rate: every client stack against every server stack (openssl-3.5, openssl-4.0, rustls,
+   boringssl: sixteen pairs), each an instrumented `handshake --duration-ms` against an instrumented
    `serve --tickets 0`, in interleaved rounds whose order alternates. Rate = completed
    handshakes / wall time of the client process (start-up included, the same for every
    pair). CPU per handshake from the kernel's accounting: the client process's rusage and
@@ -23,6 +23,8 @@ ML-DSA-65 baseline (root + leaf from `chainlab-engine pki`) and X25519MLKEM768:
    inverse instruction ratios, what they would be were user-mode instructions all of a
    handshake's cost; wall time also holds the kernel's work (sockets, loopback TCP,
    scheduling), which callgrind does not count and which is alike for every stack.
+3. ML-DSA signing and verification per implementation in process (bench/stacks_primitives.py):
+   OpenSSL 3.5, OpenSSL 4.0 and BoringSSL, through each engine's `primitives` subcommand.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from pathlib import Path
 
 from chainlab import engine as engines
 from chainlab import processes
+from chainlab.bench import stacks_primitives
 from chainlab.bench.engine import (
     CALLGRIND_COUNTS,
     CALLGRIND_TIMEOUT_S,
@@ -126,6 +129,7 @@ class Bench:
         report_rates(results)
         if self.callgrind:
             report_instructions(self.instructions(pki), results)
+        stacks_primitives.run()
         failed = {k: sum(r.failed for r in v) for k, v in results.items()}
         failed = {k: n for k, n in failed.items() if n}
         if failed:

@@ -31,6 +31,29 @@ pub enum Command {
     /// Open-loop load: start connections on a schedule fixed in advance; one JSON record per
     /// scheduled attempt, then one record of the generator's own health.
     Load(LoadArgs),
+    /// Time one signature operation of a handshake (sign, verify) in-process through
+    /// BoringSSL, as `chainlab-engine primitives` does through OpenSSL: one JSON line each.
+    Primitives(PrimitivesArgs),
     /// Print this engine's stack, versions and capabilities as JSON.
     Info,
+}
+
+/// `primitives`: the OpenSSL engine's flags for the operations this engine times.
+#[derive(Debug, clap::Args)]
+pub struct PrimitivesArgs {
+    /// Signature algorithm (`pki --chain` name).
+    #[arg(long)]
+    pub subject: String,
+    /// sign: the server's CertificateVerify; verify: its check.
+    #[arg(long, value_parser = ["sign", "verify"])]
+    pub op: String,
+    /// Timed operations.
+    #[arg(long, default_value_t = 10)]
+    pub count: u64,
+    /// Operations before the timed ones (recorded with "warmup": true).
+    #[arg(long, default_value_t = 1)]
+    pub warmup: u64,
+    /// Run on these CPUs only.
+    #[arg(long)]
+    pub cpus: Option<String>,
 }

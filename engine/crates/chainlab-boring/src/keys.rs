@@ -19,7 +19,7 @@ const ML_DSA_OIDS: [[u8; 9]; 3] = [
     [0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, 0x12],
     [0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, 0x13],
 ];
-const SEED_BYTES: usize = 32;
+pub const SEED_BYTES: usize = 32;
 
 /// Reads every PEM certificate of a file; `flag` names the option in errors.
 pub fn read_certificates(path: &Path, flag: &str) -> anyhow::Result<Vec<X509>> {
@@ -109,9 +109,25 @@ fn seed_form(der: &[u8]) -> Result<Option<Vec<u8>>, String> {
         }
         _ => return Err("an ML-DSA private key of an unknown form".into()),
     };
-    // SEQUENCE { INTEGER 0, SEQUENCE { OID }, OCTET STRING { [0] seed } }: every length < 128.
+    Ok(Some(seed_pkcs8(&oid, seed)))
+}
+
+/// An ML-DSA key of parameter set `level` (44, 65, 87) from a 32-byte seed.
+pub fn ml_dsa_from_seed(level: u16, seed: &[u8; SEED_BYTES]) -> anyhow::Result<PKey<Private>> {
+    let oid = match level {
+        44 => &ML_DSA_OIDS[0],
+        65 => &ML_DSA_OIDS[1],
+        87 => &ML_DSA_OIDS[2],
+        other => bail!("ML-DSA-{other}: no such parameter set; allowed: 44, 65, 87"),
+    };
+    Ok(PKey::private_key_from_der(&seed_pkcs8(oid, seed))?)
+}
+
+/// PKCS#8 in the seed form: SEQUENCE { INTEGER 0, SEQUENCE { OID }, OCTET STRING { [0] seed } }
+/// (every length under 128).
+fn seed_pkcs8(oid: &[u8; 9], seed: &[u8]) -> Vec<u8> {
     let mut alg_id = vec![0x06, oid.len() as u8];
-    alg_id.extend_from_slice(&oid);
+    alg_id.extend_from_slice(oid);
     let mut inner = vec![0x80, SEED_BYTES as u8];
     inner.extend_from_slice(seed);
     let mut body = vec![0x02, 0x01, 0x00, 0x30, alg_id.len() as u8];
@@ -120,7 +136,7 @@ fn seed_form(der: &[u8]) -> Result<Option<Vec<u8>>, String> {
     body.extend_from_slice(&inner);
     let mut out = vec![0x30, body.len() as u8];
     out.extend_from_slice(&body);
-    Ok(Some(out))
+    out
 }
 
 /// One DER element: (tag, contents, what follows), or None if malformed.

@@ -19,6 +19,7 @@ mod context;
 mod errors;
 mod info;
 mod keys;
+mod primitives;
 mod server;
 
 use cli::{Cli, Command};
@@ -29,6 +30,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => server::run(&args),
         Command::Handshake(args) => client::run(&args),
         Command::Load(args) => client::load(&args),
+        Command::Primitives(args) => primitives::run(&args),
         Command::Info => info::run(),
     };
     match result {

@@ -1,0 +1,82 @@
+//! `primitives` on BoringSSL: one record per operation, as `chainlab-engine primitives`
+//! writes them, for every signature algorithm the stack has; what it lacks refused in one
+//! line.
+
+use std::process::Command;
+
+use chainlab_test_support::stacks::binary;
+use serde_json::Value;
+
+fn primitives(args: &[&str]) -> (Option<i32>, Vec<Value>, String) {
+    let out = Command::new(binary("boringssl"))
+        .arg("primitives")
+        .args(args)
+        .output()
+        .unwrap();
+    let records = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out.status.code(), records, err)
+}
+
+#[test]
+fn each_algorithm_signs_and_verifies_one_record_per_operation() {
+    for alg in [
+        "ML-DSA-44",
+        "ML-DSA-65",
+        "ML-DSA-87",
+        "ECDSA-P256",
+        "ECDSA-P384",
+        "Ed25519",
+        "RSA-2048",
+    ] {
+        for op in ["sign", "verify"] {
+            let (code, records, err) = primitives(&[
+                "--subject",
+                alg,
+                "--op",
+                op,
+                "--count",
+                "3",
+                "--warmup",
+                "1",
+            ]);
+            assert_eq!(code, Some(0), "{alg} {op}: {err}");
+            assert_eq!(records.len(), 4, "{alg} {op}");
+            for (i, r) in records.iter().enumerate() {
+                assert_eq!(r["event"], "primitive");
+                assert_eq!(r["subject"], alg);
+                assert_eq!(r["op"], op);
+                assert_eq!(r["message_bytes"], 130, "the CertificateVerify content");
+                assert_eq!(r["warmup"], i == 0);
+                assert_eq!(r["seq"], i as u64);
+                assert!(r["cpu_ns"].as_u64().unwrap() > 0 && r["wall_ns"].as_u64().unwrap() > 0);
+            }
+        }
+    }
+}
+
+#[test]
+fn what_boringssl_lacks_is_refused_in_one_line() {
+    for (args, wanted) in [
+        (
+            &["--subject", "SLH-DSA-SHAKE-128f", "--op", "sign"][..],
+            "not a signature algorithm of the boringssl stack",
+        ),
+        (
+            &["--subject", "ML-DSA-65", "--op", "sign", "--count", "0"][..],
+            "--count 0: must be at least 1",
+        ),
+    ] {
+        let (code, records, err) = primitives(args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(
+            records.is_empty() && err.contains(wanted),
+            "{args:?}: {err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+}
