@@ -24,7 +24,8 @@ ML-DSA-65 baseline (root + leaf from `chainlab-engine pki`) and X25519MLKEM768:
    handshake's cost; wall time also holds the kernel's work (sockets, loopback TCP,
    scheduling), which callgrind does not count and which is alike for every stack.
 3. ML-DSA signing and verification per implementation in process (bench/stacks_primitives.py):
-   OpenSSL 3.5, OpenSSL 4.0 and BoringSSL, through each engine's `primitives` subcommand.
+   OpenSSL 3.5, OpenSSL 4.0, BoringSSL, aws-lc and liboqs, through each engine's `primitives`
+   subcommand.
 """
 
 from __future__ import annotations

@@ -4,12 +4,12 @@
 //! Tree Certificates so far) is parsed and then refused by `capabilities::check_*` with a
 //! one-line error, never silently ignored.
 
-use clap::{Parser, Subcommand};
-
 pub use chainlab_record::args::{
     ChainPolicy, ClientArgs, Compression, HandshakeArgs, LoadArgs, ServeArgs, TlsArgs,
 };
+pub use chainlab_record::primitives::SignatureArgs;
 pub use chainlab_record::record::Transport;
+use clap::{Parser, Subcommand};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -33,27 +33,7 @@ pub enum Command {
     Load(LoadArgs),
     /// Time one signature operation of a handshake (sign, verify) in-process through
     /// BoringSSL, as `chainlab-engine primitives` does through OpenSSL: one JSON line each.
-    Primitives(PrimitivesArgs),
+    Primitives(SignatureArgs),
     /// Print this engine's stack, versions and capabilities as JSON.
     Info,
-}
-
-/// `primitives`: the OpenSSL engine's flags for the operations this engine times.
-#[derive(Debug, clap::Args)]
-pub struct PrimitivesArgs {
-    /// Signature algorithm (`pki --chain` name).
-    #[arg(long)]
-    pub subject: String,
-    /// sign: the server's CertificateVerify; verify: its check.
-    #[arg(long, value_parser = ["sign", "verify"])]
-    pub op: String,
-    /// Timed operations.
-    #[arg(long, default_value_t = 10)]
-    pub count: u64,
-    /// Operations before the timed ones (recorded with "warmup": true).
-    #[arg(long, default_value_t = 1)]
-    pub warmup: u64,
-    /// Run on these CPUs only.
-    #[arg(long)]
-    pub cpus: Option<String>,
 }

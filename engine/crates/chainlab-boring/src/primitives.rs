@@ -1,16 +1,11 @@
 //! `primitives`: time one signature operation of a TLS 1.3 handshake in-process through
-//! BoringSSL, with the OpenSSL engine's flags and records (`chainlab-engine primitives`), so a
+//! BoringSSL (`chainlab_record::primitives`: the OpenSSL engine's flags and records), so a
 //! sign or verify figure of BoringSSL stands beside OpenSSL's for the same algorithm.
 //!
-//! The message is the CertificateVerify content (RFC 8446, 4.4.3: 64 spaces, the server's
-//! context string, a zero byte, a 32-byte transcript hash; 130 bytes), signed with the TLS
-//! 1.3 scheme of the key: pure ML-DSA and Ed25519, ECDSA with the curve's hash, RSA-PSS with
-//! SHA-256, through `EVP_DigestSign` / `EVP_DigestVerify` as libssl calls them, a context per
-//! operation as libssl makes one per handshake. The key (and, for verify, the signature) is
-//! made before the first timed operation. The engine never summarizes.
-
-use std::io::Write as _;
-use std::time::Instant;
+//! The CertificateVerify content is signed with the TLS 1.3 scheme of the key: pure ML-DSA
+//! and Ed25519, ECDSA with the curve's hash, RSA-PSS with SHA-256, through `EVP_DigestSign` /
+//! `EVP_DigestVerify` as libssl calls them, a context per operation as libssl makes one per
+//! handshake.
 
 use anyhow::{bail, Result};
 use boring::ec::{EcGroup, EcKey};
@@ -19,73 +14,32 @@ use boring::nid::Nid;
 use boring::pkey::{Id, PKey, Private};
 use boring::rsa::{Padding, Rsa};
 use boring::sign::{RsaPssSaltlen, Signer, Verifier};
-use chainlab_record::cpu::ThreadCpu;
-use serde::Serialize;
+use chainlab_record::args::SignatureImpl;
+use chainlab_record::primitives::{self, SignatureArgs, Signing};
 
 use crate::capabilities::SIGNATURES;
-use crate::cli::PrimitivesArgs;
 use crate::keys::{ml_dsa_from_seed, SEED_BYTES};
 
-/// The CertificateVerify content's parts (RFC 8446, 4.4.3).
-const CV_PAD: usize = 64;
-const CV_CONTEXT: &[u8] = b"TLS 1.3, server CertificateVerify";
-const TRANSCRIPT_HASH_BYTES: usize = 32;
-
-/// One timed operation, as `chainlab-engine primitives` writes it.
-#[derive(Serialize)]
-struct Sample<'a> {
-    event: &'static str,
-    subject: &'a str,
-    op: &'a str,
-    message_bytes: Option<usize>,
-    warmup: bool,
-    seq: u64,
-    /// Monotonic wall time of the operation.
-    wall_ns: u64,
-    /// The thread's CPU over it.
-    cpu_ns: u64,
-}
-
-pub fn run(args: &PrimitivesArgs) -> Result<()> {
-    if args.count == 0 {
-        bail!("--count 0: must be at least 1");
-    }
-    if let Some(cpus) = &args.cpus {
-        chainlab_record::cpu::pin(cpus)?;
-    }
-    let key = key(&args.subject)?;
-    let message = cv_message();
-    let signature = sign(&key, &message)?;
-    if !verify(&key, &message, &signature)? {
+pub fn run(args: &SignatureArgs) -> Result<()> {
+    if args.signature_impl != SignatureImpl::Stack {
         bail!(
-            "{}: BoringSSL did not verify its own signature",
-            args.subject
+            "--signature-impl liboqs: not supported by the boringssl engine (missing \
+             capability: signature_impl_liboqs; `chainlab-boring info` lists what it supports)"
         );
     }
-    let mut out = std::io::stdout().lock();
-    for seq in 0..args.warmup + args.count {
-        let cpu_start = ThreadCpu::now();
-        let start = Instant::now();
-        if args.op == "sign" {
-            std::hint::black_box(sign(&key, &message)?);
-        } else if !verify(&key, &message, &signature)? {
-            bail!("{}: a signature did not verify", args.subject);
-        }
-        let sample = Sample {
-            event: "primitive",
-            subject: &args.subject,
-            op: &args.op,
-            message_bytes: Some(message.len()),
-            warmup: seq < args.warmup,
-            seq,
-            wall_ns: start.elapsed().as_nanos() as u64,
-            cpu_ns: ThreadCpu::now().since(cpu_start).total_ns,
-        };
-        serde_json::to_writer(&mut out, &sample)?;
-        out.write_all(b"\n")?;
+    primitives::run(args, &Boring(key(&args.subject)?))
+}
+
+/// A BoringSSL key, signing and verifying through EVP as libssl does.
+struct Boring(PKey<Private>);
+
+impl Signing for Boring {
+    fn sign(&self, message: &[u8]) -> Result<Vec<u8>> {
+        sign(&self.0, message)
     }
-    out.flush()?;
-    Ok(())
+    fn verify(&self, message: &[u8], signature: &[u8]) -> Result<bool> {
+        verify(&self.0, message, signature)
+    }
 }
 
 /// A fresh key of `subject`'s algorithm (a `pki --chain` name this stack signs with).
@@ -118,15 +72,6 @@ fn key(subject: &str) -> Result<PKey<Private>> {
 fn ec(curve: Nid) -> Result<PKey<Private>> {
     let group = EcGroup::from_curve_name(curve)?;
     Ok(PKey::from_ec_key(EcKey::generate(&group)?)?)
-}
-
-/// The CertificateVerify content with an arbitrary transcript hash.
-fn cv_message() -> Vec<u8> {
-    let mut m = vec![0x20; CV_PAD];
-    m.extend_from_slice(CV_CONTEXT);
-    m.push(0);
-    m.extend_from_slice(&[0xab; TRANSCRIPT_HASH_BYTES]);
-    m
 }
 
 /// The digest of the key's TLS 1.3 scheme (None: a pure scheme, ML-DSA or Ed25519).

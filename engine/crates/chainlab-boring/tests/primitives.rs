@@ -70,6 +70,17 @@ fn what_boringssl_lacks_is_refused_in_one_line() {
             &["--subject", "ML-DSA-65", "--op", "sign", "--count", "0"][..],
             "--count 0: must be at least 1",
         ),
+        (
+            &[
+                "--subject",
+                "ML-DSA-65",
+                "--op",
+                "sign",
+                "--signature-impl",
+                "liboqs",
+            ][..],
+            "missing capability: signature_impl_liboqs",
+        ),
     ] {
         let (code, records, err) = primitives(args);
         assert_eq!(code, Some(2), "{args:?}: {err}");

@@ -21,6 +21,7 @@ pub mod listen;
 pub mod mtc;
 pub mod observed;
 pub mod output;
+pub mod primitives;
 pub mod random;
 pub mod record;
 pub mod serve;

@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 pub use chainlab_record::args::{
     ChainPolicy, ClientArgs, Compression, HandshakeArgs, LoadArgs, ServeArgs, TlsArgs,
 };
+pub use chainlab_record::primitives::SignatureArgs;
 pub use chainlab_record::record::Transport;
 
 #[derive(Debug, Parser)]
@@ -32,6 +33,9 @@ pub enum Command {
     /// Open-loop load: start connections on a schedule fixed in advance; one JSON record per
     /// scheduled attempt, then one record of the generator's own health.
     Load(LoadArgs),
+    /// Time one ML-DSA signature operation of a handshake (sign, verify) in-process through
+    /// aws-lc (or liboqs, `--signature-impl liboqs`): one JSON line each.
+    Primitives(SignatureArgs),
     /// Print this engine's stack, versions and capabilities as JSON.
     Info,
 }

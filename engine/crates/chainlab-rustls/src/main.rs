@@ -19,6 +19,7 @@ mod info;
 mod io;
 mod liboqs;
 mod mtc;
+mod primitives;
 mod server;
 mod tls;
 
@@ -30,6 +31,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => server::run(&args),
         Command::Handshake(args) => client::run(&args),
         Command::Load(args) => client::load(&args),
+        Command::Primitives(args) => primitives::run(&args),
         Command::Info => info::run(),
     };
     match result {

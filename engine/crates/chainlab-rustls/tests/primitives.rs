@@ -1,0 +1,63 @@
+//! `primitives` on the rustls engine: ML-DSA signed and verified by aws-lc (the stack's own)
+//! and by liboqs (`--signature-impl liboqs`), one record per operation as
+//! `chainlab-engine primitives` writes them; anything else refused in one line.
+
+use std::process::Command;
+
+use chainlab_test_support::stacks::binary;
+use serde_json::Value;
+
+fn primitives(args: &[&str]) -> (Option<i32>, Vec<Value>, String) {
+    let out = Command::new(binary("rustls"))
+        .arg("primitives")
+        .args(args)
+        .output()
+        .unwrap();
+    let records = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (
+        out.status.code(),
+        records,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn ml_dsa_signs_and_verifies_on_both_implementations() {
+    for alg in ["ML-DSA-44", "ML-DSA-65", "ML-DSA-87"] {
+        for implementation in ["stack", "liboqs"] {
+            for op in ["sign", "verify"] {
+                let (code, records, err) = primitives(&[
+                    "--subject",
+                    alg,
+                    "--op",
+                    op,
+                    "--signature-impl",
+                    implementation,
+                    "--count",
+                    "2",
+                ]);
+                assert_eq!(code, Some(0), "{alg} {implementation} {op}: {err}");
+                assert_eq!(records.len(), 3, "one warm-up and two timed");
+                assert!(records.iter().all(|r| r["subject"] == alg
+                    && r["op"] == op
+                    && r["message_bytes"] == 130
+                    && r["cpu_ns"].as_u64().unwrap() > 0));
+            }
+        }
+    }
+}
+
+#[test]
+fn what_it_does_not_time_is_refused_in_one_line() {
+    let (code, records, err) = primitives(&["--subject", "ECDSA-P256", "--op", "sign"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        records.is_empty() && err.contains("times ML-DSA only"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
