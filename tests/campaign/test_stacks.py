@@ -318,3 +318,29 @@ def test_stack_and_a_side_are_not_given_together(tmp_path):
                 '[matrix.m]\nkex = ["X25519"]\nhierarchy = [["ml", "ml"]]\nstack = ["wolfssl"]\n',
             )
         )
+
+
+@pytest.mark.parametrize(
+    "matrix,expected",
+    [
+        ('stack = ["boringssl"]\ntransport = ["quic"]', "(missing capability: quic)"),
+        (
+            'client_stack = ["boringssl"]\ncertificate = [{ kind = "mtc-landmark", batch = 64 }]',
+            "(missing capability: mtc)",
+        ),
+        ('server_stack = ["boringssl"]\nkex = ["MLKEM768"]', "has no key-exchange group MLKEM768"),
+    ],
+)
+def test_what_boringssl_lacks_is_refused_before_anything_is_written(tmp_path, matrix, expected):
+    kex = "" if "kex =" in matrix else 'kex = ["X25519MLKEM768"]\n'
+    toml = write(tmp_path, f'[matrix.m]\n{kex}hierarchy = [["ml", "ml"]]\n{matrix}\n')
+    store = tmp_path / "s.duckdb"
+    out = subprocess.run(
+        [sys.executable, "-m", "chainlab", "run", str(toml), "--store", str(store)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 2, out
+    problems = [ln for ln in out.stderr.splitlines() if "boringssl" in ln]
+    assert problems and all(expected in ln for ln in problems), out.stderr
+    assert len(problems) == len(set(problems)), "each problem once"
+    assert not store.exists() and list(tmp_path.iterdir()) == [toml]
