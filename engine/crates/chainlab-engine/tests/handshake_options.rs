@@ -290,6 +290,29 @@ fn bad_arguments_exit_non_zero_with_one_line() {
         &["--ca", "/nonexistent/ca.pem"],
     );
     expect_error(&connect, &["--ca", "--no-verify"]);
+    // Nothing to measure: refused, on every stack, never an empty success.
+    for stack in ["openssl-3.5", "rustls", "boringssl"] {
+        for (flag, value) in [("--count", "0"), ("--duration-ms", "0")] {
+            let args = [
+                "handshake",
+                "--connect",
+                "127.0.0.1:9",
+                "--no-verify",
+                flag,
+                value,
+            ];
+            let out = common::run_bounded(
+                std::process::Command::new(chainlab_test_support::binary(stack)).args(args),
+            );
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{stack} {flag} 0: {err}");
+            assert!(out.stdout.is_empty(), "{stack} {flag} 0 wrote records");
+            assert!(
+                err.contains(&format!("{flag} 0: must be at least 1")),
+                "{stack}: {err}"
+            );
+        }
+    }
     let server = Server::start(&dir, &h, &[]);
     expect_error(
         &[

@@ -102,6 +102,13 @@ pub fn attempts<S: Slot>(slot: &mut S, args: &HandshakeArgs) -> anyhow::Result<(
     if args.count.is_none() && args.duration_ms.is_none() {
         bail!("one of --count N or --duration-ms MS is required");
     }
+    // Nothing to measure is a mistake, not an empty success.
+    if args.count == Some(0) {
+        bail!("--count 0: must be at least 1");
+    }
+    if args.duration_ms == Some(0) {
+        bail!("--duration-ms 0: must be at least 1");
+    }
     let mut writer = RecordWriter::open(&args.client.records)?;
     let mut seq = args.client.seq_start;
     let mut one = |slot: &mut S, warmup: bool| -> anyhow::Result<()> {
