@@ -43,18 +43,32 @@ def fmt(value) -> str:
 
 
 def allowed(names, bad=None) -> str:
-    """The allowed names, with a 'did you mean' for a close miss."""
+    """The allowed names, with a 'did you mean' for a close miss: of the names difflib finds
+    close, the one fewest edits away (SLH-DSA-SHAKE-129f: 128f, one letter off, not 192f)."""
     names = list(names)
     text = ", ".join(str(n) for n in names)
     if isinstance(bad, str):
-        close = difflib.get_close_matches(bad, [str(n) for n in names], n=1, cutoff=0.6)
-        if not close:
-            lower = {str(n).lower(): str(n) for n in names}
-            close = difflib.get_close_matches(bad.lower(), list(lower), n=1, cutoff=0.6)
-            close = [lower[c] for c in close]
+        lower = {str(n).lower(): str(n) for n in names}
+        close = difflib.get_close_matches(bad.lower(), list(lower), n=5, cutoff=0.6)
         if close:
-            text += f" (did you mean {close[0]!r}?)"
+            best = min(close, key=lambda c: (edits(bad.lower(), c), close.index(c)))
+            text += f" (did you mean {lower[best]!r}?)"
     return text
+
+
+def edits(a: str, b: str) -> int:
+    """The Levenshtein distance: insertions, deletions and substitutions from a to b."""
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+    return row[-1]
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """'1 scenario', '2 scenarios'."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
 class Problems:

@@ -15,6 +15,7 @@ from chainlab import engine
 from chainlab.campaign import estimate, load
 from chainlab.commands import campaign_arguments
 from chainlab.runner import primitives
+from chainlab.schema import counted
 
 HELP = "predict each scenario's latency, CPU, bytes and capacity from measured primitives"
 
@@ -33,7 +34,8 @@ def run(args) -> int:
         )
     model = primitives.model(out.rows, "this machine's primitives")
     print(
-        f"{c.path.name}: {len(selected)} scenarios, PREDICTED from this machine's primitives "
+        f"{c.path.name}: {counted(len(selected), 'scenario')}, PREDICTED from this machine's "
+        "primitives "
         f"({out.cached} from its cache, {out.measured} measured now, {out.seconds:.1f}s)"
     )
     width = max(len(s.scenario_id) for s in selected)

@@ -8,6 +8,7 @@ from chainlab.campaign import estimate, load
 from chainlab.commands import campaign_arguments
 from chainlab.errors import ChainlabError
 from chainlab.runner import primitives
+from chainlab.schema import counted
 
 HELP = "check a campaign file; list its scenarios and estimated run time"
 
@@ -23,6 +24,9 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
+    if args.workers is not None and args.workers < 1:
+        # Before anything is read or printed.
+        raise ChainlabError(f"--workers {args.workers}: allowed: at least 1")
     c = load(args.file)
     selected = c.select(args.campaign)
     names = args.campaign or list(c.campaigns)
@@ -30,7 +34,7 @@ def run(args) -> int:
     for camp, sid in c.memberships(names):
         member.setdefault(sid, []).append(camp)
     print(
-        f"{c.path.name}: campaign {c.name!r}, {len(selected)} scenarios "
+        f"{c.path.name}: campaign {c.name!r}, {counted(len(selected), 'scenario')} "
         f"(campaigns: {', '.join(f'{n} ({len(c.campaigns[n])})' for n in names)}), "
         f"order {c.order}, seed {c.seed}"
     )
@@ -72,15 +76,13 @@ def run(args) -> int:
         lo, exp, hi = lo + calibration, exp + calibration, hi + calibration
     shared = [sid for sid, cs in member.items() if len(cs) > 1]
     if shared:
-        print(f"{len(shared)} scenarios are shared by several campaigns and run once")
+        print(f"{counted(len(shared), 'scenario')} shared by several campaigns, run once")
     print(
         f"estimated run time: {estimate.fmt_duration(exp)} "
         f"(range {estimate.fmt_duration(lo)} to {estimate.fmt_duration(hi)}; cost model in "
         "docs/campaigns.md; hierarchies not yet cached add their signing time)"
     )
     if args.workers is not None:
-        if args.workers < 1:
-            raise ChainlabError(f"--workers {args.workers}: allowed: at least 1")
         wall, share = estimate.cluster_seconds(selected, args.workers, model)
         print(
             f"estimated on {args.workers} worker host(s): {estimate.fmt_duration(wall)} "
@@ -91,9 +93,9 @@ def run(args) -> int:
         print(f"handshake costs: the cost model, from {model.source}")
     else:
         print(
-            f"handshake costs: the built-in table for {fallback} of {len(selected)} scenarios "
-            "(their primitives are not measured on this machine yet; `chainlab predict "
-            f"{c.path.name}` or any run measures them)"
+            f"handshake costs: the built-in table for {fallback} of "
+            f"{counted(len(selected), 'scenario')} (their primitives are not measured on this "
+            f"machine yet; `chainlab predict {args.file}` or any run measures them)"
             + (f", the cost model from {model.source} for the rest" if model else "")
         )
     for n in c.notes:

@@ -36,6 +36,7 @@ from chainlab.errors import ChainlabError
 from chainlab.runner import executors, network, primitives, seeds
 from chainlab.runner.progress import Progress
 from chainlab.runner.scenario import RunContext
+from chainlab.schema import counted
 from chainlab.store import Store, StoreError
 
 
@@ -198,7 +199,7 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
             try:
                 if skipped:
                     progress.note(
-                        f"chainlab: --resume: {len(skipped)} scenarios already "
+                        f"chainlab: --resume: {counted(len(skipped), 'scenario')} already "
                         "completed in the store, skipped"
                     )
                 _primitives(ctx, store, selected, campaign, guard, progress)

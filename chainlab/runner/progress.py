@@ -20,6 +20,7 @@ from rich.progress import Progress as Bars
 
 from chainlab.campaign import estimate
 from chainlab.runner.sampler import predicted_count
+from chainlab.schema import counted
 
 # Bar width in characters; the text beside each bar says the counts and the ETA.
 BAR = 20
@@ -70,7 +71,8 @@ class Progress:
 
     def start(self) -> None:
         total = sum(self.estimates.values()) + sum(self.calibrations.values())
-        self._line(f"chainlab: {self.total} scenarios, estimated {estimate.fmt_duration(total)}")
+        total_text = estimate.fmt_duration(total)
+        self._line(f"chainlab: {counted(self.total, 'scenario')}, estimated {total_text}")
 
     def note(self, text: str) -> None:
         """A line above the live bars (a remark of the run: cleanup, calibration)."""

@@ -14,6 +14,7 @@ import pytest
 import chainlab
 from chainlab.campaign import load
 from chainlab.runner.campaign import RunOptions, run
+from chainlab.schema import counted
 
 from .conftest import REPO, engine_processes
 
@@ -129,7 +130,7 @@ def test_killed_run_resumes_to_the_same_completed_set(tmp_path, quick_store, pki
             stderr=subprocess.PIPE)  # fmt: skip
     _, err = p.communicate(timeout=300)
     assert p.returncode == 0, err
-    assert f"{len(first)} scenarios already completed" in err
+    assert f"{counted(len(first), 'scenario')} already completed" in err
     no_engines_left(str(pki_cache))
 
     ref = chainlab.open(quick_store[0])
