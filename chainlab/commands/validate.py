@@ -76,7 +76,7 @@ def run(args) -> int:
         lo, exp, hi = lo + calibration, exp + calibration, hi + calibration
     shared = [sid for sid, cs in member.items() if len(cs) > 1]
     if shared:
-        print(f"{counted(len(shared), 'scenario')} shared by several campaigns, run once")
+        print(f"{counted(len(shared), 'scenario')} shared by several campaigns and run once")
     print(
         f"estimated run time: {estimate.fmt_duration(exp)} "
         f"(range {estimate.fmt_duration(lo)} to {estimate.fmt_duration(hi)}; cost model in "
