@@ -37,7 +37,7 @@ from chainlab.runner import executors, network, primitives, seeds
 from chainlab.runner.progress import Progress
 from chainlab.runner.scenario import RunContext
 from chainlab.schema import counted
-from chainlab.store import Store, StoreError
+from chainlab.store import Store, StoreError, not_a_file
 
 
 class Interrupted(KeyboardInterrupt):
@@ -150,6 +150,8 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
         problem = split_problem(selected, campaign.load)
         if problem:
             raise ChainlabError(f"{campaign.path.name}: placement {problem}")
+    if opts.store.is_dir():
+        raise ChainlabError(not_a_file(opts.store))
     if opts.store.exists() and not opts.resume:
         raise ChainlabError(
             f"store {opts.store} exists; pass --resume to continue it, or --store for a new one"

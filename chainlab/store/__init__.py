@@ -87,6 +87,8 @@ class Store:
     @classmethod
     def open(cls, path, read_only: bool = True) -> Store:
         path = Path(path)
+        if path.is_dir():
+            raise ChainlabError(not_a_file(path))
         if not path.is_file():
             raise ChainlabError(
                 f"no store at {path}; `chainlab run CAMPAIGN --store {path}` creates one"
@@ -96,6 +98,9 @@ class Store:
             version = schema.check_version(path, con)
             if not read_only:
                 schema.upgrade(path, con, version)
+        except duckdb.Error as e:
+            con.close()
+            raise damaged(path, e) from None
         except Exception:
             con.close()
             raise
@@ -160,7 +165,10 @@ class Store:
 
     def analysis_frames(self) -> AnalysisFrames:
         """What the analysis reads, as raw frames (chainlab.store.views)."""
-        return analysis_frames(self.con, self.path)
+        try:
+            return analysis_frames(self.con, self.path)
+        except duckdb.Error as e:
+            raise damaged(self.path, e) from None
 
     def primitive_summary(self) -> pd.DataFrame:
         """Per primitive and reference handshake: n, means and variances (views.py)."""
@@ -193,6 +201,10 @@ class Store:
             opts = "(FORMAT parquet)" if fmt == "parquet" else "(FORMAT csv, HEADER true)"
             try:
                 self.con.execute(f"COPY {src} TO '{target}' {opts}")
+            except duckdb.IOException as e:
+                if str(self.path) in str(e):
+                    raise damaged(self.path, e) from None
+                raise ChainlabError(f"cannot write {f}: {first_line(e)}") from None
             except (duckdb.Error, OSError) as e:
                 raise ChainlabError(f"cannot write {f}: {first_line(e)}") from None
             finally:
@@ -347,6 +359,19 @@ class Store:
                 "transaction was kept: free space or fix permissions, then `chainlab run "
                 "--resume` completes the run"
             ) from None
+
+
+def not_a_file(path: Path) -> str:
+    """What a store path that is a directory gets told."""
+    return f"{path} is a directory, not a store; allowed: a store file (e.g. {path}/run.duckdb)"
+
+
+def damaged(path: Path, e: BaseException) -> ChainlabError:
+    """A store DuckDB could open but not read (truncated, or changed by another program)."""
+    return ChainlabError(
+        f"store {path} is damaged and cannot be read ({first_line(e)}); restore it from a "
+        "copy, or run its campaign into a new store (--store)"
+    )
 
 
 def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
