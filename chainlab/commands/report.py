@@ -58,6 +58,14 @@ def run(args) -> int:
     overrides = overrides_from(args)
     t0 = time.monotonic()
     a = analyze(args.store, **overrides)
+    if a.data.scenarios.empty and a.data.targets.empty:
+        # A run stopped (Ctrl-C, a kill) before its first scenario ended: nothing to report.
+        files = ", ".join(sorted(set(a.data.runs["campaign_file_name"]))) or "CAMPAIGN"
+        raise ChainlabError(
+            f"store {args.store} holds no finished scenario yet (its run stopped before the "
+            f"first one ended); resume it with `chainlab run {files} --store {args.store} "
+            "--resume`"
+        )
     if args.baseline is not None and a.baseline is None:
         ids = list(a.summary["scenario_id"])
         shown = ", ".join(ids[:8]) + (", ..." if len(ids) > 8 else "")

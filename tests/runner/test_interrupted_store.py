@@ -1,0 +1,55 @@
+"""A run stopped before its first scenario ended (Ctrl-C at the first progress line) leaves a
+store that reports it holds nothing yet, in one line, and resumes (issue #39)."""
+
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import chainlab
+
+pytestmark = pytest.mark.slow
+
+CAMPAIGN = """
+[campaign]
+name = "stopped"
+[sampling]
+mode = "fixed"
+count = 200
+[matrix.m]
+kex = ["X25519"]
+hierarchy = [["ML-DSA-44", "ML-DSA-44"]]
+"""
+
+
+def test_interrupted_before_the_first_scenario_reports_nothing_yet_and_resumes(
+    tmp_path, engine_bin, pki_cache
+):
+    toml = tmp_path / "stopped.toml"
+    toml.write_text(textwrap.dedent(CAMPAIGN))
+    store = tmp_path / "stopped.duckdb"
+    run = [sys.executable, "-m", "chainlab", "run", str(toml), "--store", str(store)]
+    p = subprocess.Popen(run, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # The first progress line comes before the first scenario starts (primitives, or the
+    # plan): interrupt there, as a user's Ctrl-C would.
+    first = p.stderr.readline()
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    assert first and p.returncode == 130, first + err
+    with chainlab.open(store) as st:
+        assert st.scenario_runs.empty, "the scenario did not end before the interrupt"
+    report = subprocess.run(
+        [sys.executable, "-m", "chainlab", "report", str(store), "--out", str(tmp_path / "r")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert report.returncode == 2, report
+    lines = report.stderr.strip().splitlines()
+    assert len(lines) == 1 and "holds no finished scenario yet" in lines[0], report.stderr
+    assert "--resume" in lines[0]
+    assert not (tmp_path / "r").exists()
+    again = subprocess.run([*run, "--resume"], capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    with chainlab.open(store) as st:
+        assert len(st.scenario_runs) == 1
