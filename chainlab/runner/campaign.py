@@ -159,6 +159,8 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
     store = Store.open_or_create(opts.store)
     run_id = uuid.uuid4().hex
     try:
+        if opts.resume:
+            _same_campaign(store, campaign, opts.store)
         done = store.completed_scenarios() if opts.resume else set()
         todo = [s for s in ordered(selected, order, seed) if s.scenario_id not in done]
         skipped = [s.scenario_id for s in selected if s.scenario_id in done]
@@ -229,6 +231,19 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
         return summary
     finally:
         store.close()
+
+
+def _same_campaign(store: Store, campaign, path: Path) -> None:
+    """--resume continues the campaign a store holds; another campaign file's scenarios would
+    be appended to it silently. Its edits (a scenario more, a changed sampling) are allowed:
+    the store refuses a scenario whose parameters changed (Store.register_scenarios)."""
+    earlier = store.campaign_files()
+    if earlier and campaign.path.name not in earlier:
+        raise ChainlabError(
+            f"--resume: store {path} holds the runs of {', '.join(sorted(earlier))}, not of "
+            f"{campaign.path.name}; allowed: --resume with that campaign file, or a new --store "
+            f"for {campaign.path.name}"
+        )
 
 
 def _end_run(store: Store, run_id: str, status: str) -> None:

@@ -213,6 +213,11 @@ class Store:
             files.append(f)
         return files
 
+    def campaign_files(self) -> set[str]:
+        """The campaign files the store's runs ran (not a benchmark's or a probe's own)."""
+        rows = self.con.execute("SELECT DISTINCT campaign_file_name FROM runs").fetchall()
+        return {r[0] for r in rows if not r[0].startswith("(")}
+
     def completed_scenarios(self) -> set[str]:
         rows = self.con.execute(
             "SELECT DISTINCT scenario_id FROM scenario_runs WHERE status = 'completed'"

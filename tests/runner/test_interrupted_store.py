@@ -1,5 +1,7 @@
-"""A run stopped before its first scenario ended (Ctrl-C at the first progress line) leaves a
-store that reports it holds nothing yet, in one line, and resumes (issue #39)."""
+"""What a store is left with by a run stopped early, and what --resume may continue: a run
+stopped before its first scenario ended (Ctrl-C at the first progress line) leaves a store
+that reports it holds nothing yet, in one line, and resumes; another campaign file is not
+appended to it (issue #39)."""
 
 import signal
 import subprocess
@@ -53,3 +55,27 @@ def test_interrupted_before_the_first_scenario_reports_nothing_yet_and_resumes(
     assert again.returncode == 0, again.stderr
     with chainlab.open(store) as st:
         assert len(st.scenario_runs) == 1
+
+
+def test_resume_with_another_campaign_file_is_refused_naming_both(tmp_path, engine_bin, pki_cache):
+    first, other = tmp_path / "first.toml", tmp_path / "other.toml"
+    first.write_text(textwrap.dedent(CAMPAIGN).replace("count = 200", "count = 3"))
+    other.write_text(
+        textwrap.dedent(CAMPAIGN).replace("count = 200", "count = 3").replace("X25519", "P-256")
+    )
+    store = tmp_path / "s.duckdb"
+
+    def run(toml, *extra):
+        return subprocess.run(
+            [sys.executable, "-m", "chainlab", "run", str(toml), "--store", str(store), *extra],
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+
+    assert run(first).returncode == 0
+    refused = run(other, "--resume")
+    assert refused.returncode == 2, refused
+    line = refused.stderr.strip().splitlines()
+    assert len(line) == 1 and "first.toml" in line[0] and "other.toml" in line[0], line
+    with chainlab.open(store) as st:
+        assert len(st.runs) == 1 and len(st.scenarios) == 1, "nothing appended"
+    assert run(first, "--resume").returncode == 0
