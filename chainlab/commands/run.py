@@ -18,7 +18,8 @@ def add_arguments(parser):
     parser.add_argument(
         "--store",
         type=Path,
-        help="result store to write (default: results/<file stem>.duckdb)",
+        help="result store to write (default: results/<file stem>.duckdb; missing parent "
+        "directories are created)",
     )
     parser.add_argument(
         "--resume",
