@@ -12,12 +12,13 @@ def runs(rate: float) -> list[Run]:
 
 
 def test_rates_print_a_matrix_and_ratios_to_the_reference(capsys):
-    rates = {"openssl-3.5": 400.0, "openssl-4.0": 440.0, "rustls": 1000.0}
+    rates = {"openssl-3.5": 400.0, "openssl-4.0": 440.0, "rustls": 1000.0, "boringssl": 900.0}
     results = {stacks.label(c, s): runs(min(rates[c], rates[s])) for c in STACKS for s in STACKS}
     stacks.report_rates(results)
     out = capsys.readouterr().out
     assert "rate ratio rustls / openssl-3.5: both sides 2.500, as server 1.000" in out
     assert "rate ratio openssl-4.0 / openssl-3.5: both sides 1.100" in out
+    assert "rate ratio boringssl / openssl-3.5: both sides 2.250, as server 1.000" in out
 
 
 def test_instructions_read_the_engines_overhead_against_the_openssl_engines(capsys):
@@ -26,6 +27,7 @@ def test_instructions_read_the_engines_overhead_against_the_openssl_engines(caps
         "openssl-3.5": (8e6, 16e6, 150e3),
         "openssl-4.0": (8e6, 16e6, 150e3),
         "rustls": (3e6, 3e6, 15e3),
+        "boringssl": (5e6, 6e6, 30e3),
     }.items():
         for side, total in (("client", client), ("server", server)):
             ins[(s, side, "baseline")] = total
@@ -37,6 +39,7 @@ def test_instructions_read_the_engines_overhead_against_the_openssl_engines(caps
     assert "rustls: engine overhead / openssl-3.5 engine's: client 0.100, server 0.100" in out
     assert "all instructions / openssl-3.5: 0.250 (client 0.375, server 0.188)" in out
     assert "against the inverse instruction ratio 4.000" in out
+    assert "boringssl: engine overhead / openssl-3.5 engine's: client 0.200, server 0.200" in out
 
 
 @pytest.mark.parametrize("argv", [["--rounds", "0"], ["--seconds", "0"]])
