@@ -14,6 +14,7 @@ when every scenario completed, 1 when a probe failed, 2 for bad input.
 import os
 import re
 import shutil
+import socket
 import tempfile
 from pathlib import Path
 
@@ -152,6 +153,14 @@ def check(args) -> tuple[Path, list[str]]:
             "address",
             f"bad value {args.address!r}; allowed: host:port, e.g. example.com:443 or [::1]:8443",
         )
+    else:
+        host, port = args.address.rsplit(":", 1)
+        try:
+            # A name that does not resolve would run zero handshakes into a new store.
+            socket.getaddrinfo(host.strip("[]"), int(port), type=socket.SOCK_STREAM)
+        except (socket.gaierror, UnicodeError) as e:
+            p.bad("address", f"{host} does not resolve ({e.strerror or e}); allowed: a host "
+                  "name this machine resolves, or an address")  # fmt: skip
     for flag, value, least in (
         ("--count", args.count, 1),
         ("--warmup", args.warmup, 0),

@@ -269,6 +269,18 @@ def test_every_bad_option_is_listed_and_nothing_is_written(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_a_host_that_does_not_resolve_is_refused_before_anything_is_written(tmp_path):
+    # .invalid never resolves (RFC 6761); nothing in the working directory either.
+    out = subprocess.run(
+        [sys.executable, "-m", "chainlab", "probe", "no-such-host.invalid:443", "--count", "5"],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode == 2, out
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no-such-host.invalid does not resolve" in lines[0], out.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_campaign_that_does_not_validate_leaves_no_file(tmp_path):
     """The probe's own campaign is validated before it is put beside the store."""
     import argparse
