@@ -8,7 +8,9 @@ every certificate decompression. Sampling as a campaign run does it
 (chainlab.runner.primitives): adaptive to --target, at most --cap seconds of timed
 operations per primitive; that cap is what bounds the slowest SLH-DSA signatures (over a
 second each) and so the whole run. Nothing is taken from the cache; what is measured is
-added to it and written to --store (a store of its own, with the machine facts).
+added to it and written to --store (a store of its own, with the machine facts; by default
+bench-primitives-<UTC time>.duckdb beside the primitives cache, ~/.cache/chainlab, never a
+file of the working directory).
 
     chainlab bench primitives [-- --store FILE] [--target 0.02] [--cap 8]
 """
@@ -30,14 +32,29 @@ from chainlab.store import Store
 TARGET_SECONDS = 180
 
 
+def default_store(info: dict) -> Path:
+    """Where a run without --store writes: beside this machine's primitives cache, named by
+    its UTC start time."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    return primitives.cache_path(info).with_name(f"bench-primitives-{stamp}.duckdb")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="chainlab bench primitives", description=__doc__.split("\n")[0]
     )
-    ap.add_argument("--store", type=Path, default=Path("primitives.duckdb"))
+    ap.add_argument(
+        "--store",
+        type=Path,
+        default=None,
+        help="the store to write (default: bench-primitives-<UTC time>.duckdb beside the "
+        "primitives cache)",
+    )
     ap.add_argument("--target", type=float, default=0.02, help="relative CI half-width")
     ap.add_argument("--cap", type=float, default=PrimitivesPlan.time_cap_s, help="s per primitive")
     args = ap.parse_args(argv)
+    if args.store is None:
+        args.store = default_store(engine.info())
     if args.store.exists():
         ap.error(f"--store {args.store} exists; choose a new file")
     plan = PrimitivesPlan(target_rel_halfwidth=args.target, time_cap_s=args.cap)
