@@ -71,6 +71,43 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
+# A problem of one scenario: "<where>: scenario <id>: <what>".
+_SCENARIO_PROBLEM = re.compile(r"^(?P<where>.*?: )scenario (?P<sid>\S+): (?P<what>.*)$")
+# How many scenario ids a merged problem names before "and N more".
+_NAMED_IDS = 3
+
+
+def merged(lines: list[str]) -> list[str]:
+    """Each problem once: the same problem of several scenarios becomes one line naming the
+    first few (a second chain over QUIC in ten scenarios is one mistake, not ten); other lines
+    keep their place, exact repeats go."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    order: list = []
+    for line in lines:
+        m = _SCENARIO_PROBLEM.match(line)
+        if m is None:
+            if line not in order:
+                order.append(line)
+            continue
+        key = (m["where"], m["what"])
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        if m["sid"] not in groups[key]:
+            groups[key].append(m["sid"])
+    out = []
+    for item in order:
+        if isinstance(item, str):
+            out.append(item)
+            continue
+        (where, what), ids = item, groups[item]
+        named = ", ".join(ids[:_NAMED_IDS])
+        more = f" and {len(ids) - _NAMED_IDS} more" if len(ids) > _NAMED_IDS else ""
+        noun = "scenario" if len(ids) == 1 else "scenarios"
+        out.append(f"{where}{noun} {named}{more}: {what}")
+    return out
+
+
 class Problems:
     """The problems found in one source (a file, or a named profile)."""
 
@@ -84,7 +121,7 @@ class Problems:
 
     def raise_if_any(self) -> None:
         if self.lines:
-            raise ConfigError(self.lines)
+            raise ConfigError(merged(self.lines))
 
     def keys(self, table: dict, names, where: str) -> None:
         for k in table:

@@ -51,7 +51,8 @@ def test_workers_is_refused_before_the_plan_is_printed(tmp_path):
 
 def test_the_suggested_command_names_the_file_as_given(tmp_path):
     # No primitives cached for this machine: the built-in table, and a command to measure.
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    empty = str(tmp_path / "cache")
+    env = {**os.environ, "XDG_CACHE_HOME": empty, "CHAINLAB_PRIMITIVES_CACHE": empty}
     out = validate("campaigns/quick.toml", env=env)
     assert out.returncode == 0, out.stderr
     assert "`chainlab predict campaigns/quick.toml`" in out.stdout
