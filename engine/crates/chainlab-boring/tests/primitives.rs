@@ -2,24 +2,11 @@
 //! writes them, for every signature algorithm the stack has; what it lacks refused in one
 //! line.
 
-use std::process::Command;
-
-use chainlab_test_support::stacks::binary;
+use chainlab_test_support::stacks;
 use serde_json::Value;
 
 fn primitives(args: &[&str]) -> (Option<i32>, Vec<Value>, String) {
-    let out = Command::new(binary("boringssl"))
-        .arg("primitives")
-        .args(args)
-        .output()
-        .unwrap();
-    let records = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    (out.status.code(), records, err)
+    stacks::primitives("boringssl", args)
 }
 
 #[test]

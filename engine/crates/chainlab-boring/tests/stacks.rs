@@ -297,58 +297,11 @@ fn a_client_whose_first_group_the_server_lacks_gets_a_hello_retry_request() {
     }
 }
 
+/// Under load on BoringSSL alone (`chainlab_test_support::stacks::
+/// loads_its_own_event_driven_server`).
 #[test]
 fn boringssl_loads_its_own_event_driven_server() {
-    let dir = TempDir::new("load");
-    let pki = pki(&dir, MLDSA);
-    let srv = Server::start(
-        BORING,
-        &pki,
-        HYBRID,
-        &["--server-model", "event", "--workers", "2"],
-    );
-    assert_eq!(srv.ready["server_model"], "event", "{}", srv.ready);
-    let out = Command::new(binary(BORING))
-        .args(["load", "--connect", &srv.addr, "--ca"])
-        .arg(pki.join("ca.pem"))
-        .args([
-            "--rate",
-            "50",
-            "--duration-ms",
-            "1000",
-            "--max-in-flight",
-            "8",
-        ])
-        .args(["--warmup", "1"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut records: Vec<Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let generator = records.pop().unwrap();
-    assert_eq!(generator["side"], "generator", "{generator}");
-    assert_eq!(generator["started"], 50);
-    let servers = srv.stop();
-    assert_eq!(records.len(), 51, "one record per attempt and the warm-up");
-    for c in &records {
-        assert_eq!(c["outcome"], "ok", "{c}");
-        let s: Vec<_> = servers
-            .iter()
-            .filter(|s| s["conn_id"] == c["conn_id"])
-            .collect();
-        assert_eq!(s.len(), 1, "{c}");
-        assert_eq!(s[0]["server_model"], "event");
-        assert_eq!(s[0]["sigalg"], "mldsa65", "{}", s[0]);
-        assert_eq!(c["conn_bytes_written"], s[0]["conn_bytes_read"]);
-        assert_eq!(c["conn_bytes_read"], s[0]["conn_bytes_written"]);
-    }
+    common::loads_its_own_event_driven_server(BORING);
 }
 
 #[test]

@@ -2,27 +2,11 @@
 //! and by liboqs (`--signature-impl liboqs`), one record per operation as
 //! `chainlab-engine primitives` writes them; anything else refused in one line.
 
-use std::process::Command;
-
-use chainlab_test_support::stacks::binary;
+use chainlab_test_support::stacks;
 use serde_json::Value;
 
 fn primitives(args: &[&str]) -> (Option<i32>, Vec<Value>, String) {
-    let out = Command::new(binary("rustls"))
-        .arg("primitives")
-        .args(args)
-        .output()
-        .unwrap();
-    let records = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    (
-        out.status.code(),
-        records,
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    stacks::primitives("rustls", args)
 }
 
 #[test]

@@ -300,28 +300,18 @@ fn the_server_prefers_its_own_groups_when_told_and_the_clients_otherwise() {
             }
         }
     }
-    let out = std::process::Command::new(common::binary("rustls"))
-        .args([
-            "serve",
-            "--pki",
-            ml.to_str().unwrap(),
-            "--prefer-server-groups",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("server_group_preference"), "{err}");
-    let out = std::process::Command::new(common::binary("boringssl"))
-        .args([
-            "serve",
-            "--pki",
-            ml.to_str().unwrap(),
-            "--prefer-server-groups",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("server_group_preference"), "{err}");
+    for stack in ["rustls", "boringssl"] {
+        let out = std::process::Command::new(common::binary(stack))
+            .args([
+                "serve",
+                "--pki",
+                ml.to_str().unwrap(),
+                "--prefer-server-groups",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{stack}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("server_group_preference"), "{stack}: {err}");
+    }
 }

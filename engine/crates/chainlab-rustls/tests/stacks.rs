@@ -272,61 +272,8 @@ fn what_a_stack_cannot_do_fails_in_one_line_or_as_a_recorded_category() {
 }
 
 /// Under load on rustls alone: its generator (`load`) offers a schedule to its server's
-/// event loops (`--server-model event --workers 2`); every attempt is started and completes,
-/// the server records each connection under the event model, and both sides count the same
-/// bytes.
+/// event loops (`chainlab_test_support::stacks::loads_its_own_event_driven_server`).
 #[test]
 fn rustls_loads_its_own_event_driven_server() {
-    let dir = TempDir::new("load");
-    let pki = pki(&dir, "ML-DSA-65,ML-DSA-65");
-    let srv = Server::start(
-        "rustls",
-        &pki,
-        "X25519MLKEM768",
-        &["--server-model", "event", "--workers", "2"],
-    );
-    assert_eq!(srv.ready["server_model"], "event", "{}", srv.ready);
-    let out = Command::new(binary("rustls"))
-        .args(["load", "--connect", &srv.addr, "--ca"])
-        .arg(pki.join("ca.pem"))
-        .args([
-            "--rate",
-            "50",
-            "--duration-ms",
-            "1000",
-            "--max-in-flight",
-            "8",
-        ])
-        .args(["--warmup", "1"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut records: Vec<Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let generator = records.pop().unwrap();
-    assert_eq!(generator["side"], "generator", "{generator}");
-    assert_eq!(generator["scheduled"], 50);
-    assert_eq!(generator["started"], 50);
-    let servers = srv.stop();
-    assert_eq!(records.len(), 51, "one record per attempt and the warm-up");
-    for c in &records {
-        assert_eq!(c["outcome"], "ok", "{c}");
-        assert_eq!(c["stack"], "rustls");
-        let s: Vec<_> = servers
-            .iter()
-            .filter(|s| s["conn_id"] == c["conn_id"])
-            .collect();
-        assert_eq!(s.len(), 1, "{c}");
-        assert_eq!(s[0]["server_model"], "event");
-        assert_eq!(s[0]["sigalg"], "mldsa65", "{}", s[0]);
-        assert_eq!(c["conn_bytes_written"], s[0]["conn_bytes_read"]);
-        assert_eq!(c["conn_bytes_read"], s[0]["conn_bytes_written"]);
-    }
+    common::loads_its_own_event_driven_server("rustls");
 }

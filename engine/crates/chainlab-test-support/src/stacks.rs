@@ -96,3 +96,66 @@ pub fn client(stack: &str, server: &Server, args: &[&str]) -> Vec<Value> {
     );
     crate::parse_lines(&String::from_utf8(out.stdout).expect("UTF-8 records"))
 }
+
+/// A stack's `primitives` with `args`: its exit code, its records and its standard error.
+pub fn primitives(stack: &str, args: &[&str]) -> (Option<i32>, Vec<Value>, String) {
+    let out = crate::run_bounded(Command::new(binary(stack)).arg("primitives").args(args));
+    let records = crate::parse_lines(&String::from_utf8(out.stdout).expect("UTF-8 records"));
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out.status.code(), records, err)
+}
+
+/// A stack's generator (`load`) offers a schedule to its own server's event loops
+/// (`--server-model event --workers 2`) over an ML-DSA-65 hierarchy: every attempt is
+/// started and completes, the server records each connection under the event model with
+/// its scheme, and both sides count the same bytes.
+pub fn loads_its_own_event_driven_server(stack: &str) {
+    let dir = TempDir::new("load");
+    let pki = pki(&dir, "ML-DSA-65,ML-DSA-65");
+    let srv = Server::start(
+        stack,
+        &pki,
+        "X25519MLKEM768",
+        &["--server-model", "event", "--workers", "2"],
+    );
+    assert_eq!(srv.ready["server_model"], "event", "{}", srv.ready);
+    let out = crate::run_bounded(
+        Command::new(binary(stack))
+            .args(["load", "--connect", &srv.addr, "--ca"])
+            .arg(pki.join("ca.pem"))
+            .args([
+                "--rate",
+                "50",
+                "--duration-ms",
+                "1000",
+                "--max-in-flight",
+                "8",
+            ])
+            .args(["--warmup", "1"]),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut records = crate::parse_lines(&String::from_utf8(out.stdout).expect("UTF-8"));
+    let generator = records.pop().expect("the generator's record");
+    assert_eq!(generator["side"], "generator", "{generator}");
+    assert_eq!(generator["scheduled"], 50);
+    assert_eq!(generator["started"], 50);
+    let servers = srv.stop();
+    assert_eq!(records.len(), 51, "one record per attempt and the warm-up");
+    for c in &records {
+        assert_eq!(c["outcome"], "ok", "{c}");
+        assert_eq!(c["stack"], stack);
+        let s: Vec<_> = servers
+            .iter()
+            .filter(|s| s["conn_id"] == c["conn_id"])
+            .collect();
+        assert_eq!(s.len(), 1, "{c}");
+        assert_eq!(s[0]["server_model"], "event");
+        assert_eq!(s[0]["sigalg"], "mldsa65", "{}", s[0]);
+        assert_eq!(c["conn_bytes_written"], s[0]["conn_bytes_read"]);
+        assert_eq!(c["conn_bytes_read"], s[0]["conn_bytes_written"]);
+    }
+}
