@@ -50,8 +50,11 @@ class TableReaders:
     def read_aliases(self, value) -> dict[str, str]:
         out: dict[str, str] = {}
         by_alg: dict[str, str] = {}
+        # Aliases already reported as bad: their uses are not reported again.
+        self.bad_aliases: set[str] = set()
         for alias, alg in self.table(value, "aliases").items():
             at = f"aliases.{alias}"
+            self.bad_aliases.add(alias)
             if not ALIAS_RE.match(alias):
                 self.bad(
                     at,
@@ -82,6 +85,7 @@ class TableReaders:
                 continue
             by_alg[canon] = alias
             out[alias] = canon
+            self.bad_aliases.discard(alias)
         return out
 
     def algorithm_tokens(self) -> dict[str, str]:
@@ -115,6 +119,9 @@ class TableReaders:
         if ref in self.aliases:
             return self.aliases[ref]
         canon = canonical_algorithm(ref, self.algorithms)
+        if canon is None and ref in getattr(self, "bad_aliases", ()):
+            # Its [aliases] entry was reported; one mistake is one problem.
+            return None
         if canon is None:
             names = [*self.aliases, *self.algorithms]
             self.bad(where, f"unknown algorithm or alias {ref!r}; allowed: {allowed(names, ref)}")

@@ -64,3 +64,18 @@ def test_did_you_mean_names_the_closest_spelling():
     assert "(did you mean 'SLH-DSA-SHAKE-192f'?)" in allowed(algs, "slh-dsa-shake-192F")
     assert "did you mean" not in allowed(algs, "ECDSA")
     assert edits("129f", "128f") == 1 and edits("129f", "192f") == 2 and edits("", "ab") == 2
+
+
+def test_a_misspelled_alias_is_one_problem_with_the_closest_suggestion(tmp_path):
+    f = tmp_path / "typo.toml"
+    f.write_text(
+        textwrap.dedent(ONE)
+        .replace("[sampling]", '[aliases]\nslh = "SLH-DSA-SHAKE-129f"\n[sampling]')
+        .replace('"ML-DSA-44", "ML-DSA-44"', '"slh", "ML-DSA-44"')
+    )
+    out = validate(str(f))
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert "aliases.slh: unknown algorithm 'SLH-DSA-SHAKE-129f'" in lines[0]
+    assert "(did you mean 'SLH-DSA-SHAKE-128f'?)" in lines[0]
