@@ -5,9 +5,11 @@ A cell is one scenario: the client stack, the server stack and everything else f
 context: the chain's algorithms root first, and any other axis that varies). Its outcome is
 `ok` when every measured handshake completed, else the failure category of most of its
 failed handshakes, with the counts. Each cell also says what the stacks' capability tables
-predicted (chainlab.campaign.stacks): a client that cannot verify an algorithm of the chain
-fails; otherwise every handshake completes. A cell whose outcome differs from the prediction
-is flagged: an interop bug, or a table that is wrong.
+predicted, read as `validate` reads them (chainlab.campaign.stacks.problems: what the client
+meets on the wire): a client that cannot verify an algorithm of the chain fails
+verification; one that cannot receive the chain fails; otherwise every handshake completes.
+A cell whose outcome differs from the prediction is flagged: an interop bug, or a table that
+is wrong.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ from __future__ import annotations
 import pandas as pd
 
 from chainlab.analysis.registry import produces
-from chainlab.campaign import axes
-from chainlab.campaign.stacks import CAPABILITIES
+from chainlab.campaign import axes, stacks
+from chainlab.campaign.handshake import Handshake
 
 # The columns a cell's context is made of besides the hierarchy: every identity column but
 # the two stacks' (chainlab.campaign.axes), and the network.
@@ -24,14 +26,25 @@ _STACK_COLUMNS = ("client_stack", "server_stack")
 _POSITIONS = ("root_alg", "int1_alg", "int2_alg", "leaf_alg")
 
 
-def predicted(client_stack: str, row) -> str | None:
-    """The category the client's capability table predicts for the cell (None: ok): a chain
-    with an algorithm the client does not verify fails verification."""
-    algs = CAPABILITIES[client_stack].signature_algorithms
-    if algs is None:
-        return None
-    chain = [row[c] for c in _POSITIONS if isinstance(row.get(c), str) and row[c]]
-    return "verify_failed" if any(a not in algs for a in chain) else None
+def predicted(row) -> str:
+    """What the stacks' capability tables (chainlab.campaign.stacks.problems, as `validate`
+    reads them) predict for the cell: `ok`, the category the client records (a chain with an
+    algorithm the client does not verify: `verify_failed`), or `failed` (some failure)."""
+    chain = tuple(row[c] for c in _POSITIONS if isinstance(row.get(c), str) and row[c])
+    h = Handshake(
+        parts={},
+        kex=row["kex"],
+        hierarchy=chain,
+        stacks=(row["client_stack"], row["server_stack"]),
+    )
+    wire = [p for p in stacks.problems(h, False, []) if p.on_the_wire]
+    if not wire:
+        return "ok"
+    return next((p.category for p in wire if p.category), "failed")
+
+
+def _as_predicted(outcome: str, expected: str) -> bool:
+    return outcome == expected or (expected == "failed" and outcome != "ok")
 
 
 def cells(summary: pd.DataFrame, failures: pd.DataFrame) -> pd.DataFrame:
@@ -58,7 +71,7 @@ def cells(summary: pd.DataFrame, failures: pd.DataFrame) -> pd.DataFrame:
         failed = int(r["n_failed"])
         category = top.loc[sid, "error_category"] if failed and sid in top.index else None
         outcome = "ok" if failed == 0 and r["status"] == "ok" else (category or "failed")
-        expect = predicted(r["client_stack"], r)
+        expect = predicted(r)
         chain = " → ".join(r[c] for c in _POSITIONS if isinstance(r.get(c), str) and r[c])
         context = " · ".join([chain, *(f"{c} {r[c]}" for c in others)])
         rows.append(
@@ -70,8 +83,8 @@ def cells(summary: pd.DataFrame, failures: pd.DataFrame) -> pd.DataFrame:
                 "outcome": outcome,
                 "n_ok": int(r["n_ok"]),
                 "n_failed": failed,
-                "predicted": expect or "ok",
-                "as_predicted": outcome == (expect or "ok"),
+                "predicted": expect,
+                "as_predicted": _as_predicted(outcome, expect),
                 "example_detail": top.loc[sid, "example_detail"] if category else None,
             }
         )

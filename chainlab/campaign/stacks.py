@@ -206,6 +206,8 @@ class Problem:
     # matrix ([campaign] interop = true) records. Anything else stops an engine before its
     # first handshake, and is always refused.
     on_the_wire: bool = False
+    # How the client records such a failure, where the table knows it (None: some failure).
+    category: str | None = None
 
 
 def problems(h, with_load: bool, needs: list[tuple[str, str, str]]) -> list[Problem]:
@@ -279,6 +281,7 @@ def problems(h, with_load: bool, needs: list[tuple[str, str, str]]) -> list[Prob
                             f"{side} stack {stack} cannot {verb} {alg} "
                             f"(it has: {', '.join(caps.signature_algorithms)})",
                             on_the_wire=side == "client",
+                            category="verify_failed" if side == "client" else None,
                         )
                     )
     return out

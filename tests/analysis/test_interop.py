@@ -9,7 +9,8 @@ ML, SLHF = "ML-DSA-65", "SLH-DSA-SHAKE-128f"
 
 def cell(client: str, server: str, **kw) -> SyntheticScenario:
     kw.setdefault("n", 10)
-    return SyntheticScenario(depth=2, axis_values={"stack": (client, server)}, **kw)
+    kw.setdefault("depth", 2)
+    return SyntheticScenario(axis_values={"stack": (client, server)}, **kw)
 
 
 def test_cells_carry_outcomes_categories_and_predictions(make_store):
@@ -49,3 +50,24 @@ def test_one_stack_pair_is_no_matrix(make_store):
     same = [cell("openssl-3.5", "openssl-3.5"), cell("openssl-3.5", "openssl-3.5", leaf_alg=SLHF)]
     a = analyze(make_store(same))
     assert a.interop.empty
+
+
+def test_a_chain_the_client_cannot_receive_is_predicted_to_fail_in_some_category(make_store):
+    # Two UOV-Ip-pkc keys make a Certificate message longer than rustls receives.
+    big = dict(depth=3, root_alg=ML, int1_alg="UOV-Ip-pkc", leaf_alg="UOV-Ip-pkc")
+    scenarios = [
+        cell("openssl-3.5", "openssl-3.5"),
+        cell("rustls", "openssl-3.5", n=0, n_failed=10, error_category="tls_error",
+             status="failed", failure_cause="tls_error", **big),
+        cell("openssl-3.5", "rustls", **big),
+    ]  # fmt: skip
+    c = analyze(make_store(scenarios)).interop.set_index(["client_stack", "server_stack"])
+    refused = c.loc[("rustls", "openssl-3.5")]
+    assert (refused["predicted"], refused["outcome"], refused["as_predicted"]) == (
+        "failed",
+        "tls_error",
+        True,
+    )
+    # OpenSSL verifies no UOV at all: that is the prediction there.
+    assert c.loc[("openssl-3.5", "rustls"), "predicted"] == "verify_failed"
+    assert c.loc[("openssl-3.5", "openssl-3.5"), "predicted"] == "ok"
