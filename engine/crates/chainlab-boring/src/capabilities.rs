@@ -276,7 +276,7 @@ fn check_tls(transport: Transport, compression: Compression) -> anyhow::Result<(
     Ok(())
 }
 
-fn missing(option: &str, capability: &str) -> String {
+pub fn missing(option: &str, capability: &str) -> String {
     format!(
         "{option}: not supported by the boringssl engine (missing capability: {capability}; \
          `chainlab-boring info` lists what it supports)"

@@ -136,6 +136,8 @@ impl<'a> Client<'a> {
     /// whether a ticket is offered.
     fn new_ssl(&mut self) -> anyhow::Result<(Ssl, bool)> {
         let mut ssl = Ssl::new(&self.ctx.ctx)?;
+        // Before the timed span: nothing of an earlier connection of this thread.
+        context::take_ticket();
         // SNI carries host names only (RFC 6066); an IP address is checked but not sent.
         if self.args.servername.parse::<std::net::IpAddr>().is_err() {
             ssl.set_hostname(&self.args.servername)?;
@@ -194,7 +196,6 @@ impl<'a> Client<'a> {
         seen: &mut ClientObserved,
     ) -> anyhow::Result<()> {
         let mut tls = SslStream::new(ssl, stream)?;
-        context::take_ticket(); // nothing of an earlier connection of this thread
         let result = tls.connect();
         let end = Instant::now();
         seen.cpu = cpu_start.map(|c| ThreadCpu::now().since(c));

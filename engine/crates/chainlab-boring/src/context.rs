@@ -96,23 +96,19 @@ pub fn server(args: &ServeArgs) -> anyhow::Result<ServerContext> {
     // TLS 1.3 tickets carry the session, so the server resumes without a session cache;
     // turning the cache off keeps per-connection work independent of earlier connections.
     builder.set_session_cache_mode(SslSessionCacheMode::OFF);
-    let (first, served_chain) = credential(&args.pki, args.chain, "--pki")?;
+    let (first, served_chain, chain_der) = credential(&args.pki, args.chain, "--pki")?;
     add_credential(&mut builder, &first)?;
     let second = match &args.second_pki {
         Some(dir) => {
             if args.tls.cert_compression != Compression::None {
                 bail!("--second-pki: without certificate compression only");
             }
-            let (cred, _) = credential(dir, args.chain, "--second-pki")?;
+            let (cred, _, _) = credential(dir, args.chain, "--second-pki")?;
             add_credential(&mut builder, &cred)?;
             Some(cred.0 as usize)
         }
         None => None,
     };
-    let chain_der = read_certificates(&args.pki.join(args.chain.file_name()), "--pki")?
-        .iter()
-        .map(|c| c.to_der())
-        .collect::<Result<Vec<_>, _>>()?;
     let cert_compression = precompress(&mut builder, args.tls.cert_compression, &chain_der)?;
     let client_auth = match &args.client_ca {
         Some(path) => Some(require_client_certificates(&mut builder, path)?),
@@ -216,7 +212,7 @@ pub fn client(args: &ClientArgs) -> anyhow::Result<ClientContext> {
     // Offered to servers, and used on the client's own certificate.
     precompress(&mut builder, args.tls.cert_compression, &[])?;
     if let Some(dir) = &args.cert_pki {
-        let (cred, _) = credential(dir, ChainPolicy::LeafIntermediates, "--cert-pki")?;
+        let (cred, _, _) = credential(dir, ChainPolicy::LeafIntermediates, "--cert-pki")?;
         add_credential(&mut builder, &cred)?;
     }
     Ok(ClientContext {
@@ -302,11 +298,13 @@ impl Drop for Credential {
     }
 }
 
+/// The credential of a chain file, what the ready line says of it, and its certificates'
+/// DER (leaf first).
 fn credential(
     dir: &Path,
     policy: ChainPolicy,
     flag: &str,
-) -> anyhow::Result<(Credential, ServedChain)> {
+) -> anyhow::Result<(Credential, ServedChain, Vec<Vec<u8>>)> {
     let chain_path = dir.join(policy.file_name());
     let chain: Vec<X509> = read_certificates(&chain_path, flag)?;
     let ders = chain
@@ -350,7 +348,7 @@ fn credential(
             certificates: ders.len(),
             der_bytes: ders.iter().map(Vec::len).sum(),
         };
-        Ok((cred, served))
+        Ok((cred, served, ders))
     }
 }
 

@@ -17,15 +17,12 @@ use boring::sign::{RsaPssSaltlen, Signer, Verifier};
 use chainlab_record::args::SignatureImpl;
 use chainlab_record::primitives::{self, SignatureArgs, Signing};
 
-use crate::capabilities::SIGNATURES;
+use crate::capabilities::{missing, SIGNATURES};
 use crate::keys::{ml_dsa_from_seed, SEED_BYTES};
 
 pub fn run(args: &SignatureArgs) -> Result<()> {
     if args.signature_impl != SignatureImpl::Stack {
-        bail!(
-            "--signature-impl liboqs: not supported by the boringssl engine (missing \
-             capability: signature_impl_liboqs; `chainlab-boring info` lists what it supports)"
-        );
+        bail!(missing("--signature-impl liboqs", "signature_impl_liboqs"));
     }
     primitives::run(args, &Boring(key(&args.subject)?))
 }

@@ -33,7 +33,8 @@ use openssl::pkey_ctx::PkeyCtx;
 use openssl::rsa::Padding;
 use openssl::sign::{RsaPssSaltlen, Signer, Verifier};
 use openssl_sys as sys;
-use serde::Serialize;
+
+use chainlab_record::primitives::{self, Sample};
 
 use crate::algorithms::{self, Algorithm, Family};
 use crate::cli::{MessageKind, PrimitiveOp, PrimitivesArgs};
@@ -96,20 +97,6 @@ const GROUPS: &[Group] = &[
 
 const COMPRESSIONS: &[&str] = &["zlib", "brotli", "zstd"];
 
-#[derive(Serialize)]
-struct Sample<'a> {
-    event: &'static str,
-    subject: &'a str,
-    op: &'static str,
-    message_bytes: Option<usize>,
-    warmup: bool,
-    seq: u64,
-    /// Monotonic wall time of the operation.
-    wall_ns: u64,
-    /// The thread's CPU over it.
-    cpu_ns: u64,
-}
-
 pub fn run(args: &PrimitivesArgs) -> Result<()> {
     if args.count == 0 {
         bail!("--count 0: must be at least 1");
@@ -136,7 +123,7 @@ pub fn run(args: &PrimitivesArgs) -> Result<()> {
         let wall_ns = start.elapsed().as_nanos() as u64;
         let cpu_ns = ThreadCpu::now().since(cpu_start).total_ns;
         let sample = Sample {
-            event: "primitive",
+            event: primitives::EVENT,
             subject,
             op: args.op.name(),
             message_bytes,

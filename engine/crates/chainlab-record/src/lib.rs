@@ -6,11 +6,13 @@
 //! placement (`cpu`), byte counting at the socket (`counting`), seeded random bytes for
 //! instruction counting (`random`), the failures all classify alike (`failure`), the thread
 //! model's accept wait (`listen`), documents on standard output that end quietly on a closed
-//! pipe (`output`) and the clocks of a record (`unix_ns`, `ns_between`).
+//! pipe (`output`), the `primitives` record and the signature timing of the engines that
+//! time signatures only (`primitives`) and the clocks of a record (`unix_ns`, `ns_between`).
 //!
-//! The OpenSSL engine (`chainlab-engine`, linked against OpenSSL 3.5 or 4.0) and the rustls
-//! engine (`chainlab-rustls`) write their records through this crate, so everything
-//! downstream of an engine is the same whichever stack produced a record.
+//! The OpenSSL engine (`chainlab-engine`, linked against OpenSSL 3.5 or 4.0), the rustls
+//! engine (`chainlab-rustls`) and the BoringSSL engine (`chainlab-boring`) write their
+//! records through this crate, so everything downstream of an engine is the same whichever
+//! stack produced a record.
 
 pub mod args;
 pub mod counting;

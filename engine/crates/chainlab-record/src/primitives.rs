@@ -54,20 +54,23 @@ pub struct SignatureArgs {
     pub cpus: Option<String>,
 }
 
-/// One timed operation, as `chainlab-engine primitives` writes it.
+/// One timed operation: the record every engine's `primitives` writes.
 #[derive(Serialize)]
-struct Sample<'a> {
-    event: &'static str,
-    subject: &'a str,
-    op: &'static str,
-    message_bytes: Option<usize>,
-    warmup: bool,
-    seq: u64,
+pub struct Sample<'a> {
+    pub event: &'static str,
+    pub subject: &'a str,
+    pub op: &'static str,
+    pub message_bytes: Option<usize>,
+    pub warmup: bool,
+    pub seq: u64,
     /// Monotonic wall time of the operation.
-    wall_ns: u64,
+    pub wall_ns: u64,
     /// The thread's CPU over it.
-    cpu_ns: u64,
+    pub cpu_ns: u64,
 }
+
+/// The record's `event`.
+pub const EVENT: &str = "primitive";
 
 /// The CertificateVerify content with an arbitrary transcript hash.
 pub fn cv_message() -> Vec<u8> {
@@ -119,7 +122,7 @@ pub fn run(args: &SignatureArgs, key: &dyn Signing) -> Result<()> {
             }
         }
         let sample = Sample {
-            event: "primitive",
+            event: EVENT,
             subject: &args.subject,
             op,
             message_bytes: Some(message.len()),
