@@ -11,7 +11,34 @@ import subprocess
 
 import pytest
 
-MTC_PROOF_OID = bytes.fromhex("060a2b0601040182da4b2f00")  # 1.3.6.1.4.1.44363.47.0
+# id-alg-mtcProof's DER, and the bytes of MTCProof's signatures length, per encoding.
+MTC_PROOF_OID = {
+    "plants-07": bytes.fromhex("06082b06010505070643"),  # 1.3.6.1.5.5.7.6.67
+    "experimental": bytes.fromhex("060a2b0601040182da4b2f00"),  # 1.3.6.1.4.1.44363.47.0
+}
+SIGNATURES_LENGTH = {"plants-07": 3, "experimental": 2}
+
+
+def relative_oid(dotted: str) -> bytes:
+    """A trust anchor ID's RELATIVE-OID contents (base 128, high bit on all but the last
+    byte of each component)."""
+    out = b""
+    for arc in map(int, dotted.split(".")):
+        chunk = [arc & 0x7F]
+        while arc > 0x7F:
+            arc >>= 7
+            chunk.append(0x80 | arc & 0x7F)
+        out += bytes(reversed(chunk))
+    return out
+
+
+def ca_id_value(ca_id: str, encoding: str) -> bytes:
+    """The CA ID as the issuer's attribute value: a RELATIVE-OID in -07, a UTF8String in the
+    early experiments' encoding."""
+    if encoding == "plants-07":
+        rel = relative_oid(ca_id)
+        return b"\x0d" + bytes([len(rel)]) + rel
+    return b"\x0c" + bytes([len(ca_id)]) + ca_id.encode()
 
 
 def tlv(data: bytes, at: int = 0) -> tuple[int, int, int, int]:
@@ -56,7 +83,7 @@ def evaluate(proof: list[bytes], index: int, entry: bytes, start: int, end: int)
     return r
 
 
-def parse(der: bytes) -> dict:
+def parse(der: bytes, encoding: str = "plants-07") -> dict:
     """The parts of an MTC this test needs, found by walking the DER itself."""
     _, cs, ce, _ = tlv(der)
     tbs, alg, sig = children(der, cs, ce)
@@ -66,7 +93,8 @@ def parse(der: bytes) -> dict:
     version, serial, sigalg, issuer, validity, subject, spki = raw[:7]
     spki_alg = der[fields[6][2] : tlv(der, fields[6][2])[3]]
     rest = b"".join(raw[7:])
-    assert der[alg_at:alg_end] == sigalg == bytes([0x30, len(MTC_PROOF_OID)]) + MTC_PROOF_OID
+    oid = MTC_PROOF_OID[encoding]
+    assert der[alg_at:alg_end] == sigalg == bytes([0x30, len(oid)]) + oid
     value = der[ss + 1 : se]  # BIT STRING, 0 unused bits
     assert der[ss] == 0
     ext_len = int.from_bytes(value[:2], "big")
@@ -77,8 +105,9 @@ def parse(der: bytes) -> dict:
     plen = int.from_bytes(value[at : at + 2], "big")
     proof = [value[at + 2 + i : at + 34 + i] for i in range(0, plen, 32)]
     at += 2 + plen
-    slen = int.from_bytes(value[at : at + 2], "big")
-    assert at + 2 + slen == len(value), "nothing after the MTCProof"
+    width = SIGNATURES_LENGTH[encoding]
+    slen = int.from_bytes(value[at : at + width], "big")
+    assert at + width + slen == len(value), "nothing after the MTCProof"
     entry = (
         extensions + b"\x00\x01" + version + issuer + validity + subject + spki_alg
         + b"\x04\x20" + hashlib.sha256(spki).digest() + rest
@@ -100,27 +129,29 @@ def pem_der(path) -> bytes:
 
 
 @pytest.mark.parametrize(
-    "batch,seed",
-    [(2, "a"), (3, "b"), (13, "c"), (4096, "d"), (4096, "e"), (5000, "f"), (1 << 16, "g")],
-)
-def test_engine_proofs_verify_independently(tmp_path, engine_bin, batch, seed):
+    "batch,seed,encoding",
+    [
+        (2, "a", "plants-07"), (3, "b", "plants-07"), (13, "c", "plants-07"),
+        (4096, "d", "plants-07"), (4096, "e", "experimental"), (5000, "f", "plants-07"),
+        (1 << 16, "g", "plants-07"), (13, "h", "experimental"),
+    ],
+)  # fmt: skip
+def test_engine_proofs_verify_independently(tmp_path, engine_bin, batch, seed, encoding):
     out = tmp_path / "pki"
     subprocess.run(
         [str(engine_bin), "pki", "--chain", "ML-DSA-44", "--seed", seed, "--out", str(out),
-         "--mtc-batch", str(batch)],
+         "--mtc-batch", str(batch), "--mtc-encoding", encoding],
         check=True, capture_output=True, timeout=120,
     )  # fmt: skip
     manifest = json.loads((out / "mtc" / "manifest.json").read_text())
     trust = json.loads((out / "mtc" / "trust.json").read_text())
     for kind in ("landmark", "standalone"):
-        cert = parse(pem_der(out / "mtc" / f"{kind}.pem"))
+        cert = parse(pem_der(out / "mtc" / f"{kind}.pem"), encoding)
         index = cert["serial"] & ((1 << 48) - 1)
         assert cert["serial"] >> 48 == 1 and index == manifest["index"]
         assert [cert["start"], cert["end"]] == manifest["subtree"]
-        # The issuer is the CA ID as the draft's experimental attribute (UTF8String).
-        assert cert["issuer"].endswith(
-            b"\x0c" + bytes([len(trust["ca_id"])]) + trust["ca_id"].encode()
-        )
+        # The issuer is the CA ID: a RELATIVE-OID (-07) or a UTF8String (experimental).
+        assert cert["issuer"].endswith(ca_id_value(trust["ca_id"], encoding))
         root = evaluate(cert["proof"], index, cert["entry_hash"], cert["start"], cert["end"])
         held = [t for t in trust["trusted_subtrees"]
                 if (t["start"], t["end"]) == (cert["start"], cert["end"])]  # fmt: skip
@@ -134,7 +165,9 @@ def test_engine_proofs_verify_independently(tmp_path, engine_bin, batch, seed):
             tampered[0] = bytes([tampered[0][0] ^ 1]) + tampered[0][1:]
             got = evaluate(tampered, index, cert["entry_hash"], cert["start"], cert["end"])
             assert got != root
-    assert parse(pem_der(out / "mtc" / "landmark.pem"))["signatures_bytes"] == 0
+    assert parse(pem_der(out / "mtc" / "landmark.pem"), encoding)["signatures_bytes"] == 0
+    assert manifest["encoding"] == encoding
+    assert (out / "mtc" / "ca-cert.pem").exists() == (encoding == "plants-07")
     # The landmark list: "<last> <active>", then tree sizes newest first, ending with 0.
     lines = (out / "mtc" / "landmarks.txt").read_text().splitlines()
     last, active = map(int, lines[0].split())
@@ -156,12 +189,14 @@ def test_a_power_of_two_batch_gives_the_drafts_proof_length(tmp_path, engine_bin
         )  # fmt: skip
     manifest = json.loads((out / "mtc" / "manifest.json").read_text())
     assert manifest["proof_hashes"] == 11 and manifest["proof_bytes"] == 352
-    for f in ("standalone.pem", "landmark.pem", "trust.json", "manifest.json", "landmarks.txt"):
+    files = ("standalone.pem", "landmark.pem", "trust.json", "manifest.json", "landmarks.txt")
+    for f in (*files, "ca-cert.pem"):
         assert (out / "mtc" / f).read_bytes() == (again / "mtc" / f).read_bytes(), f
 
 
+@pytest.mark.parametrize("encoding", ["plants-07", "experimental"])
 @pytest.mark.parametrize("leaf", ["ML-DSA-44", "ML-DSA-65", "ECDSA-P256"])
-def test_the_size_estimate_is_the_issued_certificates(tmp_path, engine_bin, leaf):
+def test_the_size_estimate_is_the_issued_certificates(tmp_path, engine_bin, leaf, encoding):
     """`validate`'s estimate of an MTC's bytes (chainlab.campaign.certificates.der_bytes)
     against what `pki` issues, within the slack of a subject name's length."""
     from chainlab.campaign import certificates as c
@@ -170,13 +205,16 @@ def test_the_size_estimate_is_the_issued_certificates(tmp_path, engine_bin, leaf
     out = tmp_path / "pki"
     subprocess.run(
         [str(engine_bin), "pki", "--chain", f"ML-DSA-44,{leaf}", "--out", str(out),
-         "--mtc-batch", "4096", "--mtc-cosigners", "ML-DSA-44,ECDSA-P256"],
+         "--mtc-batch", "4096", "--mtc-cosigners", "ML-DSA-44,ECDSA-P256",
+         "--mtc-encoding", encoding],
         check=True, capture_output=True, timeout=120,
     )  # fmt: skip
     m = json.loads((out / "mtc" / "manifest.json").read_text())
     key = KEY_SIG_BYTES[leaf][0]
     sig = lambda a: KEY_SIG_BYTES[a][1]  # noqa: E731
-    standalone = c.Certificate(c.STANDALONE, 4096, "ML-DSA-44", ("ML-DSA-44", "ECDSA-P256"))
-    landmark = c.Certificate(c.LANDMARK, 4096)
+    standalone = c.Certificate(
+        c.STANDALONE, 4096, "ML-DSA-44", ("ML-DSA-44", "ECDSA-P256"), encoding=encoding
+    )
+    landmark = c.Certificate(c.LANDMARK, 4096, encoding=encoding)
     for cert, issued in ((standalone, m["standalone"]), (landmark, m["landmark"])):
         assert abs(c.der_bytes(cert, key, sig) - issued["der_bytes"]) <= 40, (leaf, issued)

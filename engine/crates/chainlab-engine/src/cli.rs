@@ -74,6 +74,22 @@ pub struct PkiArgs {
     /// The MTCs' validity, FROM,TO as YYYYMMDDHHMMSSZ, instead of the leaf's.
     #[arg(long, value_delimiter = ',')]
     pub mtc_validity: Vec<String>,
+    /// How the MTCs name their algorithm and CA: `plants-07` (the IANA OIDs of -07, which
+    /// BoringSSL verifies, with an MTC CA certificate `mtc/ca-cert.pem`) or `experimental`
+    /// (the early experiments' OIDs chainlab wrote before; no CA certificate).
+    #[arg(long, default_value = "plants-07", value_parser = mtc_encoding)]
+    pub mtc_encoding: chainlab_mtc::Encoding,
+}
+
+/// `--mtc-encoding`'s values.
+fn mtc_encoding(name: &str) -> Result<chainlab_mtc::Encoding, String> {
+    chainlab_mtc::Encoding::parse(name).ok_or_else(|| {
+        let allowed: Vec<&str> = chainlab_mtc::Encoding::ALL
+            .iter()
+            .map(|e| e.name())
+            .collect();
+        format!("allowed: {}", allowed.join(", "))
+    })
 }
 
 /// Which side of a TLS connection a hierarchy's leaf authenticates.

@@ -34,7 +34,10 @@ pub fn run(_args: &InfoArgs) -> anyhow::Result<()> {
         "mtc": {
             "min_batch": chainlab_mtc::issue::MIN_BATCH,
             "max_batch": chainlab_mtc::issue::MAX_BATCH,
-            "proof_oid": chainlab_mtc::OID_MTC_PROOF,
+            "encodings": chainlab_mtc::Encoding::ALL
+                .iter()
+                .map(|e| (e.name(), e.proof_oid()))
+                .collect::<std::collections::BTreeMap<_, _>>(),
         },
     });
     chainlab_record::output::print_line(&serde_json::to_string_pretty(&info)?)?;

@@ -11,6 +11,7 @@ pub const INTEGER: u8 = 0x02;
 pub const BIT_STRING: u8 = 0x03;
 pub const OCTET_STRING: u8 = 0x04;
 pub const OID: u8 = 0x06;
+pub const RELATIVE_OID: u8 = 0x0d;
 pub const UTF8_STRING: u8 = 0x0c;
 pub const UTC_TIME: u8 = 0x17;
 pub const GENERALIZED_TIME: u8 = 0x18;
@@ -162,6 +163,26 @@ pub fn relative_oid(dotted: &str) -> Result<Vec<u8>> {
     Ok(out)
 }
 
+/// The dotted form of a relative OID's contents (`81 fd 59 01` -> `32473.1`); None if the
+/// bytes are not whole base-128 components without leading 0x80 padding.
+pub fn relative_oid_text(contents: &[u8]) -> Option<String> {
+    let mut arcs = Vec::new();
+    let mut value: u64 = 0;
+    let mut fresh = true;
+    for &b in contents {
+        if fresh && b == 0x80 {
+            return None;
+        }
+        value = value.checked_mul(128)? | u64::from(b & 0x7f);
+        fresh = b & 0x80 == 0;
+        if fresh {
+            arcs.push(value.to_string());
+            value = 0;
+        }
+    }
+    (fresh && !arcs.is_empty()).then(|| arcs.join("."))
+}
+
 fn base128(mut v: u64, out: &mut Vec<u8>) {
     let mut tmp = vec![(v & 0x7f) as u8];
     v >>= 7;
@@ -186,6 +207,17 @@ mod tests {
         assert_eq!(integer_value(&e).unwrap(), u64::MAX);
         // The draft's example: CA ID 32473.1 as a RELATIVE-OID is 81 fd 59 01.
         assert_eq!(relative_oid("32473.1").unwrap(), [0x81, 0xfd, 0x59, 0x01]);
+        assert_eq!(
+            relative_oid_text(&[0x81, 0xfd, 0x59, 0x01]).as_deref(),
+            Some("32473.1")
+        );
+        assert_eq!(
+            relative_oid_text(&[0x81, 0xfd]),
+            None,
+            "a component cut short"
+        );
+        assert_eq!(relative_oid_text(&[0x80, 0x01]), None, "leading padding");
+        assert_eq!(relative_oid_text(&[]), None);
         assert_eq!(oid("2.5.29.17").unwrap(), [6, 3, 0x55, 0x1d, 0x11]);
         let long = tlv(OCTET_STRING, &[7; 300]);
         assert_eq!(&long[..4], &[4, 0x82, 1, 44]);

@@ -7,7 +7,7 @@ use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};
 
 use crate::der::{self, Element};
-use crate::{Hash, OID_TRUST_ANCHOR_ID_ATTR};
+use crate::{Encoding, Hash};
 
 /// MTCLogEntryType tbs_cert_entry.
 const TBS_CERT_ENTRY: [u8; 2] = [0, 1];
@@ -123,30 +123,37 @@ impl<'a> Tbs<'a> {
     }
 }
 
-/// A CA ID as a distinguished name: one RDN, one attribute (the experimental
-/// 1.3.6.1.4.1.44363.47.1 holding the ID's ASCII form as a UTF8String).
-pub fn ca_name(ca_id: &str) -> Result<Vec<u8>> {
-    let attribute = der::sequence(&[
-        &der::oid(OID_TRUST_ANCHOR_ID_ATTR)?,
-        &der::tlv(der::UTF8_STRING, ca_id.as_bytes()),
-    ]);
+/// A CA ID as a distinguished name: one RDN, one attribute. -07: id-rdna-trustAnchorID
+/// holding the ID as a RELATIVE-OID (`1.3.6.1.5.5.7.25.3=#0d0481fd5901` for 32473.1); the
+/// early experiments: 1.3.6.1.4.1.44363.47.1 holding its ASCII form as a UTF8String.
+pub fn ca_name(ca_id: &str, encoding: Encoding) -> Result<Vec<u8>> {
+    let value = match encoding {
+        Encoding::Plants07 => der::tlv(der::RELATIVE_OID, &der::relative_oid(ca_id)?),
+        Encoding::Experimental => der::tlv(der::UTF8_STRING, ca_id.as_bytes()),
+    };
+    let attribute = der::sequence(&[&der::oid(encoding.ca_id_attribute())?, &value]);
     Ok(der::sequence(&[&der::tlv(der::SET, &attribute)]))
 }
 
-/// The CA ID a name holds, if it is a CA ID name.
-pub fn ca_id_of(name: &Element<'_>) -> Option<String> {
+/// The CA ID a name holds and the encoding it is written in, if it is a CA ID name.
+pub fn ca_id_of(name: &Element<'_>) -> Option<(String, Encoding)> {
     let rdn = der::expect(name.contents, der::SET, "RDN").ok()?;
     let attr = der::expect(rdn.contents, der::SEQUENCE, "attribute").ok()?;
     let parts = der::elements(attr.contents).ok()?;
     let [kind, value] = parts[..] else {
         return None;
     };
-    if kind.contents != der::oid_contents(OID_TRUST_ANCHOR_ID_ATTR).ok()?
-        || value.tag != der::UTF8_STRING
-    {
-        return None;
-    }
-    String::from_utf8(value.contents.to_vec()).ok()
+    let encoding = Encoding::ALL
+        .into_iter()
+        .find(|e| der::oid_contents(e.ca_id_attribute()).ok().as_deref() == Some(kind.contents))?;
+    let id = match (encoding, value.tag) {
+        (Encoding::Plants07, der::RELATIVE_OID) => der::relative_oid_text(value.contents)?,
+        (Encoding::Experimental, der::UTF8_STRING) => {
+            String::from_utf8(value.contents.to_vec()).ok()?
+        }
+        _ => return None,
+    };
+    Some((id, encoding))
 }
 
 #[cfg(test)]
@@ -154,11 +161,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_drafts_example_ca_name() {
-        // 1.3.6.1.4.1.44363.47.1=#0c0733323437332e31 (the draft's RFC 4514 example).
-        let name = ca_name("32473.1").unwrap();
+    fn the_drafts_example_ca_names() {
+        // -07: 1.3.6.1.5.5.7.25.3=#0d0481fd5901 (the draft's RFC 4514 example).
+        let name = ca_name("32473.1", Encoding::Plants07).unwrap();
+        assert!(
+            name.ends_with(&[0x0d, 0x04, 0x81, 0xfd, 0x59, 0x01]),
+            "{name:02x?}"
+        );
+        let e = der::expect(&name, der::SEQUENCE, "Name").unwrap();
+        assert_eq!(
+            ca_id_of(&e),
+            Some(("32473.1".to_owned(), Encoding::Plants07))
+        );
+        // The early experiments: 1.3.6.1.4.1.44363.47.1=#0c0733323437332e31.
+        let name = ca_name("32473.1", Encoding::Experimental).unwrap();
         assert!(name.ends_with(&[0x0c, 0x07, b'3', b'2', b'4', b'7', b'3', b'.', b'1']));
         let e = der::expect(&name, der::SEQUENCE, "Name").unwrap();
-        assert_eq!(ca_id_of(&e).as_deref(), Some("32473.1"));
+        assert_eq!(
+            ca_id_of(&e),
+            Some(("32473.1".to_owned(), Encoding::Experimental))
+        );
     }
 }

@@ -17,7 +17,7 @@ use crate::der::{self, Element};
 use crate::entry::{ca_name, Tbs};
 use crate::proof::{MtcProof, SubtreeSignature};
 use crate::tree::{self, Leaves};
-use crate::{Hash, OID_MTC_PROOF};
+use crate::{Encoding, Hash};
 
 /// The log every chainlab MTC is in.
 pub const LOG_NUMBER: u64 = 1;
@@ -83,7 +83,8 @@ impl Placement {
 }
 
 /// The MTC TBSCertificate of a subscriber, from its X.509 leaf: serial
-/// `(log_number << 48) | index`, signature id-alg-mtcProof, issuer the CA ID; version,
+/// `(log_number << 48) | index`, signature id-alg-mtcProof, issuer the CA ID (both as
+/// `encoding` writes them); version,
 /// subject, key and extensions kept (authorityKeyIdentifier dropped); validity replaced when
 /// `validity` gives one (`(not_before, not_after)` as `YYYYMMDDHHMMSSZ`).
 pub fn tbs_from_x509(
@@ -91,6 +92,7 @@ pub fn tbs_from_x509(
     ca_id: &str,
     serial: u64,
     validity: Option<(&str, &str)>,
+    encoding: Encoding,
 ) -> Result<Vec<u8>> {
     let leaf = crate::entry::Certificate::parse(leaf_der).context("the X.509 leaf")?;
     let t = &leaf.tbs;
@@ -102,8 +104,8 @@ pub fn tbs_from_x509(
     let tbs = der::sequence(&[
         &version,
         &der::integer(serial),
-        &mtc_algorithm()?,
-        &ca_name(ca_id)?,
+        &mtc_algorithm(encoding)?,
+        &ca_name(ca_id, encoding)?,
         &validity,
         t.subject.raw,
         t.spki.raw,
@@ -113,17 +115,17 @@ pub fn tbs_from_x509(
 }
 
 /// The AlgorithmIdentifier of id-alg-mtcProof, parameters omitted.
-pub fn mtc_algorithm() -> Result<Vec<u8>> {
-    Ok(der::sequence(&[&der::oid(OID_MTC_PROOF)?]))
+pub fn mtc_algorithm(encoding: Encoding) -> Result<Vec<u8>> {
+    Ok(der::sequence(&[&der::oid(encoding.proof_oid())?]))
 }
 
-/// A Certificate of `tbs` whose signatureValue is `proof`.
+/// A Certificate of `tbs` whose signatureValue is `proof` (in the proof's encoding).
 pub fn certificate(tbs: &[u8], proof: &MtcProof) -> Result<Vec<u8>> {
     let mut bits = vec![0u8];
     bits.extend_from_slice(&proof.encode());
     Ok(der::sequence(&[
         tbs,
-        &mtc_algorithm()?,
+        &mtc_algorithm(proof.encoding)?,
         &der::tlv(der::BIT_STRING, &bits),
     ]))
 }
@@ -241,9 +243,11 @@ pub fn mtc_proof(
     placement: &Placement,
     inclusion_proof: Vec<Hash>,
     mut signatures: Vec<SubtreeSignature>,
+    encoding: Encoding,
 ) -> MtcProof {
     signatures.sort_by(|a, b| crate::proof::id_order(&a.cosigner_id, &b.cosigner_id));
     MtcProof {
+        encoding,
         extensions: Vec::new(),
         start: placement.subtree.0,
         end: placement.subtree.1,

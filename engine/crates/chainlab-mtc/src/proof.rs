@@ -4,7 +4,7 @@
 
 use anyhow::{bail, Result};
 
-use crate::{der, Hash, HASH_SIZE, TRUST_ANCHOR_ARC};
+use crate::{der, Encoding, Hash, HASH_SIZE, TRUST_ANCHOR_ARC};
 
 /// One cosigner's signature over the proof's subtree.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,9 +15,11 @@ pub struct SubtreeSignature {
 }
 
 /// `struct { extensions<0..2^16-1>; uint48 start, end; HashValue inclusion_proof<..>;
-/// SubtreeSignature signatures<..> } MTCProof`.
+/// SubtreeSignature signatures<..> } MTCProof`; `signatures` has a 24-bit length in -07
+/// (as BoringSSL reads it), a 16-bit one in the early experiments' encoding.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MtcProof {
+    pub encoding: Encoding,
     /// The log entry's extensions, without their length prefix (chainlab writes none).
     pub extensions: Vec<u8>,
     pub start: u64,
@@ -55,14 +57,15 @@ impl MtcProof {
             sigs.extend_from_slice(&(s.signature.len() as u16).to_be_bytes());
             sigs.extend_from_slice(&s.signature);
         }
-        out.extend_from_slice(&(sigs.len() as u16).to_be_bytes());
+        let width = self.encoding.signatures_length_bytes();
+        out.extend_from_slice(&(sigs.len() as u32).to_be_bytes()[4 - width..]);
         out.extend_from_slice(&sigs);
         out
     }
 
-    /// Parses a whole signatureValue; trailing bytes, a proof that is not whole hashes, and
-    /// cosigner IDs out of order or repeated are errors.
-    pub fn decode(input: &[u8]) -> Result<MtcProof> {
+    /// Parses a whole signatureValue written in `encoding`; trailing bytes, a proof that is
+    /// not whole hashes, and cosigner IDs out of order or repeated are errors.
+    pub fn decode(input: &[u8], encoding: Encoding) -> Result<MtcProof> {
         let mut r = Reader(input);
         let extensions = r.vector16("extensions")?.to_vec();
         let start = r.uint48("start")?;
@@ -78,7 +81,7 @@ impl MtcProof {
             .chunks_exact(HASH_SIZE)
             .map(|c| c.try_into().expect("a chunk of HASH_SIZE"))
             .collect();
-        let mut s = Reader(r.vector16("signatures")?);
+        let mut s = Reader(r.vector(encoding.signatures_length_bytes(), "signatures")?);
         let mut signatures: Vec<SubtreeSignature> = Vec::new();
         while !s.0.is_empty() {
             let cosigner_id = s.vector8("cosigner_id")?.to_vec();
@@ -100,6 +103,7 @@ impl MtcProof {
             bail!("MTCProof: {} bytes after the structure", r.0.len());
         }
         Ok(MtcProof {
+            encoding,
             extensions,
             start,
             end,
@@ -127,8 +131,13 @@ impl<'a> Reader<'a> {
             .fold(0u64, |a, &b| (a << 8) | b as u64))
     }
     fn vector16(&mut self, what: &str) -> Result<&'a [u8]> {
-        let n = self.take(2, what)?;
-        self.take(u16::from_be_bytes([n[0], n[1]]) as usize, what)
+        self.vector(2, what)
+    }
+    /// A vector whose length takes `width` bytes.
+    fn vector(&mut self, width: usize, what: &str) -> Result<&'a [u8]> {
+        let n = self.take(width, what)?;
+        let len = n.iter().fold(0usize, |a, &b| (a << 8) | b as usize);
+        self.take(len, what)
     }
     fn vector8(&mut self, what: &str) -> Result<&'a [u8]> {
         let n = self.take(1, what)?[0] as usize;
@@ -183,35 +192,43 @@ mod tests {
 
     #[test]
     fn encodes_and_decodes_and_refuses_malformed_input() {
-        let p = MtcProof {
-            extensions: vec![],
-            start: 8,
-            end: 13,
-            inclusion_proof: vec![[1; 32], [2; 32]],
-            signatures: vec![
-                SubtreeSignature {
-                    cosigner_id: vec![1, 2],
-                    signature: vec![9; 5],
-                },
-                SubtreeSignature {
-                    cosigner_id: vec![1, 2, 3],
-                    signature: vec![8; 3],
-                },
-            ],
-        };
-        let bytes = p.encode();
-        assert_eq!(
-            bytes.len(),
-            2 + 12 + 2 + 64 + 2 + (1 + 2 + 2 + 5) + (1 + 3 + 2 + 3)
-        );
-        assert_eq!(MtcProof::decode(&bytes).unwrap(), p);
-        assert!(MtcProof::decode(&bytes[..bytes.len() - 1]).is_err());
-        let mut extra = bytes.clone();
-        extra.push(0);
-        assert!(MtcProof::decode(&extra).is_err());
-        let mut swapped = p.clone();
-        swapped.signatures.reverse();
-        assert!(MtcProof::decode(&swapped.encode()).is_err());
+        for (encoding, width) in [(Encoding::Plants07, 3), (Encoding::Experimental, 2)] {
+            let p = MtcProof {
+                encoding,
+                extensions: vec![],
+                start: 8,
+                end: 13,
+                inclusion_proof: vec![[1; 32], [2; 32]],
+                signatures: vec![
+                    SubtreeSignature {
+                        cosigner_id: vec![1, 2],
+                        signature: vec![9; 5],
+                    },
+                    SubtreeSignature {
+                        cosigner_id: vec![1, 2, 3],
+                        signature: vec![8; 3],
+                    },
+                ],
+            };
+            let bytes = p.encode();
+            assert_eq!(
+                bytes.len(),
+                2 + 12 + 2 + 64 + width + (1 + 2 + 2 + 5) + (1 + 3 + 2 + 3)
+            );
+            assert_eq!(MtcProof::decode(&bytes, encoding).unwrap(), p);
+            let other = Encoding::ALL.into_iter().find(|&e| e != encoding).unwrap();
+            assert!(
+                MtcProof::decode(&bytes, other).is_err(),
+                "{encoding:?} read as {other:?}"
+            );
+            assert!(MtcProof::decode(&bytes[..bytes.len() - 1], encoding).is_err());
+            let mut extra = bytes.clone();
+            extra.push(0);
+            assert!(MtcProof::decode(&extra, encoding).is_err());
+            let mut swapped = p.clone();
+            swapped.signatures.reverse();
+            assert!(MtcProof::decode(&swapped.encode(), encoding).is_err());
+        }
     }
 
     #[test]

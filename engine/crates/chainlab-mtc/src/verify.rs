@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::der;
 use crate::entry::{ca_id_of, Certificate};
 use crate::proof::{binary_id, cosigned_message, log_id, MtcProof};
-use crate::{tree, Hash};
+use crate::{tree, Encoding, Hash};
 
 /// The log hash a trust file may name (`HASH_SIZE`'s SHA-256).
 pub const LOG_HASH: &str = "sha256";
@@ -112,6 +112,7 @@ pub enum Kind {
 #[derive(Debug, Clone, Serialize)]
 pub struct Checked {
     pub kind: Kind,
+    pub encoding: Encoding,
     pub proof_hashes: usize,
     pub signatures_checked: usize,
     pub subtree_start: u64,
@@ -156,20 +157,28 @@ pub fn verify(
     signatures: &dyn SignatureCheck,
 ) -> Result<Checked, Failure> {
     let cert = Certificate::parse(der).or_else(|e| fail("format", e.to_string()))?;
-    let mtc = crate::issue::mtc_algorithm().expect("a constant OID");
-    if cert.signature_algorithm.raw != mtc.as_slice() || cert.tbs.signature.raw != mtc.as_slice() {
+    // Either encoding's id-alg-mtcProof, the same in the certificate and its TBS.
+    let Some(encoding) = Encoding::ALL.into_iter().find(|&e| {
+        let mtc = crate::issue::mtc_algorithm(e).expect("a constant OID");
+        cert.signature_algorithm.raw == mtc.as_slice() && cert.tbs.signature.raw == mtc.as_slice()
+    }) else {
         return fail(
             "algorithm",
-            "the signature algorithm is not id-alg-mtcProof",
+            "the signature algorithm is not id-alg-mtcProof (of -07 or the early experiments)",
         );
-    }
-    let proof = MtcProof::decode(cert.signature).or_else(|e| fail("format", e.to_string()))?;
+    };
+    let proof =
+        MtcProof::decode(cert.signature, encoding).or_else(|e| fail("format", e.to_string()))?;
     match ca_id_of(&cert.tbs.issuer) {
-        Some(id) if id == trust.ca_id => {}
+        Some((id, named)) if id == trust.ca_id && named == encoding => {}
         other => {
             return fail(
                 "issuer",
-                format!("issuer {other:?} is not the trusted CA {}", trust.ca_id),
+                format!(
+                    "issuer {other:?} is not the trusted CA {} as {} names it",
+                    trust.ca_id,
+                    encoding.name()
+                ),
             )
         }
     }
@@ -219,6 +228,7 @@ pub fn verify(
     check_name(&cert, &policy.server_name)?;
     Ok(Checked {
         kind,
+        encoding,
         proof_hashes: proof.inclusion_proof.len(),
         signatures_checked,
         subtree_start: start,

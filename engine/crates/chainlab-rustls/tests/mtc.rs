@@ -7,6 +7,7 @@ use chainlab_test_support::stacks as common;
 
 use std::path::{Path, PathBuf};
 
+use chainlab_test_support::files::{copy_dir, pem, pem_der};
 use common::{client, pki_with, Server, TempDir};
 use serde_json::Value;
 
@@ -53,10 +54,20 @@ fn one(
     (records[0].clone(), servers[0].clone())
 }
 
+/// Both encodings (-07's IANA OIDs, the default, and the early experiments'), both kinds, on
+/// every stack.
 #[test]
-fn every_stack_serves_and_verifies_both_kinds() {
-    let dir = TempDir::new("mtc-kinds");
-    let pki = mtc_pki(&dir, &[]);
+fn every_stack_serves_and_verifies_both_kinds_in_both_encodings() {
+    for encoding in ["plants-07", "experimental"] {
+        let dir = TempDir::new(&format!("mtc-kinds-{encoding}"));
+        let pki = mtc_pki(&dir, &["--mtc-encoding", encoding]);
+        assert_eq!(manifest(&pki)["encoding"], encoding);
+        serves_and_verifies_both_kinds(&pki);
+    }
+}
+
+fn serves_and_verifies_both_kinds(pki: &Path) {
+    let pki = pki.to_path_buf();
     let m = manifest(&pki);
     let trust = trust(&pki);
     for (i, server_stack) in STACKS.iter().enumerate() {
@@ -181,56 +192,14 @@ fn every_negative_control_fails_its_own_check_on_every_client_stack() {
     );
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
-}
-
 /// Flips the last byte of the last proof hash of a landmark-relative certificate (its
-/// signatureValue ends with that hash, then the empty signatures list's two length bytes).
+/// signatureValue ends with that hash, then the empty signatures list's length: three bytes
+/// in the -07 encoding `pki` writes by default).
 fn tamper_last_proof_byte(pem_file: &Path) {
-    use rustls::pki_types::pem::PemObject;
-    use rustls::pki_types::CertificateDer;
-    let mut der = CertificateDer::from_pem_file(pem_file).unwrap().to_vec();
-    let at = der.len() - 3;
+    let mut der = pem_der(pem_file);
+    let at = der.len() - 4;
     der[at] ^= 0x01;
     std::fs::write(pem_file, pem("CERTIFICATE", &der)).unwrap();
-}
-
-/// PEM armour (RFC 7468) over standard base64.
-fn pem(label: &str, der: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut b64 = String::new();
-    for chunk in der.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |a, (i, &b)| a | (b as u32) << (16 - 8 * i));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                b64.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                b64.push('=');
-            }
-        }
-    }
-    let lines: Vec<&str> = b64
-        .as_bytes()
-        .chunks(64)
-        .map(|l| std::str::from_utf8(l).unwrap())
-        .collect();
-    format!(
-        "-----BEGIN {label}-----\n{}\n-----END {label}-----\n",
-        lines.join("\n")
-    )
 }
 
 /// The draft's trust-anchor retry: a client without the landmark gets the landmark-relative

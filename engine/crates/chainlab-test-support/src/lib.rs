@@ -11,6 +11,7 @@
 //! hangs.
 
 pub mod engine;
+pub mod files;
 #[cfg(feature = "openssl")]
 pub mod pki;
 pub mod stacks;

@@ -178,6 +178,19 @@ fn sign(cert: &mut X509, key: &PKeyRef<Private>, algorithm: &Algorithm) -> Resul
     Ok(())
 }
 
+/// The AlgorithmIdentifier DER of the signatures `key` makes as a certificate's issuer (the
+/// digest and parameters OpenSSL writes), read from a throwaway certificate it signs.
+pub fn signature_algorithm_der(key: &PKeyRef<Private>, algorithm: &Algorithm) -> Result<Vec<u8>> {
+    let mut builder = X509Builder::new()?;
+    builder.set_pubkey(key)?;
+    let mut cert = builder.build();
+    sign(&mut cert, key, algorithm)?;
+    let der = cert.to_der()?;
+    let parsed = chainlab_mtc::entry::Certificate::parse(&der)
+        .context("reading back a certificate OpenSSL signed")?;
+    Ok(parsed.signature_algorithm.raw.to_vec())
+}
+
 /// A signature over `message` made as a certificate's would be (the same digest and
 /// deterministic variant): what an MTC cosigner signs its subtrees with.
 pub fn sign_message(

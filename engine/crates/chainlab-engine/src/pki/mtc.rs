@@ -10,6 +10,8 @@
 //! - `landmark.pem`: the same proof to the same (landmark) subtree, no signatures;
 //! - `trust.json`: the relying party's configuration (CA ID, cosigners and their keys, the
 //!   landmark subtrees it would hold);
+//! - `ca-cert.pem` (`--mtc-encoding plants-07`): the MTC CA certificate, what a relying party
+//!   verifying MTCs with its X.509 code (BoringSSL) takes as trust anchor;
 //! - `landmarks.txt`: the CA's landmark list in the draft's format;
 //! - `ca.key`, `cosigner-<k>.key`: the cosigners' keys;
 //! - `manifest.json`: what was issued and its sizes.
@@ -23,6 +25,7 @@ use anyhow::{bail, Context, Result};
 use chainlab_mtc::issue::{self, Batch, Placement};
 use chainlab_mtc::proof::{self, SubtreeSignature};
 use chainlab_mtc::verify::{self, Cosigner, Trust, TrustedSubtree};
+use chainlab_mtc::Encoding;
 use openssl::x509::X509;
 use serde::Serialize;
 
@@ -43,6 +46,12 @@ pub const SCHEMA: &str = "chainlab.mtc/1";
 /// (RFC 5612), as the draft's own examples use.
 pub const CA_ID: &str = "32473.1";
 
+/// The MTC CA certificate's file in the MTC directory (`--mtc-encoding plants-07`).
+pub const CA_CERT_FILE: &str = "ca-cert.pem";
+
+/// The MTC CA certificate's own serial (it is the only certificate the CA signs itself).
+const CA_CERT_SERIAL: u64 = 1;
+
 /// The trust anchor ID of further cosigner `k` (1-based).
 fn cosigner_id(k: usize) -> String {
     format!("32473.2.{k}")
@@ -54,6 +63,7 @@ pub struct MtcSpec {
     pub ca: &'static Algorithm,
     pub cosigners: Vec<&'static Algorithm>,
     pub validity: Option<(String, String)>,
+    pub encoding: Encoding,
 }
 
 impl MtcSpec {
@@ -62,6 +72,9 @@ impl MtcSpec {
         let Some(batch) = args.mtc_batch else {
             if !args.mtc_cosigners.is_empty() || !args.mtc_validity.is_empty() {
                 bail!("--mtc-cosigners and --mtc-validity need --mtc-batch N (the log batch size)");
+            }
+            if args.mtc_encoding != Encoding::Plants07 {
+                bail!("--mtc-encoding needs --mtc-batch N (the log batch size)");
             }
             return Ok(None);
         };
@@ -89,6 +102,7 @@ impl MtcSpec {
             ca,
             cosigners,
             validity,
+            encoding: args.mtc_encoding,
         }))
     }
 }
@@ -97,6 +111,10 @@ impl MtcSpec {
 pub struct MtcManifest {
     pub schema: &'static str,
     pub ca_id: &'static str,
+    /// `plants-07` or `experimental` (`--mtc-encoding`).
+    pub encoding: &'static str,
+    /// The MTC CA certificate's file (`plants-07` only).
+    pub ca_cert_file: Option<&'static str>,
     pub log_number: u64,
     pub batch: u64,
     /// `[start, end)` of the batch in the log.
@@ -155,8 +173,14 @@ pub fn issue(hierarchy: &Hierarchy, spec: &MtcSpec, out: &Path) -> Result<(MtcMa
         .validity
         .as_ref()
         .map(|(a, b)| (a.as_str(), b.as_str()));
-    let tbs = issue::tbs_from_x509(&leaf_der, CA_ID, placement.serial(), validity)
-        .context("--mtc-validity")?;
+    let tbs = issue::tbs_from_x509(
+        &leaf_der,
+        CA_ID,
+        placement.serial(),
+        validity,
+        spec.encoding,
+    )
+    .context("--mtc-validity")?;
     let started = Instant::now();
     let batch = Batch::new(placement.clone(), &tbs, seed.as_bytes())?;
     let (inclusion, root) = batch.proof();
@@ -182,6 +206,9 @@ pub fn issue(hierarchy: &Hierarchy, spec: &MtcSpec, out: &Path) -> Result<(MtcMa
         let label = format!("mtc-{role}-{id}");
         let key = keys::generate(algorithm, &Derivation::named(seed, &label, algorithm))
             .with_context(|| format!("generating the MTC {role} key {id} ({})", algorithm.name))?;
+        if role == "ca" && spec.encoding == Encoding::Plants07 {
+            write_ca_certificate(&dir, &key, algorithm)?;
+        }
         let message = proof::cosigned_message(&id, &log, start, end, &root);
         let signature = cert::sign_message(&key, algorithm, &message)
             .with_context(|| format!("signing the subtree as {id} ({})", algorithm.name))?;
@@ -209,8 +236,9 @@ pub fn issue(hierarchy: &Hierarchy, spec: &MtcSpec, out: &Path) -> Result<(MtcMa
             signature,
         });
     }
-    let standalone_proof = issue::mtc_proof(&placement, inclusion.clone(), signatures);
-    let landmark_proof = issue::mtc_proof(&placement, inclusion, Vec::new());
+    let standalone_proof =
+        issue::mtc_proof(&placement, inclusion.clone(), signatures, spec.encoding);
+    let landmark_proof = issue::mtc_proof(&placement, inclusion, Vec::new(), spec.encoding);
     let standalone = write_cert(&dir, "standalone.pem", &tbs, &standalone_proof)?;
     let landmark = write_cert(&dir, "landmark.pem", &tbs, &landmark_proof)?;
 
@@ -239,6 +267,8 @@ pub fn issue(hierarchy: &Hierarchy, spec: &MtcSpec, out: &Path) -> Result<(MtcMa
     let manifest = MtcManifest {
         schema: SCHEMA,
         ca_id: CA_ID,
+        encoding: spec.encoding.name(),
+        ca_cert_file: (spec.encoding == Encoding::Plants07).then_some(CA_CERT_FILE),
         log_number: issue::LOG_NUMBER,
         batch: spec.batch,
         interval: [placement.interval.0, placement.interval.1],
@@ -285,6 +315,42 @@ fn write_cert(
     })
 }
 
+/// Writes the MTC CA certificate for the CA cosigner `key`: its ID, key and algorithm, and
+/// the serials of log `issue::LOG_NUMBER`; self-signed, valid as long as a CA of the
+/// hierarchy (`chainlab_mtc::ca`).
+fn write_ca_certificate(
+    dir: &Path,
+    key: &openssl::pkey::PKey<openssl::pkey::Private>,
+    algorithm: &'static Algorithm,
+) -> Result<()> {
+    let spki = key.public_key_to_der()?;
+    let signature_algorithm = cert::signature_algorithm_der(key, algorithm)?;
+    let (from, to) = (
+        chainlab_mtc::der::tlv(
+            chainlab_mtc::der::UTC_TIME,
+            &cert::NOT_BEFORE.as_bytes()[2..],
+        ),
+        chainlab_mtc::der::tlv(
+            chainlab_mtc::der::UTC_TIME,
+            &cert::CA_NOT_AFTER.as_bytes()[2..],
+        ),
+    );
+    let ca = chainlab_mtc::ca::CaCertificate {
+        ca_id: CA_ID,
+        spki: &spki,
+        algorithm: &signature_algorithm,
+        serials: (issue::LOG_NUMBER << 48, ((issue::LOG_NUMBER + 1) << 48) - 1),
+        serial: CA_CERT_SERIAL,
+        validity: (&from, &to),
+    };
+    let tbs = ca.tbs()?;
+    let signature = cert::sign_message(key, algorithm, &tbs)
+        .with_context(|| format!("signing the MTC CA certificate ({})", algorithm.name))?;
+    let der = ca.certificate(&tbs, &signature);
+    let x509 = X509::from_der(&der).context("OpenSSL does not parse the MTC CA certificate")?;
+    write_file(dir, CA_CERT_FILE, &x509.to_pem()?, Secrecy::Public)
+}
+
 fn write_json<T: Serialize>(dir: &Path, file: &str, value: &T) -> Result<()> {
     let mut json = serde_json::to_vec_pretty(value)?;
     json.push(b'\n');
@@ -312,9 +378,16 @@ pub fn verify_operation(
     let hierarchy = generate(&spec)?;
     let leaf_der = hierarchy.leaf().cert.to_der()?;
     let end = 1u64 << hashes;
-    let tbs = issue::tbs_from_x509(&leaf_der, CA_ID, issue::LOG_NUMBER << 48, None)?;
+    let tbs = issue::tbs_from_x509(
+        &leaf_der,
+        CA_ID,
+        issue::LOG_NUMBER << 48,
+        None,
+        Encoding::Plants07,
+    )?;
     let inclusion: Vec<chainlab_mtc::Hash> = (0..hashes).map(|i| [i as u8; 32]).collect();
     let proof = proof::MtcProof {
+        encoding: Encoding::Plants07,
         extensions: Vec::new(),
         start: 0,
         end,

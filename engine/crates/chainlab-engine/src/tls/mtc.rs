@@ -13,7 +13,6 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use chainlab_mtc::verify::{Checked, Failure, SignatureCheck};
-use chainlab_mtc::OID_MTC_PROOF;
 use chainlab_record::mtc::RelyingParty;
 use chainlab_record::record::MtcChecked;
 use foreign_types::ForeignTypeRef;
@@ -66,8 +65,13 @@ unsafe extern "C" fn security(
     }
 }
 
+/// Whether `cert` is signed with either encoding's id-alg-mtcProof (OpenSSL knows neither
+/// OID, so it prints them dotted).
 fn is_mtc(cert: &X509Ref) -> bool {
-    cert.signature_algorithm().object().to_string() == OID_MTC_PROOF
+    let oid = cert.signature_algorithm().object().to_string();
+    chainlab_mtc::Encoding::ALL
+        .iter()
+        .any(|e| e.proof_oid() == oid)
 }
 
 /// Verifies the server's certificate as an MTC against `trust` (instead of `--ca`).
