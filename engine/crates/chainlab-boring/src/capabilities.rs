@@ -10,7 +10,7 @@
 
 use anyhow::bail;
 
-use crate::cli::{ChainPolicy, ClientArgs, Compression, ServeArgs, Transport};
+use crate::cli::{ClientArgs, Compression, ServeArgs, Transport};
 
 /// The stack name campaigns use and every record carries.
 pub const STACK: &str = "boringssl";
@@ -136,15 +136,21 @@ pub const CERT_COMPRESSIONS: &[&str] = &["zlib", "brotli"];
 /// caller (no QUIC stack here). `seeded_random`: BoringSSL draws its own random bytes, with
 /// no hook to seed them (`--random-seed`). `targets`: probing servers chainlab did not start
 /// is not validated on this stack. `signature_impl_liboqs`: BoringSSL signs with its own
-/// code. `mtc`: Merkle Tree Certificates are not served or checked here yet.
-/// `server_group_preference`: the server takes the client's group order.
+/// code. `server_group_preference`: the server takes the client's group order.
+/// Merkle Tree Certificates are served, and verified by BoringSSL's own verifier (`mtc`),
+/// which has no `mtc_landmarks` (landmark-relative certificates), no `mtc_cosigners` (it
+/// checks the CA cosigner's signature only) and no `mtc_experimental` (the early
+/// experiments' OIDs); `mtc_retry`: the SNI stand-in for the trust-anchor retry.
 pub const MISSING_FEATURES: &[&str] = &[
     "quic",
     "targets",
     "server_group_preference",
     "seeded_random",
     "signature_impl_liboqs",
-    "mtc",
+    "mtc_landmarks",
+    "mtc_cosigners",
+    "mtc_experimental",
+    "mtc_retry",
 ];
 
 /// The group ids of a `--groups` list, in order; an error names the unknown one and the
@@ -233,12 +239,8 @@ pub fn check_serve(args: &ServeArgs) -> anyhow::Result<()> {
     if args.prefer_server_groups {
         bail!(missing("--prefer-server-groups", "server_group_preference"));
     }
-    if matches!(
-        args.chain,
-        ChainPolicy::MtcStandalone | ChainPolicy::MtcLandmark
-    ) || args.mtc_retry_standalone
-    {
-        bail!(missing("--chain mtc-*", "mtc"));
+    if args.mtc_retry_standalone {
+        bail!(missing("--mtc-retry-standalone", "mtc_retry"));
     }
     check_common(args.random_seed, &args.tls)
 }
@@ -246,8 +248,14 @@ pub fn check_serve(args: &ServeArgs) -> anyhow::Result<()> {
 /// Refuses what the client cannot do, naming the option and the capability.
 pub fn check_handshake(args: &ClientArgs) -> anyhow::Result<()> {
     check_tls(args.tls.transport, args.tls.cert_compression)?;
-    if args.mtc_trust.is_some() || args.mtc_retry {
-        bail!(missing("--mtc-trust", "mtc"));
+    if args.mtc_landmarks {
+        bail!(missing("--mtc-landmarks", "mtc_landmarks"));
+    }
+    if args.mtc_cosigners_required > 0 {
+        bail!(missing("--mtc-cosigners-required", "mtc_cosigners"));
+    }
+    if args.mtc_retry {
+        bail!(missing("--mtc-retry", "mtc_retry"));
     }
     check_common(None, &args.tls)
 }

@@ -233,6 +233,10 @@ impl<'a> Client<'a> {
                         let peer = unsafe { ffi::SSL_get_peer_signature_algorithm(ssl.as_ptr()) };
                         seen.sigalg = capabilities::scheme_name(peer);
                         seen.peer_chain = observed_chain(ssl, false)?;
+                        if self.ctx.mtc {
+                            let leaf = ssl.peer_certificate().map(|c| c.to_der()).transpose()?;
+                            seen.mtc = leaf.as_deref().and_then(crate::mtc::checked);
+                        }
                     }
                 }
             }

@@ -67,6 +67,8 @@ pub struct ClientContext {
     /// ServerHello is then ambiguous: `errors`).
     pub sigalgs_restricted: bool,
     pub verify: bool,
+    /// The server's certificate is verified as a Merkle Tree Certificate (`--mtc-trust`).
+    pub mtc: bool,
     /// The client authenticates with a certificate (`--cert-pki`).
     pub client_cert: bool,
 }
@@ -182,15 +184,18 @@ pub fn client(args: &ClientArgs) -> anyhow::Result<ClientContext> {
         // the handshake, not chain validation).
         builder.set_custom_verify_callback(SslVerifyMode::PEER, |_| Ok(()));
     } else {
-        let ca = args
-            .ca
-            .as_deref()
-            .ok_or_else(|| anyhow!("--ca is required unless --no-verify is given"))?;
-        let mut store = X509StoreBuilder::new()?;
-        for cert in read_certificates(ca, "--ca")? {
-            store.add_cert(cert)?;
+        if let Some(trust) = &args.mtc_trust {
+            crate::mtc::install_verifier(&mut builder, trust)?;
+        } else {
+            let ca = args.ca.as_deref().ok_or_else(|| {
+                anyhow!("--ca is required unless --no-verify or --mtc-trust is given")
+            })?;
+            let mut store = X509StoreBuilder::new()?;
+            for cert in read_certificates(ca, "--ca")? {
+                store.add_cert(cert)?;
+            }
+            builder.set_cert_store(store.build());
         }
-        builder.set_cert_store(store.build());
         builder.set_verify(SslVerifyMode::PEER);
         // SAFETY: the context's own parameters, borrowed while `builder` is.
         let param = unsafe {
@@ -220,6 +225,7 @@ pub fn client(args: &ClientArgs) -> anyhow::Result<ClientContext> {
         sigalgs_restricted: args.tls.sigalgs.is_some(),
         verify: !args.no_verify,
         client_cert: args.cert_pki.is_some(),
+        mtc: args.mtc_trust.is_some() && !args.no_verify,
     })
 }
 

@@ -19,6 +19,7 @@ mod context;
 mod errors;
 mod info;
 mod keys;
+mod mtc;
 mod primitives;
 mod server;
 

@@ -332,11 +332,32 @@ fn what_boringssl_cannot_do_fails_in_one_line_or_as_a_recorded_category() {
         "--no-verify",
     ];
     let server = ["serve", "--pki", slh.to_str().unwrap()];
+    // The MTC relying party's options BoringSSL's verifier has no counterpart for.
+    let mtc_client = [
+        "handshake",
+        "--connect",
+        "127.0.0.1:9",
+        "--count",
+        "1",
+        "--mtc-trust",
+        "t.json",
+    ];
     for (args, extra, capability) in [
         (&client[..], &["--transport", "quic"][..], "quic"),
         (&client[..], &["--random-seed", "1"][..], "seeded_random"),
         (&server[..], &["--random-seed", "1"][..], "seeded_random"),
-        (&server[..], &["--chain", "mtc-landmark"][..], "mtc"),
+        (
+            &server[..],
+            &["--chain", "mtc-landmark", "--mtc-retry-standalone"][..],
+            "mtc_retry",
+        ),
+        (&mtc_client[..], &["--mtc-landmarks"][..], "mtc_landmarks"),
+        (
+            &mtc_client[..],
+            &["--mtc-cosigners-required", "1"][..],
+            "mtc_cosigners",
+        ),
+        (&mtc_client[..], &["--mtc-retry"][..], "mtc_retry"),
         (
             &server[..],
             &["--prefer-server-groups"][..],
