@@ -66,6 +66,9 @@ class Axis:
     columns: tuple[str, ...] | None = None
     # The store's value(s) of each column from the axis's value; None: the value itself.
     store: Callable[[Any], tuple] | None = None
+    # What a scenario stored before a column existed holds in it, from its other columns
+    # (a mapping of column name to value); a column not named holds the axis default's.
+    before_column: Mapping[str, Callable[[Mapping[str, Any]], Any]] = field(default_factory=dict)
     # The report's order of values (lower first; values not named come after, by name).
     order: Mapping[str, int] = field(default_factory=dict)
     # The id's part for a value (None at the default); `alg_token` names an algorithm.
@@ -138,6 +141,14 @@ class Axis:
     def column_values(self, value) -> tuple:
         """The store's values of `column_names` for an axis value."""
         return self.store(value) if self.store is not None else (value,)
+
+    def value_before(self, column: str, row: Mapping[str, Any]):
+        """What column `column` holds for a scenario (`row`: its other columns) stored
+        before the column existed."""
+        if column in self.before_column:
+            return self.before_column[column](row)
+        defaults = dict(zip(self.column_names, self.column_values(self.default), strict=True))
+        return defaults[column]
 
     def params_of(self, value) -> dict:
         """What the scenario's stored params say of `value` (empty at an unnamed default)."""

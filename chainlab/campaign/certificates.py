@@ -11,6 +11,11 @@ A value is kept as one canonical string, so it is hashable, JSON and readable in
     mtc-landmark batch=4096 held=no              it does not: it gets the standalone one
     mtc-landmark batch=4096 held=no retry=yes    it does not, and pays the draft's retry
     mtc-standalone batch=4096 ca=ML-DSA-44 cosigners=ML-DSA-44,ECDSA-P256
+    mtc-standalone batch=4096 ca=ML-DSA-44 encoding=experimental
+
+An MTC is written in draft -07's encoding (the IANA OIDs BoringSSL verifies, with an MTC
+CA certificate) unless `encoding=experimental` asks for the early experiments' OIDs that
+chainlab wrote before; stores made before the encoding was a column hold the latter.
 
 Neither TLS stack implements the `trust_anchors` extension that lets a client say which
 landmarks it holds; the campaign states it instead, and the runner starts the server with
@@ -26,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from chainlab.campaign.algorithms import DEFAULT_SERVED_CHAIN
 from chainlab.campaign.axis import NOT_MINE, Axis
@@ -42,16 +48,25 @@ MIN_BATCH, MAX_BATCH = 2, 1 << 26
 # The CA cosigner's algorithm when a campaign names none (the draft's example cosigner).
 DEFAULT_CA = "ML-DSA-44"
 # The keys of a certificate's inline table in a campaign file.
-TABLE_KEYS = ("kind", "batch", "ca", "cosigners", "landmark_held", "retry")
+TABLE_KEYS = ("kind", "batch", "ca", "cosigners", "landmark_held", "retry", "encoding")
+# How an MTC is encoded (`pki --mtc-encoding`): -07's IANA OIDs, or the early experiments'.
+PLANTS_07, EXPERIMENTAL = "plants-07", "experimental"
+ENCODINGS = (PLANTS_07, EXPERIMENTAL)
+# What stores made before the encoding was a column hold for an MTC (chainlab wrote only the
+# early experiments' encoding then).
+ENCODING_BEFORE_COLUMN = EXPERIMENTAL
 _TOKEN = {STANDALONE: "mtcs", LANDMARK: "mtcl"}
 # The proof a `primitives --op mtc-verify` is timed with: the draft's hourly landmark (23
 # hashes). Evaluating a hash costs ~0.2 us beside the ~5 us of parsing and entry hashing, so
 # one size stands for every batch (as one TBSCertificate size does for X.509 verification).
 MTC_VERIFY_HASHES = 23
 HASH_BYTES = 32  # SHA-256, the log's hash
-# An MTC's DER bytes besides its key and MTCProof: measured on `pki`'s certificates (an
-# ML-DSA-65 leaf's landmark-relative MTC is 2,649 bytes: 1,952 of key, 370 of proof).
-MTC_OVERHEAD_BYTES = 327
+# An MTC's DER bytes besides its key and MTCProof, and the bytes of the MTCProof's
+# signatures length, per encoding: measured on `pki`'s certificates (an ML-DSA-65 leaf's
+# landmark-relative MTC is 2,641 bytes in -07, 1,952 of key and 371 of proof; 2,649 in the
+# experimental encoding, whose OIDs and UTF8String CA ID are longer, 370 of proof).
+MTC_OVERHEAD_BYTES = {PLANTS_07: 318, EXPERIMENTAL: 327}
+SIGNATURES_LENGTH_BYTES = {PLANTS_07: 3, EXPERIMENTAL: 2}
 # A cosigner ID's binary form: the CA's (32473.1) 4 bytes, a further cosigner's 5.
 CA_ID_BYTES, COSIGNER_ID_BYTES = 4, 5
 
@@ -64,6 +79,7 @@ class Certificate:
     cosigners: tuple[str, ...] = ()
     held: bool = True  # landmark only: the client holds the landmark subtrees
     retry: bool = False  # landmark not held: the client pays the trust-anchor retry
+    encoding: str = PLANTS_07
 
     @property
     def is_mtc(self) -> bool:
@@ -83,6 +99,8 @@ class Certificate:
             words.append("held=no")
             if self.retry:
                 words.append("retry=yes")
+        if self.encoding != PLANTS_07:
+            words.append(f"encoding={self.encoding}")
         return " ".join(words)
 
     @property
@@ -112,6 +130,7 @@ class Certificate:
         if not self.is_mtc:
             return []
         flags = ["--mtc-batch", str(self.batch), "--mtc-ca", self.ca or DEFAULT_CA]
+        flags += ["--mtc-encoding", self.encoding]
         if self.cosigners:
             flags += ["--mtc-cosigners", ",".join(self.cosigners)]
         return flags
@@ -148,7 +167,8 @@ def der_bytes(c: Certificate, key_bytes: int, signature_bytes: Callable[[str], i
     fields and the MTCProof (extensions, start, end, the proof, each signature with its
     cosigner ID). A retry's client receives two: the landmark-relative one, then the
     standalone one."""
-    bare = MTC_OVERHEAD_BYTES + key_bytes + 2 + 12 + 2 + 2
+    bare = MTC_OVERHEAD_BYTES[c.encoding] + key_bytes + 2 + 12 + 2
+    bare += SIGNATURES_LENGTH_BYTES[c.encoding]
     bare += draft_hashes(subtree_entries(c.batch)) * HASH_BYTES
     ids = [CA_ID_BYTES, *[COSIGNER_ID_BYTES] * (len(c.signers) - 1)]
     signed = sum(1 + i + 2 + signature_bytes(a) for i, a in zip(ids, c.signers, strict=False))
@@ -163,9 +183,10 @@ def parse(spec: str) -> Certificate:
     kind, fields = words[0], {}
     for w in words[1:]:
         key, sep, value = w.partition("=")
-        if not sep or key not in ("batch", "ca", "cosigners", "held", "retry"):
+        if not sep or key not in ("batch", "ca", "cosigners", "held", "retry", "encoding"):
             raise ValueError(
-                f"bad word {w!r} in {spec!r}; allowed: batch=, ca=, cosigners=, held=, retry="
+                f"bad word {w!r} in {spec!r}; allowed: batch=, ca=, cosigners=, held=, retry=, "
+                "encoding="
             )
         fields[key] = value
     if kind == X509:
@@ -174,6 +195,9 @@ def parse(spec: str) -> Certificate:
         return Certificate(X509)
     if "batch" not in fields or not fields["batch"].isdigit():
         raise ValueError(f"{spec!r}: batch=<entries> is required")
+    encoding = fields.get("encoding", PLANTS_07)
+    if encoding not in ENCODINGS:
+        raise ValueError(f"{spec!r}: encoding {encoding!r}; allowed: {', '.join(ENCODINGS)}")
     return Certificate(
         kind,
         int(fields["batch"]),
@@ -181,20 +205,33 @@ def parse(spec: str) -> Certificate:
         tuple(a for a in fields.get("cosigners", "").split(",") if a),
         fields.get("held", "yes") != "no",
         fields.get("retry", "no") == "yes",
+        encoding,
     )
 
 
+# The id word of the early experiments' encoding (-07's, the default, has none).
+_EXPERIMENTAL_WORD = "exp"
+
+
 def token(spec: str, alg_token: Callable[[str], str]) -> str:
-    """A scenario id's part: `mtcl<batch>[_nolm]`, `mtcs<batch>_<ca>[_<cosigner>...]`."""
+    """A scenario id's part: `mtcl<batch>[_nolm[_retry]][_exp]`,
+    `mtcs<batch>_<ca>[_<cosigner>...][_exp]`."""
     c = parse(spec)
+    exp = f"_{_EXPERIMENTAL_WORD}" if c.encoding == EXPERIMENTAL else ""
     if c.kind == LANDMARK:
-        return f"mtcl{c.batch}" + ("" if c.held else "_nolm") + ("_retry" if c.retry else "")
-    return "_".join([f"mtcs{c.batch}", *(alg_token(a) for a in (c.ca or DEFAULT_CA, *c.cosigners))])
+        return (
+            f"mtcl{c.batch}" + ("" if c.held else "_nolm") + ("_retry" if c.retry else "") + exp
+        )
+    algs = (alg_token(a) for a in (c.ca or DEFAULT_CA, *c.cosigners))
+    return "_".join([f"mtcs{c.batch}", *algs]) + exp
 
 
 def untoken(part: str, algorithms: Mapping[str, str]):
     """The canonical string an id part stands for, or None if the part is not one."""
     words = part.split("_")
+    encoding = PLANTS_07
+    if len(words) > 1 and words[-1] == _EXPERIMENTAL_WORD:
+        words, encoding = words[:-1], EXPERIMENTAL
     head = words[0]
     kind = next((k for k, t in _TOKEN.items() if head.startswith(t)), None)
     if kind is None or not head[4:].isdigit():
@@ -203,31 +240,58 @@ def untoken(part: str, algorithms: Mapping[str, str]):
     if kind == LANDMARK:
         if words[1:] not in ([], ["nolm"], ["nolm", "retry"]):
             return None
-        return Certificate(LANDMARK, batch, held=not words[1:], retry="retry" in words).spec
+        held, retry = not words[1:], "retry" in words
+        return Certificate(LANDMARK, batch, held=held, retry=retry, encoding=encoding).spec
     if len(words) < 2 or any(w not in algorithms for w in words[1:]):
         return None
     algs = [algorithms[w] for w in words[1:]]
-    return Certificate(STANDALONE, batch, algs[0], tuple(algs[1:])).spec
+    return Certificate(STANDALONE, batch, algs[0], tuple(algs[1:]), encoding=encoding).spec
 
 
-def store(spec: str) -> tuple[str, str, str, str]:
+def store(spec: str) -> tuple[str, str, str, str, str]:
     """The store's columns: certificate (kind), mtc_batch ('0' for X.509), mtc_signers
     (the algorithms whose subtree signatures the certificate sent carries, CA first,
     comma-separated: 'none' for X.509 and a landmark-relative certificate),
-    mtc_landmark_held ('yes', 'no'; 'n/a' unless landmark)."""
+    mtc_landmark_held ('yes', 'no'; 'n/a' unless landmark), mtc_encoding ('plants-07',
+    'experimental'; 'n/a' for X.509)."""
     c = parse(spec)
     signers = c.signers
     held = (
         ("yes" if c.held else ("no, retry" if c.retry else "no")) if c.kind == LANDMARK else "n/a"
     )
-    return c.kind, str(c.batch), ",".join(signers) or "none", held
+    encoding = c.encoding if c.is_mtc else "n/a"
+    return c.kind, str(c.batch), ",".join(signers) or "none", held, encoding
 
 
-def describe(kind: str, batch: str, signers: str, held: str) -> str:
+def from_columns(row: Mapping[str, Any]) -> Certificate:
+    """The certificate a stored scenario's columns describe (`store`'s columns): enough for
+    what its client verifies and what it needs of the stacks."""
+    kind = row.get("certificate", X509)
+    if kind == X509 or not isinstance(kind, str):
+        return Certificate(X509)
+    signers = tuple(a for a in str(row.get("mtc_signers", "none")).split(",") if a != "none")
+    held = str(row.get("mtc_landmark_held", "n/a"))
+    encoding = str(row.get("mtc_encoding", ENCODING_BEFORE_COLUMN))
+    return Certificate(
+        kind, int(row.get("mtc_batch", 0)), signers[0] if kind == STANDALONE else None,
+        signers[1:] if kind == STANDALONE else (), held in ("yes", "n/a"), "retry" in held,
+        encoding if encoding in ENCODINGS else ENCODING_BEFORE_COLUMN,
+    )  # fmt: skip
+
+
+def encoding_before_column(row: Mapping[str, Any]) -> str:
+    """The mtc_encoding of a scenario stored before the column existed: the early
+    experiments' for an MTC (the only encoding chainlab wrote then), 'n/a' for X.509."""
+    return "n/a" if row.get("certificate", X509) == X509 else ENCODING_BEFORE_COLUMN
+
+
+def describe(kind: str, batch: str, signers: str, held: str, encoding: str = "n/a") -> str:
     """How a report names the value where the axis varies."""
     if kind == X509:
         return "X.509"
     what = f"{kind} 2^{int(batch).bit_length() - 1}" if _power_of_two(batch) else f"{kind} {batch}"
+    if encoding == EXPERIMENTAL:
+        what += " (experimental OIDs)"
     if kind == STANDALONE:
         return f"{what} signed {signers}"
     if held == "yes":
@@ -277,6 +341,7 @@ def read(v, item, at: str) -> str | None:
         if got is not None:
             cosigners.append(got)
     held, retry = t.get("landmark_held", True), t.get("retry", False)
+    encoding = v.string(t.get("encoding", PLANTS_07), f"{at}.encoding", choices=ENCODINGS)
     for key, value in (("landmark_held", held), ("retry", retry)):
         if not isinstance(value, bool):
             v.bad(f"{at}.{key}", f"expected true or false, got {fmt(value)}")
@@ -302,11 +367,11 @@ def read(v, item, at: str) -> str | None:
             "the client holds the landmark)",
         )
         return None
-    if batch is None or ca is None:
+    if batch is None or ca is None or encoding is None:
         return None
     mtc = Certificate(
         kind, batch, ca if kind == STANDALONE else None, tuple(cosigners), held is not False,
-        retry is True,
+        retry is True, encoding,
     )  # fmt: skip
     return mtc.spec
 
@@ -334,6 +399,24 @@ def check(v, sid: str, h, with_load: bool) -> None:
         )
 
 
+def needs(cert: Certificate) -> list[tuple[str, str, str]]:
+    """What serving and checking `cert` asks of the stacks: MTCs; a client that holds
+    landmarks, checks cosigners besides the CA or reads the early experiments' encoding;
+    and the SNI stand-in for the trust-anchor retry on both sides."""
+    if not cert.is_mtc:
+        return []
+    out = [need("both", "mtc")]
+    if cert.sent == "landmark" and not cert.retry:
+        out.append(need("client", "mtc_landmarks"))
+    if cert.retry:
+        out.append(need("both", "mtc_retry"))
+    if cert.sent == "standalone" and cert.cosigners:
+        out.append(need("client", "mtc_cosigners"))
+    if cert.encoding == EXPERIMENTAL:
+        out.append(need("client", "mtc_experimental"))
+    return out
+
+
 def _shape(spec: str, h):
     """The credential, and the engine's --chain for a Merkle Tree Certificate (sent in
     place of the served chain's files)."""
@@ -353,8 +436,9 @@ CERTIFICATE = Axis(
     label="certificate",
     default=X509,
     read=read,
-    columns=("certificate", "mtc_batch", "mtc_signers", "mtc_landmark_held"),
+    columns=("certificate", "mtc_batch", "mtc_signers", "mtc_landmark_held", "mtc_encoding"),
     store=store,
+    before_column={"mtc_encoding": encoding_before_column},
     order={X509: 0, STANDALONE: 1, LANDMARK: 2},
     id_part=token,
     id_read=lambda p, algs: untoken(p, algs) or NOT_MINE,
@@ -365,7 +449,7 @@ CERTIFICATE = Axis(
     shape=_shape,
     check=check,
     # A stack serves and checks MTCs only where it has them (chainlab.campaign.stacks).
-    needs=lambda spec, _: [need("both", "mtc")] if parse(spec).is_mtc else [],
+    needs=lambda spec, _: needs(parse(spec)),
     server_flags=lambda spec, s, files: parse(spec).server_flags(),
     trust=_trust,
     describe=describe,

@@ -115,7 +115,8 @@ CAPABILITIES: dict[str, Capabilities] = {
         ),
     ),
     # chainlab-boring info (engine/crates/chainlab-boring/src/capabilities.rs): BoringSSL's
-    # own ML-DSA, no SLH-DSA and none of liboqs' families.
+    # own ML-DSA, no SLH-DSA and none of liboqs' families; MTCs served, and verified by
+    # BoringSSL's own X.509 verifier (standalone, -07 encoding, the CA cosigner only).
     "boringssl": Capabilities(
         signature_algorithms=(
             "ML-DSA-44",
@@ -135,7 +136,10 @@ CAPABILITIES: dict[str, Capabilities] = {
             "server_group_preference",
             "seeded_random",
             "signature_impl_liboqs",
-            "mtc",
+            "mtc_landmarks",
+            "mtc_cosigners",
+            "mtc_experimental",
+            "mtc_retry",
         ),
     ),
 }
@@ -155,6 +159,13 @@ FEATURE_TEXT = {
     "signature_impl_liboqs": "liboqs signing and verifying ML-DSA (signature_impl 'liboqs')",
     "seeded_random": "seeded random bytes for counted handshakes ([measure] random 'seeded')",
     "mtc": "Merkle Tree Certificates (certificate 'mtc-standalone' or 'mtc-landmark')",
+    "mtc_landmarks": "a client holding MTC landmarks (certificate 'mtc-landmark' held): "
+    "BoringSSL's verifier checks standalone MTCs only",
+    "mtc_cosigners": "MTC cosigners besides the CA (certificate cosigners): BoringSSL's "
+    "verifier checks the CA cosigner's signature only",
+    "mtc_experimental": "the early experiments' MTC encoding (certificate encoding "
+    "'experimental'): BoringSSL's verifier knows -07's OIDs only",
+    "mtc_retry": "the MTC retry's SNI stand-in (certificate retry = true)",
 }
 
 

@@ -136,11 +136,32 @@ def axis_columns_sql(con) -> list[str]:
         for column, default in zip(axis.column_names, defaults, strict=True):
             if column in have:
                 continue
-            literal = str(default).replace("'", "''")
+            literal = _literal(default)
             out += [
                 f"ALTER TABLE scenarios ADD COLUMN {column} VARCHAR DEFAULT '{literal}'",
                 f"ALTER TABLE scenarios ALTER COLUMN {column} SET NOT NULL",
             ]
+            if column in axis.before_column:
+                out += _before_column_sql(con, axis, column, have)
+    return out
+
+
+def _literal(value) -> str:
+    return str(value).replace("'", "''")
+
+
+def _before_column_sql(con, axis, column: str, have: set[str]) -> list[str]:
+    """The updates giving each stored scenario what the axis says of scenarios stored
+    before `column` existed (from the columns the store has: one it lacks yet reads as its
+    axis default, as the view does)."""
+    rows = con.execute(f"SELECT {', '.join(sorted(have))} FROM scenarios").df()
+    out = []
+    for row in rows.to_dict("records"):
+        value = axis.value_before(column, row)
+        out.append(
+            f"UPDATE scenarios SET {column} = '{_literal(value)}' "
+            f"WHERE scenario_id = '{_literal(row['scenario_id'])}'"
+        )
     return out
 
 

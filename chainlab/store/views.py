@@ -477,12 +477,13 @@ def analysis_frames(con, path: Path) -> AnalysisFrames:
         scenarios["target"] = None
     for axis in axes.levers():
         # A store read as it is, made before a lever existed, ran every scenario at its
-        # default (no client certificate before version 4, TCP before 5, OpenSSL 3.5 before 6).
-        for column, default in zip(
-            axis.column_names, axis.column_values(axis.default), strict=True
-        ):
+        # default (no client certificate before version 4, TCP before 5, OpenSSL 3.5 before 6)
+        # or at what the axis says of scenarios stored before the column (an MTC's encoding).
+        for column in axis.column_names:
             if column not in scenarios:
-                scenarios[column] = default
+                scenarios[column] = [
+                    axis.value_before(column, row) for row in scenarios.to_dict("records")
+                ] if len(scenarios) else axis.value_before(column, {})  # fmt: skip
     # Older stores (read as they are) lack the whole-connection CPU (v1) and instructions.
     sample_columns = _columns(con, "samples")
     emulated = con.execute(

@@ -48,6 +48,7 @@ def test_every_kind_expands_into_scenarios_whose_ids_read_back(tmp_path):
                 { kind = "mtc-landmark", batch = 4096 },
                 { kind = "mtc-landmark", batch = 4194304, landmark_held = false },
                 { kind = "mtc-standalone", batch = 4096, cosigners = ["ml", "ECDSA-P256"] },
+                { kind = "mtc-standalone", batch = 4096, encoding = "experimental" },
             ]
             """,
         )
@@ -59,6 +60,7 @@ def test_every_kind_expands_into_scenarios_whose_ids_read_back(tmp_path):
             "x25519mlkem768__ml_root__ml_leaf__mtcl4096",
             "x25519mlkem768__ml_root__ml_leaf__mtcl4194304_nolm",
             "x25519mlkem768__ml_root__ml_leaf__mtcs4096_ml_ml_ecdsap256",
+            "x25519mlkem768__ml_root__ml_leaf__mtcs4096_ml_exp",
         ]
     )
     standalone = got["x25519mlkem768__ml_root__ml_leaf__mtcs4096_ml_ml_ecdsap256"]
@@ -74,8 +76,15 @@ def test_every_kind_expands_into_scenarios_whose_ids_read_back(tmp_path):
         assert parts["certificate"] == cert.spec
     # The store's columns.
     assert certificates.store(standalone.spec) == (
-        "mtc-standalone", "4096", "ML-DSA-44,ML-DSA-44,ECDSA-P256", "n/a",
+        "mtc-standalone", "4096", "ML-DSA-44,ML-DSA-44,ECDSA-P256", "n/a", "plants-07",
     )  # fmt: skip
+    # The early experiments' encoding: its own id word, column and `pki` flag.
+    old = got["x25519mlkem768__ml_root__ml_leaf__mtcs4096_ml_exp"]
+    assert old.spec == "mtc-standalone batch=4096 ca=ML-DSA-44 encoding=experimental"
+    assert certificates.store(old.spec)[-1] == "experimental"
+    assert old.pki_flags()[4:6] == ["--mtc-encoding", "experimental"]
+    assert standalone.pki_flags()[4:6] == ["--mtc-encoding", "plants-07"]
+    assert certificates.store("x509")[-1] == "n/a"
 
 
 @pytest.mark.parametrize(
@@ -97,6 +106,10 @@ def test_every_kind_expands_into_scenarios_whose_ids_read_back(tmp_path):
         ),
         ('{ kind = "mtc-standalone", batch = 4, cosigners = ["nope"] }', "cosigners[0]"),
         ('"mtc-landmark"', "batch=<entries> is required"),
+        (
+            '{ kind = "mtc-standalone", batch = 4, encoding = "plants-06" }',
+            "certificate[0].encoding",
+        ),
     ],
 )
 def test_bad_certificates_are_one_line_errors(tmp_path, value, message):

@@ -223,7 +223,23 @@ def test_exclusions_test_either_side_or_one(tmp_path):
         (
             'hierarchy = [["ml", "ml"]]\nclient_stack = ["boringssl"]\n'
             'certificate = [{ kind = "mtc-landmark", batch = 4096 }]',
-            "client stack boringssl cannot do Merkle Tree Certificates",
+            "client stack boringssl cannot do a client holding MTC landmarks",
+        ),
+        (
+            'hierarchy = [["ml", "ml"]]\nclient_stack = ["boringssl"]\n'
+            'certificate = [{ kind = "mtc-standalone", batch = 4096, cosigners = ["ml"] }]',
+            "(missing capability: mtc_cosigners)",
+        ),
+        (
+            'hierarchy = [["ml", "ml"]]\nclient_stack = ["boringssl"]\n'
+            'certificate = [{ kind = "mtc-standalone", batch = 4096, encoding = "experimental" }]',
+            "(missing capability: mtc_experimental)",
+        ),
+        (
+            'hierarchy = [["ml", "ml"]]\nserver_stack = ["boringssl"]\n'
+            'certificate = [{ kind = "mtc-landmark", batch = 4096, landmark_held = false, '
+            "retry = true }]",
+            "server stack boringssl cannot do the MTC retry's SNI stand-in",
         ),
         (
             'hierarchy = [["ml", "ml"]]\nstack = ["boringssl"]\nsignature_impl = ["liboqs"]',
@@ -238,6 +254,37 @@ def test_validate_refuses_what_a_stack_cannot_do(tmp_path, matrix, expected):
         load(write(tmp_path, f"[matrix.m]\n{matrix}\n"))
     assert expected in str(e.value)
     assert "exclude it or choose another stack" in str(e.value)
+
+
+def test_boringssl_takes_the_mtcs_its_own_verifier_checks(tmp_path):
+    """A BoringSSL client of a standalone -07 MTC (the CA's signature only, with or without
+    the landmark held: the server then sends the standalone one), and a BoringSSL server of
+    either kind to a client of another stack."""
+    c = load(
+        write(
+            tmp_path,
+            """
+            [matrix.m]
+            kex = ["X25519MLKEM768"]
+            hierarchy = [["ml", "ml"]]
+            client_stack = ["boringssl"]
+            certificate = [
+                { kind = "mtc-standalone", batch = 4096 },
+                { kind = "mtc-landmark", batch = 4096, landmark_held = false },
+            ]
+
+            [matrix.served]
+            kex = ["X25519MLKEM768"]
+            hierarchy = [["ml", "ml"]]
+            server_stack = ["boringssl"]
+            certificate = [
+                { kind = "mtc-landmark", batch = 4096 },
+                { kind = "mtc-standalone", batch = 4096, encoding = "experimental" },
+            ]
+            """,
+        )
+    )
+    assert len(c.scenarios) == 4
 
 
 def test_liboqs_families_and_implementation_are_valid_on_rustls(tmp_path):
@@ -326,7 +373,7 @@ def test_stack_and_a_side_are_not_given_together(tmp_path):
         ('stack = ["boringssl"]\ntransport = ["quic"]', "(missing capability: quic)"),
         (
             'client_stack = ["boringssl"]\ncertificate = [{ kind = "mtc-landmark", batch = 64 }]',
-            "(missing capability: mtc)",
+            "(missing capability: mtc_landmarks)",
         ),
         ('server_stack = ["boringssl"]\nkex = ["MLKEM768"]', "has no key-exchange group MLKEM768"),
     ],

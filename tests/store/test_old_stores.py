@@ -124,3 +124,25 @@ def test_a_kept_seeded_instruction_store_says_so_and_shows_the_spread(tmp_path):
     # ~15x the client's work, overwhelmingly server-bound on loopback whatever the wall clock.
     (row,) = [f for f in a.findings if f["topic"] == "client/server instructions"]
     assert row["holds"] == "yes", row
+
+
+def test_a_kept_mtc_store_reads_as_the_early_experiments_encoding(tmp_path):
+    """Schema 7's MTCs were written in the early experiments' encoding, the only one chainlab
+    wrote then: read as it is and once upgraded, its MTC scenarios say so in mtc_encoding
+    and its X.509 ones say 'n/a', so they stay apart from -07's in a comparison."""
+    from chainlab.store import Store
+
+    (path,) = [p for p in STORES if p.name == "v7-mtc.duckdb"]
+    store = tmp_path / path.name
+    shutil.copy(path, store)
+
+    def encodings(scenarios):
+        return dict(zip(scenarios["certificate"], scenarios["mtc_encoding"], strict=True))
+
+    with Store.open(store) as s:  # read as it is
+        as_is = encodings(s.analysis_frames().scenarios)
+    with Store.open(store, read_only=False) as s:  # upgraded in place
+        upgraded = encodings(s.table("scenarios"))
+    assert as_is == upgraded
+    assert upgraded.pop("x509") == "n/a"
+    assert set(upgraded.values()) == {"experimental"} and upgraded, upgraded
