@@ -17,7 +17,7 @@ from __future__ import annotations
 import pandas as pd
 
 from chainlab.analysis.registry import produces
-from chainlab.campaign import axes, stacks
+from chainlab.campaign import axes, certificates, stacks
 from chainlab.campaign.handshake import Handshake
 
 # The columns a cell's context is made of besides the hierarchy: every identity column but
@@ -36,6 +36,8 @@ def predicted(row) -> str:
         kex=row["kex"],
         hierarchy=chain,
         stacks=(row["client_stack"], row["server_stack"]),
+        # A Merkle Tree Certificate's client verifies its signers, not the chain's issuers.
+        credential=certificates.from_columns(row),
     )
     wire = [p for p in stacks.problems(h, False, []) if p.on_the_wire]
     if not wire:

@@ -1,6 +1,8 @@
 """An interop matrix through a whole run: every client stack against every server stack on
-a chain every stack verifies and on one only the OpenSSL clients verify (an SLH-DSA root);
-each cell's outcome by category, as the capability tables predict, nothing retried."""
+a chain every stack verifies and on one only the OpenSSL clients verify (an SLH-DSA root),
+and with Merkle Tree Certificates (BoringSSL's clients verifying standalone ones with
+BoringSSL's own verifier); each cell's outcome by category, as the capability tables
+predict, nothing retried."""
 
 import pytest
 
@@ -35,6 +37,17 @@ kex = ["X25519MLKEM768"]
 hierarchy = [["ml", "ml"], ["slhf", "ml", "ml"]]
 client_stack = {list(STACKS)}
 server_stack = {list(STACKS)}
+
+[matrix.mtc]
+kex = ["X25519MLKEM768"]
+hierarchy = [["ml", "ml"]]
+client_stack = {list(STACKS)}
+server_stack = {list(STACKS)}
+certificate = [
+  {{ kind = "mtc-standalone", batch = 64 }},
+  {{ kind = "mtc-landmark", batch = 64 }},
+]
+exclude = [{{ client_stack = "boringssl", certificate = "mtc-landmark" }}]
 """
 
 
@@ -46,14 +59,23 @@ def test_every_pair_fails_or_completes_as_the_tables_predict(tmp_path, engine_bi
     assert sum("an interop cell" in n for n in c.notes) == 6
     store = tmp_path / "interop.duckdb"
     summary = run(c, RunOptions(store=store, live_progress=False))
-    assert len(summary.completed) + len(summary.failed) == 18
+    assert len(summary.completed) + len(summary.failed) == 18 + 9 + 6
     assert engine_processes(str(pki_cache)) == []
 
     cells = analyze(store).interop.set_index(["context", "client_stack", "server_stack"])
-    assert len(cells) == 18 and cells["as_predicted"].all(), cells
+    assert len(cells) == 33 and cells["as_predicted"].all(), cells
     for (context, client, _server), r in cells.iterrows():
         refused = context.startswith("SLH-DSA") and client != "openssl-3.5"
         assert r["outcome"] == ("verify_failed" if refused else "ok"), r
+    mtc = [k for k in cells.index if "mtc-" in k[0]]
+    assert len(mtc) == 15 and sum(k[1] == "boringssl" for k in mtc) == 3, mtc
+    # What each client checked: BoringSSL's verifier the CA's signature of a standalone MTC.
+    with chainlab.open(store) as st:
+        measured = st.samples[~st.samples["warmup"]]
+    sid = measured["scenario_id"]
+    boring = measured[sid.str.contains("mtcs64") & sid.str.contains("__stack_boring")]
+    assert len(boring) == 3 * COUNT and (boring["mtc_kind"] == "standalone").all()
+    assert (boring["mtc_signatures_checked"] == 1).all()
     # Nothing retried: each scenario made its warm-up and at most its count of attempts,
     # one connection each.
     with chainlab.open(store) as st:
