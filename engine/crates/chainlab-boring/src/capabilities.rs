@@ -137,17 +137,17 @@ pub const CERT_COMPRESSIONS: &[&str] = &["zlib", "brotli"];
 /// no hook to seed them (`--random-seed`). `targets`: probing servers chainlab did not start
 /// is not validated on this stack. `signature_impl_liboqs`: BoringSSL signs with its own
 /// code. `server_group_preference`: the server takes the client's group order.
-/// Merkle Tree Certificates are served, and verified by BoringSSL's own verifier (`mtc`),
-/// which has no `mtc_landmarks` (landmark-relative certificates), no `mtc_cosigners` (it
-/// checks the CA cosigner's signature only) and no `mtc_experimental` (the early
-/// experiments' OIDs); `mtc_retry`: the SNI stand-in for the trust-anchor retry.
+/// Merkle Tree Certificates are served, and verified by BoringSSL's own verifier (`mtc`,
+/// landmark-relative ones by chainlab's relying party, which BoringSSL has none of), with
+/// no `mtc_cosigners` (BoringSSL checks the CA cosigner's signature only) and no
+/// `mtc_experimental` (the early experiments' OIDs); `mtc_retry`: the SNI stand-in for the
+/// trust-anchor retry, which the real `trust_anchors` extension replaces here.
 pub const MISSING_FEATURES: &[&str] = &[
     "quic",
     "targets",
     "server_group_preference",
     "seeded_random",
     "signature_impl_liboqs",
-    "mtc_landmarks",
     "mtc_cosigners",
     "mtc_experimental",
     "mtc_retry",
@@ -248,9 +248,6 @@ pub fn check_serve(args: &ServeArgs) -> anyhow::Result<()> {
 /// Refuses what the client cannot do, naming the option and the capability.
 pub fn check_handshake(args: &ClientArgs) -> anyhow::Result<()> {
     check_tls(args.tls.transport, args.tls.cert_compression)?;
-    if args.mtc_landmarks {
-        bail!(missing("--mtc-landmarks", "mtc_landmarks"));
-    }
     if args.mtc_cosigners_required > 0 {
         bail!(missing("--mtc-cosigners-required", "mtc_cosigners"));
     }

@@ -17,11 +17,12 @@ use chainlab_record::cpu::ThreadCpu;
 use chainlab_record::drive::{self, connect_tcp, population, Slot};
 use chainlab_record::ns_between;
 use chainlab_record::observed::{ClientIdentity, ClientObserved};
-use chainlab_record::record::ClientRecord;
+use chainlab_record::record::{ClientRecord, ErrorCategory};
 use foreign_types::ForeignTypeRef;
 use rand::{Rng as _, SeedableRng as _};
 use rand_chacha::ChaCha8Rng;
 
+use crate::anchors;
 use crate::capabilities::{self, STACK};
 use crate::chain::observed_chain;
 use crate::cli::{ClientArgs, HandshakeArgs, LoadArgs};
@@ -103,6 +104,12 @@ struct Client<'a> {
     session: Option<SslSession>,
     /// The `--resume-ratio` draws, one per attempt (the stream the other engines draw).
     draws: Option<ChaCha8Rng>,
+    /// `--trust-anchors`: how many IDs the context requests (None: no extension).
+    requested: Option<u64>,
+    /// `--trust-anchor-retry`: the IDs the client trusts, and the server's available list
+    /// (wire format) as the last connection's verification saw it.
+    trusted: Vec<String>,
+    available: Vec<u8>,
 }
 
 impl<'a> Client<'a> {
@@ -119,6 +126,14 @@ impl<'a> Client<'a> {
             draws: args
                 .resume_ratio
                 .map(|_| ChaCha8Rng::seed_from_u64(args.resume_seed)),
+            // Both were read (and checked) when the context was built.
+            requested: anchors::requested(args).ok().flatten().map(|(_, n)| n),
+            trusted: if args.trust_anchor_retry {
+                anchors::trusted_ids(args).unwrap_or_default()
+            } else {
+                Vec::new()
+            },
+            available: Vec::new(),
         }
     }
 
@@ -132,12 +147,23 @@ impl<'a> Client<'a> {
         }
     }
 
-    /// The SSL object for the next connection: SNI and the session to resume, if any; and
-    /// whether a ticket is offered.
-    fn new_ssl(&mut self) -> anyhow::Result<(Ssl, bool)> {
+    /// The SSL object for the next connection: SNI, the trust anchors a retry requests
+    /// instead of the context's, and the session to resume, if any; and whether a ticket is
+    /// offered.
+    fn new_ssl(&mut self, retry: Option<&[u8]>) -> anyhow::Result<(Ssl, bool)> {
         let mut ssl = Ssl::new(&self.ctx.ctx)?;
         // Before the timed span: nothing of an earlier connection of this thread.
         context::take_ticket();
+        anchors::take_noted();
+        if let Some(wire) = retry {
+            // SAFETY: a valid SSL object of ours; the list is copied.
+            let ok = unsafe {
+                ffi::SSL_set1_requested_trust_anchors(ssl.as_ptr(), wire.as_ptr(), wire.len())
+            };
+            if ok != 1 {
+                anyhow::bail!("BoringSSL refused the retry's trust anchor list");
+            }
+        }
         // SNI carries host names only (RFC 6066); an IP address is checked but not sent.
         if self.args.servername.parse::<std::net::IpAddr>().is_err() {
             ssl.set_hostname(&self.args.servername)?;
@@ -160,9 +186,15 @@ impl<'a> Client<'a> {
 
     /// One TCP connection, start to finish. Errors only for local failures; everything the
     /// network or the peer does ends up in the record.
-    fn tcp_attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord> {
+    fn tcp_attempt(
+        &mut self,
+        seq: u64,
+        warmup: bool,
+        retry: Option<(Vec<u8>, u64)>,
+    ) -> anyhow::Result<ClientRecord> {
         let instrument = !self.args.no_instrument;
-        let (ssl, offered) = self.new_ssl()?;
+        let (ssl, offered) = self.new_ssl(retry.as_ref().map(|(w, _)| w.as_slice()))?;
+        let requested = retry.map(|(_, n)| n).or(self.requested);
         let mut seen = ClientObserved {
             resume_offered: self.args.resume_ratio.map(|_| offered),
             ..ClientObserved::default()
@@ -177,6 +209,19 @@ impl<'a> Client<'a> {
             }
             Some(stream) => self.handshake(ssl, stream, at, cpu_start, &mut seen)?,
         }
+        let noted = anchors::take_noted();
+        if let Some(n) = requested {
+            seen.trust_anchors = Some(anchors::seen(n, &noted));
+        }
+        if seen.failure.is_none() && seen.mtc.is_none() && self.ctx.mtc {
+            // A certificate chainlab's relying party checked (landmark-relative).
+            seen.mtc = noted.mtc.clone();
+        }
+        if let (Some(f), Some(text)) = (seen.failure.as_mut(), &noted.mtc_failure) {
+            // BoringSSL knows the failure only as "application verification failure".
+            f.detail = format!("certificate verify failed: {text}");
+        }
+        self.available = noted.available;
         Ok(ClientRecord::observed(
             self.identity(),
             seq,
@@ -235,7 +280,11 @@ impl<'a> Client<'a> {
                         seen.peer_chain = observed_chain(ssl, false)?;
                         if self.ctx.mtc {
                             let leaf = ssl.peer_certificate().map(|c| c.to_der()).transpose()?;
-                            seen.mtc = leaf.as_deref().and_then(crate::mtc::checked);
+                            let landmark =
+                                leaf.as_deref().is_some_and(anchors::is_landmark_relative);
+                            if !landmark {
+                                seen.mtc = leaf.as_deref().and_then(crate::mtc::checked);
+                            }
                         }
                     }
                 }
@@ -262,8 +311,22 @@ impl<'a> Client<'a> {
 }
 
 impl Slot for Client<'_> {
+    /// One attempt; with `--trust-anchor-retry`, a certificate that failed verification is
+    /// followed at once by a second connection requesting the IDs of the server's available
+    /// list the client trusts (draft-ietf-tls-trust-anchor-ids-06, section 5.6), and the two
+    /// are one record (`drive::merged`, as the SNI stand-in's retry).
     fn attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord> {
-        self.tcp_attempt(seq, warmup)
+        let first = self.tcp_attempt(seq, warmup, None)?;
+        if !self.args.trust_anchor_retry
+            || first.error_category != Some(ErrorCategory::VerifyFailed)
+        {
+            return Ok(first);
+        }
+        let Some(request) = anchors::retry_request(&self.available, &self.trusted) else {
+            return Ok(first);
+        };
+        let second = self.tcp_attempt(seq, warmup, Some(request))?;
+        Ok(drive::merged(first, second))
     }
 }
 

@@ -98,6 +98,23 @@ pub fn server(args: &ServeArgs) -> anyhow::Result<ServerContext> {
     // TLS 1.3 tickets carry the session, so the server resumes without a session cache;
     // turning the cache off keeps per-connection work independent of earlier connections.
     builder.set_session_cache_mode(SslSessionCacheMode::OFF);
+    if args.trust_anchor_ids {
+        if !args.chain.is_mtc() {
+            bail!(
+                "--trust-anchor-ids with --chain {}: allowed with --chain mtc-landmark or \
+                 mtc-standalone (the MTCs carry the trust anchor IDs; that one goes to a \
+                 client requesting none of them)",
+                args.chain.name()
+            );
+        }
+        if args.tls.cert_compression != Compression::None {
+            bail!("--trust-anchor-ids: without certificate compression only");
+        }
+        // Tried in order: the credentials a client asks for by ID, then the default.
+        for cred in crate::anchors::server_credentials(&args.pki)? {
+            add_credential(&mut builder, &cred)?;
+        }
+    }
     let (first, served_chain, chain_der) = credential(&args.pki, args.chain, "--pki")?;
     add_credential(&mut builder, &first)?;
     let second = match &args.second_pki {
@@ -213,7 +230,11 @@ pub fn client(args: &ClientArgs) -> anyhow::Result<ClientContext> {
         if let Some(path) = &args.untrusted {
             install_untrusted(&mut builder, path)?;
         }
+        if args.trust_anchors.is_some() || args.mtc_landmarks {
+            crate::anchors::install_verifier(&mut builder, args)?;
+        }
     }
+    crate::anchors::request(&mut builder, args)?;
     // Offered to servers, and used on the client's own certificate.
     precompress(&mut builder, args.tls.cert_compression, &[])?;
     if let Some(dir) = &args.cert_pki {
@@ -295,7 +316,7 @@ fn register<A: compression::Algorithm>(
 }
 
 /// An X.509 credential: the chain file of `policy` in `dir` (leaf first) and `leaf.key`.
-pub struct Credential(*mut ffi::SSL_CREDENTIAL);
+pub struct Credential(pub *mut ffi::SSL_CREDENTIAL);
 
 impl Drop for Credential {
     fn drop(&mut self) {
@@ -306,7 +327,7 @@ impl Drop for Credential {
 
 /// The credential of a chain file, what the ready line says of it, and its certificates'
 /// DER (leaf first).
-fn credential(
+pub fn credential(
     dir: &Path,
     policy: ChainPolicy,
     flag: &str,

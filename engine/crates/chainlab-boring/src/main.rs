@@ -10,6 +10,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+mod anchors;
 mod capabilities;
 mod chain;
 mod cli;

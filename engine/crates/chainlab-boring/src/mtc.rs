@@ -7,10 +7,12 @@
 //! inclusion proof to the subtree, and the CA cosigner's signature over it (other cosigners'
 //! signatures are not checked); then the validity window and the name, as for any leaf.
 //!
-//! What it does not do, and this engine therefore refuses: landmark-relative certificates
-//! (no landmark subtrees can be given to it; one fails as a certificate signature failure),
-//! cosigners besides the CA (`--mtc-cosigners-required`), and the early experiments' OIDs
-//! (no CA certificate names them). The server needs nothing: it sends the MTC as its chain.
+//! What it does not do: landmark-relative certificates (no landmark subtrees can be given to
+//! it; one fails as a certificate signature failure, unless the client holds the landmarks,
+//! `--mtc-landmarks`, and chainlab's relying party checks it: `anchors`), and, refused by
+//! this engine, cosigners besides the CA (`--mtc-cosigners-required`) and the early
+//! experiments' OIDs (no CA certificate names them). The server needs nothing: it sends the
+//! MTC as its chain.
 
 use std::path::{Path, PathBuf};
 

@@ -351,7 +351,6 @@ fn what_boringssl_cannot_do_fails_in_one_line_or_as_a_recorded_category() {
             &["--chain", "mtc-landmark", "--mtc-retry-standalone"][..],
             "mtc_retry",
         ),
-        (&mtc_client[..], &["--mtc-landmarks"][..], "mtc_landmarks"),
         (
             &mtc_client[..],
             &["--mtc-cosigners-required", "1"][..],

@@ -26,6 +26,10 @@ pub const LOG_NUMBER: u64 = 1;
 /// cores here; the draft's own estimates stop at an hourly landmark of ~4.4 M entries.
 pub const MAX_BATCH: u64 = 1 << 26;
 
+/// The landmark whose interval is the batch (landmarks 0, 1, 2 sit at tree sizes 0, P and
+/// P + batch): the one a client holding the batch's landmark subtrees holds.
+pub const BATCH_LANDMARK: u64 = 2;
+
 /// The smallest batch: a subscriber's entry and one other.
 pub const MIN_BATCH: u64 = 2;
 

@@ -186,6 +186,49 @@ pub fn binary_id(trust_anchor_id: &str) -> Result<Vec<u8>> {
     der::relative_oid(trust_anchor_id)
 }
 
+/// The trust anchor ID chainlab gives landmark `landmark` of log `log_number` of CA
+/// `ca_id`: the log's ID with the landmark's number appended (`<ca_id>.0.<log>.<landmark>`).
+/// The draft leaves a landmark sequence's IDs to the CA; this is chainlab's choice.
+pub fn landmark_id(ca_id: &str, log_number: u64, landmark: u64) -> String {
+    format!("{}.{landmark}", log_id(ca_id, log_number))
+}
+
+/// The largest trust anchor ID, in bytes (draft-ietf-tls-trust-anchor-ids-06).
+pub const MAX_TRUST_ANCHOR_ID_BYTES: usize = 32;
+
+/// A list of trust anchor IDs (dotted) in the `trust_anchors` extension's wire format: each
+/// ID's binary form with its 8-bit length (the `TrustAnchorID` vector's elements). An error
+/// names an ID that is not dotted decimals or is longer than the draft allows.
+pub fn trust_anchor_list(ids: &[String]) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    for id in ids {
+        let binary = binary_id(id)?;
+        if binary.is_empty() || binary.len() > MAX_TRUST_ANCHOR_ID_BYTES {
+            bail!(
+                "trust anchor ID {id:?} is {} bytes; allowed: 1 to {MAX_TRUST_ANCHOR_ID_BYTES}",
+                binary.len()
+            );
+        }
+        out.push(binary.len() as u8);
+        out.extend_from_slice(&binary);
+    }
+    Ok(out)
+}
+
+/// The dotted IDs of a wire-format list (`trust_anchor_list`'s inverse); None if malformed.
+pub fn trust_anchor_ids(mut wire: &[u8]) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    while let Some((&n, rest)) = wire.split_first() {
+        let n = n as usize;
+        if n == 0 || rest.len() < n {
+            return None;
+        }
+        out.push(der::relative_oid_text(&rest[..n])?);
+        wire = &rest[n..];
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,6 +272,23 @@ mod tests {
             swapped.signatures.reverse();
             assert!(MtcProof::decode(&swapped.encode(), encoding).is_err());
         }
+    }
+
+    #[test]
+    fn trust_anchor_lists_round_trip_and_refuse_bad_ids() {
+        let ids = vec!["32473.1".to_owned(), landmark_id("32473.1", 1, 2)];
+        assert_eq!(ids[1], "32473.1.0.1.2");
+        let wire = trust_anchor_list(&ids).unwrap();
+        assert_eq!(&wire[..5], &[4, 0x81, 0xfd, 0x59, 0x01]);
+        assert_eq!(wire.len(), 5 + 1 + 7);
+        assert_eq!(trust_anchor_ids(&wire), Some(ids));
+        assert_eq!(trust_anchor_ids(&wire[..7]), None);
+        assert!(trust_anchor_list(&["32473.x".to_owned()]).is_err());
+        let long = vec!["1"; 33].join(".");
+        assert!(trust_anchor_list(&[long])
+            .unwrap_err()
+            .to_string()
+            .contains("33 bytes"));
     }
 
     #[test]

@@ -32,6 +32,10 @@ pub struct Trust {
     pub hash: String,
     pub cosigners: Vec<Cosigner>,
     pub trusted_subtrees: Vec<TrustedSubtree>,
+    /// The trust anchor ID of the landmark whose subtrees `trusted_subtrees` are (what a
+    /// client holding them requests in `trust_anchors`); absent in files written before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub landmark_id: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -74,6 +74,13 @@ pub struct ServeArgs {
     /// ClientHello whose SNI starts with `MTC_RETRY_SNI_PREFIX` (a client's `--mtc-retry`).
     #[arg(long)]
     pub mtc_retry_standalone: bool,
+    /// The trust_anchors extension (draft-ietf-tls-trust-anchor-ids-06) with the MTCs of
+    /// `--pki`: the landmark-relative certificate is offered under its landmark's trust
+    /// anchor ID and the standalone one under the CA's, each sent only to a client that
+    /// requests that ID; the `--chain` certificate goes to every other client, with the
+    /// available IDs in EncryptedExtensions for its retry.
+    #[arg(long)]
+    pub trust_anchor_ids: bool,
     /// Mutual TLS: request a client certificate, require one, and verify the client's chain
     /// against these trust anchors (a client hierarchy's `ca.pem`, from `pki --purpose
     /// client`). A missing or rejected client certificate fails the handshake with
@@ -147,6 +154,22 @@ pub struct ClientArgs {
     /// trust_anchors now names the CA), and records both connections as one attempt.
     #[arg(long, requires = "mtc_trust")]
     pub mtc_retry: bool,
+    /// Send the trust_anchors extension (draft-ietf-tls-trust-anchor-ids-06) requesting
+    /// these trust anchor IDs, comma-separated dotted relative OIDs (e.g. "32473.1"); an
+    /// empty value sends the extension with an empty list (as Chrome 141 does). Without it
+    /// no extension is sent.
+    #[arg(long, conflicts_with_all = ["untrusted"])]
+    pub trust_anchors: Option<String>,
+    /// With `--trust-anchors`: request this many more IDs, none of them the server's
+    /// (`32473.99.<i>`), as a browser requesting the IDs of other CAs it trusts does.
+    #[arg(long, default_value_t = 0, requires = "trust_anchors")]
+    pub trust_anchors_filler: u32,
+    /// With `--trust-anchors` and `--mtc-trust`: when the certificate fails verification,
+    /// connect again at once requesting the IDs of the server's available list
+    /// (EncryptedExtensions) that the client trusts (its CA's, and its landmark's with
+    /// `--mtc-landmarks`), and record both connections as one attempt.
+    #[arg(long, requires_all = ["trust_anchors", "mtc_trust"])]
+    pub trust_anchor_retry: bool,
     /// Name sent in SNI and checked against the leaf's subjectAltName.
     #[arg(long, default_value = "localhost")]
     pub servername: String,

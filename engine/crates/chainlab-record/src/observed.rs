@@ -10,7 +10,7 @@ use crate::cpu::ThreadCpu;
 use crate::failure::Failure;
 use crate::record::{
     ClientRecord, Datagrams, ErrorCategory, MtcChecked, ObservedCert, Outcome, ServerRecord,
-    Transport, SCHEMA,
+    Transport, TrustAnchorsSeen, SCHEMA,
 };
 
 /// What one client attempt observed, before it becomes a record.
@@ -30,6 +30,7 @@ pub struct ClientObserved {
     pub resume_offered: Option<bool>,
     pub peer_chain: Option<Vec<ObservedCert>>,
     pub mtc: Option<MtcChecked>,
+    pub trust_anchors: Option<TrustAnchorsSeen>,
     pub failure: Option<Failure>,
     /// QUIC: datagram counts.
     pub datagrams: Option<Datagrams>,
@@ -89,6 +90,7 @@ impl ClientRecord {
             verify: who.verify,
             peer_chain: seen.peer_chain,
             mtc: seen.mtc,
+            trust_anchors: seen.trust_anchors,
             first_conn_id: None,
             retry_first_detail: None,
             client_kind: None,

@@ -159,6 +159,9 @@ pub struct ClientRecord {
     pub first_conn_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry_first_detail: Option<String>,
+    /// With `--trust-anchors`: what the client requested and what the server answered.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub trust_anchors: Option<TrustAnchorsSeen>,
     /// With `--population`: the kind of client this attempt was (its share's name).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client_kind: Option<String>,
@@ -189,6 +192,18 @@ pub struct MtcChecked {
     pub mtc_proof_hashes: u64,
     /// Subtree signatures verified (0 for a landmark-relative certificate).
     pub mtc_signatures_checked: u64,
+}
+
+/// The trust_anchors extension on one connection (of the last one, after a retry).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct TrustAnchorsSeen {
+    /// Trust anchor IDs the ClientHello requested (0: an empty list).
+    pub trust_anchors_requested: u64,
+    /// The server said its certificate matched one of them (an empty trust_anchors
+    /// extension in its first CertificateEntry).
+    pub trust_anchor_matched: bool,
+    /// Trust anchor IDs in the server's available list (EncryptedExtensions; 0: none sent).
+    pub trust_anchors_available: u64,
 }
 
 /// QUIC: datagrams as counted at the UDP socket.

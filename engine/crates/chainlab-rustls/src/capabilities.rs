@@ -191,7 +191,8 @@ pub const CERT_COMPRESSIONS: &[&str] = &["zlib", "brotli"];
 /// Python capability table uses). `targets`: probing servers chainlab did not start is not
 /// validated on this stack (its client never met a server of another make there).
 /// `seeded_random`: aws-lc draws its own random bytes inside key generation, encapsulation
-/// and ML-DSA signing, with no hook to seed them (`--random-seed`).
+/// and ML-DSA signing, with no hook to seed them (`--random-seed`). `trust_anchors`: rustls
+/// has no trust_anchors extension (draft-ietf-tls-trust-anchor-ids).
 pub const MISSING_FEATURES: &[&str] = &[
     "quic",
     "client_auth",
@@ -201,6 +202,7 @@ pub const MISSING_FEATURES: &[&str] = &[
     "targets",
     "server_group_preference",
     "seeded_random",
+    "trust_anchors",
 ];
 
 /// The groups of a `--groups` list, in order; an error names the unknown one and the allowed.
@@ -279,6 +281,9 @@ pub fn check_serve(args: &ServeArgs) -> anyhow::Result<()> {
         // rustls 0.23's server takes the first of the client's groups it supports.
         bail!(missing("--prefer-server-groups", "server_group_preference"));
     }
+    if args.trust_anchor_ids {
+        bail!(missing("--trust-anchor-ids", "trust_anchors"));
+    }
     check_random(args.random_seed)
 }
 
@@ -295,6 +300,9 @@ pub fn check_handshake(args: &ClientArgs) -> anyhow::Result<()> {
     check_tls(args.tls.transport, args.tls.cert_compression)?;
     if args.cert_pki.is_some() {
         bail!(missing("--cert-pki", "client_auth"));
+    }
+    if args.trust_anchors.is_some() {
+        bail!(missing("--trust-anchors", "trust_anchors"));
     }
     if args.partial_chain {
         bail!(missing("--partial-chain", "partial_chain"));

@@ -256,6 +256,11 @@ pub fn issue(hierarchy: &Hierarchy, spec: &MtcSpec, out: &Path) -> Result<(MtcMa
                 hash: verify::hex(&h),
             })
             .collect(),
+        landmark_id: Some(proof::landmark_id(
+            CA_ID,
+            issue::LOG_NUMBER,
+            issue::BATCH_LANDMARK,
+        )),
     };
     write_json(&dir, "trust.json", &trust)?;
     write_file(
@@ -416,6 +421,7 @@ pub fn verify_operation(
             end,
             hash: verify::hex(&root),
         }],
+        landmark_id: None,
     };
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

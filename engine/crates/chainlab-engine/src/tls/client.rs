@@ -63,6 +63,9 @@ pub fn run(args: &HandshakeArgs) -> anyhow::Result<()> {
 /// TLS context (everything that can be wrong with the arguments fails here).
 pub(crate) fn prepare(args: &ClientArgs) -> anyhow::Result<ClientContext> {
     chainlab_record::drive::check_client(args)?;
+    if args.trust_anchors.is_some() {
+        anyhow::bail!(super::context::NO_TRUST_ANCHORS.replace("{option}", "--trust-anchors"));
+    }
     context::client(args)
 }
 

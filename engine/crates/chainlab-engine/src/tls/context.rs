@@ -227,6 +227,12 @@ fn prefer_server_groups(builder: &mut SslContextBuilder, groups: &str) -> anyhow
     Ok(())
 }
 
+/// The refusal of the trust_anchors options: OpenSSL has no such extension (`{option}` is
+/// the option given).
+pub const NO_TRUST_ANCHORS: &str = "{option}: not supported by the OpenSSL engine (OpenSSL \
+     has no trust_anchors extension; missing capability: trust_anchors); the boringssl \
+     engine has it";
+
 /// Settings both sides share: TLS 1.3 only, groups, signature schemes, compression offer,
 /// max cert list.
 fn common(builder: &mut SslContextBuilder, tls: &TlsArgs) -> anyhow::Result<()> {

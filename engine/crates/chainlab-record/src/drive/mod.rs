@@ -71,8 +71,9 @@ pub fn mtc_retry_args(args: &crate::args::ClientArgs) -> anyhow::Result<crate::a
     Ok(retry)
 }
 
-/// Two connections' records as one attempt (see `MtcRetry`).
-fn merged(first: ClientRecord, second: ClientRecord) -> ClientRecord {
+/// Two connections' records as one attempt (see `MtcRetry`; the BoringSSL engine's
+/// trust-anchor retry too).
+pub fn merged(first: ClientRecord, second: ClientRecord) -> ClientRecord {
     let sum = |a: Option<u64>, b: Option<u64>| a.zip(b).map(|(a, b)| a + b);
     let total = sum(first.total_ns, second.total_ns);
     ClientRecord {
