@@ -31,7 +31,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
-from chainlab.campaign import certificates, rollout, stacks
+from chainlab.campaign import anchors, certificates, rollout, stacks
 from chainlab.campaign.algorithms import (
     CERT_COMPRESSIONS,
     DEFAULT_SERVED_CHAIN,
@@ -213,11 +213,11 @@ SERVED_CHAIN = Axis(
     shape=_served,
     check=_check_anchor,
     client_flags=_served_chain_client,
-    needs=lambda v, parts: [
+    needs=lambda v, h: [
         *([stacks.need("client", "partial_chain")] if v == INTERMEDIATE_ANCHOR else []),
         *(
             [stacks.need("client", "untrusted_intermediates")]
-            if v == "leaf" and len(parts["hierarchy"]) >= 3
+            if v == "leaf" and len(h.hierarchy) >= 3
             else []
         ),
     ],
@@ -443,6 +443,7 @@ _AXES: list[Axis] = [
     POPULATION,
     SERVER_GROUPS,
     SIGNATURE_IMPL,
+    anchors.TRUST_ANCHORS,
     NETWORK,
     TARGET,
 ]
@@ -513,9 +514,10 @@ def value_order() -> dict[str, Mapping[str, int]]:
     return out
 
 
-def needs_of(parts: Mapping[str, Any]) -> list[tuple[str, str, str]]:
-    """(side, capability, text) that a scenario's axis values need of the TLS stacks."""
-    return [n for a in _AXES if a.needs is not None for n in a.needs(parts[a.key], parts)]
+def needs_of(h) -> list[tuple[str, str, str]]:
+    """(side, capability, text) that a scenario's axis values need of the TLS stacks (`h`:
+    its handshake, chainlab.campaign.handshake, whose `parts` are the values)."""
+    return [n for a in _AXES if a.needs is not None for n in a.needs(h.parts[a.key], h)]
 
 
 def default_params() -> dict:

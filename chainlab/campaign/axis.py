@@ -120,9 +120,10 @@ class Axis:
     # What a value adds to the run-time estimate of one handshake, in ms (None: nothing
     # beyond what chainlab.campaign.estimate prices itself).
     estimate_ms: Callable[[Any, Any], float] | None = None
-    # (side, capability) pairs a value needs of the stacks: checked against each stack's
-    # missing features (chainlab.campaign.stacks), with the text it reads as.
-    needs: Callable[[Any, Mapping[str, Any]], list[tuple[str, str, str]]] | None = None
+    # (side, capability) pairs a value needs of the stacks, given the scenario's handshake
+    # (`needs(value, h)`): checked against each stack's missing features
+    # (chainlab.campaign.stacks), with the text it reads as.
+    needs: Callable[[Any, Any], list[tuple[str, str, str]]] | None = None
     # How a scenario's label names its value where the axis varies in a store, from its
     # column values; None: "<key> <value>".
     describe: Callable[..., str] | None = None

@@ -17,13 +17,16 @@ An MTC is written in draft -07's encoding (the IANA OIDs BoringSSL verifies, wit
 CA certificate) unless `encoding=experimental` asks for the early experiments' OIDs that
 chainlab wrote before; stores made before the encoding was a column hold the latter.
 
-Neither TLS stack implements the `trust_anchors` extension that lets a client say which
-landmarks it holds; the campaign states it instead, and the runner starts the server with
-the certificate the draft's negotiation would pick for that client: the landmark-relative one
-for a client holding the landmark, otherwise the standalone one (CA-signed), which the draft
-allows sending without a signal. With `retry`, the client instead gets the landmark-relative
-certificate first, fails it, and connects again for the standalone one (the trust-anchor
-retry of draft-ietf-tls-trust-anchor-ids); both connections are one attempt in its record.
+Only BoringSSL implements the `trust_anchors` extension that lets a client say which
+landmarks it holds (the `trust_anchors` axis, chainlab.campaign.anchors). Without it the
+campaign states what the client holds instead, and the runner starts the server with the
+certificate the draft's negotiation would pick for that client (the stand-in): the
+landmark-relative one for a client holding the landmark, otherwise the standalone one
+(CA-signed), which the draft allows sending without a signal. With `retry`, the client
+instead gets the landmark-relative certificate first, fails it, and connects again for the
+standalone one (the trust-anchor retry of draft-ietf-tls-trust-anchor-ids, asked for in the
+SNI by the stand-in, in the extension with the axis); both connections are one attempt in its
+record. The certificate the server sends without a signal is the same either way.
 """
 
 from __future__ import annotations
@@ -47,6 +50,11 @@ KINDS = (X509, STANDALONE, LANDMARK)
 MIN_BATCH, MAX_BATCH = 2, 1 << 26
 # The CA cosigner's algorithm when a campaign names none (the draft's example cosigner).
 DEFAULT_CA = "ML-DSA-44"
+# The trust anchor IDs `pki` gives the CA and the batch's landmark (chainlab-engine's
+# pki::mtc CA_ID and chainlab_mtc::proof::landmark_id of log 1's landmark 2, written into
+# trust.json; tests/runner/test_trust_anchors.py compares).
+CA_ID = "32473.1"
+LANDMARK_ID = "32473.1.0.1.2"
 # The keys of a certificate's inline table in a campaign file.
 TABLE_KEYS = ("kind", "batch", "ca", "cosigners", "landmark_held", "retry", "encoding")
 # How an MTC is encoded (`pki --mtc-encoding`): -07's IANA OIDs, or the early experiments'.
@@ -136,17 +144,25 @@ class Certificate:
         return flags
 
     def server_flags(self) -> list[str]:
-        """`serve` flags beyond `--chain`: the standalone certificate for a retry."""
+        """`serve` flags beyond `--chain` for the stand-in: the standalone certificate for a
+        retry."""
         return ["--mtc-retry-standalone"] if self.retry else []
 
     def client_flags(self, pki_dir: Path) -> list[str]:
         """A client's verification flags for this MTC (in place of `--ca`)."""
         flags = ["--mtc-trust", str(pki_dir / "mtc" / "trust.json")]
-        if self.retry:
-            flags.append("--mtc-retry")
-        elif self.sent == "landmark":
+        if self.sent == "landmark" and not self.retry:
             flags.append("--mtc-landmarks")
         return [*flags, "--mtc-cosigners-required", str(len(self.cosigners))]
+
+    @property
+    def own_ids(self) -> tuple[str, ...]:
+        """The trust anchor IDs a client requests first for this certificate: its landmark's
+        when it holds the landmark, the CA's when it takes the standalone one; none when it
+        retries (its first request names neither, as a client whose list lacks the CA)."""
+        if not self.is_mtc or self.retry:
+            return ()
+        return (LANDMARK_ID,) if self.sent == "landmark" else (CA_ID,)
 
 
 def subtree_entries(batch: int) -> int:
@@ -219,9 +235,7 @@ def token(spec: str, alg_token: Callable[[str], str]) -> str:
     c = parse(spec)
     exp = f"_{_EXPERIMENTAL_WORD}" if c.encoding == EXPERIMENTAL else ""
     if c.kind == LANDMARK:
-        return (
-            f"mtcl{c.batch}" + ("" if c.held else "_nolm") + ("_retry" if c.retry else "") + exp
-        )
+        return f"mtcl{c.batch}" + ("" if c.held else "_nolm") + ("_retry" if c.retry else "") + exp
     algs = (alg_token(a) for a in (c.ca or DEFAULT_CA, *c.cosigners))
     return "_".join([f"mtcs{c.batch}", *algs]) + exp
 
@@ -399,16 +413,15 @@ def check(v, sid: str, h, with_load: bool) -> None:
         )
 
 
-def needs(cert: Certificate) -> list[tuple[str, str, str]]:
-    """What serving and checking `cert` asks of the stacks: MTCs; a client that holds
-    landmarks, checks cosigners besides the CA or reads the early experiments' encoding;
-    and the SNI stand-in for the trust-anchor retry on both sides."""
+def needs(cert: Certificate, h) -> list[tuple[str, str, str]]:
+    """What serving and checking `cert` asks of the stacks: MTCs; a client that checks
+    cosigners besides the CA or reads the early experiments' encoding; and, without the
+    trust_anchors extension (`h`: the scenario's handshake), the SNI stand-in for the
+    retry on both sides."""
     if not cert.is_mtc:
         return []
     out = [need("both", "mtc")]
-    if cert.sent == "landmark" and not cert.retry:
-        out.append(need("client", "mtc_landmarks"))
-    if cert.retry:
+    if cert.retry and h.anchors_requested is None:
         out.append(need("both", "mtc_retry"))
     if cert.sent == "standalone" and cert.cosigners:
         out.append(need("client", "mtc_cosigners"))
@@ -449,8 +462,14 @@ CERTIFICATE = Axis(
     shape=_shape,
     check=check,
     # A stack serves and checks MTCs only where it has them (chainlab.campaign.stacks).
-    needs=lambda spec, _: needs(parse(spec)),
-    server_flags=lambda spec, s, files: parse(spec).server_flags(),
+    needs=lambda spec, h: needs(parse(spec), h),
+    # The stand-in's retry flags; with the trust_anchors extension its axis gives them.
+    server_flags=lambda spec, s, files: (
+        parse(spec).server_flags() if s.handshake.anchors_requested is None else []
+    ),
+    client_flags=lambda spec, s, files, seed: (
+        ["--mtc-retry"] if parse(spec).retry and s.handshake.anchors_requested is None else []
+    ),
     trust=_trust,
     describe=describe,
 )

@@ -45,6 +45,10 @@ class Handshake:
     anchor_depth: int = 0
     # What the server authenticates with (chainlab.campaign.certificates).
     credential: Certificate = parse(X509)
+    # The trust anchor IDs the client requests in the trust_anchors extension
+    # (chainlab.campaign.anchors); None: no extension, and an MTC's negotiation is the
+    # campaign's stand-in.
+    anchors_requested: int | None = None
     # The engine's `serve --chain`: which of the hierarchy's files the server sends.
     engine_chain: str = DEFAULT_SERVED_CHAIN
     # A second chain the server also holds, root first (chainlab.campaign.rollout).

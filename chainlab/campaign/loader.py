@@ -266,7 +266,7 @@ class _Validator(TableReaders, MatrixReaders, ClientReaders):
         """What a side's TLS stack cannot do is refused here, one line per problem, never
         found failing at run time (chainlab.campaign.stacks, docs/stacks.md); so is what
         [load]'s generator_stack cannot do of the scenario's client side."""
-        needs = axes.needs_of(parts)
+        needs = axes.needs_of(h)
         for problem in stacks.problems(h, load is not None, needs):
             if self.interop and problem.on_the_wire:
                 self.notes.append(

@@ -64,7 +64,7 @@ class Capabilities:
 
 _OPENSSL = Capabilities(
     signature_algorithms=algorithms.OPENSSL_ALGORITHMS,
-    missing_features=("signature_impl_liboqs",),
+    missing_features=("signature_impl_liboqs", "trust_anchors"),
 )
 
 CAPABILITIES: dict[str, Capabilities] = {
@@ -112,11 +112,13 @@ CAPABILITIES: dict[str, Capabilities] = {
             "targets",
             "server_group_preference",
             "seeded_random",
+            "trust_anchors",
         ),
     ),
     # chainlab-boring info (engine/crates/chainlab-boring/src/capabilities.rs): BoringSSL's
     # own ML-DSA, no SLH-DSA and none of liboqs' families; MTCs served, and verified by
-    # BoringSSL's own X.509 verifier (standalone, -07 encoding, the CA cosigner only).
+    # BoringSSL's own X.509 verifier (standalone, -07 encoding, the CA cosigner only; a
+    # landmark-relative one by chainlab's relying party); the trust_anchors extension.
     "boringssl": Capabilities(
         signature_algorithms=(
             "ML-DSA-44",
@@ -136,7 +138,6 @@ CAPABILITIES: dict[str, Capabilities] = {
             "server_group_preference",
             "seeded_random",
             "signature_impl_liboqs",
-            "mtc_landmarks",
             "mtc_cosigners",
             "mtc_experimental",
             "mtc_retry",
@@ -159,13 +160,12 @@ FEATURE_TEXT = {
     "signature_impl_liboqs": "liboqs signing and verifying ML-DSA (signature_impl 'liboqs')",
     "seeded_random": "seeded random bytes for counted handshakes ([measure] random 'seeded')",
     "mtc": "Merkle Tree Certificates (certificate 'mtc-standalone' or 'mtc-landmark')",
-    "mtc_landmarks": "a client holding MTC landmarks (certificate 'mtc-landmark' held): "
-    "BoringSSL's verifier checks standalone MTCs only",
     "mtc_cosigners": "MTC cosigners besides the CA (certificate cosigners): BoringSSL's "
     "verifier checks the CA cosigner's signature only",
     "mtc_experimental": "the early experiments' MTC encoding (certificate encoding "
     "'experimental'): BoringSSL's verifier knows -07's OIDs only",
-    "mtc_retry": "the MTC retry's SNI stand-in (certificate retry = true)",
+    "mtc_retry": "the MTC retry's SNI stand-in (certificate retry = true without trust_anchors)",
+    "trust_anchors": "the trust_anchors extension (trust_anchors)",
 }
 
 

@@ -28,12 +28,14 @@ DECLARED_IN = {
     "second_chain": "chainlab/campaign/rollout.py",
     "population": "chainlab/campaign/rollout.py",
     "server_groups": "chainlab/campaign/rollout.py",
+    "trust_anchors": "chainlab/campaign/anchors.py",
 }
 # A word that is also an axis's name but names something else in that file.
 ELSEWHERE = {
     ("chainlab/runner/records.py", "stack"): "an engine record's field: its writer's stack",
     ("chainlab/runner/scenario.py", "cert_compression"): "the engine's ready-line field",
     ("chainlab/campaign/stacks.py", "client_auth"): "a capability as the engines' info names it",
+    ("chainlab/campaign/stacks.py", "trust_anchors"): "a capability as the engines name it",
 }
 
 

@@ -222,8 +222,9 @@ def test_exclusions_test_either_side_or_one(tmp_path):
         ),
         (
             'hierarchy = [["ml", "ml"]]\nclient_stack = ["boringssl"]\n'
-            'certificate = [{ kind = "mtc-landmark", batch = 4096 }]',
-            "client stack boringssl cannot do a client holding MTC landmarks",
+            'certificate = [{ kind = "mtc-landmark", batch = 4096, landmark_held = false, '
+            "retry = true }]",
+            "client stack boringssl cannot do the MTC retry's SNI stand-in",
         ),
         (
             'hierarchy = [["ml", "ml"]]\nclient_stack = ["boringssl"]\n'
@@ -372,8 +373,9 @@ def test_stack_and_a_side_are_not_given_together(tmp_path):
     [
         ('stack = ["boringssl"]\ntransport = ["quic"]', "(missing capability: quic)"),
         (
-            'client_stack = ["boringssl"]\ncertificate = [{ kind = "mtc-landmark", batch = 64 }]',
-            "(missing capability: mtc_landmarks)",
+            'client_stack = ["boringssl"]\n'
+            'certificate = [{ kind = "mtc-standalone", batch = 64, cosigners = ["ml"] }]',
+            "(missing capability: mtc_cosigners)",
         ),
         ('server_stack = ["boringssl"]\nkex = ["MLKEM768"]', "has no key-exchange group MLKEM768"),
     ],

@@ -1,0 +1,93 @@
+"""The `trust_anchors` axis, declared here whole (the registry is chainlab.campaign.axes):
+the trust_anchors extension (draft-ietf-tls-trust-anchor-ids-06) a client sends, which only
+BoringSSL implements (docs/stacks.md).
+
+A value is `"sni"` (the default: no extension; a Merkle Tree Certificate's negotiation is the
+campaign's stand-in, chainlab.campaign.certificates) or how many trust anchor IDs the
+ClientHello requests: 0 sends the extension with an empty list (as Chrome 141 does), 28 as
+many IDs as Chrome 152. The client requests its own IDs first (its landmark's when it holds
+the landmark, the CA's when it takes the standalone MTC; none when it will retry), then IDs of
+other CAs (`32473.99.<i>`) up to the number. With an MTC the server offers the
+landmark-relative certificate under its landmark's ID and the standalone one under the CA's,
+and sends the certificate the stand-in would (the `certificate` value's) to a client that
+requests neither; a client that retries asks again for the one of the server's available IDs
+it trusts. With X.509 only the ClientHello changes: the server's chain carries no ID.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from chainlab.campaign.axis import NOT_MINE, Axis
+from chainlab.campaign.stacks import need
+from chainlab.schema import fmt
+
+STAND_IN = "sni"
+# The most IDs a campaign may request: 1,000 filler IDs of 6 or 7 bytes each stay well
+# within the extension's 65,535 bytes (the engine refuses more).
+MAX_IDS = 1000
+_TOKEN = re.compile(r"tai(\d+)")
+
+
+def read(v, item, at: str) -> str | None:
+    """'sni', or a number of IDs 0 to MAX_IDS (kept as its decimal string)."""
+    if item == STAND_IN:
+        return STAND_IN
+    if isinstance(item, bool) or not isinstance(item, int) or not 0 <= item <= MAX_IDS:
+        v.bad(
+            at,
+            f"bad value {fmt(item)}; allowed: 'sni' (no extension: the stand-in) or the number "
+            f"of trust anchor IDs the client requests, 0 to {MAX_IDS} (0: an empty list)",
+        )
+        return None
+    return str(item)
+
+
+def requested(value: str) -> int | None:
+    """The number of IDs a value requests; None for the stand-in."""
+    return None if value == STAND_IN else int(value)
+
+
+def _client_flags(value: str, s, files, seed: int) -> list[str]:
+    """The client's request: its own IDs first, then filler IDs up to the number; and the
+    retry where the certificate says the client retries."""
+    n = requested(value)
+    if n is None:
+        return []
+    cert = s.handshake.credential
+    own = list(cert.own_ids[:n])
+    flags = ["--trust-anchors", ",".join(own), "--trust-anchors-filler", str(n - len(own))]
+    return flags + (["--trust-anchor-retry"] if cert.retry else [])
+
+
+def _needs(value: str, h) -> list[tuple[str, str, str]]:
+    if requested(value) is None:
+        return []
+    # The server's side only where it has IDs to offer (an MTC's).
+    return [need("both" if h.credential.is_mtc else "client", "trust_anchors")]
+
+
+def describe(value: str) -> str:
+    n = requested(value)
+    return "no trust_anchors" if n is None else f"trust_anchors {n} ID{'s' if n != 1 else ''}"
+
+
+TRUST_ANCHORS = Axis(
+    key="trust_anchors",
+    label="trust anchor IDs requested",
+    default=STAND_IN,
+    read=read,
+    order={STAND_IN: -1},
+    id_part=lambda v, _: None if v == STAND_IN else f"tai{v}",
+    id_read=lambda p, _: m.group(1) if (m := _TOKEN.fullmatch(p)) else NOT_MINE,
+    id_help="tai<number of IDs>",
+    not_with_target=True,
+    shape=lambda v, h: replace(h, anchors_requested=requested(v)),
+    needs=_needs,
+    server_flags=lambda v, s, files: (
+        ["--trust-anchor-ids"] if requested(v) is not None and s.handshake.credential.is_mtc else []
+    ),
+    client_flags=_client_flags,
+    describe=describe,
+)
