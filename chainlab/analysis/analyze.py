@@ -18,6 +18,7 @@ import pandas as pd
 
 # Each module registers the analyses it produces (chainlab.analysis.registry).
 from chainlab.analysis import (  # noqa: F401
+    anchors,
     by_position,
     capacity,
     client_auth,

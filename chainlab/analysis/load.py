@@ -60,6 +60,8 @@ class StoreData:
     # population or a second chain, with its kind and chain (may be empty).
     rollout_attempts: pd.DataFrame = field(default_factory=pd.DataFrame)
     rollout_load: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # Per scenario that sent the trust_anchors extension or retried (the store's _ANCHORS).
+    anchors: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def load_store(path, config: AnalysisConfig | None = None) -> StoreData:
@@ -128,6 +130,7 @@ def load_store(path, config: AnalysisConfig | None = None) -> StoreData:
         targets=targets,
         target_failures=target_failures,
         network_samples=frames.network_samples,
+        anchors=frames.anchors,
         latencies_ms=latencies,
         config=cfg,
         campaign_name=str(last["campaign_file_name"]),

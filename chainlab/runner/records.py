@@ -130,6 +130,12 @@ def sample_rows(run_id: str, scenario_id: str, client: list[dict], server: list[
                 # Staged rollout only: the kind of client drawn, the chain the server sent.
                 "client_kind": c.get("client_kind"),
                 "chain_index": s.get("chain_index") if s else None,
+                # An attempt of two connections (the MTC retry), and the trust_anchors
+                # extension (BoringSSL clients only).
+                "retried": c.get("first_conn_id") is not None,
+                "trust_anchors_requested": c.get("trust_anchors_requested"),
+                "trust_anchor_matched": c.get("trust_anchor_matched"),
+                "trust_anchors_available": c.get("trust_anchors_available"),
             }
         )
     return rows

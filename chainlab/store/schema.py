@@ -63,9 +63,9 @@ def add_columns(table: str, *names: str, if_missing: bool = False) -> tuple[str,
     return tuple(out)
 
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 # Versions this chainlab reads; each older one has an upgrade step in UPGRADES.
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)
 # What turns a store of version v into v + 1 (run in one transaction with the version bump).
 UPGRADES = {
     1: (
@@ -121,6 +121,14 @@ UPGRADES = {
     ),
     # if_missing: a version-8 store got instruction_samples as schema.sql declares it now.
     9: add_columns("instruction_samples", "random", if_missing=True),
+    # and the MTC encoding's column: `axis_columns_sql` (with what older MTCs were written in)
+    10: add_columns(
+        "samples",
+        "retried",
+        "trust_anchors_requested",
+        "trust_anchor_matched",
+        "trust_anchors_available",
+    ),
 }
 
 

@@ -1,4 +1,4 @@
--- chainlab result store, schema version 10 (chainlab/store/schema.py: SCHEMA_VERSION, which
+-- chainlab result store, schema version 11 (chainlab/store/schema.py: SCHEMA_VERSION, which
 -- tests/store/test_schema.py holds this line to; the versions' history is schema.py's).
 -- Every column is declared here once, except one per lever axis of `scenarios`, which its
 -- axis declares (chainlab/campaign/axes.py). An older store is upgraded when opened for
@@ -175,6 +175,15 @@ CREATE TABLE samples (
     -- (0: the hierarchy's, 1: the second chain's)
     client_kind     VARCHAR,
     chain_index     INTEGER,
+    -- Whether the attempt connected twice (the MTC trust-anchor retry: the record is both
+    -- connections); NULL before version 11
+    retried         BOOLEAN,
+    -- The trust_anchors extension only (NULL without it and before version 11): the IDs
+    -- the ClientHello requested, whether the server said its certificate matched one, the
+    -- IDs of the server's available list (of the retry's connection, after a retry)
+    trust_anchors_requested INTEGER,
+    trust_anchor_matched BOOLEAN,
+    trust_anchors_available INTEGER,
     PRIMARY KEY (run_id, scenario_id, seq)
 );
 

@@ -76,6 +76,27 @@ GROUP BY scenario_id
 """
 )
 
+# The trust_anchors extension and the MTC retry per scenario (measured attempts, failed
+# ones too: a refusal is what the extension's negotiation can end in; stores of version 11
+# and later): the IDs requested and available, the share the server matched and the share
+# that connected twice; the client's bytes written, of the attempts that completed.
+_ANCHORS = (
+    "WITH "
+    + _CHOSEN
+    + """
+SELECT scenario_id,
+    count(*) AS n_attempts,
+    avg(trust_anchors_requested) AS trust_anchors_requested,
+    avg(CASE WHEN trust_anchor_matched THEN 1.0 ELSE 0.0 END) AS matched_share,
+    avg(trust_anchors_available) AS trust_anchors_available,
+    avg(CASE WHEN retried THEN 1.0 ELSE 0.0 END) AS retried_share,
+    avg(CASE WHEN outcome = 'ok' THEN bytes_written END) AS ok_bytes_written
+FROM measured
+WHERE trust_anchors_requested IS NOT NULL OR retried
+GROUP BY scenario_id
+"""
+)
+
 # Per-scenario moments of successful measured handshakes. Variances are sample variances
 # (n - 1), covariances likewise; NULL where fewer than two values exist.
 _MOMENTS = (
@@ -366,6 +387,7 @@ class AnalysisFrames:
     counts: pd.DataFrame  # per scenario (_COUNTS)
     datagrams: pd.DataFrame  # per QUIC scenario (_DATAGRAMS); empty before version 5
     mtc: pd.DataFrame  # per MTC scenario (_MTC); empty before version 7
+    anchors: pd.DataFrame  # per trust_anchors or retry scenario (_ANCHORS); empty before 11
     failures: pd.DataFrame  # scenario_id, error_category, n, example_detail
     optional: dict[str, pd.DataFrame]  # _OPTIONAL_TABLES, empty where absent
     latencies: dict  # scenario_id -> sorted total_ns (int64) of its chosen run (_LATENCIES)
@@ -503,6 +525,7 @@ def analysis_frames(con, path: Path) -> AnalysisFrames:
             con.execute(_DATAGRAMS).df() if "datagrams_read" in sample_columns else pd.DataFrame()
         ),
         mtc=con.execute(_MTC).df() if "mtc_kind" in sample_columns else pd.DataFrame(),
+        anchors=con.execute(_ANCHORS).df() if "retried" in sample_columns else pd.DataFrame(),
         failures=con.execute(_FAILURES).df(),
         optional={
             name: con.execute(f"SELECT * FROM {name}").df() if name in tables else pd.DataFrame()

@@ -146,3 +146,29 @@ def test_a_kept_mtc_store_reads_as_the_early_experiments_encoding(tmp_path):
     assert as_is == upgraded
     assert upgraded.pop("x509") == "n/a"
     assert set(upgraded.values()) == {"experimental"} and upgraded, upgraded
+
+
+def test_a_kept_trust_anchor_store_keeps_what_was_requested_matched_and_retried(tmp_path):
+    """Schema 11's trust_anchors extension (BoringSSL): a client holding the landmark that
+    requested its ID and was matched, and one that requested 28 other IDs, got the default
+    certificate and retried for the CA's; the report's section reads them."""
+    (path,) = [p for p in STORES if p.name == "v11-anchors.duckdb"]
+    store = tmp_path / path.name
+    shutil.copy(path, store)
+    with chainlab.open(store) as s:
+        samples = s.samples
+    m = samples[~samples["warmup"] & samples["scenario_id"].str.contains("__tai")]
+    by = m.groupby("scenario_id")
+    held = "x25519mlkem768__ml_root__ml_leaf__mtcl4096__stack_boring__tai1"
+    retry = "x25519mlkem768__ml_root__ml_leaf__mtcl4096_nolm_retry__stack_boring__tai28"
+    assert set(by.groups) == {held, retry}
+    assert (by.get_group(held)["trust_anchor_matched"]).all()
+    assert not by.get_group(held)["retried"].any()
+    assert (by.get_group(held)["mtc_kind"] == "landmark").all()
+    r = by.get_group(retry)
+    assert r["retried"].all() and (r["mtc_kind"] == "standalone").all()
+    # The record is the retry's connection: it requested the one ID it trusts, the CA's.
+    assert (r["trust_anchors_requested"] == 1).all() and r["trust_anchor_matched"].all()
+    assert (m["trust_anchors_available"] == 2).all()
+    t = analyze(store).trust_anchors.set_index("scenario_id")
+    assert t.loc[retry, "retried_share"] == 1.0 and t.loc[held, "matched_share"] == 1.0
