@@ -27,7 +27,7 @@ use chainlab_mtc::entry::Certificate;
 use chainlab_mtc::proof::{self, MtcProof};
 use chainlab_mtc::verify::{SignatureCheck, Trust};
 use chainlab_mtc::Encoding;
-use chainlab_record::args::ClientArgs;
+use chainlab_record::args::{ChainPolicy, ClientArgs};
 use chainlab_record::mtc::RelyingParty;
 use chainlab_record::record::{MtcChecked, TrustAnchorsSeen};
 use foreign_types::ForeignTypeRef;
@@ -225,9 +225,10 @@ impl SignatureCheck for NoSignatures {
     }
 }
 
-/// The server's side: the MTC credentials under their trust anchor IDs, issuer matching on
-/// (added before the `--chain` credential, which is the one for every other client).
-pub fn server_credentials(pki: &Path) -> anyhow::Result<Vec<crate::context::Credential>> {
+/// The server's side: which MTC is offered under which trust anchor ID (the
+/// landmark-relative one under its landmark's, the standalone one under the CA's), from the
+/// hierarchy's `mtc/trust.json`.
+pub fn server_ids(pki: &Path) -> anyhow::Result<[(ChainPolicy, String); 2]> {
     let trust_path = pki.join("mtc/trust.json");
     let trust = Trust::read(&trust_path)
         .map_err(|e| anyhow!("--trust-anchor-ids needs the MTCs of `pki --mtc-batch`: {e}"))?;
@@ -238,22 +239,22 @@ pub fn server_credentials(pki: &Path) -> anyhow::Result<Vec<crate::context::Cred
             trust_path.display()
         )
     })?;
-    let mut out = Vec::new();
-    for (policy, id) in [
-        (crate::cli::ChainPolicy::MtcLandmark, landmark),
-        (crate::cli::ChainPolicy::MtcStandalone, trust.ca_id.clone()),
-    ] {
-        let (cred, _, _) = crate::context::credential(pki, policy, "--pki")?;
-        let binary = proof::binary_id(&id)?;
-        // SAFETY: a credential we own; the ID is copied.
-        unsafe {
-            if ffi::SSL_CREDENTIAL_set1_trust_anchor_id(cred.0, binary.as_ptr(), binary.len()) != 1
-            {
-                bail!("--trust-anchor-ids: BoringSSL refused the trust anchor ID {id}");
-            }
-            ffi::SSL_CREDENTIAL_set_must_match_issuer(cred.0, 1);
-        }
-        out.push(cred);
+    Ok([
+        (ChainPolicy::MtcLandmark, landmark),
+        (ChainPolicy::MtcStandalone, trust.ca_id),
+    ])
+}
+
+/// Gives credential `cred` the trust anchor ID `id` with issuer matching on, so BoringSSL
+/// sends it only to a client requesting `id`.
+///
+/// # Safety
+/// `cred` is a valid credential the caller owns.
+pub unsafe fn offer_under(cred: *mut ffi::SSL_CREDENTIAL, id: &str) -> anyhow::Result<()> {
+    let binary = proof::binary_id(id)?;
+    if ffi::SSL_CREDENTIAL_set1_trust_anchor_id(cred, binary.as_ptr(), binary.len()) != 1 {
+        bail!("--trust-anchor-ids: BoringSSL refused the trust anchor ID {id}");
     }
-    Ok(out)
+    ffi::SSL_CREDENTIAL_set_must_match_issuer(cred, 1);
+    Ok(())
 }

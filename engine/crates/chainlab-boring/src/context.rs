@@ -111,7 +111,10 @@ pub fn server(args: &ServeArgs) -> anyhow::Result<ServerContext> {
             bail!("--trust-anchor-ids: without certificate compression only");
         }
         // Tried in order: the credentials a client asks for by ID, then the default.
-        for cred in crate::anchors::server_credentials(&args.pki)? {
+        for (policy, id) in crate::anchors::server_ids(&args.pki)? {
+            let (cred, _, _) = credential(&args.pki, policy, "--pki")?;
+            // SAFETY: a credential we own.
+            unsafe { crate::anchors::offer_under(cred.0, &id)? };
             add_credential(&mut builder, &cred)?;
         }
     }
@@ -316,7 +319,7 @@ fn register<A: compression::Algorithm>(
 }
 
 /// An X.509 credential: the chain file of `policy` in `dir` (leaf first) and `leaf.key`.
-pub struct Credential(pub *mut ffi::SSL_CREDENTIAL);
+pub struct Credential(*mut ffi::SSL_CREDENTIAL);
 
 impl Drop for Credential {
     fn drop(&mut self) {
@@ -327,7 +330,7 @@ impl Drop for Credential {
 
 /// The credential of a chain file, what the ready line says of it, and its certificates'
 /// DER (leaf first).
-pub fn credential(
+fn credential(
     dir: &Path,
     policy: ChainPolicy,
     flag: &str,
