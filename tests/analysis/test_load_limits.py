@@ -24,12 +24,34 @@ def step(**over) -> dict:
 
 def test_busy_server_cores_make_a_saturated_server():
     sat, why = step_limit(step(server_cores_busy=0.97))
-    assert sat and why == "server CPU (97% of its cores busy)"
+    assert sat and why == "server CPU (97% of its cores busy) (achieved 60% of the offer)"
 
 
 def test_an_overflowing_accept_queue_makes_a_saturated_server_even_with_idle_cores():
     sat, why = step_limit(step(server_cores_busy=0.4, listen_overflows=12.0))
-    assert sat and why == "server listen queue (12 overflows)"
+    assert sat and why == "server listen queue (12 overflows) (achieved 60% of the offer)"
+
+
+def test_a_step_short_of_its_offer_or_past_its_latency_bound_never_kept_up():
+    """The pattern of a load run here: capacity 627/s (overloaded); the step at 0.9 of it
+    offered 564.5/s, achieved 536/s (95 %, above the old 0.9 threshold) with the core 97 %
+    busy and a p99 of 363 ms against 8.7 ms at the lightest step."""
+    at_09 = step(
+        offered_rate=564.5, achieved_rate=536.0, achieved_rate_hi=548.0, achieved_share=0.95,
+        server_cores_busy=0.97, p99_ms=363.0, p99_bound_ms=87.0,
+    )  # fmt: skip
+    sat, why = step_limit(at_09)
+    assert sat and why.startswith("server CPU (97% of its cores busy) (achieved 95% of the")
+    assert "p99 363 ms, above its bound of 87 ms" in why
+    # The same achieved rate within its interval of the offer, but the latency unbounded.
+    sat, why = step_limit({**at_09, "achieved_rate_hi": 570.0})
+    assert sat and "kept up" not in why and "above its bound" in why
+    # With idle cores it is the latency that says so, not "kept up".
+    sat, why = step_limit({**at_09, "achieved_rate_hi": 570.0, "server_cores_busy": 0.3})
+    assert not sat and why.startswith("latency: p99 363 ms, above its bound of 87 ms")
+    # Within its interval and its bound: kept up.
+    sat, why = step_limit({**at_09, "achieved_rate_hi": 570.0, "p99_ms": 20.5})
+    assert (sat, why) == (False, "nothing: the server kept up with the offer")
 
 
 def test_idle_cores_and_full_slots_are_the_slots_not_the_server():
