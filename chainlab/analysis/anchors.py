@@ -21,6 +21,8 @@ from chainlab.campaign import anchors, axes
 
 # Identity columns of the context besides the requested list (and the network).
 _EXCLUDED = {"trust_anchors"}
+# The hierarchy, position by position.
+_POSITIONS = ("root_alg", "int1_alg", "int2_alg", "leaf_alg")
 
 
 def _requested(value) -> float:
@@ -34,7 +36,7 @@ def table(summary: pd.DataFrame, per: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame()
     ok = summary[~summary["failed"]] if "failed" in summary else summary
     context_cols = [
-        c for c in ("kex", "hierarchy", *axes.lever_columns(), "network")
+        c for c in ("kex", *_POSITIONS, *axes.lever_columns(), "network")
         if c in summary and c not in _EXCLUDED
     ]  # fmt: skip
     wanted = set(per["scenario_id"])
