@@ -80,6 +80,7 @@ pub fn load(args: &LoadArgs) -> anyhow::Result<()> {
 fn prepare(args: &ClientArgs) -> anyhow::Result<ClientContext> {
     drive::check_client(args)?;
     capabilities::check_handshake(args)?;
+    crate::profile::check(args)?;
     context::client(args)
 }
 
@@ -152,6 +153,7 @@ impl<'a> Client<'a> {
     /// offered.
     fn new_ssl(&mut self, retry: Option<&[u8]>) -> anyhow::Result<(Ssl, bool)> {
         let mut ssl = Ssl::new(&self.ctx.ctx)?;
+        crate::profile::apply_ssl(&ssl, self.args.client_profile);
         // Before the timed span: nothing of an earlier connection of this thread.
         context::take_ticket();
         anchors::take_noted();

@@ -238,8 +238,9 @@ pub fn client(args: &ClientArgs) -> anyhow::Result<ClientContext> {
         }
     }
     crate::anchors::request(&mut builder, args)?;
+    crate::profile::apply(&mut builder, args.client_profile)?;
     // Offered to servers, and used on the client's own certificate.
-    precompress(&mut builder, args.tls.cert_compression, &[])?;
+    precompress(&mut builder, crate::profile::offered_compression(args), &[])?;
     if let Some(dir) = &args.cert_pki {
         let (cred, _, _) = credential(dir, ChainPolicy::LeafIntermediates, "--cert-pki")?;
         add_credential(&mut builder, &cred)?;

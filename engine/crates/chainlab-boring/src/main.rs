@@ -22,6 +22,7 @@ mod info;
 mod keys;
 mod mtc;
 mod primitives;
+mod profile;
 mod server;
 
 use cli::{Cli, Command};

@@ -170,6 +170,12 @@ pub struct ClientArgs {
     /// `--mtc-landmarks`), and record both connections as one attempt.
     #[arg(long, requires_all = ["trust_anchors", "mtc_trust"])]
     pub trust_anchor_retry: bool,
+    /// A browser's ClientHello (the BoringSSL engine; docs/stacks.md says what each profile
+    /// sets and its sources): `chrome` offers Chrome's groups, signature schemes (ML-DSA
+    /// first), versions and cipher suites, ALPN, OCSP and SCT requests, brotli certificate
+    /// compression, GREASE, a GREASE ECH extension and a permuted extension order.
+    #[arg(long, value_enum, default_value = "none")]
+    pub client_profile: ClientProfile,
     /// Name sent in SNI and checked against the leaf's subjectAltName.
     #[arg(long, default_value = "localhost")]
     pub servername: String,
@@ -330,6 +336,15 @@ impl ChainPolicy {
     pub fn is_mtc(self) -> bool {
         matches!(self, ChainPolicy::MtcStandalone | ChainPolicy::MtcLandmark)
     }
+}
+
+/// `--client-profile`: whose ClientHello the client sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ClientProfile {
+    /// The engine's own: exactly what `--groups`, `--sigalgs` and the other options say.
+    None,
+    /// Chrome's (desktop, version 150 and later).
+    Chrome,
 }
 
 /// RFC 8879 certificate compression algorithm.

@@ -192,7 +192,8 @@ pub const CERT_COMPRESSIONS: &[&str] = &["zlib", "brotli"];
 /// validated on this stack (its client never met a server of another make there).
 /// `seeded_random`: aws-lc draws its own random bytes inside key generation, encapsulation
 /// and ML-DSA signing, with no hook to seed them (`--random-seed`). `trust_anchors`: rustls
-/// has no trust_anchors extension (draft-ietf-tls-trust-anchor-ids).
+/// has no trust_anchors extension (draft-ietf-tls-trust-anchor-ids). `client_profile`: a
+/// browser's ClientHello (GREASE, extension permutation) is BoringSSL's.
 pub const MISSING_FEATURES: &[&str] = &[
     "quic",
     "client_auth",
@@ -203,6 +204,7 @@ pub const MISSING_FEATURES: &[&str] = &[
     "server_group_preference",
     "seeded_random",
     "trust_anchors",
+    "client_profile",
 ];
 
 /// The groups of a `--groups` list, in order; an error names the unknown one and the allowed.
@@ -303,6 +305,9 @@ pub fn check_handshake(args: &ClientArgs) -> anyhow::Result<()> {
     }
     if args.trust_anchors.is_some() {
         bail!(missing("--trust-anchors", "trust_anchors"));
+    }
+    if args.client_profile != chainlab_record::args::ClientProfile::None {
+        bail!(missing("--client-profile", "client_profile"));
     }
     if args.partial_chain {
         bail!(missing("--partial-chain", "partial_chain"));

@@ -66,6 +66,12 @@ pub(crate) fn prepare(args: &ClientArgs) -> anyhow::Result<ClientContext> {
     if args.trust_anchors.is_some() {
         anyhow::bail!(super::context::NO_TRUST_ANCHORS.replace("{option}", "--trust-anchors"));
     }
+    if args.client_profile != chainlab_record::args::ClientProfile::None {
+        anyhow::bail!(
+            "--client-profile: not supported by the OpenSSL engine (missing capability: \
+             client_profile); the boringssl engine has it"
+        );
+    }
     context::client(args)
 }
 
