@@ -31,7 +31,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
-from chainlab.campaign import anchors, certificates, rollout, stacks
+from chainlab.campaign import anchors, certificates, profiles, rollout, stacks
 from chainlab.campaign.algorithms import (
     CERT_COMPRESSIONS,
     DEFAULT_SERVED_CHAIN,
@@ -444,6 +444,7 @@ _AXES: list[Axis] = [
     SERVER_GROUPS,
     SIGNATURE_IMPL,
     anchors.TRUST_ANCHORS,
+    profiles.CLIENT_PROFILE,
     NETWORK,
     TARGET,
 ]

@@ -64,7 +64,7 @@ class Capabilities:
 
 _OPENSSL = Capabilities(
     signature_algorithms=algorithms.OPENSSL_ALGORITHMS,
-    missing_features=("signature_impl_liboqs", "trust_anchors"),
+    missing_features=("signature_impl_liboqs", "trust_anchors", "client_profile"),
 )
 
 CAPABILITIES: dict[str, Capabilities] = {
@@ -113,6 +113,7 @@ CAPABILITIES: dict[str, Capabilities] = {
             "server_group_preference",
             "seeded_random",
             "trust_anchors",
+            "client_profile",
         ),
     ),
     # chainlab-boring info (engine/crates/chainlab-boring/src/capabilities.rs): BoringSSL's
@@ -166,6 +167,7 @@ FEATURE_TEXT = {
     "'experimental'): BoringSSL's verifier knows -07's OIDs only",
     "mtc_retry": "the MTC retry's SNI stand-in (certificate retry = true without trust_anchors)",
     "trust_anchors": "the trust_anchors extension (trust_anchors)",
+    "client_profile": "a browser's ClientHello (client_profile)",
 }
 
 

@@ -29,6 +29,7 @@ DECLARED_IN = {
     "population": "chainlab/campaign/rollout.py",
     "server_groups": "chainlab/campaign/rollout.py",
     "trust_anchors": "chainlab/campaign/anchors.py",
+    "client_profile": "chainlab/campaign/profiles.py",
 }
 # A word that is also an axis's name but names something else in that file.
 ELSEWHERE = {
@@ -36,6 +37,7 @@ ELSEWHERE = {
     ("chainlab/runner/scenario.py", "cert_compression"): "the engine's ready-line field",
     ("chainlab/campaign/stacks.py", "client_auth"): "a capability as the engines' info names it",
     ("chainlab/campaign/stacks.py", "trust_anchors"): "a capability as the engines name it",
+    ("chainlab/campaign/stacks.py", "client_profile"): "a capability as the engines name it",
 }
 
 

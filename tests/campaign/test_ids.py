@@ -80,7 +80,14 @@ def test_compose_and_decode_round_trip(parts, expected):
     assert back.pop("target") is None
     assert back.pop("transport") == "tcp"
     assert back.pop("stack") == DEFAULT_PAIR
-    for key in ("second_chain", "population", "server_groups", "signature_impl", "trust_anchors"):
+    for key in (
+        "second_chain",
+        "population",
+        "server_groups",
+        "signature_impl",
+        "trust_anchors",
+        "client_profile",
+    ):
         assert back.pop(key) == axes.get(key).default
     assert back == {
         "kex": kex,
