@@ -35,6 +35,7 @@ from chainlab.analysis import (  # noqa: F401
     network,
     paper,
     probe,
+    profiles,
     quic,
     resumption,
     rollout,
