@@ -25,7 +25,7 @@ use boring::x509::X509Ref;
 use boring_sys as ffi;
 use chainlab_mtc::entry::Certificate;
 use chainlab_mtc::proof::{self, MtcProof};
-use chainlab_mtc::verify::{SignatureCheck, Trust};
+use chainlab_mtc::verify::{NoSignatures, Trust};
 use chainlab_mtc::Encoding;
 use chainlab_record::args::{ChainPolicy, ClientArgs};
 use chainlab_record::mtc::RelyingParty;
@@ -178,11 +178,12 @@ unsafe extern "C" fn verify(
             noted.available = std::slice::from_raw_parts(p, n).to_vec();
         }
     }
+    // The leaf is read only where chainlab's relying party may take it (`--mtc-trust`): an
+    // X.509 client requesting IDs does no work here beyond BoringSSL's own.
     let leaf = ffi::X509_STORE_CTX_get0_cert(store_ctx);
-    let der = if leaf.is_null() {
-        None
-    } else {
-        X509Ref::from_ptr(leaf).to_der().ok()
+    let der = match party {
+        Some(_) if !leaf.is_null() => X509Ref::from_ptr(leaf).to_der().ok(),
+        _ => None,
     };
     let result = match (party, der.as_deref().filter(|d| is_landmark_relative(d))) {
         (Some(party), Some(der)) => match party.verify(der, &NoSignatures) {
@@ -214,15 +215,6 @@ pub fn is_landmark_relative(der: &[u8]) -> bool {
         chainlab_mtc::issue::mtc_algorithm(e).is_ok_and(|alg| alg == cert.signature_algorithm.raw)
             && MtcProof::decode(cert.signature, e).is_ok_and(|p| p.signatures.is_empty())
     })
-}
-
-/// A landmark-relative certificate has no signatures to check.
-struct NoSignatures;
-
-impl SignatureCheck for NoSignatures {
-    fn verify(&self, _spki: &[u8], _message: &[u8], _signature: &[u8]) -> Result<(), String> {
-        Err("no signature is expected here".into())
-    }
 }
 
 /// The server's side: which MTC is offered under which trust anchor ID (the

@@ -104,6 +104,16 @@ pub trait SignatureCheck {
     fn verify(&self, spki: &[u8], message: &[u8], signature: &[u8]) -> Result<(), String>;
 }
 
+/// The check of a relying party that expects no signatures (a landmark-relative
+/// certificate carries none): any signature asked about is refused.
+pub struct NoSignatures;
+
+impl SignatureCheck for NoSignatures {
+    fn verify(&self, _spki: &[u8], _message: &[u8], _signature: &[u8]) -> Result<(), String> {
+        Err("no signature is expected here".into())
+    }
+}
+
 /// Which kind of certificate was accepted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
