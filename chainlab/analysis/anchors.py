@@ -60,6 +60,10 @@ def table(summary: pd.DataFrame, per: pd.DataFrame) -> pd.DataFrame:
                     "stacks": f"{r['client_stack']} → {r['server_stack']}",
                     "network": r.get("network"),
                     "trust_anchors": r["trust_anchors"],
+                    # The IDs the scenario's first ClientHello requests (NaN: the stand-in,
+                    # no extension); the records' own count is the last connection's, which
+                    # after a retry is the retry's request.
+                    "ids": r["_n"] if r["_n"] >= 0 else math.nan,
                     "requested": p["trust_anchors_requested"],
                     "matched_share": p["matched_share"],
                     "available": p["trust_anchors_available"],

@@ -15,13 +15,14 @@ def headline(b: Builder) -> list[tuple[str, str]]:
         return []
     out = []
     against = t[t["base_id"].notna()]
-    sent = against[against["requested"].notna() & (against["requested"] > 0)]
+    sent = against[against["ids"].notna() & (against["ids"] > 0)]
     if not sent.empty:
-        r = sent.loc[sent["requested"].idxmax()]
+        r = sent.loc[sent["ids"].idxmax()]
+        ids = f"{f.integer(r['ids'])} ID{'' if r['ids'] == 1 else 's'}"
         out.append(
             (
                 "Trust anchor IDs: what a longer request costs the ClientHello",
-                f"requesting {f.integer(r['requested'])} IDs adds {f.integer(r['growth_bytes'])} "
+                f"requesting {ids} adds {f.integer(r['growth_bytes'])} "
                 f"bytes to what the client writes (`{r['scenario_id']}` against "
                 f"`{r['base_id']}`), latency × {f.num(r['latency_ratio'])}",
             )
