@@ -17,24 +17,20 @@
 //! certificate by BoringSSL's `X509_verify_cert`.
 
 use std::cell::RefCell;
-use std::path::Path;
 
-use anyhow::{anyhow, bail};
+use anyhow::bail;
 use boring::ssl::SslContextBuilder;
 use boring::x509::X509Ref;
 use boring_sys as ffi;
 use chainlab_mtc::entry::Certificate;
 use chainlab_mtc::proof::{self, MtcProof};
-use chainlab_mtc::verify::{NoSignatures, Trust};
+use chainlab_mtc::verify::NoSignatures;
 use chainlab_mtc::Encoding;
-use chainlab_record::args::{ChainPolicy, ClientArgs};
+use chainlab_record::anchors::{self, requested};
+use chainlab_record::args::ClientArgs;
 use chainlab_record::mtc::RelyingParty;
 use chainlab_record::record::{MtcChecked, TrustAnchorsSeen};
 use foreign_types::ForeignTypeRef;
-
-/// The arc of the filler IDs a client requests besides its own (`--trust-anchors-filler`):
-/// under the documentation enterprise number, never an ID of chainlab's CA.
-pub const FILLER_ARC: &str = "32473.99";
 
 /// What the last verification on this thread saw of the server's answer.
 #[derive(Debug, Default, Clone)]
@@ -57,70 +53,9 @@ pub fn take_noted() -> Noted {
     NOTED.with(|n| std::mem::take(&mut *n.borrow_mut()))
 }
 
-/// The client's requested list: its wire format and how many IDs it holds; None without
-/// `--trust-anchors`.
-pub fn requested(args: &ClientArgs) -> anyhow::Result<Option<(Vec<u8>, u64)>> {
-    let Some(list) = &args.trust_anchors else {
-        return Ok(None);
-    };
-    let mut ids: Vec<String> = list
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(String::from)
-        .collect();
-    ids.extend((0..args.trust_anchors_filler).map(|i| format!("{FILLER_ARC}.{i}")));
-    let wire = proof::trust_anchor_list(&ids).map_err(|e| {
-        anyhow!("--trust-anchors {list:?}: {e}; allowed: dotted relative OIDs such as 32473.1")
-    })?;
-    if wire.len() > u16::MAX as usize {
-        bail!(
-            "--trust-anchors with {} IDs: {} bytes, more than the extension holds (65535)",
-            ids.len(),
-            wire.len()
-        );
-    }
-    Ok(Some((wire, ids.len() as u64)))
-}
-
-/// The IDs the client trusts for a retry: its MTC CA's, and its landmark's when it holds
-/// the landmarks.
-pub fn trusted_ids(args: &ClientArgs) -> anyhow::Result<Vec<String>> {
-    let Some(path) = &args.mtc_trust else {
-        return Ok(Vec::new());
-    };
-    let trust = Trust::read(path)?;
-    let mut ids = vec![trust.ca_id];
-    if args.mtc_landmarks {
-        ids.extend(trust.landmark_id);
-    }
-    Ok(ids)
-}
-
-/// The IDs of the server's available list (`available`, wire format) the client trusts, in
-/// the server's order of preference, as a requested list (wire format, count); None if
-/// none.
-pub fn retry_request(available: &[u8], trusted: &[String]) -> Option<(Vec<u8>, u64)> {
-    let offered = proof::trust_anchor_ids(available)?;
-    let want: Vec<String> = offered
-        .into_iter()
-        .filter(|id| trusted.contains(id))
-        .collect();
-    if want.is_empty() {
-        return None;
-    }
-    let wire = proof::trust_anchor_list(&want).ok()?;
-    Some((wire, want.len() as u64))
-}
-
 /// What a record says of the extension on a connection that requested `requested` IDs.
 pub fn seen(requested: u64, noted: &Noted) -> TrustAnchorsSeen {
-    TrustAnchorsSeen {
-        trust_anchors_requested: requested,
-        trust_anchor_matched: noted.matched,
-        trust_anchors_available: proof::trust_anchor_ids(&noted.available)
-            .map_or(0, |ids| ids.len() as u64),
-    }
+    anchors::seen(requested, noted.matched, &noted.available)
 }
 
 /// The client's requested list on the context (`--trust-anchors`), verifying or not.
@@ -215,26 +150,6 @@ pub fn is_landmark_relative(der: &[u8]) -> bool {
         chainlab_mtc::issue::mtc_algorithm(e).is_ok_and(|alg| alg == cert.signature_algorithm.raw)
             && MtcProof::decode(cert.signature, e).is_ok_and(|p| p.signatures.is_empty())
     })
-}
-
-/// The server's side: which MTC is offered under which trust anchor ID (the
-/// landmark-relative one under its landmark's, the standalone one under the CA's), from the
-/// hierarchy's `mtc/trust.json`.
-pub fn server_ids(pki: &Path) -> anyhow::Result<[(ChainPolicy, String); 2]> {
-    let trust_path = pki.join("mtc/trust.json");
-    let trust = Trust::read(&trust_path)
-        .map_err(|e| anyhow!("--trust-anchor-ids needs the MTCs of `pki --mtc-batch`: {e}"))?;
-    let landmark = trust.landmark_id.clone().ok_or_else(|| {
-        anyhow!(
-            "--trust-anchor-ids: {} names no landmark trust anchor ID (issued by an older \
-             chainlab): issue the hierarchy again",
-            trust_path.display()
-        )
-    })?;
-    Ok([
-        (ChainPolicy::MtcLandmark, landmark),
-        (ChainPolicy::MtcStandalone, trust.ca_id),
-    ])
 }
 
 /// Gives credential `cred` the trust anchor ID `id` with issuer matching on, so BoringSSL

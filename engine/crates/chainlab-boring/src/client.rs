@@ -128,9 +128,12 @@ impl<'a> Client<'a> {
                 .resume_ratio
                 .map(|_| ChaCha8Rng::seed_from_u64(args.resume_seed)),
             // Both were read (and checked) when the context was built.
-            requested: anchors::requested(args).ok().flatten().map(|(_, n)| n),
+            requested: chainlab_record::anchors::requested(args)
+                .ok()
+                .flatten()
+                .map(|(_, n)| n),
             trusted: if args.trust_anchor_retry {
-                anchors::trusted_ids(args).unwrap_or_default()
+                chainlab_record::anchors::trusted_ids(args).unwrap_or_default()
             } else {
                 Vec::new()
             },
@@ -324,7 +327,8 @@ impl Slot for Client<'_> {
         {
             return Ok(first);
         }
-        let Some(request) = anchors::retry_request(&self.available, &self.trusted) else {
+        let Some(request) = chainlab_record::anchors::retry_request(&self.available, &self.trusted)
+        else {
             return Ok(first);
         };
         let second = self.tcp_attempt(seq, warmup, Some(request))?;

@@ -99,19 +99,12 @@ pub fn server(args: &ServeArgs) -> anyhow::Result<ServerContext> {
     // turning the cache off keeps per-connection work independent of earlier connections.
     builder.set_session_cache_mode(SslSessionCacheMode::OFF);
     if args.trust_anchor_ids {
-        if !args.chain.is_mtc() {
-            bail!(
-                "--trust-anchor-ids with --chain {}: allowed with --chain mtc-landmark or \
-                 mtc-standalone (the MTCs carry the trust anchor IDs; that one goes to a \
-                 client requesting none of them)",
-                args.chain.name()
-            );
-        }
+        chainlab_record::anchors::check_server_chain(args.chain)?;
         if args.tls.cert_compression != Compression::None {
             bail!("--trust-anchor-ids: without certificate compression only");
         }
         // Tried in order: the credentials a client asks for by ID, then the default.
-        for (policy, id) in crate::anchors::server_ids(&args.pki)? {
+        for (policy, id) in chainlab_record::anchors::server_ids(&args.pki)? {
             let (cred, _, _) = credential(&args.pki, policy, "--pki")?;
             // SAFETY: a credential we own.
             unsafe { crate::anchors::offer_under(cred.0, &id)? };

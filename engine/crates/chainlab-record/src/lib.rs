@@ -1,5 +1,5 @@
 //! What every chainlab engine shares, whatever TLS stack it links: the command-line options
-//! all take alike (`args`), the per-connection record schema (`record`) and how a side's
+//! all take alike (`args`), the trust_anchors extension's lists and retry (`anchors`), the per-connection record schema (`record`) and how a side's
 //! observations become a record (`observed`), the server scaffold with its thread-per-
 //! connection and event-loop models, ready line and stop signals (`serve`), the client's
 //! attempt loop and the open-loop load generator (`drive`), the thread CPU clocks and CPU
@@ -14,6 +14,7 @@
 //! records through this crate, so everything downstream of an engine is the same whichever
 //! stack produced a record.
 
+pub mod anchors;
 pub mod args;
 pub mod counting;
 pub mod cpu;
