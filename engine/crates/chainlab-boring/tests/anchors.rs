@@ -1,9 +1,10 @@
-//! The trust_anchors extension (draft-ietf-tls-trust-anchor-ids-06) on BoringSSL, with
+//! The trust_anchors extension (draft-ietf-tls-trust-anchor-ids-06), BoringSSL's own and the
+//! OpenSSL engine's custom extension, each against itself and against the other, with
 //! chainlab's Merkle Tree Certificates: a server whose MTCs carry trust anchor IDs sends the
 //! one a client requests (and says it matched); a client requesting none of them gets the
 //! `--chain` certificate and the server's available list, and retries once for an ID it
 //! trusts; a client without the extension gets the `--chain` certificate. The ClientHello
-//! grows by exactly the encoded list. The other stacks refuse the options by capability.
+//! grows by exactly the encoded list. rustls refuses the options by capability.
 
 use chainlab_test_support::stacks as common;
 
@@ -14,14 +15,15 @@ use common::{binary, client, pki_with, Server, TempDir};
 use serde_json::Value;
 
 const BORING: &str = "boringssl";
+const OPENSSL: &str = "openssl-3.5";
 const GROUP: &str = "X25519MLKEM768";
 
 fn manifest(pki: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(pki.join("mtc/manifest.json")).unwrap()).unwrap()
 }
 
-/// The client's records against `server` with `args` after the MTC trust flags.
-fn ask(server: &Server, pki: &Path, args: &[&str]) -> Vec<Value> {
+/// The records of a `stack` client against `server` with `args` after the MTC trust flags.
+fn ask(stack: &str, server: &Server, pki: &Path, args: &[&str]) -> Vec<Value> {
     let trust = pki.join("mtc/trust.json");
     let mut all = vec![
         "--groups",
@@ -32,7 +34,7 @@ fn ask(server: &Server, pki: &Path, args: &[&str]) -> Vec<Value> {
         trust.to_str().unwrap(),
     ];
     all.extend_from_slice(args);
-    client(BORING, server, &all)
+    client(stack, server, &all)
 }
 
 fn u(v: &Value, key: &str) -> u64 {
@@ -42,13 +44,39 @@ fn u(v: &Value, key: &str) -> u64 {
 }
 
 #[test]
-fn the_server_sends_what_the_client_requests_and_the_client_retries_once() {
-    let dir = TempDir::new("anchors");
+fn boringssl_sends_what_boringssl_requests_and_the_client_retries_once() {
+    negotiates(BORING, BORING);
+}
+
+#[test]
+fn openssl_sends_what_openssl_requests_and_the_client_retries_once() {
+    negotiates(OPENSSL, OPENSSL);
+}
+
+#[test]
+fn boringssl_sends_what_openssl_requests_and_the_client_retries_once() {
+    negotiates(OPENSSL, BORING);
+}
+
+#[test]
+fn openssl_sends_what_boringssl_requests_and_the_client_retries_once() {
+    negotiates(BORING, OPENSSL);
+}
+
+#[test]
+fn openssl_4_0_carries_it_as_3_5_does() {
+    negotiates("openssl-4.0", "openssl-4.0");
+}
+
+/// A `client` stack's connections to a `server` stack's, every way the extension goes.
+fn negotiates(client: &str, server: &str) {
+    let dir = TempDir::new(&format!("anchors-{client}-{server}"));
     let pki = pki_with(&dir, "ML-DSA-44,ML-DSA-65", &["--mtc-batch", "4096"]);
     let m = manifest(&pki);
     let landmark_id = "32473.1.0.1.2";
+    let ask = |server: &Server, pki: &Path, args: &[&str]| ask(client, server, pki, args);
     let server = Server::start(
-        BORING,
+        server,
         &pki,
         GROUP,
         &["--chain", "mtc-landmark", "--trust-anchor-ids"],
@@ -135,11 +163,18 @@ fn the_server_sends_what_the_client_requests_and_the_client_retries_once() {
 
 #[test]
 fn the_client_hello_grows_by_exactly_the_encoded_list() {
-    let dir = TempDir::new("anchors-bytes");
+    for stack in [BORING, OPENSSL] {
+        client_hello_grows(stack);
+    }
+}
+
+fn client_hello_grows(stack: &str) {
+    let dir = TempDir::new(&format!("anchors-bytes-{stack}"));
     let pki = pki_with(&dir, "ML-DSA-44,ML-DSA-65", &["--mtc-batch", "64"]);
     // Every client here fails the same way (the landmark-relative MTC, not held): the same
-    // flights but the ClientHello.
-    let server = Server::start(BORING, &pki, GROUP, &["--chain", "mtc-landmark"]);
+    // flights but the ClientHello. The server has no IDs, so it answers nothing.
+    let server = Server::start(stack, &pki, GROUP, &["--chain", "mtc-landmark"]);
+    let ask = |server: &Server, pki: &Path, args: &[&str]| ask(stack, server, pki, args);
     let written = |args: &[&str]| -> u64 {
         let records = ask(&server, &pki, args);
         let w: Vec<u64> = records.iter().map(|c| u(c, "bytes_written")).collect();
@@ -170,7 +205,7 @@ fn the_client_hello_grows_by_exactly_the_encoded_list() {
 }
 
 #[test]
-fn bad_trust_anchor_input_is_one_line_and_the_other_stacks_refuse_by_capability() {
+fn bad_trust_anchor_input_is_one_line_and_rustls_refuses_by_capability() {
     let dir = TempDir::new("anchors-bad");
     let pki = pki_with(&dir, "ML-DSA-44,ML-DSA-65", &["--mtc-batch", "64"]);
     let one_line = |stack: &str, args: &[&str], want: &str| {
@@ -189,33 +224,57 @@ fn bad_trust_anchor_input_is_one_line_and_the_other_stacks_refuse_by_capability(
         "--no-verify",
     ];
     let with = |extra: &[&'static str]| [&client[..], extra].concat();
-    one_line(
-        BORING,
-        &with(&["--trust-anchors", "32473.one"]),
-        "--trust-anchors \"32473.one\": \"32473.one\" is not a trust anchor ID",
-    );
-    let long = vec!["1"; 33].join(".");
-    one_line(
-        BORING,
-        &[&client[..], &["--trust-anchors", long.as_str()]].concat(),
-        "allowed: 1 to 32",
-    );
     let pki_arg = pki.to_str().unwrap();
-    one_line(
-        BORING,
-        &["serve", "--pki", pki_arg, "--trust-anchor-ids"],
-        "--trust-anchor-ids with --chain leaf+intermediates: allowed with --chain mtc-landmark",
-    );
-    for stack in ["openssl-3.5", "rustls"] {
+    for stack in [BORING, OPENSSL] {
         one_line(
             stack,
-            &with(&["--trust-anchors", ""]),
-            "missing capability: trust_anchors",
+            &with(&["--trust-anchors", "32473.one"]),
+            "--trust-anchors \"32473.one\": \"32473.one\" is not a trust anchor ID",
+        );
+        let long = vec!["1"; 33].join(".");
+        one_line(
+            stack,
+            &[&client[..], &["--trust-anchors", long.as_str()]].concat(),
+            "allowed: 1 to 32",
         );
         one_line(
             stack,
             &["serve", "--pki", pki_arg, "--trust-anchor-ids"],
-            "missing capability: trust_anchors",
+            "--trust-anchor-ids with --chain leaf+intermediates: allowed with --chain mtc-landmark",
         );
     }
+    // What OpenSSL's callbacks cannot carry.
+    let mtc_server = [
+        "serve",
+        "--pki",
+        pki_arg,
+        "--chain",
+        "mtc-landmark",
+        "--trust-anchor-ids",
+    ];
+    one_line(
+        OPENSSL,
+        &[&mtc_server[..], &["--cert-compression", "zlib"]].concat(),
+        "--trust-anchor-ids: without certificate compression only",
+    );
+    one_line(
+        OPENSSL,
+        &[&mtc_server[..], &["--transport", "quic"]].concat(),
+        "--trust-anchor-ids: TCP only",
+    );
+    one_line(
+        OPENSSL,
+        &with(&["--trust-anchors", "", "--transport", "quic"]),
+        "--trust-anchors over QUIC: TCP only",
+    );
+    one_line(
+        "rustls",
+        &with(&["--trust-anchors", ""]),
+        "missing capability: trust_anchors",
+    );
+    one_line(
+        "rustls",
+        &["serve", "--pki", pki_arg, "--trust-anchor-ids"],
+        "missing capability: trust_anchors",
+    );
 }

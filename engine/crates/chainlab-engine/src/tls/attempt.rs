@@ -13,6 +13,7 @@ use chainlab_record::observed::ClientIdentity;
 
 use crate::cli::ClientArgs;
 use crate::record::ClientRecord;
+use crate::tls::anchors::ClientAnchors;
 use crate::tls::context::ClientContext;
 use crate::tls::errors::Side;
 
@@ -29,6 +30,8 @@ pub(crate) struct Client<'a> {
     pub(super) draws: Option<ChaCha8Rng>,
     /// The transport's attempt (TCP or QUIC), chosen once when the slot is made.
     pub(super) attempt_fn: AttemptFn,
+    /// The trust_anchors extension (`--trust-anchors`) and its retry.
+    pub(super) anchors: ClientAnchors,
 }
 
 /// One attempt over a transport: `tcp::client::attempt` or `quic::client::attempt`.
@@ -39,10 +42,11 @@ pub(crate) type AttemptFn = fn(&mut Client<'_>, u64, bool) -> anyhow::Result<Cli
 pub(super) type Observed = chainlab_record::observed::ClientObserved;
 
 impl Client<'_> {
-    /// The SSL object for the next connection: SNI and the session to resume, if any; and
-    /// whether a ticket is offered.
+    /// The SSL object for the next connection: SNI, the trust anchors it requests and the
+    /// session to resume, if any; and whether a ticket is offered.
     pub(super) fn new_ssl(&mut self) -> anyhow::Result<(Ssl, bool)> {
         let mut ssl = Ssl::new(&self.ctx.ctx)?;
+        self.anchors.prepare(&mut ssl)?;
         // SNI carries host names only (RFC 6066); an IP address is checked but not sent.
         if self.args.servername.parse::<std::net::IpAddr>().is_err() {
             ssl.set_hostname(&self.args.servername)?;

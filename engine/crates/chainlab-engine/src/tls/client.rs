@@ -26,6 +26,7 @@ use super::context::{self, ClientContext};
 use super::errors::Side;
 use crate::cli::{ClientArgs, HandshakeArgs, Transport};
 use crate::record::ClientRecord;
+use chainlab_record::record::ErrorCategory;
 
 pub(crate) use super::attempt::Client;
 
@@ -63,9 +64,6 @@ pub fn run(args: &HandshakeArgs) -> anyhow::Result<()> {
 /// TLS context (everything that can be wrong with the arguments fails here).
 pub(crate) fn prepare(args: &ClientArgs) -> anyhow::Result<ClientContext> {
     chainlab_record::drive::check_client(args)?;
-    if args.trust_anchors.is_some() {
-        anyhow::bail!(super::context::NO_TRUST_ANCHORS.replace("{option}", "--trust-anchors"));
-    }
     if args.client_profile != chainlab_record::args::ClientProfile::None {
         anyhow::bail!(
             "--client-profile: not supported by the OpenSSL engine (missing capability: \
@@ -94,13 +92,26 @@ impl<'a> Client<'a> {
                 Transport::Tcp => super::tcp::client::attempt,
                 Transport::Quic => super::quic::client::attempt,
             },
+            anchors: super::anchors::ClientAnchors::new(args),
         }
     }
 }
 
 impl Slot for Client<'_> {
-    /// One connection, start to finish, over the slot's transport.
+    /// One connection, start to finish, over the slot's transport; with
+    /// `--trust-anchor-retry`, a certificate that failed verification is followed at once by
+    /// a second connection requesting the IDs of the server's available list the client
+    /// trusts (draft-ietf-tls-trust-anchor-ids-06, section 5.6), and the two are one record
+    /// (`drive::merged`, as the SNI stand-in's retry).
     fn attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord> {
-        (self.attempt_fn)(self, seq, warmup)
+        let first = (self.attempt_fn)(self, seq, warmup)?;
+        if !self.args.trust_anchor_retry
+            || first.error_category != Some(ErrorCategory::VerifyFailed)
+            || !self.anchors.ask_again()
+        {
+            return Ok(first);
+        }
+        let second = (self.attempt_fn)(self, seq, warmup)?;
+        Ok(chainlab_record::drive::merged(first, second))
     }
 }

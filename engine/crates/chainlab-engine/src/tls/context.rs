@@ -66,6 +66,12 @@ pub struct ClientContext {
 
 /// Builds the server context from `serve`'s arguments.
 pub fn server(args: &ServeArgs) -> anyhow::Result<ServerContext> {
+    build_server(args, None)
+}
+
+/// The server context; `answering` (the available list) for a context a `--trust-anchor-ids`
+/// server switches a connection to, which answers the extension but chooses nothing.
+fn build_server(args: &ServeArgs, answering: Option<&[u8]>) -> anyhow::Result<ServerContext> {
     let mut builder = SslContextBuilder::new(method(args.tls.transport, Role::Server))?;
     common(&mut builder, &args.tls)?;
     if args.prefer_server_groups {
@@ -116,6 +122,11 @@ pub fn server(args: &ServeArgs) -> anyhow::Result<ServerContext> {
             bail!("--mtc-retry-standalone: TCP only (a QUIC server does not switch certificates by SNI)");
         }
         serve_standalone_on_retry(&mut builder, args)?;
+    }
+    match answering {
+        Some(available) => super::anchors::answer(&mut builder, available.to_vec())?,
+        None if args.trust_anchor_ids => serve_by_trust_anchor(&mut builder, args)?,
+        None => {}
     }
     Ok(ServerContext {
         second_leaf,
@@ -174,6 +185,7 @@ pub fn client(args: &ClientArgs) -> anyhow::Result<ClientContext> {
             install_untrusted(&mut builder, path)?;
         }
     }
+    super::anchors::request(&mut builder, args)?;
     if let Some(dir) = &args.cert_pki {
         load_chain(
             &mut builder,
@@ -226,12 +238,6 @@ fn prefer_server_groups(builder: &mut SslContextBuilder, groups: &str) -> anyhow
     builder.set_options(SslOptions::CIPHER_SERVER_PREFERENCE);
     Ok(())
 }
-
-/// The refusal of the trust_anchors options: OpenSSL has no such extension (`{option}` is
-/// the option given).
-pub const NO_TRUST_ANCHORS: &str = "{option}: not supported by the OpenSSL engine (OpenSSL \
-     has no trust_anchors extension; missing capability: trust_anchors); the boringssl \
-     engine has it";
 
 /// Settings both sides share: TLS 1.3 only, groups, signature schemes, compression offer,
 /// max cert list.
@@ -422,6 +428,25 @@ fn implemented_groups(builder: &SslContextBuilder) -> Vec<String> {
         sys::OPENSSL_sk_free(stack);
         names
     }
+}
+
+/// `--trust-anchor-ids`: the extension answered on this context and on one context per MTC
+/// offered by ID, to which a connection requesting that ID is switched (`anchors`).
+fn serve_by_trust_anchor(builder: &mut SslContextBuilder, args: &ServeArgs) -> anyhow::Result<()> {
+    let super::anchors::Offered { available, by_id } = super::anchors::offered(args)?;
+    let offered = by_id
+        .into_iter()
+        .map(|(chain, id)| {
+            let alternate = ServeArgs {
+                chain,
+                ..args.clone()
+            };
+            Ok((build_server(&alternate, Some(&available))?.ctx, id))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    super::anchors::answer(builder, available)?;
+    super::anchors::choose(builder, offered);
+    Ok(())
 }
 
 /// `--mtc-retry-standalone`: a ClientHello whose SNI marks a client's retry gets the

@@ -15,6 +15,7 @@
 //! is the connection's CPU, and both identify a connection the same way (`conn_id`), so the
 //! Python store can pair a client record with the server record of the same connection.
 
+pub mod anchors;
 pub mod attempt;
 pub mod certs;
 pub mod chain;

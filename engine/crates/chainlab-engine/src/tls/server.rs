@@ -15,9 +15,7 @@ use crate::cli::{ServeArgs, Transport};
 
 pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
     chainlab_record::serve::check_args(args)?;
-    if args.trust_anchor_ids {
-        anyhow::bail!(super::context::NO_TRUST_ANCHORS.replace("{option}", "--trust-anchor-ids"));
-    }
+    super::anchors::check_server(args)?;
     if let Some(seed) = args.random_seed {
         // Before the context: it draws ticket keys.
         crate::random::install(seed, chainlab_record::random::Side::Server)?;

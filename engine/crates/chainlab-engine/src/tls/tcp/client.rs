@@ -102,6 +102,7 @@ impl Client<'_> {
                 seen.failure = Some(failure);
             }
         }
+        seen.trust_anchors = self.anchors.observe(tls.ssl());
         if instrument {
             let ssl = tls.ssl();
             seen.group = group_name(ssl);
