@@ -1,6 +1,7 @@
 """The `trust_anchors` axis, declared here whole (the registry is chainlab.campaign.axes):
-the trust_anchors extension (draft-ietf-tls-trust-anchor-ids-06) a client sends, which only
-BoringSSL implements (docs/stacks.md).
+the trust_anchors extension (draft-ietf-tls-trust-anchor-ids-06) a client sends, BoringSSL's
+own or the OpenSSL engine's through libssl's custom extension callbacks (docs/stacks.md);
+rustls has none.
 
 A value is `"sni"` (the default: no extension; a Merkle Tree Certificate's negotiation is the
 campaign's stand-in, chainlab.campaign.certificates) or how many trust anchor IDs the
@@ -68,6 +69,28 @@ def _needs(value: str, h) -> list[tuple[str, str, str]]:
     return [need("both" if h.credential.is_mtc else "client", "trust_anchors")]
 
 
+def check(v, sid: str, h, with_load: bool) -> None:
+    """What neither engine carries the extension over: QUIC (BoringSSL's engine has no QUIC;
+    the OpenSSL engine's QUIC connections do not carry its custom extension), and a server
+    choosing by ID with a pre-compressed Certificate message (which cannot carry the
+    per-connection match)."""
+    if requested(h.parts["trust_anchors"]) is None:
+        return
+    if h.quic:
+        v.bad(
+            "matrix",
+            f"scenario {sid}: trust_anchors with transport 'quic': the engines carry the "
+            "extension over TCP only; allowed: transport 'tcp' or trust_anchors 'sni'",
+        )
+    if h.credential.is_mtc and h.compression != "none":
+        v.bad(
+            "matrix",
+            f"scenario {sid}: trust_anchors with an MTC and cert_compression "
+            f"{h.compression!r}: a server choosing by trust anchor ID sends its Certificate "
+            "uncompressed; allowed: cert_compression 'none' or trust_anchors 'sni'",
+        )
+
+
 def describe(value: str) -> str:
     n = requested(value)
     return "no trust_anchors" if n is None else f"trust_anchors {n} ID{'s' if n != 1 else ''}"
@@ -85,6 +108,7 @@ TRUST_ANCHORS = Axis(
     not_with_target=True,
     shape=lambda v, h: replace(h, anchors_requested=requested(v)),
     needs=_needs,
+    check=check,
     server_flags=lambda v, s, files: (
         ["--trust-anchor-ids"] if requested(v) is not None and s.handshake.credential.is_mtc else []
     ),

@@ -52,7 +52,7 @@ MIN_BATCH, MAX_BATCH = 2, 1 << 26
 DEFAULT_CA = "ML-DSA-44"
 # The trust anchor IDs `pki` gives the CA and the batch's landmark (chainlab-engine's
 # pki::mtc CA_ID and chainlab_mtc::proof::landmark_id of log 1's landmark 2, written into
-# trust.json; tests/runner/test_trust_anchors.py compares).
+# trust.json; tests/runner/test_trust_anchors_run.py compares).
 CA_ID = "32473.1"
 LANDMARK_ID = "32473.1.0.1.2"
 # The keys of a certificate's inline table in a campaign file.

@@ -62,9 +62,11 @@ class Capabilities:
     missing_features: tuple[str, ...] = ()
 
 
+# The trust_anchors extension through libssl's custom extension callbacks (TCP only,
+# without certificate compression: chainlab.campaign.anchors checks those).
 _OPENSSL = Capabilities(
     signature_algorithms=algorithms.OPENSSL_ALGORITHMS,
-    missing_features=("signature_impl_liboqs", "trust_anchors", "client_profile"),
+    missing_features=("signature_impl_liboqs", "client_profile"),
 )
 
 CAPABILITIES: dict[str, Capabilities] = {

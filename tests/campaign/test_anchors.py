@@ -1,4 +1,4 @@
-"""The `trust_anchors` axis: the number of trust anchor IDs a BoringSSL client requests,
+"""The `trust_anchors` axis: the number of trust anchor IDs a client requests (BoringSSL, OpenSSL),
 read from a campaign file, named in ids and read back, validated with one-line errors, and
 the flags each side gets: the real extension in place of the MTC retry's SNI stand-in."""
 
@@ -99,12 +99,25 @@ def test_each_value_asks_for_its_ids_and_replaces_the_stand_in(tmp_path):
         ("trust_anchors = [1001]", "trust_anchors[0]: bad value 1001; allowed: 'sni'"),
         ('trust_anchors = ["all"]', "trust_anchors[0]: bad value 'all'"),
         ("trust_anchors = [true]", "trust_anchors[0]: bad value true"),
-        # OpenSSL has no trust_anchors extension: refused on the client it would run on.
-        ("trust_anchors = [0]", "client stack openssl-3.5 cannot do the trust_anchors extension"),
+        # rustls has no trust_anchors extension: refused on the side it would run on.
         (
-            'client_stack = ["boringssl"]\ntrust_anchors = [1]\n'
+            'client_stack = ["rustls"]\ntrust_anchors = [0]',
+            "client stack rustls cannot do the trust_anchors extension",
+        ),
+        (
+            'client_stack = ["boringssl"]\nserver_stack = ["rustls"]\ntrust_anchors = [1]\n'
             'certificate = [{ kind = "mtc-standalone", batch = 64 }]',
-            "server stack openssl-3.5 cannot do the trust_anchors extension",
+            "server stack rustls cannot do the trust_anchors extension",
+        ),
+        # Neither engine carries it over QUIC, nor a match in a pre-compressed Certificate.
+        (
+            'trust_anchors = [0]\ntransport = ["quic"]',
+            "trust_anchors with transport 'quic': the engines carry the extension over TCP only",
+        ),
+        (
+            'trust_anchors = [1]\ncert_compression = ["zlib"]\n'
+            'certificate = [{ kind = "mtc-standalone", batch = 64 }]',
+            "trust_anchors with an MTC and cert_compression 'zlib'",
         ),
     ],
 )
@@ -112,6 +125,14 @@ def test_bad_values_and_stacks_without_the_extension_are_one_line_errors(tmp_pat
     with pytest.raises(CampaignError) as e:
         load_text(tmp_path, matrix + "\n")
     assert message in str(e.value), str(e.value)
+
+
+def test_openssl_carries_it_on_both_sides(tmp_path):
+    c = load_text(
+        tmp_path,
+        'trust_anchors = [0, 28]\ncertificate = [{ kind = "mtc-landmark", batch = 64 }]\n',
+    )
+    assert len(c.scenarios) == 2
 
 
 def test_a_boringssl_client_may_send_it_to_any_x509_server(tmp_path):

@@ -53,8 +53,9 @@ def build(b: Builder) -> Section | None:
         return None
     s = Section("anchors", "Trust anchor IDs")
     s.blocks.append(
-        "The trust_anchors extension (draft-ietf-tls-trust-anchor-ids-06), on BoringSSL, the "
-        "one stack that has it: the client requests trust anchor IDs in its ClientHello (its "
+        "The trust_anchors extension (draft-ietf-tls-trust-anchor-ids-06), BoringSSL's own or "
+        "OpenSSL's through libssl's custom extension callbacks (stacks column): the client "
+        "requests trust anchor IDs in its ClientHello (its "
         "own first: its landmark's, or its MTC CA's; then other CAs' up to the number asked "
         "for), a server whose Merkle Tree Certificates carry IDs sends the one requested and "
         "says it matched, else its default certificate with its available IDs in "
