@@ -96,6 +96,7 @@ class Store:
         con = _connect(path, read_only=read_only)
         try:
             version = schema.check_version(path, con)
+            schema.check_tables(path, con, version)
             if not read_only:
                 schema.upgrade(path, con, version)
         except duckdb.Error as e:
@@ -388,6 +389,11 @@ def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
             raise ChainlabError(
                 f"store {path} is in use by another process (a running `chainlab run`?); "
                 "open it when that ends"
+            ) from None
+        if "not a valid DuckDB database file" in msg:
+            raise ChainlabError(
+                f"{path} is not a chainlab store (not a DuckDB database file); stores are "
+                "written by `chainlab run`"
             ) from None
         raise ChainlabError(f"cannot open store {path}: {msg.splitlines()[0]}") from None
     except duckdb.Error as e:

@@ -191,6 +191,41 @@ TABLES = (
 )
 
 
+def _since() -> dict[str, int]:
+    """The schema version each table first exists in: the version after the upgrade step
+    that creates it, 1 for the tables of the first stores."""
+    made = {}
+    for version, steps in UPGRADES.items():
+        for sql in steps:
+            for t in TABLES:
+                if sql.startswith(f"CREATE TABLE {t} ("):
+                    made[t] = version + 1
+    return {t: made.get(t, 1) for t in TABLES}
+
+
+# Table -> the first schema version that has it.
+TABLE_SINCE = _since()
+
+
+def check_tables(path: Path, con, version: int) -> None:
+    """Every table a store of `version` was made with is there: a store missing one was
+    damaged after chainlab wrote it (a dropped table), and nothing reads it as empty."""
+    present = {
+        r[0]
+        for r in con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'"
+        ).fetchall()
+    }
+    missing = [t for t in TABLES if TABLE_SINCE[t] <= version and t not in present]
+    if missing:
+        names = ", ".join(repr(t) for t in missing)
+        raise ChainlabError(
+            f"store {path} is damaged: schema version {version} has table(s) {names}, which "
+            "it lacks (dropped after it was written); restore it from a copy, or re-run its "
+            "campaign into a new store"
+        )
+
+
 class StoreError(ChainlabError):
     """The store's file system refused a write (disk full, permission, read-only): the
     transaction was rolled back, so the store holds every scenario committed before."""
@@ -250,6 +285,11 @@ def check_version(path: Path, con) -> int:
         raise ChainlabError(
             f"{path} is not a chainlab store (missing table 'meta'); stores are written by "
             "`chainlab run`"
+        ) from None
+    except duckdb.BinderException:
+        raise ChainlabError(
+            f"{path} is not a chainlab store (its table 'meta' has no key and value columns); "
+            "stores are written by `chainlab run`"
         ) from None
     if row is None:
         raise ChainlabError(f"{path} is not a chainlab store (no schema version)")

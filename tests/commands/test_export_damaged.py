@@ -59,3 +59,56 @@ def test_a_directory_is_not_a_store(tmp_path):
     for extra in ([], ["--resume"]):
         one_line(chainlab("run", str(toml), "--store", str(d), *extra), "is a directory")
     assert list(d.iterdir()) == []
+
+
+# A table of the store's own schema version dropped after it was written (never read as an
+# empty table of a later version), one the first stores had and one added since.
+@pytest.mark.parametrize("table", ["samples", "certificates", "load_steps"])
+def test_a_store_missing_a_table_is_damaged_in_one_line(tmp_path, table):
+    import duckdb
+
+    store = tmp_path / "dropped.duckdb"
+    shutil.copy(KEPT, store)
+    with duckdb.connect(str(store)) as con:
+        con.execute(f"DROP TABLE {table} CASCADE")
+    want = f"is damaged: schema version 10 has table(s) '{table}'"
+    one_line(chainlab("report", str(store), "--out", str(tmp_path / "r")), want)
+    one_line(chainlab("export", str(store)), want)
+    toml = Path(__file__).resolve().parents[2] / "campaigns" / "quick.toml"
+    one_line(chainlab("run", str(toml), "--store", str(store), "--resume"), want)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dropped.duckdb"], "nothing written"
+
+
+def test_a_duckdb_file_of_another_program_is_not_a_store(tmp_path):
+    import duckdb
+
+    foreign = tmp_path / "other.duckdb"
+    with duckdb.connect(str(foreign)) as con:
+        con.execute("CREATE TABLE meta (k INTEGER)")
+        con.execute("CREATE TABLE prices (item VARCHAR, price DOUBLE)")
+    plain = tmp_path / "notes.duckdb"
+    plain.write_text("not a database\n")
+    for f in (foreign, plain):
+        one_line(chainlab("report", str(f), "--out", str(tmp_path / "r")), "not a chainlab store")
+        one_line(chainlab("export", str(f)), "not a chainlab store")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.duckdb", "other.duckdb"]
+
+
+def test_a_store_another_process_writes_is_in_use(tmp_path):
+    store = tmp_path / "busy.duckdb"
+    shutil.copy(KEPT, store)
+    # Another process holding the store open for writing, as a running `chainlab run` does.
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import duckdb, sys; c = duckdb.connect(sys.argv[1]); print('open', flush=True); "
+         "sys.stdin.read()", str(store)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout.readline().strip() == "open"
+        one_line(chainlab("report", str(store), "--out", str(tmp_path / "r")), "in use by another")
+        one_line(chainlab("export", str(store)), "in use by another process")
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["busy.duckdb"], "nothing written"
