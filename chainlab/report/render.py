@@ -13,28 +13,64 @@ _BOLD = re.compile(r"\*\*([^*]+)\*\*")
 
 
 # -- Markdown ------------------------------------------------------------------------------
+# Strings from a store or a campaign (ids, names, error details, a probed server's subject)
+# reach the Markdown as text: outside code spans '<' becomes '&lt;', so no renderer reads a
+# tag in them ('&' and '>' start none); a code span (literal text in CommonMark) is
+# delimited by more backticks than it holds.
+
+
+def _md_text(text) -> str:
+    """`text` with '<' escaped outside its code spans, which are found as CommonMark finds
+    them (a run of n backticks opens a span that the next run of exactly n closes; a run
+    with no such closer is literal), so a backtick in a store's string cannot move a '<'
+    out of a span the escaping skipped."""
+    text = str(text)
+    out, i = [], 0
+    runs = list(re.finditer(r"`+", text))
+    k = 0
+    while k < len(runs):
+        opener = runs[k]
+        closer = next((r for r in runs[k + 1 :] if len(r.group()) == len(opener.group())), None)
+        if closer is None:
+            k += 1
+            continue
+        out.append(text[i : opener.start()].replace("<", "&lt;"))
+        out.append(text[opener.start() : closer.end()])
+        i = closer.end()
+        k = runs.index(closer) + 1
+    out.append(text[i:].replace("<", "&lt;"))
+    return "".join(out)
+
+
+def _md_code(s: str) -> str:
+    """A code span holding `s` as it is."""
+    if not s:
+        return ""
+    ticks = "`" * (max((len(r) for r in re.findall(r"`+", s)), default=0) + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") else ""
+    return f"{ticks}{pad}{s}{pad}{ticks}"
 
 
 def _md_cell(c) -> str:
     s = str(c).replace("|", "\\|").replace("\n", " ")
     if isinstance(c, Link):
-        return f"[{s}](#{c.anchor})"
+        return f"[{_md_text(s)}](#{c.anchor})"
     if isinstance(c, Code):
-        return f"`{s}`" if s else ""
-    return s
+        return _md_code(s)
+    return _md_text(s)
 
 
 def _md_table(t: Table) -> str:
-    out = [f"**{t.title}**", ""]
+    out = [f"**{_md_text(t.title)}**", ""]
     if t.caption:
-        out += [t.caption, ""]
+        out += [_md_text(t.caption), ""]
     out.append("| " + " | ".join(_md_cell(h) for h in t.headers) + " |")
     out.append("|" + "|".join("---" for _ in t.headers) + "|")
     for r in t.rows:
         out.append("| " + " | ".join(_md_cell(c) for c in r) + " |")
     out.append("")
     if t.note:
-        out += [t.note, ""]
+        out += [_md_text(t.note), ""]
     out += [f"CSV: `tables/{t.name}.csv`", ""]
     return "\n".join(out)
 
@@ -47,18 +83,19 @@ def _md_block(b, level: int) -> str:
     if isinstance(b, Table):
         return _md_table(b)
     if isinstance(b, Figure):
+        title = _md_text(b.title)
         return (
-            f"![Figure {b.number}: {b.title}]({b.png})\n\n"
-            f"*Figure {b.number}: {b.title}.* {b.caption} (SVG: `{b.svg}`)\n"
+            f"![Figure {b.number}: {title}]({b.png})\n\n"
+            f"*Figure {b.number}: {title}.* {_md_text(b.caption)} (SVG: `{b.svg}`)\n"
         )
     if isinstance(b, list):
-        return "\n".join(f"- {x}" for x in b) + "\n"
-    return f"{b}\n"
+        return "\n".join(f"- {_md_text(x)}" for x in b) + "\n"
+    return f"{_md_text(b)}\n"
 
 
 def _md_section(s: Section, level: int) -> str:
     parts = [] if level == 2 else [f'<a id="{s.anchor}"></a>\n']
-    parts += [f"{'#' * level} {s.title}", ""]
+    parts += [f"{'#' * level} {_md_text(s.title)}", ""]
     for b in s.blocks:
         text = _md_block(b, level)
         if text:
@@ -74,13 +111,13 @@ def _md_contents(sections: list[Section], depth: int = 0) -> list[str]:
     """The table of contents as a nested list: every section and its subsections."""
     out = []
     for s in sections:
-        out.append(f"{'  ' * depth}- [{s.title}](#{s.anchor})")
+        out.append(f"{'  ' * depth}- [{_md_text(s.title)}](#{s.anchor})")
         out += _md_contents(_subsections(s), depth + 1)
     return out
 
 
 def markdown(doc: Document) -> str:
-    parts = [f"# {doc.title}", "", "## Contents", "", *_md_contents(doc.sections), ""]
+    parts = [f"# {_md_text(doc.title)}", "", "## Contents", "", *_md_contents(doc.sections), ""]
     for s in doc.sections:
         parts.append(f'<a id="{s.anchor}"></a>\n')
         parts.append(_md_section(s, 2))
