@@ -8,8 +8,6 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 mod anchors;
 mod capabilities;
 mod chain;
@@ -28,7 +26,10 @@ mod server;
 use cli::{Cli, Command};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match chainlab_record::args::parse_command_line::<Cli>("chainlab-boring") {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
     let result = match cli.command {
         Command::Serve(args) => server::run(&args),
         Command::Handshake(args) => client::run(&args),
@@ -39,7 +40,10 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("chainlab-boring: error: {err:#}");
+            eprintln!(
+                "chainlab-boring: error: {}",
+                chainlab_record::output::one_line(&format!("{err:#}"))
+            );
             ExitCode::from(2)
         }
     }

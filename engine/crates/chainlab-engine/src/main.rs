@@ -6,12 +6,13 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 use chainlab_engine::cli::{Cli, Command};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match chainlab_record::args::parse_command_line::<Cli>("chainlab-engine") {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
     let result = match cli.command {
         Command::Pki(args) => chainlab_engine::pki::run(&args),
         Command::Serve(args) => chainlab_engine::tls::server::run(&args),
@@ -24,9 +25,12 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            // One line naming what failed and why: clap reports bad arguments itself (exit 2,
-            // with the allowed values); these are errors of the run (files, OpenSSL, sockets).
-            eprintln!("chainlab-engine: error: {err:#}");
+            // One line naming what failed and why (bad arguments were refused in one line by
+            // `parse_command_line`): errors of the run (files, OpenSSL, sockets).
+            eprintln!(
+                "chainlab-engine: error: {}",
+                chainlab_record::output::one_line(&format!("{err:#}"))
+            );
             ExitCode::from(2)
         }
     }

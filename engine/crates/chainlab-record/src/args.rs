@@ -394,3 +394,48 @@ pub enum SignatureImpl {
     /// liboqs (`chainlab_oqs`).
     Liboqs,
 }
+
+/// The command line, or the one line that says what is wrong with it and exit status 2:
+/// clap's first line names the option and the bad value (the rest of its message is a usage
+/// hint, left to `--help`). `--help` and `--version` print as clap prints them.
+pub fn parse_command_line<C: clap::Parser>(engine: &str) -> Result<C, std::process::ExitCode> {
+    match C::try_parse() {
+        Ok(cli) => Ok(cli),
+        Err(err) if !err.use_stderr() => err.exit(),
+        Err(err)
+            if matches!(
+                err.kind(),
+                clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+                    | clap::error::ErrorKind::MissingSubcommand
+            ) =>
+        {
+            // clap would print the whole help here.
+            let commands: Vec<String> = C::command()
+                .get_subcommands()
+                .map(|c| c.get_name().to_string())
+                .collect();
+            eprintln!(
+                "{engine}: error: no subcommand given; allowed: {} (see --help)",
+                commands.join(", ")
+            );
+            Err(std::process::ExitCode::from(2))
+        }
+        Err(err) => {
+            // clap's message up to its first blank line (the arguments a "required" error
+            // lists follow on lines of their own), on one line.
+            let text = err.to_string();
+            let said: Vec<&str> = text
+                .lines()
+                .take_while(|l| !l.trim().is_empty())
+                .map(str::trim)
+                .collect();
+            let first = said.join(" ");
+            let what = first.strip_prefix("error: ").unwrap_or(&first);
+            eprintln!(
+                "{engine}: error: {} (see --help)",
+                crate::output::one_line(what)
+            );
+            Err(std::process::ExitCode::from(2))
+        }
+    }
+}

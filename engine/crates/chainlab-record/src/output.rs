@@ -22,9 +22,33 @@ pub fn write_line(out: &mut impl Write, text: &str) -> std::io::Result<()> {
     }
 }
 
+/// `text` as one line of an error message: control characters (a line break, a carriage
+/// return, an escape a user's value may hold) and the Unicode line and paragraph separators
+/// escaped, so a message is one line whatever value it quotes.
+pub fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_line_escapes_what_would_break_or_hide_a_line() {
+        assert_eq!(
+            one_line("a\nb\rc\u{1b}d\u{2028}é"),
+            "a\\nb\\rc\\u{1b}d\\u{2028}é"
+        );
+        assert_eq!(one_line("plain --groups \"X\""), "plain --groups \"X\"");
+    }
 
     /// A reader that took `room` bytes, then closed its end.
     struct ClosedAfter {

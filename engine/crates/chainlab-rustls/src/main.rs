@@ -7,8 +7,6 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 mod anchors;
 mod capabilities;
 mod chain;
@@ -26,7 +24,10 @@ mod tls;
 use cli::{Cli, Command};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match chainlab_record::args::parse_command_line::<Cli>("chainlab-rustls") {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
     let result = match cli.command {
         Command::Serve(args) => server::run(&args),
         Command::Handshake(args) => client::run(&args),
@@ -37,7 +38,10 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("chainlab-rustls: error: {err:#}");
+            eprintln!(
+                "chainlab-rustls: error: {}",
+                chainlab_record::output::one_line(&format!("{err:#}"))
+            );
             ExitCode::from(2)
         }
     }
