@@ -9,7 +9,7 @@ import importlib
 import sys
 
 from chainlab import __version__
-from chainlab.errors import ChainlabError
+from chainlab.errors import ChainlabError, printable
 
 COMMANDS = ["validate", "predict", "run", "probe", "export", "report", "bench"]
 
@@ -29,7 +29,7 @@ def main(argv=None) -> int:
     try:
         return args._run(args) or 0
     except ChainlabError as err:
-        print(f"chainlab: error: {err}", file=sys.stderr)
+        print(f"chainlab: error: {printable(str(err))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("chainlab: interrupted", file=sys.stderr)

@@ -18,7 +18,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from chainlab.errors import ChainlabError
+from chainlab.errors import ChainlabError, one_line
 
 
 class ConfigError(ChainlabError):
@@ -117,7 +117,7 @@ class Problems:
 
     def bad(self, key: str, message: str) -> None:
         where = f"{self.source}: {key}" if key else self.source
-        self.lines.append(f"{where}: {message}")
+        self.lines.append(one_line(f"{where}: {message}"))
 
     def raise_if_any(self) -> None:
         if self.lines:
