@@ -1,7 +1,9 @@
 //! The DER forms of liboqs keys: AlgorithmIdentifier (the OID, parameters absent),
 //! SubjectPublicKeyInfo (the raw public key in the BIT STRING, as the OQS provider writes
-//! it), PKCS#8 (RFC 5958 v1; privateKey = secret key || public key, so a key file carries
-//! its public half), and the key identifier OpenSSL writes (SHA-1 of the public key).
+//! it), PKCS#8 (RFC 5958 v1; the privateKey OCTET STRING holds a DER OCTET STRING of secret
+//! key || public key, the form the OQS provider writes and reads (`oqsx_key_from_pkcs8`), so
+//! its tools take chainlab's key files and a key file carries its public half), and the key
+//! identifier OpenSSL writes (SHA-1 of the public key).
 //!
 //! OpenSSL's ML-DSA private keys (draft-ietf-lamps-dilithium-certificates: the seed, the
 //! expanded key, or both) are read too, so liboqs can sign with a key `pki` made with OpenSSL.
@@ -63,14 +65,15 @@ pub fn key_identifier(public: &[u8]) -> Vec<u8> {
     Sha1::digest(public).to_vec()
 }
 
-/// PKCS#8 PrivateKeyInfo of a key from the table (not ML-DSA: OpenSSL writes those).
+/// PKCS#8 PrivateKeyInfo of a key from the table (not ML-DSA: OpenSSL writes those), as the
+/// OQS provider writes it: privateKey = OCTET STRING { OCTET STRING { secret || public } }.
 pub fn pkcs8(key: &Key) -> Vec<u8> {
     let mut both = key.secret.clone();
     both.extend_from_slice(&key.public);
     der::sequence(&[
         &der::integer(0),
         &algorithm_identifier(key.algorithm),
-        &der::tlv(der::OCTET_STRING, &both),
+        &der::tlv(der::OCTET_STRING, &der::tlv(der::OCTET_STRING, &both)),
     ])
 }
 
@@ -127,15 +130,28 @@ pub fn from_pkcs8(der_bytes: &[u8]) -> Result<Option<Key>> {
             .map(Some);
     }
     let (sk, pk) = (sig.length_secret_key(), sig.length_public_key());
-    if private.contents.len() != sk + pk {
+    // The OQS provider's form (an inner OCTET STRING), or the bare key earlier chainlab
+    // versions wrote (cached hierarchies keep it): the lengths tell them apart.
+    let key = if private.contents.len() == sk + pk {
+        private.contents
+    } else {
+        der::expect(
+            private.contents,
+            der::OCTET_STRING,
+            "PrivateKeyInfo privateKey",
+        )
+        .map(|inner| inner.contents)
+        .unwrap_or(private.contents)
+    };
+    if key.len() != sk + pk {
         bail!(
             "PrivateKeyInfo of {}: {} bytes of key, expected {} (secret {sk} + public {pk})",
             algorithm.name,
-            private.contents.len(),
+            key.len(),
             sk + pk
         );
     }
-    Key::from_parts(algorithm, &private.contents[..sk], &private.contents[sk..]).map(Some)
+    Key::from_parts(algorithm, &key[..sk], &key[sk..]).map(Some)
 }
 
 /// The expanded secret key inside an ML-DSA privateKey: `expandedKey` or `both`.
@@ -209,11 +225,30 @@ mod tests {
         }
         let mayo = lookup("MAYO-1").unwrap();
         let key = crate::keys::generate(mayo, b"k").unwrap();
-        let back = from_pkcs8(&pkcs8(&key)).unwrap().unwrap();
+        let written = pkcs8(&key);
+        let back = from_pkcs8(&written).unwrap().unwrap();
         assert_eq!(
             (back.public, back.secret),
             (key.public.clone(), key.secret.clone())
         );
+        // The OQS provider's form: privateKey's contents are themselves an OCTET STRING of
+        // secret || public.
+        let outer = der::expect(&written, der::SEQUENCE, "PrivateKeyInfo").unwrap();
+        let parts = der::elements(outer.contents).unwrap();
+        let inner = der::expect(parts[2].contents, der::OCTET_STRING, "inner").unwrap();
+        assert_eq!(
+            inner.contents,
+            [key.secret.clone(), key.public.clone()].concat()
+        );
+        // The bare form earlier versions wrote still reads.
+        let mut both = key.secret.clone();
+        both.extend_from_slice(&key.public);
+        let bare = der::sequence(&[
+            &der::integer(0),
+            &algorithm_identifier(mayo),
+            &der::tlv(der::OCTET_STRING, &both),
+        ]);
+        assert_eq!(from_pkcs8(&bare).unwrap().unwrap().secret, key.secret);
         let (alg, public) = read_spki(&spki(mayo, &key.public)).unwrap().unwrap();
         assert_eq!((alg.name, public), ("MAYO-1", key.public));
         assert_eq!(key_identifier(b"abc").len(), 20);
