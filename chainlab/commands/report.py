@@ -6,6 +6,7 @@ classes) come from the campaign file stored in the store (`baseline` and `[analy
 options below override single settings. docs/methods/ explains every number.
 """
 
+import signal
 import time
 from pathlib import Path
 
@@ -49,6 +50,10 @@ def overrides_from(args) -> dict:
     return {k: getattr(cfg, k) for k in given}
 
 
+def _interrupted(signum, frame):
+    raise KeyboardInterrupt
+
+
 def run(args) -> int:
     # Deferred: the analysis and matplotlib take a second to load; the command line builds
     # every subcommand's parser at start and must stay quick for `chainlab validate`.
@@ -73,7 +78,12 @@ def run(args) -> int:
             f"--baseline {args.baseline}: not a successful scenario of {args.store}; "
             f"allowed: {shown}"
         )
-    out = build_report(args.store, args.out, analysis=a)
+    # SIGTERM as Ctrl-C: the half-built report is removed on the way out (chainlab.report).
+    previous = signal.signal(signal.SIGTERM, _interrupted)
+    try:
+        out = build_report(args.store, args.out, analysis=a)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     elapsed = time.monotonic() - t0
     print(f"report: {out / 'index.html'}")
     print(f"        {out / 'report.md'}, {out / 'tables'}/*.csv, {out / 'figures'}/*.png|svg")

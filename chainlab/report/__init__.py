@@ -5,11 +5,18 @@ build_report(store) -> <store stem>-report/
     report.md      the same content in Markdown, figures linked
     tables/*.csv   every table, raw numbers at full precision
     figures/*.png, figures/*.svg
+
+Nothing half-written: a report is built in a hidden sibling folder (`.<name>.partial-<pid>`)
+and moved into place when whole (renamed, for a new folder; file by file with `index.html`
+last, into an earlier report's folder), so a report stopped at any point leaves the folder as
+it was. A partial folder a killed report left behind is removed by the next report.
 """
 
 from __future__ import annotations
 
 import io
+import os
+import shutil
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -53,7 +60,21 @@ def build_report(store, out_dir=None, *, analysis: Analysis | None = None, **ove
     store = Path(store)
     a = analysis if analysis is not None else analyze(store, **overrides)
     out = Path(out_dir) if out_dir is not None else default_out_dir(store)
-    prepare_out_dir(out)
+    check_out_dir(out)
+    remove_stale_partials(out)
+    work = out.with_name(f".{out.name}.partial-{os.getpid()}")
+    shutil.rmtree(work, ignore_errors=True)
+    try:
+        prepare_out_dir(work)
+        write_report(a, work)
+        move_into_place(work, out)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return out
+
+
+def write_report(a: Analysis, out: Path) -> None:
+    """Every file of the report of analysis `a` into `out` (its subfolders made)."""
 
     def sink(item: document.Figure, fig) -> None:
         png = out / "figures" / f"{item.name}.png"
@@ -76,4 +97,41 @@ def build_report(store, out_dir=None, *, analysis: Analysis | None = None, **ove
         t.csv.to_csv(out / "tables" / f"{t.name}.csv", index=False)
     (out / "report.md").write_text(render.markdown(doc))
     (out / "index.html").write_text(render.html_page(doc))
-    return out
+
+
+def check_out_dir(out: Path) -> None:
+    """Refuse a folder that is not one a report may go to, before any work."""
+    if out.exists() and not out.is_dir():
+        raise ChainlabError(f"report folder {out}: exists and is not a folder; choose --out")
+    if out.is_dir() and any(out.iterdir()) and not (out / "index.html").exists():
+        raise ChainlabError(
+            f"report folder {out}: exists, is not empty and holds no chainlab report; "
+            "choose an empty or new folder with --out"
+        )
+    if not out.parent.is_dir():
+        raise ChainlabError(f"report folder {out}: its parent folder does not exist")
+
+
+def remove_stale_partials(out: Path) -> None:
+    """Partial folders of `out` whose report process is gone (killed before it cleaned)."""
+    for d in out.parent.glob(f".{out.name}.partial-*"):
+        pid = d.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def move_into_place(work: Path, out: Path) -> None:
+    """The whole report in `work` becomes `out`: one rename for a new folder; into an
+    earlier report's folder, its old report files cleared, then file by file, `index.html`
+    last (what a reader opens is always a whole report's)."""
+    if not out.exists():
+        os.replace(work, out)
+        return
+    prepare_out_dir(out)
+    (out / "index.html").unlink(missing_ok=True)
+    for f in sorted(work.rglob("*")):
+        if f.is_file() and f.name != "index.html":
+            target = out / f.relative_to(work)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(f, target)
+    os.replace(work / "index.html", out / "index.html")

@@ -284,6 +284,10 @@ def _primitives(ctx, store, scenarios, campaign, guard, progress) -> None:
     if not plan.measure:
         return
     items = primitives.items_for(scenarios)
+    progress.note(
+        f"chainlab: primitives: {len(items)} operations and the reference handshakes, from "
+        "this machine's cache where it holds them, measured otherwise"
+    )
     try:
         out = primitives.ensure(
             ctx.engine, items, plan, ctx.run_id, ctx.workdir / "primitives", seed=ctx.seed
