@@ -38,6 +38,7 @@ def test_validate_one_campaign(capsys):
     assert "no campaign 'E'; allowed: kex, depth" in capsys.readouterr().err
 
 
+@pytest.mark.bad_input
 def test_missing_inputs_are_one_line_errors(tmp_path, capsys):
     assert main(["validate", str(tmp_path / "nope.toml")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -47,6 +48,7 @@ def test_missing_inputs_are_one_line_errors(tmp_path, capsys):
     assert len(err) == 1 and "no store at" in err[0]
 
 
+@pytest.mark.bad_input
 def test_run_refuses_an_existing_store_without_resume(tmp_path, capsys):
     store = tmp_path / "s.duckdb"
     store.write_bytes(b"")

@@ -122,6 +122,7 @@ def binaries():
 @example(case=("openssl-3.5", "handshake", ["--count", "x"]))
 @example(case=("boringssl", "handshake", ["--transport", "udp"]))
 @example(case=("rustls", "load", ["--rate"]))
+@pytest.mark.bad_input
 def test_an_engine_refuses_a_bad_command_line_in_one_line(binaries, tmp_path, case):
     stack, sub, extra = case
     exe = binaries[stack]

@@ -82,11 +82,13 @@ def test_a_completed_rerun_supersedes_a_failed_run(tmp_path):
     assert len(d.runs) == 2
 
 
+@pytest.mark.bad_input
 def test_not_a_file(tmp_path):
     with pytest.raises(ChainlabError, match="no store at .*missing.duckdb"):
         load_store(tmp_path / "missing.duckdb")
 
 
+@pytest.mark.bad_input
 def test_not_a_chainlab_store(tmp_path):
     p = tmp_path / "other.duckdb"
     con = duckdb.connect(str(p))

@@ -234,6 +234,7 @@ def test_profile_without_record_is_named(make_store):
     assert any("`ghost`" in n for n in a.network.notes)
 
 
+@pytest.mark.bad_input
 def test_bad_stored_profile_is_one_line_naming_it(make_store):
     p = make_store([SyntheticScenario(n=10), SyntheticScenario(n=10, network="bad")])
     con = duckdb.connect(str(p))

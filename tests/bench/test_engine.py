@@ -52,6 +52,7 @@ def test_pooled_rate_weights_rounds_by_their_wall_time():
 
 
 @pytest.mark.parametrize("argv", [["--rounds", "0"], ["--seconds", "0"]])
+@pytest.mark.bad_input
 def test_parse_args_rejects_empty_runs(argv, capsys):
     with pytest.raises(SystemExit) as exit_info:
         engine.parse_args(argv)

@@ -60,6 +60,7 @@ def test_report_names_targets_and_what_was_not_measured():
     assert re.search(r"10th percentile ms\s+1\.000\s+1\.300\s+\+0\.300", text)
 
 
+@pytest.mark.bad_input
 def test_bad_arguments_are_refused():
     with pytest.raises(SystemExit):
         bench.parse_args(["--rounds", "0"])

@@ -1,6 +1,8 @@
 """`chainlab bench report` on a small store: it builds the store, runs the report as a child
 process and prints wall time and peak memory."""
 
+import pytest
+
 from chainlab.bench import report as bench
 
 
@@ -17,6 +19,7 @@ def test_bench_report_prints_time_and_memory(tmp_path, capsys):
     assert (tmp_path / "bench-report-report" / "index.html").is_file()
 
 
+@pytest.mark.bad_input
 def test_bench_report_rejects_bad_options(capsys):
     import pytest
 

@@ -43,6 +43,7 @@ def test_instructions_read_the_engines_overhead_against_the_openssl_engines(caps
 
 
 @pytest.mark.parametrize("argv", [["--rounds", "0"], ["--seconds", "0"]])
+@pytest.mark.bad_input
 def test_parse_args_rejects_empty_runs(argv):
     with pytest.raises(SystemExit):
         stacks.parse_args(argv)

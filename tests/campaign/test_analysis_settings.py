@@ -84,6 +84,7 @@ def test_baseline_from_a_campaign_table_or_top_level():
         ({"baseline": 3}, "analysis.baseline: expected a scenario id, got 3"),
     ],
 )
+@pytest.mark.bad_input
 def test_bad_values_name_key_value_and_what_is_allowed(table, message):
     with pytest.raises(ChainlabError, match="^f.toml: ") as err:
         config.parse_analysis(table, "f.toml")
@@ -101,6 +102,7 @@ def test_every_problem_is_reported_at_once():
     ]
 
 
+@pytest.mark.bad_input
 def test_invalid_toml_is_reported():
     with pytest.raises(ChainlabError, match="not valid TOML"):
         config.from_campaign_toml("[campaign\n", "f.toml")

@@ -121,6 +121,7 @@ def test_each_value_asks_for_its_ids_and_replaces_the_stand_in(tmp_path):
         ),
     ],
 )
+@pytest.mark.bad_input
 def test_bad_values_and_stacks_without_the_extension_are_one_line_errors(tmp_path, matrix, message):
     with pytest.raises(CampaignError) as e:
         load_text(tmp_path, matrix + "\n")

@@ -54,6 +54,7 @@ def write(tmp_path, fruit='["apple", "pear"]', exclude="[]") -> Path:
     return f
 
 
+@pytest.mark.bad_input
 def test_unknown_values_are_refused_by_key_value_and_allowed(fruit, tmp_path):
     with pytest.raises(CampaignError) as e:
         load(write(tmp_path, fruit='["apple", "plum"]'))

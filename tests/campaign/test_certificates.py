@@ -112,6 +112,7 @@ def test_every_kind_expands_into_scenarios_whose_ids_read_back(tmp_path):
         ),
     ],
 )
+@pytest.mark.bad_input
 def test_bad_certificates_are_one_line_errors(tmp_path, value, message):
     got = errors(tmp_path, f"certificate = [{value}]\n")
     assert message in got, got
@@ -129,6 +130,7 @@ def test_an_mtc_is_sent_alone_so_no_served_chain_goes_with_it(tmp_path):
     assert "served_chain 'full' with a Merkle Tree Certificate" in got
 
 
+@pytest.mark.bad_input
 def test_a_stack_that_cannot_verify_a_cosigner_is_refused_by_name(tmp_path):
     got = errors(
         tmp_path,
@@ -197,6 +199,7 @@ def test_the_retry_is_a_landmark_certificate_the_client_lacks(tmp_path):
         ),
     ],
 )
+@pytest.mark.bad_input
 def test_a_retry_anywhere_else_is_refused(tmp_path, value, extra, message):
     got = errors(tmp_path, f"certificate = [{value}]\n{extra}\n")
     assert message in got, got

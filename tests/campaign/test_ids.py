@@ -136,6 +136,7 @@ def test_quic_is_named_after_the_client_part_and_before_the_network():
         ("x25519__ml_root__ml_leaf__pop_pq10__dual_ml_ml", "canonical form"),
     ],
 )
+@pytest.mark.bad_input
 def test_decode_names_the_bad_part(bad, fragment):
     with pytest.raises(ValueError, match=fragment):
         ids.decode(bad, ALGS, {"wan"}, {"edge"})

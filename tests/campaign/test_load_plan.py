@@ -49,6 +49,7 @@ BAD = [
 
 
 @pytest.mark.parametrize("body,fragment", BAD, ids=[b[1][:40] for b in BAD])
+@pytest.mark.bad_input
 def test_impossible_load_plans_are_one_line_each(tmp_path, body, fragment):
     got = problems(tmp_path, body)
     assert len(got) == 1, got

@@ -242,6 +242,7 @@ BAD = [
 
 
 @pytest.mark.parametrize("name,text,fragments", BAD, ids=[b[0] for b in BAD])
+@pytest.mark.bad_input
 def test_each_bad_input_is_named_in_process(tmp_path, name, text, fragments):
     p = write(tmp_path, text, f"{name}.toml")
     with pytest.raises(CampaignError) as e:
@@ -261,6 +262,7 @@ def run_cli(args, cwd):
 
 
 @pytest.mark.parametrize("name,text,fragments", BAD, ids=[b[0] for b in BAD])
+@pytest.mark.bad_input
 def test_validate_and_run_reject_bad_files_and_write_nothing(tmp_path, name, text, fragments):
     work = tmp_path / "work"
     work.mkdir()
@@ -294,6 +296,7 @@ def test_resumed_mode_needs_a_warmup(tmp_path):
     assert "sampling.batch_warmup" in str(e.value) and "resumed" in str(e.value)
 
 
+@pytest.mark.bad_input
 def test_two_aliases_for_one_algorithm_are_refused(tmp_path):
     text = GOOD.replace('ml = "ML-DSA-65"', 'ml = "ML-DSA-65"\nml2 = "ml-dsa-65"')
     with pytest.raises(CampaignError) as e:
@@ -356,6 +359,7 @@ NETWORK_BAD = [
 
 
 @pytest.mark.parametrize("body,fragments", NETWORK_BAD, ids=[b[0] for b in NETWORK_BAD])
+@pytest.mark.bad_input
 def test_each_bad_network_value_is_one_line_naming_file_key_value_and_allowed(
     tmp_path, body, fragments
 ):
@@ -453,6 +457,7 @@ def test_an_intermediate_anchor_needs_an_intermediate(tmp_path):
     assert anchored[0].engine_chain == "leaf"
 
 
+@pytest.mark.bad_input
 def test_a_transport_axis_gives_quic_scenarios_and_refuses_what_quic_cannot_do(tmp_path):
     text = GOOD.replace(
         "[matrix.m]",
@@ -529,6 +534,7 @@ def test_a_target_matrix_measures_a_server_chainlab_does_not_start(tmp_path):
          "load.fractions: scenario x25519mlkem768__target_edge probes target 'edge'"),
     ],
 )  # fmt: skip
+@pytest.mark.bad_input
 def test_bad_targets_are_named(tmp_path, change, fragment):
     text = TARGETS.replace(*change)
     with pytest.raises(CampaignError) as e:
@@ -545,6 +551,7 @@ def test_a_cluster_table_names_the_scheduler(tmp_path):
     assert "cluster.address: bad value '10.0.0.5:8786'; allowed: a Dask scheduler" in str(e.value)
 
 
+@pytest.mark.bad_input
 def test_split_placement_refuses_what_it_cannot_measure(tmp_path):
     split = '\n[cluster]\naddress = "tcp://10.0.0.5:8786"\nplacement = "split"\n'
     with pytest.raises(CampaignError) as e:

@@ -69,6 +69,7 @@ def test_without_measure_nothing_is_counted(tmp_path):
         ),
     ],
 )
+@pytest.mark.bad_input
 def test_bad_measure_tables_name_the_key(tmp_path, text, fragment):
     with pytest.raises(CampaignError) as e:
         load(write(tmp_path, text))
@@ -82,6 +83,7 @@ def test_quic_scenarios_cannot_be_counted(tmp_path):
     assert "instruction counts with transport 'quic'" in str(e.value)
 
 
+@pytest.mark.bad_input
 def test_seeded_random_bytes_are_read_and_refused_where_a_stack_cannot_seed(tmp_path):
     c = load(write(tmp_path, '[measure]\ninstructions = "callgrind"\nrandom = "seeded"\n'))
     assert {s.measure.random for s in c.scenarios.values()} == {"seeded"}

@@ -76,6 +76,7 @@ def test_a_chrome_client_is_named_and_flagged(tmp_path):
         ('kex = ["X25519MLKEM768"]\nclient_profile = ["firefox"]', "client_profile[0]"),
     ],
 )
+@pytest.mark.bad_input
 def test_what_the_profile_cannot_send_is_refused_in_one_line(tmp_path, matrix, message):
     if "hierarchy" not in matrix:
         matrix += '\nhierarchy = [["ml", "ml"]]'

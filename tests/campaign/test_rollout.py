@@ -138,6 +138,7 @@ def test_engine_flags_of_a_rollout_scenario(tmp_path):
         ),
     ],
 )
+@pytest.mark.bad_input
 def test_bad_rollout_values_are_one_line_errors(tmp_path, text, fragment):
     msg = errors(tmp_path, MATRIX + text)
     assert fragment in msg, msg
@@ -155,11 +156,13 @@ def test_bad_rollout_values_are_one_line_errors(tmp_path, text, fragment):
         ('[clients.old]\ngroups = ["X25519"]\nsignatures = ["ec"]\nos = 1', "clients.old"),
     ],
 )
+@pytest.mark.bad_input
 def test_bad_clients_tables_name_the_key(tmp_path, table, fragment):
     msg = errors(tmp_path, MATRIX, HEAD + table + "\n")
     assert fragment in msg, msg
 
 
+@pytest.mark.bad_input
 def test_a_kind_no_chain_serves_is_noted_not_refused(tmp_path):
     head = HEAD + '[clients.stranger]\ngroups = ["X25519"]\nsignatures = ["Ed25519"]\n'
     c = load(write(tmp_path, MATRIX + "population = [{ stranger = 0.2, classical = 0.8 }]", head))

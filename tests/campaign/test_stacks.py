@@ -248,6 +248,7 @@ def test_exclusions_test_either_side_or_one(tmp_path):
         ),
     ],
 )
+@pytest.mark.bad_input
 def test_validate_refuses_what_a_stack_cannot_do(tmp_path, matrix, expected):
     if "kex =" not in matrix:
         matrix = 'kex = ["X25519MLKEM768"]\n' + matrix
@@ -305,6 +306,7 @@ def test_liboqs_families_and_implementation_are_valid_on_rustls(tmp_path):
     ]
 
 
+@pytest.mark.bad_input
 def test_load_steps_are_valid_on_rustls_and_refused_where_a_stack_lacks_a_feature(tmp_path):
     toml = write(
         tmp_path,
@@ -380,6 +382,7 @@ def test_stack_and_a_side_are_not_given_together(tmp_path):
         ('server_stack = ["boringssl"]\nkex = ["MLKEM768"]', "has no key-exchange group MLKEM768"),
     ],
 )
+@pytest.mark.bad_input
 def test_what_boringssl_lacks_is_refused_before_anything_is_written(tmp_path, matrix, expected):
     kex = "" if "kex =" in matrix else 'kex = ["X25519MLKEM768"]\n'
     toml = write(tmp_path, f'[matrix.m]\n{kex}hierarchy = [["ml", "ml"]]\n{matrix}\n')

@@ -29,6 +29,7 @@ def one_line(out, *needles):
 
 # Cut inside the header, the catalog and the data: each fails at another step of reading.
 @pytest.mark.parametrize("size", [200_000, 1_000_000, 3_000_000])
+@pytest.mark.bad_input
 def test_a_truncated_store_is_damaged_in_one_line(tmp_path, size):
     store = tmp_path / "cut.duckdb"
     shutil.copy(KEPT, store)
@@ -39,6 +40,7 @@ def test_a_truncated_store_is_damaged_in_one_line(tmp_path, size):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cut.duckdb"], "nothing written"
 
 
+@pytest.mark.bad_input
 def test_export_refuses_an_out_it_cannot_use_and_writes_nothing(tmp_path):
     store = tmp_path / "ok.duckdb"
     shutil.copy(KEPT, store)
@@ -50,6 +52,7 @@ def test_export_refuses_an_out_it_cannot_use_and_writes_nothing(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ok.duckdb", "taken"]
 
 
+@pytest.mark.bad_input
 def test_a_directory_is_not_a_store(tmp_path):
     d = tmp_path / "results"
     d.mkdir()
@@ -64,6 +67,7 @@ def test_a_directory_is_not_a_store(tmp_path):
 # A table of the store's own schema version dropped after it was written (never read as an
 # empty table of a later version), one the first stores had and one added since.
 @pytest.mark.parametrize("table", ["samples", "certificates", "load_steps"])
+@pytest.mark.bad_input
 def test_a_store_missing_a_table_is_damaged_in_one_line(tmp_path, table):
     import duckdb
 
@@ -79,6 +83,7 @@ def test_a_store_missing_a_table_is_damaged_in_one_line(tmp_path, table):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dropped.duckdb"], "nothing written"
 
 
+@pytest.mark.bad_input
 def test_a_duckdb_file_of_another_program_is_not_a_store(tmp_path):
     import duckdb
 
@@ -94,6 +99,7 @@ def test_a_duckdb_file_of_another_program_is_not_a_store(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.duckdb", "other.duckdb"]
 
 
+@pytest.mark.bad_input
 def test_a_store_another_process_writes_is_in_use(tmp_path):
     store = tmp_path / "busy.duckdb"
     shutil.copy(KEPT, store)

@@ -242,6 +242,7 @@ def test_a_rate_adds_open_loop_steps_without_the_servers_side(s_server, hierarch
     assert not (tmp_path / "short").exists() or not any((tmp_path / "short").iterdir())
 
 
+@pytest.mark.bad_input
 def test_every_bad_option_is_listed_and_nothing_is_written(tmp_path):
     """Bad options are all reported at once, one line each naming the option, the value and
     what is allowed, before any file exists (exit 2)."""
@@ -269,6 +270,7 @@ def test_every_bad_option_is_listed_and_nothing_is_written(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.bad_input
 def test_a_host_that_does_not_resolve_is_refused_before_anything_is_written(tmp_path):
     # .invalid never resolves (RFC 6761); nothing in the working directory either.
     out = subprocess.run(

@@ -46,6 +46,7 @@ def test_report_writes_beside_the_store_with_overrides(store, capsys):
         (["--bootstrap-resamples", "5"], "allowed: an integer 200 to 100000"),
     ],
 )
+@pytest.mark.bad_input
 def test_bad_options_exit_2_with_one_line(store, tmp_path, capsys, argv, message):
     assert main(["report", str(store), "--out", str(tmp_path / "r"), *argv]) == 2
     err = capsys.readouterr().err
@@ -53,11 +54,13 @@ def test_bad_options_exit_2_with_one_line(store, tmp_path, capsys, argv, message
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.bad_input
 def test_missing_store(tmp_path, capsys):
     assert main(["report", str(tmp_path / "none.duckdb")]) == 2
     assert "no store at" in capsys.readouterr().err
 
 
+@pytest.mark.bad_input
 def test_refuses_a_folder_that_is_not_a_report(store, tmp_path, capsys):
     other = tmp_path / "mine"
     other.mkdir()

@@ -7,6 +7,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from chainlab.schema import allowed, counted, edits
 
 REPO = Path(__file__).resolve().parents[2]
@@ -39,6 +41,7 @@ def test_one_scenario_is_counted_in_the_singular(tmp_path):
     assert counted(1, "scenario") == "1 scenario" and counted(2, "scenario") == "2 scenarios"
 
 
+@pytest.mark.bad_input
 def test_workers_is_refused_before_the_plan_is_printed(tmp_path):
     f = tmp_path / "one.toml"
     f.write_text(textwrap.dedent(ONE))

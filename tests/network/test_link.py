@@ -196,6 +196,7 @@ def test_capabilities_without_root_are_enough(monkeypatch):
         require_privileges()
 
 
+@pytest.mark.bad_input
 def test_a_bad_profile_fails_before_anything_is_created(monkeypatch):
     monkeypatch.setattr(namespaces, "create_namespace", lambda name: pytest.fail("created"))
     with (
@@ -206,6 +207,7 @@ def test_a_bad_profile_fails_before_anything_is_created(monkeypatch):
 
 
 @pytest.mark.netns
+@pytest.mark.bad_input
 def test_a_missing_forwarder_binary_names_the_fix(root, monkeypatch):
     monkeypatch.setenv("CHAINLAB_LINK", "/nonexistent/chainlab-link")
     with (

@@ -92,6 +92,7 @@ def test_rate_and_loss_terms():
     assert p.p_no_loss == pytest.approx(0.99**9)
 
 
+@pytest.mark.bad_input
 def test_bad_window_is_refused():
     with pytest.raises(ValueError, match="initcwnd"):
         predict_handshake(

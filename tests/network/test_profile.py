@@ -50,6 +50,7 @@ def test_an_explicit_queue_is_kept():
         ({"backend": "veth", "delay_ms": 5}, "delay_ms: bad value 5.0: backend 'veth' emulates"),
     ],
 )
+@pytest.mark.bad_input
 def test_bad_values_name_the_profile_key_and_what_is_allowed(spec, message):
     with pytest.raises(ChainlabError) as err:
         parse_profile({"name": "p", **spec})
@@ -66,6 +67,7 @@ def test_every_problem_of_a_profile_is_reported_at_once():
     assert len(lines) == 3 and all(x.startswith("network profile 'p': ") for x in lines)
 
 
+@pytest.mark.bad_input
 def test_not_a_table():
     with pytest.raises(ChainlabError, match="expected a table of settings"):
         parse_profile(["delay_ms", 5])

@@ -24,6 +24,7 @@ def test_earlier_report_files_are_cleared_and_others_kept(tmp_path):
     assert (out / "figures" / "keep.txt").exists()
 
 
+@pytest.mark.bad_input
 def test_a_file_or_a_foreign_folder_is_refused(tmp_path):
     f = tmp_path / "file"
     f.write_text("x")

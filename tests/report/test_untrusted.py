@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import duckdb
+import pytest
 from markdown_it import MarkdownIt
 
 from chainlab.report import build_report
@@ -43,6 +44,7 @@ def untrusted_store(path: Path) -> Path:
     return path
 
 
+@pytest.mark.bad_input
 def test_strings_from_a_store_are_text_in_html_and_markdown(tmp_path):
     out = build_report(untrusted_store(tmp_path / "evil.duckdb"), tmp_path / "report")
     page = out / "index.html"

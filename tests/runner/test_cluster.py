@@ -193,6 +193,7 @@ def test_a_worker_lost_mid_scenario_is_recorded_and_resumed(
     assert not engines(str(pki_cache))
 
 
+@pytest.mark.bad_input
 def test_a_worker_with_another_engine_build_is_refused(
     engine_bin, pki_cache, cluster_env, tmp_path
 ):

@@ -14,6 +14,7 @@ def test_reference_times_a_fixed_workload_on_the_given_cores(engine_bin):
     assert a["cpus"] == "0" and b["cpus"] is None
 
 
+@pytest.mark.bad_input
 def test_a_bad_core_is_a_clear_error(engine_bin):
     with pytest.raises(host.ReferenceError, match="--cpus"):
         host.reference(engine_bin, "4096")

@@ -57,6 +57,7 @@ def test_interrupted_before_the_first_scenario_reports_nothing_yet_and_resumes(
         assert len(st.scenario_runs) == 1
 
 
+@pytest.mark.bad_input
 def test_resume_with_another_campaign_file_is_refused_naming_both(tmp_path, engine_bin, pki_cache):
     first, other = tmp_path / "first.toml", tmp_path / "other.toml"
     first.write_text(textwrap.dedent(CAMPAIGN).replace("count = 200", "count = 3"))

@@ -99,6 +99,7 @@ def test_stacks_run_side_by_side_from_one_pki(tmp_path, engine_bin, pki_cache):
     assert set(a.stack_cost_split["stack"]) == {"openssl-3.5", "openssl-4.0", "rustls"}
 
 
+@pytest.mark.bad_input
 def test_a_binary_of_another_stack_is_refused_before_anything_runs(tmp_path, engine_bin):
     toml = tmp_path / "s.toml"
     toml.write_text(CAMPAIGN)

@@ -132,6 +132,7 @@ def test_schema_version_mismatch_says_what_to_do(filled):
         chainlab.open(path)
 
 
+@pytest.mark.bad_input
 def test_not_a_store(tmp_path):
     p = tmp_path / "x.duckdb"
     duckdb.connect(str(p)).close()
@@ -166,6 +167,7 @@ def test_failure_mid_scenario_leaves_no_partial_rows(filled, monkeypatch):
         st.close()
 
 
+@pytest.mark.bad_input
 def test_changed_scenario_definition_is_refused(filled):
     path, s = filled
     from dataclasses import replace
