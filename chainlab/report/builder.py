@@ -104,6 +104,16 @@ def make_table(name, title, caption, csv, columns: list[tuple[str, list]], note=
     return Table(name, title, caption, csv.reset_index(drop=True), headers, rows, note)
 
 
+# The settings an answer's scenarios should share to compare like with like, and what
+# `Builder.setting` calls them.
+MIXED_SETTINGS = (
+    ("network", "networks"),
+    ("stack", "stacks"),
+    ("transport", "transports"),
+    ("handshake_mode", "handshake modes"),
+)
+
+
 class Builder:
     """The state the sections share while one report is built."""
 
@@ -155,6 +165,23 @@ class Builder:
     def several_networks(self) -> bool:
         sm = self.a.summary
         return bool(len(sm) and "network" in sm and sm["network"].nunique() > 1)
+
+    def setting(self, ids) -> str:
+        """What an answer drawn from scenarios `ids` mixes: where they differ in network,
+        stack, transport or handshake mode, the words that say so (" (mixes networks
+        loopback, rtt50)"); "" when they are alike, so a reader sees when an answer is not
+        like with like."""
+        sm = self.a.summary
+        if sm.empty:
+            return ""
+        rows = sm[sm["scenario_id"].isin(list(ids))]
+        parts = []
+        for col, name in MIXED_SETTINGS:
+            if col in rows:
+                values = sorted(set(rows[col].dropna().astype(str)))
+                if len(values) > 1:
+                    parts.append(f"{name} {', '.join(values)}")
+        return f" (mixes {'; '.join(parts)})" if parts else ""
 
     def ref_note(self) -> str | None:
         """Which scenarios a cross-scenario section uses, when the store has several

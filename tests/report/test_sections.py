@@ -63,10 +63,40 @@ def test_a_lever_campaign_answers_its_lever_not_the_placement_questions(lever_re
     assert "not testable" not in answers
 
 
-def test_a_store_that_answers_nothing_says_so(tmp_path):
-    """One scenario: no placement question is testable, no lever has a twin."""
+def test_a_store_of_one_scenario_answers_its_own_figures_and_no_comparison(tmp_path):
+    """One scenario: no placement question is testable, no lever has a twin; the sections
+    that hold a figure of it still answer (its transport, CPU, capacity)."""
     store = build_store(tmp_path / "one.duckdb", [SyntheticScenario(n=20)])
     md = (build_report(store, tmp_path / "r") / "report.md").read_text()
     answers = md.split('<a id="answers"></a>')[1].split("<a id=")[0]
-    assert "answers none of the report's questions" in answers
-    assert "| question |" not in answers
+    assert "[Timing, transport and chain exposure](#transport)" in answers
+    assert "[Capacity and cost](#capacity)" in answers
+    for comparison in ("fastest", "Which single change", "baseline", "Findings"):
+        assert comparison not in answers, answers
+
+
+# Sections whose results another section's answers carry, or that hold no result.
+NO_HEADLINE = {
+    "answers": "the answers themselves",
+    "placement": "the findings answer the placement study's questions",
+    "correlations": "the findings answer transport versus cryptography",
+    "run": "the run's metadata, not a result",
+    "methods": "how the numbers are made, not a result",
+}
+
+
+def test_every_section_with_a_result_answers():
+    missing = {r.anchor for r in registered() if r.headline is None}
+    assert missing == set(NO_HEADLINE), missing - set(NO_HEADLINE)
+
+
+def test_an_answer_from_unlike_scenarios_says_what_it_mixes(tmp_path):
+    """Full and resumed handshakes: an answer drawn from both says it mixes them."""
+    store = build_store(
+        tmp_path / "two.duckdb",
+        [scenario(1.0, 0.5, 0.5), scenario(0.4, 0.1, 0.1, handshake_mode="resumed")],
+    )
+    md = (build_report(store, tmp_path / "r") / "report.md").read_text()
+    answers = md.split('<a id="answers"></a>')[1].split("CSV: `tables/answers.csv`")[0]
+    line = next(x for x in answers.splitlines() if "fastest" in x)
+    assert "(mixes handshake modes full, resumed)" in line, line

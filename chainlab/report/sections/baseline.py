@@ -3,12 +3,32 @@
 from __future__ import annotations
 
 from chainlab.report import format as f
-from chainlab.report.builder import Builder, ci, codes, ints, nums
+from chainlab.report.builder import Builder, ci, ci_of, codes, ints, nums
 from chainlab.report.document import Section
 from chainlab.report.sections.registry import section
 
 
-@section(60)
+def headline(b: Builder) -> list[tuple[str, str]]:
+    m = b.a.multipliers
+    if m.empty or "latency_x" not in m:
+        return []
+    others = m[m["scenario_id"] != b.a.baseline]
+    if others.empty:
+        return []
+    worst = others.sort_values(["latency_x", "scenario_id"]).iloc[-1]
+    classes = m["plausibility"].value_counts()
+    return [
+        (
+            "How far from the baseline is the slowest scenario, and how plausible is each?",
+            f"`{worst['scenario_id']}` at {ci_of(worst, 'latency_x')}× the baseline's mean "
+            f"latency ({worst['plausibility']}); of {len(m)} scenario(s): "
+            + ", ".join(f"{n} {c}" for c, n in classes.items())
+            + b.setting(m["scenario_id"]),
+        )
+    ]
+
+
+@section(60, headline=headline)
 def build(b: Builder) -> Section:
     a, s = b.a, Section("baseline", "Relative to the baseline, plausibility, strategy")
     s.blocks.append(a.baseline_note)

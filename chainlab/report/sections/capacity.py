@@ -2,12 +2,32 @@
 
 from __future__ import annotations
 
-from chainlab.report.builder import Builder, ci, codes, ints, nums
+from chainlab.report.builder import Builder, ci, ci_of, codes, ints, nums
 from chainlab.report.document import Section
 from chainlab.report.sections.registry import placement_study, section
 
 
-@section(190, applies=placement_study)
+def headline(b: Builder) -> list[tuple[str, str]]:
+    c = b.a.capacity
+    if c.empty:
+        return []
+    order = c.sort_values(["handshakes_per_core_s", "scenario_id"])
+    low, high = order.iloc[0], order.iloc[-1]
+    rate = lambda r: f"{ci_of(r, 'handshakes_per_core_s', 4)} (`{r['scenario_id']}`)"  # noqa: E731
+    answer = rate(high) if len(c) == 1 else f"from {rate(high)} down to {rate(low)}"
+    if low["infra_multiplier"] == low["infra_multiplier"]:
+        answer += f"; infrastructure × up to {ci_of(low, 'infra_multiplier')}"
+    return [
+        (
+            "Capacity from CPU: handshakes per core-second",
+            answer
+            + " (an interpretation of server CPU, not a throughput)"
+            + b.setting(c["scenario_id"]),
+        )
+    ]
+
+
+@section(190, headline=headline, applies=placement_study)
 def build(b: Builder) -> Section:
     a, s = b.a, Section("capacity", "Capacity and cost")
     s.blocks.append(b.ref_note())

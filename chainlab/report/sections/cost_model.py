@@ -28,19 +28,32 @@ def headline(b: Builder) -> list[tuple[str, str]]:
     if m.empty:
         return []
     out = []
+    stacks = b.a.summary.set_index("scenario_id")["stack"] if "stack" in b.a.summary else None
     for side in ("server", "client"):
         err = m[f"{side}_error"].dropna()
         if err.empty:
             continue
         r = median_row(m.dropna(subset=[f"{side}_error"]), f"{side}_error")
-        out.append(
-            (
-                f"Cost model error, {side} CPU",
-                f"median {100 * err.median():+.1f} % (from {100 * err.min():+.1f} to "
-                f"{100 * err.max():+.1f} % over {len(err)} scenarios); e.g. `{r['scenario_id']}`"
-                f": predicted {ci_of(r, f'{side}_predicted', 4)} ms, measured "
-                f"{ci_of(r, f'{side}_measured', 4)} ms",
+        answer = (
+            f"median {100 * err.median():+.1f} % (from {100 * err.min():+.1f} to "
+            f"{100 * err.max():+.1f} % over {len(err)} scenarios); e.g. `{r['scenario_id']}`"
+            f": predicted {ci_of(r, f'{side}_predicted', 4)} ms, measured "
+            f"{ci_of(r, f'{side}_measured', 4)} ms"
+        )
+        by_stack = (
+            m.loc[err.index].assign(stack=lambda d: d["scenario_id"].map(stacks))
+            if stacks is not None
+            else None
+        )
+        if by_stack is not None and by_stack["stack"].nunique() > 1:
+            # Unlike scenarios: the model prices one library's primitives for every stack,
+            # so its error is a stack's, said per stack.
+            answer += "; per stack: " + ", ".join(
+                f"{100 * g[f'{side}_error'].median():+.1f} % on {stack} ({len(g)})"
+                for stack, g in by_stack.groupby("stack", sort=True)
             )
+        out.append(
+            (f"Cost model error, {side} CPU", answer + b.setting(m.loc[err.index, "scenario_id"]))
         )
     return out
 

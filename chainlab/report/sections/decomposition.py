@@ -3,12 +3,37 @@
 from __future__ import annotations
 
 from chainlab.analysis.summary import SERVER_BOUND_ELAPSED_SHARE
-from chainlab.report.builder import Builder, ci, codes, instr_sources, ints, nums, percents
+from chainlab.report.builder import (
+    Builder,
+    ci,
+    ci_of,
+    codes,
+    instr_sources,
+    ints,
+    nums,
+    percents,
+)
 from chainlab.report.document import Section
 from chainlab.report.sections.registry import section
 
 
-@section(100)
+def headline(b: Builder) -> list[tuple[str, str]]:
+    d = b.a.decomposition
+    if d.empty or "findings" in b.built:
+        return []  # a placement study's findings answer where the CPU goes
+    regimes = d["cpu_regime"].value_counts()
+    top = d.sort_values(["srv_cli_ratio", "scenario_id"]).iloc[-1]
+    return [
+        (
+            "Where does the handshake's CPU go: client or server?",
+            ", ".join(f"{n} {r}" for r, n in regimes.items())
+            + f"; most server-bound `{top['scenario_id']}`, server/client CPU × "
+            f"{ci_of(top, 'srv_cli_ratio')}" + b.setting(d["scenario_id"]),
+        )
+    ]
+
+
+@section(100, headline=headline)
 def build(b: Builder) -> Section:
     a, s = b.a, Section("decomposition", "Client/server decomposition")
     s.blocks.append(b.ref_note())

@@ -11,7 +11,24 @@ from chainlab.report.sections.registry import section
 from chainlab.runner.host import HOST_DRIFT_LIMIT
 
 
-@section(30)
+def headline(b: Builder) -> list[tuple[str, str]]:
+    h = b.a.host_speed
+    if h is None or h.empty:
+        return []
+    moved = h[h["moved"]]
+    drift = h["drift"].abs().max()
+    return [
+        (
+            "Did the host's speed hold during the run?",
+            ("yes" if moved.empty else "no")
+            + f": the reference workload moved more than {HOST_DRIFT_LIMIT:.0%} in "
+            f"{len(moved)} of {len(h)} scenario(s); largest drift "
+            + (f"{f.num(drift * 100)} %" if drift == drift else "n/a"),
+        )
+    ]
+
+
+@section(30, headline=headline)
 def build(b: Builder) -> Section | None:
     h = b.a.host_speed
     if h is None or h.empty:

@@ -16,7 +16,28 @@ from chainlab.report.sections.registry import section
 TOLERANCE_TEXT = f"{TOLERANCE * 100:g} %"
 
 
-@section(50)
+def headline(b: Builder) -> list[tuple[str, str]]:
+    net = b.a.network
+    if net is None or net.profiles.empty:
+        return []
+    pr = net.profiles.drop_duplicates("profile")
+    flagged = sorted(pr.loc[pr["calibration_flagged"] == True, "profile"])  # noqa: E712
+
+    def one(r) -> str:
+        measured = r["measured_rtt_ms"]
+        got = f"{f.num(measured, 4)} ms" if measured == measured else "not calibrated"
+        return f"`{r['profile']}` RTT {got} (configured {f.num(r['rtt_ms'], 4)} ms)"
+
+    return [
+        (
+            "Did each emulated path deliver the round-trip time it was configured with?",
+            "; ".join(one(r) for r in pr.to_dict("records"))
+            + f"; calibration flagged: {', '.join(flagged) if flagged else 'none'}",
+        )
+    ]
+
+
+@section(50, headline=headline)
 def build(b: Builder) -> Section | None:
     net = b.a.network
     if net is None:

@@ -2,14 +2,32 @@
 
 from __future__ import annotations
 
+import math
+
 from chainlab.analysis.compare import pair_axes
 from chainlab.report import format as f
-from chainlab.report.builder import Builder, ci, codes, instr_columns, instr_sources, nums
+from chainlab.report.builder import Builder, ci, ci_of, codes, instr_columns, instr_sources, nums
 from chainlab.report.document import Section
 from chainlab.report.sections.registry import section
 
 
-@section(80)
+def headline(b: Builder) -> list[tuple[str, str]]:
+    p = b.a.pairs
+    if p.empty or "latency_ratio" not in p:
+        return []
+    effect = (p["latency_ratio"].astype(float)).apply(lambda x: abs(math.log(x)) if x > 0 else 0)
+    top = p.loc[effect.sort_values(kind="stable").index[-1]]
+    return [
+        (
+            "Which single change moves latency most?",
+            f"{top['axis_label']} `{top['from_value']}` → `{top['to_value']}` "
+            f"(`{top['from_id']}` → `{top['to_id']}`): latency × "
+            f"{ci_of(top, 'latency_ratio')} ({len(p)} pair(s) differ along one axis)",
+        )
+    ]
+
+
+@section(80, headline=headline)
 def build(b: Builder) -> Section:
     a, s = b.a, Section("pairs", "Paired comparisons")
     p = a.pairs

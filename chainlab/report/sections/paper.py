@@ -9,7 +9,33 @@ from chainlab.report.document import Section
 from chainlab.report.sections.registry import placement_study, section
 
 
-@section(210, applies=placement_study)
+def headline(b: Builder) -> list[tuple[str, str]]:
+    ps = b.a.paper_scenarios
+    if ps.empty:
+        return []
+    matched = ps[ps["chainlab_scenario_id"] != ""]
+    if matched.empty:
+        return [
+            (
+                "How do these figures compare with the paper's?",
+                "no scenario matches one of the paper's Table 1",
+            )
+        ]
+    diff = matched["mean_ms_diff_pct"].dropna()
+    inside = int(matched["mean_ms_paper_inside_ci"].fillna(False).astype(bool).sum())
+    return [
+        (
+            "How do these figures compare with the paper's?",
+            f"{len(matched)} scenario(s) match the paper's Table 1; mean latency differs from "
+            f"the paper's by a median {f.pct(diff.median()) if len(diff) else 'n/a'} (from "
+            f"{f.pct(diff.min()) if len(diff) else 'n/a'} to "
+            f"{f.pct(diff.max()) if len(diff) else 'n/a'}); the paper's value lies in this "
+            f"store's interval for {inside}",
+        )
+    ]
+
+
+@section(210, headline=headline, applies=placement_study)
 def build(b: Builder) -> Section:
     a, s = b.a, Section("paper", "Comparison with the paper")
     s.blocks.append(b.ref_note())

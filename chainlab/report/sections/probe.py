@@ -2,12 +2,32 @@
 
 from __future__ import annotations
 
-from chainlab.report.builder import Builder, ci, codes, ints, nums, percents
+from chainlab.report.builder import Builder, ci, ci_of, codes, ints, nums, percents
 from chainlab.report.document import Section
 from chainlab.report.sections.registry import section
 
 
-@section(180)
+def headline(b: Builder) -> list[tuple[str, str]]:
+    t = b.a.targets
+    if t.empty:
+        return []
+    ok = t[t["status"] == "ok"]
+    fast = ok.sort_values(["mean_ms", "scenario_id"]) if len(ok) else ok
+    return [
+        (
+            "What did the servers chainlab did not start answer?",
+            f"{len(ok)} of {len(t)} completed"
+            + (
+                f"; fastest `{fast.iloc[0]['scenario_id']}` "
+                f"{ci_of(fast.iloc[0], 'mean_ms')} ms mean latency"
+                if len(ok)
+                else ""
+            ),
+        )
+    ]
+
+
+@section(180, headline=headline)
 def build(b: Builder) -> Section | None:
     a = b.a
     t = a.targets

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from chainlab.report import format as f
-from chainlab.report.builder import Builder, ci, codes
+from chainlab.report.builder import Builder, ci, ci_of, codes
 from chainlab.report.document import Section
 from chainlab.report.sections.registry import section
 
@@ -15,7 +15,26 @@ METRIC_TITLES = {
 }
 
 
-@section(130)
+def headline(b: Builder) -> list[tuple[str, str]]:
+    r = b.a.resumption
+    if r.empty:
+        return []
+    mixes = r[(r["ratio"] > 0) & (r["ratio"] < 1)]
+    off = int(mixes["server_cpu_off_line"].sum())
+    saving = r.sort_values(["ratio", "scenario_id"])
+    full, resumed = saving.iloc[0], saving.iloc[-1]
+    return [
+        (
+            "Does a resumption mix cost what its share of resumed connections predicts?",
+            f"server CPU off the line (1 − r)·full + r·resumed in {off} of {len(mixes)} "
+            f"mix(es); server CPU {ci_of(full, 'server_cpu', 4)} ms at r = "
+            f"{full['ratio']:g}, {ci_of(resumed, 'server_cpu', 4)} ms at r = "
+            f"{resumed['ratio']:g}" + b.setting(r["scenario_id"]),
+        )
+    ]
+
+
+@section(130, headline=headline)
 def build(b: Builder) -> Section | None:
     r = b.a.resumption
     if r.empty:

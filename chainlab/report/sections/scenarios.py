@@ -3,12 +3,31 @@
 from __future__ import annotations
 
 from chainlab.report import format as f
-from chainlab.report.builder import Builder, ci, codes, ints
+from chainlab.report.builder import Builder, ci, ci_of, codes, ints
 from chainlab.report.document import Section
 from chainlab.report.sections.registry import section
 
 
-@section(20)
+def headline(b: Builder) -> list[tuple[str, str]]:
+    sm = b.a.summary
+    if sm.empty or "mean_ms" not in sm:
+        return []
+    ok = sm[sm["status"] == "ok"].sort_values(["mean_ms", "scenario_id"])
+    done = f"{len(ok)} of {len(sm)} scenario(s) succeeded"
+    if len(ok) < 2:
+        return []  # nothing to compare
+    fast, slow = ok.iloc[0], ok.iloc[-1]
+    return [
+        (
+            "Which scenario is fastest, and which slowest?",
+            f"fastest `{fast['scenario_id']}` {ci_of(fast, 'mean_ms')} ms, slowest "
+            f"`{slow['scenario_id']}` {ci_of(slow, 'mean_ms')} ms (mean latency; {done})"
+            + b.setting(ok["scenario_id"]),
+        )
+    ]
+
+
+@section(20, headline=headline)
 def build(b: Builder) -> Section:
     a, s = b.a, Section("scenarios", "Scenario summary")
     sm = a.summary

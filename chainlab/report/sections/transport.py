@@ -8,7 +8,25 @@ from chainlab.report.document import Section
 from chainlab.report.sections.registry import section
 
 
-@section(40)
+def headline(b: Builder) -> list[tuple[str, str]]:
+    sm = b.a.summary
+    ok = sm[sm["status"] == "ok"] if "status" in sm else sm
+    if ok.empty or "connect_share" not in ok:
+        return []
+    share = ok["connect_share"].dropna()
+    biggest = ok.sort_values(["bytes_read", "scenario_id"]).iloc[-1]
+    return [
+        (
+            "How much of the latency is the TCP connect, and how many bytes does a handshake read?",
+            f"connect share median {f.num(share.median() * 100)} % (from "
+            f"{f.num(share.min() * 100)} to {f.num(share.max() * 100)} % over {len(share)} "
+            f"scenario(s)); most bytes read: `{biggest['scenario_id']}`, "
+            f"{f.integer(biggest['bytes_read'])} B" + b.setting(ok["scenario_id"]),
+        )
+    ]
+
+
+@section(40, headline=headline)
 def build(b: Builder) -> Section:
     a, s = b.a, Section("transport", "Timing, transport and chain exposure")
     sm = a.summary
