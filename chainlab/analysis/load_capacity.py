@@ -110,6 +110,7 @@ def steps_frame(data: StoreData, level: float) -> pd.DataFrame:
     limits = [step_limit(r) for r in df.to_dict("records")]
     df["server_saturated"] = [lim[0] for lim in limits]
     df["limited_by"] = [lim[1] for lim in limits]
+    df["kept_up"] = [lim[1] == KEPT_UP for lim in limits]
     # Offered and achieved load relative to the scenario's measured capacity (the most a
     # capacity step achieved), so scenarios of any speed share one scale.
     cap = df[df["kind"] == "capacity"].groupby("scenario_id")["achieved_rate"].max()
@@ -166,6 +167,16 @@ def capacity_frame(
             if speed is not None and sid in speed.index
             else math.nan,
         }
+        # The sustainable rate, per core too (nan where no step kept up).
+        kept = sustained(g)
+        for name in ("sustained", "not_sustained"):
+            for end in ("", "_lo", "_hi"):
+                value = kept.get(name + end, math.nan) if name == "sustained" or not end else None
+                if value is None:
+                    continue
+                row[name + end] = value
+                row[f"{name}_per_core{end}"] = value / cores
+        row["sustained_step"] = kept.get("sustained_step", "")
         if sid in derived.index:
             d = derived.loc[sid]
             row["derived_per_core"] = d["handshakes_per_core_s"]
@@ -187,6 +198,32 @@ def capacity_frame(
             row[f"monthly_cost_{name}"] = volume * row["cost_per_million"] / 1e6
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+# What `step_limit` says of a step that kept up (its offer achieved, its p99 bounded).
+KEPT_UP = "nothing: the server kept up with the offer"
+
+
+def sustained(g: pd.DataFrame) -> dict:
+    """The highest offered rate a scenario's steps (`g`, steps_frame rows) show the server
+    sustaining: the heaviest step that kept up (its achieved rate's interval reaches the
+    offer and its p99 stayed bounded), with that interval, and the lightest heavier offer
+    that did not keep up (None: no heavier step failed to), between which the sustainable
+    rate lies. The overload throughput of a capacity step is not it: an overloaded event
+    loop batches its work and completes more per second than it sustains with bounded
+    latency."""
+    kept = g[g["kept_up"]].sort_values("offered_rate")
+    if kept.empty:
+        return {}
+    best = kept.iloc[-1]
+    above = g[(~g["kept_up"]) & (g["offered_rate"] > best["offered_rate"])]
+    return {
+        "sustained": best["offered_rate"],
+        "sustained_lo": best["achieved_rate_lo"],
+        "sustained_hi": best["achieved_rate_hi"],
+        "sustained_step": f"{best['kind']} {int(best['step'])}",
+        "not_sustained": above["offered_rate"].min() if len(above) else math.nan,
+    }
 
 
 def step_limit(r: dict) -> tuple[bool, str]:
@@ -215,7 +252,7 @@ def step_limit(r: dict) -> tuple[bool, str]:
     if r["generator_limited"]:
         return False, f"generator ({r['generator_note']})"
     if not fell_behind and not unbounded:
-        return False, "nothing: the server kept up with the offer"
+        return False, KEPT_UP
     idle = f"server cores {busy:.0%} busy" if busy == busy else "server cores not measured"
     if not fell_behind:
         return False, f"latency: {latency} ({idle})"

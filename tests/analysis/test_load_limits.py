@@ -95,12 +95,12 @@ def test_capacity_is_the_best_capacity_step_per_core_against_the_derived_figure(
              "offered_rate": 900.0, "achieved_rate": 880.0, "achieved_rate_lo": 860.0,
              "achieved_rate_hi": 900.0, "n_ok": 4400, "n_saturated": 0,
              "server_saturated": False, "limited_by": "nothing", "generator_limited": False,
-             "server_utilisation": 0.97},
+             "server_utilisation": 0.97, "kept_up": False},
             {"scenario_id": sid, "kind": "capacity", "step": 1, "server_cores": 2,
              "offered_rate": 1800.0, "achieved_rate": 700.0, "achieved_rate_lo": 680.0,
              "achieved_rate_hi": 720.0, "n_ok": 3500, "n_saturated": 900,
              "server_saturated": True, "limited_by": "server CPU (99% of its cores busy)",
-             "generator_limited": False, "server_utilisation": 0.99},
+             "generator_limited": False, "server_utilisation": 0.99, "kept_up": False},
         ]
     )  # fmt: skip
     summary = pd.DataFrame([{"scenario_id": sid, "capacity_cpu_ms_se": 0.0}])
@@ -123,3 +123,37 @@ def test_capacity_is_the_best_capacity_step_per_core_against_the_derived_figure(
     assert row["handshakes_per_vcpu_hour"] == 440.0 * 3600
     assert row["cost_per_million"] == pytest.approx(1e6 / (440.0 * 3600) * 0.04)
     assert row["monthly_cost_small"] == pytest.approx(row["cost_per_million"])
+
+
+def test_the_sustained_rate_is_the_heaviest_step_that_kept_up_below_the_overload_throughput():
+    """The pattern of the issue's run: an overloaded capacity step achieved 627/s; steps at
+    0.3 and 0.6 of it kept up; the step at 0.9 (564.5/s offered) achieved 536/s with a p99 of
+    363 ms. The server sustains 376.2/s (the 0.6 step), and not 564.5/s."""
+    import pandas as pd
+
+    from chainlab.analysis.load_capacity import sustained
+
+    def row(kind, index, offered, achieved, lo, hi, p99, busy):
+        r = step(
+            offered_rate=offered, achieved_rate=achieved, achieved_rate_hi=hi,
+            achieved_share=achieved / offered, server_cores_busy=busy, p99_ms=p99,
+            p99_bound_ms=87.0, n_saturated=614 if kind == "capacity" else 0,
+        )  # fmt: skip
+        kept = step_limit(r)[1] == "nothing: the server kept up with the offer"
+        return {**r, "kind": kind, "step": index, "achieved_rate_lo": lo, "kept_up": kept}
+
+    g = pd.DataFrame(
+        [
+            row("capacity", 0, 2000.0, 627.0, 604.0, 650.0, 1450.0, 0.99),
+            row("step", 1, 188.1, 187.0, 175.0, 199.0, 8.7, 0.31),
+            row("step", 2, 376.2, 373.0, 356.0, 391.0, 20.5, 0.62),
+            row("step", 3, 564.5, 536.0, 522.0, 548.0, 363.0, 0.97),
+        ]
+    )
+    got = sustained(g)
+    assert got["sustained"] == 376.2 and got["sustained_step"] == "step 2"
+    assert (got["sustained_lo"], got["sustained_hi"]) == (356.0, 391.0)
+    assert got["not_sustained"] == 564.5, "the 0.9 step did not keep up"
+    assert got["sustained"] < 627.0, "below the overload throughput"
+    # No step kept up: nothing to claim.
+    assert sustained(g.assign(kept_up=False)) == {}
