@@ -104,7 +104,9 @@ LOAD_DEFAULTS = {
     "arrivals": "poisson",
     "step_s": 5.0,
     "capacity_s": 5.0,
-    "max_in_flight": 64,
+    # None: each step's own, from its rate and the scenario's latency (chainlab.runner.load
+    # in_flight): enough connection slots that a long path does not cap the offer.
+    "max_in_flight": None,
     "server_cpus": "0",
     "generator_cpus": "1",
     # Event loops (one per server core, each serving many connections) make a capacity the

@@ -92,7 +92,7 @@ class LoadPlan:
     arrivals: str  # constant | poisson
     step_s: float  # length of each step's schedule
     capacity_s: float  # length of each capacity-measurement attempt
-    max_in_flight: int
+    max_in_flight: int | None  # None: sized per step (chainlab.runner.load.in_flight)
     server_cpus: str
     generator_cpus: str
     server_model: str  # event | threads (the engine's --server-model)

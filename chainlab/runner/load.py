@@ -68,6 +68,15 @@ GENERATOR_LAG_SHARE = 0.1
 # How much longer than the expected wait of a full in-flight queue a capacity step's client
 # waits before giving up.
 QUEUE_WAIT_MARGIN = 2.0
+# Without `max_in_flight`, a step opens at most this multiple of the connections its offer
+# keeps open at the scenario's single-connection latency (rate x latency, Little's law):
+# queueing in front of a busy server lengthens each connection, and a step that ran out of
+# slots would measure the slots, not the server.
+IN_FLIGHT_MARGIN = 3.0
+# ... and at least this many (what a loopback step needs; the former fixed default), at
+# most the engine's limit.
+MIN_IN_FLIGHT = 64
+MAX_IN_FLIGHT = 4096
 # Bounds on waiting: for the load process beyond its schedule and timeout, and for the
 # server's records of the step's last connections (written after each close).
 PROCESS_GRACE_S = 30.0
@@ -101,7 +110,7 @@ def run(ex: Visit) -> tuple[list[dict], list[dict]]:
     # into failures (goodput collapse) instead of measuring what the server completes.
     capacity_timeout = max(
         ex.plan.sampling.timeout_ms,
-        math.ceil(QUEUE_WAIT_MARGIN * plan.max_in_flight / derived * 1e3),
+        math.ceil(QUEUE_WAIT_MARGIN * in_flight(ex, offered) / derived * 1e3),
     )
     capacity = 0.0
     for _ in range(CAPACITY_TRIES):
@@ -179,6 +188,19 @@ def completions_in_window(measured: list[dict], duration_s: float) -> int:
     return sum(1 for r in ok if start <= r["intended_ns"] + r["latency_ns"] < end)
 
 
+def in_flight(ex: Visit, rate: float) -> int:
+    """The connection slots of a step offering `rate`: the campaign's `max_in_flight`, else
+    IN_FLIGHT_MARGIN x rate x the scenario's median single-connection latency (its path's
+    round trips included), within MIN_IN_FLIGHT and MAX_IN_FLIGHT."""
+    given = ex.plan.load.max_in_flight
+    if given is not None:
+        return given
+    ok = ex.state.ok_values
+    latency_s = float(np.median(ok)) / 1e9 if ok else 0.0
+    wanted = math.ceil(IN_FLIGHT_MARGIN * rate * latency_s)
+    return min(MAX_IN_FLIGHT, max(MIN_IN_FLIGHT, wanted))
+
+
 def _derived_capacity(ex: Visit) -> float:
     """Handshakes per second the single-connection phase implies: server cores / mean
     whole-connection CPU of its successful connections (handshake CPU where absent)."""
@@ -204,7 +226,7 @@ def _argv(ex: Visit, step: Step, rec: Path) -> list[str]:
         "--duration-ms", str(max(1, round(step.duration_s * 1000))),
         "--arrivals", plan.arrivals,
         "--seed", str(seeds.derive(ex.ctx.seed, "load-step", ex.plan.scenario_id, step.index)),
-        "--max-in-flight", str(plan.max_in_flight),
+        "--max-in-flight", str(in_flight(ex, step.rate)),
         "--cpus", plan.generator_cpus,
         "--timeout-ms", str(step.timeout_ms),
         "--records", str(rec),
@@ -437,7 +459,7 @@ def _rows(ex: Visit, step: Step, client, generator, by_conn) -> tuple[dict, list
         "arrivals": plan.arrivals,
         "duration_s": step.duration_s,
         "timeout_ms": step.timeout_ms,
-        "max_in_flight": plan.max_in_flight,
+        "max_in_flight": in_flight(ex, step.rate),
         "server_workers": plan.server_workers,
         "server_cpus": plan.server_cpus,
         "generator_cpus": plan.generator_cpus,
