@@ -29,6 +29,7 @@ paper's Tables 11-13 recomputed from the measured figure.
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -43,6 +44,11 @@ from chainlab.stats import poisson_rate_ci, quantile_ci, ratio_ci
 # A step fell behind because of the server only if the server's cores were at least this
 # busy (/proc/stat over the step: user, system and the kernel's network work).
 SERVER_BUSY = 0.85
+
+# A step's link was the limit when its handshakes' bytes at the achieved rate filled at least
+# this share of the path's configured rate in the busier direction (a bottleneck queue
+# builds before the link is wholly busy).
+LINK_BUSY = 0.9
 
 # The latency percentiles of every load step, by column name.
 PERCENTILES = {"p50_ms": 0.5, "p90_ms": 0.9, "p99_ms": 0.99, "p999_ms": 0.999}
@@ -104,6 +110,15 @@ def steps_frame(data: StoreData, level: float) -> pd.DataFrame:
             row[name], row[f"{name}_lo"], row[f"{name}_hi"] = quantile_ci(lat, q, level)
         rows.append(row)
     df = pd.DataFrame(rows)
+    # The path's configured rate and the share of it the step's handshakes used.
+    links = link_loads(data)
+    df["link_rate_mbit"] = df["scenario_id"].map(lambda sid: links.get(sid, (math.nan,))[0])
+    df["link_share"] = [
+        r["achieved_rate"] * links[r["scenario_id"]][1] * 8 / (links[r["scenario_id"]][0] * 1e6)
+        if r["scenario_id"] in links
+        else math.nan
+        for r in df.to_dict("records")
+    ]
     # Each step's latency bound: LATENCY_BOUND times its scenario's lightest step's p99.
     lightest = df.sort_values("offered_rate").groupby("scenario_id")["p99_ms"].first()
     df["p99_bound_ms"] = df["scenario_id"].map(lightest) * LATENCY_BOUND
@@ -120,6 +135,28 @@ def steps_frame(data: StoreData, level: float) -> pd.DataFrame:
     df["achieved_share_of_capacity_lo"] = df["achieved_rate_lo"] / per
     df["achieved_share_of_capacity_hi"] = df["achieved_rate_hi"] / per
     return df
+
+
+def link_loads(data: StoreData) -> dict[str, tuple[float, float]]:
+    """Per scenario on a path with a configured rate: (its rate in Mbit/s, the mean bytes
+    one handshake moves in the busier direction, from its single-connection phase)."""
+    prof, samples = data.network_profiles, data.network_samples
+    if prof is None or prof.empty or samples is None or samples.empty:
+        return {}
+    rates = {}
+    for r in prof.to_dict("records"):
+        configured = r.get("configured")
+        cfg = json.loads(configured) if isinstance(configured, str) else (configured or {})
+        if cfg.get("rate_mbit"):
+            rates.setdefault(r["profile"], float(cfg["rate_mbit"]))
+    network = data.scenarios.set_index("scenario_id")["network"].to_dict()
+    out = {}
+    for sid, g in samples.groupby("scenario_id"):
+        rate = rates.get(network.get(sid))
+        if rate:
+            busier = max(g["bytes_written"].mean(), g["server_bytes_written"].mean())
+            out[str(sid)] = (rate, float(busier))
+    return out
 
 
 def capacity_frame(
@@ -245,10 +282,18 @@ def step_limit(r: dict) -> tuple[bool, str]:
         causes.append(f"server CPU ({busy:.0%} of its cores busy)")
     if overflows == overflows and overflows > 0:
         causes.append(f"server listen queue ({overflows:.0f} overflows)")
+    link = r.get("link_share", math.nan)
+    link_cause = (
+        f"link ({link:.0%} of its {r['link_rate_mbit']:g} Mbit/s used, busier direction)"
+        if link == link and link >= LINK_BUSY
+        else ""
+    )
+    detail = [] if not fell_behind else [f"achieved {r['achieved_share']:.0%} of the offer"]
+    detail += [latency] if unbounded else []
     if (fell_behind or unbounded) and causes:
-        detail = [] if not fell_behind else [f"achieved {r['achieved_share']:.0%} of the offer"]
-        detail += [latency] if unbounded else []
-        return True, "; ".join(causes) + f" ({', '.join(detail)})"
+        return True, "; ".join(causes + [link_cause] * bool(link_cause)) + f" ({', '.join(detail)})"
+    if (fell_behind or unbounded) and link_cause:
+        return False, f"{link_cause} ({', '.join(detail)})"
     if r["generator_limited"]:
         return False, f"generator ({r['generator_note']})"
     if not fell_behind and not unbounded:

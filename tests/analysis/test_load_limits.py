@@ -157,3 +157,37 @@ def test_the_sustained_rate_is_the_heaviest_step_that_kept_up_below_the_overload
     assert got["sustained"] < 627.0, "below the overload throughput"
     # No step kept up: nothing to claim.
     assert sustained(g.assign(kept_up=False)) == {}
+
+
+def test_a_full_link_is_named_with_its_share_and_is_not_the_server():
+    import json
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from chainlab.analysis.load_capacity import link_loads
+
+    sat, why = step_limit(step(server_cores_busy=0.3, link_share=0.95, link_rate_mbit=10.0))
+    assert not sat
+    assert why == "link (95% of its 10 Mbit/s used, busier direction) (achieved 60% of the offer)"
+    # Busy cores and a full link: the server, with the link named too.
+    sat, why = step_limit(step(server_cores_busy=0.97, link_share=0.95, link_rate_mbit=10.0))
+    assert sat and "link (95%" in why
+    # A link with room is no cause.
+    sat, why = step_limit(step(server_cores_busy=0.3, link_share=0.2, link_rate_mbit=10.0))
+    assert "link" not in why
+    # The busier direction's bytes per handshake, against the profile's configured rate.
+    data = SimpleNamespace(
+        network_profiles=pd.DataFrame(
+            [{"profile": "slow", "configured": json.dumps({"rate_mbit": 10.0})},
+             {"profile": "fast", "configured": json.dumps({"rate_mbit": None})}]
+        ),
+        network_samples=pd.DataFrame(
+            [{"scenario_id": "a", "bytes_written": 1500, "server_bytes_written": 9000},
+             {"scenario_id": "a", "bytes_written": 1500, "server_bytes_written": 11000},
+             {"scenario_id": "b", "bytes_written": 1500, "server_bytes_written": 9000}]
+        ),
+        scenarios=pd.DataFrame([{"scenario_id": "a", "network": "slow"},
+                                {"scenario_id": "b", "network": "fast"}]),
+    )  # fmt: skip
+    assert link_loads(data) == {"a": (10.0, 10000.0)}, "no configured rate: no link figure"

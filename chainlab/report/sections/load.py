@@ -32,7 +32,11 @@ def headline(b: Builder) -> list[tuple[str, str]]:
         return []
     out = []
     for r in cap.head(HEADLINE_SCENARIOS).to_dict("records"):
-        overload = f"{ci_of(r, 'capacity_per_core', 4)}/s per server core"
+        if r["saturated"]:
+            overload = f"{ci_of(r, 'capacity_per_core', 4)}/s per server core"
+        else:
+            # Not the server's cores: the figure is the set-up's, named as such.
+            overload = f"{ci_of(r, 'capacity', 4)}/s, not the server's limit ({r['limited_by']})"
         if r.get("generator_limited"):
             overload += " (at least: the generator was at its limit too)"
         if r["sustained"] == r["sustained"]:
