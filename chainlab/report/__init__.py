@@ -37,13 +37,7 @@ def prepare_out_dir(out: Path) -> None:
     """Create the report folder, or clear an earlier report in it: only the kinds of files a
     report writes (tables/*.csv, figures/*.png|svg), never anything else. A non-empty folder
     that holds no report is refused."""
-    if out.exists() and not out.is_dir():
-        raise ChainlabError(f"report folder {out}: exists and is not a folder; choose --out")
-    if out.is_dir() and any(out.iterdir()) and not (out / "index.html").exists():
-        raise ChainlabError(
-            f"report folder {out}: exists, is not empty and holds no chainlab report; "
-            "choose an empty or new folder with --out"
-        )
+    check_out_dir(out)
     for sub, patterns in (("tables", ("*.csv",)), ("figures", ("*.png", "*.svg"))):
         d = out / sub
         d.mkdir(parents=True, exist_ok=True)
