@@ -97,6 +97,9 @@ def steps_frame(data: StoreData, level: float) -> pd.DataFrame:
             / int(r["generator_cores"])
             if r["wall_s"]
             else math.nan,
+            # The server process's CPU over the step that no connection's record holds (its
+            # accept loop, records writer, timers), as a share of it: accounted, not lost.
+            "cpu_outside_connections": _outside(r),
             "generator_limited": bool(r["generator_limited"]),
             "generator_note": r["generator_note"] if isinstance(r["generator_note"], str) else "",
             "server_cores": int(r["server_cores"]),
@@ -307,6 +310,16 @@ def step_limit(r: dict) -> tuple[bool, str]:
             f"(offered rate x latency above max_in_flight; {idle})"
         )
     return False, f"not the server: achieved {r['achieved_share']:.0%} of the offer ({idle})"
+
+
+def _outside(r) -> float:
+    """1 − the step's connections' CPU / its server process's CPU (nan where not measured;
+    /proc counts the process in clock ticks, 10 ms here, so a step of a second of CPU reads
+    it to about 1 %)."""
+    conn, proc = _float(r.get("server_cpu_s")), _float(r.get("server_process_cpu_s"))
+    if conn != conn or proc != proc or proc <= 0:
+        return math.nan
+    return 1.0 - conn / proc
 
 
 def _completions(r) -> tuple[int, float]:

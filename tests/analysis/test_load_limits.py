@@ -191,3 +191,14 @@ def test_a_full_link_is_named_with_its_share_and_is_not_the_server():
                                 {"scenario_id": "b", "network": "fast"}]),
     )  # fmt: skip
     assert link_loads(data) == {"a": (10.0, 10000.0)}, "no configured rate: no link figure"
+
+
+def test_server_cpu_outside_connections_is_the_process_cpu_no_record_holds():
+    import math
+
+    from chainlab.analysis.load_capacity import _outside
+
+    assert _outside({"server_cpu_s": 0.97, "server_process_cpu_s": 1.0}) == 1.0 - 0.97
+    assert math.isnan(_outside({"server_cpu_s": 0.97, "server_process_cpu_s": None}))
+    assert math.isnan(_outside({"server_cpu_s": None, "server_process_cpu_s": 1.0}))
+    assert math.isnan(_outside({"server_cpu_s": 0.0, "server_process_cpu_s": 0.0}))

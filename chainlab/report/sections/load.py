@@ -159,6 +159,7 @@ def build(b: Builder) -> Section | None:
         ("p99.9 ms", ci(steps, "p999_ms")),
         ("failures", [_failures(x) for x in steps["failures"]]),
         ("server busy", percents(steps["server_utilisation"])),
+        ("server CPU outside connections", percents(steps["cpu_outside_connections"])),
         ("server cores busy", percents(steps["server_cores_busy"])),
         ("listen overflows", [
             f.integer(x) if x == x else "n/a" for x in steps["listen_overflows"]
@@ -184,6 +185,15 @@ def build(b: Builder) -> Section | None:
             cols,
         )
     )
+    outside = steps["cpu_outside_connections"].dropna()
+    if len(outside):
+        s.blocks.append(
+            "**Server CPU outside connections**: the server process's CPU over each step "
+            "(/proc) that no connection's record holds (accept loop, records writer, timers): "
+            f"median {f.num(outside.median() * 100)} % of it over {len(outside)} step(s) "
+            f"(from {f.num(outside.min() * 100)} to {f.num(outside.max() * 100)} %), reported "
+            "so that per-connection CPU is read against all the server spent."
+        )
     for name, caption in (
         ("load_latency", "Each scenario's steps (capacity measurement left out)."),
         ("load_throughput", "Points on the dashed line kept up with the offered load."),
