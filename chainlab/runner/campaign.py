@@ -104,6 +104,9 @@ class RunSummary:
     interrupted: bool
     wall_seconds: float
     engine_seconds: float
+    # The handshakes' own time: every single-connection attempt's total_ns (warm-ups too)
+    # and every load step's schedule; the rest of the wall time is the run's overhead.
+    handshake_seconds: float = 0.0
 
 
 def ordered(scenarios: list[Scenario], order: str, seed: int) -> list[Scenario]:
@@ -226,11 +229,27 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
                 progress.finish(
                     f"chainlab: run {status}: {len(summary.completed)} completed, "
                     f"{len(summary.failed)} failed, {len(summary.skipped)} skipped; "
-                    f"store {opts.store}"
+                    f"store {opts.store}" + overhead_note(summary)
                 )
         return summary
     finally:
         store.close()
+
+
+def handshake_seconds(result) -> float:
+    """A scenario's handshakes' own time: its attempts' total_ns and its load steps'
+    schedules (the time a perfectly efficient runner would still spend)."""
+    attempts = sum(r.get("total_ns") or 0 for r in result.samples) / 1e9
+    return attempts + sum(r.get("duration_s") or 0.0 for r in result.load_steps)
+
+
+def overhead_note(summary: RunSummary) -> str:
+    """The run's wall time over its handshakes' own time (process starts, hierarchies,
+    primitives, calibration and the gaps between batches are the rest)."""
+    if summary.handshake_seconds <= 0 or summary.wall_seconds <= 0:
+        return ""
+    wall, own = summary.wall_seconds, summary.handshake_seconds
+    return f"; wall {wall:.1f} s over the handshakes' own {own:.1f} s: {wall / own:.2f}x"
 
 
 def _same_campaign(store: Store, campaign, path: Path) -> None:
@@ -311,5 +330,6 @@ def _store_result(store, guard, plan, result, progress, summary) -> None:
     with guard.deferred():
         store.write_scenario(result)
     summary.engine_seconds += result.scenario_run["engine_seconds"]
+    summary.handshake_seconds += handshake_seconds(result)
     (summary.completed if result.status == "completed" else summary.failed).append(plan.scenario_id)
     progress.scenario_end(plan, result)
