@@ -204,6 +204,10 @@ def test_the_bundled_campaigns_validate(tmp_path, capsys, monkeypatch, name):
 )
 @given(case=mutated())
 @example(case=("quick", {"campaign": {"name": "q"}, "matrix": {"m": {"kex": [[]]}}}))
+# Found by Hypothesis: a key holding a record separator or a line break split its problem's
+# line in two.
+@example(case=("quick", {**BASES["quick"], "\x1e": False}))
+@example(case=("quick", {**BASES["quick"], "\n": []}))
 @pytest.mark.bad_input
 def test_a_mistaken_campaign_is_refused_in_lines_never_a_traceback(
     tmp_path, capsys, monkeypatch, case
