@@ -118,3 +118,21 @@ def test_a_store_another_process_writes_is_in_use(tmp_path):
         holder.stdin.close()
         holder.wait(timeout=30)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["busy.duckdb"], "nothing written"
+
+
+@pytest.mark.bad_input
+def test_a_store_of_a_newer_chainlab_is_refused_and_nothing_is_written(tmp_path):
+    import duckdb
+
+    store = tmp_path / "newer.duckdb"
+    shutil.copy(KEPT, store)
+    with duckdb.connect(str(store)) as con:
+        con.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    one_line(chainlab("export", str(store)), "written by a newer chainlab")
+    one_line(chainlab("report", str(store), "--out", str(tmp_path / "r")), "newer chainlab")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["newer.duckdb"], "nothing written"
+
+
+def test_run_says_it_makes_a_stores_missing_folders():
+    out = chainlab("run", "--help")
+    assert "missing parent directories are created" in " ".join(out.stdout.split())
