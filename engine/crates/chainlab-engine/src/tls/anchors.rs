@@ -256,11 +256,17 @@ pub fn answer(builder: &mut SslContextBuilder, available: Vec<u8>) -> anyhow::Re
 /// `offered` (context, binary trust anchor ID) whose ID the client requested.
 pub fn choose(builder: &mut SslContextBuilder, offered: Vec<(SslContext, Vec<u8>)>) {
     builder.set_servername_callback(move |ssl, _alert| {
-        let Some(requested) = on_connection(ssl).and_then(|c| c.requested.clone()) else {
-            return Ok(());
-        };
-        let ids = split(&requested);
-        if let Some((ctx, _)) = offered.iter().find(|(_, id)| ids.contains(&id.as_slice())) {
+        // The first offered MTC whose ID the client requested (read in place: this runs in
+        // the server's handshake).
+        let pick = on_connection(ssl)
+            .and_then(|c| c.requested.as_deref())
+            .and_then(|requested| {
+                let ids = split(requested);
+                offered
+                    .iter()
+                    .position(|(_, id)| ids.contains(&id.as_slice()))
+            });
+        if let Some((ctx, _)) = pick.map(|i| &offered[i]) {
             ssl.set_ssl_context(ctx)
                 .map_err(|_| openssl::ssl::SniError::ALERT_FATAL)?;
             if let Some(conn) = on_connection(ssl) {
