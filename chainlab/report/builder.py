@@ -166,18 +166,18 @@ class Builder:
         sm = self.a.summary
         return bool(len(sm) and "network" in sm and sm["network"].nunique() > 1)
 
-    def setting(self, ids) -> str:
+    def setting(self, ids, but: tuple[str, ...] = ()) -> str:
         """What an answer drawn from scenarios `ids` mixes: where they differ in network,
         stack, transport or handshake mode, the words that say so (" (mixes networks
         loopback, rtt50)"); "" when they are alike, so a reader sees when an answer is not
-        like with like."""
+        like with like. `but`: settings the answer already breaks down (their columns)."""
         sm = self.a.summary
         if sm.empty:
             return ""
         rows = sm[sm["scenario_id"].isin(list(ids))]
         parts = []
         for col, name in MIXED_SETTINGS:
-            if col in rows:
+            if col in rows and col not in but:
                 values = sorted(set(rows[col].dropna().astype(str)))
                 if len(values) > 1:
                     parts.append(f"{name} {', '.join(values)}")

@@ -45,16 +45,17 @@ def headline(b: Builder) -> list[tuple[str, str]]:
             if stacks is not None
             else None
         )
-        if by_stack is not None and by_stack["stack"].nunique() > 1:
+        per_stack = by_stack is not None and by_stack["stack"].nunique() > 1
+        if per_stack:
             # Unlike scenarios: the model prices one library's primitives for every stack,
             # so its error is a stack's, said per stack.
             answer += "; per stack: " + ", ".join(
                 f"{100 * g[f'{side}_error'].median():+.1f} % on {stack} ({len(g)})"
                 for stack, g in by_stack.groupby("stack", sort=True)
             )
-        out.append(
-            (f"Cost model error, {side} CPU", answer + b.setting(m.loc[err.index, "scenario_id"]))
-        )
+        # The per-stack breakdown names the stacks; the setting says what else is mixed.
+        answer += b.setting(m.loc[err.index, "scenario_id"], but=("stack",) if per_stack else ())
+        out.append((f"Cost model error, {side} CPU", answer))
     return out
 
 
