@@ -1,23 +1,49 @@
-"""docs/engine-records.md is the records' contract: every field a real ready line, client,
-server, load or generator record of each engine carries is documented there, and every
-documented field that is not marked "absent" (present only sometimes) is in the records.
+"""The record contract, machine-checked (engine/crates/chainlab-record/records.schema.json):
 
-The field names are read from the doc's tables (the backticked names of each table's first
-column), so the doc and this test cannot drift apart silently."""
+- docs/engine-records.md documents exactly the schema's fields: the field names of each
+  record's table (the backticked names of its first column) are the schema's properties,
+  and the fields it marks "absent" (present only sometimes) are the ones the schema does
+  not require; so the doc, the schema and (through chainlab-record's tests/schema.rs) the
+  Rust types cannot drift apart silently;
+- every built engine's ready line and records, of `serve`, `handshake` and `load` (and QUIC
+  where the stack has it), validate against the schema with a full JSON Schema validator:
+  a field an engine leaves out, adds or mistypes fails here, whichever language wrote it.
+
+Every Rust engine test checks each line it reads against the same file too
+(chainlab-test-support `assert_contract`), MTC, trust-anchor and QUIC runs included."""
 
 import json
 import re
 import subprocess
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from chainlab import engine, processes
+from chainlab.campaign import stacks
 from chainlab.errors import ChainlabError
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "engine-records.md"
+REPO = Path(__file__).resolve().parents[1]
+DOC = REPO / "docs" / "engine-records.md"
+SCHEMA = REPO / "engine" / "crates" / "chainlab-record" / "records.schema.json"
 CHAIN = "ML-DSA-44,ML-DSA-44"
 READY_S = 20.0
+KINDS = ("ready", "client", "server", "generator", "server_thread")
+# Optional fields documented in the sections of their own (load, QUIC), not marked "absent"
+# in the client and server tables.
+LOAD_FIELDS = {"intended_ns", "sched_lag_ns", "latency_ns"}
+
+
+def schema() -> dict:
+    return json.loads(SCHEMA.read_text())
+
+
+def validator(kind: str | None = None) -> jsonschema.Draft202012Validator:
+    s = schema()
+    if kind is not None:
+        s = {**s, "oneOf": [{"$ref": f"#/$defs/{kind}"}]}
+    return jsonschema.Draft202012Validator(s)
 
 
 def doc_sections() -> dict[str, str]:
@@ -41,29 +67,63 @@ def table_fields(text: str, first: int = 0) -> tuple[set[str], set[str]]:
 
 
 def documented() -> dict[str, tuple[set[str], set[str]]]:
+    """kind -> (its documented fields, those documented as sometimes absent)."""
     s = doc_sections()
     load_client, _ = table_fields(s["Load records (`load`)"], 0)
     generator = table_fields(s["Load records (`load`)"], 1)
     quic, _ = table_fields(s["QUIC (`--transport quic`)"], 0)
-    quic_only = {f for f in quic if f.startswith(("datagrams", "conn_datagrams", "flight"))}
+    datagrams = {f for f in quic if f.startswith(("datagrams", "conn_datagrams"))}
     client, client_opt = table_fields(s['Client record (`side: "client"`)'])
     server, server_opt = table_fields(s['Server record (`side: "server"`)'])
     thread, _ = table_fields(s['Server record (`side: "server"`)'], 1)
-    ready, _ = table_fields(s["The server's ready line"])
+    ready, ready_opt = table_fields(s["The server's ready line"])
+    quic_client = datagrams | {"flight_datagrams"}
     # Every record gains `transport` (the QUIC section's prose says so).
     return {
-        "ready": (ready, set()),
-        "client": (client | {"transport"} | quic_only, client_opt | quic_only),
-        "server": (server | {"transport"} | quic_only, server_opt | quic_only),
-        "load": (client | {"transport"} | quic_only | load_client, client_opt | quic_only),
+        "ready": (ready, ready_opt),
+        "client": (
+            client | {"transport"} | quic_client | load_client,
+            client_opt | quic_client | load_client,
+        ),
+        "server": (server | {"transport"} | datagrams, server_opt | datagrams),
         "generator": generator,
         "server_thread": (thread, set()),
     }
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_doc_documents_exactly_the_schemas_fields(kind):
+    definition = schema()["$defs"][kind]
+    properties, required = set(definition["properties"]), set(definition["required"])
+    fields, sometimes = documented()[kind]
+    assert fields == properties, (
+        f"docs/engine-records.md against records.schema.json, {kind}: only in the doc "
+        f"{sorted(fields - properties)}, only in the schema {sorted(properties - fields)}"
+    )
+    assert sometimes == properties - required, (
+        f"{kind}: documented as sometimes absent {sorted(sometimes)}, not required by the "
+        f"schema {sorted(properties - required)}"
+    )
+
+
+def test_the_schema_refuses_a_missing_an_extra_and_a_mistyped_field():
+    good = {
+        "schema": "chainlab.engine.record/1", "side": "generator", "rate": 50.0,
+        "arrivals": "poisson", "duration_ns": 10, "max_in_flight": 64, "cpus": None,
+        "scheduled": 5, "started": 5, "saturated": 0, "wall_ns": 11, "process_cpu_ns": 3,
+        "scheduler_cpu_ns": 1, "max_dispatch_lag_ns": 0,
+    }  # fmt: skip
+    v = validator()
+    assert v.is_valid(good)
+    assert not v.is_valid({k: x for k, x in good.items() if k != "started"})
+    assert not v.is_valid({**good, "colour": "blue"})
+    assert not v.is_valid({**good, "started": "5"})
+    assert not v.is_valid({**good, "side": "elsewhere"})
+
+
 def engines() -> list[tuple[str, Path]]:
     out = []
-    for stack in ("openssl-3.5", "openssl-4.0", "rustls"):
+    for stack in stacks.STACKS:
         try:
             out.append((stack, engine.stack_path(stack)))
         except ChainlabError:
@@ -71,24 +131,25 @@ def engines() -> list[tuple[str, Path]]:
     return out
 
 
-def run_engine(tmp_path: Path, eng: Path, pki: Path, *, transport: str, load: bool):
+def run_engine(tmp_path: Path, eng: Path, pki: Path, *, transport="tcp", load=False, more=()):
     """(ready line, server records, client records) of a few handshakes."""
-    srv = tmp_path / f"server-{transport}.jsonl"
-    err = tmp_path / f"server-{transport}.stderr"
+    tag = f"{transport}-{'load' if load else 'handshake'}-{len(more)}"
+    srv = tmp_path / f"server-{tag}.jsonl"
+    err = tmp_path / f"server-{tag}.stderr"
     with err.open("wb") as errf:
         server = processes.spawn(
             [str(eng), "serve", "--pki", str(pki), "--transport", transport,
-             "--records", str(srv)],
+             "--tickets", "1", "--records", str(srv)],
             subprocess.PIPE, errf,
         )  # fmt: skip
     try:
         ready = processes.wait_ready(server, READY_S, err)
-        client = tmp_path / f"client-{transport}.jsonl"
+        client = tmp_path / f"client-{tag}.jsonl"
         head = [str(eng), "load" if load else "handshake", "--connect", ready["addr"],
                 "--ca", str(pki / "ca.pem"), "--transport", transport, "--warmup", "1",
-                "--records", str(client)]  # fmt: skip
-        more = ["--rate", "50", "--duration-ms", "100"] if load else ["--count", "3"]
-        subprocess.run(head + more, check=True, capture_output=True, timeout=120)
+                "--records", str(client), *more]  # fmt: skip
+        count = ["--rate", "50", "--duration-ms", "100"] if load else ["--count", "3"]
+        subprocess.run(head + count, check=True, capture_output=True, timeout=120)
     finally:
         processes.stop_group(server)
     read = lambda p: [json.loads(x) for x in p.read_text().splitlines()]  # noqa: E731
@@ -97,7 +158,7 @@ def run_engine(tmp_path: Path, eng: Path, pki: Path, *, transport: str, load: bo
 
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory):
-    d = tmp_path_factory.mktemp("records-doc")
+    d = tmp_path_factory.mktemp("records-contract")
     subprocess.run(
         [str(engine.path()), "pki", "--chain", CHAIN, "--out", str(d / "pki"), "--seed", "doc"],
         check=True, capture_output=True, timeout=120,
@@ -105,39 +166,36 @@ def pki(tmp_path_factory):
     return d / "pki"
 
 
-def check(kind: str, record: dict, docs: dict) -> None:
-    fields, optional = docs[kind]
-    undocumented = set(record) - fields
-    missing = fields - optional - set(record)
-    assert not undocumented, f"{kind} fields not in docs/engine-records.md: {sorted(undocumented)}"
-    assert not missing, f"{kind} fields documented but missing: {sorted(missing)}"
+def assert_valid(line: dict, where: str) -> None:
+    errors = sorted(validator().iter_errors(line), key=str)
+    # oneOf reports the closest definition's errors as its context.
+    said = [str(c.message) for e in errors for c in (e.context or [e])]
+    assert not errors, f"{where}: a line breaks records.schema.json: {said[:6]} in {line}"
 
 
 @pytest.mark.parametrize("stack,eng", engines(), ids=[s for s, _ in engines()])
-def test_every_engine_writes_what_the_doc_says(stack, eng, pki, tmp_path):
-    docs = documented()
-    ready, server, client = run_engine(tmp_path, eng, pki, transport="tcp", load=False)
-    assert set(ready) <= docs["ready"][0], sorted(set(ready) - docs["ready"][0])
-    assert [r["side"] for r in server].count("server_thread") == 1
-    for r in server:
-        check(r["side"], r, docs)
-    for r in client:
-        check("client", r, docs)
-
-
-def test_quic_and_load_records_are_documented(pki, tmp_path):
-    docs = documented()
-    eng = engine.path()
-    _, server, client = run_engine(tmp_path, eng, pki, transport="quic", load=False)
-    quic_fields = {"datagrams_read", "datagrams_written", "conn_datagrams_read"}
-    for kind, records in (("server", server), ("client", client)):
-        for r in records:
-            check(kind, r, docs)
-            assert quic_fields <= set(r), r
-    _, _, loaded = run_engine(tmp_path, eng, pki, transport="tcp", load=True)
-    *attempts, generator = loaded
-    for r in attempts:
-        # A warm-up is unscheduled: a client record without the schedule's fields.
-        check("client" if r["warmup"] else "load", r, docs)
-    assert any(not r["warmup"] for r in attempts)
-    check("generator", generator, docs)
+def test_every_engine_keeps_the_record_contract(stack, eng, pki, tmp_path):
+    seen: set[str] = set()
+    runs = [
+        ("handshake", run_engine(tmp_path, eng, pki)),
+        ("load", run_engine(tmp_path, eng, pki, load=True)),
+    ]
+    if "resumption_mix" not in stacks.CAPABILITIES[stack].missing_features:
+        mix = ("--resume-ratio", "0.6")
+        runs.append(("resume mix", run_engine(tmp_path, eng, pki, more=mix)))
+    if "quic" not in stacks.CAPABILITIES[stack].missing_features:
+        runs.append(("quic", run_engine(tmp_path, eng, pki, transport="quic")))
+    for what, (ready, server, client) in runs:
+        assert_valid(ready, f"{stack} {what} ready line")
+        assert ready["stack"] == stack
+        for r in server + client:
+            assert_valid(r, f"{stack} {what}")
+            assert r.get("stack", stack) == stack
+            seen |= set(r)
+        attempts = [r for r in client if r["side"] == "client"]
+        assert [r["side"] for r in server].count("server") == len(attempts) >= 4, what
+        assert all(r["outcome"] == "ok" for r in attempts), what
+    # What these runs exercise of the optional fields did appear.
+    assert seen >= LOAD_FIELDS
+    if "resumption_mix" not in stacks.CAPABILITIES[stack].missing_features:
+        assert "resume_offered" in seen

@@ -1,7 +1,7 @@
 //! What the engines' integration tests share, so each helper exists once: where the
 //! binaries are (`binary`), temporary directories removed on drop (`TempDir`), bounded
 //! processes (`run_bounded`, `wait_bounded`, `DEADLINE`), JSON Lines records
-//! (`read_records`, `paired`) and a `serve` process waited for through its ready line
+//! (`read_records`, `paired`), each line held to the record contract (`assert_contract`) and a `serve` process waited for through its ready line
 //! (`spawn_ready`).
 //!
 //! Two sets of helpers build on these: `engine` for the OpenSSL engine's own tests (its
@@ -115,6 +115,7 @@ pub fn spawn_ready(cmd: &mut Command, wait: Duration) -> (Child, Value) {
     };
     let ready: Value = serde_json::from_str(&line).expect("the ready line is JSON");
     assert_eq!(ready["event"], "ready", "{line}");
+    assert_contract(&ready);
     (child, ready)
 }
 
@@ -167,11 +168,25 @@ pub fn read_records(path: &Path) -> Vec<Value> {
     parse_lines(&text)
 }
 
-/// Every line of JSON Lines text.
+/// Every line of JSON Lines text, each held to the record contract (`assert_contract`).
 pub fn parse_lines(text: &str) -> Vec<Value> {
     text.lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad record {l:?}: {e}")))
+        .map(|l| {
+            let line = serde_json::from_str(l).unwrap_or_else(|e| panic!("bad record {l:?}: {e}"));
+            assert_contract(&line);
+            line
+        })
         .collect()
+}
+
+/// Fails the test when a line breaks the record contract (`records.schema.json`): every
+/// engine test that reads a ready line or a record checks it, whatever the stack.
+pub fn assert_contract(line: &Value) {
+    let found = chainlab_record::contract::violations(line);
+    assert!(
+        found.is_empty(),
+        "a line breaks the record contract (records.schema.json): {found:?} in {line}"
+    );
 }
 
 /// The server record with the same conn_id as a client record.

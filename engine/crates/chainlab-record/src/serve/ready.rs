@@ -48,3 +48,41 @@ pub fn print_ready<E: Serialize>(
     out.flush()?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fields every engine's ready line has are the schema's required ones
+    /// (`records.schema.json`, `$defs.ready`) but for the two every stack adds itself
+    /// (checked on each engine's real ready line by chainlab-test-support).
+    #[test]
+    fn every_engines_fields_are_the_schemas_required_ones() {
+        #[derive(Serialize)]
+        struct Nothing {}
+        let ready = Ready {
+            event: "ready",
+            addr: "127.0.0.1:1".into(),
+            transport: Transport::Tcp,
+            pid: 1,
+            stack: "rustls",
+            server_model: ServerModel::Threads,
+            workers: 1,
+            record_schema: SCHEMA,
+            engine: &Nothing {},
+        };
+        let written = serde_json::to_value(&ready).expect("serializable");
+        let mut written: Vec<&String> = written.as_object().expect("an object").keys().collect();
+        written.sort();
+        let ready_def = crate::contract::definition("ready");
+        let mut required: Vec<&str> = ready_def["required"]
+            .as_array()
+            .expect("required")
+            .iter()
+            .filter_map(|v| v.as_str())
+            .collect();
+        required.retain(|f| !["served_chain", "cert_compression"].contains(f));
+        required.sort_unstable();
+        assert_eq!(written, required);
+    }
+}
