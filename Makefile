@@ -13,12 +13,17 @@ CARGO_40 := cd engine && OPENSSL_DIR=$(CURDIR)/engine/.openssl-4.0 cargo
 ENGINE := engine/target/release/chainlab-engine
 CAMPAIGN ?= campaigns/signature-placement.toml
 STORE ?= results/$(basename $(notdir $(CAMPAIGN))).duckdb
-# The four TLS stacks (docs/stacks.md): the engine linked against OpenSSL 3.5 (the default,
+# The five TLS stacks (docs/stacks.md): the engine linked against OpenSSL 3.5 (the default,
 # engine/.openssl) and against OpenSSL 4.0 (engine/.openssl-4.0, its own target directory:
-# two OpenSSLs' symbols cannot share one binary), the rustls engine (chainlab-rustls) and the
-# BoringSSL engine (chainlab-boring, its BoringSSL behind engine/.boringssl). The OpenSSL and
-# BoringSSL builds are cached side by side in ~/.cache/chainlab.
+# two OpenSSLs' symbols cannot share one binary), the rustls engine (chainlab-rustls), the
+# BoringSSL engine (chainlab-boring, its BoringSSL behind engine/.boringssl) and the Go engine
+# (chainlab-go, engine/go). The OpenSSL and BoringSSL builds are cached side by side in
+# ~/.cache/chainlab; Go 1.27 in Go's module cache.
 OPENSSL_40_SRC := 400.0.2+4.0.3
+# The Go engine (engine/go, chainlab-go) needs Go 1.27 (crypto/mldsa): the machine's own go
+# fetches it as a module when this is exported (engine/go/build.sh). Every shell that builds
+# or vets engine/go needs it too.
+export GOTOOLCHAIN := go1.27.3
 ENGINE_40_TARGET := target/openssl-4.0
 
 # Python packages are installed exactly as requirements.lock pins them (hashes checked);
@@ -35,6 +40,7 @@ run: setup
 
 test: setup lint
 	$(CARGO) test --release --workspace -- --test-threads=1
+	cd engine/go && go test ./...
 	$(PY) -m pytest -q
 
 setup: deps openssl boringssl engine python
@@ -58,6 +64,7 @@ engine: openssl boringssl
 	@scripts/relink-if-moved.sh engine/.boringssl engine/target boringssl
 	$(CARGO) build --release --workspace
 	$(CARGO_40) build --release -p chainlab-engine --target-dir $(ENGINE_40_TARGET)
+	@engine/go/build.sh
 
 python: .venv/.installed
 
@@ -78,6 +85,8 @@ lock:
 lint: python engine
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
+	@test -z "$$(cd engine/go && gofmt -l .)" || { echo "engine/go: gofmt -l lists files to format" >&2; exit 1; }
+	cd engine/go && go vet ./...
 	.venv/bin/ruff check chainlab tests
 	.venv/bin/ruff format --check chainlab tests
 

@@ -5,8 +5,8 @@ The engine is `$CHAINLAB_ENGINE` when set, else `<repo>/engine/target/release/ch
 hash, the accepted signature algorithms and the record schema.
 
 Each TLS stack (chainlab.campaign.stacks) has its own binary, found by `stack_path()`: the
-engine above for openssl-3.5, the engine linked against OpenSSL 4.0 and the rustls engine,
-each overridable by an environment variable (`STACK_BINARIES`).
+engine above for openssl-3.5, the engine linked against OpenSSL 4.0, the rustls, BoringSSL
+and Go engines, each overridable by an environment variable (`STACK_BINARIES`).
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ STACK_BINARIES = {
     "openssl-4.0": ("openssl-4.0/release/chainlab-engine", "CHAINLAB_ENGINE_OPENSSL_4_0"),
     "rustls": ("release/chainlab-rustls", "CHAINLAB_RUSTLS"),
     "boringssl": ("release/chainlab-boring", "CHAINLAB_BORING"),
+    # Not a cargo binary: `make engine` builds engine/go/ with Go 1.27 into the same folder.
+    "go": ("release/chainlab-go", "CHAINLAB_GO"),
 }
 
 

@@ -423,6 +423,10 @@ POPULATION = Axis(
     client_flags=lambda spec, s, files, seed: (
         ["--population", spec, "--population-seed", str(seed)] if spec != NO_POPULATION else []
     ),
+    # Each kind offers its own signature schemes.
+    needs=lambda spec, _: (
+        [stacks.need("client", "client_sigalgs")] if spec != NO_POPULATION else []
+    ),
     describe=describe,
 )
 SERVER_GROUPS = Axis(

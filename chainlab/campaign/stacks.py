@@ -1,20 +1,22 @@
 """TLS stacks: which implementation runs each side of a scenario, and what each can do.
 
-Four stacks (docs/stacks.md): `openssl-3.5` (the engine as always, the default),
+Five stacks (docs/stacks.md): `openssl-3.5` (the engine as always, the default),
 `openssl-4.0` (the same engine code linked against OpenSSL 4.0), `rustls` (the rustls
-engine, aws-lc-rs provider) and `boringssl` (the BoringSSL engine: the stack in Chrome). A
+engine, aws-lc-rs provider), `boringssl` (the BoringSSL engine: the stack in Chrome) and
+`go` (the Go engine, crypto/tls of Go 1.27: the stack of most cloud-native servers). A
 scenario names a client stack and a server stack; a campaign's
 `stack` axis sets both, `client_stack` / `server_stack` set them apart.
 
 What a stack cannot do is refused by `validate` (`problems`), naming the scenario, the stack
 and the missing capability, so such a combination is never discovered failing at run time.
-The rustls and BoringSSL stacks' tables are their engines' `info` (capabilities.rs of
-chainlab-rustls and chainlab-boring); validation must work without a built engine, so a
-copy is kept here and `tests/campaign/test_stacks.py` fails when the two differ. Both
-OpenSSL builds carry the same patches and accept every group and engine feature of
-`algorithms.py`, and every algorithm but liboqs' (Falcon, MAYO, UOV, CROSS: `pki` issues
-them with liboqs; no OpenSSL of ours verifies them). Which implementation signs ML-DSA
-(`signature_impl`: the stack's own or liboqs) is a stack capability too.
+The rustls, BoringSSL and Go stacks' tables are their engines' `info` (capabilities.rs
+of chainlab-rustls and chainlab-boring; engine/go's args.go and info.go); validation
+must work without a built engine, so a copy is kept here and `tests/campaign/test_stacks.py`
+fails when the two differ. Both OpenSSL builds carry the same patches and accept every
+group and engine feature of `algorithms.py`, and every algorithm but liboqs' (Falcon, MAYO,
+UOV, CROSS: `pki` issues them with liboqs; no OpenSSL of ours verifies them). Which
+implementation signs ML-DSA (`signature_impl`: the stack's own or liboqs) is a stack
+capability too.
 """
 
 from __future__ import annotations
@@ -27,13 +29,14 @@ from chainlab.campaign import algorithm_costs, algorithms
 from chainlab.campaign.axis import NOT_MINE, Axis
 
 DEFAULT_STACK = "openssl-3.5"
-STACKS = ("openssl-3.5", "openssl-4.0", "rustls", "boringssl")
+STACKS = ("openssl-3.5", "openssl-4.0", "rustls", "boringssl", "go")
 # A stack's token in scenario ids (`__stack_rustls`, `__stack_ossl35_rustls`).
 TOKENS = {
     "openssl-3.5": "ossl35",
     "openssl-4.0": "ossl40",
     "rustls": "rustls",
     "boringssl": "boring",
+    "go": "go",
 }
 STACK_BY_TOKEN = {t: s for s, t in TOKENS.items()}
 # The two OpenSSL stacks: the same engine code, linked against another OpenSSL.
@@ -146,6 +149,46 @@ CAPABILITIES: dict[str, Capabilities] = {
             "mtc_retry",
         ),
     ),
+    # chainlab-go info (engine/go/info.go, args.go): Go 1.27's crypto/tls and crypto/x509 with
+    # their own ML-DSA; no SLH-DSA, no liboqs families, no MTCs, no certificate compression,
+    # no QUIC on this engine; the client's signature schemes cannot be narrowed (crypto/tls
+    # offers its own list), so no client populations.
+    "go": Capabilities(
+        signature_algorithms=(
+            "ML-DSA-44",
+            "ML-DSA-65",
+            "ML-DSA-87",
+            "ECDSA-P256",
+            "ECDSA-P384",
+            "Ed25519",
+            "RSA-2048",
+            "RSA-3072",
+        ),
+        groups=(
+            "X25519MLKEM768",
+            "SecP256r1MLKEM768",
+            "SecP384r1MLKEM1024",
+            "MLKEM1024",
+            "X25519",
+            "P-256",
+            "P-384",
+            "P-521",
+        ),
+        cert_compressions=(),
+        missing_features=(
+            "quic",
+            "client_sigalgs",
+            "untrusted_intermediates",
+            "partial_chain",
+            "targets",
+            "server_group_preference",
+            "seeded_random",
+            "signature_impl_liboqs",
+            "mtc",
+            "trust_anchors",
+            "client_profile",
+        ),
+    ),
 }
 
 # What each missing feature means, in validate's messages.
@@ -170,6 +213,8 @@ FEATURE_TEXT = {
     "mtc_retry": "the MTC retry's SNI stand-in (certificate retry = true without trust_anchors)",
     "trust_anchors": "the trust_anchors extension (trust_anchors)",
     "client_profile": "a browser's ClientHello (client_profile)",
+    "client_sigalgs": "a client offering chosen signature schemes (a client population's "
+    "kinds): its TLS library offers its own list",
 }
 
 
@@ -252,7 +297,7 @@ def problems(h, with_load: bool, needs: list[tuple[str, str, str]]) -> list[Prob
             out.append(
                 Problem(
                     f"{side} stack {stack} has no certificate compression {comp} "
-                    f"(it has: {', '.join(algs)})"
+                    + (f"(it has: {', '.join(algs)})" if algs else "(it has none)")
                 )
             )
         if caps.groups is not None and h.kex not in caps.groups:

@@ -206,3 +206,13 @@ def test_a_kinds_list_given_as_a_string_is_one_error_not_one_per_character(tmp_p
     msg = errors(tmp_path, MATRIX, head)
     assert "clients.old.groups: expected a non-empty array" in msg, msg
     assert "clients.old.groups[0]" not in msg, msg
+
+
+@pytest.mark.bad_input
+def test_a_population_on_a_client_stack_that_cannot_narrow_its_schemes_is_refused(tmp_path):
+    """Each kind offers its own signature schemes; Go's crypto/tls offers its own list."""
+    said = errors(
+        tmp_path, MATRIX + 'client_stack = ["go"]\npopulation = [{ pq = 0.1, classical = 0.9 }]\n'
+    )
+    assert "client stack go cannot do a client offering chosen signature schemes" in said
+    assert "(missing capability: client_sigalgs)" in said

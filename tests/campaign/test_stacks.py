@@ -31,7 +31,7 @@ def write(tmp_path, text, name="s.toml"):
     return p
 
 
-@pytest.mark.parametrize("stack", ["rustls", "boringssl"])
+@pytest.mark.parametrize("stack", ["rustls", "boringssl", "go"])
 def test_the_capability_table_is_the_engines(stack):
     """The copy validation uses (no engine needed) is what the engine's `info` says."""
     out = subprocess.run(
@@ -245,6 +245,28 @@ def test_exclusions_test_either_side_or_one(tmp_path):
         (
             'hierarchy = [["ml", "ml"]]\nstack = ["boringssl"]\nsignature_impl = ["liboqs"]',
             "(missing capability: signature_impl_liboqs)",
+        ),
+        # Go: no SLH-DSA, no MLKEM768 alone, no QUIC, no compression, no MTC.
+        (
+            'hierarchy = [["ml", "slhf"]]\nserver_stack = ["go"]',
+            "server stack go cannot sign with SLH-DSA-SHAKE-128f",
+        ),
+        (
+            'hierarchy = [["ml", "ml"]]\nstack = ["go"]\nkex = ["MLKEM768"]',
+            "client stack go has no key-exchange group MLKEM768",
+        ),
+        (
+            'hierarchy = [["ml", "ml"]]\nstack = ["go"]\ntransport = ["quic"]',
+            "stack go cannot do QUIC (transport 'quic') (missing capability: quic)",
+        ),
+        (
+            'hierarchy = [["ml", "ml"]]\nserver_stack = ["go"]\ncert_compression = ["zlib"]',
+            "server stack go has no certificate compression zlib (it has none)",
+        ),
+        (
+            'hierarchy = [["ml", "ml"]]\nserver_stack = ["go"]\n'
+            'certificate = [{ kind = "mtc-standalone", batch = 4096 }]',
+            "server stack go cannot do Merkle Tree Certificates",
         ),
     ],
 )

@@ -83,3 +83,50 @@ def test_every_pair_fails_or_completes_as_the_tables_predict(tmp_path, engine_bi
     per = samples.groupby("scenario_id").size()
     assert (per <= COUNT + WARMUP).all(), per
     assert samples.groupby("scenario_id")["seq"].nunique().equals(per)
+
+
+GO_CAMPAIGN = f"""
+[campaign]
+seed = 4
+order = "interleaved"
+interop = true
+
+[aliases]
+ml = "ML-DSA-65"
+ec = "ECDSA-P256"
+slhf = "SLH-DSA-SHAKE-128f"
+
+[sampling]
+mode = "fixed"
+count = {COUNT}
+warmup = {WARMUP}
+
+[matrix.m]
+kex = ["X25519MLKEM768"]
+hierarchy = [["ml", "ec"], ["slhf", "ml", "ml"]]
+client_stack = ["openssl-3.5", "go"]
+server_stack = ["openssl-3.5", "go"]
+"""
+
+
+def test_go_meets_openssl_both_ways_and_refuses_slh_dsa_by_category(
+    tmp_path, engine_bin, pki_cache
+):
+    """The Go stack in a whole run: its client and server against OpenSSL's both ways; an
+    SLH-DSA root its crypto/x509 cannot check fails as `verify_failed` on its client."""
+    toml = tmp_path / "interop-go.toml"
+    toml.write_text(GO_CAMPAIGN)
+    c = load(toml)
+    assert sum("an interop cell" in n for n in c.notes) == 2
+    store = tmp_path / "interop-go.duckdb"
+    run(c, RunOptions(store=store, live_progress=False))
+    assert engine_processes(str(pki_cache)) == []
+    cells = analyze(store).interop.set_index(["context", "client_stack", "server_stack"])
+    assert len(cells) == 8 and cells["as_predicted"].all(), cells
+    for (context, client, _server), r in cells.iterrows():
+        refused = context.startswith("SLH-DSA") and client == "go"
+        assert r["outcome"] == ("verify_failed" if refused else "ok"), r
+    with chainlab.open(store) as st:
+        measured = st.samples[~st.samples["warmup"] & (st.samples["outcome"] == "ok")]
+    go_server = measured[measured["scenario_id"].str.endswith("_go")]
+    assert len(go_server) and go_server["server_cpu_ns"].notna().all()

@@ -52,6 +52,8 @@ pub fn binary(stack: &str) -> PathBuf {
         "boringssl" => target_dir().join("release/chainlab-boring"),
         "openssl-3.5" => target_dir().join("release/chainlab-engine"),
         "openssl-4.0" => target_dir().join("openssl-4.0/release/chainlab-engine"),
+        // Not a cargo binary: engine/go/build.sh (`make engine`) writes it here.
+        "go" => target_dir().join("release/chainlab-go"),
         other => panic!("unknown stack {other}"),
     };
     assert!(

@@ -1,0 +1,374 @@
+//! Real handshakes on the Go stack (`chainlab-go`, engine/go: Go's crypto/tls, not a cargo
+//! crate, so its cross-stack tests live here with the support they share): with itself and
+//! with every other stack both ways, the tests every engine passes (each side's bytes are the
+//! other's, the chain observed is what `pki` wrote, resumption, client certificates, two
+//! chains, HelloRetryRequest, load under the event model), its CPU figures exact or absent,
+//! and what it cannot do refused in one line. Every line read is held to the record contract
+//! (`assert_contract`). Hierarchies come from the OpenSSL 3.5 engine's `pki`.
+
+use std::path::Path;
+use std::process::Command;
+
+use chainlab_test_support::stacks::{self as common, binary, client, pki, pki_with, Server};
+use chainlab_test_support::TempDir;
+use serde_json::Value;
+
+const GO: &str = "go";
+const OTHERS: [&str; 4] = ["openssl-3.5", "openssl-4.0", "rustls", "boringssl"];
+const MLDSA: &str = "ML-DSA-65,ML-DSA-65";
+const HYBRID: &str = "X25519MLKEM768";
+
+fn handshakes(stack: &str, server: &Server, ca: &Path, groups: &str, extra: &[&str]) -> Vec<Value> {
+    let mut args = vec![
+        "--ca",
+        ca.to_str().unwrap(),
+        "--groups",
+        groups,
+        "--count",
+        "3",
+    ];
+    args.extend_from_slice(extra);
+    client(stack, server, &args)
+}
+
+/// Every client record succeeded and is the same connection as the server's, byte for
+/// byte from both ends, each side with its CPU (connections one at a time).
+fn same_connections(label: &str, clients: &[Value], servers: &[Value]) {
+    assert_eq!(clients.len(), servers.len(), "{label}");
+    for (c, s) in clients.iter().zip(servers) {
+        assert_eq!(c["outcome"], "ok", "{label}: {c}");
+        assert_eq!(s["outcome"], "ok", "{label}: {s}");
+        assert!(c["conn_id"].is_string(), "{label}");
+        assert_eq!(c["conn_id"], s["conn_id"], "{label}: one connection");
+        assert_eq!(c["bytes_read"], s["bytes_written"], "{label}: {c} {s}");
+        assert_eq!(c["bytes_written"], s["bytes_read"], "{label}");
+        assert_eq!(c["conn_bytes_read"], s["conn_bytes_written"], "{label}");
+        assert_eq!(c["conn_bytes_written"], s["conn_bytes_read"], "{label}");
+        for r in [c, s] {
+            assert_eq!(r["peer_close_notify"], true, "{label}: {r}");
+            assert!(r["cpu_ns"].as_u64().unwrap() > 0, "{label}: {r}");
+        }
+        assert!(s["conn_cpu_ns"].as_u64().unwrap() >= s["cpu_ns"].as_u64().unwrap());
+    }
+}
+
+#[test]
+fn go_handshakes_with_itself_over_every_post_quantum_group() {
+    let dir = TempDir::new("go-self");
+    let pki = pki(&dir, MLDSA);
+    for groups in [
+        HYBRID,
+        "SecP256r1MLKEM768",
+        "SecP384r1MLKEM1024",
+        "MLKEM1024",
+    ] {
+        let srv = Server::start(GO, &pki, groups, &[]);
+        assert_eq!(srv.ready["stack"], GO);
+        let clients = handshakes(GO, &srv, &pki.join("ca.pem"), groups, &[]);
+        let servers = srv.stop();
+        same_connections(groups, &clients, &servers);
+        for r in clients.iter().chain(&servers) {
+            assert_eq!(r["stack"], GO);
+            assert_eq!(r["group"], groups, "{r}");
+            assert_eq!(r["sigalg"], "mldsa65", "{r}");
+            assert_eq!(r["resumed"], false);
+        }
+    }
+}
+
+#[test]
+fn go_and_every_stack_handshake_both_ways_and_observe_the_same_chain() {
+    let dir = TempDir::new("go-chains");
+    let pki = pki(&dir, "ML-DSA-65,ML-DSA-44,ECDSA-P256");
+    let ca = pki.join("ca.pem");
+    let mut chains = Vec::new();
+    for other in OTHERS {
+        for (server, client_stack) in [(GO, other), (other, GO)] {
+            let srv = Server::start(server, &pki, HYBRID, &[]);
+            let clients = handshakes(client_stack, &srv, &ca, HYBRID, &[]);
+            let servers = srv.stop();
+            let label = format!("{client_stack} -> {server}");
+            same_connections(&label, &clients, &servers);
+            for r in clients.iter().chain(&servers) {
+                assert_eq!(r["group"], HYBRID, "{label}: {r}");
+                assert_eq!(r["sigalg"], "ecdsa_secp256r1_sha256", "{label}: {r}");
+            }
+            chains.push(clients[0]["peer_chain"].clone());
+        }
+    }
+    for chain in &chains[1..] {
+        assert_eq!(chain, &chains[0]);
+    }
+    assert_eq!(chains[0][1]["key_alg"], "ML-DSA-44");
+    assert_eq!(chains[0][1]["sig_alg"], "ML-DSA-65");
+}
+
+#[test]
+fn go_resumes_with_every_stacks_tickets_and_serves_its_own() {
+    let dir = TempDir::new("go-resume");
+    let pki = pki(&dir, MLDSA);
+    let ca = pki.join("ca.pem");
+    for (server, client_stack) in [
+        (GO, GO),
+        ("openssl-3.5", GO),
+        ("rustls", GO),
+        ("boringssl", GO),
+        (GO, "openssl-3.5"),
+        (GO, "rustls"),
+        (GO, "boringssl"),
+    ] {
+        let label = format!("{client_stack} -> {server}");
+        let srv = Server::start(server, &pki, HYBRID, &["--tickets", "1"]);
+        let clients = handshakes(client_stack, &srv, &ca, HYBRID, &["--resume"]);
+        let servers = srv.stop();
+        // The server's handshake span holds the ticket it sends after its flight, the
+        // client's ends before reading it: the connections' bytes are each other's.
+        for (c, s) in clients.iter().zip(&servers) {
+            assert_eq!(c["outcome"], "ok", "{label}: {c}");
+            assert_eq!(c["conn_id"], s["conn_id"], "{label}");
+            assert_eq!(c["conn_bytes_read"], s["conn_bytes_written"], "{label}");
+            assert_eq!(c["conn_bytes_written"], s["conn_bytes_read"], "{label}");
+        }
+        for records in [&clients, &servers] {
+            let resumed: Vec<_> = records.iter().map(|r| r["resumed"].clone()).collect();
+            assert_eq!(resumed, [false, true, true], "{label}");
+            assert!(records[1]["sigalg"].is_null(), "{label}: {}", records[1]);
+        }
+        assert!(clients[1]["peer_chain"].is_null(), "{label}");
+        assert!(
+            clients[1]["bytes_read"].as_u64() < clients[0]["bytes_read"].as_u64(),
+            "{label}: a resumed handshake carries no chain"
+        );
+    }
+}
+
+#[test]
+fn client_certificates_are_sent_checked_and_refused_across_stacks() {
+    let dir = TempDir::new("go-mtls");
+    let pki = pki(&dir, MLDSA);
+    let client_pki = pki_with(&dir, "ML-DSA-44,ML-DSA-44", &["--purpose", "client"]);
+    let other_ca = pki_with(&dir, "ECDSA-P256,ECDSA-P256", &["--purpose", "client"]);
+    let ca = pki.join("ca.pem");
+    let cert = ["--cert-pki", client_pki.to_str().unwrap()];
+    for (server, client_stack) in [(GO, GO), (GO, "openssl-3.5"), ("openssl-3.5", GO)] {
+        let label = format!("{client_stack} -> {server}");
+        let anchors = client_pki.join("ca.pem");
+        let srv = Server::start(
+            server,
+            &pki,
+            HYBRID,
+            &["--client-ca", anchors.to_str().unwrap()],
+        );
+        let clients = handshakes(client_stack, &srv, &ca, HYBRID, &cert);
+        let servers = srv.stop();
+        same_connections(&label, &clients, &servers);
+        assert_eq!(
+            servers[0]["peer_chain"][0]["key_alg"], "ML-DSA-44",
+            "{label}"
+        );
+        let wrong = other_ca.join("ca.pem");
+        let srv = Server::start(
+            server,
+            &pki,
+            HYBRID,
+            &["--client-ca", wrong.to_str().unwrap()],
+        );
+        let clients = handshakes(client_stack, &srv, &ca, HYBRID, &cert);
+        let servers = srv.stop();
+        for r in clients.iter().chain(&servers) {
+            assert_eq!(r["error_category"], "client_cert_rejected", "{label}: {r}");
+        }
+    }
+}
+
+#[test]
+fn a_go_dual_chain_server_sends_each_client_the_chain_its_schemes_ask_for() {
+    let dir = TempDir::new("go-dual");
+    let ml = pki(&dir, MLDSA);
+    let ec = pki(&dir, "ECDSA-P256,ECDSA-P256");
+    let trust = dir.0.join("trust.pem");
+    let both = [ml.join("ca.pem"), ec.join("ca.pem")].map(|p| std::fs::read(p).unwrap());
+    std::fs::write(&trust, both.concat()).unwrap();
+    let srv = Server::start(GO, &ml, HYBRID, &["--second-pki", ec.to_str().unwrap()]);
+    let classical = ["--sigalgs", "ecdsa_secp256r1_sha256:mldsa65"];
+    let mut clients = handshakes("openssl-3.5", &srv, &trust, HYBRID, &[]);
+    clients.extend(handshakes("rustls", &srv, &trust, HYBRID, &classical));
+    let servers = srv.stop();
+    same_connections("dual", &clients, &servers);
+    let got: Vec<_> = servers.iter().map(|s| s["chain_index"].clone()).collect();
+    assert_eq!(got, [0, 0, 0, 1, 1, 1], "{servers:?}");
+    assert_eq!(clients[3]["sigalg"], "ecdsa_secp256r1_sha256");
+    assert_eq!(servers[3]["sigalg"], "ecdsa_secp256r1_sha256");
+    assert_eq!(clients[0]["sigalg"], "mldsa65");
+}
+
+#[test]
+fn a_go_server_asks_a_client_whose_key_share_it_lacks_again() {
+    let dir = TempDir::new("go-hrr");
+    let pki = pki(&dir, MLDSA);
+    let ca = pki.join("ca.pem");
+    let written = |groups: &str| -> u64 {
+        let srv = Server::start(GO, &pki, "X25519", &[]);
+        let clients = handshakes("openssl-3.5", &srv, &ca, groups, &[]);
+        let servers = srv.stop();
+        same_connections(groups, &clients, &servers);
+        assert_eq!(servers[0]["group"], "x25519");
+        clients[0]["bytes_written"].as_u64().unwrap()
+    };
+    let direct = written("X25519:P-256");
+    let retried = written("P-256:X25519");
+    assert!(retried > direct, "{retried} vs {direct}");
+}
+
+#[test]
+fn go_loads_its_own_event_driven_server() {
+    common::loads_its_own_event_driven_server(GO);
+}
+
+/// CPU is the process's over a connection that ran alone, and absent (null) for one that
+/// overlapped another: under load most do, one at a time none does.
+#[test]
+fn go_records_cpu_only_for_connections_that_ran_alone() {
+    let dir = TempDir::new("go-cpu");
+    let pki = pki(&dir, MLDSA);
+    let srv = Server::start(
+        GO,
+        &pki,
+        HYBRID,
+        &["--server-model", "event", "--workers", "1"],
+    );
+    let out = chainlab_test_support::run_bounded(
+        Command::new(binary(GO))
+            .args(["load", "--connect", &srv.addr, "--ca"])
+            .arg(pki.join("ca.pem"))
+            .args([
+                "--rate",
+                "400",
+                "--duration-ms",
+                "500",
+                "--max-in-flight",
+                "32",
+            ]),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let clients = chainlab_test_support::parse_lines(&String::from_utf8(out.stdout).unwrap());
+    let servers = srv.stop();
+    let overlapped = servers
+        .iter()
+        .filter(|s| s["conn_cpu_ns"].is_null())
+        .count();
+    assert!(overlapped > 0, "400/s on one core: connections overlap");
+    for s in &servers {
+        // The handshake span is part of the connection's: alone over the whole connection
+        // means alone over the handshake.
+        assert!(s["conn_cpu_ns"].is_null() || s["cpu_ns"].is_u64(), "{s}");
+        assert_eq!(s["cpu_ns"].is_null(), s["cpu_user_us"].is_null(), "{s}");
+    }
+    assert!(clients
+        .iter()
+        .any(|c| c["side"] == "client" && c["cpu_ns"].is_null()));
+}
+
+#[test]
+fn what_go_cannot_do_fails_in_one_line() {
+    let dir = TempDir::new("go-refuse");
+    let slh = pki(&dir, "SLH-DSA-SHAKE-128f,SLH-DSA-SHAKE-128f");
+    let ml = pki(&dir, MLDSA);
+    let out = Command::new(binary(GO))
+        .args(["serve", "--pki"])
+        .arg(&slh)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("Go cannot"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let client = [
+        "handshake",
+        "--connect",
+        "127.0.0.1:9",
+        "--count",
+        "1",
+        "--no-verify",
+    ];
+    let server = ["serve", "--pki", ml.to_str().unwrap()];
+    for (args, extra, said) in [
+        (
+            &client[..],
+            &["--transport", "quic"][..],
+            "missing capability: quic",
+        ),
+        (
+            &client[..],
+            &["--sigalgs", "mldsa65"][..],
+            "missing capability: client_sigalgs",
+        ),
+        (
+            &client[..],
+            &["--population", "a=1/X25519/mldsa65"][..],
+            "client_sigalgs",
+        ),
+        (
+            &client[..],
+            &["--random-seed", "1"][..],
+            "missing capability: seeded_random",
+        ),
+        (
+            &client[..],
+            &["--mtc-trust", "t.json"][..],
+            "missing capability: mtc",
+        ),
+        (
+            &client[..],
+            &["--trust-anchors", "1.2"][..],
+            "missing capability: trust_anchors",
+        ),
+        (
+            &client[..],
+            &["--partial-chain"][..],
+            "missing capability: partial_chain",
+        ),
+        (
+            &server[..],
+            &["--chain", "mtc-landmark"][..],
+            "missing capability: mtc",
+        ),
+        (
+            &server[..],
+            &["--prefer-server-groups"][..],
+            "server_group_preference",
+        ),
+        (
+            &server[..],
+            &["--cert-compression", "zlib"][..],
+            "crypto/tls has no RFC 8879",
+        ),
+        (
+            &server[..],
+            &["--groups", "MLKEM768"][..],
+            "crypto/tls has no group \"MLKEM768\"",
+        ),
+        (&server[..], &["--tickets", "2"][..], "allowed: 0, 1"),
+        (
+            &server[..],
+            &["--bogus"][..],
+            "unexpected argument '--bogus'",
+        ),
+    ] {
+        let out = Command::new(binary(GO))
+            .args(args)
+            .args(extra)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.code() == Some(2) && err.contains(said) && err.trim().lines().count() == 1,
+            "{extra:?}: {:?} {err}",
+            out.status.code()
+        );
+    }
+}

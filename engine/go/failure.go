@@ -1,0 +1,138 @@
+// Why a connection failed, in the categories every engine records
+// (docs/engine-records.md "Error categories"), from crypto/tls's and the socket's errors.
+
+package main
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+)
+
+type failure struct {
+	category string
+	detail   string
+}
+
+// alertCodes: crypto/tls's text of an alert, its TLS name and code.
+var alertCodes = map[string]struct {
+	name string
+	code int
+}{
+	"close notify":                    {"close_notify", 0},
+	"unexpected message":              {"unexpected_message", 10},
+	"bad record MAC":                  {"bad_record_mac", 20},
+	"record overflow":                 {"record_overflow", 22},
+	"handshake failure":               {"handshake_failure", 40},
+	"bad certificate":                 {"bad_certificate", 42},
+	"unsupported certificate":         {"unsupported_certificate", 43},
+	"revoked certificate":             {"certificate_revoked", 44},
+	"expired certificate":             {"certificate_expired", 45},
+	"unknown certificate":             {"certificate_unknown", 46},
+	"illegal parameter":               {"illegal_parameter", 47},
+	"unknown certificate authority":   {"unknown_ca", 48},
+	"access denied":                   {"access_denied", 49},
+	"error decoding message":          {"decode_error", 50},
+	"error decrypting message":        {"decrypt_error", 51},
+	"protocol version not supported":  {"protocol_version", 70},
+	"insufficient security level":     {"insufficient_security", 71},
+	"internal error":                  {"internal_error", 80},
+	"inappropriate fallback":          {"inappropriate_fallback", 86},
+	"user canceled":                   {"user_canceled", 90},
+	"missing extension":               {"missing_extension", 109},
+	"unsupported extension":           {"unsupported_extension", 110},
+	"unrecognized name":               {"unrecognized_name", 112},
+	"bad certificate status response": {"bad_certificate_status_response", 113},
+	"unknown PSK identity":            {"unknown_psk_identity", 115},
+	"certificate required":            {"certificate_required", 116},
+	"no application protocol":         {"no_application_protocol", 120},
+}
+
+// connectFailure classifies a failed TCP connect.
+func connectFailure(err error) failure {
+	var ne net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return failure{"connect_refused", oneLine(err.Error())}
+	case errors.As(err, &ne) && ne.Timeout():
+		return failure{"connect_timeout", oneLine(err.Error())}
+	}
+	return failure{"io_error", oneLine(err.Error())}
+}
+
+// receivedAlert is the alert an error says the peer sent: its TLS name and code.
+func receivedAlert(err error) (string, int, bool) {
+	var op *net.OpError
+	if !errors.As(err, &op) || op.Op != "remote error" {
+		return "", 0, false
+	}
+	text := strings.TrimPrefix(op.Err.Error(), "tls: ")
+	if a, ok := alertCodes[text]; ok {
+		return a.name, a.code, true
+	}
+	return text, -1, true
+}
+
+// tlsFailure classifies a failed handshake (or what followed it). `server` says which side
+// saw the error: the categories are each side's own view, as on the other engines.
+func tlsFailure(err error, server bool) failure {
+	detail := oneLine(err.Error())
+	if name, code, ok := receivedAlert(err); ok {
+		said := fmt.Sprintf("received alert %s (%d)", name, code)
+		switch {
+		case !server && (name == "bad_certificate" || name == "certificate_required" || name == "unknown_ca") && clientCertSent(err):
+			return failure{"client_cert_rejected", said}
+		case !server && name == "handshake_failure":
+			// The client always offers Go's default signature schemes (crypto/tls has no
+			// way to narrow them), so a refusal of its ClientHello means no shared group.
+			return failure{"no_shared_group", said + " (no shared group)"}
+		}
+		return failure{"tls_alert", said}
+	}
+	var verr *tls.CertificateVerificationError
+	var ne net.Error
+	switch {
+	case errors.As(err, &verr):
+		if server {
+			return failure{"client_cert_rejected", detail}
+		}
+		return failure{"verify_failed", detail}
+	case errors.As(err, &ne) && ne.Timeout():
+		return failure{"handshake_timeout", detail}
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return failure{"peer_closed", detail}
+	case strings.Contains(detail, "no ECDHE curve supported") || strings.Contains(detail, "no mutually supported key exchange") || strings.Contains(detail, "CurvePreferences includes no supported"):
+		return failure{"no_shared_group", detail}
+	case strings.Contains(detail, "signature algorithm") || strings.Contains(detail, "signature scheme") || strings.Contains(detail, "no certificate compatible") || strings.Contains(detail, "doesn't support any of the certificate's"):
+		return failure{"no_shared_sigalg", detail}
+	case server && (strings.Contains(detail, "client didn't provide a certificate") || strings.Contains(detail, "failed to verify certificate") || strings.Contains(detail, "client certificate")):
+		return failure{"client_cert_rejected", detail}
+	case !server && strings.Contains(detail, "failed to verify certificate"):
+		return failure{"verify_failed", detail}
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return failure{"io_error", detail}
+	}
+	return failure{"tls_error", detail}
+}
+
+// clientCertSent marks errors raised after the client sent its certificate; the caller
+// wraps such an error with errClientCertSent.
+func clientCertSent(err error) bool { return errors.Is(err, errClientCertSent) }
+
+var errClientCertSent = errors.New("after the client's certificate")
+
+type afterCert struct{ err error }
+
+func (a afterCert) Error() string   { return a.err.Error() }
+func (a afterCert) Unwrap() []error { return []error{a.err, errClientCertSent} }
+
+// oneLine is a message on one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
