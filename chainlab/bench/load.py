@@ -3,9 +3,9 @@ on one server core, measured side by side in one run.
 
 Set-up (outside every timed part): an ML-DSA-65 root + leaf hierarchy, X25519MLKEM768,
 a server pinned to core 0 for each stack (`chainlab-engine`, `chainlab-rustls`,
-`chainlab-boring`) and server model: thread per connection (4 workers) and event-driven (one
-event loop); every client pinned to core 1. Each server gets every figure below, so all are
-compared within one run.
+`chainlab-boring`, `chainlab-go` with GOMAXPROCS = its one core) and server model: thread per
+connection (4 workers) and event-driven (one event loop); every client pinned to core 1.
+Each server gets every figure below, so all are compared within one run.
 
 1. Derived capacity: one connection at a time (`handshake --count`), 1 / the server's mean
    whole-connection CPU (and the handshake span's, beside it).
@@ -58,7 +58,7 @@ SERVER_CPU, CLIENT_CPU = "0", "1"
 # Each server stack under each model, with its workers.
 SERVERS = tuple(
     (stack, model, workers)
-    for stack in ("openssl-3.5", "rustls", "boringssl")
+    for stack in ("openssl-3.5", "rustls", "boringssl", "go")
     for model, workers in (("threads", 4), ("event", 1))
 )
 # Single-connection handshakes for the derived figure: a mean CPU within ~1 %.

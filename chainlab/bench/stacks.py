@@ -2,14 +2,16 @@
 
 Run as `chainlab bench stacks` or `python -m chainlab.bench.stacks [--rounds N --seconds S]`.
 Prints figures only (no pass/fail). Everything is measured in one run on 127.0.0.1 with the
-ML-DSA-65 baseline (root + leaf from `chainlab-engine pki`) and X25519MLKEM768:
+ML-DSA-65 baseline (root + leaf from `chainlab-engine pki`) and X25519MLKEM768, and again with
+the ECDSA P-256 baseline:
 
 1. Rate: every client stack against every server stack (openssl-3.5, openssl-4.0, rustls,
-   boringssl: sixteen pairs), each an instrumented `handshake --duration-ms` against an instrumented
-   `serve --tickets 0`, in interleaved rounds whose order alternates. Rate = completed
-   handshakes / wall time of the client process (start-up included, the same for every
-   pair). CPU per handshake from the kernel's accounting: the client process's rusage and
-   the server's threads' schedstat run time over the run.
+   boringssl, go: twenty-five pairs), on each baseline, each an instrumented
+   `handshake --duration-ms` against an instrumented `serve --tickets 0`, in interleaved
+   rounds whose order alternates. Rate = completed handshakes / wall time of the client
+   process (start-up included, the same for every pair). CPU per handshake from the kernel's
+   accounting: the client process's rusage and the server's threads' schedstat run time over
+   the run.
 2. Instructions per handshake under valgrind's callgrind (`--callgrind`, on by default),
    which counts user-mode instructions, not seconds, so the figure does not move with the
    load of a shared machine: each stack's client against the openssl-3.5 server, and each
@@ -24,8 +26,8 @@ ML-DSA-65 baseline (root + leaf from `chainlab-engine pki`) and X25519MLKEM768:
    handshake's cost; wall time also holds the kernel's work (sockets, loopback TCP,
    scheduling), which callgrind does not count and which is alike for every stack.
 3. ML-DSA signing and verification per implementation in process (bench/stacks_primitives.py):
-   OpenSSL 3.5, OpenSSL 4.0, BoringSSL, aws-lc and liboqs, through each engine's `primitives`
-   subcommand.
+   OpenSSL 3.5, OpenSSL 4.0, BoringSSL, aws-lc, liboqs and Go, through each engine's
+   `primitives` subcommand.
 """
 
 from __future__ import annotations
@@ -114,12 +116,26 @@ class Bench:
     def run(self) -> None:
         pki = self.pki(CHAIN, "pki")
         print(
-            f"chainlab bench stacks: {CHAIN} root + leaf, {GROUP}, 127.0.0.1, one client; "
-            f"{self.rounds} interleaved rounds x {self.seconds} s per pair"
+            f"chainlab bench stacks: {CHAIN} and {OVERHEAD_CHAIN} root + leaf, {GROUP}, "
+            f"127.0.0.1, one client; {self.rounds} interleaved rounds x {self.seconds} s per pair"
         )
         for stack, info in self.infos.items():
             print(f"   {stack:12} {describe(info)}")
         print(f"load average at start: {load_average()}; {os.cpu_count()} CPUs")
+        results = self.rates(CHAIN, pki)
+        ecdsa = self.rates(OVERHEAD_CHAIN, self.pki(OVERHEAD_CHAIN, "pki-ecdsa-rates"))
+        if self.callgrind:
+            report_instructions(self.instructions(pki), results)
+        stacks_primitives.run()
+        for chain, res in ((CHAIN, results), (OVERHEAD_CHAIN, ecdsa)):
+            failed = {k: sum(r.failed for r in v) for k, v in res.items()}
+            failed = {k: n for k, n in failed.items() if n}
+            if failed:
+                print(f"failed handshakes, {chain}: {failed}")
+        print(f"load average at end: {load_average()}")
+
+    def rates(self, chain: str, pki: Path) -> dict[str, list[Run]]:
+        """Part 1 on one baseline: every pair in interleaved rounds, then its report."""
         for stack in STACKS:
             self.servers[stack] = self.start_server(stack, pki)
         pairs = [(c, s) for c in STACKS for s in STACKS]
@@ -127,15 +143,10 @@ class Bench:
         for i in range(self.rounds):
             for c, s in pairs if i % 2 == 0 else reversed(pairs):
                 results[label(c, s)].append(self.client(c, s, pki))
-        report_rates(results)
-        if self.callgrind:
-            report_instructions(self.instructions(pki), results)
-        stacks_primitives.run()
-        failed = {k: sum(r.failed for r in v) for k, v in results.items()}
-        failed = {k: n for k, n in failed.items() if n}
-        if failed:
-            print(f"failed handshakes: {failed}")
-        print(f"load average at end: {load_average()}")
+        for proc, _ in self.servers.values():
+            processes.stop(proc)
+        report_rates(results, chain)
+        return results
 
     def start_server(self, stack: str, pki: Path) -> tuple[subprocess.Popen, str]:
         cmd = [
@@ -253,9 +264,12 @@ def label(client: str, server: str) -> str:
     return f"{client} -> {server}"
 
 
-def report_rates(results: dict[str, list[Run]]) -> None:
+def report_rates(results: dict[str, list[Run]], chain: str) -> None:
     print()
-    print("1. Full handshakes per wall second, client stack -> server stack (both instrumented)")
+    print(
+        f"1. Full handshakes per wall second, {chain}, client stack -> server stack (both "
+        "instrumented)"
+    )
     print_rounds(
         {k: k for k in results},
         results,

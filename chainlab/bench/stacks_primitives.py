@@ -2,9 +2,10 @@
 process, one operation per record (`primitives`, each engine's own subcommand): OpenSSL 3.5
 and 4.0 (`chainlab-engine primitives`), BoringSSL (`chainlab-boring primitives`), aws-lc and
 liboqs (`chainlab-rustls primitives`, `--signature-impl stack` and `liboqs`: the two
-implementations the rustls stack signs with), on the TLS 1.3 CertificateVerify content, each
-operation's thread CPU. Interleaved rounds, so every implementation meets the same drifting
-machine; medians over all rounds, and each implementation's ratio to OpenSSL 3.5's.
+implementations the rustls stack signs with) and Go's crypto/mldsa (`chainlab-go
+primitives`), on the TLS 1.3 CertificateVerify content, each operation's thread CPU.
+Interleaved rounds, so every implementation meets the same drifting machine; medians over
+all rounds, and each implementation's ratio to OpenSSL 3.5's.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ IMPLEMENTATIONS = (
     ("boringssl", "boringssl", ()),
     ("aws-lc", "rustls", ("--signature-impl", "stack")),
     ("liboqs", "rustls", ("--signature-impl", "liboqs")),
+    ("go", "go", ()),
 )
 NAMES = tuple(name for name, _, _ in IMPLEMENTATIONS)
 # Per round and operation: enough operations for a median within a few per cent of a

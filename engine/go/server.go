@@ -64,8 +64,12 @@ func serve(a *serveArgs) error {
 			return err
 		}
 	}
+	// The threads running goroutines: the event model's loops (--workers), else the cores
+	// the server is pinned to (Go counts every CPU of the machine when it starts).
 	if a.model == "event" {
 		runtime.GOMAXPROCS(a.workers)
+	} else if a.cpus != nil {
+		runtime.GOMAXPROCS(len(a.cpus))
 	}
 	ln, err := net.Listen("tcp", a.listen)
 	if err != nil {

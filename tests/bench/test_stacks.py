@@ -12,10 +12,15 @@ def runs(rate: float) -> list[Run]:
 
 
 def test_rates_print_a_matrix_and_ratios_to_the_reference(capsys):
-    rates = {"openssl-3.5": 400.0, "openssl-4.0": 440.0, "rustls": 1000.0, "boringssl": 900.0}
+    rates = {
+        "openssl-3.5": 400.0, "openssl-4.0": 440.0, "rustls": 1000.0, "boringssl": 900.0,
+        "go": 600.0,
+    }  # fmt: skip
     results = {stacks.label(c, s): runs(min(rates[c], rates[s])) for c in STACKS for s in STACKS}
-    stacks.report_rates(results)
+    stacks.report_rates(results, "ML-DSA-65,ML-DSA-65")
     out = capsys.readouterr().out
+    assert "1. Full handshakes per wall second, ML-DSA-65,ML-DSA-65," in out
+    assert "rate ratio go / openssl-3.5: both sides 1.500, as server 1.000" in out
     assert "rate ratio rustls / openssl-3.5: both sides 2.500, as server 1.000" in out
     assert "rate ratio openssl-4.0 / openssl-3.5: both sides 1.100" in out
     assert "rate ratio boringssl / openssl-3.5: both sides 2.250, as server 1.000" in out
@@ -28,6 +33,7 @@ def test_instructions_read_the_engines_overhead_against_the_openssl_engines(caps
         "openssl-4.0": (8e6, 16e6, 150e3),
         "rustls": (3e6, 3e6, 15e3),
         "boringssl": (5e6, 6e6, 30e3),
+        "go": (6e6, 7e6, 60e3),
     }.items():
         for side, total in (("client", client), ("server", server)):
             ins[(s, side, "baseline")] = total
