@@ -12,6 +12,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -33,6 +34,7 @@ type countingConn struct {
 	readHead, writtenHead []byte
 	sawEOF                bool
 	abandoned             atomic.Bool
+	deadline              sync.Mutex
 	// Server: the chain GetCertificate chose (-1: none) and the scheme it signs with.
 	chosen int
 	scheme string
@@ -110,6 +112,19 @@ func (c *countingConn) counts() counts { return counts{c.read, c.written} }
 
 // abandon cuts a connection a stopping server no longer waits for.
 func (c *countingConn) abandon() {
+	c.deadline.Lock()
+	defer c.deadline.Unlock()
 	c.abandoned.Store(true)
 	c.Conn.SetDeadline(time.Now())
+}
+
+// SetDeadline sets the socket's deadline, unless the connection was abandoned: its deadline
+// then stays passed, so no later step (the close exchange, draining after a failure) waits.
+func (c *countingConn) SetDeadline(t time.Time) error {
+	c.deadline.Lock()
+	defer c.deadline.Unlock()
+	if c.abandoned.Load() {
+		return c.Conn.SetDeadline(time.Now())
+	}
+	return c.Conn.SetDeadline(t)
 }

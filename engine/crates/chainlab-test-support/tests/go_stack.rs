@@ -372,3 +372,35 @@ fn what_go_cannot_do_fails_in_one_line() {
         );
     }
 }
+
+/// SIGTERM: in-flight connections get the grace period, a stalled one is cut and recorded
+/// as abandoned, and the server exits promptly with every record written.
+#[test]
+fn a_stopping_go_server_cuts_a_stalled_connection_and_records_it() {
+    let dir = TempDir::new("go-sigterm");
+    let pki = pki(&dir, MLDSA);
+    let srv = Server::start(GO, &pki, HYBRID, &["--workers", "2"]);
+    let clients = handshakes(GO, &srv, &pki.join("ca.pem"), HYBRID, &[]);
+    // A connection that never sends its ClientHello, accepted before the signal.
+    let stalled = std::net::TcpStream::connect(&srv.addr).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let started = std::time::Instant::now();
+    let servers = srv.stop();
+    drop(stalled);
+    assert!(started.elapsed() < std::time::Duration::from_secs(3));
+    assert_eq!(
+        servers.len(),
+        clients.len() + 1,
+        "one record per connection"
+    );
+    let cut: Vec<_> = servers
+        .iter()
+        .filter(|s| s["outcome"] == "failed")
+        .collect();
+    assert_eq!(cut.len(), 1, "{servers:?}");
+    assert_eq!(cut[0]["error_category"], "io_error", "{}", cut[0]);
+    assert!(cut[0]["error_detail"]
+        .as_str()
+        .unwrap()
+        .contains("abandoned"));
+}
