@@ -38,7 +38,7 @@ import pandas as pd
 from chainlab.analysis.load import StoreData
 from chainlab.analysis.registry import produces
 from chainlab.runner import host
-from chainlab.runner.load import saturated
+from chainlab.runner.load import LATENCY_BOUND, saturated
 from chainlab.stats import poisson_rate_ci, quantile_ci, ratio_ci
 
 # A step fell behind because of the server only if the server's cores were at least this
@@ -52,13 +52,6 @@ LINK_BUSY = 0.9
 
 # The latency percentiles of every load step, by column name.
 PERCENTILES = {"p50_ms": 0.5, "p90_ms": 0.9, "p99_ms": 0.99, "p999_ms": 0.999}
-
-# A step kept its latency bounded while its p99 stayed within this multiple of the p99 of the
-# scenario's lightest step (what a connection waits without a queue). Queueing in front of a
-# busy server multiplies it long before the achieved rate falls: a step at 0.9 of an
-# overloaded capacity here had a p99 42 times the lightest step's (363 ms against 8.7 ms)
-# while achieving 95 % of its offer.
-LATENCY_BOUND = 10.0
 
 
 def steps_frame(data: StoreData, level: float) -> pd.DataFrame:

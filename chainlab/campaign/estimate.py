@@ -468,6 +468,9 @@ def load_seconds(s: Scenario, model: cost.CostModel | None = None) -> float:
     steps = len(plan.rates if plan.rates is not None else plan.fractions)
     warm = plan.warmup * loopback_ms(s, model) / 1000
     t = warm + LOAD_CAPACITY_TRIES * (plan.capacity_s + LOAD_STEP_OVERHEAD_S)
+    # The sustainable-rate search, as long as capacity steps (only before `fractions`).
+    search = plan.search_steps if plan.fractions is not None else 0
+    t += search * (plan.capacity_s + LOAD_STEP_OVERHEAD_S)
     return t + steps * (plan.step_s + LOAD_STEP_OVERHEAD_S)
 
 

@@ -123,6 +123,9 @@ LOAD_DEFAULTS = {
     # ~0.4 ms per ML-DSA-65 handshake against OpenSSL's ~1.1 ms, so one generator core
     # offers more (chainlab bench load prints both).
     "generator_stack": None,
+    # Bisection steps of the sustainable-rate search between half the overload throughput
+    # and all of it (chainlab.runner.load): 3 place the sustainable rate within 1/16 of it.
+    "search_steps": 3,
 }
 # [load]: exactly one of `rates` (attempts per second) and `fractions` (of the capacity the
 # run measures first) says the offered loads.
@@ -142,6 +145,8 @@ LOAD_FIELDS = {
     # the same), recorded per attempt.
     "verify": Bool(),
     "generator_stack": Str(choices=STACKS),
+    # 0: no search; `fractions` are then of the overload throughput.
+    "search_steps": Int(0, 10),
 }
 # Server workers per server CPU when [load] names none: enough connections in progress to
 # keep a core busy through the waits of each (measured: 1 worker kept its core 68 % busy at

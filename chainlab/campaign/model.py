@@ -100,6 +100,9 @@ class LoadPlan:
     warmup: int  # unscheduled handshakes before the first step
     verify: bool  # the generator verifies the server's chain
     generator_stack: str | None = None  # the generator's TLS stack (None: the client's)
+    # Steps of the sustainable-rate search (chainlab.runner.load: `fractions` are of its
+    # result); 0: none, `fractions` of the overload throughput.
+    search_steps: int = 3
 
     @property
     def server_cores(self) -> int:

@@ -11,8 +11,17 @@ single-connection measurement, on the same server.
    step, chainlab.analysis.load_capacity says.
    Its clients wait up to QUEUE_WAIT_MARGIN x the time a full in-flight queue takes to clear
    (at least the scenario's timeout), so a slow server's backlog is completed, not timed out.
-2. One step per offered load: `rates` as given, or `fractions` x the measured capacity, with
-   the scenario's timeout: past capacity, timeouts are what a real client would see.
+2. The sustainable rate, searched: the overload throughput of step 1 is not what the server
+   sustains (an overloaded event loop batches its work and completes more per second than
+   it keeps up with at bounded latency), so `search_steps` offers bisect [SEARCH_FLOOR x
+   that throughput, all of it], each as long as a capacity step, for the highest offer the
+   server kept up with (`kept_up`: its achieved rate's interval reaches the offer, nothing
+   saturated, its p99 within LATENCY_BOUND x the single-connection phase's p99). The
+   analysis (chainlab.analysis.load_capacity) judges every step again with its own bound and
+   reports the sustainable rate with its interval; the search only places the steps.
+3. One step per offered load: `rates` as given, or `fractions` x the sustainable rate found
+   (x the overload throughput without a search), with the scenario's timeout: past capacity,
+   timeouts are what a real client would see.
 
 A target (a server chainlab did not start) gets the steps of its `rates` only: its capacity
 is not measured and nothing of its server is read (no records, no CPU, no counters).
@@ -39,7 +48,7 @@ from pathlib import Path
 
 import numpy as np
 
-from chainlab import processes
+from chainlab import processes, stats
 from chainlab.campaign import estimate
 from chainlab.campaign.model import cpu_list
 from chainlab.runner import records, seeds
@@ -58,6 +67,19 @@ MIN_CAPACITY_ATTEMPTS = 10
 FALLBACK_CAPACITY = 10.0
 # Doublings of the offer at most before the capacity step is taken as it is.
 CAPACITY_TRIES = 3
+# The sustainable-rate search bisects from this share of the overload throughput up (a
+# server sustaining less than half of what it completes overloaded would be a finding the
+# steps below it still show).
+SEARCH_FLOOR = 0.5
+# A step kept its latency bounded while its p99 stayed within this multiple of the reference
+# p99 (what a connection waits without a queue: the runner's search takes the single-
+# connection phase's, the analysis the scenario's lightest step's). Queueing in front of a
+# busy server multiplies it long before the achieved rate falls: a step at 0.9 of an
+# overloaded capacity here had a p99 42 times the lightest step's (363 ms against 8.7 ms)
+# while achieving 95 % of its offer.
+LATENCY_BOUND = 10.0
+# The interval a search step's achieved rate is judged with (the report's level).
+SEARCH_LEVEL = 0.95
 # The generator was the limit when its process used this share of its cores ...
 GENERATOR_BUSY = 0.85
 # ... or started attempts this late (p99 of the scheduling lag): a generator with spare CPU
@@ -86,7 +108,7 @@ SERVER_RECORDS_WAIT_S = 3.0
 @dataclass
 class Step:
     index: int
-    kind: str  # capacity | step
+    kind: str  # capacity | search | step
     rate: float
     fraction: float | None
     duration_s: float
@@ -133,9 +155,51 @@ def run(ex: Visit) -> tuple[list[dict], list[dict]]:
     if plan.rates is not None:
         offers = [(rate, None) for rate in plan.rates]
     else:
-        offers = [(f * capacity, f) for f in plan.fractions]
+        base = _search(ex, capacity, index, steps, samples) if plan.search_steps else capacity
+        index = len(steps)
+        offers = [(f * base, f) for f in plan.fractions]
     _offer(ex, offers, index, steps, samples)
     return steps, samples
+
+
+def _search(ex: Visit, capacity: float, index: int, steps: list, samples: list) -> float:
+    """The search steps (appended in place): bisection of [SEARCH_FLOOR x capacity,
+    capacity] for the highest offer that `kept_up`; returns it (the floor when none did)."""
+    plan = ex.plan.load
+    bound_ns = LATENCY_BOUND * _unloaded_p99_ns(ex)
+    lo, hi = SEARCH_FLOOR * capacity, capacity
+    for k in range(plan.search_steps):
+        rate = (lo + hi) / 2
+        left = plan.search_steps - k - 1 + len(plan.fractions)
+        step = Step(index + k, "search", rate, None, plan.capacity_s, ex.plan.sampling.timeout_ms)
+        row, rows = _run_step(ex, step, left)
+        steps.append(row)
+        samples += rows
+        if kept_up(row, rows, bound_ns):
+            lo = rate
+        else:
+            hi = rate
+    return lo
+
+
+def kept_up(row: dict, rows: list[dict], bound_ns: float) -> bool:
+    """Whether a step kept up with its offer: nothing saturated, the upper end of its
+    achieved rate's exact Poisson interval reaches the offer, and its successful attempts'
+    p99 latency (from the intended start) within `bound_ns` (no bound: nan)."""
+    k = round(row["achieved_rate"] * row["duration_s"])
+    hi = stats.poisson_rate_ci(k, row["duration_s"], SEARCH_LEVEL)[2]
+    if row["n_saturated"] > 0 or not hi >= row["offered_rate"]:
+        return False
+    latencies = [r["latency_ns"] for r in rows if r["outcome"] == "ok" and r["latency_ns"]]
+    if not latencies:
+        return False
+    return not float(np.quantile(latencies, 0.99)) > bound_ns
+
+
+def _unloaded_p99_ns(ex: Visit) -> float:
+    """The p99 of the single-connection phase's successful handshakes (nan without any)."""
+    ok = ex.state.ok_values
+    return float(np.quantile(ok, 0.99)) if ok else math.nan
 
 
 def _offer(ex: Visit, offers, index: int, steps: list[dict], samples: list[dict]) -> None:

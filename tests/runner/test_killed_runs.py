@@ -39,6 +39,7 @@ hierarchy = [["ML-DSA-44", "ML-DSA-44"], ["ML-DSA-44", "ML-DSA-65"]]
 fractions = [0.3, 0.6]
 step_s = 1
 capacity_s = 1
+search_steps = 0
 """
 # Where to stop, as the run's standard error says it is there.
 MOMENTS = {

@@ -60,6 +60,9 @@ def test_load_steps_are_measured_stored_and_reported(tmp_path, engine_bin, pki_c
     assert (steps["listen_overflows"] >= 0).all()
     kinds = list(steps.sort_values("step")["kind"])
     assert kinds[0] == "capacity" and kinds[-1] == "step" and kinds.count("step") == 1
+    # The sustainable-rate search: three bisection steps between the capacity steps and the
+    # fraction, the first at 3/4 of the overload throughput.
+    assert kinds[-4:-1] == ["search"] * 3
     for _, r in steps.iterrows():
         got = samples[samples["step"] == r["step"]]
         # every scheduled attempt is a row: started or saturated, none skipped
@@ -70,7 +73,11 @@ def test_load_steps_are_measured_stored_and_reported(tmp_path, engine_bin, pki_c
         assert (ok["latency_ns"] >= ok["total_ns"]).all()
     step = steps[steps["kind"] == "step"].iloc[0]
     capacity = steps[steps["kind"] == "capacity"]["achieved_rate"].max()
-    assert step["offered_rate"] == pytest.approx(0.5 * capacity)
+    search = steps[steps["kind"] == "search"].sort_values("step")
+    assert search["offered_rate"].iloc[0] == pytest.approx(0.75 * capacity)
+    # The fraction is of the highest offer the search kept up with (its floor if none).
+    bases = [0.5 * capacity, *search["offered_rate"]]
+    assert any(step["offered_rate"] == pytest.approx(0.5 * b) for b in bases), (step, bases)
     # Half the capacity is kept up with, open loop.
     assert step["achieved_rate"] == pytest.approx(step["offered_rate"], rel=0.15)
     a = analyze(store)
@@ -128,7 +135,8 @@ def test_load_steps_run_over_quic(tmp_path, engine_bin, pki_cache):
     f = tmp_path / "quic-load.toml"
     chain = '[["ML-DSA-44", "ML-DSA-44"]]'
     text = CAMPAIGN.format(
-        load="fractions = [0.5]\nstep_s = 2\ncapacity_s = 2\nverify = false\nwarmup = 5"
+        load="fractions = [0.5]\nstep_s = 2\ncapacity_s = 2\nverify = false\nwarmup = 5\n"
+        "search_steps = 0"
     )
     f.write_text(text.replace(chain, chain + '\ntransport = "quic"'))
     store = tmp_path / "quic-load.duckdb"
@@ -157,7 +165,8 @@ def test_load_steps_run_on_rustls_with_an_event_driven_server(tmp_path, engine_b
     f = tmp_path / "rustls-load.toml"
     chain = '[["ML-DSA-44", "ML-DSA-44"]]'
     text = CAMPAIGN.format(
-        load="fractions = [0.5]\nstep_s = 2\ncapacity_s = 2\nverify = false\nwarmup = 5"
+        load="fractions = [0.5]\nstep_s = 2\ncapacity_s = 2\nverify = false\nwarmup = 5\n"
+        "search_steps = 0"
     )
     f.write_text(text.replace(chain, chain + '\nstack = "rustls"'))
     c = load(f)
@@ -198,6 +207,7 @@ network = ["loopback", "wan50", "lossy"]
 fractions = [0.5]
 step_s = 2
 capacity_s = 6
+search_steps = 0
 verify = false
 warmup = 5
 max_in_flight = 512

@@ -101,6 +101,7 @@ stack = ["openssl-3.5", "rustls"]
 fractions = [0.5]
 step_s = 2
 capacity_s = 2
+search_steps = 0
 verify = true
 warmup = 5
 """

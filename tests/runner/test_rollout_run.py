@@ -41,6 +41,7 @@ stack = ["openssl-3.5", "rustls"]
 fractions = [0.5]
 step_s = 1
 capacity_s = 1
+search_steps = 0
 verify = true
 warmup = 2
 """

@@ -1,0 +1,43 @@
+"""The sustainable-rate search's judgement of one step (chainlab.runner.load `kept_up`):
+kept up only with nothing saturated, the achieved rate's interval reaching the offer and the
+p99 within its bound. The search itself runs in tests/runner/test_load.py."""
+
+import math
+
+from chainlab.runner.load import kept_up
+
+MS = 1_000_000
+
+
+def step(offered: float, achieved: float, saturated: int = 0, seconds: float = 5.0) -> dict:
+    return {
+        "offered_rate": offered, "achieved_rate": achieved, "duration_s": seconds,
+        "n_saturated": saturated,
+    }  # fmt: skip
+
+
+def attempts(latency_ms: float, n: int = 500, slow: int = 0, slow_ms: float = 0) -> list[dict]:
+    rows = [{"outcome": "ok", "latency_ns": int(latency_ms * MS)} for _ in range(n - slow)]
+    rows += [{"outcome": "ok", "latency_ns": int(slow_ms * MS)} for _ in range(slow)]
+    return rows
+
+
+def test_an_offer_achieved_within_its_interval_at_bounded_latency_is_kept_up():
+    # 100/s for 5 s: 495 completions' interval reaches 100/s.
+    assert kept_up(step(100, 99), attempts(5), bound_ns=50 * MS)
+
+
+def test_a_step_short_of_its_offer_beyond_its_interval_is_not():
+    # The issue's pattern: 536 of 564.5/s over 5 s, the interval's top below the offer.
+    assert not kept_up(step(564.5, 536), attempts(5), bound_ns=50 * MS)
+
+
+def test_a_saturated_step_or_one_whose_p99_left_its_bound_is_not():
+    assert not kept_up(step(100, 100, saturated=3), attempts(5), bound_ns=50 * MS)
+    # 2 % of attempts at 363 ms: p99 far above 10 x an unloaded 5 ms.
+    assert not kept_up(step(100, 100), attempts(5, slow=10, slow_ms=363), bound_ns=50 * MS)
+    assert not kept_up(step(100, 100), [], bound_ns=50 * MS)
+
+
+def test_without_a_reference_latency_only_the_rate_decides():
+    assert kept_up(step(100, 100), attempts(900), bound_ns=math.nan)
