@@ -72,6 +72,19 @@ _OPENSSL = Capabilities(
     missing_features=("signature_impl_liboqs", "client_profile"),
 )
 
+# What a stack with its own ML-DSA and the classical algorithms, and nothing else, signs
+# and verifies (BoringSSL, Go).
+OWN_MLDSA_AND_CLASSICAL = (
+    "ML-DSA-44",
+    "ML-DSA-65",
+    "ML-DSA-87",
+    "ECDSA-P256",
+    "ECDSA-P384",
+    "Ed25519",
+    "RSA-2048",
+    "RSA-3072",
+)
+
 CAPABILITIES: dict[str, Capabilities] = {
     "openssl-3.5": _OPENSSL,
     "openssl-4.0": _OPENSSL,
@@ -126,16 +139,7 @@ CAPABILITIES: dict[str, Capabilities] = {
     # BoringSSL's own X.509 verifier (standalone, -07 encoding, the CA cosigner only; a
     # landmark-relative one by chainlab's relying party); the trust_anchors extension.
     "boringssl": Capabilities(
-        signature_algorithms=(
-            "ML-DSA-44",
-            "ML-DSA-65",
-            "ML-DSA-87",
-            "ECDSA-P256",
-            "ECDSA-P384",
-            "Ed25519",
-            "RSA-2048",
-            "RSA-3072",
-        ),
+        signature_algorithms=OWN_MLDSA_AND_CLASSICAL,
         groups=("X25519MLKEM768", "MLKEM1024", "X25519", "P-256", "P-384"),
         cert_compressions=("zlib", "brotli"),
         missing_features=(
@@ -154,16 +158,7 @@ CAPABILITIES: dict[str, Capabilities] = {
     # no QUIC on this engine; the client's signature schemes cannot be narrowed (crypto/tls
     # offers its own list), so no client populations.
     "go": Capabilities(
-        signature_algorithms=(
-            "ML-DSA-44",
-            "ML-DSA-65",
-            "ML-DSA-87",
-            "ECDSA-P256",
-            "ECDSA-P384",
-            "Ed25519",
-            "RSA-2048",
-            "RSA-3072",
-        ),
+        signature_algorithms=OWN_MLDSA_AND_CLASSICAL,
         groups=(
             "X25519MLKEM768",
             "SecP256r1MLKEM768",

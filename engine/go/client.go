@@ -249,27 +249,15 @@ func failed(rec clientRecord, f failure) clientRecord {
 // runHandshake is `handshake`: warm-ups, then --count attempts or attempts for
 // --duration-ms, one at a time, each record written as soon as its connection is closed.
 func runHandshake(a *handshakeArgs) error {
-	if a.client.cpus != nil {
-		if err := pinProcess(a.client.cpus); err != nil {
-			return err
-		}
-	}
-	c, err := newClient(&a.client)
-	if err != nil {
-		return err
-	}
-	records, err := openRecords(a.client.records)
+	c, records, err := startClient(&a.client)
 	if err != nil {
 		return err
 	}
 	defer records.close()
 	s := c.newSlot()
-	seq := a.client.seqStart
-	for i := uint64(0); i < a.warmup; i++ {
-		if err := records.write(s.attempt(seq, true)); err != nil {
-			return err
-		}
-		seq++
+	seq, err := s.warmUp(records, a.client.seqStart, a.warmup)
+	if err != nil {
+		return err
 	}
 	deadline := time.Now().Add(time.Duration(a.durationMs) * time.Millisecond)
 	for i := uint64(0); ; i++ {
@@ -285,4 +273,35 @@ func runHandshake(a *handshakeArgs) error {
 		seq++
 	}
 	return nil
+}
+
+// startClient is what `handshake` and `load` do first: the process pinned (--cpus), the
+// client's TLS configuration, the records file.
+func startClient(a *clientArgs) (*client, *recordWriter, error) {
+	if a.cpus != nil {
+		if err := pinProcess(a.cpus); err != nil {
+			return nil, nil, err
+		}
+	}
+	c, err := newClient(a)
+	if err != nil {
+		return nil, nil, err
+	}
+	records, err := openRecords(a.records)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, records, nil
+}
+
+// warmUp runs `count` unscheduled attempts one at a time from `seq` ("warmup": true) and
+// returns the next sequence number.
+func (s *slot) warmUp(records *recordWriter, seq, count uint64) (uint64, error) {
+	for i := uint64(0); i < count; i++ {
+		if err := records.write(s.attempt(seq, true)); err != nil {
+			return seq, err
+		}
+		seq++
+	}
+	return seq, nil
 }

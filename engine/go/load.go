@@ -52,20 +52,11 @@ func schedule(a *loadArgs) ([]uint64, error) {
 }
 
 func runLoad(a *loadArgs) error {
-	if a.client.cpus != nil {
-		if err := pinProcess(a.client.cpus); err != nil {
-			return err
-		}
-	}
 	offsets, err := schedule(a)
 	if err != nil {
 		return err
 	}
-	c, err := newClient(&a.client)
-	if err != nil {
-		return err
-	}
-	records, err := openRecords(a.client.records)
+	c, records, err := startClient(&a.client)
 	if err != nil {
 		return err
 	}
@@ -73,13 +64,9 @@ func runLoad(a *loadArgs) error {
 	// The scheduler keeps its own thread, whose CPU clock is then its own.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	seq := a.client.seqStart
-	warm := c.newSlot()
-	for i := uint64(0); i < a.warmup; i++ {
-		if err := records.write(warm.attempt(seq, true)); err != nil {
-			return err
-		}
-		seq++
+	seq, err := c.newSlot().warmUp(records, a.client.seqStart, a.warmup)
+	if err != nil {
+		return err
 	}
 	jobs := make(chan job, len(offsets)+1)
 	var inFlight atomic.Int64

@@ -9,56 +9,15 @@
 
 use chainlab_test_support::stacks as common;
 
-use std::path::Path;
 use std::process::Command;
 
-use common::{binary, client, pki, pki_with, Server, TempDir};
+use common::{binary, handshakes, pki, pki_with, same_connections, Server, TempDir};
 use serde_json::Value;
 
 const BORING: &str = "boringssl";
 const OTHERS: [&str; 3] = ["openssl-3.5", "openssl-4.0", "rustls"];
 const MLDSA: &str = "ML-DSA-65,ML-DSA-65";
 const HYBRID: &str = "X25519MLKEM768";
-
-/// `count` handshakes of a `handshake` client of `stack` against `server`, trusting `ca`.
-fn handshakes(stack: &str, server: &Server, ca: &Path, groups: &str, extra: &[&str]) -> Vec<Value> {
-    let mut args = vec![
-        "--ca",
-        ca.to_str().unwrap(),
-        "--groups",
-        groups,
-        "--count",
-        "3",
-    ];
-    args.extend_from_slice(extra);
-    client(stack, server, &args)
-}
-
-/// Every client record succeeded and is the same connection as the server's, byte for
-/// byte from both ends.
-fn same_connections(label: &str, clients: &[Value], servers: &[Value]) {
-    assert_eq!(clients.len(), servers.len(), "{label}");
-    for (c, s) in clients.iter().zip(servers) {
-        assert_eq!(c["outcome"], "ok", "{label}: {c}");
-        assert_eq!(s["outcome"], "ok", "{label}: {s}");
-        assert_eq!(c["conn_id"], s["conn_id"], "{label}: one connection");
-        assert!(c["conn_id"].is_string(), "{label}");
-        assert_eq!(
-            c["bytes_read"], s["bytes_written"],
-            "{label}: server flight"
-        );
-        assert_eq!(
-            c["bytes_written"], s["bytes_read"],
-            "{label}: client flight"
-        );
-        assert_eq!(c["conn_bytes_read"], s["conn_bytes_written"], "{label}");
-        assert_eq!(c["conn_bytes_written"], s["conn_bytes_read"], "{label}");
-        for r in [c, s] {
-            assert_eq!(r["peer_close_notify"], true, "{label}: {r}");
-            assert!(r["cpu_ns"].as_u64().unwrap() > 0, "{label}");
-        }
-    }
-}
 
 #[test]
 fn boringssl_handshakes_with_itself_over_hybrid_and_pure_ml_kem() {

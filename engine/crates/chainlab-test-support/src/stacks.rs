@@ -97,6 +97,53 @@ pub fn client(stack: &str, server: &Server, args: &[&str]) -> Vec<Value> {
     crate::parse_lines(&String::from_utf8(out.stdout).expect("UTF-8 records"))
 }
 
+/// Three handshakes of a `handshake` client of `stack` against `server`, trusting `ca`,
+/// offering `groups`, with `extra` flags.
+pub fn handshakes(
+    stack: &str,
+    server: &Server,
+    ca: &Path,
+    groups: &str,
+    extra: &[&str],
+) -> Vec<Value> {
+    let mut args = vec![
+        "--ca",
+        ca.to_str().expect("a UTF-8 path"),
+        "--groups",
+        groups,
+        "--count",
+        "3",
+    ];
+    args.extend_from_slice(extra);
+    client(stack, server, &args)
+}
+
+/// Every client record succeeded and is the same connection as the server's, byte for
+/// byte from both ends, each side with its CPU and the peer's close_notify.
+pub fn same_connections(label: &str, clients: &[Value], servers: &[Value]) {
+    assert_eq!(clients.len(), servers.len(), "{label}");
+    for (c, s) in clients.iter().zip(servers) {
+        assert_eq!(c["outcome"], "ok", "{label}: {c}");
+        assert_eq!(s["outcome"], "ok", "{label}: {s}");
+        assert_eq!(c["conn_id"], s["conn_id"], "{label}: one connection");
+        assert!(c["conn_id"].is_string(), "{label}");
+        assert_eq!(
+            c["bytes_read"], s["bytes_written"],
+            "{label}: server flight"
+        );
+        assert_eq!(
+            c["bytes_written"], s["bytes_read"],
+            "{label}: client flight"
+        );
+        assert_eq!(c["conn_bytes_read"], s["conn_bytes_written"], "{label}");
+        assert_eq!(c["conn_bytes_written"], s["conn_bytes_read"], "{label}");
+        for r in [c, s] {
+            assert_eq!(r["peer_close_notify"], true, "{label}: {r}");
+            assert!(r["cpu_ns"].as_u64().unwrap_or(0) > 0, "{label}: {r}");
+        }
+    }
+}
+
 /// A stack's `primitives` with `args`: its exit code, its records and its standard error.
 pub fn primitives(stack: &str, args: &[&str]) -> (Option<i32>, Vec<Value>, String) {
     let out = crate::run_bounded(Command::new(binary(stack)).arg("primitives").args(args));

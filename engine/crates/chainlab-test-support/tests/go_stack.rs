@@ -6,10 +6,9 @@
 //! and what it cannot do refused in one line. Every line read is held to the record contract
 //! (`assert_contract`). Hierarchies come from the OpenSSL 3.5 engine's `pki`.
 
-use std::path::Path;
 use std::process::Command;
 
-use chainlab_test_support::stacks::{self as common, binary, client, pki, pki_with, Server};
+use chainlab_test_support::stacks::{self as common, binary, handshakes, pki, pki_with, Server};
 use chainlab_test_support::TempDir;
 use serde_json::Value;
 
@@ -18,36 +17,11 @@ const OTHERS: [&str; 4] = ["openssl-3.5", "openssl-4.0", "rustls", "boringssl"];
 const MLDSA: &str = "ML-DSA-65,ML-DSA-65";
 const HYBRID: &str = "X25519MLKEM768";
 
-fn handshakes(stack: &str, server: &Server, ca: &Path, groups: &str, extra: &[&str]) -> Vec<Value> {
-    let mut args = vec![
-        "--ca",
-        ca.to_str().unwrap(),
-        "--groups",
-        groups,
-        "--count",
-        "3",
-    ];
-    args.extend_from_slice(extra);
-    client(stack, server, &args)
-}
-
-/// Every client record succeeded and is the same connection as the server's, byte for
-/// byte from both ends, each side with its CPU (connections one at a time).
+/// `stacks::same_connections`, and the server's whole connection costs at least its
+/// handshake (both the process's CPU over connections one at a time).
 fn same_connections(label: &str, clients: &[Value], servers: &[Value]) {
-    assert_eq!(clients.len(), servers.len(), "{label}");
-    for (c, s) in clients.iter().zip(servers) {
-        assert_eq!(c["outcome"], "ok", "{label}: {c}");
-        assert_eq!(s["outcome"], "ok", "{label}: {s}");
-        assert!(c["conn_id"].is_string(), "{label}");
-        assert_eq!(c["conn_id"], s["conn_id"], "{label}: one connection");
-        assert_eq!(c["bytes_read"], s["bytes_written"], "{label}: {c} {s}");
-        assert_eq!(c["bytes_written"], s["bytes_read"], "{label}");
-        assert_eq!(c["conn_bytes_read"], s["conn_bytes_written"], "{label}");
-        assert_eq!(c["conn_bytes_written"], s["conn_bytes_read"], "{label}");
-        for r in [c, s] {
-            assert_eq!(r["peer_close_notify"], true, "{label}: {r}");
-            assert!(r["cpu_ns"].as_u64().unwrap() > 0, "{label}: {r}");
-        }
+    common::same_connections(label, clients, servers);
+    for s in servers {
         assert!(s["conn_cpu_ns"].as_u64().unwrap() >= s["cpu_ns"].as_u64().unwrap());
     }
 }
