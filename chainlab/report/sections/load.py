@@ -26,7 +26,8 @@ HEADLINE_SCENARIOS = 4
 def headline(b: Builder) -> list[tuple[str, str]]:
     """Per scenario: the sustained rate per server core (the heaviest step that kept up) and
     the overload throughput beside it, labelled, and p99 latency at the step offered closest
-    to 0.9 of the latter."""
+    to 0.9 of the rate its fractions are of (the searched sustainable rate, or the overload
+    throughput without a search)."""
     steps, cap = b.a.load_steps, b.a.load_capacity
     if cap is None or cap.empty:
         return []
@@ -55,12 +56,20 @@ def headline(b: Builder) -> list[tuple[str, str]]:
             )
         else:
             text = f"no step kept up; overload throughput {overload}"
-        own = steps[(steps["scenario_id"] == r["scenario_id"]) & steps["fraction"].notna()]
+        mine = steps[steps["scenario_id"] == r["scenario_id"]]
+        own = mine[mine["fraction"].notna()]
         if len(own):
             near = own.iloc[(own["fraction"] - HEADLINE_FRACTION).abs().argsort().iloc[0]]
+            # Fractions are of the rate the runner's search kept up with, where it searched
+            # (chainlab.runner.load), else of the overload throughput.
+            base = (
+                "the sustainable rate searched"
+                if (mine["kind"] == "search").any()
+                else "the overload throughput"
+            )
             text += (
-                f"; p99 {ci_of(near, 'p99_ms')} ms at {near['fraction']:g} of the overload "
-                f"throughput ({near['offered_rate']:.0f}/s offered)"
+                f"; p99 {ci_of(near, 'p99_ms')} ms at {near['fraction']:g} of {base} "
+                f"({near['offered_rate']:.0f}/s offered)"
             )
         out.append((f"Capacity of `{r['scenario_id']}`", text))
     if len(cap) > HEADLINE_SCENARIOS:
