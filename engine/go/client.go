@@ -172,19 +172,26 @@ func (s *slot) attempt(seq uint64, warmup bool) clientRecord {
 	}
 	// close_notify both ways; a rejected client certificate arrives here, after the
 	// client's Finished (TLS 1.3 lets the server refuse it only then).
-	notify, closeErr := clientClose(conn, cc, timeout)
+	notify, closeErr := clientClose(conn, cc, timeout, a.certPKI != "")
 	raw.Close()
 	all := cc.counts()
 	if a.instrument {
 		rec.ConnBytesRead, rec.ConnBytesWritten = u64p(all.read), u64p(all.written)
 		rec.PeerCloseNotify = &notify
 	}
-	if closeErr != nil && a.certPKI != "" {
-		if _, _, isAlert := receivedAlert(closeErr); isAlert {
-			rec.PeerCloseNotify = nil
-			rec.PeerChain, rec.Sigalg, rec.Resumed = nil, nil, nil
-			return failed(rec, tlsFailure(afterCert{closeErr}, false))
+	if a.certPKI != "" && (closeErr != nil || !notify) {
+		// TLS 1.3 lets a server refuse the client's certificate only after the client's
+		// Finished: whatever ended the connection instead of a close_notify is that refusal
+		// (its alert, when it arrived, in the detail), as on the OpenSSL engine.
+		if closeErr == nil {
+			closeErr = errors.New("the server closed the connection without a close_notify")
 		}
+		rec.PeerCloseNotify = nil
+		f := tlsFailure(afterCert{closeErr}, false)
+		if f.category != "client_cert_rejected" {
+			f = failure{"client_cert_rejected", f.detail}
+		}
+		return failed(rec, f)
 	}
 	return rec
 }
@@ -218,11 +225,28 @@ func (s *slot) afterFailure(conn *tls.Conn, cc *countingConn, rec *clientRecord)
 
 // clientClose sends close_notify and reads until the server's (processing any session
 // ticket on the way): (the server's close_notify arrived, the error that ended the read).
-func clientClose(conn *tls.Conn, cc *countingConn, timeout time.Duration) (bool, error) {
+// With a client certificate it reads first, as the OpenSSL engine does: a server that
+// refuses the certificate says so with an alert after the client's Finished, and a
+// close_notify sent meanwhile would reach a closed socket, whose reset can overtake the
+// alert; the engines' servers send their close_notify first after accepting.
+func clientClose(conn *tls.Conn, cc *countingConn, timeout time.Duration, readFirst bool) (bool, error) {
 	cc.SetDeadline(time.Now().Add(timeout))
+	if readFirst {
+		notify, err := readToClose(conn, cc)
+		if err != nil || !notify {
+			return notify, err
+		}
+		return true, conn.CloseWrite()
+	}
 	if err := conn.CloseWrite(); err != nil {
 		return false, err
 	}
+	return readToClose(conn, cc)
+}
+
+// readToClose reads and discards until the peer's close_notify: (it arrived, the error
+// that ended the connection otherwise; nil for a bare end of stream).
+func readToClose(conn *tls.Conn, cc *countingConn) (bool, error) {
 	buf := make([]byte, 512)
 	for {
 		_, err := conn.Read(buf)
