@@ -183,15 +183,7 @@ func (s *slot) attempt(seq uint64, warmup bool) clientRecord {
 		// TLS 1.3 lets a server refuse the client's certificate only after the client's
 		// Finished: whatever ended the connection instead of a close_notify is that refusal
 		// (its alert, when it arrived, in the detail), as on the OpenSSL engine.
-		if closeErr == nil {
-			closeErr = errors.New("the server closed the connection without a close_notify")
-		}
-		rec.PeerCloseNotify = nil
-		f := tlsFailure(afterCert{closeErr}, false)
-		if f.category != "client_cert_rejected" {
-			f = failure{"client_cert_rejected", f.detail}
-		}
-		return failed(rec, f)
+		return failed(rec, refusal(closeErr))
 	}
 	return rec
 }

@@ -94,7 +94,6 @@ func TestFailuresFallIntoTheEnginesCategories(t *testing.T) {
 		{timeoutErr{}, true, "handshake_timeout"},
 		{alert("unknown certificate authority"), true, "tls_alert"},
 		{alert("handshake failure"), false, "no_shared_group"},
-		{afterCert{alert("bad certificate")}, false, "client_cert_rejected"},
 		{errors.New("tls: client didn't provide a certificate"), true, "client_cert_rejected"},
 		{errors.New("tls: no ECDHE curve supported by both client and server"), true, "no_shared_group"},
 	} {
@@ -109,6 +108,15 @@ func TestFailuresFallIntoTheEnginesCategories(t *testing.T) {
 		}
 	}
 	if f := tlsFailure(alert("unknown certificate authority"), true); f.detail != "received alert unknown_ca (48)" {
+		t.Errorf("detail %q", f.detail)
+	}
+	// A client that sent its certificate: whatever ended the connection is the refusal.
+	for _, err := range []error{alert("bad certificate"), io.EOF, nil} {
+		if f := refusal(err); f.category != "client_cert_rejected" {
+			t.Errorf("%v: %s", err, f.category)
+		}
+	}
+	if f := refusal(alert("certificate required")); f.detail != "received alert certificate_required (116)" {
 		t.Errorf("detail %q", f.detail)
 	}
 }

@@ -84,8 +84,6 @@ func tlsFailure(err error, server bool) failure {
 	if name, code, ok := receivedAlert(err); ok {
 		said := fmt.Sprintf("received alert %s (%d)", name, code)
 		switch {
-		case !server && (name == "bad_certificate" || name == "certificate_required" || name == "unknown_ca") && clientCertSent(err):
-			return failure{"client_cert_rejected", said}
 		case !server && name == "handshake_failure":
 			// The client always offers Go's default signature schemes (crypto/tls has no
 			// way to narrow them), so a refusal of its ClientHello means no shared group.
@@ -121,16 +119,19 @@ func tlsFailure(err error, server bool) failure {
 	return failure{"tls_error", detail}
 }
 
-// clientCertSent marks errors raised after the client sent its certificate; the caller
-// wraps such an error with errClientCertSent.
-func clientCertSent(err error) bool { return errors.Is(err, errClientCertSent) }
-
-var errClientCertSent = errors.New("after the client's certificate")
-
-type afterCert struct{ err error }
-
-func (a afterCert) Error() string   { return a.err.Error() }
-func (a afterCert) Unwrap() []error { return []error{a.err, errClientCertSent} }
+// refusal is how a client that sent its certificate records a connection the server
+// ended without its close_notify: TLS 1.3 lets the server refuse a client certificate only
+// after the client's Finished, so that is the refusal (its alert in the detail when one
+// arrived, as on the OpenSSL engine).
+func refusal(err error) failure {
+	if err == nil {
+		return failure{"client_cert_rejected", "the server closed the connection without a close_notify"}
+	}
+	if name, code, ok := receivedAlert(err); ok {
+		return failure{"client_cert_rejected", fmt.Sprintf("received alert %s (%d)", name, code)}
+	}
+	return failure{"client_cert_rejected", oneLine(err.Error())}
+}
 
 // oneLine is a message on one line.
 func oneLine(s string) string {
