@@ -208,7 +208,7 @@ func (s *server) worker() {
 		s.wg.Add(1)
 		s.serveConn(c, seq)
 		s.wg.Done()
-		if s.args.maxConnections > 0 && s.done.Add(1) >= s.args.maxConnections {
+		if done := s.done.Add(1); s.args.maxConnections > 0 && done >= s.args.maxConnections {
 			s.listener.Close()
 		}
 	}
@@ -232,7 +232,7 @@ func (s *server) runEvent() {
 			defer conns.Done()
 			defer s.wg.Done()
 			s.serveConn(c, seq)
-			if s.args.maxConnections > 0 && s.done.Add(1) >= s.args.maxConnections {
+			if done := s.done.Add(1); s.args.maxConnections > 0 && done >= s.args.maxConnections {
 				s.listener.Close()
 			}
 		}()

@@ -62,15 +62,21 @@ impl Server {
 
     /// Stops the server (SIGTERM, as the runner does) and returns its connections' records
     /// (not the serving threads' accounts).
-    pub fn stop(mut self) -> Vec<Value> {
+    pub fn stop(self) -> Vec<Value> {
+        self.stop_with_accounts().0
+    }
+
+    /// Stops the server as `stop` does: its connections' records, and the serving threads'
+    /// accounts (`server_thread` records).
+    pub fn stop_with_accounts(mut self) -> (Vec<Value>, Vec<Value>) {
         // SAFETY: kill(2) on our own child's pid, not yet reaped.
         unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
         let status = crate::wait_bounded(&mut self.child, DEADLINE);
         assert!(status.success(), "server exit status {status}");
         read_records(&self.records)
             .into_iter()
-            .filter(|r| r["side"] == "server")
-            .collect()
+            .filter(|r| r["side"] != "generator")
+            .partition(|r| r["side"] == "server")
     }
 }
 
@@ -142,6 +148,25 @@ pub fn same_connections(label: &str, clients: &[Value], servers: &[Value]) {
             assert!(r["cpu_ns"].as_u64().unwrap_or(0) > 0, "{label}: {r}");
         }
     }
+}
+
+/// A server that writes one account for its whole process (the Go engine's): every recorded connection counted, their
+/// CPU summed, the rest the process's own.
+pub fn one_account(label: &str, servers: &[Value], accounts: &[Value]) {
+    assert_eq!(accounts.len(), 1, "{label}: {accounts:?}");
+    let a = &accounts[0];
+    assert_eq!(a["side"], "server_thread", "{label}: {a}");
+    assert_eq!(a["connections"], servers.len() as u64, "{label}: {a}");
+    let conn: u64 = servers
+        .iter()
+        .filter_map(|s| s["conn_cpu_ns"].as_u64())
+        .sum();
+    assert_eq!(a["conn_cpu_ns"], conn, "{label}: {a}");
+    let (cpu, wait) = (
+        a["cpu_ns"].as_u64().unwrap(),
+        a["wait_cpu_ns"].as_u64().unwrap(),
+    );
+    assert_eq!(cpu, conn + wait, "{label}: {a}");
 }
 
 /// A stack's `primitives` with `args`: its exit code, its records and its standard error.

@@ -39,8 +39,9 @@ fn go_handshakes_with_itself_over_every_post_quantum_group() {
         let srv = Server::start(GO, &pki, groups, &[]);
         assert_eq!(srv.ready["stack"], GO);
         let clients = handshakes(GO, &srv, &pki.join("ca.pem"), groups, &[]);
-        let servers = srv.stop();
+        let (servers, accounts) = srv.stop_with_accounts();
         same_connections(groups, &clients, &servers);
+        common::one_account(groups, &servers, &accounts);
         for r in clients.iter().chain(&servers) {
             assert_eq!(r["stack"], GO);
             assert_eq!(r["group"], groups, "{r}");
