@@ -154,8 +154,8 @@ CAPABILITIES: dict[str, Capabilities] = {
         ),
     ),
     # chainlab-go info (engine/go/info.go, args.go): Go 1.27's crypto/tls and crypto/x509 with
-    # their own ML-DSA; no SLH-DSA, no liboqs families, no MTCs, no certificate compression,
-    # no QUIC on this engine; the client's signature schemes cannot be narrowed (crypto/tls
+    # their own ML-DSA, QUIC through quic-go; no SLH-DSA, no liboqs families, no MTCs, no
+    # certificate compression; the client's signature schemes cannot be narrowed (crypto/tls
     # offers its own list), so no client populations.
     "go": Capabilities(
         signature_algorithms=OWN_MLDSA_AND_CLASSICAL,
@@ -171,7 +171,6 @@ CAPABILITIES: dict[str, Capabilities] = {
         ),
         cert_compressions=(),
         missing_features=(
-            "quic",
             "client_sigalgs",
             "untrusted_intermediates",
             "partial_chain",

@@ -16,7 +16,6 @@ import (
 
 // Missing capabilities (names as chainlab/campaign/stacks.py and `info` spell them).
 var missingFeatures = []string{
-	"quic",
 	"client_sigalgs",
 	"untrusted_intermediates",
 	"partial_chain",
@@ -40,7 +39,7 @@ type tlsArgs struct {
 }
 
 func (t *tlsArgs) define(fs *flag.FlagSet) {
-	fs.StringVar(&t.transport, "transport", "tcp", "tcp (QUIC: not on this stack)")
+	fs.StringVar(&t.transport, "transport", "tcp", "tcp or quic (QUIC v1 through quic-go)")
 	fs.StringVar(&t.groups, "groups", "X25519MLKEM768", "key-exchange groups, colon-separated OpenSSL names")
 	fs.StringVar(&t.sigalgs, "sigalgs", "", "signature schemes (crypto/tls cannot narrow them)")
 	fs.StringVar(&t.compression, "cert-compression", "none", "certificate compression (none only)")
@@ -50,9 +49,7 @@ func (t *tlsArgs) define(fs *flag.FlagSet) {
 
 func (t *tlsArgs) check() error {
 	switch {
-	case t.transport == "quic":
-		return missing("--transport quic", "quic")
-	case t.transport != "tcp":
+	case t.transport != "tcp" && t.transport != "quic":
 		return fmt.Errorf("invalid value %q for '--transport'; allowed: tcp, quic", t.transport)
 	case t.sigalgs != "":
 		return missing("--sigalgs", "client_sigalgs")
@@ -124,6 +121,9 @@ func parseServe(argv []string) (*serveArgs, error) {
 	}
 	if a.workers < 1 {
 		return nil, fmt.Errorf("invalid value '%d' for '--workers': at least 1", a.workers)
+	}
+	if a.workers > 1 && a.tls.transport == "quic" {
+		return nil, fmt.Errorf("invalid value '%d' for '--workers' with --transport quic: one UDP socket serves every connection; allowed: 1", a.workers)
 	}
 	if a.tickets < 0 || a.tickets > 1 {
 		return nil, fmt.Errorf("invalid value '%d' for '--tickets': crypto/tls sends one session ticket per full handshake; allowed: 0, 1", a.tickets)

@@ -34,6 +34,9 @@ func newClient(a *clientArgs) (*client, error) {
 		CurvePreferences: groups,
 		ServerName:       a.servername,
 	}
+	if a.tls.transport == "quic" {
+		config.NextProtos = []string{quicALPN}
+	}
 	if a.noVerify {
 		config.InsecureSkipVerify = true
 	} else {
@@ -89,6 +92,9 @@ func (c *client) newSlot() *slot {
 type keptSession struct {
 	session *tls.ClientSessionState
 	offer   bool
+	// arrived, when set, hears of each session the server sends (the QUIC client waits for
+	// one before it closes).
+	arrived chan struct{}
 }
 
 func (k *keptSession) Get(string) (*tls.ClientSessionState, bool) {
@@ -102,17 +108,31 @@ func (k *keptSession) Put(_ string, cs *tls.ClientSessionState) {
 	if cs != nil {
 		k.session = cs
 	}
+	select {
+	case k.arrived <- struct{}{}:
+	default:
+	}
 }
 
 // attempt makes one connection and returns its record (never an error: a failure is a
 // record). Runs on the calling goroutine, which the caller has locked to its thread.
 func (s *slot) attempt(seq uint64, warmup bool) clientRecord {
 	a := s.c.args
-	config := s.c.config
+	if a.tls.transport == "quic" {
+		return s.attemptQUIC(seq, warmup)
+	}
 	rec := clientRecord{
 		Schema: recordSchema, Side: "client", Stack: stackName, Transport: "tcp", Seq: seq,
 		Warmup: warmup, Verify: !a.noVerify, Outcome: "ok",
 	}
+	return s.attemptTCP(rec, s.sessionConfig(&rec), time.Duration(a.timeoutMs)*time.Millisecond)
+}
+
+// sessionConfig is one attempt's TLS configuration: with resumption, the slot's kept
+// session, offered or not (drawn with --resume-ratio, noted in the record).
+func (s *slot) sessionConfig(rec *clientRecord) *tls.Config {
+	a := s.c.args
+	config := s.c.config
 	if s.cache != nil {
 		s.cache.offer = a.resume
 		if a.resumeRatioSet {
@@ -123,7 +143,12 @@ func (s *slot) attempt(seq uint64, warmup bool) clientRecord {
 		config = config.Clone()
 		config.ClientSessionCache = s.cache
 	}
-	timeout := time.Duration(a.timeoutMs) * time.Millisecond
+	return config
+}
+
+// The TCP attempt, after its configuration.
+func (s *slot) attemptTCP(rec clientRecord, config *tls.Config, timeout time.Duration) clientRecord {
+	a := s.c.args
 	rec.StartUnixNs = uint64(time.Now().UnixNano())
 	clock := startSpan()
 	defer clock.end()

@@ -35,13 +35,12 @@ type countingConn struct {
 	sawEOF                bool
 	abandoned             atomic.Bool
 	deadline              sync.Mutex
-	// Server: the chain GetCertificate chose (-1: none) and the scheme it signs with.
-	chosen int
-	scheme string
+	// Server: the chain GetCertificate chose and the scheme it signs with.
+	choice chainChoice
 }
 
 func newCountingConn(c net.Conn) *countingConn {
-	return &countingConn{Conn: c, headerLeft: recordHeader, chosen: -1}
+	return &countingConn{Conn: c, headerLeft: recordHeader, choice: chainChoice{chosen: -1}}
 }
 
 func (c *countingConn) Read(p []byte) (int, error) {
@@ -127,4 +126,12 @@ func (c *countingConn) SetDeadline(t time.Time) error {
 		return c.Conn.SetDeadline(time.Now())
 	}
 	return c.Conn.SetDeadline(t)
+}
+
+// tcpChoice is where a TCP connection notes the server's chain choice.
+func tcpChoice(c net.Conn) *chainChoice {
+	if cc, ok := c.(*countingConn); ok {
+		return &cc.choice
+	}
+	return nil
 }

@@ -78,14 +78,20 @@ func markIdle() {
 }
 
 func startSpan() span {
+	u, s := processUsage()
+	return startSpanAt(time.Now(), processCPU(), u, s)
+}
+
+// startSpanAt is startSpan from clocks read earlier (a QUIC server's connection starts at
+// its first datagram, read before the connection exists).
+func startSpanAt(wall time.Time, cpu, user, sys uint64) span {
 	inFlight.Lock()
 	alone := inFlight.n == 0
 	inFlight.n++
 	inFlight.gen++
 	gen, idle := inFlight.gen, inFlight.idleCPU
 	inFlight.Unlock()
-	u, s := processUsage()
-	return span{wall: time.Now(), cpu: processCPU(), user: u, sys: s, gen: gen, alone: alone, idleCPU: idle}
+	return span{wall: wall, cpu: cpu, user: user, sys: sys, gen: gen, alone: alone, idleCPU: min(idle, cpu)}
 }
 
 // sinceIdle is the process's CPU from the moment it last became idle to now, and whether

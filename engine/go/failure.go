@@ -4,6 +4,7 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 	"net"
 	"strings"
 	"syscall"
+
+	"github.com/quic-go/quic-go"
 )
 
 type failure struct {
@@ -103,7 +106,7 @@ func tlsFailure(err error, server bool) failure {
 		return failure{"handshake_timeout", detail}
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
 		return failure{"peer_closed", detail}
-	case strings.Contains(detail, "no ECDHE curve supported") || strings.Contains(detail, "no mutually supported key exchange") || strings.Contains(detail, "CurvePreferences includes no supported"):
+	case strings.Contains(detail, "no ECDHE curve supported") || strings.Contains(detail, "no mutually supported key exchange") || strings.Contains(detail, "CurvePreferences includes no supported") || strings.Contains(detail, "no key exchanges supported"):
 		return failure{"no_shared_group", detail}
 	case strings.Contains(detail, "signature algorithm") || strings.Contains(detail, "signature scheme") || strings.Contains(detail, "no certificate compatible") || strings.Contains(detail, "doesn't support any of the certificate's"):
 		return failure{"no_shared_sigalg", detail}
@@ -136,4 +139,52 @@ func refusal(err error) failure {
 // oneLine is a message on one line.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// alertName is a TLS alert's name by its code.
+func alertName(code int) string {
+	for _, a := range alertCodes {
+		if a.code == code {
+			return a.name
+		}
+	}
+	return fmt.Sprintf("alert_%d", code)
+}
+
+// quicFailure classifies how a QUIC connection ended before its handshake completed (or a
+// client's wait after it), from quic-go's error. `answered`: a datagram came back from the
+// peer (a handshake that timed out without one never reached a server).
+func quicFailure(err error, server, answered bool) failure {
+	detail := oneLine(err.Error())
+	var te *quic.TransportError
+	var app *quic.ApplicationError
+	var hto *quic.HandshakeTimeoutError
+	var ito *quic.IdleTimeoutError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return failure{"connect_refused", detail}
+	case errors.As(err, &hto), errors.As(err, &ito), errors.Is(err, context.DeadlineExceeded):
+		if !answered {
+			return failure{"connect_timeout", detail}
+		}
+		return failure{"handshake_timeout", detail}
+	case errors.As(err, &te) && te.ErrorCode.IsCryptoError() && te.Remote:
+		// A TLS alert in the peer's CONNECTION_CLOSE (CRYPTO_ERROR 0x0100 + alert).
+		code := int(te.ErrorCode - 0x100)
+		name := alertName(code)
+		said := fmt.Sprintf("received alert %s (%d)", name, code)
+		if te.ErrorMessage != "" {
+			said += ": " + oneLine(te.ErrorMessage)
+		}
+		if !server && name == "handshake_failure" {
+			return failure{"no_shared_group", said + " (no shared group)"}
+		}
+		return failure{"tls_alert", said}
+	case errors.As(err, &te) && te.ErrorCode.IsCryptoError():
+		// Our own TLS stack's error (quic-go keeps it inside): as over TCP.
+		return tlsFailure(err, server)
+	case errors.As(err, &te) && te.Remote, errors.As(err, &app) && app.Remote:
+		return failure{"peer_closed", detail}
+	}
+	return failure{"io_error", detail}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"runtime"
+	"runtime/debug"
 )
 
 // signatureAlgorithms: what crypto/tls and crypto/x509 sign and verify (`pki --chain`
@@ -34,7 +35,7 @@ func runInfo() error {
 		"stack":                          stackName,
 		"engine_version":                 engineVersion,
 		"record_schema":                  recordSchema,
-		"build":                          map[string]string{"go": runtime.Version()},
+		"build":                          map[string]string{"go": runtime.Version(), "quic-go": quicGoVersion()},
 		"signature_algorithms":           sigs,
 		"signature_implementations":      []string{"stack"},
 		"groups":                         groupFlagNames(),
@@ -53,4 +54,16 @@ func runInfo() error {
 	}
 	_, err = os.Stdout.Write(append(out, '\n'))
 	return err
+}
+
+// quicGoVersion is the quic-go module this binary was built with (go.mod pins it).
+func quicGoVersion() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range info.Deps {
+			if d.Path == "github.com/quic-go/quic-go" {
+				return d.Version
+			}
+		}
+	}
+	return "unknown"
 }

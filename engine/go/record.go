@@ -27,39 +27,45 @@ type observedCert struct {
 }
 
 type clientRecord struct {
-	Schema           string          `json:"schema"`
-	Side             string          `json:"side"`
-	Stack            string          `json:"stack"`
-	Transport        string          `json:"transport"`
-	Seq              uint64          `json:"seq"`
-	Warmup           bool            `json:"warmup"`
-	ConnID           *string         `json:"conn_id"`
-	LocalPort        *uint16         `json:"local_port"`
-	StartUnixNs      uint64          `json:"start_unix_ns"`
-	ConnectNs        *uint64         `json:"connect_ns"`
-	HandshakeNs      *uint64         `json:"handshake_ns"`
-	TotalNs          *uint64         `json:"total_ns"`
-	CPUNs            *uint64         `json:"cpu_ns"`
-	CPUUserUs        *uint64         `json:"cpu_user_us"`
-	CPUSysUs         *uint64         `json:"cpu_sys_us"`
-	BytesRead        *uint64         `json:"bytes_read"`
-	BytesWritten     *uint64         `json:"bytes_written"`
-	ConnBytesRead    *uint64         `json:"conn_bytes_read"`
-	ConnBytesWritten *uint64         `json:"conn_bytes_written"`
-	PeerCloseNotify  *bool           `json:"peer_close_notify"`
-	Group            *string         `json:"group"`
-	Sigalg           *string         `json:"sigalg"`
-	Resumed          *bool           `json:"resumed"`
-	ResumeOffered    *bool           `json:"resume_offered,omitempty"`
-	Verify           bool            `json:"verify"`
-	PeerChain        *[]observedCert `json:"peer_chain"`
-	ClientKind       *string         `json:"client_kind,omitempty"`
-	Outcome          string          `json:"outcome"`
-	ErrorCategory    *string         `json:"error_category"`
-	ErrorDetail      *string         `json:"error_detail"`
-	IntendedNs       *uint64         `json:"intended_ns,omitempty"`
-	SchedLagNs       *uint64         `json:"sched_lag_ns,omitempty"`
-	LatencyNs        *uint64         `json:"latency_ns,omitempty"`
+	Schema           string  `json:"schema"`
+	Side             string  `json:"side"`
+	Stack            string  `json:"stack"`
+	Transport        string  `json:"transport"`
+	Seq              uint64  `json:"seq"`
+	Warmup           bool    `json:"warmup"`
+	ConnID           *string `json:"conn_id"`
+	LocalPort        *uint16 `json:"local_port"`
+	StartUnixNs      uint64  `json:"start_unix_ns"`
+	ConnectNs        *uint64 `json:"connect_ns"`
+	HandshakeNs      *uint64 `json:"handshake_ns"`
+	TotalNs          *uint64 `json:"total_ns"`
+	CPUNs            *uint64 `json:"cpu_ns"`
+	CPUUserUs        *uint64 `json:"cpu_user_us"`
+	CPUSysUs         *uint64 `json:"cpu_sys_us"`
+	BytesRead        *uint64 `json:"bytes_read"`
+	BytesWritten     *uint64 `json:"bytes_written"`
+	ConnBytesRead    *uint64 `json:"conn_bytes_read"`
+	ConnBytesWritten *uint64 `json:"conn_bytes_written"`
+	// QUIC only: datagrams over the handshake and the connection, and the client's flight.
+	DatagramsRead        *uint64         `json:"datagrams_read,omitempty"`
+	DatagramsWritten     *uint64         `json:"datagrams_written,omitempty"`
+	ConnDatagramsRead    *uint64         `json:"conn_datagrams_read,omitempty"`
+	ConnDatagramsWritten *uint64         `json:"conn_datagrams_written,omitempty"`
+	FlightDatagrams      *uint64         `json:"flight_datagrams,omitempty"`
+	PeerCloseNotify      *bool           `json:"peer_close_notify"`
+	Group                *string         `json:"group"`
+	Sigalg               *string         `json:"sigalg"`
+	Resumed              *bool           `json:"resumed"`
+	ResumeOffered        *bool           `json:"resume_offered,omitempty"`
+	Verify               bool            `json:"verify"`
+	PeerChain            *[]observedCert `json:"peer_chain"`
+	ClientKind           *string         `json:"client_kind,omitempty"`
+	Outcome              string          `json:"outcome"`
+	ErrorCategory        *string         `json:"error_category"`
+	ErrorDetail          *string         `json:"error_detail"`
+	IntendedNs           *uint64         `json:"intended_ns,omitempty"`
+	SchedLagNs           *uint64         `json:"sched_lag_ns,omitempty"`
+	LatencyNs            *uint64         `json:"latency_ns,omitempty"`
 }
 
 type serverRecord struct {
@@ -82,10 +88,15 @@ type serverRecord struct {
 	BytesWritten     *uint64 `json:"bytes_written"`
 	ConnBytesRead    *uint64 `json:"conn_bytes_read"`
 	ConnBytesWritten *uint64 `json:"conn_bytes_written"`
-	PeerCloseNotify  *bool   `json:"peer_close_notify"`
-	Group            *string `json:"group"`
-	Sigalg           *string `json:"sigalg"`
-	Resumed          *bool   `json:"resumed"`
+	// QUIC only: datagrams over the handshake and the connection.
+	DatagramsRead        *uint64 `json:"datagrams_read,omitempty"`
+	DatagramsWritten     *uint64 `json:"datagrams_written,omitempty"`
+	ConnDatagramsRead    *uint64 `json:"conn_datagrams_read,omitempty"`
+	ConnDatagramsWritten *uint64 `json:"conn_datagrams_written,omitempty"`
+	PeerCloseNotify      *bool   `json:"peer_close_notify"`
+	Group                *string `json:"group"`
+	Sigalg               *string `json:"sigalg"`
+	Resumed              *bool   `json:"resumed"`
 	// With --second-pki: present, null when no chain was sent.
 	ChainIndex optionalIndex `json:"chain_index,omitzero"`
 	// With --client-ca: present, null when no certificate arrived.

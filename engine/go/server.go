@@ -66,10 +66,15 @@ func serve(a *serveArgs) error {
 	}
 	// The threads running goroutines: the event model's loops (--workers), else the cores
 	// the server is pinned to (Go counts every CPU of the machine when it starts).
-	if a.model == "event" {
+	if a.model == "event" || a.tls.transport == "quic" {
+		// Over QUIC, one socket serves every connection (--workers is 1): one thread runs
+		// Go code, as the OpenSSL engine's one listener thread.
 		runtime.GOMAXPROCS(a.workers)
 	} else if a.cpus != nil {
 		runtime.GOMAXPROCS(len(a.cpus))
+	}
+	if a.tls.transport == "quic" {
+		return s.serveQUIC()
 	}
 	ln, err := net.Listen("tcp", a.listen)
 	if err != nil {
@@ -80,12 +85,11 @@ func serve(a *serveArgs) error {
 	}
 	s.listener = ln
 	life, lifeCPU := time.Now(), processCPU()
-	if err := s.printReady(); err != nil {
+	if err := s.printReady(ln.Addr(), "tcp"); err != nil {
 		return err
 	}
 	markIdle()
-	stop := make(chan os.Signal, 2)
-	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
+	stop := stopSignals()
 	finished := make(chan struct{})
 	go func() {
 		if a.model == "threads" {
@@ -110,8 +114,21 @@ func serve(a *serveArgs) error {
 		<-waited
 	}
 	<-finished
-	// One account for the whole process (goroutines have no CPU clock of their own): its CPU,
-	// of it the recorded connections', and the rest, which belongs to no recorded connection.
+	return s.account(life, lifeCPU)
+}
+
+// stopSignals is where SIGTERM and SIGINT (the runner's stop, Ctrl-C) arrive.
+func stopSignals() chan os.Signal {
+	stop := make(chan os.Signal, 2)
+	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
+	return stop
+}
+
+// account writes the server's one account for the whole process (goroutines have no CPU
+// clock of their own): its CPU since `life`, of it the recorded connections', and the
+// rest, which belongs to no recorded connection.
+func (s *server) account(life time.Time, lifeCPU uint64) error {
+	a := s.args
 	cpu := sat(processCPU(), lifeCPU)
 	conn := s.connCPU.Load()
 	return s.records.write(serverThreadRecord{
@@ -135,9 +152,9 @@ func setBacklog(ln net.Listener, backlog int) error {
 	return lerr
 }
 
-func (s *server) printReady() error {
+func (s *server) printReady(addr net.Addr, transport string) error {
 	ready := map[string]any{
-		"event": "ready", "addr": s.listener.Addr().String(), "transport": "tcp",
+		"event": "ready", "addr": addr.String(), "transport": transport,
 		"pid": os.Getpid(), "stack": stackName, "server_model": s.args.model,
 		"workers": s.args.workers, "record_schema": recordSchema,
 		"go": runtime.Version(),
@@ -283,13 +300,13 @@ func (s *server) serveConn(raw net.Conn, seq uint64) {
 		rec.BytesRead, rec.BytesWritten = u64p(hs.read), u64p(hs.written)
 		rec.Group = groupName(st.CurveID)
 		rec.Resumed = boolp(st.DidResume)
-		if !st.DidResume && cc.scheme != "" {
-			rec.Sigalg = strp(cc.scheme)
+		if !st.DidResume && cc.choice.scheme != "" {
+			rec.Sigalg = strp(cc.choice.scheme)
 		}
 		if len(s.creds) > 1 {
 			rec.ChainIndex.Present = true
-			if !st.DidResume && cc.chosen >= 0 {
-				chosen := cc.chosen
+			if !st.DidResume && cc.choice.chosen >= 0 {
+				chosen := cc.choice.chosen
 				rec.ChainIndex.Value = &chosen
 			}
 		}
@@ -402,7 +419,7 @@ func (s *server) build() error {
 		MaxVersion:             tls.VersionTLS13,
 		CurvePreferences:       groups,
 		SessionTicketsDisabled: a.tickets == 0,
-		GetCertificate:         certificateFor(s.creds),
+		GetCertificate:         certificateFor(s.creds, tcpChoice),
 	}
 	if a.tickets > 0 {
 		var key [32]byte

@@ -14,6 +14,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"net"
 	"path/filepath"
 	"strings"
 )
@@ -140,27 +141,35 @@ func chooseCredential(creds []tls.Certificate, hello *tls.ClientHelloInfo) (int,
 	return -1, fmt.Errorf("tls: the client offered no signature scheme any of the server's certificates signs with")
 }
 
+// chainChoice is what the server chose for one connection: the chain (-1: none) and the
+// scheme its CertificateVerify is signed with.
+type chainChoice struct {
+	chosen int
+	scheme string
+}
+
 // certificateFor is the server's GetCertificate: the chain chosen for this ClientHello
-// (`chooseCredential`), noted on the connection with the scheme its CertificateVerify is
-// signed with (for RSA, read from the signing call: the hash is the signer's choice).
-func certificateFor(creds []tls.Certificate) func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+// (`chooseCredential`), noted in the connection's `chainChoice` (found by `choiceOf` from
+// the ClientHello's connection) with the scheme its CertificateVerify is signed with (for
+// RSA, read from the signing call: the hash is the signer's choice).
+func certificateFor(creds []tls.Certificate, choiceOf func(net.Conn) *chainChoice) func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	return func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
-		cc, _ := hello.Conn.(*countingConn)
 		i, err := chooseCredential(creds, hello)
 		if err != nil {
 			return nil, err
 		}
 		chosen := &creds[i]
-		if cc == nil {
+		note := choiceOf(hello.Conn)
+		if note == nil {
 			return chosen, nil
 		}
-		cc.chosen = i
+		note.chosen = i
 		if scheme := onlyScheme(chosen.Leaf.PublicKey); scheme != nil {
-			cc.scheme = *scheme
+			note.scheme = *scheme
 			return chosen, nil
 		}
 		copied := *chosen
-		copied.PrivateKey = schemeRecorder{Signer: chosen.PrivateKey.(crypto.Signer), scheme: &cc.scheme}
+		copied.PrivateKey = schemeRecorder{Signer: chosen.PrivateKey.(crypto.Signer), scheme: &note.scheme}
 		return &copied, nil
 	}
 }

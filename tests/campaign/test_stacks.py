@@ -246,7 +246,8 @@ def test_exclusions_test_either_side_or_one(tmp_path):
             'hierarchy = [["ml", "ml"]]\nstack = ["boringssl"]\nsignature_impl = ["liboqs"]',
             "(missing capability: signature_impl_liboqs)",
         ),
-        # Go: no SLH-DSA, no MLKEM768 alone, no QUIC, no compression, no MTC.
+        # Go: no SLH-DSA, no MLKEM768 alone, no compression, no MTC (QUIC it has; BoringSSL
+        # has not).
         (
             'hierarchy = [["ml", "slhf"]]\nserver_stack = ["go"]',
             "server stack go cannot sign with SLH-DSA-SHAKE-128f",
@@ -256,8 +257,9 @@ def test_exclusions_test_either_side_or_one(tmp_path):
             "client stack go has no key-exchange group MLKEM768",
         ),
         (
-            'hierarchy = [["ml", "ml"]]\nstack = ["go"]\ntransport = ["quic"]',
-            "stack go cannot do QUIC (transport 'quic') (missing capability: quic)",
+            'hierarchy = [["ml", "ml"]]\nclient_stack = ["go"]\nserver_stack = ["boringssl"]\n'
+            'transport = ["quic"]',
+            "server stack boringssl cannot do QUIC (transport 'quic') (missing capability: quic)",
         ),
         (
             'hierarchy = [["ml", "ml"]]\nserver_stack = ["go"]\ncert_compression = ["zlib"]',
@@ -278,6 +280,24 @@ def test_validate_refuses_what_a_stack_cannot_do(tmp_path, matrix, expected):
         load(write(tmp_path, f"[matrix.m]\n{matrix}\n"))
     assert expected in str(e.value)
     assert "exclude it or choose another stack" in str(e.value)
+
+
+def test_go_takes_quic_with_itself_and_openssl(tmp_path):
+    """QUIC through quic-go on the Go engine: with itself and with OpenSSL's QUIC, both ways."""
+    c = load(
+        write(
+            tmp_path,
+            """
+            [matrix.m]
+            kex = ["X25519MLKEM768"]
+            hierarchy = [["ml", "ml"]]
+            transport = ["quic"]
+            client_stack = ["go", "openssl-3.5"]
+            server_stack = ["go", "openssl-3.5"]
+            """,
+        )
+    )
+    assert len(c.scenarios) == 4
 
 
 def test_boringssl_takes_the_mtcs_its_own_verifier_checks(tmp_path):
