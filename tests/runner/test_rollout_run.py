@@ -101,3 +101,31 @@ def test_a_rollout_campaign_runs_stores_and_reports(tmp_path, engine_bin, pki_ca
     md = (out / "report.md").read_text() if out.is_dir() else out.read_text()
     assert "## Staged rollout" in md and "Rollback rule" in md
     assert engine_processes(str(pki_cache)) == []
+
+
+def test_a_go_server_serves_a_population_of_another_stacks_clients(tmp_path, engine_bin, pki_cache):
+    """Go's crypto/tls cannot narrow the schemes its client offers, so a Go client is no
+    population (validate refuses it); a Go dual-chain server serves one: each kind gets the
+    chain its schemes ask for, a kind neither chain serves fails by category."""
+    text = CAMPAIGN.split("[load]")[0].replace(
+        'stack = ["openssl-3.5", "rustls"]',
+        'client_stack = ["openssl-3.5"]\nserver_stack = ["go"]',
+    )
+    text = text.replace("population = [{ classical = 1, pq = 0 }, ", "population = [")
+    f = tmp_path / "rollout.toml"
+    f.write_text(text)
+    store = tmp_path / "go.duckdb"
+    summary = run(load(f), RunOptions(store=store, live_progress=False))
+    assert len(summary.completed) == 1 and not summary.failed, summary
+    with chainlab.open(store) as st:
+        samples = st.samples
+    g = samples[~samples["warmup"]]
+    assert len(g) == COUNT
+    for kind, chain in (("classical", 0), ("pq", 1)):
+        got = g[g["client_kind"] == kind]
+        assert len(got) and (got["outcome"] == "ok").all(), kind
+        assert got["chain_index"].eq(chain).all(), kind
+        assert (got["bytes_read"] == got["server_bytes_written"]).all(), kind
+    stranger = g[g["client_kind"] == "stranger"]
+    assert len(stranger) and stranger["server_error_category"].eq("no_shared_sigalg").all()
+    assert engine_processes(str(pki_cache)) == []
