@@ -74,10 +74,15 @@ fn worker<S: Stack>(
     let mut account = Account::default();
     loop {
         let waiting = ThreadCpu::now();
-        let accepted = accept_until(shared.listener, &shared.closing)?;
-        let accept_cpu = shared.instrument.then(ThreadCpu::now);
-        account.wait_cpu_ns += ThreadCpu::now().since(waiting).total_ns;
-        let Some((stream, peer)) = accepted else {
+        let accepted = accept_until(shared.listener, &shared.closing, shared.instrument)?;
+        // Waiting in poll belongs to no connection; the accept that took this one is its
+        // first step (`accept_cpu`, read before it), as in the event loop.
+        let accept_cpu = accepted.as_ref().and_then(|(_, _, before)| *before);
+        account.wait_cpu_ns += accept_cpu
+            .unwrap_or_else(ThreadCpu::now)
+            .since(waiting)
+            .total_ns;
+        let Some((stream, peer, _)) = accepted else {
             break;
         };
         let Some(seq) = shared.claim() else {
