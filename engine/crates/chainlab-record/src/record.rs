@@ -364,8 +364,19 @@ impl RecordWriter {
     }
 
     pub fn write<T: Serialize>(&mut self, record: &T) -> anyhow::Result<()> {
+        self.write_buffered(record)?;
+        self.flush()
+    }
+
+    /// One record, one line, not yet flushed: a writer that has several at hand writes them
+    /// all and then flushes once (`flush`).
+    pub fn write_buffered<T: Serialize>(&mut self, record: &T) -> anyhow::Result<()> {
         serde_json::to_writer(&mut self.out, record)?;
         self.out.write_all(b"\n")?;
+        Ok(())
+    }
+
+    pub fn flush(&mut self) -> anyhow::Result<()> {
         self.out.flush()?;
         Ok(())
     }

@@ -173,18 +173,25 @@ pub fn check_args(args: &ServeArgs) -> anyhow::Result<()> {
 /// microsecond) instead of waking a parked thread (~20 us of the serving thread's CPU per
 /// record on this VM, measured), which would count against no connection. A record reaches
 /// the file at most this much later; readers wait seconds for a step's last records.
-const WRITER_PERIOD: Duration = Duration::from_millis(5);
+const WRITER_PERIOD: Duration = Duration::from_millis(50);
 
+/// Writes what the serving threads hand over: every record at hand, then one flush (one
+/// write call per turn rather than per record: the writer's CPU is no connection's, and the
+/// server's whole-connection CPU is checked against the process's). A crash loses at most
+/// the records of the turn being written.
 fn write_lines(records: Option<RecordWriter>, rx: mpsc::Receiver<Line>) -> anyhow::Result<()> {
     let Some(mut writer) = records else {
         return Ok(());
     };
     loop {
         match rx.try_recv() {
-            Ok(Line::Server(record)) => writer.write(&record)?,
-            Ok(Line::Thread(record)) => writer.write(&record)?,
-            Err(mpsc::TryRecvError::Empty) => std::thread::sleep(WRITER_PERIOD),
-            Err(mpsc::TryRecvError::Disconnected) => return Ok(()),
+            Ok(Line::Server(record)) => writer.write_buffered(&record)?,
+            Ok(Line::Thread(record)) => writer.write_buffered(&record)?,
+            Err(mpsc::TryRecvError::Empty) => {
+                writer.flush()?;
+                std::thread::sleep(WRITER_PERIOD)
+            }
+            Err(mpsc::TryRecvError::Disconnected) => return writer.flush(),
         }
     }
 }
