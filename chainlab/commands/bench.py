@@ -14,6 +14,7 @@ part, measured side by side in one run so ratios survive a noisy, shared machine
              acceptance against one ML-DSA-44 verification
   instructions  the baseline handshake's instructions per side under callgrind, their
              spread over rounds, and the wall time counting costs per handshake
+  cpu        each server's connections' CPU over its process's, and where the rest went
 """
 
 import importlib
@@ -31,6 +32,7 @@ BENCHMARKS = [
     "stacks",
     "mtc",
     "instructions",
+    "cpu",
 ]
 
 
