@@ -8,7 +8,7 @@
 use std::process::Command;
 
 use chainlab_test_support::stacks::{self as common, binary, pki, pki_with, Server};
-use chainlab_test_support::TempDir;
+use chainlab_test_support::{paired, TempDir};
 use serde_json::Value;
 
 const GO: &str = "go";
@@ -32,6 +32,13 @@ fn quic_handshakes(stack: &str, srv: &Server, ca: &std::path::Path, extra: &[&st
     ]
     .concat();
     common::client(stack, srv, &args)
+}
+
+/// The server's records in the order of the client's, paired by conn_id (quic-go ends a
+/// connection on its own goroutine, so the server may record two in either order).
+fn in_client_order(clients: &[Value], servers: &[Value]) -> Vec<Value> {
+    assert_eq!(clients.len(), servers.len(), "{clients:?}\n{servers:?}");
+    clients.iter().map(|c| paired(c, servers).clone()).collect()
 }
 
 fn u64_of(r: &Value, field: &str) -> u64 {
@@ -109,6 +116,7 @@ fn go_quic_handshakes_with_itself_and_openssl_both_ways() {
         let srv_ready = srv.ready.clone();
         let clients = quic_handshakes(client_stack, &srv, &ca, &[]);
         let (servers, accounts) = srv.stop_with_accounts();
+        let servers = in_client_order(&clients, &servers);
         assert_eq!(clients.len(), 3, "{label}");
         assert_eq!(servers.len(), 3, "{label}");
         for (c, s) in clients.iter().zip(&servers) {
@@ -153,6 +161,7 @@ fn go_quic_resumes_with_its_own_and_openssls_tickets() {
         let srv = quic_server(server, &pki, HYBRID, &["--tickets", "1"]);
         let clients = quic_handshakes(client_stack, &srv, &ca, &["--resume"]);
         let servers = srv.stop();
+        let servers = in_client_order(&clients, &servers);
         for (c, s) in clients.iter().zip(&servers) {
             same_quic_connection(&label, c, s);
         }
@@ -187,6 +196,7 @@ fn go_quic_client_certificates_are_checked_and_refused() {
         );
         let clients = quic_handshakes(client_stack, &srv, &ca, &cert);
         let servers = srv.stop();
+        let servers = in_client_order(&clients, &servers);
         for (c, s) in clients.iter().zip(&servers) {
             same_quic_connection(&label, c, s);
             assert_eq!(s["peer_chain"][0]["key_alg"], "ML-DSA-44", "{label}: {s}");
@@ -200,6 +210,7 @@ fn go_quic_client_certificates_are_checked_and_refused() {
         );
         let clients = quic_handshakes(client_stack, &srv, &ca, &cert);
         let servers = srv.stop();
+        let servers = in_client_order(&clients, &servers);
         assert_eq!(servers.len(), 3, "{label}");
         for r in clients.iter().chain(&servers) {
             assert_eq!(r["error_category"], "client_cert_rejected", "{label}: {r}");
@@ -224,6 +235,7 @@ fn a_go_quic_server_sends_each_client_the_chain_its_schemes_ask_for() {
         &["--sigalgs", "ecdsa_secp256r1_sha256:mldsa65"],
     ));
     let servers = srv.stop();
+    let servers = in_client_order(&clients, &servers);
     for (c, s) in clients.iter().zip(&servers) {
         same_quic_connection("dual", c, s);
     }
@@ -243,6 +255,7 @@ fn go_quic_failures_are_recorded_by_category() {
         let srv = quic_server(server, &pki, HYBRID, &[]);
         let clients = quic_handshakes(client_stack, &srv, &other.join("ca.pem"), &[]);
         let servers = srv.stop();
+        let servers = in_client_order(&clients, &servers);
         assert_eq!(servers.len(), 3, "{label}");
         for (c, s) in clients.iter().zip(&servers) {
             assert_eq!(c["error_category"], "verify_failed", "{label}: {c}");
@@ -254,6 +267,7 @@ fn go_quic_failures_are_recorded_by_category() {
     let srv = quic_server(GO, &pki, "MLKEM1024", &[]);
     let clients = quic_handshakes(GO, &srv, &pki.join("ca.pem"), &["--timeout-ms", "3000"]);
     let servers = srv.stop();
+    let servers = in_client_order(&clients, &servers);
     for (c, s) in clients.iter().zip(&servers) {
         assert_eq!(c["error_category"], "no_shared_group", "{c}");
         assert_eq!(s["error_category"], "no_shared_group", "{s}");
@@ -311,12 +325,8 @@ fn go_loads_its_own_quic_server() {
     assert_eq!(generator["started"], 50, "{generator}");
     let servers = srv.stop();
     assert_eq!(records.len(), 51);
-    for c in &records {
-        let s: Vec<_> = servers
-            .iter()
-            .filter(|s| s["conn_id"] == c["conn_id"])
-            .collect();
-        assert_eq!(s.len(), 1, "{c}");
-        same_quic_connection("load", c, s[0]);
+    let servers = in_client_order(&records, &servers);
+    for (c, s) in records.iter().zip(&servers) {
+        same_quic_connection("load", c, s);
     }
 }
