@@ -43,6 +43,7 @@ from chainlab.runner import (
     sampler,
     scenario_rows,
     seeds,
+    server_cpu,
     target,
 )
 from chainlab.runner.scenario_state import Files, Results, State, now
@@ -113,6 +114,9 @@ class ScenarioExecution:
         self.results = Results()
         self._server_proc: subprocess.Popen | None = None
         self._server_addr: str | None = None
+        # The engine's own pid (when this machine can read it) and its CPU at the ready line.
+        self._engine_pid: int | None = None
+        self._cpu_at_ready: int | None = None
         self._link_stack: contextlib.ExitStack | None = None
         self._link = None
 
@@ -232,6 +236,7 @@ class ScenarioExecution:
         argv = engine_args.server_argv(
             s, self.ctx.engine, self.files, f"{host}:0", rec, self.plan.sampling.timeout_ms
         )
+        binary = argv[0]
         if self._link is not None:
             argv = self._link.server_cmd(argv)
         err = self.dir / f"server-{self.state.visits}.stderr"
@@ -243,6 +248,9 @@ class ScenarioExecution:
             raise ScenarioFailed("server_start_failed", str(e)) from None
         self._server_addr = ready.get("addr")
         self.results.compression = ready.get("cert_compression") or {}
+        # The process's CPU from here to the stop (chainlab.runner.server_cpu).
+        self._engine_pid = server_cpu.engine_pid(ready, binary)
+        self._cpu_at_ready = server_cpu.process_cpu_ns(self._engine_pid)
         if not self._server_addr:
             raise ScenarioFailed("server_start_failed", f"ready line without addr: {ready}")
 
@@ -273,6 +281,12 @@ class ScenarioExecution:
     def _stop_server(self) -> None:
         if self._server_proc is None:
             return
+        before_stop = server_cpu.process_cpu_ns(self._engine_pid)
+        served = (
+            before_stop - self._cpu_at_ready
+            if before_stop is not None and self._cpu_at_ready is not None
+            else None
+        )
         ended = processes.stop_group(self._server_proc)
         if self._server_proc.stdout is not None:
             self._server_proc.stdout.close()
@@ -280,11 +294,14 @@ class ScenarioExecution:
             self.state.server_exit = ended
         self._server_proc = None
         try:
-            self.results.server += records.server_connections(
+            lines = records.read(
                 self.dir / f"server-{self.state.visits}.jsonl", writer=self.plan.stacks[1]
             )
         except records.RecordError as e:
             self.fail("bad_records", str(e))
+            return
+        self.results.server += [r for r in lines if r.get("side") == "server"]
+        self.results.server_cpu.add_visit(served, lines)
 
     def _close_link(self) -> None:
         stack, self._link_stack, link = self._link_stack, None, self._link

@@ -57,6 +57,7 @@ def rows(
         "cert_compression_installed": compression.get("installed"),
         "host": host,
         **link_timing,
+        **results.server_cpu.columns(),
     }
     return ScenarioRows(
         scenario_run=row,

@@ -22,6 +22,7 @@ from typing import Protocol
 
 from chainlab.campaign.model import Scenario
 from chainlab.runner import pki
+from chainlab.runner.server_cpu import ServerCpu
 
 
 def now() -> datetime:
@@ -118,6 +119,8 @@ class Results:
     link_stats: list[dict] = field(default_factory=list)
     # The server's ready line on certificate compression (sizes before and after).
     compression: dict = field(default_factory=dict)
+    # The server's CPU while it served, and what its records account for.
+    server_cpu: ServerCpu = field(default_factory=ServerCpu)
 
 
 class Visit(Protocol):

@@ -12,7 +12,9 @@ the TLS stack of each side (openssl-3.5, openssl-4.0, rustls); 7 the certificate
 (X.509 or a Merkle Tree Certificate) and what a client's MTC verification checked; 8 staged
 rollout: each attempt's kind of client and the chain a dual-chain server sent; 9 instruction
 counts under callgrind per connection and side, and the steal time around each scenario; 10
-whether the counted handshakes drew seeded random bytes.
+whether the counted handshakes drew seeded random bytes; 11 the MTC retry and the
+trust_anchors extension of each sample; 12 the server's CPU per scenario run and how much of
+it the connections' records account for.
 """
 
 from __future__ import annotations
@@ -63,9 +65,9 @@ def add_columns(table: str, *names: str, if_missing: bool = False) -> tuple[str,
     return tuple(out)
 
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 # Versions this chainlab reads; each older one has an upgrade step in UPGRADES.
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
 # What turns a store of version v into v + 1 (run in one transaction with the version bump).
 UPGRADES = {
     1: (
@@ -128,6 +130,13 @@ UPGRADES = {
         "trust_anchors_requested",
         "trust_anchor_matched",
         "trust_anchors_available",
+    ),
+    11: add_columns(
+        "scenario_runs",
+        "server_process_cpu_ns",
+        "server_conn_cpu_ns",
+        "server_threads_cpu_ns",
+        "server_wait_cpu_ns",
     ),
 }
 

@@ -1,4 +1,4 @@
--- chainlab result store, schema version 11 (chainlab/store/schema.py: SCHEMA_VERSION, which
+-- chainlab result store, schema version 12 (chainlab/store/schema.py: SCHEMA_VERSION, which
 -- tests/store/test_schema.py holds this line to; the versions' history is schema.py's).
 -- Every column is declared here once, except one per lever axis of `scenarios`, which its
 -- axis declares (chainlab/campaign/axes.py). An older store is upgraded when opened for
@@ -99,6 +99,15 @@ CREATE TABLE scenario_runs (
     -- worker's address, the host's name, CPU model, cores, kernel, architecture and engine
     -- build; a split scenario's {placement, server, client}
     host            JSON,
+    -- the server's CPU while it served (NULL when chainlab did not start it or could not read
+    -- it, and before version 12), ns, summed over its visits: its process's (threads' run
+    -- time, ready line to stop), of it the connections' (conn_cpu_ns of every record it
+    -- wrote), and its serving threads' accounts (NULL for a server that writes none): their
+    -- CPU, of it waiting for connections (chainlab/runner/server_cpu.py)
+    server_process_cpu_ns BIGINT,
+    server_conn_cpu_ns    BIGINT,
+    server_threads_cpu_ns BIGINT,
+    server_wait_cpu_ns    BIGINT,
     PRIMARY KEY (run_id, scenario_id)
 );
 
