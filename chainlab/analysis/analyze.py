@@ -39,6 +39,7 @@ from chainlab.analysis import (  # noqa: F401
     quic,
     resumption,
     rollout,
+    server_cpu,
     stacks,
     summary,
 )
