@@ -54,11 +54,11 @@ def cells(summary: pd.DataFrame, failures: pd.DataFrame) -> pd.DataFrame:
     stack (empty otherwise): its context, the two stacks, its outcome and the prediction."""
     if summary.empty or summary[list(_STACK_COLUMNS)].drop_duplicates().shape[0] < 2:
         return pd.DataFrame()
-    others = [
+    varies = {
         c
         for c in ("kex", *axes.lever_columns(), "network")
         if c not in _STACK_COLUMNS and c in summary and summary[c].nunique(dropna=False) > 1
-    ]
+    }
     top = (
         failures[failures["n"] > 0]
         .sort_values(["scenario_id", "n"], ascending=[True, False])
@@ -75,7 +75,7 @@ def cells(summary: pd.DataFrame, failures: pd.DataFrame) -> pd.DataFrame:
         outcome = "ok" if failed == 0 and r["status"] == "ok" else (category or "failed")
         expect = predicted(r)
         chain = " → ".join(r[c] for c in _POSITIONS if isinstance(r.get(c), str) and r[c])
-        context = " · ".join([chain, *(f"{c} {r[c]}" for c in others)])
+        context = " · ".join([chain, *_context(r, varies)])
         rows.append(
             {
                 "scenario_id": sid,
@@ -91,6 +91,21 @@ def cells(summary: pd.DataFrame, failures: pd.DataFrame) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows).sort_values(["context", "client_stack", "server_stack"])
+
+
+def _context(row, varies: set[str]) -> list[str]:
+    """What else sets a cell apart, in words: each varying axis at a value other than its
+    default (as the axis labels it), the key exchange and the network where they vary."""
+    out = [f"kex {row['kex']}"] if "kex" in varies else []
+    for a in axes.levers():
+        if a.key == "stack" or not varies.intersection(a.column_names):
+            continue
+        values = tuple(row[c] for c in a.column_names)
+        if tuple(map(str, values)) != tuple(map(str, a.column_values(a.default))):
+            out.append(a.label_of(*values))
+    if "network" in varies:
+        out.append(f"network {row['network']}")
+    return out
 
 
 @produces("interop")

@@ -71,3 +71,16 @@ def test_a_chain_the_client_cannot_receive_is_predicted_to_fail_in_some_category
     # OpenSSL verifies no UOV at all: that is the prediction there.
     assert c.loc[("openssl-3.5", "rustls"), "predicted"] == "verify_failed"
     assert c.loc[("openssl-3.5", "openssl-3.5"), "predicted"] == "ok"
+
+
+def test_a_cell_names_what_sets_it_apart_and_not_the_defaults(make_store):
+    """Over TCP and QUIC: the QUIC cells say so, the TCP ones (the default) say nothing."""
+    stacks = ("openssl-3.5", "go")
+    scenarios = [
+        SyntheticScenario(axis_values={"stack": (c, s), "transport": t}, n=10, depth=2)
+        for t in ("tcp", "quic")
+        for c in stacks
+        for s in stacks
+    ]
+    contexts = set(analyze(make_store(scenarios)).interop["context"])
+    assert contexts == {"ML-DSA-65 → ML-DSA-65", "ML-DSA-65 → ML-DSA-65 · quic"}
