@@ -94,18 +94,11 @@ def cells(summary: pd.DataFrame, failures: pd.DataFrame) -> pd.DataFrame:
 
 
 def _context(row, varies: set[str]) -> list[str]:
-    """What else sets a cell apart, in words: each varying axis at a value other than its
-    default (as the axis labels it), the key exchange and the network where they vary."""
-    out = [f"kex {row['kex']}"] if "kex" in varies else []
-    for a in axes.levers():
-        if a.key == "stack" or not varies.intersection(a.column_names):
-            continue
-        values = tuple(row[c] for c in a.column_names)
-        if tuple(map(str, values)) != tuple(map(str, a.column_values(a.default))):
-            out.append(a.label_of(*values))
-    if "network" in varies:
-        out.append(f"network {row['network']}")
-    return out
+    """What else sets a cell apart, in words: each varying lever at a value other than its
+    default (as its axis labels it), the key exchange and the network where they vary."""
+    kex = [f"kex {row['kex']}"] if "kex" in varies else []
+    network = [f"network {row['network']}"] if "network" in varies else []
+    return [*kex, *axes.lever_labels(row, only=varies), *network]
 
 
 @produces("interop")

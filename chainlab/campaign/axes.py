@@ -485,6 +485,22 @@ def lever_columns() -> tuple[str, ...]:
     return tuple(c for a in levers() for c in a.column_names)
 
 
+def lever_labels(row: Mapping[str, Any], only: set[str] | None = None) -> list[str]:
+    """Each lever of a scenario (`row`: its stored columns) at a value other than its
+    default, as its axis labels it, in registry order; the stacks left out (a report names
+    them itself). `only`: just the levers one of whose columns is in it."""
+    out = []
+    for a in levers():
+        if a is STACK or (only is not None and not only.intersection(a.column_names)):
+            continue
+        if not all(c in row for c in a.column_names):
+            continue  # a frame without the lever (an older store's, a test's)
+        values = tuple(row[c] for c in a.column_names)
+        if tuple(map(str, values)) != tuple(map(str, a.column_values(a.default))):
+            out.append(a.label_of(*values))
+    return out
+
+
 def scenario_keys() -> tuple[str, ...]:
     """The scenario columns that identify a scenario apart from its network (and target): a
     scenario and its twin on another network share them."""
