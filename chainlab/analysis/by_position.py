@@ -3,7 +3,8 @@ ranked at each
 position of a hierarchy, and which family is best where.
 
 A position's candidates come from one context (every axis but the hierarchy fixed: key
-exchange, network, stack, levers) and one depth: a uniform hierarchy (every position the same
+exchange, network, stack, levers) and one depth, over full handshakes only (a resumed one
+carries no certificate): a uniform hierarchy (every position the same
 algorithm, the base) and the hierarchies that differ from it at exactly that position. So at
 the leaf of an ML-DSA-44 depth-3 hierarchy, Falcon-512 is read against MAYO-2 and the
 all-ML-DSA-44 chain with the root and intermediate held fixed. Hierarchies that differ at
@@ -52,10 +53,17 @@ def ranking(summary: pd.DataFrame) -> pd.DataFrame:
     if summary.empty:
         return pd.DataFrame()
     ok = summary[summary["status"] == "ok"]
+    # Full handshakes only: a resumed one carries no certificate, so where its signatures
+    # sit does not show (a resumption mix pools the two).
+    mode = axes.HANDSHAKE_MODE
+    if mode.key in ok:
+        ok = ok[ok[mode.key].fillna(mode.default) == mode.default]
     context = [c for c in ("kex", "network", "stack", *axes.lever_columns()) if c in ok]
     rows = []
     for _, group in ok.groupby([*context, "depth"], dropna=False, sort=True):
         records = group.to_dict("records")
+        # The levers the context holds at other values than their defaults, in words.
+        levers = " · ".join(axes.lever_labels(records[0], only=set(ok.columns)))
         chains = {_chain(r): r for r in records}
         for base_chain, base in chains.items():
             if len(set(base_chain)) != 1 or len(base_chain) < 2:
@@ -75,20 +83,22 @@ def ranking(summary: pd.DataFrame) -> pd.DataFrame:
                 ]
                 if len(candidates) < 2:
                     continue
-                rows += _ranked(candidates, position, base_chain[0], i)
+                rows += _ranked(candidates, position, base_chain[0], i, levers)
     if not rows:
         return pd.DataFrame()
     out = pd.DataFrame(rows)
     order = {p: i for i, p in enumerate(POSITIONS)}
     out["position_order"] = out["position"].map(order)
     return (
-        out.sort_values(["network", "stack", "base", "position_order", "rank_latency"])
+        out.sort_values(["network", "stack", "levers", "base", "position_order", "rank_latency"])
         .drop(columns="position_order")
         .reset_index(drop=True)
     )
 
 
-def _ranked(candidates: list[dict], position: str, base: str, index: int) -> list[dict]:
+def _ranked(
+    candidates: list[dict], position: str, base: str, index: int, levers: str
+) -> list[dict]:
     rows = []
     for r in candidates:
         alg = _chain(r)[index]
@@ -96,6 +106,7 @@ def _ranked(candidates: list[dict], position: str, base: str, index: int) -> lis
             "scenario_id": r["scenario_id"],
             "network": r["network"],
             "stack": r["stack"],
+            "levers": levers,
             "kex": r["kex"],
             "depth": int(r["depth"]),
             "base": base,
@@ -120,11 +131,12 @@ def _ranked(candidates: list[dict], position: str, base: str, index: int) -> lis
 
 
 def best(ranked: pd.DataFrame) -> pd.DataFrame:
-    """The best candidate at each (network, stack, base, position) by each metric."""
+    """The best candidate at each (network, stack, levers, key exchange, base, position) by
+    each metric: candidates of one context only."""
     if ranked.empty:
         return pd.DataFrame()
     rows = []
-    keys = ["network", "stack", "kex", "base", "position"]
+    keys = ["network", "stack", "levers", "kex", "base", "position"]
     for _, g in ranked.groupby(keys, sort=False):
         first = g.iloc[0]
         row = {k: first[k] for k in keys}

@@ -88,3 +88,29 @@ def test_families_of_liboqs_algorithms():
     assert family("Falcon-1024") == "falcon" and family("mayo-1") == "mayo"
     assert family("UOV-Ip-pkc") == "uov" and family("CROSS-RSDPG-128-small") == "cross"
     assert family("Ed448") == "ed-dsa" and family("LMS") == "other"
+
+
+def test_resumed_handshakes_rank_nothing_and_each_lever_context_ranks_apart():
+    """A resumed handshake carries no certificate: a leaf that only wins resumed is no
+    answer. Compressed scenarios rank among themselves, labelled, never against plain ones."""
+    rows = [
+        {**row("base", (ML, ML), 0.60), "handshake_mode": "full", "cert_compression": "none"},
+        {**row("m_leaf", (ML, "MAYO-2"), 0.70), "handshake_mode": "full",
+         "cert_compression": "none"},
+        # Resumed: fastest of all, and not a candidate.
+        {**row("base_res", (ML, ML), 0.30), "handshake_mode": "resumed",
+         "cert_compression": "none"},
+        {**row("m_res", (ML, "MAYO-2"), 0.20), "handshake_mode": "resumed",
+         "cert_compression": "none"},
+        # Compressed: its own context, where MAYO-2 wins.
+        {**row("base_z", (ML, ML), 0.65), "handshake_mode": "full", "cert_compression": "zlib"},
+        {**row("m_z", (ML, "MAYO-2"), 0.55), "handshake_mode": "full",
+         "cert_compression": "zlib"},
+    ]  # fmt: skip
+    ranked = by_position.ranking(pd.DataFrame(rows))
+    assert not {"base_res", "m_res"} & set(ranked["scenario_id"])
+    best = by_position.best(ranked)
+    leaf = best[best["position"] == "leaf"].set_index("levers")
+    assert leaf.loc["", "best_mean_ms"] == ML
+    (zlib,) = [c for c in leaf.index if c]
+    assert "zlib" in zlib and leaf.loc[zlib, "best_mean_ms"] == "MAYO-2"

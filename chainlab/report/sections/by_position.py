@@ -11,10 +11,12 @@ from chainlab.report.sections.registry import section
 
 
 def headline(b: Builder) -> list[tuple[str, str]]:
-    """Per network, stack and base hierarchy: the least-latency algorithm at each position."""
+    """Per network, stack and base hierarchy: the least-latency algorithm at each position,
+    where every lever is at its default (the section's table has the other contexts)."""
     best = b.a.by_position_best
     if best.empty:
         return []
+    best = best[best["levers"] == ""]
     out = []
     for (net, stack, base), g in best.groupby(["network", "stack", "base"], sort=True):
         parts = [
@@ -42,7 +44,8 @@ def build(b: Builder) -> Section | None:
     s.blocks.append(
         "Each algorithm at one position of a hierarchy whose other positions hold one "
         "algorithm (the base), against that uniform hierarchy and the other algorithms at the "
-        "same position, in the same context (key exchange, network, stack, levers). Means per "
+        "same position, in the same context (key exchange, network, stack, levers), over full "
+        "handshakes (a resumed one carries no certificate). Means per "
         f"handshake with {b.level} intervals; ranks: 1 is the least. Best: the least latency; "
         "'tied' where its interval overlaps the runner-up's "
         "(docs/methods/families.md#families-by-position)."
@@ -51,6 +54,11 @@ def build(b: Builder) -> Section | None:
         cols = [
             ("network", list(best["network"])),
             ("stack", list(best["stack"])),
+            *(
+                [("levers", [x or "defaults" for x in best["levers"]])]
+                if (best["levers"] != "").any()
+                else []
+            ),
             ("base", list(best["base"])),
             ("position", list(best["position_name"])),
             ("candidates", ints(best["candidates"])),
