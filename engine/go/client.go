@@ -185,15 +185,7 @@ func (s *slot) attemptTCP(rec clientRecord, config *tls.Config, timeout time.Dur
 	hs := cc.counts()
 	if a.instrument {
 		rec.BytesRead, rec.BytesWritten = u64p(hs.read), u64p(hs.written)
-		rec.Group = groupName(st.CurveID)
-		rec.Resumed = boolp(st.DidResume)
-		if !st.DidResume {
-			chain := observedChain(st.PeerCertificates)
-			rec.PeerChain = &chain
-			if len(st.PeerCertificates) > 0 {
-				rec.Sigalg = onlyScheme(st.PeerCertificates[0].PublicKey)
-			}
-		}
+		noteHandshake(&rec, st)
 	}
 	// close_notify both ways; a rejected client certificate arrives here, after the
 	// client's Finished (TLS 1.3 lets the server refuse it only then).
@@ -211,6 +203,21 @@ func (s *slot) attemptTCP(rec clientRecord, config *tls.Config, timeout time.Dur
 		return failed(rec, refusal(closeErr))
 	}
 	return rec
+}
+
+// noteHandshake puts what the client saw of a completed handshake in its record: the
+// group, whether it resumed, and for a full one the server's chain and the scheme its leaf
+// signs with.
+func noteHandshake(rec *clientRecord, st tls.ConnectionState) {
+	rec.Group = groupName(st.CurveID)
+	rec.Resumed = boolp(st.DidResume)
+	if !st.DidResume {
+		chain := observedChain(st.PeerCertificates)
+		rec.PeerChain = &chain
+		if len(st.PeerCertificates) > 0 {
+			rec.Sigalg = onlyScheme(st.PeerCertificates[0].PublicKey)
+		}
+	}
 }
 
 func (s *slot) finishCPU(rec *clientRecord, clock span) {

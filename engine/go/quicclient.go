@@ -175,15 +175,7 @@ func (s *slot) attemptQUIC(seq uint64, warmup bool) clientRecord {
 		return failed(rec, f)
 	}
 	if a.instrument {
-		rec.Group = groupName(st.CurveID)
-		rec.Resumed = boolp(st.DidResume)
-		if !st.DidResume {
-			chain := observedChain(st.PeerCertificates)
-			rec.PeerChain = &chain
-			if len(st.PeerCertificates) > 0 {
-				rec.Sigalg = onlyScheme(st.PeerCertificates[0].PublicKey)
-			}
-		}
+		noteHandshake(&rec, st)
 	}
 	return rec
 }

@@ -118,29 +118,9 @@ func (s *server) serveQUIC() error {
 		return err
 	}
 	markIdle()
-	stop := stopSignals()
-	finished := make(chan struct{})
-	go func() {
-		q.acceptAll()
-		close(finished)
-	}()
-	select {
-	case <-stop:
-	case <-finished:
-	}
-	s.stopping.Store(true)
-	ln.Close()
-	waited := make(chan struct{})
-	go func() { s.wg.Wait(); close(waited) }()
-	select {
-	case <-waited:
-	case <-time.After(drainGrace):
-		// Connections still open are cut: closing the transport ends each with an error
-		// its record carries.
-		tr.Close()
-		<-waited
-	}
-	<-finished
+	// Connections still open after the grace are cut: closing the transport ends each with
+	// an error its record carries.
+	s.serveUntilStopped(q.acceptAll, func() { ln.Close() }, func() { tr.Close() })
 	tr.Close()
 	return s.account(life, lifeCPU)
 }

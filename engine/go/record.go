@@ -46,26 +46,23 @@ type clientRecord struct {
 	BytesWritten     *uint64 `json:"bytes_written"`
 	ConnBytesRead    *uint64 `json:"conn_bytes_read"`
 	ConnBytesWritten *uint64 `json:"conn_bytes_written"`
-	// QUIC only: datagrams over the handshake and the connection, and the client's flight.
-	DatagramsRead        *uint64         `json:"datagrams_read,omitempty"`
-	DatagramsWritten     *uint64         `json:"datagrams_written,omitempty"`
-	ConnDatagramsRead    *uint64         `json:"conn_datagrams_read,omitempty"`
-	ConnDatagramsWritten *uint64         `json:"conn_datagrams_written,omitempty"`
-	FlightDatagrams      *uint64         `json:"flight_datagrams,omitempty"`
-	PeerCloseNotify      *bool           `json:"peer_close_notify"`
-	Group                *string         `json:"group"`
-	Sigalg               *string         `json:"sigalg"`
-	Resumed              *bool           `json:"resumed"`
-	ResumeOffered        *bool           `json:"resume_offered,omitempty"`
-	Verify               bool            `json:"verify"`
-	PeerChain            *[]observedCert `json:"peer_chain"`
-	ClientKind           *string         `json:"client_kind,omitempty"`
-	Outcome              string          `json:"outcome"`
-	ErrorCategory        *string         `json:"error_category"`
-	ErrorDetail          *string         `json:"error_detail"`
-	IntendedNs           *uint64         `json:"intended_ns,omitempty"`
-	SchedLagNs           *uint64         `json:"sched_lag_ns,omitempty"`
-	LatencyNs            *uint64         `json:"latency_ns,omitempty"`
+	datagramCounts
+	// QUIC only: the client's flight (datagrams).
+	FlightDatagrams *uint64         `json:"flight_datagrams,omitempty"`
+	PeerCloseNotify *bool           `json:"peer_close_notify"`
+	Group           *string         `json:"group"`
+	Sigalg          *string         `json:"sigalg"`
+	Resumed         *bool           `json:"resumed"`
+	ResumeOffered   *bool           `json:"resume_offered,omitempty"`
+	Verify          bool            `json:"verify"`
+	PeerChain       *[]observedCert `json:"peer_chain"`
+	ClientKind      *string         `json:"client_kind,omitempty"`
+	Outcome         string          `json:"outcome"`
+	ErrorCategory   *string         `json:"error_category"`
+	ErrorDetail     *string         `json:"error_detail"`
+	IntendedNs      *uint64         `json:"intended_ns,omitempty"`
+	SchedLagNs      *uint64         `json:"sched_lag_ns,omitempty"`
+	LatencyNs       *uint64         `json:"latency_ns,omitempty"`
 }
 
 type serverRecord struct {
@@ -88,15 +85,11 @@ type serverRecord struct {
 	BytesWritten     *uint64 `json:"bytes_written"`
 	ConnBytesRead    *uint64 `json:"conn_bytes_read"`
 	ConnBytesWritten *uint64 `json:"conn_bytes_written"`
-	// QUIC only: datagrams over the handshake and the connection.
-	DatagramsRead        *uint64 `json:"datagrams_read,omitempty"`
-	DatagramsWritten     *uint64 `json:"datagrams_written,omitempty"`
-	ConnDatagramsRead    *uint64 `json:"conn_datagrams_read,omitempty"`
-	ConnDatagramsWritten *uint64 `json:"conn_datagrams_written,omitempty"`
-	PeerCloseNotify      *bool   `json:"peer_close_notify"`
-	Group                *string `json:"group"`
-	Sigalg               *string `json:"sigalg"`
-	Resumed              *bool   `json:"resumed"`
+	datagramCounts
+	PeerCloseNotify *bool   `json:"peer_close_notify"`
+	Group           *string `json:"group"`
+	Sigalg          *string `json:"sigalg"`
+	Resumed         *bool   `json:"resumed"`
 	// With --second-pki: present, null when no chain was sent.
 	ChainIndex optionalIndex `json:"chain_index,omitzero"`
 	// With --client-ca: present, null when no certificate arrived.
@@ -104,6 +97,16 @@ type serverRecord struct {
 	Outcome       string        `json:"outcome"`
 	ErrorCategory *string       `json:"error_category"`
 	ErrorDetail   *string       `json:"error_detail"`
+}
+
+// datagramCounts: QUIC only (absent over TCP), the datagrams each way over the handshake
+// and over the connection; both records hold them (encoding/json writes an embedded
+// struct's fields as the record's own).
+type datagramCounts struct {
+	DatagramsRead        *uint64 `json:"datagrams_read,omitempty"`
+	DatagramsWritten     *uint64 `json:"datagrams_written,omitempty"`
+	ConnDatagramsRead    *uint64 `json:"conn_datagrams_read,omitempty"`
+	ConnDatagramsWritten *uint64 `json:"conn_datagrams_written,omitempty"`
 }
 
 // optionalIndex is a field that is absent, null or a number (Rust's Option<Option<u8>>).

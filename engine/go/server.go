@@ -89,14 +89,24 @@ func serve(a *serveArgs) error {
 		return err
 	}
 	markIdle()
-	stop := stopSignals()
-	finished := make(chan struct{})
-	go func() {
+	s.serveUntilStopped(func() {
 		if a.model == "threads" {
 			s.runThreads()
 		} else {
 			s.runEvent()
 		}
+	}, func() { ln.Close() }, abandonAll)
+	return s.account(life, lifeCPU)
+}
+
+// serveUntilStopped runs `serve` until it returns or SIGTERM/SIGINT arrives; then the
+// listener closes (`closeListener`), connections in flight get drainGrace to finish before
+// `cut` ends them (each recorded as such), and it returns once every one is recorded.
+func (s *server) serveUntilStopped(serve, closeListener, cut func()) {
+	stop := stopSignals()
+	finished := make(chan struct{})
+	go func() {
+		serve()
 		close(finished)
 	}()
 	select {
@@ -104,17 +114,16 @@ func serve(a *serveArgs) error {
 	case <-finished:
 	}
 	s.stopping.Store(true)
-	ln.Close()
+	closeListener()
 	waited := make(chan struct{})
 	go func() { s.wg.Wait(); close(waited) }()
 	select {
 	case <-waited:
 	case <-time.After(drainGrace):
-		abandonAll()
+		cut()
 		<-waited
 	}
 	<-finished
-	return s.account(life, lifeCPU)
 }
 
 // stopSignals is where SIGTERM and SIGINT (the runner's stop, Ctrl-C) arrive.
