@@ -182,13 +182,33 @@ pub fn primitives(stack: &str, args: &[&str]) -> (Option<i32>, Vec<Value>, Strin
 /// started and completes, the server records each connection under the event model with
 /// its scheme, and both sides count the same bytes.
 pub fn loads_its_own_event_driven_server(stack: &str) {
+    let (clients, servers) = load_own_server(stack, &["--workers", "2"], &[]);
+    for (c, s) in clients.iter().zip(&servers) {
+        assert_eq!(c["outcome"], "ok", "{c}");
+        assert_eq!(c["stack"], stack);
+        assert_eq!(s["server_model"], "event");
+        assert_eq!(s["sigalg"], "mldsa65", "{s}");
+        assert_eq!(c["conn_bytes_written"], s["conn_bytes_read"]);
+        assert_eq!(c["conn_bytes_read"], s["conn_bytes_written"]);
+    }
+}
+
+/// A stack's generator (`load`, with `load_extra`) offers 50 attempts in a second (and one
+/// warm-up, at most 8 in flight) to its own event-model server (with `server_extra`) over
+/// an ML-DSA-65 hierarchy; every attempt is started and recorded by both sides. Returns the
+/// client's records and the server's paired with them (by conn_id).
+pub fn load_own_server(
+    stack: &str,
+    server_extra: &[&str],
+    load_extra: &[&str],
+) -> (Vec<Value>, Vec<Value>) {
     let dir = TempDir::new("load");
     let pki = pki(&dir, "ML-DSA-65,ML-DSA-65");
     let srv = Server::start(
         stack,
         &pki,
         "X25519MLKEM768",
-        &["--server-model", "event", "--workers", "2"],
+        &[&["--server-model", "event"], server_extra].concat(),
     );
     assert_eq!(srv.ready["server_model"], "event", "{}", srv.ready);
     let out = crate::run_bounded(
@@ -203,7 +223,8 @@ pub fn loads_its_own_event_driven_server(stack: &str) {
                 "--max-in-flight",
                 "8",
             ])
-            .args(["--warmup", "1"]),
+            .args(["--warmup", "1"])
+            .args(load_extra),
     );
     assert!(
         out.status.success(),
@@ -217,17 +238,10 @@ pub fn loads_its_own_event_driven_server(stack: &str) {
     assert_eq!(generator["started"], 50);
     let servers = srv.stop();
     assert_eq!(records.len(), 51, "one record per attempt and the warm-up");
-    for c in &records {
-        assert_eq!(c["outcome"], "ok", "{c}");
-        assert_eq!(c["stack"], stack);
-        let s: Vec<_> = servers
-            .iter()
-            .filter(|s| s["conn_id"] == c["conn_id"])
-            .collect();
-        assert_eq!(s.len(), 1, "{c}");
-        assert_eq!(s[0]["server_model"], "event");
-        assert_eq!(s[0]["sigalg"], "mldsa65", "{}", s[0]);
-        assert_eq!(c["conn_bytes_written"], s[0]["conn_bytes_read"]);
-        assert_eq!(c["conn_bytes_read"], s[0]["conn_bytes_written"]);
-    }
+    assert_eq!(servers.len(), 51, "{servers:?}");
+    let paired = records
+        .iter()
+        .map(|c| crate::paired(c, &servers).clone())
+        .collect();
+    (records, paired)
 }

@@ -297,36 +297,8 @@ fn go_quic_failures_are_recorded_by_category() {
 
 #[test]
 fn go_loads_its_own_quic_server() {
-    let dir = TempDir::new("go-quic-load");
-    let pki = pki(&dir, MLDSA);
-    let srv = quic_server(GO, &pki, HYBRID, &["--server-model", "event"]);
-    let out = chainlab_test_support::run_bounded(
-        Command::new(binary(GO))
-            .args(["load", "--connect", &srv.addr, "--ca"])
-            .arg(pki.join("ca.pem"))
-            .args(QUIC)
-            .args([
-                "--rate",
-                "50",
-                "--duration-ms",
-                "1000",
-                "--max-in-flight",
-                "8",
-            ])
-            .args(["--warmup", "1"]),
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut records = chainlab_test_support::parse_lines(&String::from_utf8(out.stdout).unwrap());
-    let generator = records.pop().expect("the generator's record");
-    assert_eq!(generator["started"], 50, "{generator}");
-    let servers = srv.stop();
-    assert_eq!(records.len(), 51);
-    let servers = in_client_order(&records, &servers);
-    for (c, s) in records.iter().zip(&servers) {
+    let (clients, servers) = common::load_own_server(GO, &QUIC, &QUIC);
+    for (c, s) in clients.iter().zip(&servers) {
         same_quic_connection("load", c, s);
     }
 }
