@@ -72,8 +72,8 @@ _OPENSSL = Capabilities(
     missing_features=("signature_impl_liboqs", "client_profile"),
 )
 
-# What a stack with its own ML-DSA and the classical algorithms, and nothing else, signs
-# and verifies (BoringSSL, Go).
+# A stack's own ML-DSA and the classical algorithms: all that BoringSSL and Go sign and
+# verify; rustls adds liboqs' families.
 OWN_MLDSA_AND_CLASSICAL = (
     "ML-DSA-44",
     "ML-DSA-65",
@@ -90,14 +90,7 @@ CAPABILITIES: dict[str, Capabilities] = {
     "openssl-4.0": _OPENSSL,
     "rustls": Capabilities(
         signature_algorithms=(
-            "ML-DSA-44",
-            "ML-DSA-65",
-            "ML-DSA-87",
-            "ECDSA-P256",
-            "ECDSA-P384",
-            "Ed25519",
-            "RSA-2048",
-            "RSA-3072",
+            *OWN_MLDSA_AND_CLASSICAL,
             # liboqs' families (through liboqs: docs/stacks.md)
             "Falcon-512",
             "Falcon-1024",
