@@ -7,9 +7,12 @@ the columns the runner stored (chainlab.runner.server_cpu; stores from version 1
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
 from chainlab.analysis.registry import produces
+from chainlab.runner import server_cpu
 
 # A run whose connections' CPU covers at least this share of the server process's is
 # accounted for: what is left is the engine's own work (records, waiting), not a leak.
@@ -25,20 +28,29 @@ def accounted(scenarios: pd.DataFrame) -> pd.DataFrame:
     s = scenarios[scenarios["server_process_cpu_ns"].fillna(0) > 0]
     if s.empty:
         return pd.DataFrame()
-    process = s["server_process_cpu_ns"].astype(float)
-    conn = s["server_conn_cpu_ns"].astype(float)
-    threads = s["server_threads_cpu_ns"].astype(float)
-    wait = s["server_wait_cpu_ns"].astype(float)
-    out = pd.DataFrame(
-        {
-            "scenario_id": s["scenario_id"],
-            "process_ms": process / 1e6,
-            "conn_share": conn / process,
-            "wait_share": wait / process,
-            "threads_rest_share": ((threads - conn - wait) / process).clip(lower=0),
-            "other_share": ((process - threads) / process).clip(lower=0),
-        }
-    )
+    rows = []
+    for r in s.to_dict("records"):
+        process, conn, threads, wait = (
+            float(r[c]) if r[c] is not None else math.nan
+            for c in (
+                "server_process_cpu_ns",
+                "server_conn_cpu_ns",
+                "server_threads_cpu_ns",
+                "server_wait_cpu_ns",
+            )
+        )
+        left = server_cpu.rest(process, conn, threads, wait)
+        rows.append(
+            {
+                "scenario_id": r["scenario_id"],
+                "process_ms": process / 1e6,
+                "conn_share": conn / process,
+                "wait_share": left["waiting"] / process,
+                "threads_rest_share": left["threads_rest"] / process,
+                "other_share": left["other"] / process,
+            }
+        )
+    out = pd.DataFrame(rows)
     out["accounted"] = out["conn_share"] >= ACCOUNTED
     return out.sort_values("scenario_id").reset_index(drop=True)
 

@@ -26,7 +26,6 @@ Prints figures only (no pass/fail).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import shutil
 import subprocess
@@ -38,7 +37,7 @@ from pathlib import Path
 from chainlab import engine as engine_binary
 from chainlab import processes
 from chainlab.bench.engine import GROUP
-from chainlab.runner import records
+from chainlab.runner import records, server_cpu
 
 CHAIN = "ML-DSA-65,ML-DSA-65"
 SERVER_CPU, CLIENT_CPU = "0", "1"
@@ -61,23 +60,30 @@ HANDSHAKES = 1000
 SETTLE_S = 0.3
 
 
+# How the report words each part of the rest (chainlab.runner.server_cpu.rest).
+REST_LABELS = {
+    "waiting": "waiting (accept's poll, epoll; Go: all)",
+    "threads_rest": "serving threads' remainder",
+    "other": "other threads (writer, main, runtime)",
+}
+
+
 @dataclass
 class Coverage:
-    """One server's CPU, ns: the process's while serving (ready to stop), perf's
-    task-clock over its life (None without perf), start-up (exec to ready line); the
-    connections' records summed; the serving threads' accounts summed (`server_thread`:
-    their CPU, of it waiting for connections)."""
+    """One server: the process's CPU while serving (ready to stop, ns) and what its records
+    account for (`cpu`: the runner's sums of its connections and `server_thread` accounts),
+    perf's task-clock over its life (None without perf), start-up (exec to ready line)."""
 
+    cpu: server_cpu.ServerCpu
     connections: int
     null_cpu: int
-    # Serving-thread accounts read (the OpenSSL engine's QUIC server writes none).
-    accounts: int
     serving_ns: int
     startup_ns: int
     perf_ns: int | None
-    conn_ns: int
-    threads_ns: int
-    wait_ns: int
+
+    @property
+    def conn_ns(self) -> int:
+        return self.cpu.conn_ns
 
     @property
     def of_serving(self) -> float:
@@ -89,44 +95,28 @@ class Coverage:
 
     def rest(self) -> dict[str, int]:
         """What the connections do not account for while serving, by where it went (ns),
-        as the server's own accounts say (`server_thread`; the Go engine's one account is
-        the whole process's, everything outside its connections in its wait). Without
-        accounts, one figure."""
-        if not self.accounts:
+        as the server's own accounts say; without accounts, one figure."""
+        if not self.cpu.accounts:
             return {"not itemized (no server_thread account)": self.serving_ns - self.conn_ns}
-        return {
-            "waiting (accept's poll, epoll; Go: all)": self.wait_ns,
-            "serving threads' remainder": max(self.threads_ns - self.conn_ns - self.wait_ns, 0),
-            "other threads (writer, main, runtime)": max(self.serving_ns - self.threads_ns, 0),
-        }
+        c = self.cpu
+        left = server_cpu.rest(self.serving_ns, c.conn_ns, c.threads_ns, c.wait_ns)
+        return {REST_LABELS[k]: v for k, v in left.items()}
 
 
 def coverage(lines: list[dict], serving_ns: int, startup_ns: int, perf_ns: int | None) -> Coverage:
     """The figures of one server from its records (connections and `server_thread`
     accounts) and the kernel's readings."""
+    cpu = server_cpu.ServerCpu()
+    cpu.add_visit(serving_ns, lines)
     conns = [r for r in lines if r.get("side") == "server"]
-    threads = [r for r in lines if r.get("side") == "server_thread"]
     return Coverage(
+        cpu=cpu,
         connections=len(conns),
         null_cpu=sum(r.get("conn_cpu_ns") is None for r in conns),
-        accounts=len(threads),
         serving_ns=serving_ns,
         startup_ns=startup_ns,
         perf_ns=perf_ns,
-        conn_ns=sum(r.get("conn_cpu_ns") or 0 for r in conns),
-        threads_ns=sum(t["cpu_ns"] for t in threads),
-        wait_ns=sum(t["wait_cpu_ns"] for t in threads),
     )
-
-
-def process_cpu_ns(pid: int) -> int:
-    """The process's CPU so far: its threads' run time from /proc/<pid>/task/*/schedstat."""
-    total = 0
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        # A thread that ended between the listing and the read counts no more.
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            total += int((task / "schedstat").read_text().split()[0])
-    return total
 
 
 def perf_task_clock_ns(text: str) -> int | None:
@@ -181,7 +171,7 @@ def measure(
     try:
         ready = processes.wait_ready(server, 20.0, err)
         pid = int(ready["pid"])  # the engine's own (perf is its parent)
-        at_ready = process_cpu_ns(pid)
+        at_ready = server_cpu.process_cpu_ns(pid)
         subprocess.run(
             [eng, "handshake", "--connect", ready["addr"], "--ca", str(tmp / "pki" / "ca.pem"),
              "--groups", GROUP, "--transport", transport, "--cpus", CLIENT_CPU,
@@ -189,7 +179,9 @@ def measure(
             check=True, capture_output=True, timeout=600,
         )  # fmt: skip
         time.sleep(SETTLE_S)
-        before_stop = process_cpu_ns(pid)
+        before_stop = server_cpu.process_cpu_ns(pid)
+        if at_ready is None or before_stop is None:
+            raise SystemExit(f"chainlab bench cpu: cannot read /proc/{pid}/task (the server)")
         os.kill(pid, 15)
         processes.wait_exit(server, 20.0)
     finally:

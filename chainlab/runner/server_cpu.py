@@ -14,6 +14,7 @@ not a process of another PID namespace); otherwise the process's CPU is unknown 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,6 +90,21 @@ class ServerCpu:
             "server_threads_cpu_ns": self.threads_ns if self.accounts else None,
             "server_wait_cpu_ns": self.wait_ns if self.accounts else None,
         }
+
+
+def rest(process_ns: float, conn_ns: float, threads_ns: float, wait_ns: float) -> dict:
+    """What the connections leave of the process's CPU, by where it went (ns, as the
+    server's own accounts say; nan where it writes none): waiting for connections (on the
+    Go engine, whose one account is the whole process's, everything outside its
+    connections), the serving threads' own remainder, the other threads (records writer,
+    main thread, a runtime's helpers)."""
+    if threads_ns != threads_ns:
+        return {"waiting": math.nan, "threads_rest": math.nan, "other": math.nan}
+    return {
+        "waiting": wait_ns,
+        "threads_rest": max(threads_ns - conn_ns - wait_ns, 0),
+        "other": max(process_ns - threads_ns, 0),
+    }
 
 
 COLUMNS = (

@@ -53,3 +53,13 @@ def test_visits_sum_and_an_unknown_visit_makes_the_process_unknown():
     bare.add_visit(100, [{"side": "server", "conn_cpu_ns": 97}])
     assert bare.columns()["server_threads_cpu_ns"] is None
     assert server_cpu.ServerCpu().columns() == dict.fromkeys(server_cpu.COLUMNS)
+
+
+def test_the_rest_is_itemized_from_the_accounts_or_not_at_all():
+    assert server_cpu.rest(1_000, 900, 950, 30) == {
+        "waiting": 30,
+        "threads_rest": 20,
+        "other": 50,
+    }
+    unknown = server_cpu.rest(1_000, 900, float("nan"), float("nan"))
+    assert all(v != v for v in unknown.values())
