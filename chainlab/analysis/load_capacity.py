@@ -38,7 +38,7 @@ import pandas as pd
 from chainlab.analysis.load import StoreData
 from chainlab.analysis.registry import produces
 from chainlab.runner import host
-from chainlab.runner.load import LATENCY_BOUND, saturated
+from chainlab.runner.load import LATENCY_BOUND, fell_behind, latency_unbounded
 from chainlab.stats import poisson_rate_ci, quantile_ci, ratio_ci
 
 # A step fell behind because of the server only if the server's cores were at least this
@@ -267,10 +267,9 @@ def step_limit(r: dict) -> tuple[bool, str]:
     with busy cores or an overflowing listen queue; else the generator, the connection
     slots, the latency, or a shortfall the counters do not explain."""
     hi = r.get("achieved_rate_hi", math.nan)
-    short = hi == hi and hi < r["offered_rate"]
-    fell_behind = saturated(r["n_saturated"], r["achieved_rate"], r["offered_rate"]) or short
+    behind = fell_behind(r["n_saturated"], r["achieved_rate"], hi, r["offered_rate"])
     p99, bound = r.get("p99_ms", math.nan), r.get("p99_bound_ms", math.nan)
-    unbounded = p99 == p99 and bound == bound and p99 > bound
+    unbounded = latency_unbounded(p99, bound)
     latency = f"p99 {p99:.3g} ms, above its bound of {bound:.3g} ms" if unbounded else ""
     busy, overflows = r["server_cores_busy"], r["listen_overflows"]
     causes = []
@@ -284,18 +283,18 @@ def step_limit(r: dict) -> tuple[bool, str]:
         if link == link and link >= LINK_BUSY
         else ""
     )
-    detail = [] if not fell_behind else [f"achieved {r['achieved_share']:.0%} of the offer"]
+    detail = [] if not behind else [f"achieved {r['achieved_share']:.0%} of the offer"]
     detail += [latency] if unbounded else []
-    if (fell_behind or unbounded) and causes:
+    if (behind or unbounded) and causes:
         return True, "; ".join(causes + [link_cause] * bool(link_cause)) + f" ({', '.join(detail)})"
-    if (fell_behind or unbounded) and link_cause:
+    if (behind or unbounded) and link_cause:
         return False, f"{link_cause} ({', '.join(detail)})"
     if r["generator_limited"]:
         return False, f"generator ({r['generator_note']})"
-    if not fell_behind and not unbounded:
+    if not behind and not unbounded:
         return False, KEPT_UP
     idle = f"server cores {busy:.0%} busy" if busy == busy else "server cores not measured"
-    if not fell_behind:
+    if not behind:
         return False, f"latency: {latency} ({idle})"
     if r["n_saturated"] > 0:
         return False, (

@@ -183,17 +183,30 @@ def _search(ex: Visit, capacity: float, index: int, steps: list, samples: list) 
 
 
 def kept_up(row: dict, rows: list[dict], bound_ns: float) -> bool:
-    """Whether a step kept up with its offer: nothing saturated, the upper end of its
-    achieved rate's exact Poisson interval reaches the offer, and its successful attempts'
-    p99 latency (from the intended start) within `bound_ns` (no bound: nan)."""
+    """Whether a step kept up with its offer: it did not fall behind (`fell_behind`, with
+    its achieved rate's exact Poisson interval) and its successful attempts' p99 latency
+    (from the intended start) stayed within `bound_ns` (no bound: nan)."""
     k = round(row["achieved_rate"] * row["duration_s"])
     hi = stats.poisson_rate_ci(k, row["duration_s"], SEARCH_LEVEL)[2]
-    if row["n_saturated"] > 0 or not hi >= row["offered_rate"]:
+    if fell_behind(row["n_saturated"], row["achieved_rate"], hi, row["offered_rate"]):
         return False
     latencies = [r["latency_ns"] for r in rows if r["outcome"] == "ok" and r["latency_ns"]]
     if not latencies:
         return False
-    return not float(np.quantile(latencies, 0.99)) > bound_ns
+    return not latency_unbounded(float(np.quantile(latencies, 0.99)), bound_ns)
+
+
+def fell_behind(n_saturated: int, achieved: float, achieved_hi: float, offered: float) -> bool:
+    """Whether a step fell behind its offer: `saturated`, or the upper end of its achieved
+    rate's interval (nan: none) below the offer. With `latency_unbounded`, the rule of
+    whether a step kept up, for the runner's search and the analysis alike."""
+    short = achieved_hi == achieved_hi and achieved_hi < offered
+    return saturated(n_saturated, achieved, offered) or short
+
+
+def latency_unbounded(p99: float, bound: float) -> bool:
+    """Whether a step's p99 latency left its bound (either nan: not known to have)."""
+    return p99 == p99 and bound == bound and p99 > bound
 
 
 def _unloaded_p99_ns(ex: Visit) -> float:

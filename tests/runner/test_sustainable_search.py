@@ -4,7 +4,7 @@ p99 within its bound. The search itself runs in tests/runner/test_load.py."""
 
 import math
 
-from chainlab.runner.load import kept_up
+from chainlab.runner.load import fell_behind, kept_up, latency_unbounded
 
 MS = 1_000_000
 
@@ -41,3 +41,12 @@ def test_a_saturated_step_or_one_whose_p99_left_its_bound_is_not():
 
 def test_without_a_reference_latency_only_the_rate_decides():
     assert kept_up(step(100, 100), attempts(900), bound_ns=math.nan)
+
+
+def test_one_rule_judges_a_step_for_the_search_and_the_analysis():
+    assert not fell_behind(0, 99.0, 101.0, 100.0)
+    assert fell_behind(1, 100.0, 110.0, 100.0)  # an attempt found every slot taken
+    assert fell_behind(0, 90.0, 99.0, 100.0)  # the interval stops short of the offer
+    assert not fell_behind(0, 99.0, float("nan"), 100.0)  # no interval: saturated() decides
+    assert latency_unbounded(120.0, 100.0) and not latency_unbounded(80.0, 100.0)
+    assert not latency_unbounded(120.0, float("nan"))
