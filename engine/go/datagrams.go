@@ -7,7 +7,6 @@
 package main
 
 import (
-	"errors"
 	"net"
 	"sync"
 	"syscall"
@@ -29,12 +28,11 @@ type tally struct {
 type countingPacketConn struct {
 	conn *net.UDPConn
 	// connected: the client's socket, connected to the server (an ICMP port unreachable then
-	// reaches it as ECONNREFUSED); WriteTo becomes Write.
+	// reaches it as ECONNREFUSED, which quic-go's error carries); WriteTo becomes Write.
 	connected bool
 	mu        sync.Mutex
 	peers     map[string]*tally
 	pending   map[string]*pendingPeer
-	refused   bool
 	// beforeStart, when set, runs before a datagram that starts a connection is counted and
 	// its clocks are read (outside the lock): the server's wait for connections closing.
 	beforeStart func()
@@ -62,11 +60,6 @@ func newCountingPacketConn(conn *net.UDPConn, connected bool) *countingPacketCon
 func (c *countingPacketConn) ReadFrom(p []byte) (int, net.Addr, error) {
 	n, addr, err := c.conn.ReadFrom(p)
 	if err != nil {
-		if errors.Is(err, syscall.ECONNREFUSED) {
-			c.mu.Lock()
-			c.refused = true
-			c.mu.Unlock()
-		}
 		return n, addr, err
 	}
 	if c.connected {
@@ -177,12 +170,6 @@ func (c *countingPacketConn) WriteTo(p []byte, addr net.Addr) (int, error) {
 		c.mu.Unlock()
 	}
 	return n, err
-}
-
-func (c *countingPacketConn) wasRefused() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.refused
 }
 
 func (c *countingPacketConn) Close() error                       { return c.conn.Close() }

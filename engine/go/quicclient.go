@@ -123,9 +123,6 @@ func (s *slot) attemptQUIC(seq uint64, warmup bool) clientRecord {
 		rec.HandshakeNs, rec.TotalNs = u64p(total), u64p(total)
 		s.finishCPU(&rec, events.clock)
 		f := quicFailure(err, false, udp.tallyOf(raddr).datagramsRead > 0)
-		if udp.wasRefused() {
-			f = failure{"connect_refused", f.detail}
-		}
 		s.quicCounts(&rec, udp, raddr, nil)
 		rec.ConnID = initialHelloID(udp.firstWritten)
 		return failed(rec, f)
