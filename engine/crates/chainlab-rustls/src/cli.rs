@@ -33,8 +33,8 @@ pub enum Command {
     /// Open-loop load: start connections on a schedule fixed in advance; one JSON record per
     /// scheduled attempt, then one record of the generator's own health.
     Load(LoadArgs),
-    /// Time one ML-DSA signature operation of a handshake (sign, verify) in-process through
-    /// aws-lc (or liboqs, `--signature-impl liboqs`): one JSON line each.
+    /// Time one signature operation of a handshake (sign, verify) in-process through aws-lc
+    /// (or liboqs' ML-DSA, `--signature-impl liboqs`): one JSON line each.
     Primitives(SignatureArgs),
     /// Print this engine's stack, versions and capabilities as JSON.
     Info,
