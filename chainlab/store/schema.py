@@ -65,9 +65,9 @@ def add_columns(table: str, *names: str, if_missing: bool = False) -> tuple[str,
     return tuple(out)
 
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 # Versions this chainlab reads; each older one has an upgrade step in UPGRADES.
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13)
 # What turns a store of version v into v + 1 (run in one transaction with the version bump).
 UPGRADES = {
     1: (
@@ -138,6 +138,8 @@ UPGRADES = {
         "server_threads_cpu_ns",
         "server_wait_cpu_ns",
     ),
+    # if_missing: a version-1 store gets primitive_samples in step 2 as schema.sql declares it.
+    12: add_columns("primitive_samples", "implementation", if_missing=True),
 }
 
 

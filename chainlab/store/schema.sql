@@ -1,4 +1,4 @@
--- chainlab result store, schema version 12 (chainlab/store/schema.py: SCHEMA_VERSION, which
+-- chainlab result store, schema version 13 (chainlab/store/schema.py: SCHEMA_VERSION, which
 -- tests/store/test_schema.py holds this line to; the versions' history is schema.py's).
 -- Every column is declared here once, except one per lever axis of `scenarios`, which its
 -- axis declares (chainlab/campaign/axes.py). An older store is upgraded when opened for
@@ -333,6 +333,9 @@ CREATE TABLE instruction_samples (
 -- time that measured them.
 CREATE TABLE primitive_samples (
     run_id        VARCHAR NOT NULL,          -- the run that holds (used) the row
+    implementation VARCHAR,                  -- whose code ran it (chainlab.campaign.
+                                             -- implementations); a reference handshake:
+                                             -- the stack; NULL before 13: OpenSSL 3.5's
     subject       VARCHAR NOT NULL,          -- signature algorithm, group, compression, or
                                              -- 'tls-reference:<name>'
     op            VARCHAR NOT NULL,          -- sign | verify | keygen | encaps | decaps |

@@ -426,30 +426,48 @@ def _cpu_sql(columns: set[str]) -> str:
     return sql
 
 
-# The cost model's inputs: one row per primitive (subject, op, message) or reference
-# handshake, over the distinct rows a store holds (a resumed run keeps the rows it reused).
+# The cost model's inputs: one row per primitive (implementation, subject, op, message) or
+# reference handshake (implementation: the stack that ran it), over the distinct rows a store
+# holds (a resumed run keeps the rows it reused). A store before schema 13 has no
+# implementation column: its rows (the OpenSSL 3.5 engine's) read with NULL.
 PRIMITIVE_SUMMARY = """
 WITH d AS (
-    SELECT DISTINCT subject, op, message, message_bytes, measured_run, seq,
-           wall_ns, cpu_ns, server_cpu_ns, kib, measured_at
+    SELECT DISTINCT {implementation} AS implementation, subject, op, message, message_bytes,
+           measured_run, seq, wall_ns, cpu_ns, server_cpu_ns, kib, measured_at
     FROM primitive_samples
 )
-SELECT subject, op, message, any_value(message_bytes) AS message_bytes, count(*) AS n,
+SELECT implementation, subject, op, message, any_value(message_bytes) AS message_bytes,
+       count(*) AS n,
        avg(cpu_ns) AS cpu_mean, var_samp(cpu_ns) AS cpu_var,
        avg(wall_ns) AS wall_mean, var_samp(wall_ns) AS wall_var,
        avg(server_cpu_ns) AS server_mean, var_samp(server_cpu_ns) AS server_var,
        avg(kib) AS kib, sum(cpu_ns) AS cpu_total, min(measured_at) AS first_measured,
        max(measured_at) AS last_measured, count(DISTINCT measured_run) AS measuring_runs
-FROM d GROUP BY subject, op, message ORDER BY subject, op, message
+FROM d GROUP BY implementation, subject, op, message
+ORDER BY implementation NULLS FIRST, subject, op, message
 """
+
+
+def _primitive_summary_sql(columns: set[str]) -> str:
+    implementation = "implementation" if "implementation" in columns else "NULL::VARCHAR"
+    return PRIMITIVE_SUMMARY.format(implementation=implementation)
 
 
 def primitive_summary(con, tables: set[str]) -> pd.DataFrame:
     """PRIMITIVE_SUMMARY, empty (with its columns) in a store without primitives."""
     if "primitive_samples" in tables:
-        return con.execute(PRIMITIVE_SUMMARY).df()
+        return con.execute(_primitive_summary_sql(_columns(con, "primitive_samples"))).df()
     return pd.DataFrame(
-        columns=["subject", "op", "message", "message_bytes", "n", "cpu_mean", "cpu_var"]
+        columns=[
+            "implementation",
+            "subject",
+            "op",
+            "message",
+            "message_bytes",
+            "n",
+            "cpu_mean",
+            "cpu_var",
+        ]
     )
 
 
@@ -457,7 +475,7 @@ def summarize_rows(rows: pd.DataFrame) -> pd.DataFrame:
     """PRIMITIVE_SUMMARY over rows in memory (primitives not yet in a store)."""
     with duckdb.connect() as mem:
         mem.register("primitive_samples", rows)
-        return mem.execute(PRIMITIVE_SUMMARY).df()
+        return mem.execute(_primitive_summary_sql(set(rows.columns))).df()
 
 
 def _columns(con, table: str) -> set[str]:
