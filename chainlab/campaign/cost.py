@@ -36,9 +36,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from chainlab.campaign import implementations
 from chainlab.campaign.algorithms import GROUPS, resumption_ratio
+from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.stats import se_mean
 
 # What a signature operation signs (the engine's --message): the CertificateVerify content
@@ -257,14 +260,53 @@ class Prediction:
     # Primitive CPU only (no overhead), per side and by category.
     parts: dict[str, dict[str, float]] = field(default_factory=dict)
     overhead: dict[str, float] = field(default_factory=dict)
+    # Operations priced with another implementation's figure than the one that runs them
+    # (implementations.candidates): (side, subject, op) each.
+    borrowed: set = field(default_factory=set)
 
     def primitives_ms(self, side: str) -> float:
         return sum(self.parts.get(side, {}).values())
 
 
+@dataclass(frozen=True)
+class Pricing:
+    """What prices a handshake's operations: timings by (implementation, subject, op,
+    message), the TLS overhead per stack, the stacks of (client, server) and the signature
+    implementation the scenario asks for."""
+
+    timings: Mapping
+    overheads: Mapping[str, Overhead]
+    stacks: tuple[str, str] = (DEFAULT_STACK, DEFAULT_STACK)
+    # liboqs, or None: each stack signs with its own (the signature implementation axis)
+    signing: str | None = None
+
+    @staticmethod
+    def single(timings: Mapping, overhead: Overhead = ZERO_OVERHEAD) -> Pricing:
+        """Timings with one overhead for every stack (timings keyed (subject, op, message)
+        are the reference implementation's)."""
+        return Pricing(_by_implementation(timings), {DEFAULT_STACK: overhead})
+
+    def side_stack(self, side: str) -> str:
+        return self.stacks[0] if side == "client" else self.stacks[1]
+
+    def timing(self, o: Operation) -> tuple[tuple, Timing] | None:
+        """The first candidate key (implementations.candidates) with a timing, and it."""
+        stack = self.side_stack(o.side)
+        for key in implementations.candidates(stack, self.signing, *o.key):
+            t = self.timings.get(key)
+            if t is not None:
+                return key, t
+        return None
+
+    def overhead(self, side: str) -> Overhead:
+        """The overhead of a side's stack (the reference stack's where it has none)."""
+        stack = self.side_stack(side)
+        return self.overheads.get(stack) or self.overheads.get(DEFAULT_STACK, ZERO_OVERHEAD)
+
+
 def predict(
     ops: list[Operation],
-    timings: dict,
+    timings: Mapping | Pricing,
     overhead: Overhead = ZERO_OVERHEAD,
     handshake_mode: str = "full",
     kib: float = 0.0,
@@ -272,30 +314,41 @@ def predict(
     """Predicted server CPU, client CPU and loopback latency of one handshake (ms).
 
     Each operation costs count x its mean; standard errors add in quadrature (the primitives
-    were measured independently). `kib` is the bytes the handshake carries (both ways), for
-    the overhead's lines.
+    were measured independently). `timings` is a Pricing, or one implementation's timings
+    keyed (subject, op, message) with `overhead` its lines. `kib` is the bytes the handshake
+    carries (both ways), for the overhead's lines. Each side's CPU overhead is its stack's;
+    the latency's is the mean of the two stacks' (the same when both sides run one stack).
     """
+    pricing = timings if isinstance(timings, Pricing) else Pricing.single(timings, overhead)
     parts: dict[str, dict[str, float]] = {side: {} for side in SIDES}
     var = dict.fromkeys(SIDES, 0.0)
+    borrowed = set()
     for o in ops:
-        t = timings.get(o.key)
-        if t is None:
+        found = pricing.timing(o)
+        if found is None:
             raise MissingPrimitive(o.key)
+        key, t = found
+        if implementations.is_borrowed(key, pricing.side_stack(o.side), pricing.signing):
+            borrowed.add((o.side, o.subject, o.op))
         parts[o.side][o.category] = parts[o.side].get(o.category, 0.0) + o.count * t.mean_ms
         var[o.side] += (o.count * t.se_ms) ** 2
-    lines = overhead.of(handshake_mode, kib)
-    over = {k: lines[k].at(kib) for k in ("server", "client", "latency")}
+    lines = {side: pricing.overhead(side).of(handshake_mode, kib) for side in SIDES}
+    latency = [lines[side]["latency"] for side in SIDES]
+    over = {side: lines[side][side].at(kib) for side in SIDES}
+    over["latency"] = sum(line.at(kib) for line in latency) / 2
+    latency_se = max(line.se_ms for line in latency)
     server = sum(parts["server"].values())
     client = sum(parts["client"].values())
     return Prediction(
         server_ms=server + over["server"],
         client_ms=client + over["client"],
         latency_ms=server + client + over["latency"],
-        server_se=math.sqrt(var["server"] + lines["server"].se_ms ** 2),
-        client_se=math.sqrt(var["client"] + lines["client"].se_ms ** 2),
-        latency_se=math.sqrt(var["server"] + var["client"] + lines["latency"].se_ms ** 2),
+        server_se=math.sqrt(var["server"] + lines["server"]["server"].se_ms ** 2),
+        client_se=math.sqrt(var["client"] + lines["client"]["client"].se_ms ** 2),
+        latency_se=math.sqrt(var["server"] + var["client"] + latency_se**2),
         parts=parts,
         overhead=over,
+        borrowed=borrowed,
     )
 
 
@@ -314,30 +367,58 @@ REFERENCE_PREFIX = "tls-reference:"
 
 @dataclass
 class CostModel:
-    """Primitive timings and the TLS overhead, ready to predict; `source` says where from."""
+    """Primitive timings by implementation and the TLS overhead per stack, ready to predict;
+    `source` says where from."""
 
+    # (implementation, subject, op, message) -> Timing
     timings: dict
-    overhead: Overhead
+    # stack -> its overhead lines, from its own reference handshakes
+    overheads: dict[str, Overhead]
     source: str
-    # Reference handshakes as measured: (name, mode) -> {latency, client, server, kib} means
-    references: dict = field(default_factory=dict)
+    # Reference handshakes as measured: stack -> (name, mode) -> {latency, client, server,
+    # kib} means
+    stack_references: dict = field(default_factory=dict)
 
-    def missing(self, ops) -> set:
-        return {o.key for o in ops} - set(self.timings)
+    @property
+    def overhead(self) -> Overhead:
+        """The reference stack's overhead (OpenSSL 3.5)."""
+        return self.overheads.get(DEFAULT_STACK, ZERO_OVERHEAD)
+
+    @property
+    def references(self) -> dict:
+        """The reference stack's reference handshakes."""
+        return self.stack_references.get(DEFAULT_STACK, {})
+
+    @property
+    def stacks(self) -> list[str]:
+        """The stacks whose overhead was measured."""
+        return sorted(self.stack_references)
+
+    def pricing(self, stacks: tuple[str, str], signing: str | None = None) -> Pricing:
+        return Pricing(self.timings, self.overheads, tuple(stacks), signing)
+
+    def missing(self, ops, pricing: Pricing | None = None) -> set:
+        """Keys of the operations no stored timing prices."""
+        pricing = pricing or self.pricing((DEFAULT_STACK, DEFAULT_STACK))
+        return {o.key for o in ops if pricing.timing(o) is None}
 
 
 def model_from_summary(rows, source: str) -> CostModel:
     """A CostModel from the per-primitive summary a store gives (`Store.primitive_summary`:
-    one row per subject, op and message with n, cpu_mean, cpu_var, wall_mean, wall_var,
-    server_mean, server_var, kib). CPU time is the primitives' cost (on an idle core wall
-    and CPU agree; a shared core shows in wall only)."""
+    one row per implementation, subject, op and message with n, cpu_mean, cpu_var,
+    wall_mean, wall_var, server_mean, server_var, kib). CPU time is the primitives' cost (on
+    an idle core wall and CPU agree; a shared core shows in wall only). A row without an
+    implementation (a store before schema 13) was measured by the OpenSSL 3.5 engine; a
+    reference handshake's implementation is the stack that ran it."""
     timings: dict = {}
     refs: dict = {}
     for r in rows:
         n = int(r["n"])
+        impl = r.get("implementation")
+        impl = impl if isinstance(impl, str) and impl else implementations.REFERENCE
         if str(r["subject"]).startswith(REFERENCE_PREFIX):
             name = str(r["subject"])[len(REFERENCE_PREFIX) :]
-            refs[(name, r["op"])] = {
+            refs.setdefault(impl, {})[(name, r["op"])] = {
                 "n": n,
                 "latency": r["wall_mean"] / 1e6,
                 "latency_se": _se(r["wall_var"], n) / 1e6,
@@ -349,10 +430,11 @@ def model_from_summary(rows, source: str) -> CostModel:
             }
             continue
         message = r["message"] if isinstance(r["message"], str) else None
-        timings[(r["subject"], r["op"], message)] = Timing(
+        timings[(impl, r["subject"], r["op"], message)] = Timing(
             r["cpu_mean"] / 1e6, _se(r["cpu_var"], n) / 1e6, n
         )
-    return CostModel(timings, fit_overhead(refs, timings), source, refs)
+    overheads = {stack: fit_overhead(m, timings, stack) for stack, m in refs.items()}
+    return CostModel(timings, overheads, source, refs)
 
 
 def _se(var, n: int) -> float:
@@ -361,14 +443,23 @@ def _se(var, n: int) -> float:
     return se if math.isfinite(se) else 0.0
 
 
-def reference_residuals(refs: dict, timings: dict) -> dict:
+def _by_implementation(timings: Mapping) -> Mapping:
+    """Timings keyed (implementation, subject, op, message); one implementation's keyed
+    (subject, op, message) are the reference's."""
+    if any(len(k) == 3 for k in timings):
+        return {(implementations.REFERENCE, *k): t for k, t in timings.items()}
+    return timings
+
+
+def reference_residuals(refs: dict, timings: Mapping, stack: str = DEFAULT_STACK) -> dict:
     """(name, mode) -> {metric: (residual ms, se ms), 'kib': ...}: what each reference
-    handshake cost beyond its primitives."""
+    handshake of a stack cost beyond its primitives (priced as the stack runs them)."""
     out = {}
+    pricing = Pricing(_by_implementation(timings), {}, (stack, stack))
     for (name, mode), m in refs.items():
         hierarchy, kex, _served, _modes = REFERENCES[name]
         try:
-            p = predict(operations(hierarchy, kex, mode), timings)
+            p = predict(operations(hierarchy, kex, mode), pricing)
         except MissingPrimitive:
             continue
         prims = {"server": p.server_ms, "client": p.client_ms, "latency": p.latency_ms}
@@ -378,11 +469,11 @@ def reference_residuals(refs: dict, timings: dict) -> dict:
     return out
 
 
-def fit_overhead(refs: dict, timings: dict) -> Overhead:
-    """The overhead lines: through the two full reference handshakes (ecdsa, mldsa) in KiB
-    carried (flat at their mean where the line would fall); a constant from the resumed one.
-    A missing reference gives a flat line through the other, none at all zero."""
-    res = reference_residuals(refs, timings)
+def fit_overhead(refs: dict, timings: Mapping, stack: str = DEFAULT_STACK) -> Overhead:
+    """A stack's overhead lines: through its two full reference handshakes (ecdsa, mldsa)
+    in KiB carried (flat at their mean where the line would fall); a constant from the
+    resumed one. A missing reference gives a flat line through the other, none at all zero."""
+    res = reference_residuals(refs, timings, stack)
 
     def line(points) -> dict[str, Line]:
         out = {}

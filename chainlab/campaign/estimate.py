@@ -187,11 +187,28 @@ def predict(s: Scenario | Handshake, model: cost.CostModel) -> cost.Prediction:
     client, server = flight_bytes(h)
     return cost.predict(
         scenario_operations(h),
-        model.timings,
-        model.overhead,
+        pricing(h, model),
+        cost.ZERO_OVERHEAD,
         h.mode,
         (client + server + client_certificate_bytes(h)) / 1024,
     )
+
+
+def pricing(s: Scenario | Handshake, model: cost.CostModel) -> cost.Pricing:
+    """How the model prices the scenario: each side with its stack's implementations and
+    overhead (chainlab.campaign.implementations)."""
+    return model.pricing(view(s).stacks, signing(s))
+
+
+def signing(s: Scenario | Handshake) -> str | None:
+    """The implementation the scenario asks to sign ML-DSA with, or None: each stack's own."""
+    value = view(s).parts.get(axes.SIGNATURE_IMPL.key)
+    return None if value == axes.SIGNATURE_IMPL.default else value
+
+
+def missing_primitives(s: Scenario | Handshake, model: cost.CostModel) -> set:
+    """The scenario's operations the model has no timing for."""
+    return model.missing(scenario_operations(s), pricing(s, model))
 
 
 def _prediction(h: Handshake, model: cost.CostModel | None) -> cost.Prediction | None:

@@ -30,7 +30,13 @@ def run(args) -> int:
     items = primitives.items_for(selected)
     with tempfile.TemporaryDirectory(prefix="chainlab-predict-") as tmp:
         out = primitives.ensure(
-            engine.path(), items, c.primitives, uuid.uuid4().hex, Path(tmp), seed=c.seed
+            engine.path(),
+            items,
+            c.primitives,
+            uuid.uuid4().hex,
+            Path(tmp),
+            seed=c.seed,
+            stacks=primitives.stacks_of(selected),
         )
     model = primitives.model(out.rows, "this machine's primitives")
     print(

@@ -48,9 +48,7 @@ def run(args) -> int:
     # The cost model from this machine's measured primitives, where they are cached; the
     # built-in table for scenarios it cannot predict (or without a measured machine).
     model = primitives.cached_model()
-    fallback = sum(
-        model is None or bool(model.missing(estimate.scenario_operations(s))) for s in selected
-    )
+    fallback = sum(model is None or bool(estimate.missing_primitives(s, model)) for s in selected)
     lo = exp = hi = 0.0
     for s in selected:
         e = estimate.scenario(s, model)

@@ -309,7 +309,13 @@ def _primitives(ctx, store, scenarios, campaign, guard, progress) -> None:
     )
     try:
         out = primitives.ensure(
-            ctx.engine, items, plan, ctx.run_id, ctx.workdir / "primitives", seed=ctx.seed
+            ctx.engine,
+            items,
+            plan,
+            ctx.run_id,
+            ctx.workdir / "primitives",
+            seed=ctx.seed,
+            stacks=primitives.stacks_of(scenarios),
         )
     except primitives.PrimitiveError as e:
         progress.note(f"chainlab: primitives not measured, the cost model has no input: {e}")

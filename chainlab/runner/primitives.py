@@ -33,9 +33,10 @@ from pathlib import Path
 import pandas as pd
 
 from chainlab import __version__, engine, machine, stats
-from chainlab.campaign import axes, certificates, cost, estimate
+from chainlab.campaign import axes, certificates, cost, estimate, implementations
 from chainlab.campaign.algorithms import ALGORITHM_NAMES, CERT_COMPRESSIONS, GROUPS
 from chainlab.campaign.model import PrimitivesPlan, SamplingPolicy, Scenario
+from chainlab.campaign.stacks import DEFAULT_STACK, OPENSSL_STACKS, OWN_MLDSA_AND_CLASSICAL
 from chainlab.errors import ChainlabError
 from chainlab.network.profile import LOOPBACK
 from chainlab.runner.scenario import RunContext, ScenarioExecution
@@ -68,19 +69,31 @@ class PrimitiveError(ChainlabError):
 
 @dataclass(frozen=True)
 class Item:
-    """One primitive to time: the engine's --subject, --op, --message, --message-bytes."""
+    """One primitive to time: its implementation, the engine that times it (a stack's, with
+    flags: chainlab.campaign.implementations.timer) and the engine's --subject, --op,
+    --message, --message-bytes."""
 
     subject: str
     op: str
     message: str | None
     message_bytes: int | None
+    implementation: str = implementations.REFERENCE
+    timer: implementations.Timer = implementations.Timer(implementations.REFERENCE)
 
     @property
     def key(self) -> tuple[str, str, str | None]:
         return (self.subject, self.op, self.message)
 
+    @property
+    def timing_key(self) -> tuple[str, str, str, str | None]:
+        """The cost model's key: (implementation, subject, op, message)."""
+        return (self.implementation, *self.key)
+
     def argv(self) -> list[str]:
-        out = ["--subject", self.subject, "--op", self.op]
+        out = ["--subject", self.subject, "--op", self.op, *self.timer.flags]
+        if self.timer.engine not in OPENSSL_STACKS:
+            # The other engines' `primitives` sign the CertificateVerify content only.
+            return out
         if self.message is not None:
             out += ["--message", self.message]
         if self.message_bytes is not None and self.message != cost.CV:
@@ -88,7 +101,12 @@ class Item:
         return out
 
 
-def item_of(key) -> Item:
+def item_of(key, timer: implementations.Timer | None = None) -> Item:
+    """The Item of a key (subject, op, message): the reference implementation's; or
+    (implementation, subject, op, message), timed by `timer`."""
+    implementation = implementations.REFERENCE
+    if len(key) == 4:
+        implementation, *key = key
     subject, op, message = key
     if message == cost.CV:
         size = CV_MESSAGE_BYTES
@@ -100,25 +118,50 @@ def item_of(key) -> Item:
         size = certificates.MTC_VERIFY_HASHES  # the engine reads it as the proof's hashes
     else:
         size = None
-    return Item(subject, op, message, size)
+    timer = timer or implementations.Timer(implementations.REFERENCE)
+    return Item(subject, op, message, size, implementation, timer)
+
+
+def _measured(ops, stacks: tuple[str, str], signing: str | None) -> dict:
+    """timing key -> Timer: what the runner measures for these operations, each side with
+    its stack's implementations."""
+    out = {}
+    for o in ops:
+        stack = stacks[0] if o.side == "client" else stacks[1]
+        key, t = implementations.measured_key(stack, signing, *o.key)
+        out[key] = t
+    return out
 
 
 def items_for(scenarios: list[Scenario], references: bool = True) -> list[Item]:
-    """Every primitive the scenarios' operations use (and the references' own), sorted."""
-    keys = set()
+    """Every primitive the scenarios' operations use, in the implementations that run them
+    (and the references' own, for each stack the scenarios run), sorted."""
+    keys: dict = {}
     for s in scenarios:
-        keys |= cost.primitive_keys(estimate.scenario_operations(s))
+        stacks = estimate.view(s).stacks
+        keys |= _measured(estimate.scenario_operations(s), stacks, estimate.signing(s))
     if references:
-        for hierarchy, kex, _served, modes in cost.REFERENCES.values():
-            for mode in modes:
-                keys |= cost.primitive_keys(cost.operations(hierarchy, kex, mode))
-    return [item_of(k) for k in sorted(keys, key=lambda k: (k[0], k[1], k[2] or ""))]
+        for stack in stacks_of(scenarios):
+            for hierarchy, kex, _served, modes in cost.REFERENCES.values():
+                for mode in modes:
+                    keys |= _measured(cost.operations(hierarchy, kex, mode), (stack, stack), None)
+    ordered = sorted(keys, key=lambda k: (k[0], k[1], k[2], k[3] or ""))
+    return [item_of(k, keys[k]) for k in ordered]
+
+
+def stacks_of(scenarios: list[Scenario]) -> list[str]:
+    """The stacks the scenarios run, either side (the reference stack always: its overhead
+    prices what another stack's lacks)."""
+    out = {DEFAULT_STACK}
+    for s in scenarios:
+        out |= set(estimate.view(s).stacks)
+    return sorted(out)
 
 
 def all_items() -> list[Item]:
-    """Every primitive chainlab can place: sign and verify (CertificateVerify and
-    certificate) for every signature algorithm, accepting a Merkle Tree Certificate of its
-    key, every group's operations, every decompression."""
+    """Every primitive chainlab can place, in the reference implementation: sign and verify
+    (CertificateVerify and certificate) for every signature algorithm, accepting a Merkle
+    Tree Certificate of its key, every group's operations, every decompression."""
     keys = set()
     for a in ALGORITHM_NAMES:
         keys |= {(a, "sign", cost.CV), (a, "verify", cost.CV), (a, "verify", cost.CERT)}
@@ -128,6 +171,23 @@ def all_items() -> list[Item]:
         keys |= {(g, op, None) for op in ops}
     keys |= {(c, "decompress", None) for c in CERT_COMPRESSIONS if c != "none"}
     return [item_of(k) for k in sorted(keys, key=lambda k: (k[0], k[1], k[2] or ""))]
+
+
+def stack_items() -> list[Item]:
+    """Every signature the other implementations' engines time (sign and verify over the
+    CertificateVerify content): OpenSSL 4.0's, aws-lc's, BoringSSL's and Go's ML-DSA and
+    classical algorithms, and liboqs' ML-DSA, to stand beside `all_items`' OpenSSL 3.5."""
+    out = []
+    others = [
+        i for i in dict.fromkeys(implementations.OWN.values()) if i != implementations.REFERENCE
+    ]
+    for implementation in [*others, implementations.LIBOQS]:
+        for subject in OWN_MLDSA_AND_CLASSICAL:
+            for op in implementations.SIGNATURE_OPS:
+                timer = implementations.timer(implementation, subject, op, cost.CV)
+                if timer is not None:
+                    out.append(item_of((implementation, subject, op, cost.CV), timer))
+    return out
 
 
 # -- cache -----------------------------------------------------------------------------
@@ -144,6 +204,8 @@ def cache_path(info: dict) -> Path:
         "openssl": info["openssl_build"].get("openssl_version"),
         "patch": info["openssl_build"].get("patch_sha256_16"),
         "engine_sha256": engine.binary_sha256(),
+        # Every other engine that times its own implementation's primitives, as built.
+        "stack_engines": _stack_engine_hashes(),
     }
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
     if os.environ.get("CHAINLAB_PRIMITIVES_CACHE"):
@@ -152,6 +214,18 @@ def cache_path(info: dict) -> Path:
         base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
         root = Path(base) / "chainlab" / "primitives"
     return root / f"{digest}.duckdb"
+
+
+def _stack_engine_hashes() -> dict[str, str]:
+    out = {}
+    for stack in engine.STACK_BINARIES:
+        if stack == DEFAULT_STACK:
+            continue
+        try:
+            out[stack] = engine.binary_sha256(engine.stack_path(stack))
+        except (ChainlabError, OSError):
+            continue  # not built: nothing of it is cached
+    return out
 
 
 def cached_rows(path: Path) -> list[dict]:
@@ -270,16 +344,22 @@ def time_item(
         count = next_count(values, plan)
         mean_s = (sum(values) / len(values) / 1e9) if values else None
         timeout = BATCH_MARGIN_S + (count + 1) * (mean_s or plan.time_cap_s) * 3
-        argv = [str(engine_bin), "primitives", *item.argv(), "--count", str(count), "--warmup", "1"]
+        binary = (
+            engine_bin
+            if item.timer.engine == DEFAULT_STACK
+            else engine.stack_path(item.timer.engine)
+        )
+        argv = [str(binary), "primitives", *item.argv(), "--count", str(count), "--warmup", "1"]
         try:
             done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             raise PrimitiveError(
-                f"primitive {item.subject} {item.op}: {count} operations took over {timeout:.0f} s"
+                f"primitive {item.implementation} {item.subject} {item.op}: {count} operations "
+                f"took over {timeout:.0f} s"
             ) from None
         if done.returncode != 0:
             raise PrimitiveError(
-                f"primitive {item.subject} {item.op}: "
+                f"primitive {item.implementation} {item.subject} {item.op}: "
                 + (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
             )
         at = _now()
@@ -290,6 +370,7 @@ def time_item(
             rows.append(
                 {
                     "run_id": run_id,
+                    "implementation": item.implementation,
                     "subject": item.subject,
                     "op": item.op,
                     "message": item.message,
@@ -314,7 +395,7 @@ class _Quiet:
         return lambda *a, **k: None
 
 
-def reference_scenario(name: str, mode: str) -> Scenario:
+def reference_scenario(name: str, mode: str, stack: str = DEFAULT_STACK) -> Scenario:
     hierarchy, kex, served, _modes = cost.REFERENCES[name]
     policy = SamplingPolicy(
         mode="fixed",
@@ -330,23 +411,33 @@ def reference_scenario(name: str, mode: str) -> Scenario:
         max_failed_fraction=0.0,
     )
     # A full or a resumed handshake of the reference hierarchy, its served chain as the
-    # reference says; every other axis at its default.
+    # reference says, both sides on the stack; every other axis at its default.
     return Scenario(
         scenario_id=f"reference_{name}_{mode}",
         kex=kex,
         hierarchy=hierarchy,
         network=LOOPBACK,
         sampling=policy,
-        levers=((axes.SERVED_CHAIN.key, served), (axes.HANDSHAKE_MODE.key, mode)),
+        levers=(
+            (axes.SERVED_CHAIN.key, served),
+            (axes.HANDSHAKE_MODE.key, mode),
+            (axes.STACK.key, (stack, stack)),
+        ),
     )
 
 
 def time_reference(
-    engine_bin: Path, name: str, mode: str, seed: int, workdir: Path, run_id: str
+    engine_bin: Path,
+    name: str,
+    mode: str,
+    seed: int,
+    workdir: Path,
+    run_id: str,
+    stack: str = DEFAULT_STACK,
 ) -> list[dict]:
-    """Reference handshakes through the real server and client: per handshake, latency,
-    both sides' CPU and the bytes carried."""
-    s = reference_scenario(name, mode)
+    """Reference handshakes through a stack's real server and client: per handshake,
+    latency, both sides' CPU and the bytes carried."""
+    s = reference_scenario(name, mode, stack)
     ctx = RunContext(engine_bin, run_id, seed, workdir, {}, _Quiet())
     ex = ScenarioExecution(ctx, s)
     try:
@@ -358,7 +449,7 @@ def time_reference(
         ex.close()
     if ex.state.failed_run:
         raise PrimitiveError(
-            f"reference handshakes {name} ({mode}) failed: {ex.state.failure_cause}: "
+            f"reference handshakes {name} ({mode}, {stack}) failed: {ex.state.failure_cause}: "
             f"{ex.state.failure_detail}"
         )
     at = _now()
@@ -369,6 +460,7 @@ def time_reference(
         out.append(
             {
                 "run_id": run_id,
+                "implementation": stack,
                 "subject": cost.REFERENCE_PREFIX + name,
                 "op": mode,
                 "message": None,
@@ -405,9 +497,11 @@ def ensure(
     read_cache: bool = True,
     write_cache: bool = True,
     on_item: Callable[[Item, int, int], None] | None = None,
+    stacks: list[str] | None = None,
 ) -> Outcome:
-    """Rows for every item (and the reference handshakes), from the cache where it holds
-    enough, measured otherwise; new rows are added to the cache."""
+    """Rows for every item (and the reference handshakes of each of `stacks`, the reference
+    stack's when None), from the cache where it holds enough, measured otherwise; new rows
+    are added to the cache."""
     t0 = time.monotonic()
     info = engine.info()
     path = cache_path(info)
@@ -415,16 +509,17 @@ def ensure(
     by_key: dict[tuple, list[dict]] = {}
     for r in cached:
         message = r["message"] if isinstance(r["message"], str) else None
-        by_key.setdefault((r["subject"], r["op"], message), []).append(r)
+        impl = r.get("implementation") or implementations.REFERENCE
+        by_key.setdefault((impl, r["subject"], r["op"], message), []).append(r)
     keep: list[dict] = []
     new: list[dict] = []
     n_measured = n_cached = 0
-    refs = reference_keys() if references else []
+    refs = reference_keys(stacks) if references else []
     total = len(items) + len(refs)
     for i, item in enumerate(items):
         if on_item is not None:
             on_item(item, i, total)
-        have = by_key.get(item.key, [])
+        have = by_key.get(item.timing_key, [])
         got = (
             []
             if satisfied([r["cpu_ns"] for r in have], plan)
@@ -433,17 +528,19 @@ def ensure(
         n_measured += bool(got)
         n_cached += not got
         new += got
-        keep += [{**r, "run_id": run_id} for r in have] + got
+        keep += [{**r, "run_id": run_id, "implementation": item.implementation} for r in have]
+        keep += got
     for j, key in enumerate(refs):
-        name, mode = key[0][len(cost.REFERENCE_PREFIX) :], key[1]
+        stack, subject, mode = key[0], key[1], key[2]
+        name = subject[len(cost.REFERENCE_PREFIX) :]
         if on_item is not None:
-            on_item(Item(key[0], mode, None, None), len(items) + j, total)
+            on_item(Item(subject, mode, None, None, stack), len(items) + j, total)
         have = by_key.get(key, [])
         if len(have) >= REFERENCE_COUNT:
             n_cached += 1
-            keep += [{**r, "run_id": run_id} for r in have]
+            keep += [{**r, "run_id": run_id, "implementation": stack} for r in have]
             continue
-        got = time_reference(engine_bin, name, mode, seed, workdir, run_id)
+        got = time_reference(engine_bin, name, mode, seed, workdir, run_id, stack)
         n_measured += 1
         new += got
         keep += got
@@ -451,9 +548,11 @@ def ensure(
     return Outcome(keep, n_measured, n_cached, time.monotonic() - t0, note)
 
 
-def reference_keys() -> list[tuple[str, str, None]]:
+def reference_keys(stacks: list[str] | None = None) -> list[tuple[str, str, str, None]]:
+    """(stack, subject, mode, None) of each reference handshake of each stack."""
     return [
-        (cost.REFERENCE_PREFIX + name, mode, None)
+        (stack, cost.REFERENCE_PREFIX + name, mode, None)
+        for stack in (stacks or [DEFAULT_STACK])
         for name, (_h, _k, _s, modes) in cost.REFERENCES.items()
         for mode in modes
     ]

@@ -9,6 +9,7 @@ import pytest
 
 from chainlab.analysis.cost_model import per_scenario, scenario_of
 from chainlab.campaign import cost, estimate
+from chainlab.campaign.implementations import REFERENCE
 
 MEAN_MS, SE_MS = 0.5, 0.1
 Z_95 = 1.959963984540054
@@ -41,8 +42,8 @@ ROW = {
 
 def test_every_figure_of_a_scenario_row_is_the_hand_computed_one():
     ops = estimate.scenario_operations(scenario_of(ROW))
-    timings = {o.key: cost.Timing(MEAN_MS, SE_MS, 50) for o in ops}
-    model = cost.CostModel(timings, cost.ZERO_OVERHEAD, "hand-made")
+    timings = {(REFERENCE, *o.key): cost.Timing(MEAN_MS, SE_MS, 50) for o in ops}
+    model = cost.CostModel(timings, {}, "hand-made")
     r = per_scenario(pd.DataFrame([ROW]), model, {}).iloc[0]
     for side, measured in (("server", 2.0), ("client", 4.0)):
         count = sum(o.count for o in ops if o.side == side)
@@ -67,6 +68,47 @@ def test_every_figure_of_a_scenario_row_is_the_hand_computed_one():
 
 def test_a_scenario_the_model_lacks_a_primitive_for_is_left_out():
     ops = estimate.scenario_operations(scenario_of(ROW))
-    timings = {o.key: cost.Timing(MEAN_MS, SE_MS, 50) for o in ops[1:]}
-    model = cost.CostModel(timings, cost.ZERO_OVERHEAD, "hand-made")
+    timings = {(REFERENCE, *o.key): cost.Timing(MEAN_MS, SE_MS, 50) for o in ops[1:]}
+    model = cost.CostModel(timings, {}, "hand-made")
     assert per_scenario(pd.DataFrame([ROW]), model, {}).empty
+
+
+def _line(ms: float) -> cost.Overhead:
+    flat = {k: cost.Line(ms, 0.0) for k in ("server", "client", "latency")}
+    return cost.Overhead(flat, flat)
+
+
+def test_each_side_is_priced_with_its_own_stacks_primitives_and_overhead():
+    """An OpenSSL 3.5 client against a rustls server: the server signs with aws-lc's ML-DSA
+    (0.1 ms, not OpenSSL's 0.5) plus the rustls overhead (0.2), and its encapsulation, which
+    the rustls engine does not time, is OpenSSL's, named as borrowed; the client is all
+    OpenSSL 3.5 with OpenSSL's overhead (0.3)."""
+    row = {**ROW, "client_stack": "openssl-3.5", "server_stack": "rustls"}
+    ops = estimate.scenario_operations(scenario_of(row))
+    timings = {(REFERENCE, *o.key): cost.Timing(MEAN_MS, SE_MS, 50) for o in ops}
+    timings[("aws-lc", "ML-DSA-65", "sign", "cv")] = cost.Timing(0.1, 0.01, 50)
+    model = cost.CostModel(timings, {REFERENCE: _line(0.3), "rustls": _line(0.2)}, "hand-made")
+    r = per_scenario(pd.DataFrame([row]), model, {}).iloc[0]
+    assert r["server_predicted"] == pytest.approx(0.1 + MEAN_MS + 0.2)
+    client_ops = sum(o.count for o in ops if o.side == "client")
+    assert r["client_predicted"] == pytest.approx(client_ops * MEAN_MS + 0.3)
+    assert r["server_borrowed"] == "X25519MLKEM768 encaps"
+    assert r["client_borrowed"] == ""
+    # The same row on OpenSSL 3.5 both sides: nothing of aws-lc's.
+    r = per_scenario(pd.DataFrame([ROW]), model, {}).iloc[0]
+    assert r["server_predicted"] == pytest.approx(2 * MEAN_MS + 0.3)
+
+
+def test_a_certificate_signature_falls_back_to_the_implementations_own_cv_figure():
+    """BoringSSL's engine times its ML-DSA over the CertificateVerify content only: a
+    certificate's verification is priced with that figure, not borrowed from OpenSSL."""
+    row = {**ROW, "client_stack": "boringssl", "server_stack": "boringssl"}
+    ops = estimate.scenario_operations(scenario_of(row))
+    timings = {(REFERENCE, *o.key): cost.Timing(MEAN_MS, SE_MS, 50) for o in ops}
+    timings[("boringssl", "ML-DSA-65", "verify", "cv")] = cost.Timing(0.05, 0.0, 50)
+    model = cost.CostModel(timings, {}, "hand-made")
+    r = per_scenario(pd.DataFrame([row]), model, {}).iloc[0]
+    kex = sum(o.count for o in ops if o.side == "client" and o.category == "key exchange")
+    # CertificateVerify + the leaf's certificate, both at BoringSSL's 0.05 ms.
+    assert r["client_predicted"] == pytest.approx(kex * MEAN_MS + 2 * 0.05)
+    assert r["client_borrowed"] == "X25519MLKEM768 decaps, X25519MLKEM768 keygen"

@@ -10,7 +10,7 @@ import duckdb
 import pytest
 
 from chainlab.analysis.analyze import analyze
-from chainlab.campaign import cost, load
+from chainlab.campaign import cost, estimate, implementations, load
 from chainlab.campaign.model import PrimitivesPlan
 from chainlab.report import build_report
 from chainlab.runner import primitives
@@ -22,6 +22,10 @@ pytestmark = pytest.mark.slow
 
 SIGN = primitives.item_of(("ML-DSA-44", "sign", cost.CV))
 KEYGEN = primitives.item_of(("X25519", "keygen", None))
+# aws-lc's ML-DSA-44 signature, timed by the rustls engine.
+AWS_SIGN = primitives.item_of(
+    ("aws-lc", "ML-DSA-44", "sign", cost.CV), implementations.Timer("rustls")
+)
 
 
 def test_the_interval_or_the_cap_ends_sampling():
@@ -44,6 +48,23 @@ def test_items_cover_every_operation_and_the_references():
     assert ("X25519MLKEM768", "encaps", None) in keys
     assert ("ECDSA-P256", "verify", "cert") in keys  # the ecdsa reference's
     assert ("SLH-DSA-SHAKE-128f", "verify", "cert") not in keys  # a leaf never signs certs
+    # A rustls server signs with aws-lc (its engine times it) and encapsulates with aws-lc,
+    # which no engine times: OpenSSL 3.5's figure is measured for it.
+    c2 = load(REPO / "campaigns" / "stacks.toml")
+    rustls = [
+        s
+        for s in c2.select()
+        if estimate.view(s).stacks == ("rustls", "rustls")
+        and s.hierarchy[-1] == "ML-DSA-65"
+        and s.kex == "X25519MLKEM768"
+    ]
+    timed = {i.timing_key: i.timer.engine for i in primitives.items_for(rustls[:1])}
+    leaf = rustls[0].hierarchy[-1]
+    assert timed[("aws-lc", leaf, "sign", "cv")] == "rustls"
+    assert timed[("openssl-3.5", rustls[0].kex, "encaps", None)] == "openssl-3.5"
+    # The rustls references' ECDSA leaf: aws-lc's, which the rustls engine does not time.
+    assert timed[("openssl-3.5", "ECDSA-P256", "sign", "cv")] == "openssl-3.5"
+    assert timed[("aws-lc", "ML-DSA-44", "verify", "cv")] == "rustls"  # the mldsa reference's
     every = {i.key for i in primitives.all_items()}
     # Per signature algorithm: sign cv, verify cv, verify cert, accepting an MTC of its key.
     assert len(every) == 29 * 4 + 10 * 2 + 6 * 3 + 3  # 20 of OpenSSL, 9 of liboqs
@@ -56,28 +77,42 @@ def test_primitives_are_measured_then_taken_from_the_cache(
     monkeypatch.setenv("CHAINLAB_PRIMITIVES_CACHE", str(tmp_path / "cache"))
     plan = PrimitivesPlan(target_rel_halfwidth=1e-6, time_cap_s=0.05)
     first = uuid.uuid4().hex
-    out = primitives.ensure(engine_bin, [SIGN, KEYGEN], plan, first, tmp_path / "w1")
-    assert out.measured == 2 + 3 and out.cached == 0 and out.cache_note is None
-    sign = [r for r in out.rows if r["subject"] == "ML-DSA-44"]
+    items, stacks = [SIGN, KEYGEN, AWS_SIGN], ["openssl-3.5", "rustls"]
+    out = primitives.ensure(engine_bin, items, plan, first, tmp_path / "w1", stacks=stacks)
+    assert out.measured == 3 + 2 * 3 and out.cached == 0 and out.cache_note is None
+    sign = [
+        r for r in out.rows if r["subject"] == "ML-DSA-44" and r["implementation"] == "openssl-3.5"
+    ]
     # An interval of 1e-6 is never met: the 50 ms cap stops it (ML-DSA-44 signs in ~0.6 ms).
     total = sum(r["cpu_ns"] for r in sign) / 1e9
     assert total >= 0.05
     assert len(sign) < 1000  # batches sized by the time left: no runaway
     assert all(r["message_bytes"] == 130 and r["message"] == "cv" for r in sign)
     refs = [r for r in out.rows if r["subject"].startswith(cost.REFERENCE_PREFIX)]
-    assert len(refs) == 3 * primitives.REFERENCE_COUNT
+    assert len(refs) == 2 * 3 * primitives.REFERENCE_COUNT
     assert all(r["server_cpu_ns"] > 0 and r["kib"] > 0 for r in refs)
+    # Each stack's references carry the stack; each primitive its implementation.
+    assert {r["implementation"] for r in refs} == {"openssl-3.5", "rustls"}
+    by_impl = {(r["implementation"], r["subject"]) for r in out.rows if r["op"] == "sign"}
+    assert by_impl == {("openssl-3.5", "ML-DSA-44"), ("aws-lc", "ML-DSA-44")}
     # A second run takes everything from the cache, keeping who measured it.
     second = uuid.uuid4().hex
-    again = primitives.ensure(engine_bin, [SIGN, KEYGEN], plan, second, tmp_path / "w2")
-    assert again.measured == 0 and again.cached == 5
+    again = primitives.ensure(engine_bin, items, plan, second, tmp_path / "w2", stacks=stacks)
+    assert again.measured == 0 and again.cached == 3 + 2 * 3
     assert {r["run_id"] for r in again.rows} == {second}
     assert {r["measured_run"] for r in again.rows} == {first}
     assert len(again.rows) == len(out.rows)
     m = primitives.model(again.rows, "test")
-    assert m.timings[SIGN.key].mean_ms == pytest.approx(
+    assert m.timings[SIGN.timing_key].mean_ms == pytest.approx(
         sum(r["cpu_ns"] for r in sign) / len(sign) / 1e6
     )
+    assert m.timings[AWS_SIGN.timing_key].n >= primitives.MIN_SAMPLES
+    assert m.stacks == ["openssl-3.5", "rustls"]
+    assert set(m.stack_references["rustls"]) == {
+        ("ecdsa", "full"),
+        ("ecdsa", "resumed"),
+        ("mldsa", "full"),
+    }
 
 
 TINY = """
