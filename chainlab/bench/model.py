@@ -29,7 +29,7 @@ from pathlib import Path
 from chainlab import engine as engine_binary
 from chainlab.analysis import cost_instructions
 from chainlab.analysis.analyze import analyze
-from chainlab.analysis.cost_model import model_of
+from chainlab.analysis.cost_model import STACK_ERROR_TARGET, model_of
 from chainlab.campaign import estimate, load
 from chainlab.runner import instructions, primitives
 from chainlab.store import Store
@@ -66,6 +66,7 @@ def report(path: Path) -> None:
             f"{r['latency_measured']:>12.3f} {r['latency_predicted']:>9.3f} "
             f"{100 * r['latency_error']:>6.1f}%"
         )
+    stacks_table(a.cost_model_stacks)
     signing = m[m["signing_dominated"]]
     if len(signing):
         medians = server_medians(path)
@@ -105,6 +106,27 @@ def report(path: Path) -> None:
 # instruction; ML-DSA signing's rejection sampling needs more for its mean (~40 % CV).
 PRIMITIVE_COUNT = 5
 PRIMITIVE_COUNT_SIGN_MLDSA = 40
+
+
+def stacks_table(st) -> None:
+    """Per side and stack: the median error, the worst scenario with its intervals, and
+    what that stack's engine could not time (priced with OpenSSL 3.5's figures)."""
+    if st.empty:
+        return
+    print(
+        f"per stack (target: median |error| within {100 * STACK_ERROR_TARGET:g} %): "
+        "side, stack, scenarios, median error, median |error|, worst scenario"
+    )
+    for r in st.to_dict("records"):
+        print(
+            f"  {r['side']:<6} {r['stack']:<12} {r['n']:>4} {100 * r['median_error']:>+7.1f} % "
+            f"{100 * r['median_abs_error']:>6.1f} %  worst {r['worst_scenario']} "
+            f"{100 * r['worst_error']:+.1f} % (predicted {r['worst_predicted']:.3f} "
+            f"[{r['worst_predicted_lo']:.3f}, {r['worst_predicted_hi']:.3f}] ms, measured "
+            f"{r['worst_measured']:.3f} [{r['worst_measured_lo']:.3f}, "
+            f"{r['worst_measured_hi']:.3f}] ms)"
+            + (f"; priced from OpenSSL 3.5: {r['borrowed']}" if r["borrowed"] else "")
+        )
 
 
 def instructions_check(path: Path, a) -> None:

@@ -1,6 +1,9 @@
 """`chainlab bench primitives`: every primitive chainlab can place, timed in-process through
 the engine's OpenSSL, and the reference handshakes of the TLS overhead: how long the whole
 measurement takes (target: at most 3 minutes at a 2 % interval) and each primitive's mean.
+Beside them, every signature the other implementations' engines time (OpenSSL 4.0, aws-lc
+through the rustls engine, BoringSSL, Go, liboqs' ML-DSA), with its ratio to OpenSSL 3.5's
+(docs/methods/cost-model.md#implementations).
 
 Every signature algorithm (sign and verify on the CertificateVerify content, verify on a
 TBSCertificate), every group (key generation, encapsulation / decapsulation or derivation),
@@ -25,6 +28,7 @@ import uuid
 from pathlib import Path
 
 from chainlab import engine, stats
+from chainlab.campaign.implementations import REFERENCE
 from chainlab.campaign.model import PrimitivesPlan
 from chainlab.runner import primitives
 from chainlab.store import Store
@@ -37,6 +41,36 @@ def default_store(info: dict) -> Path:
     its UTC start time."""
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     return primitives.cache_path(info).with_name(f"bench-primitives-{stamp}.duckdb")
+
+
+def label(implementation, key) -> str:
+    subject, op, message = key
+    return f"{implementation or REFERENCE}: {subject} {op}" + (f" {message}" if message else "")
+
+
+def implementations_table(summary) -> None:
+    """Each signature over the CertificateVerify content in every implementation that timed
+    it, as a ratio to OpenSSL 3.5's (measured in this one run)."""
+    sig = summary[(summary["message"] == "cv") & summary["implementation"].notna()]
+    if sig.empty:
+        return
+    base = {
+        (r["subject"], r["op"]): r["cpu_mean"]
+        for r in sig.to_dict("records")
+        if r["implementation"] == REFERENCE
+    }
+    print("\nsignatures per implementation (CPU ms per operation; × OpenSSL 3.5's):")
+    for (subject, op), g in sig.groupby(["subject", "op"], sort=True):
+        if len(g) < 2 or (subject, op) not in base:
+            continue
+        print(
+            f"  {subject + ' ' + op:<22} "
+            + "  ".join(
+                f"{r['implementation']} {r['cpu_mean'] / 1e6:.4f} "
+                f"({r['cpu_mean'] / base[(subject, op)]:.2f}×)"
+                for r in g.to_dict("records")
+            )
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,18 +93,13 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--store {args.store} exists; choose a new file")
     plan = PrimitivesPlan(target_rel_halfwidth=args.target, time_cap_s=args.cap)
     eng = engine.path()
-    items = primitives.all_items()
+    items = primitives.all_items() + primitives.stack_items()
     run_id = uuid.uuid4().hex
     t0 = time.monotonic()
     marks: list[tuple[str, float]] = []
 
     def on_item(item, i, n):
-        marks.append(
-            (
-                f"{item.subject} {item.op}" + (f" {item.message}" if item.message else ""),
-                time.monotonic(),
-            )
-        )
+        marks.append((label(item.implementation, item.key), time.monotonic()))
         print(f"\r[{i + 1}/{n}] {marks[-1][0]:<48}", end="", flush=True)
 
     with tempfile.TemporaryDirectory(prefix="chainlab-bench-primitives-") as tmp:
@@ -87,12 +116,11 @@ def main(argv: list[str] | None = None) -> int:
     spent = {}
     for (name, at), (_n, nxt) in zip(marks, [*marks[1:], ("end", t0 + wall)], strict=True):
         spent[name] = nxt - at
-    print(f"{'primitive':<44} {'mean ms':>10} {'95% CI ±':>9} {'n':>7} {'wall s':>7}")
+    print(f"{'primitive':<56} {'mean ms':>10} {'95% CI ±':>9} {'n':>7} {'wall s':>7}")
     capped = 0
     for r in summary.to_dict("records"):
-        name = f"{r['subject']} {r['op']}" + (
-            f" {r['message']}" if isinstance(r["message"], str) else ""
-        )
+        message = r["message"] if isinstance(r["message"], str) else None
+        name = label(r["implementation"], (r["subject"], r["op"], message))
         n = int(r["n"])
         half = (
             stats.z_value(plan.confidence) * stats.se_mean(r["cpu_var"] or 0, n) / r["cpu_mean"]
@@ -102,9 +130,10 @@ def main(argv: list[str] | None = None) -> int:
         if half > plan.target_rel_halfwidth:
             capped += 1
         print(
-            f"{name:<44} {r['cpu_mean'] / 1e6:>10.4f} {100 * half:>8.2f}% {n:>7} "
+            f"{name:<56} {r['cpu_mean'] / 1e6:>10.4f} {100 * half:>8.2f}% {n:>7} "
             f"{spent.get(name, 0.0):>7.2f}"
         )
+    implementations_table(summary)
     print(
         f"\nprimitives: {len(items)} primitives + {len(primitives.reference_keys())} reference "
         f"handshake sets in {wall:.1f} s (target: at most {TARGET_SECONDS} s); "

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import math
 
+from chainlab.analysis.cost_model import STACK_ERROR_TARGET
 from chainlab.analysis.load import parse_json
 from chainlab.campaign.cost import CATEGORIES, REFERENCE_PREFIX
+from chainlab.campaign.implementations import REFERENCE
 from chainlab.report.builder import (
     Builder,
     ci,
@@ -28,7 +30,6 @@ def headline(b: Builder) -> list[tuple[str, str]]:
     if m.empty:
         return []
     out = []
-    stacks = b.a.summary.set_index("scenario_id")["stack"] if "stack" in b.a.summary else None
     for side in ("server", "client"):
         err = m[f"{side}_error"].dropna()
         if err.empty:
@@ -40,18 +41,14 @@ def headline(b: Builder) -> list[tuple[str, str]]:
             f": predicted {ci_of(r, f'{side}_predicted', 4)} ms, measured "
             f"{ci_of(r, f'{side}_measured', 4)} ms"
         )
-        by_stack = (
-            m.loc[err.index].assign(stack=lambda d: d["scenario_id"].map(stacks))
-            if stacks is not None
-            else None
-        )
-        per_stack = by_stack is not None and by_stack["stack"].nunique() > 1
+        by_stack = m.loc[err.index]
+        per_stack = by_stack[f"{side}_stack"].nunique() > 1
         if per_stack:
-            # Unlike scenarios: the model prices one library's primitives for every stack,
-            # so its error is a stack's, said per stack.
+            # Each stack is priced with its own primitives and overhead; its error is its
+            # own, said per stack (the side's stack).
             answer += "; per stack: " + ", ".join(
                 f"{100 * g[f'{side}_error'].median():+.1f} % on {stack} ({len(g)})"
-                for stack, g in by_stack.groupby("stack", sort=True)
+                for stack, g in by_stack.groupby(f"{side}_stack", sort=True)
             )
         # The per-stack breakdown names the stacks; the setting says what else is mixed.
         answer += b.setting(m.loc[err.index, "scenario_id"], but=("stack",) if per_stack else ())
@@ -74,10 +71,12 @@ def build(b: Builder) -> Section | None:
     prims = a.primitives[~a.primitives["subject"].str.startswith(REFERENCE_PREFIX)]
     s.blocks.append(
         f"Each handshake's operations (docs/methods/cost-model.md#cost-model) priced with the "
-        f"{len(prims)} primitives this store holds, timed in-process through the engine's "
-        "OpenSSL (`chainlab-engine primitives`: CPU per operation), plus the TLS overhead "
-        f"measured by {len(refs)} sets of reference handshakes (their cost beyond their "
-        "own primitives, as a line in the KiB a handshake carries). Predicted intervals "
+        f"{len(prims)} primitives this store holds, each side's in the implementation its "
+        "stack runs them with, timed in-process by the engine that links it (`primitives`: "
+        "CPU per operation; docs/methods/cost-model.md#implementations), plus the side's "
+        f"stack's TLS overhead measured by {len(refs)} sets of reference handshakes (their "
+        "cost beyond their own primitives, as a line in the KiB a handshake carries). "
+        "Predicted intervals "
         "come from the primitives' and the references' standard errors; measured ones "
         f"are the scenarios' {b.level} intervals. Residual = measured CPU − the CPU of "
         "the side's primitives alone: what the primitives do not explain (TLS state "
@@ -123,6 +122,7 @@ def build(b: Builder) -> Section | None:
                 cols,
             )
         )
+        stacks_block(b, s)
         parts = m[
             ["scenario_id"]
             + [f"{side}_{c}" for side in ("server", "client") for c in (*CATEGORIES, "residual")]
@@ -136,6 +136,7 @@ def build(b: Builder) -> Section | None:
             )
         )
     cols = [
+        ("implementation", implementation_names(prims)),
         ("subject", list(prims["subject"])),
         (
             "operation",
@@ -156,6 +157,7 @@ def build(b: Builder) -> Section | None:
     )
     if len(refs):
         cols = [
+            ("stack", implementation_names(refs)),
             ("reference", [x[len(REFERENCE_PREFIX) :] for x in refs["subject"]]),
             ("mode", list(refs["op"])),
             ("n", ints(refs["n"])),
@@ -174,6 +176,60 @@ def build(b: Builder) -> Section | None:
             )
         )
     return s
+
+
+def implementation_names(frame) -> list[str]:
+    """Each row's implementation (a reference handshake's stack); a store before schema 13
+    holds none: its rows are OpenSSL 3.5's."""
+    if "implementation" not in frame:
+        return [REFERENCE] * len(frame)
+    return [x if isinstance(x, str) and x else REFERENCE for x in frame["implementation"]]
+
+
+def stacks_block(b: Builder, s: Section) -> None:
+    """The model's error per stack, where the store holds more than one on a side: the
+    median, the worst scenario with its intervals, and, for a stack outside the target,
+    which operations the model prices from another implementation."""
+    st = b.a.cost_model_stacks
+    if st.empty or st.groupby("side")["stack"].nunique().max() < 2:
+        return
+    cols = [
+        ("side", list(st["side"])),
+        ("stack", list(st["stack"])),
+        ("scenarios", ints(st["n"])),
+        ("median error", percents(st["median_error"])),
+        ("median |error|", percents(st["median_abs_error"])),
+        ("worst", codes(st["worst_scenario"])),
+        ("its error", percents(st["worst_error"])),
+        ("predicted ms", ci(st, "worst_predicted", 4)),
+        ("measured ms", ci(st, "worst_measured", 4)),
+        ("priced from OpenSSL 3.5", list(st["borrowed"])),
+    ]
+    s.blocks.append(
+        b.table(
+            "cost_model_stacks",
+            "Cost model per stack",
+            f"Each side's CPU against its stack's prediction; target: median |error| within "
+            f"{100 * STACK_ERROR_TARGET:g} %. The last column names the operations that "
+            "stack's engine cannot time, priced with OpenSSL 3.5's figures.",
+            st,
+            cols,
+        )
+    )
+    off = st[~st["within_target"]]
+    for r in off.to_dict("records"):
+        why = (
+            f"it prices {r['borrowed']} with OpenSSL 3.5's figures (that stack's engine "
+            "does not time them)"
+            if r["borrowed"]
+            else "every operation is priced in the stack's own implementation, so the "
+            "difference is the stack's handshake cost beyond its primitives, which the "
+            "reference handshakes' line does not follow here"
+        )
+        s.blocks.append(
+            f"The {r['side']} CPU on {r['stack']} is off by a median "
+            f"{100 * r['median_error']:+.1f} % over {r['n']} scenarios: {why}."
+        )
 
 
 def hardware_counters_line(a) -> str:
