@@ -1,13 +1,14 @@
-//! `primitives` for the engines that time signatures only (BoringSSL, rustls): the flags, the
-//! message, the timing loop and the record, as `chainlab-engine primitives` writes them, so a
-//! sign or verify figure of any stack's implementation stands beside OpenSSL's.
+//! `primitives` for the engines other than OpenSSL's (BoringSSL and rustls time their
+//! signatures, rustls also its key exchange): the flags, the message, the timing loops and
+//! the record, as `chainlab-engine primitives` writes them, so a figure of any stack's
+//! implementation stands beside OpenSSL's.
 //!
 //! The message is the CertificateVerify content (RFC 8446, 4.4.3: 64 spaces, the server's
 //! context string, a zero byte, a 32-byte transcript hash; 130 bytes). The engine makes the
 //! key and one signature before the first timed operation and times each operation alone
 //! (wall and thread CPU); it never summarizes.
 
-use std::io::Write as _;
+use std::io::Write;
 use std::time::Instant;
 
 use anyhow::{bail, Result};
@@ -29,12 +30,40 @@ pub enum SignatureOp {
     Sign,
     /// Verify its signature (the client's side).
     Verify,
+    /// A key-exchange group's key share: key generation and its public encoding (the
+    /// client's side; with a Diffie-Hellman group, both sides').
+    Keygen,
+    /// Encapsulate to the client's share (a KEM or a hybrid: the server's side).
+    Encaps,
+    /// Decapsulate the server's ciphertext (a KEM or a hybrid: the client's side).
+    Decaps,
+    /// Derive the shared secret from the peer's share (a Diffie-Hellman group).
+    Derive,
+}
+
+impl SignatureOp {
+    /// The `--op` value.
+    pub fn name(self) -> &'static str {
+        match self {
+            SignatureOp::Sign => "sign",
+            SignatureOp::Verify => "verify",
+            SignatureOp::Keygen => "keygen",
+            SignatureOp::Encaps => "encaps",
+            SignatureOp::Decaps => "decaps",
+            SignatureOp::Derive => "derive",
+        }
+    }
+
+    fn is_signature(self) -> bool {
+        matches!(self, SignatureOp::Sign | SignatureOp::Verify)
+    }
 }
 
 /// `primitives`: the OpenSSL engine's flags for the operations these engines time.
 #[derive(Debug, Clone, Args)]
 pub struct SignatureArgs {
-    /// Signature algorithm (`pki --chain` name).
+    /// Signature algorithm (`pki --chain` name), or a key-exchange group (OpenSSL
+    /// `--groups` name) where the engine times its key exchange.
     #[arg(long)]
     pub subject: String,
     #[arg(long, value_enum)]
@@ -87,14 +116,79 @@ pub trait Signing {
     fn verify(&self, message: &[u8], signature: &[u8]) -> Result<bool>;
 }
 
-/// Times `args.op` on `key`, one record per operation on standard output.
-pub fn run(args: &SignatureArgs, key: &dyn Signing) -> Result<()> {
+/// A key-exchange group's operations as a TLS 1.3 handshake runs them: `prepare` makes
+/// what an operation needs beforehand (the peer's share, a ciphertext) and returns the
+/// operation alone, which is what is timed.
+pub trait KeyExchange {
+    fn prepare(&self, op: SignatureOp) -> Result<Box<dyn Fn() -> Result<()> + '_>>;
+}
+
+/// Times `args.op` on a key-exchange group, one record per operation on standard output.
+pub fn run_key_exchange(args: &SignatureArgs, group: &dyn KeyExchange) -> Result<()> {
+    if args.op.is_signature() {
+        bail!(
+            "--op {}: --subject {:?} is a key-exchange group; allowed: keygen, encaps, decaps, derive",
+            args.op.name(),
+            args.subject
+        );
+    }
+    start(args)?;
+    let operation = group.prepare(args.op)?;
+    let mut out = std::io::stdout().lock();
+    for seq in 0..args.warmup + args.count {
+        let cpu_start = ThreadCpu::now();
+        let start = Instant::now();
+        operation()?;
+        let wall_ns = start.elapsed().as_nanos() as u64;
+        let cpu_ns = ThreadCpu::now().since(cpu_start).total_ns;
+        write_sample(&mut out, args, None, seq, wall_ns, cpu_ns)?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn start(args: &SignatureArgs) -> Result<()> {
     if args.count == 0 {
         bail!("--count 0: must be at least 1");
     }
     if let Some(cpus) = &args.cpus {
         crate::cpu::pin(cpus)?;
     }
+    Ok(())
+}
+
+fn write_sample(
+    out: &mut impl Write,
+    args: &SignatureArgs,
+    message_bytes: Option<usize>,
+    seq: u64,
+    wall_ns: u64,
+    cpu_ns: u64,
+) -> Result<()> {
+    let sample = Sample {
+        event: EVENT,
+        subject: &args.subject,
+        op: args.op.name(),
+        message_bytes,
+        warmup: seq < args.warmup,
+        seq,
+        wall_ns,
+        cpu_ns,
+    };
+    serde_json::to_writer(&mut *out, &sample)?;
+    out.write_all(b"\n")?;
+    Ok(())
+}
+
+/// Times `args.op` on `key`, one record per operation on standard output.
+pub fn run(args: &SignatureArgs, key: &dyn Signing) -> Result<()> {
+    if !args.op.is_signature() {
+        bail!(
+            "--op {}: this engine times signatures only; allowed: sign, verify",
+            args.op.name()
+        );
+    }
+    start(args)?;
     let message = cv_message();
     let signature = key.sign(&message)?;
     if !key.verify(&message, &signature)? {
@@ -103,36 +197,18 @@ pub fn run(args: &SignatureArgs, key: &dyn Signing) -> Result<()> {
             args.subject
         );
     }
-    let op = match args.op {
-        SignatureOp::Sign => "sign",
-        SignatureOp::Verify => "verify",
-    };
     let mut out = std::io::stdout().lock();
     for seq in 0..args.warmup + args.count {
         let cpu_start = ThreadCpu::now();
         let start = Instant::now();
-        match args.op {
-            SignatureOp::Sign => {
-                std::hint::black_box(key.sign(&message)?);
-            }
-            SignatureOp::Verify => {
-                if !key.verify(&message, &signature)? {
-                    bail!("{}: a signature did not verify", args.subject);
-                }
-            }
+        if args.op == SignatureOp::Sign {
+            std::hint::black_box(key.sign(&message)?);
+        } else if !key.verify(&message, &signature)? {
+            bail!("{}: a signature did not verify", args.subject);
         }
-        let sample = Sample {
-            event: EVENT,
-            subject: &args.subject,
-            op,
-            message_bytes: Some(message.len()),
-            warmup: seq < args.warmup,
-            seq,
-            wall_ns: start.elapsed().as_nanos() as u64,
-            cpu_ns: ThreadCpu::now().since(cpu_start).total_ns,
-        };
-        serde_json::to_writer(&mut out, &sample)?;
-        out.write_all(b"\n")?;
+        let wall_ns = start.elapsed().as_nanos() as u64;
+        let cpu_ns = ThreadCpu::now().since(cpu_start).total_ns;
+        write_sample(&mut out, args, Some(message.len()), seq, wall_ns, cpu_ns)?;
     }
     out.flush()?;
     Ok(())

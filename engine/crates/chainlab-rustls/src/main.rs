@@ -18,6 +18,7 @@ mod io;
 mod liboqs;
 mod mtc;
 mod primitives;
+mod primitives_kex;
 mod server;
 mod tls;
 

@@ -19,6 +19,8 @@ use aws_lc_rs::signature::{
 use chainlab_record::args::SignatureImpl;
 use chainlab_record::primitives::{self, SignatureArgs, Signing};
 
+use crate::primitives_kex as kex;
+
 /// ML-DSA, which both implementations have.
 const ML_DSA: [&str; 3] = ["ML-DSA-44", "ML-DSA-65", "ML-DSA-87"];
 /// aws-lc's classical algorithms, as rustls signs them in TLS 1.3 (ecdsa_secp256r1_sha256,
@@ -33,6 +35,12 @@ const CLASSICAL: [&str; 5] = [
 
 pub fn run(args: &SignatureArgs) -> Result<()> {
     let subject = args.subject.as_str();
+    if let Some(group) = kex::Group::named(subject) {
+        if args.signature_impl != SignatureImpl::Stack {
+            bail!("--signature-impl liboqs: a key-exchange group is aws-lc's only");
+        }
+        return primitives::run_key_exchange(args, &group);
+    }
     match args.signature_impl {
         SignatureImpl::Stack if ML_DSA.contains(&subject) => {
             primitives::run(args, &AwsLc::generate(subject)?)
@@ -44,8 +52,9 @@ pub fn run(args: &SignatureArgs) -> Result<()> {
             primitives::run(args, &Liboqs::generate(subject)?)
         }
         SignatureImpl::Stack => bail!(
-            "--subject {subject:?}: the rustls engine times aws-lc's algorithms only; allowed: {}",
-            [&ML_DSA[..], &CLASSICAL[..]].concat().join(", ")
+            "--subject {subject:?}: the rustls engine times aws-lc's algorithms only; allowed: {}, {}",
+            [&ML_DSA[..], &CLASSICAL[..]].concat().join(", "),
+            kex::GROUPS.join(", ")
         ),
         SignatureImpl::Liboqs => bail!(
             "--subject {subject:?}: --signature-impl liboqs times ML-DSA only; allowed: {}",

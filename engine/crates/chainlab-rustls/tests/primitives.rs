@@ -58,6 +58,32 @@ fn aws_lc_classical_signatures_sign_and_verify() {
 }
 
 #[test]
+fn aws_lc_key_exchange_runs_each_groups_operations() {
+    let kem = ["keygen", "encaps", "decaps"];
+    let dh = ["keygen", "derive"];
+    for (group, ops) in [
+        ("X25519MLKEM768", &kem[..]),
+        ("SecP256r1MLKEM768", &kem[..]),
+        ("MLKEM768", &kem[..]),
+        ("MLKEM1024", &kem[..]),
+        ("X25519", &dh[..]),
+        ("P-256", &dh[..]),
+        ("P-384", &dh[..]),
+    ] {
+        for op in ops {
+            let (code, records, err) =
+                primitives(&["--subject", group, "--op", op, "--count", "2"]);
+            assert_eq!(code, Some(0), "{group} {op}: {err}");
+            assert_eq!(records.len(), 3, "one warm-up and two timed");
+            assert!(records.iter().all(|r| r["subject"] == group
+                && r["op"] == *op
+                && r["message_bytes"].is_null()
+                && r["cpu_ns"].as_u64().unwrap() > 0));
+        }
+    }
+}
+
+#[test]
 fn what_it_does_not_time_is_refused_in_one_line() {
     for (args, says) in [
         (
@@ -74,6 +100,14 @@ fn what_it_does_not_time_is_refused_in_one_line() {
                 "liboqs",
             ][..],
             "times ML-DSA only",
+        ),
+        (
+            &["--subject", "X25519", "--op", "encaps"][..],
+            "allowed: keygen, derive",
+        ),
+        (
+            &["--subject", "MLKEM768", "--op", "verify"][..],
+            "is a key-exchange group",
         ),
     ] {
         let (code, records, err) = primitives(args);
