@@ -9,8 +9,9 @@ cost model prices each operation with the primitives of the implementation that 
 (`candidates`), timed by an engine that links that implementation (`timer`): each engine's
 `primitives` times its own.
 
-What an engine cannot time (key exchange and decompression on the non-OpenSSL engines:
-their `primitives` time their own library's signatures only) is priced with the reference
+What an engine cannot time (decompression on the non-OpenSSL engines, and key exchange on
+BoringSSL's and Go's: their `primitives` time their own library's signatures, rustls' also
+its key exchange) is priced with the reference
 implementation's figure, OpenSSL 3.5, and the prediction names it as *borrowed*, so a report
 says which operation the model prices from another library.
 
@@ -23,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from chainlab.campaign.algorithms import ALGORITHM_FAMILY, LIBOQS_FAMILIES
-from chainlab.campaign.stacks import OPENSSL_STACKS, OWN_MLDSA_AND_CLASSICAL
+from chainlab.campaign.stacks import CAPABILITIES, OPENSSL_STACKS, OWN_MLDSA_AND_CLASSICAL
 
 # The implementation whose primitives price what another cannot time, and what a row
 # without an implementation was measured with.
@@ -38,6 +39,9 @@ OWN: dict[str, str] = {
     "go": "go",
 }
 SIGNATURE_OPS = ("sign", "verify")
+# The engines other than OpenSSL's that time their library's key exchange: rustls, every
+# group it has (engine/crates/chainlab-rustls/src/primitives_kex.rs).
+KEY_EXCHANGE_TIMED: dict[str, tuple[str, ...]] = {"rustls": CAPABILITIES["rustls"].groups or ()}
 ML_DSA = ("ML-DSA-44", "ML-DSA-65", "ML-DSA-87")
 
 
@@ -55,10 +59,10 @@ def _engine_times(stack: str, subject: str, op: str, message: str | None) -> boo
     if stack in OPENSSL_STACKS:
         return True  # the OpenSSL engine times every operation chainlab places
     # The other engines time a signature over the CertificateVerify content only
-    # (chainlab_record::primitives, engine/go/primitives.go).
-    if op not in SIGNATURE_OPS or message != "cv":
-        return False
-    return subject in OWN_MLDSA_AND_CLASSICAL
+    # (chainlab_record::primitives, engine/go/primitives.go); rustls' also its groups.
+    if op in SIGNATURE_OPS:
+        return message == "cv" and subject in OWN_MLDSA_AND_CLASSICAL
+    return subject in KEY_EXCHANGE_TIMED.get(stack, ())
 
 
 def of(stack: str, signing: str | None, subject: str, op: str) -> str:

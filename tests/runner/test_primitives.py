@@ -5,12 +5,13 @@ campaign whose report's residuals are computed from the store."""
 import json
 import shutil
 import uuid
+from dataclasses import replace
 
 import duckdb
 import pytest
 
 from chainlab.analysis.analyze import analyze
-from chainlab.campaign import cost, estimate, implementations, load
+from chainlab.campaign import axes, cost, estimate, implementations, load
 from chainlab.campaign.model import PrimitivesPlan
 from chainlab.report import build_report
 from chainlab.runner import primitives
@@ -48,8 +49,8 @@ def test_items_cover_every_operation_and_the_references():
     assert ("X25519MLKEM768", "encaps", None) in keys
     assert ("ECDSA-P256", "verify", "cert") in keys  # the ecdsa reference's
     assert ("SLH-DSA-SHAKE-128f", "verify", "cert") not in keys  # a leaf never signs certs
-    # A rustls server signs with aws-lc (its engine times it) and encapsulates with aws-lc,
-    # which no engine times: OpenSSL 3.5's figure is measured for it.
+    # A rustls server signs and encapsulates with aws-lc (its engine times both); a Go
+    # server's encapsulation no engine times: OpenSSL 3.5's figure is measured for it.
     c2 = load(REPO / "campaigns" / "stacks.toml")
     rustls = [
         s
@@ -61,8 +62,14 @@ def test_items_cover_every_operation_and_the_references():
     timed = {i.timing_key: i.timer.engine for i in primitives.items_for(rustls[:1])}
     leaf = rustls[0].hierarchy[-1]
     assert timed[("aws-lc", leaf, "sign", "cv")] == "rustls"
-    assert timed[("openssl-3.5", rustls[0].kex, "encaps", None)] == "openssl-3.5"
-    # The rustls references' ECDSA leaf: aws-lc's, which the rustls engine does not time.
+    assert timed[("aws-lc", rustls[0].kex, "encaps", None)] == "rustls"
+    go = [replace(rustls[0], levers=((axes.STACK.key, ("go", "go")),))]
+    timed_go = {i.timing_key: i.timer.engine for i in primitives.items_for(go)}
+    assert timed_go[("openssl-3.5", rustls[0].kex, "encaps", None)] == "openssl-3.5"
+    assert timed_go[("go", "ML-DSA-65", "sign", "cv")] == "go"
+    # The references run on each stack: the rustls ones' ECDSA leaf in aws-lc, the OpenSSL
+    # 3.5 ones' (always run: its overhead prices a stack without its own) in OpenSSL.
+    assert timed[("aws-lc", "ECDSA-P256", "sign", "cv")] == "rustls"
     assert timed[("openssl-3.5", "ECDSA-P256", "sign", "cv")] == "openssl-3.5"
     assert timed[("aws-lc", "ML-DSA-44", "verify", "cv")] == "rustls"  # the mldsa reference's
     every = {i.key for i in primitives.all_items()}
