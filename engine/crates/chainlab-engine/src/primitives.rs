@@ -22,7 +22,6 @@
 use std::ffi::{CStr, CString};
 use std::io::Write as _;
 use std::ptr;
-use std::time::Instant;
 
 use anyhow::{anyhow, bail, Context, Result};
 use foreign_types::ForeignType;
@@ -34,11 +33,11 @@ use openssl::rsa::Padding;
 use openssl::sign::{RsaPssSaltlen, Signer, Verifier};
 use openssl_sys as sys;
 
-use chainlab_record::primitives::{self, Sample};
+use chainlab_record::primitives;
 
 use crate::algorithms::{self, Algorithm, Family};
 use crate::cli::{MessageKind, PrimitiveOp, PrimitivesArgs};
-use crate::cpu::{self, ThreadCpu};
+use crate::cpu;
 use crate::ossl;
 use crate::pki::{self, keys};
 
@@ -114,26 +113,16 @@ pub fn run(args: &PrimitivesArgs) -> Result<()> {
         PrimitiveOp::Decompress | PrimitiveOp::MtcVerify => Some(args.message_bytes),
         _ => None,
     };
+    let record = primitives::Operation {
+        subject,
+        op: args.op.name(),
+        message_bytes,
+        warmup: args.warmup,
+    };
     let mut out = std::io::stdout().lock();
     for seq in 0..args.warmup + args.count {
-        let cpu_start = ThreadCpu::now();
-        let start = Instant::now();
         // One operation per counted span: callgrind counts each apart (cpu::counted_span).
-        cpu::counted_span(&mut operation)?;
-        let wall_ns = start.elapsed().as_nanos() as u64;
-        let cpu_ns = ThreadCpu::now().since(cpu_start).total_ns;
-        let sample = Sample {
-            event: primitives::EVENT,
-            subject,
-            op: args.op.name(),
-            message_bytes,
-            warmup: seq < args.warmup,
-            seq,
-            wall_ns,
-            cpu_ns,
-        };
-        serde_json::to_writer(&mut out, &sample)?;
-        out.write_all(b"\n")?;
+        record.time(&mut out, seq, || cpu::counted_span(&mut operation))?;
     }
     out.flush()?;
     Ok(())

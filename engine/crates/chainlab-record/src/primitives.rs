@@ -117,10 +117,10 @@ pub trait Signing {
 }
 
 /// A key-exchange group's operations as a TLS 1.3 handshake runs them: `prepare` makes
-/// what an operation needs beforehand (the peer's share, a ciphertext) and returns the
-/// operation alone, which is what is timed.
+/// what one operation needs beforehand (the peer's share, a started exchange, a ciphertext)
+/// and returns the operation alone, which is what is timed; it is called before each.
 pub trait KeyExchange {
-    fn prepare(&self, op: SignatureOp) -> Result<Box<dyn Fn() -> Result<()> + '_>>;
+    fn prepare(&self, op: SignatureOp) -> Result<Box<dyn FnOnce() -> Result<()> + '_>>;
 }
 
 /// Times `args.op` on a key-exchange group, one record per operation on standard output.
@@ -133,15 +133,11 @@ pub fn run_key_exchange(args: &SignatureArgs, group: &dyn KeyExchange) -> Result
         );
     }
     start(args)?;
-    let operation = group.prepare(args.op)?;
+    let record = operation(args, None);
     let mut out = std::io::stdout().lock();
     for seq in 0..args.warmup + args.count {
-        let cpu_start = ThreadCpu::now();
-        let start = Instant::now();
-        operation()?;
-        let wall_ns = start.elapsed().as_nanos() as u64;
-        let cpu_ns = ThreadCpu::now().since(cpu_start).total_ns;
-        write_sample(&mut out, args, None, seq, wall_ns, cpu_ns)?;
+        let prepared = group.prepare(args.op)?;
+        record.time(&mut out, seq, prepared)?;
     }
     out.flush()?;
     Ok(())
@@ -157,27 +153,51 @@ fn start(args: &SignatureArgs) -> Result<()> {
     Ok(())
 }
 
-fn write_sample(
-    out: &mut impl Write,
-    args: &SignatureArgs,
-    message_bytes: Option<usize>,
-    seq: u64,
-    wall_ns: u64,
-    cpu_ns: u64,
-) -> Result<()> {
-    let sample = Sample {
-        event: EVENT,
+/// One operation of a `primitives` run: what its record names.
+pub struct Operation<'a> {
+    pub subject: &'a str,
+    pub op: &'static str,
+    pub message_bytes: Option<usize>,
+    /// Operations before the timed ones.
+    pub warmup: u64,
+}
+
+impl Operation<'_> {
+    /// Runs operation number `seq` once, timed (wall and thread CPU), and writes its record.
+    pub fn time(
+        &self,
+        out: &mut impl Write,
+        seq: u64,
+        operation: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
+        let cpu_start = ThreadCpu::now();
+        let start = Instant::now();
+        operation()?;
+        let wall_ns = start.elapsed().as_nanos() as u64;
+        let cpu_ns = ThreadCpu::now().since(cpu_start).total_ns;
+        let sample = Sample {
+            event: EVENT,
+            subject: self.subject,
+            op: self.op,
+            message_bytes: self.message_bytes,
+            warmup: seq < self.warmup,
+            seq,
+            wall_ns,
+            cpu_ns,
+        };
+        serde_json::to_writer(&mut *out, &sample)?;
+        out.write_all(b"\n")?;
+        Ok(())
+    }
+}
+
+fn operation(args: &SignatureArgs, message_bytes: Option<usize>) -> Operation<'_> {
+    Operation {
         subject: &args.subject,
         op: args.op.name(),
         message_bytes,
-        warmup: seq < args.warmup,
-        seq,
-        wall_ns,
-        cpu_ns,
-    };
-    serde_json::to_writer(&mut *out, &sample)?;
-    out.write_all(b"\n")?;
-    Ok(())
+        warmup: args.warmup,
+    }
 }
 
 /// Times `args.op` on `key`, one record per operation on standard output.
@@ -197,18 +217,17 @@ pub fn run(args: &SignatureArgs, key: &dyn Signing) -> Result<()> {
             args.subject
         );
     }
+    let record = operation(args, Some(message.len()));
     let mut out = std::io::stdout().lock();
     for seq in 0..args.warmup + args.count {
-        let cpu_start = ThreadCpu::now();
-        let start = Instant::now();
-        if args.op == SignatureOp::Sign {
-            std::hint::black_box(key.sign(&message)?);
-        } else if !key.verify(&message, &signature)? {
-            bail!("{}: a signature did not verify", args.subject);
-        }
-        let wall_ns = start.elapsed().as_nanos() as u64;
-        let cpu_ns = ThreadCpu::now().since(cpu_start).total_ns;
-        write_sample(&mut out, args, Some(message.len()), seq, wall_ns, cpu_ns)?;
+        record.time(&mut out, seq, || {
+            if args.op == SignatureOp::Sign {
+                std::hint::black_box(key.sign(&message)?);
+            } else if !key.verify(&message, &signature)? {
+                bail!("{}: a signature did not verify", args.subject);
+            }
+            Ok(())
+        })?;
     }
     out.flush()?;
     Ok(())

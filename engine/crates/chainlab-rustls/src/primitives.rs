@@ -54,7 +54,7 @@ pub fn run(args: &SignatureArgs) -> Result<()> {
         SignatureImpl::Stack => bail!(
             "--subject {subject:?}: the rustls engine times aws-lc's algorithms only; allowed: {}, {}",
             [&ML_DSA[..], &CLASSICAL[..]].concat().join(", "),
-            kex::GROUPS.join(", ")
+            kex::Group::names().join(", ")
         ),
         SignatureImpl::Liboqs => bail!(
             "--subject {subject:?}: --signature-impl liboqs times ML-DSA only; allowed: {}",
