@@ -30,7 +30,7 @@ from pathlib import Path
 from chainlab import engine, stats
 from chainlab.campaign.implementations import REFERENCE
 from chainlab.campaign.model import PrimitivesPlan
-from chainlab.runner import primitives
+from chainlab.runner import primitives, primitives_cache
 from chainlab.store import Store
 
 TARGET_SECONDS = 180
@@ -40,7 +40,7 @@ def default_store(info: dict) -> Path:
     """Where a run without --store writes: beside this machine's primitives cache, named by
     its UTC start time."""
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    return primitives.cache_path(info).with_name(f"bench-primitives-{stamp}.duckdb")
+    return primitives_cache.cache_path(info).with_name(f"bench-primitives-{stamp}.duckdb")
 
 
 def label(implementation, key) -> str:
@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     wall = time.monotonic() - t0
     print("\r" + " " * 60)
     with Store.create(args.store) as st:
-        st.begin_run(primitives.run_row(run_id, engine.info(), "bench primitives"))
+        st.begin_run(primitives_cache.run_row(run_id, engine.info(), "bench primitives"))
         st.write_primitives(out.rows)
         st.end_run(run_id, "completed")
         summary = st.primitive_summary()

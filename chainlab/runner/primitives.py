@@ -1,6 +1,7 @@
 """The cost model's inputs, measured (docs/methods/cost-model.md#cost-model): every cryptographic
-primitive a set of scenarios uses, timed in-process by `chainlab-engine primitives`, and
-the reference handshakes that measure the TLS overhead beyond them.
+primitive a set of scenarios uses, timed in-process by the `primitives` of an engine that
+links the implementation that runs it (docs/methods/cost-model.md#implementations), and the
+reference handshakes of each stack that measure the TLS overhead beyond them.
 
 Sampling, per primitive: a pilot batch, then batches sized from the pilot's coefficient of
 variation until the Student-t interval of the mean CPU time is within
@@ -9,38 +10,33 @@ variation until the Student-t interval of the mean CPU time is within
 stop at the cap: that is how a run's time stays bounded). Each batch is one engine process
 whose first operation is an unrecorded warm-up.
 
-Cache: the rows are kept in a store per machine and engine build
-(`$CHAINLAB_PRIMITIVES_CACHE`, else `~/.cache/chainlab/primitives/<key>.duckdb`), so a
-second campaign on the same machine takes them from there; a cached primitive that does not
-meet the asked interval (and did not reach the cap) is measured further.
+Cache (chainlab.runner.primitives_cache): the rows are kept in a store per machine and engine
+build, so a second campaign on the same machine takes them from there; a cached primitive that
+does not meet the asked interval (and did not reach the cap) is measured further.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
-import os
 import statistics
 import subprocess
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
 
-from chainlab import __version__, engine, machine, stats
+from chainlab import engine, stats
 from chainlab.campaign import axes, certificates, cost, estimate, implementations
 from chainlab.campaign.algorithms import ALGORITHM_NAMES, CERT_COMPRESSIONS, GROUPS
 from chainlab.campaign.model import PrimitivesPlan, SamplingPolicy, Scenario
 from chainlab.campaign.stacks import DEFAULT_STACK, OPENSSL_STACKS, OWN_MLDSA_AND_CLASSICAL
 from chainlab.errors import ChainlabError
 from chainlab.network.profile import LOOPBACK
+from chainlab.runner.primitives_cache import cache_path, cached_rows, now, save_to_cache
 from chainlab.runner.scenario import RunContext, ScenarioExecution
-from chainlab.store import Store
 from chainlab.store.views import summarize_rows
 
 # The CertificateVerify content the engine signs (its CV_MESSAGE_BYTES).
@@ -54,10 +50,17 @@ MIN_SAMPLES = 5
 # primitive, so a primitive is left short of its interval only if this many batches all
 # fell short (a later run would then measure it further).
 MAX_BATCHES = 20
-# Measured handshakes per reference (after REFERENCE_WARMUP): each costs 1-3 ms here, so a
-# reference takes about a second; 300 put the mean's 95 % interval near 2 % (CV about 0.2).
+# Measured handshakes per reference (after REFERENCE_WARMUP each round): each costs 1-3 ms
+# here, so a reference takes about a second; 300 put the mean's 95 % interval near 2 % (CV
+# about 0.2).
 REFERENCE_COUNT = 300
 REFERENCE_WARMUP = 20
+# The references of a stack are taken in this many rounds, interleaved (ecdsa, ecdsa resumed,
+# mldsa, then again), so that a slow second of the host weighs on every reference a little
+# rather than on one of them whole: one of 300 ML-DSA handshakes taken at once here measured
+# 1.06 ms of client CPU (median) in one run and 0.76 ms in the next, the ECDSA ones unmoved, and
+# the overhead line through the two predicted +31 % for that stack's ML-DSA scenarios.
+REFERENCE_ROUNDS = 3
 # Engine process time beyond its operations (start, key generation of the slowest SLH-DSA
 # sets): the batch timeout's margin.
 BATCH_MARGIN_S = 60.0
@@ -190,117 +193,6 @@ def stack_items() -> list[Item]:
     return out
 
 
-# -- cache -----------------------------------------------------------------------------
-
-
-def cache_path(info: dict) -> Path:
-    """The cache store of this machine and engine build."""
-    facts = machine.describe()
-    key = {
-        "cpu_model": facts.get("cpu_model"),
-        "cores": facts.get("cores"),
-        "kernel": facts.get("kernel"),
-        "engine_version": info.get("engine_version"),
-        "openssl": info["openssl_build"].get("openssl_version"),
-        "patch": info["openssl_build"].get("patch_sha256_16"),
-        "engine_sha256": engine.binary_sha256(),
-        # Every other engine that times its own implementation's primitives, as built.
-        "stack_engines": _stack_engine_hashes(),
-    }
-    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
-    if os.environ.get("CHAINLAB_PRIMITIVES_CACHE"):
-        root = Path(os.environ["CHAINLAB_PRIMITIVES_CACHE"])
-    else:
-        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        root = Path(base) / "chainlab" / "primitives"
-    return root / f"{digest}.duckdb"
-
-
-def _stack_engine_hashes() -> dict[str, str]:
-    out = {}
-    for stack in engine.STACK_BINARIES:
-        if stack == DEFAULT_STACK:
-            continue
-        try:
-            out[stack] = engine.binary_sha256(engine.stack_path(stack))
-        except (ChainlabError, OSError):
-            continue  # not built: nothing of it is cached
-    return out
-
-
-def cached_rows(path: Path) -> list[dict]:
-    """The cache's rows ([] without a cache, or when another process holds it)."""
-    if not path.exists():
-        return []
-    try:
-        with Store.open(path) as st:
-            frame = st.primitive_rows()
-    except ChainlabError:
-        return []
-    return [_plain(r) for r in frame.to_dict("records")]
-
-
-# Integer columns of primitive_samples (pandas turns them into floats where one is NULL).
-_INTEGER_COLUMNS = ("message_bytes", "seq", "wall_ns", "cpu_ns", "server_cpu_ns")
-
-
-def _plain(row: dict) -> dict:
-    """A stored row as the writer takes it: None for NULL, ints for integer columns."""
-    out = {}
-    for k, v in row.items():
-        if v is None or (isinstance(v, float) and math.isnan(v)):
-            out[k] = None
-        elif k in _INTEGER_COLUMNS:
-            out[k] = int(v)
-        elif isinstance(v, pd.Timestamp):
-            out[k] = v.to_pydatetime()
-        else:
-            out[k] = v
-    return out
-
-
-def save_to_cache(path: Path, rows: list[dict], info: dict) -> str | None:
-    """Adds measured rows to the cache; a reason when it could not (the run goes on)."""
-    if not rows:
-        return None
-    try:
-        with Store.open_or_create(path) as st:
-            cache_run = st.query("SELECT run_id FROM runs ORDER BY started_at LIMIT 1")
-            if cache_run.empty:
-                run_id = uuid.uuid4().hex
-                st.begin_run(run_row(run_id, info, "primitives cache"))
-                st.end_run(run_id, "completed")
-            else:
-                run_id = cache_run.iloc[0, 0]
-            st.write_primitives([{**r, "run_id": run_id} for r in rows])
-    except ChainlabError as e:
-        return str(e)
-    return None
-
-
-def run_row(run_id: str, info: dict, what: str) -> dict:
-    return {
-        "run_id": run_id,
-        "started_at": _now(),
-        "status": "running",
-        "campaign_file_name": f"({what})",
-        "campaign_file_sha256": hashlib.sha256(b"").hexdigest(),
-        "campaign_toml": "",
-        "chainlab_version": __version__,
-        "chainlab_commit": None,
-        "engine_info": info,
-        "openssl_version": info["openssl_build"]["openssl_version"],
-        "openssl_patch_sha": info["openssl_build"]["patch_sha256_16"],
-        "machine": machine.describe(),
-        "libraries": machine.libraries(),
-        "options": {"what": what},
-    }
-
-
-def _now() -> datetime:
-    return datetime.now(UTC).replace(tzinfo=None)
-
-
 # -- measuring -------------------------------------------------------------------------
 
 
@@ -362,7 +254,7 @@ def time_item(
                 f"primitive {item.implementation} {item.subject} {item.op}: "
                 + (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
             )
-        at = _now()
+        at = now()
         for line in done.stdout.splitlines():
             rec = json.loads(line)
             if rec.get("warmup"):
@@ -395,15 +287,17 @@ class _Quiet:
         return lambda *a, **k: None
 
 
-def reference_scenario(name: str, mode: str, stack: str = DEFAULT_STACK) -> Scenario:
+def reference_scenario(
+    name: str, mode: str, stack: str = DEFAULT_STACK, count: int = REFERENCE_COUNT
+) -> Scenario:
     hierarchy, kex, served, _modes = cost.REFERENCES[name]
     policy = SamplingPolicy(
         mode="fixed",
-        count=REFERENCE_COUNT,
+        count=count,
         target_rel_halfwidth=0.02,
         confidence=0.95,
-        min=REFERENCE_COUNT,
-        max=REFERENCE_COUNT,
+        min=count,
+        max=count,
         time_cap_s=None,
         warmup=REFERENCE_WARMUP,
         batch_warmup=1,
@@ -434,10 +328,12 @@ def time_reference(
     workdir: Path,
     run_id: str,
     stack: str = DEFAULT_STACK,
+    count: int = REFERENCE_COUNT,
+    first_seq: int = 0,
 ) -> list[dict]:
-    """Reference handshakes through a stack's real server and client: per handshake,
-    latency, both sides' CPU and the bytes carried."""
-    s = reference_scenario(name, mode, stack)
+    """`count` reference handshakes through a stack's real server and client: per
+    handshake, latency, both sides' CPU and the bytes carried (numbered from `first_seq`)."""
+    s = reference_scenario(name, mode, stack, count)
     ctx = RunContext(engine_bin, run_id, seed, workdir, {}, _Quiet())
     ex = ScenarioExecution(ctx, s)
     try:
@@ -452,7 +348,7 @@ def time_reference(
             f"reference handshakes {name} ({mode}, {stack}) failed: {ex.state.failure_cause}: "
             f"{ex.state.failure_detail}"
         )
-    at = _now()
+    at = now()
     out = []
     for r in ex.result().samples:
         if r["warmup"] or r["outcome"] != "ok" or r["server_cpu_ns"] is None:
@@ -465,7 +361,7 @@ def time_reference(
                 "op": mode,
                 "message": None,
                 "message_bytes": None,
-                "seq": r["seq"],
+                "seq": first_seq + r["seq"],
                 "wall_ns": r["total_ns"],
                 "cpu_ns": r["client_cpu_ns"],
                 "server_cpu_ns": r["server_cpu_ns"],
@@ -530,20 +426,35 @@ def ensure(
         new += got
         keep += [{**r, "run_id": run_id, "implementation": item.implementation} for r in have]
         keep += got
-    for j, key in enumerate(refs):
-        stack, subject, mode = key[0], key[1], key[2]
-        name = subject[len(cost.REFERENCE_PREFIX) :]
-        if on_item is not None:
-            on_item(Item(subject, mode, None, None, stack), len(items) + j, total)
+    missing = []
+    for key in refs:
         have = by_key.get(key, [])
         if len(have) >= REFERENCE_COUNT:
             n_cached += 1
-            keep += [{**r, "run_id": run_id, "implementation": stack} for r in have]
-            continue
-        got = time_reference(engine_bin, name, mode, seed, workdir, run_id, stack)
-        n_measured += 1
-        new += got
-        keep += got
+            keep += [{**r, "run_id": run_id, "implementation": key[0]} for r in have]
+        else:
+            missing.append(key)
+    n_measured += len(missing)
+    per_round = math.ceil(REFERENCE_COUNT / REFERENCE_ROUNDS)
+    for round_ in range(REFERENCE_ROUNDS):
+        for j, (stack, subject, mode, _message) in enumerate(missing):
+            if on_item is not None:
+                done = len(items) + (len(refs) - len(missing)) + j
+                on_item(Item(subject, mode, None, None, stack), done, total)
+            name = subject[len(cost.REFERENCE_PREFIX) :]
+            got = time_reference(
+                engine_bin,
+                name,
+                mode,
+                seed,
+                workdir,
+                run_id,
+                stack,
+                per_round,
+                first_seq=round_ * per_round,
+            )
+            new += got
+            keep += got
     note = save_to_cache(path, new, info) if write_cache else None
     return Outcome(keep, n_measured, n_cached, time.monotonic() - t0, note)
 

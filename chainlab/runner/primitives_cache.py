@@ -1,0 +1,131 @@
+"""The primitives cache: the rows `chainlab.runner.primitives` measured, kept in a store per
+machine and engine build (`$CHAINLAB_PRIMITIVES_CACHE`, else
+`~/.cache/chainlab/primitives/<key>.duckdb`), so a second campaign on the same machine takes
+them from there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pandas as pd
+
+from chainlab import __version__, engine, machine
+from chainlab.campaign.stacks import DEFAULT_STACK
+from chainlab.errors import ChainlabError
+from chainlab.store import Store
+
+
+def cache_path(info: dict) -> Path:
+    """The cache store of this machine and engine build."""
+    facts = machine.describe()
+    key = {
+        "cpu_model": facts.get("cpu_model"),
+        "cores": facts.get("cores"),
+        "kernel": facts.get("kernel"),
+        "engine_version": info.get("engine_version"),
+        "openssl": info["openssl_build"].get("openssl_version"),
+        "patch": info["openssl_build"].get("patch_sha256_16"),
+        "engine_sha256": engine.binary_sha256(),
+        # Every other engine that times its own implementation's primitives, as built.
+        "stack_engines": _stack_engine_hashes(),
+    }
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+    if os.environ.get("CHAINLAB_PRIMITIVES_CACHE"):
+        root = Path(os.environ["CHAINLAB_PRIMITIVES_CACHE"])
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        root = Path(base) / "chainlab" / "primitives"
+    return root / f"{digest}.duckdb"
+
+
+def _stack_engine_hashes() -> dict[str, str]:
+    out = {}
+    for stack in engine.STACK_BINARIES:
+        if stack == DEFAULT_STACK:
+            continue
+        try:
+            out[stack] = engine.binary_sha256(engine.stack_path(stack))
+        except (ChainlabError, OSError):
+            continue  # not built: nothing of it is cached
+    return out
+
+
+def cached_rows(path: Path) -> list[dict]:
+    """The cache's rows ([] without a cache, or when another process holds it)."""
+    if not path.exists():
+        return []
+    try:
+        with Store.open(path) as st:
+            frame = st.primitive_rows()
+    except ChainlabError:
+        return []
+    return [_plain(r) for r in frame.to_dict("records")]
+
+
+# Integer columns of primitive_samples (pandas turns them into floats where one is NULL).
+_INTEGER_COLUMNS = ("message_bytes", "seq", "wall_ns", "cpu_ns", "server_cpu_ns")
+
+
+def _plain(row: dict) -> dict:
+    """A stored row as the writer takes it: None for NULL, ints for integer columns."""
+    out = {}
+    for k, v in row.items():
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            out[k] = None
+        elif k in _INTEGER_COLUMNS:
+            out[k] = int(v)
+        elif isinstance(v, pd.Timestamp):
+            out[k] = v.to_pydatetime()
+        else:
+            out[k] = v
+    return out
+
+
+def save_to_cache(path: Path, rows: list[dict], info: dict) -> str | None:
+    """Adds measured rows to the cache; a reason when it could not (the run goes on)."""
+    if not rows:
+        return None
+    try:
+        with Store.open_or_create(path) as st:
+            cache_run = st.query("SELECT run_id FROM runs ORDER BY started_at LIMIT 1")
+            if cache_run.empty:
+                run_id = uuid.uuid4().hex
+                st.begin_run(run_row(run_id, info, "primitives cache"))
+                st.end_run(run_id, "completed")
+            else:
+                run_id = cache_run.iloc[0, 0]
+            st.write_primitives([{**r, "run_id": run_id} for r in rows])
+    except ChainlabError as e:
+        return str(e)
+    return None
+
+
+def run_row(run_id: str, info: dict, what: str) -> dict:
+    return {
+        "run_id": run_id,
+        "started_at": now(),
+        "status": "running",
+        "campaign_file_name": f"({what})",
+        "campaign_file_sha256": hashlib.sha256(b"").hexdigest(),
+        "campaign_toml": "",
+        "chainlab_version": __version__,
+        "chainlab_commit": None,
+        "engine_info": info,
+        "openssl_version": info["openssl_build"]["openssl_version"],
+        "openssl_patch_sha": info["openssl_build"]["patch_sha256_16"],
+        "machine": machine.describe(),
+        "libraries": machine.libraries(),
+        "options": {"what": what},
+    }
+
+
+def now() -> datetime:
+    """UTC now, without a time zone (as the store keeps times)."""
+    return datetime.now(UTC).replace(tzinfo=None)
