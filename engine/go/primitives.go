@@ -1,7 +1,8 @@
 // `primitives`: one signature operation of a handshake (sign or verify the CertificateVerify
-// content) timed in-process through Go's own crypto, one JSON line each, as the other
-// engines' `primitives` write them (chainlab_record::primitives), so Go's ML-DSA stands
-// beside OpenSSL's, aws-lc's, BoringSSL's and liboqs'.
+// content), or one key-exchange operation (primitives_kex.go), timed in-process through Go's
+// own crypto, one JSON line each, as the other engines' `primitives` write them
+// (chainlab_record::primitives), so Go's ML-DSA and ML-KEM stand beside OpenSSL's, aws-lc's,
+// BoringSSL's and liboqs'.
 
 package main
 
@@ -43,8 +44,8 @@ type primitiveArgs struct {
 func parsePrimitives(argv []string) (*primitiveArgs, error) {
 	a := &primitiveArgs{}
 	fs := newFlagSet("primitives")
-	fs.StringVar(&a.subject, "subject", "", "signature algorithm (`pki --chain` name)")
-	fs.StringVar(&a.op, "op", "", "sign or verify")
+	fs.StringVar(&a.subject, "subject", "", "signature algorithm (`pki --chain` name) or key-exchange group (`--groups` name)")
+	fs.StringVar(&a.op, "op", "", "sign or verify; keygen, encaps, decaps or derive for a group")
 	fs.StringVar(&a.impl, "signature-impl", "stack", "stack (Go's own)")
 	fs.Uint64Var(&a.count, "count", 10, "timed operations")
 	fs.Uint64Var(&a.warmup, "warmup", 1, "operations before the timed ones")
@@ -56,9 +57,15 @@ func parsePrimitives(argv []string) (*primitiveArgs, error) {
 	for _, s := range signatureAlgorithms {
 		names = append(names, s.algorithm)
 	}
+	_, group := kexGroups[a.subject]
 	switch {
 	case a.subject == "":
 		return nil, errors.New("the following required arguments were not provided: --subject <SUBJECT> --op <OP>")
+	case group && a.impl == "stack" && a.count > 0:
+		if _, err := kexGroups[a.subject].prepare(a.op); err != nil {
+			return nil, err
+		}
+		return a, nil
 	case a.op != "sign" && a.op != "verify":
 		return nil, fmt.Errorf("invalid value %q for '--op'; allowed: sign, verify", a.op)
 	case a.impl == "liboqs":
@@ -73,7 +80,7 @@ func parsePrimitives(argv []string) (*primitiveArgs, error) {
 		found = found || n == a.subject
 	}
 	if !found {
-		return nil, fmt.Errorf("--subject %q: Go has no such signature algorithm; allowed: %s", a.subject, strings.Join(names, ", "))
+		return nil, fmt.Errorf("--subject %q: Go has no such signature algorithm or group; allowed: %s, %s", a.subject, strings.Join(names, ", "), strings.Join(groupFlagNames(), ", "))
 	}
 	return a, nil
 }
@@ -151,6 +158,19 @@ func runPrimitives(a *primitiveArgs) error {
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	enc := json.NewEncoder(os.Stdout)
+	if g, ok := kexGroups[a.subject]; ok {
+		for seq := uint64(0); seq < a.warmup+a.count; seq++ {
+			operation, err := g.prepare(a.op)
+			if err != nil {
+				return err
+			}
+			if err := timeOne(enc, a, nil, seq, operation); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	key, opts, verify, err := signer(a.subject)
 	if err != nil {
 		return err
@@ -163,26 +183,36 @@ func runPrimitives(a *primitiveArgs) error {
 	if !verify(message, signature) {
 		return fmt.Errorf("%s: Go did not verify its own signature", a.subject)
 	}
-	enc := json.NewEncoder(os.Stdout)
 	for seq := uint64(0); seq < a.warmup+a.count; seq++ {
-		cpu := threadCPU()
-		start := time.Now()
-		if a.op == "sign" {
-			if _, err := key.Sign(rand.Reader, message, opts); err != nil {
+		err := timeOne(enc, a, len(message), seq, func() error {
+			if a.op == "sign" {
+				_, err := key.Sign(rand.Reader, message, opts)
 				return err
 			}
-		} else if !verify(message, signature) {
-			return fmt.Errorf("%s: a signature did not verify", a.subject)
-		}
-		wall := uint64(time.Since(start).Nanoseconds())
-		err := enc.Encode(map[string]any{
-			"event": "primitive", "subject": a.subject, "op": a.op,
-			"message_bytes": len(message), "warmup": seq < a.warmup, "seq": seq,
-			"wall_ns": wall, "cpu_ns": sat(threadCPU(), cpu),
+			if !verify(message, signature) {
+				return fmt.Errorf("%s: a signature did not verify", a.subject)
+			}
+			return nil
 		})
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// timeOne runs operation number seq once, timed (wall and the thread's CPU), and writes its
+// record (messageBytes nil: a key exchange).
+func timeOne(enc *json.Encoder, a *primitiveArgs, messageBytes any, seq uint64, operation func() error) error {
+	cpu := threadCPU()
+	start := time.Now()
+	if err := operation(); err != nil {
+		return err
+	}
+	wall := uint64(time.Since(start).Nanoseconds())
+	return enc.Encode(map[string]any{
+		"event": "primitive", "subject": a.subject, "op": a.op,
+		"message_bytes": messageBytes, "warmup": seq < a.warmup, "seq": seq,
+		"wall_ns": wall, "cpu_ns": sat(threadCPU(), cpu),
+	})
 }
