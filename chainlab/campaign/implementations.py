@@ -10,8 +10,8 @@ cost model prices each operation with the primitives of the implementation that 
 `primitives` times its own.
 
 What an engine cannot time (decompression on the non-OpenSSL engines, and key exchange on
-BoringSSL's and Go's: their `primitives` time their own library's signatures, rustls' also
-its key exchange) is priced with the reference
+BoringSSL's: their `primitives` time their own library's signatures, rustls' and Go's also
+their key exchange) is priced with the reference
 implementation's figure, OpenSSL 3.5, and the prediction names it as *borrowed*, so a report
 says which operation the model prices from another library.
 
@@ -39,9 +39,11 @@ OWN: dict[str, str] = {
     "go": "go",
 }
 SIGNATURE_OPS = ("sign", "verify")
-# The engines other than OpenSSL's that time their library's key exchange: rustls, every
-# group it has (engine/crates/chainlab-rustls/src/primitives_kex.rs).
-KEY_EXCHANGE_TIMED: dict[str, tuple[str, ...]] = {"rustls": CAPABILITIES["rustls"].groups or ()}
+# The engines other than OpenSSL's that time their library's key exchange, every group the
+# stack has (engine/crates/chainlab-rustls/src/primitives_kex.rs, engine/go/primitives_kex.go).
+KEY_EXCHANGE_TIMED: dict[str, tuple[str, ...]] = {
+    stack: CAPABILITIES[stack].groups or () for stack in ("rustls", "go")
+}
 ML_DSA = ("ML-DSA-44", "ML-DSA-65", "ML-DSA-87")
 
 
