@@ -20,6 +20,7 @@ mod info;
 mod keys;
 mod mtc;
 mod primitives;
+mod primitives_kex;
 mod profile;
 mod server;
 

@@ -19,10 +19,14 @@ use chainlab_record::primitives::{self, SignatureArgs, Signing};
 
 use crate::capabilities::{missing, SIGNATURES};
 use crate::keys::{ml_dsa_from_seed, SEED_BYTES};
+use crate::primitives_kex as kex;
 
 pub fn run(args: &SignatureArgs) -> Result<()> {
     if args.signature_impl != SignatureImpl::Stack {
         bail!(missing("--signature-impl liboqs", "signature_impl_liboqs"));
+    }
+    if let Some(group) = kex::Group::named(&args.subject) {
+        return primitives::run_key_exchange(args, &group);
     }
     primitives::run(args, &Boring(key(&args.subject)?))
 }
@@ -43,12 +47,13 @@ impl Signing for Boring {
 fn key(subject: &str) -> Result<PKey<Private>> {
     if !SIGNATURES.iter().any(|s| s.algorithm == subject) {
         bail!(
-            "--subject {subject:?}: not a signature algorithm of the boringssl stack; allowed: {}",
+            "--subject {subject:?}: not a signature algorithm or group of the boringssl stack; allowed: {}, {}",
             SIGNATURES
                 .iter()
                 .map(|s| s.algorithm)
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join(", "),
+            kex::Group::names().join(", ")
         );
     }
     Ok(match subject {

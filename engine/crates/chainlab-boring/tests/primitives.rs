@@ -1,6 +1,6 @@
 //! `primitives` on BoringSSL: one record per operation, as `chainlab-engine primitives`
-//! writes them, for every signature algorithm the stack has; what it lacks refused in one
-//! line.
+//! writes them, for every signature algorithm and key-exchange group the stack has; what it
+//! lacks refused in one line.
 
 use chainlab_test_support::stacks;
 use serde_json::Value;
@@ -47,11 +47,46 @@ fn each_algorithm_signs_and_verifies_one_record_per_operation() {
 }
 
 #[test]
+fn each_group_runs_its_key_exchange_operations() {
+    let kem = ["keygen", "encaps", "decaps"];
+    let dh = ["keygen", "derive"];
+    for (group, ops) in [
+        ("X25519MLKEM768", &kem[..]),
+        ("MLKEM1024", &kem[..]),
+        ("X25519", &dh[..]),
+        ("P-256", &dh[..]),
+        ("P-384", &dh[..]),
+    ] {
+        for op in ops {
+            let (code, records, err) =
+                primitives(&["--subject", group, "--op", op, "--count", "2"]);
+            assert_eq!(code, Some(0), "{group} {op}: {err}");
+            assert_eq!(records.len(), 3, "one warm-up and two timed");
+            assert!(records
+                .iter()
+                .all(|r| r["subject"] == group && r["op"] == *op && r["message_bytes"].is_null()));
+        }
+    }
+}
+
+#[test]
 fn what_boringssl_lacks_is_refused_in_one_line() {
     for (args, wanted) in [
         (
             &["--subject", "SLH-DSA-SHAKE-128f", "--op", "sign"][..],
-            "not a signature algorithm of the boringssl stack",
+            "not a signature algorithm or group of the boringssl stack",
+        ),
+        (
+            &["--subject", "MLKEM768", "--op", "keygen"][..],
+            "not a signature algorithm or group of the boringssl stack",
+        ),
+        (
+            &["--subject", "X25519", "--op", "encaps"][..],
+            "allowed: keygen, derive",
+        ),
+        (
+            &["--subject", "ML-DSA-65", "--op", "decaps"][..],
+            "is a signature algorithm; allowed: sign, verify",
         ),
         (
             &["--subject", "ML-DSA-65", "--op", "sign", "--count", "0"][..],

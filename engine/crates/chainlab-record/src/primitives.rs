@@ -204,8 +204,9 @@ fn operation(args: &SignatureArgs, message_bytes: Option<usize>) -> Operation<'_
 pub fn run(args: &SignatureArgs, key: &dyn Signing) -> Result<()> {
     if !args.op.is_signature() {
         bail!(
-            "--op {}: this engine times signatures only; allowed: sign, verify",
-            args.op.name()
+            "--op {}: --subject {:?} is a signature algorithm; allowed: sign, verify",
+            args.op.name(),
+            args.subject
         );
     }
     start(args)?;
