@@ -9,9 +9,8 @@ cost model prices each operation with the primitives of the implementation that 
 (`candidates`), timed by an engine that links that implementation (`timer`): each engine's
 `primitives` times its own.
 
-What an engine cannot time (decompression on the non-OpenSSL engines, and key exchange on
-BoringSSL's: their `primitives` time their own library's signatures, rustls' and Go's also
-their key exchange) is priced with the reference
+What an engine cannot time (decompression on the non-OpenSSL engines: their `primitives`
+time their own library's signatures and key exchange) is priced with the reference
 implementation's figure, OpenSSL 3.5, and the prediction names it as *borrowed*, so a report
 says which operation the model prices from another library.
 
@@ -39,10 +38,11 @@ OWN: dict[str, str] = {
     "go": "go",
 }
 SIGNATURE_OPS = ("sign", "verify")
-# The engines other than OpenSSL's that time their library's key exchange, every group the
-# stack has (engine/crates/chainlab-rustls/src/primitives_kex.rs, engine/go/primitives_kex.go).
+# The engines other than OpenSSL's time their library's key exchange for every group the
+# stack has (each engine's primitives_kex: engine/crates/chainlab-rustls/src,
+# engine/crates/chainlab-boring/src, engine/go).
 KEY_EXCHANGE_TIMED: dict[str, tuple[str, ...]] = {
-    stack: CAPABILITIES[stack].groups or () for stack in ("rustls", "go")
+    stack: CAPABILITIES[stack].groups or () for stack in OWN if stack not in OPENSSL_STACKS
 }
 ML_DSA = ("ML-DSA-44", "ML-DSA-65", "ML-DSA-87")
 

@@ -50,7 +50,8 @@ def test_items_cover_every_operation_and_the_references():
     assert ("ECDSA-P256", "verify", "cert") in keys  # the ecdsa reference's
     assert ("SLH-DSA-SHAKE-128f", "verify", "cert") not in keys  # a leaf never signs certs
     # A rustls server signs and encapsulates with aws-lc (its engine times both); a
-    # BoringSSL server's encapsulation no engine times: OpenSSL 3.5's figure is measured.
+    # BoringSSL server's with BoringSSL; a BoringSSL client's decompression no engine times:
+    # OpenSSL 3.5's figure is measured for it.
     c2 = load(REPO / "campaigns" / "stacks.toml")
     rustls = [
         s
@@ -63,10 +64,19 @@ def test_items_cover_every_operation_and_the_references():
     leaf = rustls[0].hierarchy[-1]
     assert timed[("aws-lc", leaf, "sign", "cv")] == "rustls"
     assert timed[("aws-lc", rustls[0].kex, "encaps", None)] == "rustls"
-    boring = [replace(rustls[0], levers=((axes.STACK.key, ("boringssl", "boringssl")),))]
+    boring = [
+        replace(
+            rustls[0],
+            levers=(
+                (axes.STACK.key, ("boringssl", "boringssl")),
+                (axes.CERT_COMPRESSION.key, "zlib"),
+            ),
+        )
+    ]
     timed_boring = {i.timing_key: i.timer.engine for i in primitives.items_for(boring)}
-    assert timed_boring[("openssl-3.5", rustls[0].kex, "encaps", None)] == "openssl-3.5"
+    assert timed_boring[("boringssl", rustls[0].kex, "encaps", None)] == "boringssl"
     assert timed_boring[("boringssl", "ML-DSA-65", "sign", "cv")] == "boringssl"
+    assert timed_boring[("openssl-3.5", "zlib", "decompress", None)] == "openssl-3.5"
     # The references run on each stack: the rustls ones' ECDSA leaf in aws-lc, the OpenSSL
     # 3.5 ones' (always run: its overhead prices a stack without its own) in OpenSSL.
     assert timed[("aws-lc", "ECDSA-P256", "sign", "cv")] == "rustls"
