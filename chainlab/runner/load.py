@@ -338,7 +338,12 @@ def _warm_up(ex: Visit, step: Step) -> None:
     finally:
         processes.stop_group(proc)
     if ex.plan.target_spec is None:
-        _server_records(ex, before, plan.warmup)  # until they are written, not counted
+        # Every connection the client made (its own warm-up handshakes too), until the
+        # server has written each, so none lands among the first step's records.
+        made = {
+            r["conn_id"] for r in records.read(ex.dir / "load-warmup.jsonl") if r.get("conn_id")
+        }
+        _server_records(ex, before, made)  # until they are written, not counted
 
 
 def _run_step(ex: Visit, step: Step, steps_left: int) -> tuple[dict, list[dict]]:
@@ -376,8 +381,9 @@ def _run_step(ex: Visit, step: Step, steps_left: int) -> tuple[dict, list[dict]]
             f"({processes.describe_exit(proc.returncode)}{': ' + tail if tail else ''})"
         )
     client = [r for r in got if r.get("side") == "client"]
-    started = sum(1 for r in client if r.get("sched_lag_ns") is not None)
-    server = [] if target else _server_records(ex, server_before, started)
+    # Each connection that completed has its server record; wait for exactly those.
+    completed = {r["conn_id"] for r in client if r.get("outcome") == "ok" and r.get("conn_id")}
+    server = [] if target else _server_records(ex, server_before, completed)
     by_conn = {r["conn_id"]: r for r in server if r.get("conn_id")}
     row, rows = _rows(ex, step, client, generator, by_conn)
     if target:
@@ -474,15 +480,20 @@ def _listen_counters() -> tuple[int, int] | None:
     return None
 
 
-def _server_records(ex: Visit, before: int, expected: int) -> list[dict]:
-    """The server's records of the step's connections (written as each one closes)."""
+def _server_records(ex: Visit, before: int, conn_ids: set[str]) -> list[dict]:
+    """The server's records written after line `before` (as each connection closes, a
+    writer's turn later), once every one of `conn_ids` is among them or after
+    SERVER_RECORDS_WAIT_S. Waiting for the connections themselves, not a count of lines:
+    a record of another connection (a late warm-up's) must not end the wait early."""
     t0 = time.monotonic()
-    while (
-        records.count_lines(ex.server_records_path) - before < expected
-        and time.monotonic() - t0 < SERVER_RECORDS_WAIT_S
-    ):
+    while True:
+        server = [
+            r for r in records.read(ex.server_records_path)[before:] if r.get("side") == "server"
+        ]
+        seen = {r.get("conn_id") for r in server}
+        if conn_ids <= seen or time.monotonic() - t0 >= SERVER_RECORDS_WAIT_S:
+            return server
         time.sleep(0.05)
-    return [r for r in records.read(ex.server_records_path)[before:] if r.get("side") == "server"]
 
 
 def _rows(ex: Visit, step: Step, client, generator, by_conn) -> tuple[dict, list[dict]]:
