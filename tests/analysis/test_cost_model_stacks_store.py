@@ -11,9 +11,9 @@ import duckdb
 from chainlab.analysis.analyze import analyze
 
 STORE = Path(__file__).parents[1] / "data" / "stores" / "v13-stacks.duckdb"
-# The band: each side and stack's median |error| on this store was at most 14.9 % when it
-# was made (one scenario per stack, 200 handshakes each, on a host whose speed moved by up
-# to 44 % within a scenario); a wrong implementation's primitives miss by 2-4 times.
+# The band: each side and stack's median |error| on this store was at most 12.4 % when it
+# was made (one scenario per stack, 200 handshakes each, on a host whose speed moves by tens
+# of per cent within a run); a wrong implementation's primitives miss by 2-4 times.
 BAND = 0.30
 
 
@@ -22,11 +22,8 @@ def test_every_stack_is_priced_with_its_own_primitives_within_the_band():
     assert set(st["stack"]) == {"openssl-3.5", "openssl-4.0", "rustls", "boringssl", "go"}
     for r in st.to_dict("records"):
         assert abs(r["median_error"]) <= BAND, r
-    borrowed = {(r["side"], r["stack"]): r["borrowed"] for r in st.to_dict("records")}
-    # What no engine of that stack times: its key exchange, priced with OpenSSL 3.5's.
-    assert borrowed[("server", "rustls")] == "X25519MLKEM768 encaps"
-    assert borrowed[("client", "go")] == "X25519MLKEM768 decaps, X25519MLKEM768 keygen"
-    assert borrowed[("server", "openssl-4.0")] == ""
+    # Each engine timed its own signatures and key exchange: nothing priced from OpenSSL.
+    assert set(st["borrowed"]) == {""}
 
 
 def test_the_store_records_whose_code_ran_each_primitive():
@@ -36,6 +33,10 @@ def test_the_store_records_whose_code_ran_each_primitive():
             "SELECT DISTINCT implementation, subject FROM primitive_samples "
             "WHERE op = 'sign' AND subject = 'ML-DSA-44'"
         ).fetchall()
+        kex = con.execute(
+            "SELECT DISTINCT implementation FROM primitive_samples "
+            "WHERE op = 'encaps' AND subject = 'X25519MLKEM768'"
+        ).fetchall()
         stacks = con.execute(
             "SELECT DISTINCT implementation FROM primitive_samples "
             "WHERE subject LIKE 'tls-reference:%'"
@@ -44,3 +45,4 @@ def test_the_store_records_whose_code_ran_each_primitive():
         con.close()
     assert {r[0] for r in rows} == {"openssl-3.5", "openssl-4.0", "aws-lc", "boringssl", "go"}
     assert {r[0] for r in stacks} == {"openssl-3.5", "openssl-4.0", "rustls", "boringssl", "go"}
+    assert {r[0] for r in kex} == {"openssl-3.5", "openssl-4.0", "aws-lc", "boringssl", "go"}
