@@ -84,7 +84,9 @@ def timer(implementation: str, subject: str, op: str, message: str | None) -> Ti
             if message != "cv":
                 return None
             return Timer("rustls", ("--signature-impl", LIBOQS))
-        return Timer(REFERENCE)  # the OpenSSL engine times liboqs' families through liboqs
+        if ALGORITHM_FAMILY.get(subject) in LIBOQS_FAMILIES:
+            return Timer(REFERENCE)  # the OpenSSL engine times liboqs' families through liboqs
+        return None
     for stack, own in OWN.items():
         if own == implementation and _engine_times(stack, subject, op, message):
             return Timer(stack)

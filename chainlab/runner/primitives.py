@@ -185,6 +185,7 @@ def stack_items() -> list[Item]:
         i for i in dict.fromkeys(implementations.OWN.values()) if i != implementations.REFERENCE
     ]
     for implementation in [*others, implementations.LIBOQS]:
+        # liboqs' ML-DSA here; its families are in all_items (the OpenSSL engine's).
         for subject in OWN_MLDSA_AND_CLASSICAL:
             for op in implementations.SIGNATURE_OPS:
                 timer = implementations.timer(implementation, subject, op, cost.CV)

@@ -82,6 +82,10 @@ def test_items_cover_every_operation_and_the_references():
     assert timed[("aws-lc", "ECDSA-P256", "sign", "cv")] == "rustls"
     assert timed[("openssl-3.5", "ECDSA-P256", "sign", "cv")] == "openssl-3.5"
     assert timed[("aws-lc", "ML-DSA-44", "verify", "cv")] == "rustls"  # the mldsa reference's
+    # Beside OpenSSL 3.5's: each other implementation's own signatures, liboqs' ML-DSA only.
+    others = {(i.implementation, i.subject) for i in primitives.stack_items()}
+    assert ("liboqs", "ML-DSA-65") in others and ("go", "ECDSA-P384") in others
+    assert not {s for impl, s in others if impl == "liboqs"} - set(implementations.ML_DSA)
     every = {i.key for i in primitives.all_items()}
     # Per signature algorithm: sign cv, verify cv, verify cert, accepting an MTC of its key.
     assert len(every) == 29 * 4 + 10 * 2 + 6 * 3 + 3  # 20 of OpenSSL, 9 of liboqs
