@@ -48,25 +48,16 @@ fn each_algorithm_signs_and_verifies_one_record_per_operation() {
 
 #[test]
 fn each_group_runs_its_key_exchange_operations() {
-    let kem = ["keygen", "encaps", "decaps"];
-    let dh = ["keygen", "derive"];
-    for (group, ops) in [
-        ("X25519MLKEM768", &kem[..]),
-        ("MLKEM1024", &kem[..]),
-        ("X25519", &dh[..]),
-        ("P-256", &dh[..]),
-        ("P-384", &dh[..]),
-    ] {
-        for op in ops {
-            let (code, records, err) =
-                primitives(&["--subject", group, "--op", op, "--count", "2"]);
-            assert_eq!(code, Some(0), "{group} {op}: {err}");
-            assert_eq!(records.len(), 3, "one warm-up and two timed");
-            assert!(records
-                .iter()
-                .all(|r| r["subject"] == group && r["op"] == *op && r["message_bytes"].is_null()));
-        }
-    }
+    stacks::times_key_exchange(
+        "boringssl",
+        &[
+            ("X25519MLKEM768", true),
+            ("MLKEM1024", true),
+            ("X25519", false),
+            ("P-256", false),
+            ("P-384", false),
+        ],
+    );
 }
 
 #[test]

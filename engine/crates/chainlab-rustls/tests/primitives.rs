@@ -59,28 +59,18 @@ fn aws_lc_classical_signatures_sign_and_verify() {
 
 #[test]
 fn aws_lc_key_exchange_runs_each_groups_operations() {
-    let kem = ["keygen", "encaps", "decaps"];
-    let dh = ["keygen", "derive"];
-    for (group, ops) in [
-        ("X25519MLKEM768", &kem[..]),
-        ("SecP256r1MLKEM768", &kem[..]),
-        ("MLKEM768", &kem[..]),
-        ("MLKEM1024", &kem[..]),
-        ("X25519", &dh[..]),
-        ("P-256", &dh[..]),
-        ("P-384", &dh[..]),
-    ] {
-        for op in ops {
-            let (code, records, err) =
-                primitives(&["--subject", group, "--op", op, "--count", "2"]);
-            assert_eq!(code, Some(0), "{group} {op}: {err}");
-            assert_eq!(records.len(), 3, "one warm-up and two timed");
-            assert!(records.iter().all(|r| r["subject"] == group
-                && r["op"] == *op
-                && r["message_bytes"].is_null()
-                && r["cpu_ns"].as_u64().unwrap() > 0));
-        }
-    }
+    stacks::times_key_exchange(
+        "rustls",
+        &[
+            ("X25519MLKEM768", true),
+            ("SecP256r1MLKEM768", true),
+            ("MLKEM768", true),
+            ("MLKEM1024", true),
+            ("X25519", false),
+            ("P-256", false),
+            ("P-384", false),
+        ],
+    );
 }
 
 #[test]

@@ -177,6 +177,29 @@ pub fn primitives(stack: &str, args: &[&str]) -> (Option<i32>, Vec<Value>, Strin
     (out.status.code(), records, err)
 }
 
+/// Every key-exchange operation of each of a stack's groups writes one record per operation
+/// (`primitives --subject <group> --op <op>`): a KEM or a hybrid has keygen, encaps and
+/// decaps, a Diffie-Hellman group (`kem` false) keygen and derive.
+pub fn times_key_exchange(stack: &str, groups: &[(&str, bool)]) {
+    for (group, kem) in groups {
+        let ops: &[&str] = if *kem {
+            &["keygen", "encaps", "decaps"]
+        } else {
+            &["keygen", "derive"]
+        };
+        for op in ops {
+            let (code, records, err) =
+                primitives(stack, &["--subject", group, "--op", op, "--count", "2"]);
+            assert_eq!(code, Some(0), "{stack} {group} {op}: {err}");
+            assert_eq!(records.len(), 3, "one warm-up and two timed");
+            assert!(records.iter().all(|r| r["subject"] == *group
+                && r["op"] == *op
+                && r["message_bytes"].is_null()
+                && r["cpu_ns"].as_u64().is_some_and(|ns| ns > 0)));
+        }
+    }
+}
+
 /// A stack's generator (`load`) offers a schedule to its own server's event loops
 /// (`--server-model event --workers 2`) over an ML-DSA-65 hierarchy: every attempt is
 /// started and completes, the server records each connection under the event model with
