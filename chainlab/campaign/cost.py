@@ -408,15 +408,18 @@ def model_from_summary(rows, source: str) -> CostModel:
     one row per implementation, subject, op and message with n, cpu_mean, cpu_var,
     wall_mean, wall_var, server_mean, server_var, kib). CPU time is the primitives' cost (on
     an idle core wall and CPU agree; a shared core shows in wall only). A row without an
-    implementation (a store before schema 13) was measured by the OpenSSL 3.5 engine; a
-    reference handshake's implementation is the stack that ran it."""
+    implementation (a store before schema 13) was measured by the OpenSSL 3.5 engine
+    (implementations.unrecorded: liboqs' for its families, OpenSSL 3.5's otherwise), and a
+    reference handshake without one on OpenSSL 3.5; a reference handshake's implementation is
+    the stack that ran it."""
     timings: dict = {}
     refs: dict = {}
     for r in rows:
         n = int(r["n"])
         impl = r.get("implementation")
-        impl = impl if isinstance(impl, str) and impl else implementations.REFERENCE
+        recorded = isinstance(impl, str) and bool(impl)
         if str(r["subject"]).startswith(REFERENCE_PREFIX):
+            impl = impl if recorded else DEFAULT_STACK
             name = str(r["subject"])[len(REFERENCE_PREFIX) :]
             refs.setdefault(impl, {})[(name, r["op"])] = {
                 "n": n,
@@ -430,6 +433,8 @@ def model_from_summary(rows, source: str) -> CostModel:
             }
             continue
         message = r["message"] if isinstance(r["message"], str) else None
+        if not recorded:
+            impl = implementations.unrecorded(r["subject"], r["op"])
         timings[(impl, r["subject"], r["op"], message)] = Timing(
             r["cpu_mean"] / 1e6, _se(r["cpu_var"], n) / 1e6, n
         )
@@ -447,7 +452,7 @@ def _by_implementation(timings: Mapping) -> Mapping:
     """Timings keyed (implementation, subject, op, message); one implementation's keyed
     (subject, op, message) are the reference's."""
     if any(len(k) == 3 for k in timings):
-        return {(implementations.REFERENCE, *k): t for k, t in timings.items()}
+        return {(implementations.unrecorded(k[0], k[1]), *k): t for k, t in timings.items()}
     return timings
 
 

@@ -15,7 +15,7 @@ implementation's figure, OpenSSL 3.5, and the prediction names it as *borrowed*,
 says which operation the model prices from another library.
 
 Rows measured before implementations were recorded (store schema before 13) came from the
-OpenSSL 3.5 engine: they read as `REFERENCE`.
+OpenSSL 3.5 engine: they read as what that engine runs (`unrecorded`).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def _engine_times(stack: str, subject: str, op: str, message: str | None) -> boo
     if stack in OPENSSL_STACKS:
         return True  # the OpenSSL engine times every operation chainlab places
     # The other engines time a signature over the CertificateVerify content only
-    # (chainlab_record::primitives, engine/go/primitives.go); rustls' also its groups.
+    # (chainlab_record::primitives, engine/go/primitives.go), and their groups' key exchange.
     if op in SIGNATURE_OPS:
         return message == "cv" and subject in OWN_MLDSA_AND_CLASSICAL
     return subject in KEY_EXCHANGE_TIMED.get(stack, ())
@@ -75,6 +75,13 @@ def of(stack: str, signing: str | None, subject: str, op: str) -> str:
         if signing == LIBOQS and subject in ML_DSA:
             return LIBOQS
     return OWN[stack]
+
+
+def unrecorded(subject: str, op: str) -> str:
+    """The implementation of a row that names none (a store before schema 13, or a key
+    without one): the OpenSSL 3.5 engine measured it, through liboqs for liboqs' families
+    and through OpenSSL 3.5 for the rest."""
+    return of(REFERENCE, None, subject, op)
 
 
 def timer(implementation: str, subject: str, op: str, message: str | None) -> Timer | None:

@@ -107,10 +107,12 @@ class Item:
 def item_of(key, timer: implementations.Timer | None = None) -> Item:
     """The Item of a key (subject, op, message): the reference implementation's; or
     (implementation, subject, op, message), timed by `timer`."""
-    implementation = implementations.REFERENCE
     if len(key) == 4:
         implementation, *key = key
-    subject, op, message = key
+        subject, op, message = key
+    else:
+        subject, op, message = key
+        implementation = implementations.unrecorded(subject, op)
     if message == cost.CV:
         size = CV_MESSAGE_BYTES
     elif message == cost.CERT:
@@ -406,7 +408,7 @@ def ensure(
     by_key: dict[tuple, list[dict]] = {}
     for r in cached:
         message = r["message"] if isinstance(r["message"], str) else None
-        impl = r.get("implementation") or implementations.REFERENCE
+        impl = r.get("implementation") or implementations.unrecorded(r["subject"], r["op"])
         by_key.setdefault((impl, r["subject"], r["op"], message), []).append(r)
     keep: list[dict] = []
     new: list[dict] = []

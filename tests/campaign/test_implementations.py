@@ -48,3 +48,9 @@ def test_the_runner_measures_the_first_candidate_an_engine_times():
     # OpenSSL 4.0 times everything of its own.
     key, _ = impl.measured_key("openssl-4.0", None, "SLH-DSA-SHA2-128f", "verify", "cert")
     assert key == ("openssl-4.0", "SLH-DSA-SHA2-128f", "verify", "cert")
+
+
+def test_a_row_without_an_implementation_is_what_the_openssl_35_engine_ran():
+    assert impl.unrecorded("ML-DSA-44", "sign") == impl.REFERENCE
+    assert impl.unrecorded("X25519MLKEM768", "encaps") == impl.REFERENCE
+    assert impl.unrecorded("Falcon-512", "sign") == impl.LIBOQS  # through liboqs
