@@ -8,7 +8,7 @@ import math
 from chainlab.analysis.cost_model import STACK_ERROR_TARGET
 from chainlab.analysis.load import parse_json
 from chainlab.campaign.cost import CATEGORIES, REFERENCE_PREFIX
-from chainlab.campaign.implementations import REFERENCE
+from chainlab.campaign.implementations import unrecorded
 from chainlab.report.builder import (
     Builder,
     ci,
@@ -179,11 +179,14 @@ def build(b: Builder) -> Section | None:
 
 
 def implementation_names(frame) -> list[str]:
-    """Each row's implementation (a reference handshake's stack); a store before schema 13
-    holds none: its rows are OpenSSL 3.5's."""
-    if "implementation" not in frame:
-        return [REFERENCE] * len(frame)
-    return [x if isinstance(x, str) and x else REFERENCE for x in frame["implementation"]]
+    """Each row's implementation (a reference handshake's stack); a row of a store before
+    schema 13 names none: it is what the OpenSSL 3.5 engine ran it with
+    (implementations.unrecorded: liboqs' for its families)."""
+    recorded = frame["implementation"] if "implementation" in frame else [None] * len(frame)
+    return [
+        x if isinstance(x, str) and x else unrecorded(subject, op)
+        for x, subject, op in zip(recorded, frame["subject"], frame["op"], strict=True)
+    ]
 
 
 def stacks_block(b: Builder, s: Section) -> None:
