@@ -51,9 +51,17 @@ X509_CREDENTIAL = certificates.parse(certificates.X509)
 # 2 x 0.16 ms verify from the table above.
 BASE_MS = 0.7
 
-# Per-scenario fixed cost outside handshakes: server start and stop, client process starts,
-# record parsing, the store commit (0.2-0.4 s per quick.toml scenario, measured).
-SCENARIO_OVERHEAD_S = 0.4
+# Between one handshake's end (`total_ns`) and the next one's start, in the client's loop:
+# the close (close_notify both ways), the record written, the next socket. Its median was
+# 0.12-0.15 ms per connection over the 4 ML-DSA-leaf scenarios of a signature-placement.toml
+# run on 2026-11-27 (0.20-0.30 ms beside 1.3 s SLH-DSA handshakes).
+CONNECTION_GAP_MS = 0.14
+
+# Per-scenario fixed cost outside handshakes and the gaps between them: server start and
+# stop, client process starts, the host reference, record parsing, the store commit. Its mean
+# was 0.33 s over a signature-placement.toml run's 15 scenarios (0.18-0.65 s), 0.26 s over
+# quick.toml's 6 and 0.21 s over tiny.toml's 3 (2026-11-27).
+SCENARIO_OVERHEAD_S = 0.3
 # An emulated link's set-up and teardown (namespaces, devices, forwarder) per scenario,
 # without calibration: 0.09-0.11 s measured for the lan, wan and lossy profiles.
 LINK_OVERHEAD_S = 0.1
@@ -61,12 +69,14 @@ LINK_OVERHEAD_S = 0.1
 # The spread of loopback handshake latency, for the expected adaptive count. Millisecond
 # scenarios carry additive noise (scheduling, caches) of about the same size whatever their
 # mean: the standard deviations behind two signature-placement.toml runs on a shared 2-core
-# machine were 0.62-0.86 ms for means of 1.5-3.1 ms (cv 0.26-0.46), so cv = SD_FAST_MS / mean,
-# at most CV_FAST_MAX. Signing-dominated scenarios (leaf sign >= 10 ms) vary in proportion:
-# cv 0.004-0.12, bimodal with the host's load (some met a 1 % interval in 10 handshakes,
-# others ran into their time cap); 0.03 gives the mean scenario time of those two runs
-# (48-52 s for the SLH-DSA-SHAKE-192s leaves).
-CV_SIGN_DOMINATED = 0.03
+# machine were 0.62-0.86 ms for means of 1.5-3.1 ms (cv 0.26-0.46), and 0.65-0.69 ms for the
+# ML-DSA leaves of two runs on 2026-11-27; so cv = SD_FAST_MS / mean, at most CV_FAST_MAX.
+# Signing-dominated scenarios (leaf sign >= 10 ms) vary in proportion: the 16 SLH-DSA-SHAKE-
+# 192s leaves of those two 2026-11-27 runs had cv 0.003-0.012 (15 met the 1 % interval at the
+# minimum count, 10). Earlier runs on a busier host saw cv up to 0.12, bimodal with the
+# host's load; the estimate's range (up to the time cap) covers that host, the expected
+# figure the usual one.
+CV_SIGN_DOMINATED = 0.01
 SD_FAST_MS = 0.7
 CV_FAST_MAX = 0.5
 # A leaf signature at least this long (ms) makes a scenario signing-dominated.
@@ -448,7 +458,7 @@ def scenario(s: Scenario, model: cost.CostModel | None = None) -> Estimate:
     warm = p.warmup
 
     def secs(n: int) -> float:
-        t = (n + warm) * ms / 1000
+        t = (n + warm) * (ms + CONNECTION_GAP_MS) / 1000
         if p.time_cap_s is not None:
             t = min(t, p.time_cap_s + ms / 1000)
         return t + overhead
