@@ -72,6 +72,30 @@ class NetworkProfile:
         return asdict(self)
 
 
+# How chainlab.runner.primitives measures (the run-time estimate prices the same steps:
+# chainlab.campaign.run_estimate).
+# A pilot batch: enough operations for a first variance.
+PILOT = 5
+# Fewest operations a primitive's interval is computed from.
+MIN_SAMPLES = 5
+# Batches per primitive at most (pilot included): a safety bound only. Each batch is sized
+# from the variance so far (usually one or two follow the pilot) and the time cap ends any
+# primitive, so a primitive is left short of its interval only if this many batches all
+# fell short (a later run would then measure it further).
+MAX_BATCHES = 20
+# Measured handshakes per reference (after REFERENCE_WARMUP each round): each costs 1-3 ms
+# here, so a reference takes about a second; 300 put the mean's 95 % interval near 2 % (CV
+# about 0.2).
+REFERENCE_COUNT = 300
+REFERENCE_WARMUP = 20
+# The references of a stack are taken in this many rounds, interleaved (ecdsa, ecdsa resumed,
+# mldsa, then again), so that a slow second of the host weighs on every reference a little
+# rather than on one of them whole: one of 300 ML-DSA handshakes taken at once here measured
+# 1.06 ms of client CPU (median) in one run and 0.76 ms in the next, the ECDSA ones unmoved, and
+# the overhead line through the two predicted +31 % for that stack's ML-DSA scenarios.
+REFERENCE_ROUNDS = 3
+
+
 @dataclass(frozen=True)
 class PrimitivesPlan:
     """[primitives]: the cost model's primitives, measured before the scenarios."""

@@ -4,10 +4,12 @@ Nothing runs and nothing is written. Every problem is printed on its own line wi
 the key path, the bad value and what is allowed; the exit status is then 2.
 """
 
-from chainlab.campaign import estimate, load
+from chainlab import engine
+from chainlab.campaign import estimate, load, run_estimate
 from chainlab.commands import campaign_arguments
 from chainlab.errors import ChainlabError
-from chainlab.runner import primitives
+from chainlab.runner import fresh, primitives
+from chainlab.runner.campaign import estimate_note
 from chainlab.schema import counted
 
 HELP = "check a campaign file; list its scenarios and estimated run time"
@@ -49,7 +51,6 @@ def run(args) -> int:
     # built-in table for scenarios it cannot predict (or without a measured machine).
     model = primitives.cached_model()
     fallback = sum(model is None or bool(estimate.missing_primitives(s, model)) for s in selected)
-    lo = exp = hi = 0.0
     for s in selected:
         e = estimate.scenario(s, model)
         p = s.sampling
@@ -60,7 +61,6 @@ def run(args) -> int:
             cap = f", cap {p.time_cap_s:g}s" if p.time_cap_s else ""
             samp = f"adaptive {100 * p.target_rel_halfwidth:g}% {p.min}-{p.max}{cap}"
             counts = f"~{e.handshakes_expected} ({e.handshakes_low}-{e.handshakes_high})"
-        lo, exp, hi = lo + e.seconds_low, exp + e.seconds_expected, hi + e.seconds_high
         print(
             f"{s.scenario_id:<{width}}  {','.join(member[s.scenario_id]):<9}  {samp:<28}  "
             f"{counts:>17}  {estimate.fmt_duration(e.seconds_expected):>9}"
@@ -71,14 +71,19 @@ def run(args) -> int:
             f"network calibration: {profiles} emulated profile(s), once each per run, "
             f"{estimate.fmt_duration(calibration)}"
         )
-        lo, exp, hi = lo + calibration, exp + calibration, hi + calibration
     shared = [sid for sid, cs in member.items() if len(cs) > 1]
     if shared:
         print(f"{counted(len(shared), 'scenario')} shared by several campaigns and run once")
+    # What this machine's caches lack (a run's first minutes), as the run will see it.
+    try:
+        made = fresh.fresh(engine.path(), selected, c.seed, c.primitives)
+    except (ChainlabError, OSError):
+        made = None
+    est = run_estimate.run(selected, model, made, c.primitives)
     print(
-        f"estimated run time: {estimate.fmt_duration(exp)} "
-        f"(range {estimate.fmt_duration(lo)} to {estimate.fmt_duration(hi)}; cost model in "
-        "docs/campaigns.md; hierarchies not yet cached add their signing time)"
+        f"{estimate_note(est)} (cost model in docs/campaigns.md#estimated-run-time"
+        + ("" if made else "; no engine built: caches not read, nothing counted as missing")
+        + ")"
     )
     if args.workers is not None:
         wall, share = estimate.cluster_seconds(selected, args.workers, model)

@@ -29,11 +29,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from chainlab import __version__, engine, machine
+from chainlab.campaign import run_estimate
+from chainlab.campaign.estimate import fmt_duration
 from chainlab.campaign.loader import split_problem
 from chainlab.campaign.model import Campaign, Scenario
 from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.errors import ChainlabError
-from chainlab.runner import executors, network, primitives, seeds
+from chainlab.runner import executors, fresh, network, primitives, seeds
 from chainlab.runner.progress import Progress
 from chainlab.runner.scenario import RunContext
 from chainlab.schema import counted
@@ -107,6 +109,7 @@ class RunSummary:
     # The handshakes' own time: every single-connection attempt's total_ns (warm-ups too)
     # and every load step's schedule; the rest of the wall time is the run's overhead.
     handshake_seconds: float = 0.0
+    estimate_s: float = 0.0  # the run-time estimate it started with
 
 
 def ordered(scenarios: list[Scenario], order: str, seed: int) -> list[Scenario]:
@@ -170,6 +173,13 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
         store.register_scenarios(selected, campaign.memberships(opts.campaigns))
         # We hold the store's write lock, so a run still marked running was killed.
         store.mark_dead_runs()
+        # The run-time estimate (the one `validate` prints), stored with what it had to make.
+        est = run_estimate.run(
+            todo,
+            primitives.cached_model(),
+            fresh.fresh(eng, todo, seed, campaign.primitives, measured=selected),
+            campaign.primitives,
+        )
         store.begin_run(
             {
                 "run_id": run_id,
@@ -195,10 +205,14 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
                     "skipped_completed": len(skipped),
                     "scenarios": len(todo),
                 },
+                "estimate": est.to_json(),
             }
         )
         progress = Progress(todo, live=opts.live_progress)
+        progress.use_estimate(est)
+        progress.note(f"chainlab: {estimate_note(est)}")
         summary = RunSummary(run_id, opts.store, [], [], skipped, False, 0.0, 0.0)
+        summary.estimate_s = est.expected_s
         status = "failed"
         with SignalGuard() as guard, tempfile.TemporaryDirectory(prefix="chainlab-run-") as tmp:
             ctx = RunContext(eng, run_id, seed, Path(tmp), campaign.networks, progress)
@@ -245,11 +259,32 @@ def handshake_seconds(result) -> float:
 
 def overhead_note(summary: RunSummary) -> str:
     """The run's wall time over its handshakes' own time (process starts, hierarchies,
-    primitives, calibration and the gaps between batches are the rest)."""
+    primitives, calibration and the gaps between batches are the rest), and over the
+    estimate it started with."""
     if summary.handshake_seconds <= 0 or summary.wall_seconds <= 0:
         return ""
     wall, own = summary.wall_seconds, summary.handshake_seconds
-    return f"; wall {wall:.1f} s over the handshakes' own {own:.1f} s: {wall / own:.2f}x"
+    out = f"; wall {wall:.1f} s over the handshakes' own {own:.1f} s: {wall / own:.2f}x"
+    if summary.estimate_s > 0:
+        est = summary.estimate_s
+        out += f"; estimated {est:.1f} s: estimate/wall {est / wall:.2f}"
+    return out
+
+
+def estimate_note(est: run_estimate.RunEstimate) -> str:
+    """The run-time estimate in one line: expected, range, and what the run must make."""
+    ph, f = est.phases, est.fresh
+    made = [
+        f"{counted(len(f.primitives), 'primitive')} and "
+        f"{counted(len(f.references), 'reference handshake set')} to measure "
+        f"({fmt_duration(ph['primitives'] + ph['references'])})",
+        f"{counted(len(f.hierarchies), 'hierarchy', 'hierarchies')} to generate "
+        f"({fmt_duration(ph['hierarchies'])})",
+    ]
+    return (
+        f"estimated run time: {fmt_duration(est.expected_s)} (range {fmt_duration(est.low_s)} "
+        f"to {fmt_duration(est.high_s)}); " + ", ".join(made)
+    )
 
 
 def _same_campaign(store: Store, campaign, path: Path) -> None:

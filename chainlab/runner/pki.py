@@ -50,6 +50,51 @@ def cache_root() -> Path:
     return Path(base) / "chainlab" / "pki"
 
 
+def location(
+    engine: Path,
+    hierarchy: tuple[str, ...],
+    seed: int,
+    purpose: str = "server",
+    mtc: list[str] | None = None,
+) -> Path:
+    """Where the cache keeps this hierarchy (whether or not it is there yet)."""
+    binary = chainlab_engine.binary_sha256(engine)
+    spec = {"hierarchy": list(hierarchy), "seed": str(seed), "engine": binary}
+    if purpose != "server":
+        spec["purpose"] = purpose  # server keys stay as they were before purposes existed
+    if mtc:
+        spec["mtc"] = mtc  # likewise the keys of hierarchies without MTCs
+    key = hashlib.sha256(json.dumps(spec).encode()).hexdigest()[:16]
+    kind = ("" if purpose == "server" else f"{purpose}-") + ("mtc-" if mtc else "")
+    return cache_root() / f"{kind}{'-'.join(token(a) for a in hierarchy)}-s{seed}-{key}"
+
+
+def cached(final: Path) -> bool:
+    return (final / "manifest.json").is_file()
+
+
+def needed(s: Scenario, seed: int) -> list[tuple[tuple[str, ...], int, str, list[str] | None]]:
+    """The hierarchies scenario `s` runs with, as `ensure`'s (hierarchy, seed, purpose, mtc):
+    the server's; a mutual-TLS client's (its own CA); a dual-chain server's second."""
+    out = [(s.hierarchy, seed, "server", s.credential.pki_flags())]
+    if s.client_hierarchy:
+        out.append((s.client_hierarchy, client_seed(seed), "client", None))
+    if s.second_hierarchy:
+        out.append((s.second_hierarchy, second_seed(seed), "server", None))
+    return out
+
+
+def client_seed(seed: int) -> int:
+    """A mutual-TLS client hierarchy's seed: its own CA."""
+    return seeds.derive(seed, "client-hierarchy")
+
+
+def second_seed(seed: int) -> int:
+    """A dual-chain server's second hierarchy's seed (staged rollout): its own CA, whatever
+    algorithms it shares with the first."""
+    return seeds.derive(seed, "second-chain")
+
+
 def ensure(
     engine: Path,
     hierarchy: tuple[str, ...],
@@ -59,17 +104,9 @@ def ensure(
 ) -> Path:
     """The directory of the hierarchy (root first), generating it on a cache miss; `mtc`:
     the `pki` flags that also issue Merkle Tree Certificates for its leaf (`mtc/`)."""
-    binary = chainlab_engine.binary_sha256(engine)
-    spec = {"hierarchy": list(hierarchy), "seed": str(seed), "engine": binary}
-    if purpose != "server":
-        spec["purpose"] = purpose  # server keys stay as they were before purposes existed
-    if mtc:
-        spec["mtc"] = mtc  # likewise the keys of hierarchies without MTCs
-    key = hashlib.sha256(json.dumps(spec).encode()).hexdigest()[:16]
-    root = cache_root()
-    kind = ("" if purpose == "server" else f"{purpose}-") + ("mtc-" if mtc else "")
-    final = root / f"{kind}{'-'.join(token(a) for a in hierarchy)}-s{seed}-{key}"
-    if (final / "manifest.json").is_file():
+    final = location(engine, hierarchy, seed, purpose, mtc)
+    root = final.parent
+    if cached(final):
         return final
     root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".gen-", dir=root))
@@ -107,14 +144,13 @@ def ensure(
 
 
 def ensure_client(engine: Path, hierarchy: tuple[str, ...], seed: int) -> Path:
-    """The client certificate hierarchy of a mutual-TLS scenario (its own CA)."""
-    return ensure(engine, hierarchy, seeds.derive(seed, "client-hierarchy"), purpose="client")
+    """The client certificate hierarchy of a mutual-TLS scenario."""
+    return ensure(engine, hierarchy, client_seed(seed), purpose="client")
 
 
 def ensure_second(engine: Path, hierarchy: tuple[str, ...], seed: int) -> Path:
-    """A dual-chain server's second hierarchy (staged rollout): its own CA, whatever
-    algorithms it shares with the first."""
-    return ensure(engine, hierarchy, seeds.derive(seed, "second-chain"))
+    """A dual-chain server's second hierarchy."""
+    return ensure(engine, hierarchy, second_seed(seed))
 
 
 def pem_certs(path: Path) -> list[bytes]:

@@ -31,7 +31,17 @@ import pandas as pd
 from chainlab import engine, stats
 from chainlab.campaign import axes, certificates, cost, estimate, implementations
 from chainlab.campaign.algorithms import ALGORITHM_NAMES, CERT_COMPRESSIONS, GROUPS
-from chainlab.campaign.model import PrimitivesPlan, SamplingPolicy, Scenario
+from chainlab.campaign.model import (
+    MAX_BATCHES,
+    MIN_SAMPLES,
+    PILOT,
+    REFERENCE_COUNT,
+    REFERENCE_ROUNDS,
+    REFERENCE_WARMUP,
+    PrimitivesPlan,
+    SamplingPolicy,
+    Scenario,
+)
 from chainlab.campaign.stacks import DEFAULT_STACK, OPENSSL_STACKS, OWN_MLDSA_AND_CLASSICAL
 from chainlab.errors import ChainlabError
 from chainlab.network.profile import LOOPBACK
@@ -41,26 +51,6 @@ from chainlab.store.views import summarize_rows
 
 # The CertificateVerify content the engine signs (its CV_MESSAGE_BYTES).
 CV_MESSAGE_BYTES = 130
-# A pilot batch: enough operations for a first variance.
-PILOT = 5
-# Fewest operations a primitive's interval is computed from.
-MIN_SAMPLES = 5
-# Batches per primitive at most (pilot included): a safety bound only. Each batch is sized
-# from the variance so far (usually one or two follow the pilot) and the time cap ends any
-# primitive, so a primitive is left short of its interval only if this many batches all
-# fell short (a later run would then measure it further).
-MAX_BATCHES = 20
-# Measured handshakes per reference (after REFERENCE_WARMUP each round): each costs 1-3 ms
-# here, so a reference takes about a second; 300 put the mean's 95 % interval near 2 % (CV
-# about 0.2).
-REFERENCE_COUNT = 300
-REFERENCE_WARMUP = 20
-# The references of a stack are taken in this many rounds, interleaved (ecdsa, ecdsa resumed,
-# mldsa, then again), so that a slow second of the host weighs on every reference a little
-# rather than on one of them whole: one of 300 ML-DSA handshakes taken at once here measured
-# 1.06 ms of client CPU (median) in one run and 0.76 ms in the next, the ECDSA ones unmoved, and
-# the overhead line through the two predicted +31 % for that stack's ML-DSA scenarios.
-REFERENCE_ROUNDS = 3
 # Engine process time beyond its operations (start, key generation of the slowest SLH-DSA
 # sets): the batch timeout's margin.
 BATCH_MARGIN_S = 60.0
@@ -404,12 +394,7 @@ def ensure(
     t0 = time.monotonic()
     info = engine.info()
     path = cache_path(info)
-    cached = cached_rows(path) if read_cache else []
-    by_key: dict[tuple, list[dict]] = {}
-    for r in cached:
-        message = r["message"] if isinstance(r["message"], str) else None
-        impl = r.get("implementation") or implementations.unrecorded(r["subject"], r["op"])
-        by_key.setdefault((impl, r["subject"], r["op"], message), []).append(r)
+    by_key = cache_index(cached_rows(path) if read_cache else [])
     keep: list[dict] = []
     new: list[dict] = []
     n_measured = n_cached = 0
@@ -420,9 +405,9 @@ def ensure(
             on_item(item, i, total)
         have = by_key.get(item.timing_key, [])
         got = (
-            []
-            if satisfied([r["cpu_ns"] for r in have], plan)
-            else time_item(engine_bin, item, plan, have, run_id)
+            time_item(engine_bin, item, plan, have, run_id)
+            if needs_measuring(item, by_key, plan)
+            else []
         )
         n_measured += bool(got)
         n_cached += not got
@@ -432,7 +417,7 @@ def ensure(
     missing = []
     for key in refs:
         have = by_key.get(key, [])
-        if len(have) >= REFERENCE_COUNT:
+        if not needs_measuring(key, by_key, plan):
             n_cached += 1
             keep += [{**r, "run_id": run_id, "implementation": key[0]} for r in have]
         else:
@@ -460,6 +445,24 @@ def ensure(
             keep += got
     note = save_to_cache(path, new, info) if write_cache else None
     return Outcome(keep, n_measured, n_cached, time.monotonic() - t0, note)
+
+
+def cache_index(rows: list[dict]) -> dict[tuple, list[dict]]:
+    """Cached rows by timing key (implementation, subject, op, message)."""
+    by_key: dict[tuple, list[dict]] = {}
+    for r in rows:
+        message = r["message"] if isinstance(r["message"], str) else None
+        impl = r.get("implementation") or implementations.unrecorded(r["subject"], r["op"])
+        by_key.setdefault((impl, r["subject"], r["op"], message), []).append(r)
+    return by_key
+
+
+def needs_measuring(item: Item | tuple, by_key: dict, plan: PrimitivesPlan) -> bool:
+    """Whether the cache (`cache_index`) lacks enough of a primitive (an Item) or of a
+    reference handshake (its key: stack, subject, mode, None) for `plan`."""
+    if isinstance(item, Item):
+        return not satisfied([r["cpu_ns"] for r in by_key.get(item.timing_key, [])], plan)
+    return len(by_key.get(item, [])) < REFERENCE_COUNT
 
 
 def reference_keys(stacks: list[str] | None = None) -> list[tuple[str, str, str, None]]:

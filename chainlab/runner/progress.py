@@ -2,8 +2,9 @@
 each finished scenario's line printed above them; one plain line per finished scenario when
 stderr is not a terminal or CI=true.
 
-The campaign ETA is the cost model's estimate of the scenarios left and of the network
-profiles not yet calibrated (chainlab.campaign.estimate), scaled by how the finished
+The campaign ETA is the run-time estimate's (chainlab.campaign.run_estimate: the same model
+`validate` prints) of the scenarios left, their hierarchies not yet generated and the network
+profiles not yet calibrated, scaled by how the finished
 scenarios' measured time compared with their estimate. Failed scenarios say nothing about
 the model's speed and are left out of that ratio.
 """
@@ -56,11 +57,22 @@ class Progress:
         self._bars: Bars | None = None
         self._finished: set[str] = set()
         self._calibrated: dict[str, float] = {}  # scenario -> calibration estimates in it
+        # scenario -> the hierarchies it generates first (chainlab.campaign.run_estimate)
+        self._hierarchies: dict[str, float] = {}
+
+    def use_estimate(self, run) -> None:
+        """The run's estimate (chainlab.campaign.run_estimate.RunEstimate): each scenario's
+        hierarchies to generate join its estimate, as its wall time will hold them."""
+        self._hierarchies = dict(run.hierarchies_s)
+        for sid, seconds in self._hierarchies.items():
+            if sid in self.estimates:
+                self.estimates[sid] += seconds
 
     def use_model(self, model) -> None:
         """Re-estimate every scenario with the cost model of this run's primitives."""
         self.estimates = {
-            sid: estimate.scenario(s, model).seconds_expected for sid, s in self.scenarios.items()
+            sid: estimate.scenario(s, model).seconds_expected + self._hierarchies.get(sid, 0.0)
+            for sid, s in self.scenarios.items()
         }
 
     def eta(self, current_left: float = 0.0) -> float:

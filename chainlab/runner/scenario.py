@@ -138,15 +138,12 @@ class ScenarioExecution:
             self.files = Files(target_ca=target_ca)
             return
         try:
-            pki_dir = pki.ensure(
-                ctx.engine, plan.hierarchy, ctx.seed, mtc=plan.credential.pki_flags()
-            )
-            client_pki_dir = second_pki_dir = trust_file = None
-            if plan.client_hierarchy:
-                client_pki_dir = pki.ensure_client(ctx.engine, plan.client_hierarchy, ctx.seed)
-            second = plan.second_hierarchy
-            if second:
-                second_pki_dir = pki.ensure_second(ctx.engine, second, ctx.seed)
+            dirs = [pki.ensure(ctx.engine, *spec) for spec in pki.needed(plan, ctx.seed)]
+            pki_dir = dirs.pop(0)
+            client_pki_dir = dirs.pop(0) if plan.client_hierarchy else None
+            second_pki_dir = dirs.pop(0) if plan.second_hierarchy else None
+            trust_file = None
+            if second_pki_dir is not None:
                 trust_file = self.dir / "trust.pem"
                 trust_file.write_bytes(
                     (pki_dir / "ca.pem").read_bytes() + (second_pki_dir / "ca.pem").read_bytes()

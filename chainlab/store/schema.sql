@@ -1,4 +1,4 @@
--- chainlab result store, schema version 13 (chainlab/store/schema.py: SCHEMA_VERSION, which
+-- chainlab result store, schema version 14 (chainlab/store/schema.py: SCHEMA_VERSION, which
 -- tests/store/test_schema.py holds this line to; the versions' history is schema.py's).
 -- Every column is declared here once, except one per lever axis of `scenarios`, which its
 -- axis declares (chainlab/campaign/axes.py). An older store is upgraded when opened for
@@ -28,8 +28,11 @@ CREATE TABLE runs (
     openssl_patch_sha   VARCHAR NOT NULL,     -- hash of the applied patch set
     machine             JSON NOT NULL,        -- cpu_model, cores, memory_bytes, kernel, governor, os
     options             JSON NOT NULL,        -- command-line options of the run (seed, order, ...)
-    libraries           JSON                  -- Python, numpy, scipy, pandas, duckdb, ... versions
+    libraries           JSON,                 -- Python, numpy, scipy, pandas, duckdb, ... versions
                                               -- of the run (NULL in runs of version-1 stores)
+    estimate            JSON                  -- the run-time estimate it started with and what
+                                              -- it had to make (chainlab.campaign.run_estimate;
+                                              -- NULL before version 14)
 );
 
 -- The deduplicated scenario space: one row per scenario_id, whatever campaigns share it.

@@ -16,3 +16,8 @@ def test_the_handshakes_own_time_and_the_overhead_ratio():
     summary = RunSummary("r", Path("s.duckdb"), ["a"], [], [], False, 12.5, 0.0, 10.0)
     assert overhead_note(summary) == "; wall 12.5 s over the handshakes' own 10.0 s: 1.25x"
     assert overhead_note(RunSummary("r", Path("s"), [], [], [], True, 1.0, 0.0)) == ""
+
+
+def test_the_summary_line_gives_the_estimate_over_the_wall_time():
+    summary = RunSummary("r", Path("s.duckdb"), ["a"], [], [], False, 12.5, 0.0, 10.0, 11.0)
+    assert overhead_note(summary).endswith("; estimated 11.0 s: estimate/wall 0.88")

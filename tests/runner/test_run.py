@@ -96,6 +96,17 @@ def test_quick_campaign_end_to_end(quick_store):
         assert {"python", "numpy", "scipy", "pandas", "duckdb"} <= set(libraries)
         assert all(isinstance(v, str) and v for v in libraries.values())
         assert str(REPO) not in run["machine"] and str(REPO) not in run["options"]
+        # The run-time estimate it started with, and what it had to make: this session's
+        # hierarchy cache starts empty, so each distinct hierarchy is counted once.
+        est = json.loads(run["estimate"])
+        assert est["low_s"] <= est["expected_s"] <= est["high_s"]
+        assert set(est["phases"]) == {
+            "start", "primitives", "references", "hierarchies", "calibration", "scenarios"
+        }  # fmt: skip
+        made = est["fresh"]["hierarchies"]
+        assert len({tuple(h) for _, h in made}) == len(made) >= 1
+        assert {sid for sid, _ in made} <= ids
+        assert "estimated run time: " in err and "estimate/wall " in err
         certs = st.certificates
         assert set(certs["scenario_id"]) == ids
     finally:

@@ -1,0 +1,222 @@
+"""The run-time estimate of a whole run: each scenario's estimate
+(chainlab.campaign.estimate.scenario) plus what a run does before and between them, which
+depends on this machine's caches:
+
+    run = RUN_START_S
+        + primitives to measure      (each: its batches' engine starts and set-up, and the
+                                      operations its interval needs, within the time cap)
+        + reference handshakes to take (each: REFERENCE_ROUNDS rounds of a server and client
+                                      start and REFERENCE_COUNT / rounds + warm-up handshakes)
+        + hierarchies to generate    (each: its signatures; the root signs itself and its
+                                      child, each intermediate its child)
+        + calibrations               (each emulated profile once)
+        + the scenarios
+
+`Fresh` lists what the caches lack (chainlab.runner.fresh reads them, for `validate` and for a
+run). A run stores its estimate with its Fresh (`runs.estimate`), so the estimate of a stored
+run can be made again from the store alone and compared with the wall time the run took
+(`chainlab bench model`; tests/campaign/test_run_estimate_stores.py).
+
+Constants were measured on this 2-core machine kind (2026-11-27) and say where from.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from statistics import NormalDist
+
+from chainlab.campaign import cost, estimate, implementations
+from chainlab.campaign.algorithm_costs import SIGN_VERIFY_MS
+from chainlab.campaign.model import (
+    PILOT,
+    REFERENCE_COUNT,
+    REFERENCE_ROUNDS,
+    REFERENCE_WARMUP,
+    PrimitivesPlan,
+    Scenario,
+)
+from chainlab.campaign.stacks import DEFAULT_STACK
+
+# A run's own start before its first scenario (the engine's build facts, the store, reading
+# the primitives cache): 0.59 s with every cache warm in a signature-placement.toml run.
+RUN_START_S = 0.6
+
+# -- primitives (chainlab.runner.primitives) ---------------------------------------------
+# One engine process per batch: its start and key generation, apart from the operations.
+# Items of 5 operations followed each other every 4-5 ms on the OpenSSL, BoringSSL and Go
+# engines and every 33 ms on the rustls engine (v13-stacks store).
+ENGINE_START_S = {"rustls": 0.033}
+ENGINE_START_DEFAULT_S = 0.005
+# A primitive its pilot batch satisfies takes one batch; any other took three (pilot, sized
+# batch, top-up) in the runs above.
+BATCHES_AFTER_PILOT = 3
+# The spread of one operation's time, for the operations its interval needs (the count a
+# 2 % interval took, n = (1.96 cv / 0.02)^2, read back as a cv). ML-DSA signing repeats its
+# rejection loop a geometric number of times: cv 0.72 (ML-DSA-44) and 0.88 (ML-DSA-65).
+# Operations under 2 ms carry the scheduler's noise: cv 0.03-0.44 (ECDSA verify to
+# X25519 derive; SLH-DSA-SHAKE-192s verify, 1.1 ms: 0.05). From 2 ms on (SLH-DSA-SHAKE-128f
+# verify, signing) they vary by a per cent or two, so their pilot batch suffices.
+CV_REJECTION_SIGN = 0.8
+CV_FAST_OPERATION = 0.2
+CV_SLOW_OPERATION = 0.02
+SLOW_OPERATION_MS = 2.0
+# An operation with no timing yet (a key exchange's step, a decompression): microseconds.
+UNTIMED_OP_MS = 0.05
+
+# -- reference handshakes (chainlab.runner.primitives.time_reference) --------------------
+# Each round starts a server and a client and times the host; 0.24-0.30 s per round and
+# reference in the runs above, of which 120 handshakes took about 0.12 s.
+REFERENCE_ROUND_START_S = 0.15
+# A reference handshake not yet measured on this stack (ECDSA or ML-DSA-44, loopback).
+REFERENCE_HANDSHAKE_MS = 1.0
+
+# -- hierarchies (chainlab.runner.pki) ---------------------------------------------------
+# `chainlab-engine pki` beyond its signatures: 0.01 s for an ML-DSA-65 pair; an SLH-DSA-
+# SHAKE-192s root over two ML-DSA-65 certificates took 2.73 s (two 1.3 s signatures).
+PKI_START_S = 0.01
+
+
+@dataclass(frozen=True)
+class Fresh:
+    """What a run must make because this machine's caches lack it: primitives to measure
+    (engine, implementation, subject, op, message), reference handshakes to take (stack,
+    subject, mode) and hierarchies to generate (the first scenario needing it, algorithms
+    root first)."""
+
+    primitives: tuple[tuple[str, str, str, str, str | None], ...] = ()
+    references: tuple[tuple[str, str, str], ...] = ()
+    hierarchies: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def to_json(self) -> dict:
+        return {
+            "primitives": [list(p) for p in self.primitives],
+            "references": [list(r) for r in self.references],
+            "hierarchies": [[sid, list(h)] for sid, h in self.hierarchies],
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> Fresh:
+        return cls(
+            tuple(tuple(p) for p in d.get("primitives", [])),
+            tuple(tuple(r) for r in d.get("references", [])),
+            tuple((sid, tuple(h)) for sid, h in d.get("hierarchies", [])),
+        )
+
+
+@dataclass(frozen=True)
+class RunEstimate:
+    """A run's estimated wall time: expected, and the range its adaptive scenarios allow;
+    `phases` the expected seconds of each part; `fresh` what it was made for."""
+
+    low_s: float
+    expected_s: float
+    high_s: float
+    phases: dict[str, float]
+    fresh: Fresh = field(default_factory=Fresh)
+    # Per scenario (for the ETA): the hierarchies it generates first, in seconds.
+    hierarchies_s: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {
+            "low_s": self.low_s,
+            "expected_s": self.expected_s,
+            "high_s": self.high_s,
+            "phases": self.phases,
+            "fresh": self.fresh.to_json(),
+        }
+
+
+def run(
+    scenarios: list[Scenario],
+    model=None,
+    fresh: Fresh | None = None,
+    plan: PrimitivesPlan | None = None,
+) -> RunEstimate:
+    """The estimate of running `scenarios` with `fresh` to make first, primitives measured
+    by `plan` (the cost model `model`, else the built-in table, prices handshakes and
+    operations)."""
+    fresh = fresh or Fresh()
+    plan = plan or PrimitivesPlan()
+    own = {s.scenario_id: estimate.scenario(s, model) for s in scenarios}
+    pki: dict[str, float] = {}
+    for sid, hierarchy in fresh.hierarchies:
+        pki[sid] = pki.get(sid, 0.0) + hierarchy_seconds(hierarchy, model)
+    _, calibration = estimate.calibration_total(scenarios)
+    phases = {
+        "start": RUN_START_S,
+        "primitives": sum(primitive_seconds(p, model, plan) for p in fresh.primitives),
+        "references": sum(reference_seconds(r, model) for r in fresh.references),
+        "hierarchies": sum(pki.values()),
+        "calibration": calibration,
+        "scenarios": sum(e.seconds_expected for e in own.values()),
+    }
+    fixed = sum(v for k, v in phases.items() if k != "scenarios")
+    return RunEstimate(
+        fixed + sum(e.seconds_low for e in own.values()),
+        fixed + phases["scenarios"],
+        fixed + sum(e.seconds_high for e in own.values()),
+        phases,
+        fresh,
+        pki,
+    )
+
+
+def _op_ms(implementation: str, subject: str, op: str, message, model) -> float:
+    if model is not None:
+        t = model.timings.get((implementation, subject, op, message))
+        if t is not None:
+            return t.mean_ms
+    if op in ("sign", "verify") and subject in SIGN_VERIFY_MS:
+        return SIGN_VERIFY_MS[subject][op == "verify"]
+    return UNTIMED_OP_MS
+
+
+def primitive_seconds(p: tuple, model=None, plan: PrimitivesPlan | None = None) -> float:
+    """Measuring one primitive (engine, implementation, subject, op, message) under `plan`
+    (chainlab.runner.primitives: batches until the interval or the time cap)."""
+    plan = plan or PrimitivesPlan()
+    engine, implementation, subject, op, message = p
+    op_ms = _op_ms(implementation, subject, op, message, model)
+    if op == "sign" and subject in implementations.ML_DSA:
+        cv = CV_REJECTION_SIGN
+    else:
+        cv = CV_FAST_OPERATION if op_ms < SLOW_OPERATION_MS else CV_SLOW_OPERATION
+    z = NormalDist().inv_cdf(0.5 + plan.confidence / 2)
+    need = math.ceil((z * cv / plan.target_rel_halfwidth) ** 2)
+    cap_ops = max(PILOT, math.floor(plan.time_cap_s * 1000 / op_ms))
+    n = min(max(need, PILOT), cap_ops)
+    batches = 1 if n <= PILOT else BATCHES_AFTER_PILOT
+    # Each batch: its engine's start, one warm-up operation and, for a verification, the
+    # signature it verifies.
+    setup_ms = op_ms
+    if op == "verify":
+        setup_ms += _op_ms(implementation, subject, "sign", message, model)
+    start = ENGINE_START_S.get(engine, ENGINE_START_DEFAULT_S)
+    return batches * (start + setup_ms / 1000) + n * op_ms / 1000
+
+
+def reference_seconds(r: tuple, model=None) -> float:
+    """Taking one stack's reference handshakes (stack, subject, mode) in their rounds."""
+    stack, subject, mode = r
+    ms = REFERENCE_HANDSHAKE_MS
+    if model is not None:
+        name = subject.split(":", 1)[-1]
+        got = model.stack_references.get(stack, {}).get((name, mode))
+        if got is not None:
+            ms = got["latency"]
+    per_round = REFERENCE_COUNT / REFERENCE_ROUNDS + REFERENCE_WARMUP
+    return REFERENCE_ROUNDS * (
+        REFERENCE_ROUND_START_S + per_round * (ms + estimate.CONNECTION_GAP_MS) / 1000
+    )
+
+
+def hierarchy_seconds(hierarchy: tuple[str, ...], model=None) -> float:
+    """Generating one hierarchy (root first): the root signs itself and its child, each
+    intermediate its child; keys and the leaf cost next to nothing beside them."""
+    signs = [1 + (len(hierarchy) > 1)] + [1] * max(len(hierarchy) - 2, 0)
+    ms = 0.0
+    for alg, n in zip(hierarchy, signs, strict=False):
+        impl = implementations.of(DEFAULT_STACK, None, alg, "sign")
+        ms += n * _op_ms(impl, alg, "sign", cost.CV, model)
+    return PKI_START_S + ms / 1000

@@ -1,0 +1,53 @@
+"""What a run must make because this machine's caches lack it (chainlab.campaign.run_estimate
+.Fresh): the primitives and reference handshakes the primitives cache does not hold enough
+of, and the hierarchies the hierarchy cache does not hold. `validate` and a run read it the
+same way, before anything is made.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from chainlab import engine
+from chainlab.campaign.model import PrimitivesPlan, Scenario
+from chainlab.campaign.run_estimate import Fresh
+from chainlab.errors import ChainlabError
+from chainlab.runner import pki, primitives
+from chainlab.runner.primitives_cache import cache_path, cached_rows
+
+
+def fresh(
+    engine_bin: Path,
+    scenarios: list[Scenario],
+    seed: int,
+    plan: PrimitivesPlan,
+    measured: list[Scenario] | None = None,
+) -> Fresh:
+    """`scenarios` to run, in run order (a hierarchy is charged to the first that needs it);
+    `measured`: the scenarios whose primitives the run measures (all the campaign selects, a
+    resumed run's completed ones too), `scenarios` when None."""
+    measured = scenarios if measured is None else measured
+    prims: list = []
+    refs: list = []
+    if plan.measure:
+        try:
+            by_key = primitives.cache_index(cached_rows(cache_path(engine.info())))
+        except (ChainlabError, OSError):
+            by_key = {}
+        for item in primitives.items_for(measured):
+            if primitives.needs_measuring(item, by_key, plan):
+                prims.append((item.timer.engine, *item.timing_key))
+        for key in primitives.reference_keys(primitives.stacks_of(measured)):
+            if primitives.needs_measuring(key, by_key, plan):
+                refs.append(key[:3])
+    seen: set[Path] = set()
+    hierarchies = []
+    for s in scenarios:
+        if s.target_spec is not None:
+            continue
+        for spec in pki.needed(s, seed):
+            where = pki.location(engine_bin, *spec)
+            if where not in seen and not pki.cached(where):
+                hierarchies.append((s.scenario_id, spec[0]))
+            seen.add(where)
+    return Fresh(tuple(prims), tuple(refs), tuple(hierarchies))

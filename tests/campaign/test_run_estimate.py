@@ -1,0 +1,107 @@
+"""The whole run's estimate (chainlab.campaign.run_estimate): known answers for what a run
+makes before its scenarios, priced from the built-in table and from a cost model."""
+
+import pytest
+
+from chainlab.campaign import cost, estimate, load, run_estimate
+from chainlab.campaign.algorithm_costs import SIGN_VERIFY_MS
+from chainlab.campaign.model import PrimitivesPlan
+from chainlab.campaign.run_estimate import Fresh
+
+from .test_estimate import REPO
+
+QUICK = REPO / "campaigns" / "quick.toml"
+SLH, ML = "SLH-DSA-SHAKE-192s", "ML-DSA-65"
+
+
+def model_with(timings: dict, references: dict | None = None) -> cost.CostModel:
+    return cost.CostModel(
+        {k: cost.Timing(ms, 0.0, 100) for k, ms in timings.items()},
+        {},
+        "test",
+        references or {},
+    )
+
+
+def test_a_hierarchy_costs_its_signatures_the_root_signing_twice():
+    sign = {a: SIGN_VERIFY_MS[a][0] for a in (SLH, ML)}
+    got = run_estimate.hierarchy_seconds((SLH, ML, ML))
+    # The root signs itself and the intermediate; the intermediate signs the leaf.
+    want = run_estimate.PKI_START_S + (2 * sign[SLH] + sign[ML]) / 1000
+    assert got == pytest.approx(want)
+    assert run_estimate.hierarchy_seconds((ML,)) == pytest.approx(
+        run_estimate.PKI_START_S + sign[ML] / 1000
+    )
+    # A measured signature prices it instead of the table.
+    m = model_with({("openssl-3.5", SLH, "sign", cost.CV): 1000.0})
+    got = run_estimate.hierarchy_seconds((SLH, SLH), m)
+    assert got == pytest.approx(run_estimate.PKI_START_S + 2.0)
+
+
+def test_a_slow_operation_takes_its_pilot_a_fast_one_its_interval_within_the_cap():
+    plan = PrimitivesPlan()
+    start = run_estimate.ENGINE_START_DEFAULT_S
+    m = model_with(
+        {
+            ("openssl-3.5", SLH, "sign", cost.CV): 1000.0,
+            ("openssl-3.5", SLH, "verify", cost.CV): 3.0,
+            ("openssl-3.5", ML, "sign", cost.CV): 1.0,
+            ("aws-lc", "X25519", "keygen", None): 0.01,
+        }
+    )
+    # 1 s signing: one pilot batch of 5 and its warm-up.
+    got = run_estimate.primitive_seconds(("openssl-3.5", "openssl-3.5", SLH, "sign", cost.CV), m)
+    assert got == pytest.approx(start + 1.0 + 5 * 1.0)
+    # Verifying signs its message first, each batch.
+    got = run_estimate.primitive_seconds(("openssl-3.5", "openssl-3.5", SLH, "verify", cost.CV), m)
+    assert got == pytest.approx(start + (3.0 + 1000.0) / 1000 + 5 * 0.003)
+    # ML-DSA signing's rejection loop: (1.96 x 0.8 / 0.02)^2 = 6147 operations, 8 s cap.
+    got = run_estimate.primitive_seconds(("openssl-3.5", "openssl-3.5", ML, "sign", cost.CV), m)
+    n = 6147
+    assert got == pytest.approx(3 * (start + 0.001) + n * 0.001, rel=1e-3)
+    capped = PrimitivesPlan(time_cap_s=2.0)
+    got = run_estimate.primitive_seconds(
+        ("openssl-3.5", "openssl-3.5", ML, "sign", cost.CV), m, capped
+    )
+    assert got == pytest.approx(3 * (start + 0.001) + 2.0)
+    # The rustls engine starts slower.
+    got = run_estimate.primitive_seconds(("rustls", "aws-lc", "X25519", "keygen", None), m, plan)
+    assert got == pytest.approx(3 * (0.033 + 0.00001) + 385 * 0.00001)
+
+
+def test_references_take_their_rounds_at_the_stack_s_measured_latency():
+    per_round = 300 / 3 + 20
+    gap = estimate.CONNECTION_GAP_MS
+    default = run_estimate.reference_seconds(("go", "tls-reference:mldsa", "full"))
+    assert default == pytest.approx(3 * (0.15 + per_round * (1.0 + gap) / 1000))
+    m = model_with({}, {"go": {("mldsa", "full"): {"latency": 2.0}}})
+    got = run_estimate.reference_seconds(("go", "tls-reference:mldsa", "full"), m)
+    assert got == pytest.approx(3 * (0.15 + per_round * (2.0 + gap) / 1000))
+
+
+def test_the_run_adds_what_it_makes_to_its_scenarios_and_keeps_the_range():
+    scenarios = load(QUICK).select(None)
+    warm = run_estimate.run(scenarios)
+    own = [estimate.scenario(s) for s in scenarios]
+    assert warm.phases["scenarios"] == pytest.approx(sum(e.seconds_expected for e in own))
+    assert warm.expected_s == pytest.approx(run_estimate.RUN_START_S + warm.phases["scenarios"])
+    assert warm.low_s <= warm.expected_s <= warm.high_s
+    first = scenarios[0]
+    fresh = Fresh(
+        primitives=(("openssl-3.5", "openssl-3.5", SLH, "sign", cost.CV),),
+        references=(("openssl-3.5", "tls-reference:ecdsa", "full"),),
+        hierarchies=((first.scenario_id, first.hierarchy),),
+    )
+    cold = run_estimate.run(scenarios, None, fresh)
+    extra = cold.expected_s - warm.expected_s
+    assert extra == pytest.approx(
+        cold.phases["primitives"] + cold.phases["references"] + cold.phases["hierarchies"]
+    )
+    assert cold.phases["hierarchies"] == pytest.approx(
+        run_estimate.hierarchy_seconds(first.hierarchy)
+    )
+    # The ETA charges a hierarchy to the scenario that generates it.
+    assert cold.hierarchies_s == {first.scenario_id: cold.phases["hierarchies"]}
+    assert cold.high_s - cold.low_s == pytest.approx(warm.high_s - warm.low_s)
+    # What a store keeps comes back the same.
+    assert Fresh.from_json(cold.to_json()["fresh"]) == fresh

@@ -1,0 +1,39 @@
+"""What a run must make (chainlab.runner.fresh): read from the caches the way the run uses
+them, before anything is made, so `validate` and the run's stored estimate see the same."""
+
+from chainlab.campaign import load
+from chainlab.campaign.model import PrimitivesPlan
+from chainlab.runner import fresh, pki, primitives
+
+from .conftest import REPO
+
+QUICK = REPO / "campaigns" / "quick.toml"
+
+
+def test_empty_caches_make_everything_and_a_cached_hierarchy_is_not_made_again(
+    engine_bin, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("CHAINLAB_PRIMITIVES_CACHE", str(tmp_path / "primitives"))
+    monkeypatch.setenv("CHAINLAB_PKI_CACHE", str(tmp_path / "pki"))
+    scenarios = load(QUICK).select(None)
+    plan = PrimitivesPlan()
+    got = fresh.fresh(engine_bin, scenarios, 7, plan)
+    items = primitives.items_for(scenarios)
+    assert [p[1:] for p in got.primitives] == [i.timing_key for i in items]
+    assert [p[0] for p in got.primitives] == [i.timer.engine for i in items]
+    assert len(got.references) == len(primitives.reference_keys(["openssl-3.5"]))
+    # Each distinct hierarchy once, charged to the first scenario that needs it.
+    distinct = list(dict.fromkeys(s.hierarchy for s in scenarios))
+    assert [h for _, h in got.hierarchies] == distinct
+    first = next(s for s in scenarios if s.hierarchy == distinct[0])
+    assert got.hierarchies[0][0] == first.scenario_id
+    # A hierarchy in the cache is not made again (the cache's mark: its manifest).
+    where = pki.location(engine_bin, *pki.needed(first, 7)[0])
+    where.mkdir(parents=True)
+    (where / "manifest.json").write_text("{}")
+    again = fresh.fresh(engine_bin, scenarios, 7, plan)
+    assert [h for _, h in again.hierarchies] == distinct[1:]
+    # Another seed is another hierarchy; without [primitives] measuring, no primitives.
+    other = fresh.fresh(engine_bin, scenarios, 8, PrimitivesPlan(measure=False))
+    assert len(other.hierarchies) == len(distinct)
+    assert other.primitives == () and other.references == ()
