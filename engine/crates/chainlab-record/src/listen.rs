@@ -2,7 +2,7 @@
 //! engine's server waits for its next connection.
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::bail;
@@ -15,6 +15,8 @@ use crate::cpu::ThreadCpu;
 pub const POLL_INTERVAL_MS: libc::c_int = 50;
 
 /// Waits for a pending connection on `listener` (non-blocking); `None` once `stop` is set.
+/// `wake` turns readable when `stop` is set, so the wait ends at once rather than at the
+/// next poll interval.
 ///
 /// With `instrument`, also the thread's CPU just before the `accept` that returned the
 /// connection: accepting it is the connection's first step (as in the event loop), waiting
@@ -23,20 +25,28 @@ pub fn accept_until(
     listener: &TcpListener,
     stop: &AtomicBool,
     instrument: bool,
+    wake: &Wake,
 ) -> anyhow::Result<Option<(TcpStream, SocketAddr, Option<ThreadCpu>)>> {
-    let mut pollfd = libc::pollfd {
-        fd: listener.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
+    let mut pollfds = [
+        libc::pollfd {
+            fd: listener.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        },
+        libc::pollfd {
+            fd: wake.fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        },
+    ];
     loop {
         if stop.load(Ordering::SeqCst) {
             return Ok(None);
         }
-        // SAFETY: one valid pollfd for the duration of the call.
-        let ready = unsafe { libc::poll(&mut pollfd, 1, POLL_INTERVAL_MS) };
-        if ready <= 0 {
-            continue; // timeout, or EINTR
+        // SAFETY: two valid pollfds for the duration of the call.
+        let ready = unsafe { libc::poll(pollfds.as_mut_ptr(), 2, POLL_INTERVAL_MS) };
+        if ready <= 0 || pollfds[0].revents == 0 {
+            continue; // timeout, EINTR, or woken: the flag is checked first
         }
         let before = instrument.then(ThreadCpu::now);
         match listener.accept() {
@@ -51,5 +61,32 @@ pub fn accept_until(
                 ) => {}
             Err(e) => bail!("accept on {}: {e}", listener.local_addr()?),
         }
+    }
+}
+
+/// An eventfd that, once `wake` is called, stays readable: every thread polling it wakes.
+pub struct Wake {
+    fd: OwnedFd,
+}
+
+impl Wake {
+    pub fn new() -> anyhow::Result<Self> {
+        // SAFETY: eventfd() returns a new descriptor or -1; nothing else is passed.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+        if fd < 0 {
+            bail!("eventfd: {}", std::io::Error::last_os_error());
+        }
+        // SAFETY: `fd` is a new descriptor this value now owns alone.
+        Ok(Self {
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+        })
+    }
+
+    /// Makes the descriptor readable (it is never read, so it stays so).
+    pub fn wake(&self) {
+        let one: u64 = 1;
+        // SAFETY: writes 8 bytes from a live u64 to a descriptor this value owns. A failed
+        // write (the counter's maximum) leaves it readable anyway.
+        unsafe { libc::write(self.fd.as_raw_fd(), (&one as *const u64).cast(), 8) };
     }
 }

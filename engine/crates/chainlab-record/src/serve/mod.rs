@@ -101,6 +101,7 @@ pub fn serve<S: Stack, E: serde::Serialize>(
             ServerModel::Event => event::run(stack, &shared, args.workers, cpus, &signals, &tx),
         };
         drop(tx); // the writer ends once every serving thread's sender is gone
+        writer.thread().unpark(); // ... now, not at the end of its period
         let written = writer
             .join()
             .unwrap_or_else(|_| Err(anyhow!("the records writer panicked")));
@@ -189,7 +190,8 @@ fn write_lines(records: Option<RecordWriter>, rx: mpsc::Receiver<Line>) -> anyho
             Ok(Line::Thread(record)) => writer.write_buffered(&record)?,
             Err(mpsc::TryRecvError::Empty) => {
                 writer.flush()?;
-                std::thread::sleep(WRITER_PERIOD)
+                // Unparked early when the last sender is gone (the server is stopping).
+                std::thread::park_timeout(WRITER_PERIOD)
             }
             Err(mpsc::TryRecvError::Disconnected) => return writer.flush(),
         }

@@ -12,7 +12,7 @@ use anyhow::anyhow;
 use crate::counting::CountingStream;
 use crate::cpu::ThreadCpu;
 use crate::failure::socket_failure;
-use crate::listen::accept_until;
+use crate::listen::{accept_until, Wake};
 use crate::record::{ServerThreadRecord, SCHEMA};
 
 use super::conn::{Conn, Stack, Step};
@@ -28,6 +28,8 @@ pub(crate) fn run<S: Stack>(
     tx: &mpsc::Sender<Line>,
 ) -> anyhow::Result<()> {
     let slots: Vec<InFlight> = (0..workers).map(|_| InFlight::default()).collect();
+    let wake = Wake::new()?;
+    let wake = &wake;
     let results: Vec<anyhow::Result<()>> = std::thread::scope(|scope| {
         let handles: Vec<_> = slots
             .iter()
@@ -35,7 +37,7 @@ pub(crate) fn run<S: Stack>(
             .map(|(index, slot)| {
                 let tx = tx.clone();
                 scope.spawn(move || {
-                    let result = worker(stack, shared, slot, index, &tx);
+                    let result = worker(stack, shared, slot, index, wake, &tx);
                     if result.is_err() {
                         shared.closing.store(true, Ordering::SeqCst);
                     }
@@ -44,9 +46,9 @@ pub(crate) fn run<S: Stack>(
                 })
             })
             .collect();
-        // Blocked workers notice `closing` within listen::POLL_INTERVAL_MS; a worker in a
-        // connection is cut by shutting its socket down.
-        super::shared::supervise(shared, workers, signals, &|| {}, &|| {
+        // Workers waiting for a connection are woken; a worker in a connection is cut by
+        // shutting its socket down.
+        super::shared::supervise(shared, workers, signals, &|| wake.wake(), &|| {
             slots.iter().for_each(InFlight::abandon)
         });
         handles
@@ -67,6 +69,7 @@ fn worker<S: Stack>(
     shared: &Shared,
     slot: &InFlight,
     index: usize,
+    wake: &Wake,
     tx: &mpsc::Sender<Line>,
 ) -> anyhow::Result<()> {
     let started = Instant::now();
@@ -74,7 +77,7 @@ fn worker<S: Stack>(
     let mut account = Account::default();
     loop {
         let waiting = ThreadCpu::now();
-        let accepted = accept_until(shared.listener, &shared.closing, shared.instrument)?;
+        let accepted = accept_until(shared.listener, &shared.closing, shared.instrument, wake)?;
         // Waiting in poll belongs to no connection; the accept that took this one is its
         // first step (`accept_cpu`, read before it), as in the event loop.
         let accept_cpu = accepted.as_ref().and_then(|(_, _, before)| *before);
