@@ -150,8 +150,10 @@ def per_share(summary: pd.DataFrame, steps: pd.DataFrame, capacity: pd.DataFrame
             "bytes_written": r["bytes_written"],
         }
         sid = r["scenario_id"]
-        for name in ("capacity_per_core", "capacity_per_core_lo", "capacity_per_core_hi"):
-            row[name] = cap.at[sid, name] if sid in cap.index else math.nan
+        for base in ("capacity_per_core", "sustained_per_core"):
+            for name in (base, f"{base}_lo", f"{base}_hi"):
+                known = sid in cap.index and name in cap.columns
+                row[name] = cap.at[sid, name] if known else math.nan
         # What set the capacity (the server's cores, or the generator: load_capacity).
         row["capacity_limited_by"] = cap.at[sid, "limited_by"] if sid in cap.index else ""
         for q in ("p50", "p99"):

@@ -92,6 +92,10 @@ def test_a_rollout_campaign_runs_stores_and_reports(tmp_path, engine_bin, pki_ca
     assert (pq["bytes_read"].to_numpy() > classical["bytes_read"].to_numpy() + 3000).all()
     shares = a.rollout_shares
     assert sorted(set(shares["pq_share"])) == [0.0, 0.5]
+    # The sustained rate leads, the overload throughput stays beside it (never above it).
+    known = shares.dropna(subset=["sustained_per_core"])
+    assert len(known), shares[["scenario_id", "capacity_per_core"]]
+    assert (known["sustained_per_core"] <= known["capacity_per_core_hi"]).all()
     assert len(a.rollout_rule) and set(a.rollout_rule["verdict"]) <= {
         "rolls back",
         "holds",
@@ -100,6 +104,7 @@ def test_a_rollout_campaign_runs_stores_and_reports(tmp_path, engine_bin, pki_ca
     out = build_report(store, tmp_path / "report", analysis=a)
     md = (out / "report.md").read_text() if out.is_dir() else out.read_text()
     assert "## Staged rollout" in md and "Rollback rule" in md
+    assert "sustained /s/core" in md and "overload throughput /s/core" in md
     assert engine_processes(str(pki_cache)) == []
 
 
