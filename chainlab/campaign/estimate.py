@@ -66,21 +66,20 @@ SCENARIO_OVERHEAD_S = 0.3
 # without calibration: 0.09-0.11 s measured for the lan, wan and lossy profiles.
 LINK_OVERHEAD_S = 0.1
 
-# The spread of loopback handshake latency, for the expected adaptive count. Millisecond
-# scenarios carry additive noise (scheduling, caches) of about the same size whatever their
-# mean: the standard deviations behind two signature-placement.toml runs on a shared 2-core
-# machine were 0.62-0.86 ms for means of 1.5-3.1 ms (cv 0.26-0.46), and 0.65-0.69 ms for the
-# ML-DSA leaves of two runs on 2026-11-27; so cv = SD_FAST_MS / mean, at most CV_FAST_MAX.
-# Signing-dominated scenarios (leaf sign >= 10 ms) vary in proportion: the 16 SLH-DSA-SHAKE-
-# 192s leaves of those two 2026-11-27 runs had cv 0.003-0.012 (15 met the 1 % interval at the
-# minimum count, 10). Earlier runs on a busier host saw cv up to 0.12, bimodal with the
-# host's load; the estimate's range (up to the time cap) covers that host, the expected
-# figure the usual one.
-CV_SIGN_DOMINATED = 0.01
-SD_FAST_MS = 0.7
-CV_FAST_MAX = 0.5
-# A leaf signature at least this long (ms) makes a scenario signing-dominated.
-SIGN_DOMINATED_MS = 10.0
+# The spread of loopback handshake latency, for the expected adaptive count: the leaf's
+# signing where it repeats a rejection loop (ML-DSA: a geometric number of rounds, cv 0.72
+# (ML-DSA-44) to 0.88 (ML-DSA-65) of the signing time), a floor of scheduling noise, and a
+# share proportional to the mean. Measured on 2026-11-27 (signature-placement.toml and
+# stacks.toml runs): ML-DSA-65 leaves on OpenSSL sd 0.65-0.74 ms (0.8 x 0.91 ms signing =
+# 0.73), ML-DSA-44 0.38-0.43 ms (0.46), aws-lc's ML-DSA on rustls 0.06-0.12 ms (0.10);
+# ECDSA leaves 0.02-0.03 ms whatever the stack; the 16 SLH-DSA-SHAKE-192s leaves cv
+# 0.003-0.012 of 1.3 s. Earlier runs on a busier host saw SLH-DSA leaves vary up to cv 0.12,
+# bimodal with the host's load: the estimate's range (up to the time cap) covers that host,
+# the expected figure the usual one.
+CV_REJECTION_SIGN = 0.8
+SD_FLOOR_MS = 0.03
+CV_PROPORTIONAL = 0.01
+REJECTION_SIGNERS = ("ML-DSA-44", "ML-DSA-65", "ML-DSA-87")
 # A target's handshake before it is measured: a server across a WAN (tens of ms of round
 # trips) or a slow one; only the ETA of a probe depends on it.
 TARGET_HANDSHAKE_MS = 100.0
@@ -373,6 +372,12 @@ class NetworkCost:
     exceeds_initcwnd: bool
 
 
+def latency_sd_ms(h: Handshake, base_ms: float, model: cost.CostModel | None = None) -> float:
+    """The standard deviation of a loopback handshake's latency (see REJECTION_SIGNERS)."""
+    rejection = CV_REJECTION_SIGN * sign_ms(h, model) if h.leaf_alg in REJECTION_SIGNERS else 0.0
+    return math.sqrt(rejection**2 + SD_FLOOR_MS**2 + (CV_PROPORTIONAL * base_ms) ** 2)
+
+
 def network_cost(s: Scenario | Handshake, model: cost.CostModel | None = None) -> NetworkCost:
     """Mean and standard deviation of the scenario's handshake latency: loopback, or
     projected onto its emulated profile (see the module doc). A resumption mix is the
@@ -391,13 +396,10 @@ def network_cost(s: Scenario | Handshake, model: cost.CostModel | None = None) -
         base = (1 - r) * f.loopback_ms + r * q.loopback_ms
         return NetworkCost(mean, math.sqrt(var), base, f.round_trips, f.exceeds_initcwnd)
     base = loopback_ms(h, model)
-    if sign_ms(h, model) >= SIGN_DOMINATED_MS:
-        cv = CV_SIGN_DOMINATED
-    else:
-        cv = min(SD_FAST_MS / base, CV_FAST_MAX)
+    sd = latency_sd_ms(h, base, model)
     p = h.network_profile
     if p is None:
-        return NetworkCost(base, cv * base, base, 0, False)
+        return NetworkCost(base, sd, base, 0, False)
     client, server = flight_bytes(h)
     mss = p.mtu - TCP_IP_OVERHEAD
     rtt = 2 * p.delay_ms
@@ -422,7 +424,7 @@ def network_cost(s: Scenario | Handshake, model: cost.CostModel | None = None) -
     # each at most); the round trips of one handshake are taken as independent.
     jitter_var = pred.round_trips * 2 * p.jitter_ms**2 / 3
     var = (
-        (cv * base) ** 2
+        sd**2
         + jitter_var
         + p_syn * (1 - p_syn) * SYN_RTO_MS**2
         + p_data * (1 - p_data) * data_penalty**2

@@ -53,11 +53,10 @@ ENGINE_START_DEFAULT_S = 0.005
 BATCHES_AFTER_PILOT = 3
 # The spread of one operation's time, for the operations its interval needs (the count a
 # 2 % interval took, n = (1.96 cv / 0.02)^2, read back as a cv). ML-DSA signing repeats its
-# rejection loop a geometric number of times: cv 0.72 (ML-DSA-44) and 0.88 (ML-DSA-65).
-# Operations under 2 ms carry the scheduler's noise: cv 0.03-0.44 (ECDSA verify to
-# X25519 derive; SLH-DSA-SHAKE-192s verify, 1.1 ms: 0.05). From 2 ms on (SLH-DSA-SHAKE-128f
-# verify, signing) they vary by a per cent or two, so their pilot batch suffices.
-CV_REJECTION_SIGN = 0.8
+# rejection loop a geometric number of times (estimate.CV_REJECTION_SIGN). Operations under
+# 2 ms carry the scheduler's noise: cv 0.03-0.44 (ECDSA verify to X25519 derive; SLH-DSA-
+# SHAKE-192s verify, 1.1 ms: 0.05). From 2 ms on (SLH-DSA-SHAKE-128f verify, signing) they
+# vary by a per cent or two, so their pilot batch suffices.
 CV_FAST_OPERATION = 0.2
 CV_SLOW_OPERATION = 0.02
 SLOW_OPERATION_MS = 2.0
@@ -178,8 +177,8 @@ def primitive_seconds(p: tuple, model=None, plan: PrimitivesPlan | None = None) 
     plan = plan or PrimitivesPlan()
     engine, implementation, subject, op, message = p
     op_ms = _op_ms(implementation, subject, op, message, model)
-    if op == "sign" and subject in implementations.ML_DSA:
-        cv = CV_REJECTION_SIGN
+    if op == "sign" and subject in estimate.REJECTION_SIGNERS:
+        cv = estimate.CV_REJECTION_SIGN
     else:
         cv = CV_FAST_OPERATION if op_ms < SLOW_OPERATION_MS else CV_SLOW_OPERATION
     z = NormalDist().inv_cdf(0.5 + plan.confidence / 2)
