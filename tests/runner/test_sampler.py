@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from chainlab.campaign.model import SamplingPolicy
+from chainlab.runner import sampler
 from chainlab.runner.sampler import decide, predicted_count
 from chainlab.stats import relative_halfwidth
 
@@ -105,3 +106,15 @@ def test_predicted_count_matches_the_formula(cv):
     n_star = predicted_count(list(x), policy())
     expected = (1.96 * x.std(ddof=1) / (0.01 * x.mean())) ** 2  # z ~ t at n = 5000
     assert abs(n_star - expected) <= 1 + 0.005 * expected
+
+
+def test_a_settled_sample_goes_straight_to_the_predicted_count():
+    p = policy(min=10, max=10**6)
+    rng = np.random.default_rng(7)
+    values = list(rng.normal(2.0, 0.4, sampler.SETTLED_N))  # CV 20 %: n* about 1537
+    d = decide(p, values, len(values), 0, 0.0, 0.001)
+    assert d.batch == predicted_count(values, p) - len(values)
+    assert d.batch > 0
+    # Below it, the batch still at most doubles the sample.
+    few = values[:200]
+    assert decide(p, few, 200, 0, 0.0, 0.001).batch == 200
