@@ -34,10 +34,12 @@ store (`chainlab.runner.primitives` measures them); this module only does the ar
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from chainlab.campaign import implementations
 from chainlab.campaign.algorithms import GROUPS, resumption_ratio
@@ -263,6 +265,19 @@ class Prediction:
     # Operations priced with another implementation's figure than the one that runs them
     # (implementations.candidates): (side, subject, op) each.
     borrowed: set = field(default_factory=set)
+    # CPU per side the scenario's emulated path adds (CostModel.path_extras), included above.
+    path: dict[str, float] = field(default_factory=dict)
+
+    def with_path(self, extra: dict) -> Prediction:
+        """This prediction on a path whose reference measured `extra` beyond loopback."""
+        return replace(
+            self,
+            server_ms=self.server_ms + extra["server"],
+            client_ms=self.client_ms + extra["client"],
+            server_se=math.hypot(self.server_se, extra["server_se"]),
+            client_se=math.hypot(self.client_se, extra["client_se"]),
+            path={side: extra[side] for side in SIDES},
+        )
 
     def primitives_ms(self, side: str) -> float:
         return sum(self.parts.get(side, {}).values())
@@ -363,6 +378,14 @@ REFERENCES: dict[str, tuple[tuple[str, ...], str, str, tuple[str, ...]]] = {
     "mldsa": (("ML-DSA-44", "ML-DSA-44", "ML-DSA-44"), "X25519", "full", ("full",)),
 }
 REFERENCE_PREFIX = "tls-reference:"
+# The reference handshake also taken over each emulated path a campaign runs (its `message`
+# is PATH_PREFIX + the profile's name and digest: chainlab.runner.primitives). One connection
+# at a time, a 50 ms path added 0.2-0.5 ms of server and 0.5-0.7 ms of client CPU per
+# handshake whatever the chain (quic.toml, network.toml runs of 2026-11-27; bench path): the
+# cost of each wait's sleep and wake-up, which loopback's references do not pay. The model
+# adds what the path's reference measured beyond loopback's to each scenario on that path.
+PATH_REFERENCE = ("ecdsa", "full")
+PATH_PREFIX = "path:"
 
 
 @dataclass
@@ -378,6 +401,9 @@ class CostModel:
     # Reference handshakes as measured: stack -> (name, mode) -> {latency, client, server,
     # kib} means
     stack_references: dict = field(default_factory=dict)
+    # network profile -> {server, client, server_se, client_se}: CPU per handshake its path
+    # reference measured beyond loopback's (PATH_REFERENCE, on the reference stack)
+    path_extras: dict = field(default_factory=dict)
 
     @property
     def overhead(self) -> Overhead:
@@ -414,14 +440,22 @@ def model_from_summary(rows, source: str) -> CostModel:
     the stack that ran it."""
     timings: dict = {}
     refs: dict = {}
+    paths: dict = {}
     for r in rows:
         n = int(r["n"])
         impl = r.get("implementation")
         recorded = isinstance(impl, str) and bool(impl)
+        message = r["message"] if isinstance(r["message"], str) else None
         if str(r["subject"]).startswith(REFERENCE_PREFIX):
             impl = impl if recorded else DEFAULT_STACK
             name = str(r["subject"])[len(REFERENCE_PREFIX) :]
-            refs.setdefault(impl, {})[(name, r["op"])] = {
+            if message is not None and message.startswith(PATH_PREFIX):
+                if impl != DEFAULT_STACK:
+                    continue  # only the reference stack's are taken
+                into = paths.setdefault(path_profile(message), {})
+            else:
+                into = refs.setdefault(impl, {})
+            into[(name, r["op"])] = {
                 "n": n,
                 "latency": r["wall_mean"] / 1e6,
                 "latency_se": _se(r["wall_var"], n) / 1e6,
@@ -432,14 +466,41 @@ def model_from_summary(rows, source: str) -> CostModel:
                 "kib": float(r["kib"]),
             }
             continue
-        message = r["message"] if isinstance(r["message"], str) else None
         if not recorded:
             impl = implementations.unrecorded(r["subject"], r["op"])
         timings[(impl, r["subject"], r["op"], message)] = Timing(
             r["cpu_mean"] / 1e6, _se(r["cpu_var"], n) / 1e6, n
         )
     overheads = {stack: fit_overhead(m, timings, stack) for stack, m in refs.items()}
-    return CostModel(timings, overheads, source, refs)
+    return CostModel(timings, overheads, source, refs, path_extras(paths, refs))
+
+
+def path_key(profile) -> str:
+    """The `message` of a path reference over `profile` (a NetworkProfile): its name and a
+    digest of its configuration, so a changed profile is measured again."""
+    conf = {k: v for k, v in sorted(profile.to_dict().items()) if k not in ("description",)}
+    digest = hashlib.sha256(json.dumps(conf, sort_keys=True).encode()).hexdigest()[:12]
+    return f"{PATH_PREFIX}{profile.name}:{digest}"
+
+
+def path_profile(message: str) -> str:
+    """The profile name of a path reference's `message`."""
+    return message[len(PATH_PREFIX) :].rsplit(":", 1)[0]
+
+
+def path_extras(paths: dict, refs: dict) -> dict:
+    """Per profile: its path reference's CPU per handshake beyond the same reference on
+    loopback (both on the reference stack), per side, with standard errors."""
+    out = {}
+    loop = refs.get(DEFAULT_STACK, {}).get(PATH_REFERENCE)
+    for profile, got in paths.items():
+        there = got.get(PATH_REFERENCE)
+        if loop is None or there is None:
+            continue
+        out[profile] = {side: there[side] - loop[side] for side in SIDES} | {
+            f"{side}_se": math.hypot(there[f"{side}_se"], loop[f"{side}_se"]) for side in SIDES
+        }
+    return out
 
 
 def _se(var, n: int) -> float:

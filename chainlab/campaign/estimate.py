@@ -190,17 +190,23 @@ def scenario_operations(s: Scenario | Handshake) -> list[cost.Operation]:
 
 
 def predict(s: Scenario | Handshake, model: cost.CostModel) -> cost.Prediction:
-    """The cost model's prediction for one handshake of the scenario on loopback (raises
-    cost.MissingPrimitive when the model lacks one of its primitives)."""
+    """The cost model's prediction for one handshake of the scenario (raises
+    cost.MissingPrimitive when the model lacks one of its primitives): its CPU on its path,
+    its latency on loopback (network_cost projects it onto the path)."""
     h = view(s)
     client, server = flight_bytes(h)
-    return cost.predict(
+    p = cost.predict(
         scenario_operations(h),
         pricing(h, model),
         cost.ZERO_OVERHEAD,
         h.mode,
         (client + server + client_certificate_bytes(h)) / 1024,
     )
+    # On an emulated path, what its reference handshake measured beyond loopback's (the
+    # waits' wake-ups: cost.PATH_REFERENCE), where the model has it.
+    profile = h.network_profile
+    extra = model.path_extras.get(profile.name) if profile is not None else None
+    return p.with_path(extra) if extra is not None else p
 
 
 def pricing(s: Scenario | Handshake, model: cost.CostModel) -> cost.Pricing:

@@ -29,6 +29,8 @@ from statistics import NormalDist
 from chainlab.campaign import cost, estimate, implementations
 from chainlab.campaign.algorithm_costs import SIGN_VERIFY_MS
 from chainlab.campaign.model import (
+    PATH_REFERENCE_COUNT,
+    PATH_REFERENCE_WARMUP,
     PILOT,
     REFERENCE_COUNT,
     REFERENCE_ROUNDS,
@@ -69,6 +71,9 @@ UNTIMED_OP_MS = 0.05
 REFERENCE_ROUND_START_S = 0.15
 # A reference handshake not yet measured on this stack (ECDSA or ML-DSA-44, loopback).
 REFERENCE_HANDSHAKE_MS = 1.0
+# Round trips of a path reference's connection as the client sees it: the TCP handshake, the
+# TLS handshake and the close.
+PATH_REFERENCE_ROUND_TRIPS = 3
 
 # -- hierarchies (chainlab.runner.pki) ---------------------------------------------------
 # `chainlab-engine pki` beyond its signatures: 0.01 s for an ML-DSA-65 pair; an SLH-DSA-
@@ -80,11 +85,11 @@ PKI_START_S = 0.01
 class Fresh:
     """What a run must make because this machine's caches lack it: primitives to measure
     (engine, implementation, subject, op, message), reference handshakes to take (stack,
-    subject, mode) and hierarchies to generate (the first scenario needing it, algorithms
-    root first)."""
+    subject, mode, message: None, or a path reference's cost.path_key) and hierarchies to
+    generate (the first scenario needing it, algorithms root first)."""
 
     primitives: tuple[tuple[str, str, str, str, str | None], ...] = ()
-    references: tuple[tuple[str, str, str], ...] = ()
+    references: tuple[tuple[str, str, str, str | None], ...] = ()
     hierarchies: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def to_json(self) -> dict:
@@ -137,6 +142,7 @@ def run(
     operations)."""
     fresh = fresh or Fresh()
     plan = plan or PrimitivesPlan()
+    paths = {s.network: s.network_profile for s in scenarios if s.network_profile is not None}
     own = {s.scenario_id: estimate.scenario(s, model) for s in scenarios}
     pki: dict[str, float] = {}
     for sid, hierarchy in fresh.hierarchies:
@@ -145,7 +151,7 @@ def run(
     phases = {
         "start": RUN_START_S,
         "primitives": sum(primitive_seconds(p, model, plan) for p in fresh.primitives),
-        "references": sum(reference_seconds(r, model) for r in fresh.references),
+        "references": sum(reference_seconds(r, model, paths) for r in fresh.references),
         "hierarchies": sum(pki.values()),
         "calibration": calibration,
         "scenarios": sum(e.seconds_expected for e in own.values()),
@@ -195,9 +201,18 @@ def primitive_seconds(p: tuple, model=None, plan: PrimitivesPlan | None = None) 
     return batches * (start + setup_ms / 1000) + n * op_ms / 1000
 
 
-def reference_seconds(r: tuple, model=None) -> float:
-    """Taking one stack's reference handshakes (stack, subject, mode) in their rounds."""
-    stack, subject, mode = r
+def reference_seconds(r: tuple, model=None, paths: dict | None = None) -> float:
+    """Taking one stack's reference handshakes (stack, subject, mode, message) in their
+    rounds; a path reference (its message names the profile, one of `paths`) in one round
+    over its link, each handshake paying the path's round trips."""
+    stack, subject, mode = r[:3]
+    message = r[3] if len(r) > 3 else None
+    if message is not None and message.startswith(cost.PATH_PREFIX):
+        profile = (paths or {}).get(cost.path_profile(message))
+        rtt = 2 * profile.delay_ms if profile is not None else 0.0
+        ms = REFERENCE_HANDSHAKE_MS + PATH_REFERENCE_ROUND_TRIPS * rtt
+        per_round = PATH_REFERENCE_COUNT + PATH_REFERENCE_WARMUP
+        return estimate.LINK_OVERHEAD_S + REFERENCE_ROUND_START_S + per_round * ms / 1000
     ms = REFERENCE_HANDSHAKE_MS
     if model is not None:
         name = subject.split(":", 1)[-1]

@@ -351,10 +351,16 @@ def _primitives(ctx, store, scenarios, campaign, guard, progress) -> None:
             ctx.workdir / "primitives",
             seed=ctx.seed,
             stacks=primitives.stacks_of(scenarios),
+            profiles=primitives.profiles_of(scenarios),
         )
     except primitives.PrimitiveError as e:
         progress.note(f"chainlab: primitives not measured, the cost model has no input: {e}")
         return
+    for note in out.path_notes:
+        progress.note(
+            f"chainlab: path reference not taken, its scenarios are priced without the path's "
+            f"extra CPU: {note}"
+        )
     with guard.deferred():
         store.write_primitives(out.rows)
     # Estimates (the ETA, each scenario's first batch) from this machine's primitives.

@@ -37,9 +37,11 @@ def fresh(
         for item in primitives.items_for(measured):
             if primitives.needs_measuring(item, by_key, plan):
                 prims.append((item.timer.engine, *item.timing_key))
-        for key in primitives.reference_keys(primitives.stacks_of(measured)):
+        keys = primitives.reference_keys(primitives.stacks_of(measured))
+        keys += [primitives.path_reference_key(p) for p in primitives.profiles_of(measured)]
+        for key in keys:
             if primitives.needs_measuring(key, by_key, plan):
-                refs.append(key[:3])
+                refs.append(key)
     seen: set[Path] = set()
     hierarchies = []
     for s in scenarios:

@@ -23,7 +23,7 @@ import statistics
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -34,10 +34,13 @@ from chainlab.campaign.algorithms import ALGORITHM_NAMES, CERT_COMPRESSIONS, GRO
 from chainlab.campaign.model import (
     MAX_BATCHES,
     MIN_SAMPLES,
+    PATH_REFERENCE_COUNT,
+    PATH_REFERENCE_WARMUP,
     PILOT,
     REFERENCE_COUNT,
     REFERENCE_ROUNDS,
     REFERENCE_WARMUP,
+    NetworkProfile,
     PrimitivesPlan,
     SamplingPolicy,
     Scenario,
@@ -281,7 +284,12 @@ class _Quiet:
 
 
 def reference_scenario(
-    name: str, mode: str, stack: str = DEFAULT_STACK, count: int = REFERENCE_COUNT
+    name: str,
+    mode: str,
+    stack: str = DEFAULT_STACK,
+    count: int = REFERENCE_COUNT,
+    profile: NetworkProfile | None = None,
+    warmup: int = REFERENCE_WARMUP,
 ) -> Scenario:
     hierarchy, kex, served, _modes = cost.REFERENCES[name]
     policy = SamplingPolicy(
@@ -292,7 +300,7 @@ def reference_scenario(
         min=count,
         max=count,
         time_cap_s=None,
-        warmup=REFERENCE_WARMUP,
+        warmup=warmup,
         batch_warmup=1,
         timeout_ms=10_000,
         max_failed_fraction=0.0,
@@ -303,7 +311,8 @@ def reference_scenario(
         scenario_id=f"reference_{name}_{mode}",
         kex=kex,
         hierarchy=hierarchy,
-        network=LOOPBACK,
+        network=profile.name if profile is not None else LOOPBACK,
+        network_profile=profile,
         sampling=policy,
         levers=(
             (axes.SERVED_CHAIN.key, served),
@@ -323,11 +332,17 @@ def time_reference(
     stack: str = DEFAULT_STACK,
     count: int = REFERENCE_COUNT,
     first_seq: int = 0,
+    profile: NetworkProfile | None = None,
 ) -> list[dict]:
     """`count` reference handshakes through a stack's real server and client: per
-    handshake, latency, both sides' CPU and the bytes carried (numbered from `first_seq`)."""
-    s = reference_scenario(name, mode, stack, count)
-    ctx = RunContext(engine_bin, run_id, seed, workdir, {}, _Quiet())
+    handshake, latency, both sides' CPU and the bytes carried (numbered from `first_seq`);
+    over the emulated path `profile` when given (uncalibrated: its CPU is what is wanted)."""
+    warmup = REFERENCE_WARMUP if profile is None else PATH_REFERENCE_WARMUP
+    s = reference_scenario(name, mode, stack, count, profile, warmup)
+    networks = {profile.name: profile} if profile is not None else {}
+    ctx = RunContext(engine_bin, run_id, seed, workdir, networks, _Quiet())
+    if profile is not None:
+        ctx.calibrations[profile.name] = {}  # no calibration: the scenarios' own run does it
     ex = ScenarioExecution(ctx, s)
     try:
         ex.prepare()
@@ -352,7 +367,7 @@ def time_reference(
                 "implementation": stack,
                 "subject": cost.REFERENCE_PREFIX + name,
                 "op": mode,
-                "message": None,
+                "message": cost.path_key(profile) if profile is not None else None,
                 "message_bytes": None,
                 "seq": first_seq + r["seq"],
                 "wall_ns": r["total_ns"],
@@ -373,6 +388,9 @@ class Outcome:
     cached: int  # primitives taken from the cache whole
     seconds: float
     cache_note: str | None
+    # Path references that could not be taken (no privileges for namespaces, a failed link):
+    # their scenarios are priced without the path's extra.
+    path_notes: list[str] = field(default_factory=list)
 
 
 def ensure(
@@ -387,6 +405,7 @@ def ensure(
     write_cache: bool = True,
     on_item: Callable[[Item, int, int], None] | None = None,
     stacks: list[str] | None = None,
+    profiles: list[NetworkProfile] | None = None,
 ) -> Outcome:
     """Rows for every item (and the reference handshakes of each of `stacks`, the reference
     stack's when None), from the cache where it holds enough, measured otherwise; new rows
@@ -443,8 +462,43 @@ def ensure(
             )
             new += got
             keep += got
+    path_notes = []
+    for profile in profiles or []:
+        key = path_reference_key(profile)
+        have = by_key.get(key, [])
+        if not needs_measuring(key, by_key, plan):
+            n_cached += 1
+            keep += [{**r, "run_id": run_id, "implementation": key[0]} for r in have]
+            continue
+        name, mode = cost.PATH_REFERENCE
+        try:
+            got = time_reference(
+                engine_bin, name, mode, seed, workdir, run_id, DEFAULT_STACK,
+                PATH_REFERENCE_COUNT, profile=profile,
+            )  # fmt: skip
+        except PrimitiveError as e:
+            path_notes.append(f"{profile.name}: {e}")
+            continue
+        n_measured += 1
+        new += got
+        keep += got
     note = save_to_cache(path, new, info) if write_cache else None
-    return Outcome(keep, n_measured, n_cached, time.monotonic() - t0, note)
+    return Outcome(keep, n_measured, n_cached, time.monotonic() - t0, note, path_notes)
+
+
+def path_reference_key(profile: NetworkProfile) -> tuple[str, str, str, str]:
+    """The cache and timing key of the path reference over `profile`."""
+    name, mode = cost.PATH_REFERENCE
+    return (DEFAULT_STACK, cost.REFERENCE_PREFIX + name, mode, cost.path_key(profile))
+
+
+def profiles_of(scenarios: list[Scenario]) -> list[NetworkProfile]:
+    """The emulated profiles the scenarios run on (a target's path is not chainlab's)."""
+    out = {}
+    for s in scenarios:
+        if s.network_profile is not None and s.target_spec is None:
+            out.setdefault(s.network, s.network_profile)
+    return list(out.values())
 
 
 def cache_index(rows: list[dict]) -> dict[tuple, list[dict]]:
@@ -462,7 +516,8 @@ def needs_measuring(item: Item | tuple, by_key: dict, plan: PrimitivesPlan) -> b
     reference handshake (its key: stack, subject, mode, None) for `plan`."""
     if isinstance(item, Item):
         return not satisfied([r["cpu_ns"] for r in by_key.get(item.timing_key, [])], plan)
-    return len(by_key.get(item, [])) < REFERENCE_COUNT
+    need = PATH_REFERENCE_COUNT if item[3] is not None else REFERENCE_COUNT
+    return len(by_key.get(item, [])) < need
 
 
 def reference_keys(stacks: list[str] | None = None) -> list[tuple[str, str, str, None]]:

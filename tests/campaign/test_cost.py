@@ -6,6 +6,7 @@ import pytest
 
 from chainlab.campaign import cost
 from chainlab.campaign.algorithms import SERVED_CHAINS
+from chainlab.campaign.model import NetworkProfile
 
 ML, SLH, EC = "ML-DSA-65", "SLH-DSA-SHAKE-128f", "ECDSA-P256"
 
@@ -189,6 +190,47 @@ def test_the_overhead_line_runs_through_the_references():
     ops = cost.operations(("ML-DSA-44",) * 3, "X25519")
     p = cost.predict(ops, m.timings, m.overhead, "full", 15.0)
     assert (p.server_ms, p.client_ms, p.latency_ms) == pytest.approx((0.90, 0.90, 1.60))
+
+
+def test_a_path_reference_adds_what_it_measured_beyond_loopback_to_that_path_only():
+    def ref(message, client, server):
+        return {
+            "implementation": "openssl-3.5",
+            "subject": cost.REFERENCE_PREFIX + "ecdsa",
+            "op": "full",
+            "message": message,
+            "n": 100,
+            "wall_mean": 1e6,
+            "wall_var": 0.0,
+            "cpu_mean": client * 1e6,
+            "cpu_var": 0.0,
+            "server_mean": server * 1e6,
+            "server_var": 0.0,
+            "kib": 1.0,
+        }
+
+    wan = NetworkProfile(name="wan", delay_ms=25.0)
+    key = cost.path_key(wan)
+    assert key.startswith("path:wan:") and cost.path_profile(key) == "wan"
+    # A changed profile is another key (it is measured again).
+    assert cost.path_key(NetworkProfile(name="wan", delay_ms=50.0)) != key
+    rows = [
+        ref(None, 0.50, 0.30),
+        ref(key, 1.05, 0.72),
+        {**ref(key, 9.0, 9.0), "implementation": "rustls"},  # only the reference stack's
+    ]
+    m = cost.model_from_summary(rows, "fixture")
+    extra = m.path_extras["wan"]
+    assert (extra["client"], extra["server"]) == pytest.approx((0.55, 0.42))
+    # The path reference is not a loopback reference of its stack.
+    assert m.stack_references["openssl-3.5"][("ecdsa", "full")]["server"] == pytest.approx(0.30)
+    assert "rustls" not in m.stack_references
+    p = cost.Prediction(1.0, 0.8, 1.5, 0.01, 0.01, 0.01)
+    on_path = p.with_path(extra)
+    assert (on_path.server_ms, on_path.client_ms) == pytest.approx((1.42, 1.35))
+    assert on_path.latency_ms == 1.5 and on_path.path == pytest.approx(
+        {"server": 0.42, "client": 0.55}
+    )
 
 
 def test_a_falling_overhead_line_is_taken_as_flat():

@@ -72,10 +72,10 @@ def test_a_slow_operation_takes_its_pilot_a_fast_one_its_interval_within_the_cap
 def test_references_take_their_rounds_at_the_stack_s_measured_latency():
     per_round = 300 / 3 + 20
     gap = estimate.CONNECTION_GAP_MS
-    default = run_estimate.reference_seconds(("go", "tls-reference:mldsa", "full"))
+    default = run_estimate.reference_seconds(("go", "tls-reference:mldsa", "full", None))
     assert default == pytest.approx(3 * (0.15 + per_round * (1.0 + gap) / 1000))
     m = model_with({}, {"go": {("mldsa", "full"): {"latency": 2.0}}})
-    got = run_estimate.reference_seconds(("go", "tls-reference:mldsa", "full"), m)
+    got = run_estimate.reference_seconds(("go", "tls-reference:mldsa", "full", None), m)
     assert got == pytest.approx(3 * (0.15 + per_round * (2.0 + gap) / 1000))
 
 
@@ -89,7 +89,7 @@ def test_the_run_adds_what_it_makes_to_its_scenarios_and_keeps_the_range():
     first = scenarios[0]
     fresh = Fresh(
         primitives=(("openssl-3.5", "openssl-3.5", SLH, "sign", cost.CV),),
-        references=(("openssl-3.5", "tls-reference:ecdsa", "full"),),
+        references=(("openssl-3.5", "tls-reference:ecdsa", "full", None),),
         hierarchies=((first.scenario_id, first.hierarchy),),
     )
     cold = run_estimate.run(scenarios, None, fresh)

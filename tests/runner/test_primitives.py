@@ -12,7 +12,7 @@ import pytest
 
 from chainlab.analysis.analyze import analyze
 from chainlab.campaign import axes, cost, estimate, implementations, load
-from chainlab.campaign.model import PrimitivesPlan
+from chainlab.campaign.model import PATH_REFERENCE_COUNT, NetworkProfile, PrimitivesPlan
 from chainlab.report import build_report
 from chainlab.runner import primitives
 from chainlab.runner.campaign import RunOptions, run
@@ -241,3 +241,30 @@ def test_the_report_shows_the_cost_model(cost_store, tmp_path):
     assert "residual share" in md and "Hardware counters" in md
     assert (tmp_path / "r" / "tables" / "cost_model_server.csv").exists()
     assert (tmp_path / "r" / "figures" / "cost_breakdown.png").exists()
+
+
+def test_a_path_reference_is_taken_over_the_emulated_link_and_priced_into_its_scenarios(
+    engine_bin, pki_cache, netns_root, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("CHAINLAB_PRIMITIVES_CACHE", str(tmp_path / "cache"))
+    plan = PrimitivesPlan(target_rel_halfwidth=0.5, time_cap_s=0.05)
+    path = NetworkProfile(name="wan5", delay_ms=5.0)
+    run_id = uuid.uuid4().hex
+    out = primitives.ensure(engine_bin, [KEYGEN], plan, run_id, tmp_path / "w", profiles=[path])
+    assert out.path_notes == []
+    over = [r for r in out.rows if r["message"] == cost.path_key(path)]
+    assert len(over) == PATH_REFERENCE_COUNT
+    assert {(r["subject"], r["op"], r["implementation"]) for r in over} == {
+        (cost.REFERENCE_PREFIX + "ecdsa", "full", "openssl-3.5")
+    }
+    # Each handshake paid the path's round trips (10 ms each), loopback's did not.
+    assert min(r["wall_ns"] for r in over) > 10_000_000
+    m = primitives.model(out.rows, "test")
+    assert set(m.path_extras) == {"wan5"}
+    assert set(m.stack_references) == {"openssl-3.5"}
+    # A second run takes it from the cache.
+    again = primitives.ensure(
+        engine_bin, [KEYGEN], plan, uuid.uuid4().hex, tmp_path / "w2", profiles=[path]
+    )
+    assert again.measured == 0
+    assert sum(r["message"] == cost.path_key(path) for r in again.rows) == PATH_REFERENCE_COUNT
