@@ -54,7 +54,9 @@ BASE_MS = 0.7
 # Between one handshake's end (`total_ns`) and the next one's start, in the client's loop:
 # the close (close_notify both ways), the record written, the next socket. Its median was
 # 0.12-0.15 ms per connection over the 4 ML-DSA-leaf scenarios of a signature-placement.toml
-# run on 2026-11-27 (0.20-0.30 ms beside 1.3 s SLH-DSA handshakes).
+# run on 2026-11-27 (0.20-0.30 ms beside 1.3 s SLH-DSA handshakes). On an emulated path the
+# close waits for the peer's answer: one round trip more (50.5-51.0 ms on 50 ms paths, over
+# TCP and QUIC alike, in that day's families.toml and quic.toml runs).
 CONNECTION_GAP_MS = 0.14
 
 # Per-scenario fixed cost outside handshakes and the gaps between them: server start and
@@ -465,8 +467,10 @@ def scenario(s: Scenario, model: cost.CostModel | None = None) -> Estimate:
         expected = min(max(need, p.min), p.max)
     warm = p.warmup
 
+    gap = CONNECTION_GAP_MS + (2 * s.network_profile.delay_ms if s.network_profile else 0.0)
+
     def secs(n: int) -> float:
-        t = (n + warm) * (ms + CONNECTION_GAP_MS) / 1000
+        t = (n + warm) * (ms + gap) / 1000
         if p.time_cap_s is not None:
             t = min(t, p.time_cap_s + ms / 1000)
         return t + overhead
