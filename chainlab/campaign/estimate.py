@@ -60,10 +60,11 @@ BASE_MS = 0.7
 CONNECTION_GAP_MS = 0.14
 
 # Per-scenario fixed cost outside handshakes and the gaps between them: server start and
-# stop, client process starts, the host reference, record parsing, the store commit. Its mean
-# was 0.33 s over a signature-placement.toml run's 15 scenarios (0.18-0.65 s), 0.26 s over
-# quick.toml's 6 and 0.21 s over tiny.toml's 3 (2026-11-27).
-SCENARIO_OVERHEAD_S = 0.3
+# stop, client process starts, the host reference, record parsing, the store commit. Once a
+# server stopped in 2 ms (it had taken 115), its median was 0.14 s over a warm
+# signature-placement.toml run's 15 scenarios, 0.14 s over levers.toml's 48 and 0.12 s over
+# interop.toml's 239 (2026-11-27); an emulated path adds LINK_OVERHEAD_S.
+SCENARIO_OVERHEAD_S = 0.15
 # An emulated link's set-up and teardown (namespaces, devices, forwarder) per scenario,
 # without calibration: 0.09-0.11 s measured for the lan, wan and lossy profiles.
 LINK_OVERHEAD_S = 0.1
