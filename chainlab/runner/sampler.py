@@ -23,15 +23,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from chainlab.campaign.model import SamplingPolicy
+from chainlab.campaign.model import SETTLED_N, SamplingPolicy
 from chainlab.stats import relative_halfwidth, t_value
-
-# From this many successful handshakes on, a batch goes straight to the predicted count: the
-# sample standard deviation's relative standard error is about 1 / sqrt(2 n), 2.2 % at 1000,
-# so n* is known within ~5 %. Below it a batch at most doubles n. Each batch is an engine
-# process (its start, its warm-up, its records read): a 6000-handshake scenario took 7 batches
-# when every one could only double.
-SETTLED_N = 1000
 
 
 @dataclass(frozen=True)

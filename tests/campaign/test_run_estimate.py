@@ -1,6 +1,8 @@
 """The whole run's estimate (chainlab.campaign.run_estimate): known answers for what a run
 makes before its scenarios, priced from the built-in table and from a cost model."""
 
+from dataclasses import replace
+
 import pytest
 
 from chainlab.campaign import cost, estimate, load, run_estimate
@@ -105,3 +107,13 @@ def test_the_run_adds_what_it_makes_to_its_scenarios_and_keeps_the_range():
     assert cold.high_s - cold.low_s == pytest.approx(warm.high_s - warm.low_s)
     # What a store keeps comes back the same.
     assert Fresh.from_json(cold.to_json()["fresh"]) == fresh
+
+
+def test_a_scenario_is_charged_the_batches_the_sampler_takes():
+    fixed = load(QUICK).select(None)[0].sampling
+    adaptive = replace(fixed, mode="adaptive", min=200, max=10_000)
+    assert estimate.batches(replace(fixed, mode="fixed"), 5000) == 1
+    assert estimate.batches(adaptive, 150) == 1
+    assert estimate.batches(adaptive, 300) == 2  # 200, then doubled
+    # 200 -> 400 -> 800 -> 1600, settled: straight to 6000.
+    assert estimate.batches(adaptive, 6000) == 5
