@@ -84,6 +84,12 @@ LINK_OVERHEAD_S = 0.1
 # bimodal with the host's load: the estimate's range (up to the time cap) covers that host,
 # the expected figure the usual one.
 CV_REJECTION_SIGN = 0.8
+# Where the client's certificate checks take longer than the server's signing, half that
+# spread shows: the server signs CertificateVerify while the client checks the certificates
+# already sent. ML-DSA-65 leaves under an SLH-DSA root or intermediate had sd 0.35-0.40 ms
+# (signature-placement.toml and all-placements.toml runs of 2026-11-27), against 0.65-0.74 ms
+# under ML-DSA-only chains.
+OVERLAPPED_SHARE = 0.5
 SD_FLOOR_MS = 0.03
 CV_PROPORTIONAL = 0.01
 REJECTION_SIGNERS = ("ML-DSA-44", "ML-DSA-65", "ML-DSA-87")
@@ -387,8 +393,22 @@ class NetworkCost:
 
 def latency_sd_ms(h: Handshake, base_ms: float, model: cost.CostModel | None = None) -> float:
     """The standard deviation of a loopback handshake's latency (see REJECTION_SIGNERS)."""
-    rejection = CV_REJECTION_SIGN * sign_ms(h, model) if h.leaf_alg in REJECTION_SIGNERS else 0.0
+    rejection = 0.0
+    if h.leaf_alg in REJECTION_SIGNERS:
+        sign = sign_ms(h, model)
+        rejection = CV_REJECTION_SIGN * sign
+        if _certificate_checks_ms(h, model) > sign:
+            rejection *= OVERLAPPED_SHARE
     return math.sqrt(rejection**2 + SD_FLOOR_MS**2 + (CV_PROPORTIONAL * base_ms) ** 2)
+
+
+def _certificate_checks_ms(h: Handshake, model: cost.CostModel | None) -> float:
+    """The client's certificate checks per handshake (ms): the model's, else the table's."""
+    p = _prediction(h, model)
+    if p is not None:
+        return p.parts["client"].get("verify certificates", 0.0)
+    issuers = h.hierarchy[:-1]  # each issuer's signature on the certificate below it
+    return sum(SIGN_VERIFY_MS.get(a, (1.0, 0.2))[1] for a in issuers)
 
 
 def network_cost(s: Scenario | Handshake, model: cost.CostModel | None = None) -> NetworkCost:
