@@ -582,28 +582,3 @@ def fmt_duration(seconds: float) -> str:
     h, rem = divmod(s, 3600)
     m, sec = divmod(rem, 60)
     return f"{h}h{m:02d}m{sec:02d}s" if h else f"{m}m{sec:02d}s"
-
-
-def cluster_seconds(
-    scenarios: list[Scenario], workers: int, model: cost.CostModel | None = None
-) -> tuple[float, float]:
-    """Estimated wall time of a campaign on `workers` worker hosts, one scenario at a time
-    each (chainlab.runner.executors), and the busiest host's share of the work: each
-    scenario's expected time, plus its profile's calibration (a worker calibrates per
-    scenario), dealt longest first to the least loaded host (LPT; within 4/3 of the best
-    schedule, Graham 1969)."""
-    if workers < 1:
-        raise ValueError(f"workers = {workers}; allowed: at least 1")
-    jobs = sorted(
-        (
-            scenario(s, model).seconds_expected
-            + (calibration_seconds(s.network_profile) if s.network_profile else 0.0)
-            for s in scenarios
-        ),
-        reverse=True,
-    )
-    hosts = [0.0] * workers
-    for t in jobs:
-        hosts[hosts.index(min(hosts))] += t
-    total = sum(jobs)
-    return max(hosts), (max(hosts) / total if total else 0.0)

@@ -234,3 +234,28 @@ def hierarchy_seconds(hierarchy: tuple[str, ...], model=None) -> float:
         impl = implementations.of(DEFAULT_STACK, None, alg, "sign")
         ms += n * _op_ms(impl, alg, "sign", cost.CV, model)
     return PKI_START_S + ms / 1000
+
+
+def cluster_seconds(
+    scenarios: list[Scenario], workers: int, model: cost.CostModel | None = None
+) -> tuple[float, float]:
+    """Estimated wall time of a campaign on `workers` worker hosts, one scenario at a time
+    each (chainlab.runner.executors), and the busiest host's share of the work: each
+    scenario's expected time, plus its profile's calibration (a worker calibrates per
+    scenario), dealt longest first to the least loaded host (LPT; within 4/3 of the best
+    schedule, Graham 1969)."""
+    if workers < 1:
+        raise ValueError(f"workers = {workers}; allowed: at least 1")
+    jobs = sorted(
+        (
+            estimate.scenario(s, model).seconds_expected
+            + (estimate.calibration_seconds(s.network_profile) if s.network_profile else 0.0)
+            for s in scenarios
+        ),
+        reverse=True,
+    )
+    hosts = [0.0] * workers
+    for t in jobs:
+        hosts[hosts.index(min(hosts))] += t
+    total = sum(jobs)
+    return max(hosts), (max(hosts) / total if total else 0.0)

@@ -86,7 +86,7 @@ def run(args) -> int:
         + ")"
     )
     if args.workers is not None:
-        wall, share = estimate.cluster_seconds(selected, args.workers, model)
+        wall, share = run_estimate.cluster_seconds(selected, args.workers, model)
         print(
             f"estimated on {args.workers} worker host(s): {estimate.fmt_duration(wall)} "
             f"(one scenario per host at a time, longest first; the busiest host does "

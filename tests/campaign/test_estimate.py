@@ -12,7 +12,7 @@ import pytest
 
 import chainlab
 from chainlab import engine
-from chainlab.campaign import estimate, load
+from chainlab.campaign import estimate, load, run_estimate
 from chainlab.campaign.algorithms import GROUPS, SIGNATURE_ALGORITHMS
 from chainlab.commands import validate
 from chainlab.errors import ChainlabError
@@ -166,14 +166,14 @@ def test_the_cluster_estimate_deals_the_longest_scenarios_first():
     c = load(REPO / "campaigns" / "quick.toml")
     scenarios = list(c.scenarios.values())
     each = sorted((estimate.scenario(s).seconds_expected for s in scenarios), reverse=True)
-    one, share_one = estimate.cluster_seconds(scenarios, 1)
+    one, share_one = run_estimate.cluster_seconds(scenarios, 1)
     assert one == pytest.approx(sum(each)) and share_one == pytest.approx(1.0)
-    wide, _ = estimate.cluster_seconds(scenarios, len(scenarios))
+    wide, _ = run_estimate.cluster_seconds(scenarios, len(scenarios))
     assert wide == pytest.approx(each[0])
-    two, share = estimate.cluster_seconds(scenarios, 2)
+    two, share = run_estimate.cluster_seconds(scenarios, 2)
     hosts = [0.0, 0.0]
     for t in each:
         hosts[hosts.index(min(hosts))] += t
     assert two == pytest.approx(max(hosts)) and share == pytest.approx(max(hosts) / sum(each))
     with pytest.raises(ValueError, match="at least 1"):
-        estimate.cluster_seconds(scenarios, 0)
+        run_estimate.cluster_seconds(scenarios, 0)
