@@ -129,6 +129,8 @@ def per_scenario(
             out[f"{side}_predicted_hi"] = est + z * se
             out[f"{side}_error"] = est / measured - 1 if measured > 0 else math.nan
             out[f"{side}_primitives"] = prim
+            # What the scenario's emulated path adds (its path reference beyond loopback's).
+            out[f"{side}_path"] = p.path.get(side, 0.0)
             out[f"{side}_residual"] = measured - prim
             out[f"{side}_residual_share"] = (
                 (measured - prim) / measured if measured > 0 else math.nan

@@ -7,7 +7,7 @@ import math
 
 from chainlab.analysis.cost_model import STACK_ERROR_TARGET
 from chainlab.analysis.load import parse_json
-from chainlab.campaign.cost import CATEGORIES, REFERENCE_PREFIX
+from chainlab.campaign.cost import CATEGORIES, PATH_PREFIX, REFERENCE_PREFIX, path_profile
 from chainlab.campaign.implementations import unrecorded
 from chainlab.report.builder import (
     Builder,
@@ -96,6 +96,9 @@ def build(b: Builder) -> Section | None:
                 ("residual ms", nums(m[f"{side}_residual"], 4)),
                 ("residual share", percents(m[f"{side}_residual_share"])),
             ]
+            if f"{side}_path" in m and (m[f"{side}_path"] != 0).any():
+                # docs/methods/cost-model.md: a path's own CPU, from its path reference.
+                cols.append(("path adds ms", nums(m[f"{side}_path"], 4)))
             s.blocks.append(
                 b.table(
                     f"cost_model_{side}",
@@ -160,6 +163,7 @@ def build(b: Builder) -> Section | None:
             ("stack", implementation_names(refs)),
             ("reference", [x[len(REFERENCE_PREFIX) :] for x in refs["subject"]]),
             ("mode", list(refs["op"])),
+            ("over", [_over(x) for x in refs["message"]]),
             ("n", ints(refs["n"])),
             ("client CPU ms", ci(refs, "mean_ms", 4)),
             ("server CPU ms", nums(refs["server_ms"], 4)),
@@ -170,12 +174,21 @@ def build(b: Builder) -> Section | None:
                 "cost_references",
                 "Reference handshakes (the TLS overhead)",
                 "Real loopback handshakes of a small classical and a larger ML-DSA chain; "
-                "their cost beyond their primitives is the model's overhead.",
+                "their cost beyond their primitives is the model's overhead. Over an "
+                "emulated profile, the classical one again: what it costs beyond loopback "
+                "is that path's own CPU (docs/methods/cost-model.md).",
                 refs,
                 cols,
             )
         )
     return s
+
+
+def _over(message) -> str:
+    """Where a reference handshake ran: loopback, or the emulated profile it names."""
+    if isinstance(message, str) and message.startswith(PATH_PREFIX):
+        return path_profile(message)
+    return "loopback"
 
 
 def implementation_names(frame) -> list[str]:
