@@ -78,8 +78,8 @@ fn worker<S: Stack>(
     loop {
         let waiting = ThreadCpu::now();
         let accepted = accept_until(shared.listener, &shared.closing, shared.instrument, wake)?;
-        // Waiting in poll belongs to no connection; the accept that took this one is its
-        // first step (`accept_cpu`, read before it), as in the event loop.
+        // Polls that timed out belong to no connection; the poll that returned this one and
+        // the accept that took it are its first steps (`accept_cpu`, read before that poll).
         let accept_cpu = accepted.as_ref().and_then(|(_, _, before)| *before);
         account.wait_cpu_ns += accept_cpu
             .unwrap_or_else(ThreadCpu::now)
