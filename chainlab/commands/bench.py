@@ -15,6 +15,8 @@ part, measured side by side in one run so ratios survive a noisy, shared machine
   instructions  the baseline handshake's instructions per side under callgrind, their
              spread over rounds, and the wall time counting costs per handshake
   cpu        each server's connections' CPU over its process's, and where the rest went
+  path       a server's CPU, context switches and system calls per handshake on loopback
+             and over a 50 ms path, one at a time and under load
 """
 
 import importlib
@@ -33,6 +35,7 @@ BENCHMARKS = [
     "mtc",
     "instructions",
     "cpu",
+    "path",
 ]
 
 
