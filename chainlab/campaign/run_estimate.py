@@ -56,10 +56,11 @@ BATCHES_AFTER_PILOT = 3
 # The spread of one operation's time, for the operations its interval needs (the count a
 # 2 % interval took, n = (1.96 cv / 0.02)^2, read back as a cv). ML-DSA signing repeats its
 # rejection loop a geometric number of times (estimate.CV_REJECTION_SIGN). Operations under
-# 2 ms carry the scheduler's noise: cv 0.03-0.44 (ECDSA verify to X25519 derive; SLH-DSA-
-# SHAKE-192s verify, 1.1 ms: 0.05). From 2 ms on (SLH-DSA-SHAKE-128f verify, signing) they
-# vary by a per cent or two, so their pilot batch suffices.
-CV_FAST_OPERATION = 0.2
+# 2 ms carry the scheduler's noise: most meet the interval in their pilot of 5 (cv under
+# 0.03), some take hundreds (X25519 derive 1832 once, cv 0.44); 0.05 (24 operations, three
+# batches) prices the usual one. From 2 ms on (SLH-DSA-SHAKE-128f verify, signing) they vary
+# by a per cent or two, so their pilot batch suffices.
+CV_FAST_OPERATION = 0.05
 CV_SLOW_OPERATION = 0.02
 SLOW_OPERATION_MS = 2.0
 # An operation with no timing yet (a key exchange's step, a decompression): microseconds.
@@ -67,8 +68,9 @@ UNTIMED_OP_MS = 0.05
 
 # -- reference handshakes (chainlab.runner.primitives.time_reference) --------------------
 # Each round starts a server and a client and times the host; 0.24-0.30 s per round and
-# reference in the runs above, of which 120 handshakes took about 0.12 s.
-REFERENCE_ROUND_START_S = 0.15
+# reference in the runs above, of which 120 handshakes took about 0.12 s; once a server
+# stopped in 2 ms, 0.18 s per round with 120 handshakes of 0.26-0.74 ms (quick.toml, cold).
+REFERENCE_ROUND_START_S = 0.12
 # A reference handshake not yet measured on this stack (ECDSA or ML-DSA-44, loopback).
 REFERENCE_HANDSHAKE_MS = 1.0
 # Round trips of a path reference's connection as the client sees it: the TCP handshake, the

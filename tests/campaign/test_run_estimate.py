@@ -68,17 +68,17 @@ def test_a_slow_operation_takes_its_pilot_a_fast_one_its_interval_within_the_cap
     assert got == pytest.approx(3 * (start + 0.001) + 2.0)
     # The rustls engine starts slower.
     got = run_estimate.primitive_seconds(("rustls", "aws-lc", "X25519", "keygen", None), m, plan)
-    assert got == pytest.approx(3 * (0.033 + 0.00001) + 385 * 0.00001)
+    assert got == pytest.approx(3 * (0.033 + 0.00001) + 25 * 0.00001)
 
 
 def test_references_take_their_rounds_at_the_stack_s_measured_latency():
     per_round = 300 / 3 + 20
     gap = estimate.CONNECTION_GAP_MS
     default = run_estimate.reference_seconds(("go", "tls-reference:mldsa", "full", None))
-    assert default == pytest.approx(3 * (0.15 + per_round * (1.0 + gap) / 1000))
+    assert default == pytest.approx(3 * (0.12 + per_round * (1.0 + gap) / 1000))
     m = model_with({}, {"go": {("mldsa", "full"): {"latency": 2.0}}})
     got = run_estimate.reference_seconds(("go", "tls-reference:mldsa", "full", None), m)
-    assert got == pytest.approx(3 * (0.15 + per_round * (2.0 + gap) / 1000))
+    assert got == pytest.approx(3 * (0.12 + per_round * (2.0 + gap) / 1000))
 
 
 def test_the_run_adds_what_it_makes_to_its_scenarios_and_keeps_the_range():
