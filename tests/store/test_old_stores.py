@@ -20,12 +20,14 @@ def test_there_is_a_store_of_the_current_schema_version():
     assert any(p.name.startswith(f"v{SCHEMA_VERSION}-") for p in STORES), STORES
 
 
-# A kept store's scenarios, measured handshakes each, and a scenario its report shows: three
-# at 30, one with an SLH-DSA leaf under an ML-DSA root, unless said here.
+# A kept store's scenarios, measured handshakes each (None: adaptive), and a scenario its
+# report shows: three at 30, one with an SLH-DSA leaf under an ML-DSA root, unless said here.
 SHAPE = (3, 30, "x25519mlkem768__ml_root__slhf_leaf")
 SHAPES = {
     # tiny-every-stack.toml: the ML-DSA-44 baseline on each of five stacks, and one cross pair
     "v13-stacks.duckdb": (6, 200, "x25519mlkem768__ml_root__ml_leaf__stack_go"),
+    # the bundled campaigns/quick.toml (adaptive: its counts are the run's), every cache cold
+    "v14-quick.duckdb": (6, None, "x25519mlkem768__ml_root__ml_leaf"),
 }
 
 
@@ -41,7 +43,9 @@ def test_old_store_opens_exports_and_reports(path, tmp_path):
     n_scenarios, count, shown = SHAPES.get(path.name, SHAPE)
     assert len(scenarios) == n_scenarios
     measured = samples[~samples["warmup"]]
-    assert len(measured) == n_scenarios * count and (measured["outcome"] == "ok").all()
+    assert (measured["outcome"] == "ok").all()
+    if count is not None:
+        assert len(measured) == n_scenarios * count
     # Results carry no path of the machine that made them.
     assert "/" not in runs["campaign_file_name"].iloc[0]
 
