@@ -32,7 +32,7 @@ fn event_server(dir: &TempDir, p: &std::path::Path, extra: &[&str]) -> Server {
 
 /// A connection that sends nothing is in flight the whole time; a thread-per-connection
 /// server with one worker could serve nobody else, the event loop serves every client, and
-/// the per-connection CPU sums to what the loop's thread spent outside its readiness wait.
+/// the per-connection CPU sums to what the loop's thread spent outside its idle waits.
 #[test]
 fn one_loop_serves_others_while_a_connection_stalls_and_accounts_for_its_cpu() {
     let dir = TempDir::new("event-cpu");
@@ -85,7 +85,8 @@ fn one_loop_serves_others_while_a_connection_stalls_and_accounts_for_its_cpu() {
         cut[0]
     );
     // The loop's account: the connections' CPU, exactly as their records sum it, and with
-    // the readiness wait all but the loop's own bookkeeping of the thread's CPU.
+    // the waits that returned nothing all the thread's CPU but its start and end (every span
+    // is counted from the previous reading).
     assert_eq!(accounts.len(), 1, "{accounts:?}");
     let a = &accounts[0];
     assert_eq!(a["side"], "server_thread");
@@ -95,7 +96,7 @@ fn one_loop_serves_others_while_a_connection_stalls_and_accounts_for_its_cpu() {
     let thread = u(&a["cpu_ns"]) as f64;
     let accounted = (sum + u(&a["wait_cpu_ns"])) as f64;
     assert!(
-        accounted <= thread * 1.001 && accounted >= 0.98 * thread,
+        accounted <= thread * 1.001 && accounted >= 0.995 * thread,
         "connections {sum} + wait {} of the thread's {thread} ns",
         a["wait_cpu_ns"]
     );

@@ -71,6 +71,18 @@ impl ThreadCpu {
         }
     }
 
+    /// One of `n` equal parts of this span (for `n` = 0, the whole span): a readiness wait
+    /// that woke a loop for several connections is each one's in equal parts.
+    pub fn share(self, n: u64) -> ThreadCpu {
+        let n = n.max(1);
+        ThreadCpu {
+            total_ns: self.total_ns / n,
+            user_us: self.user_us / n,
+            sys_us: self.sys_us / n,
+            instructions: self.instructions.map(|i| i / n),
+        }
+    }
+
     /// CPU spent since `earlier` on this thread.
     pub fn since(self, earlier: ThreadCpu) -> ThreadCpu {
         ThreadCpu {

@@ -339,8 +339,8 @@ pub struct ServerThreadRecord {
     pub cpu_ns: u64,
     /// Of it: the sum of its connections' steps (each connection's `conn_cpu_ns`).
     pub conn_cpu_ns: u64,
-    /// Of it: in the readiness wait (epoll) or, thread per connection, waiting in accept's
-    /// poll; it belongs to no connection.
+    /// Of it: in readiness waits (epoll) that returned nothing or, thread per connection,
+    /// in accept's polls that timed out; it belongs to no connection.
     pub wait_cpu_ns: u64,
 }
 

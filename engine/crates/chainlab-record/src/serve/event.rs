@@ -29,7 +29,7 @@ use super::conn::{Conn, Stack, Step};
 use super::shared::{Line, Shared};
 use super::signals::StopSignals;
 use super::threads::{send, Account};
-use super::tracked::Tracked;
+use super::tracked::{lap, Mark, Tracked};
 
 const LISTENER: Token = Token(0);
 const WAKER: Token = Token(1);
@@ -113,6 +113,14 @@ struct Loop<'a, S: Stack> {
     next_scan: Instant,
     scan_period: Duration,
     account: Account,
+    /// The loop's latest CPU reading (see `tracked::Mark`): every span it counts, the
+    /// readiness wait included, starts where the previous one ended.
+    mark: Mark,
+    /// What the loop spent on the listener since it last accepted a connection (its share
+    /// of the waits the listener woke, the accepts that found the queue empty): the next
+    /// connection it accepts is charged with it, as a threads worker's poll is its
+    /// connection's. Left over when the loop ends, it is waiting.
+    carried: ThreadCpu,
 }
 
 struct Entry<C> {
@@ -149,6 +157,8 @@ impl<'a, S: Stack> Loop<'a, S> {
             next_scan: Instant::now(),
             scan_period: (shared.io_timeout / TIMEOUT_SCANS).min(MAX_SCAN_PERIOD),
             account: Account::default(),
+            mark: shared.instrument.then(ThreadCpu::now),
+            carried: ThreadCpu::ZERO,
         })
     }
 
@@ -162,7 +172,9 @@ impl<'a, S: Stack> Loop<'a, S> {
                 let tokens: Vec<Token> = self.conns.keys().copied().collect();
                 for token in tokens {
                     if let Some(entry) = self.conns.get_mut(&token) {
-                        entry.tracked.interrupt(super::shared::abandoned());
+                        entry
+                            .tracked
+                            .interrupt(&mut self.mark, super::shared::abandoned());
                     }
                     self.close(token, true, tx)?;
                 }
@@ -178,13 +190,16 @@ impl<'a, S: Stack> Loop<'a, S> {
             } else {
                 self.next_scan.saturating_duration_since(Instant::now())
             };
-            let waiting = ThreadCpu::now();
+            // The wait is counted from the loop's last reading: the end of this turn (its
+            // checks, the timeout scan) goes with the wait to what the wait returns.
             match self.poll.poll(&mut events, Some(timeout)) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(anyhow!("epoll_wait: {e}")),
             }
-            self.account.wait_cpu_ns += ThreadCpu::now().since(waiting).total_ns;
+            if let Some(woken) = lap(&mut self.mark) {
+                self.charge_wake(&events, woken);
+            }
             for event in events.iter() {
                 match event.token() {
                     LISTENER => self.listener_ready = true,
@@ -197,6 +212,7 @@ impl<'a, S: Stack> Loop<'a, S> {
                 self.next_scan = Instant::now() + self.scan_period;
             }
         }
+        self.account.wait_cpu_ns += self.carried.total_ns;
         if self.shared.instrument {
             let record =
                 self.account
@@ -206,9 +222,34 @@ impl<'a, S: Stack> Loop<'a, S> {
         Ok(())
     }
 
+    /// The CPU of a readiness wait: one that returned no event was waiting; one that returned
+    /// events woke the loop for them (the kernel's wake-up and the return from epoll, 2-6 %
+    /// of a handshake's server CPU here), and is their cost in equal parts: a connection's
+    /// part is its own, the listener's goes to the next connection accepted.
+    fn charge_wake(&mut self, events: &Events, woken: ThreadCpu) {
+        let owned = |token: Token| token == LISTENER || self.conns.contains_key(&token);
+        let owners = events.iter().filter(|e| owned(e.token())).count() as u64;
+        if owners == 0 {
+            self.account.wait_cpu_ns += woken.total_ns;
+            return;
+        }
+        let share = woken.share(owners);
+        for event in events.iter() {
+            match event.token() {
+                LISTENER => self.carried = self.carried.plus(share),
+                token => {
+                    if let Some(entry) = self.conns.get_mut(&token) {
+                        entry.tracked.charge(share);
+                    }
+                }
+            }
+        }
+        // What the equal parts leave over (under a nanosecond per owner).
+        self.account.wait_cpu_ns += woken.total_ns - share.total_ns * owners;
+    }
+
     /// Accepts one connection, if one is queued, and advances it as far as it goes.
     fn accept_one(&mut self, tx: &mpsc::Sender<Line>) -> anyhow::Result<()> {
-        let accept_cpu = self.shared.instrument.then(ThreadCpu::now);
         let (stream, peer) = match self.shared.listener.accept() {
             Ok(pair) => pair,
             Err(e)
@@ -217,9 +258,9 @@ impl<'a, S: Stack> Loop<'a, S> {
                     std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted
                 ) =>
             {
-                // Asking an empty listener is part of waiting for the next connection.
-                if let Some(before) = accept_cpu {
-                    self.account.wait_cpu_ns += ThreadCpu::now().since(before).total_ns;
+                // Asking an empty listener is part of taking the next connection.
+                if let Some(spent) = lap(&mut self.mark) {
+                    self.carried = self.carried.plus(spent);
                 }
                 self.listener_ready = false;
                 return Ok(());
@@ -234,12 +275,13 @@ impl<'a, S: Stack> Loop<'a, S> {
         let token = Token(self.next_token);
         self.next_token += 1;
         let registry = self.poll.registry();
-        let tracked = Tracked::open(seq, peer, accept_cpu, || {
+        let mut tracked = Tracked::open(seq, peer, &mut self.mark, || {
             super::shared::prepare(&stream, None)?;
             let fd = stream.as_raw_fd();
             registry.register(&mut SourceFd(&fd), token, Interest::READABLE)?;
             self.stack.open(CountingStream::new(stream))
         })?;
+        tracked.charge(std::mem::replace(&mut self.carried, ThreadCpu::ZERO));
         let deadline = Instant::now() + self.shared.io_timeout;
         self.conns.insert(
             token,
@@ -258,26 +300,27 @@ impl<'a, S: Stack> Loop<'a, S> {
             return Ok(()); // closed earlier in this turn
         };
         entry.deadline = Instant::now() + self.shared.io_timeout;
-        let step = entry.tracked.drive();
+        let registry = self.poll.registry();
+        let watched = &mut entry.interest;
+        // Changing what the socket is watched for is part of the connection's step.
+        let step = entry.tracked.drive_then(&mut self.mark, |conn, step| {
+            // Watch for writability only while a write waits: an idle send buffer would
+            // otherwise wake the loop for nothing after every flight.
+            let interest = if step == Step::Write {
+                Interest::READABLE | Interest::WRITABLE
+            } else {
+                Interest::READABLE
+            };
+            if *watched == interest {
+                return Ok(());
+            }
+            *watched = interest;
+            let fd = conn.socket().as_raw_fd();
+            registry.reregister(&mut SourceFd(&fd), token, interest)
+        })?;
         match step {
             Step::Closed => self.close(token, false, tx),
-            Step::Read | Step::Write => {
-                // Watch for writability only while a write waits: an idle send buffer
-                // would otherwise wake the loop for nothing after every flight.
-                let interest = if step == Step::Write {
-                    Interest::READABLE | Interest::WRITABLE
-                } else {
-                    Interest::READABLE
-                };
-                if entry.interest != interest {
-                    entry.interest = interest;
-                    let fd = entry.tracked.conn.socket().as_raw_fd();
-                    self.poll
-                        .registry()
-                        .reregister(&mut SourceFd(&fd), token, interest)?;
-                }
-                Ok(())
-            }
+            Step::Read | Step::Write => Ok(()),
             Step::Handshaken => unreachable!("drive() notes the handshake's end itself"),
         }
     }
@@ -294,7 +337,7 @@ impl<'a, S: Stack> Loop<'a, S> {
         for token in late {
             if let Some(entry) = self.conns.get_mut(&token) {
                 let timeout = socket_failure(std::io::ErrorKind::WouldBlock, "timeout");
-                entry.tracked.interrupt(timeout);
+                entry.tracked.interrupt(&mut self.mark, timeout);
             }
             self.close(token, false, tx)?;
         }
@@ -311,12 +354,14 @@ impl<'a, S: Stack> Loop<'a, S> {
             return Ok(());
         };
         let registry = self.poll.registry();
-        let record = entry.tracked.finish(self.shared.who, abandoned, |conn| {
-            let fd = conn.socket().as_raw_fd();
-            // Closing the socket would drop it from epoll as well; deregistering first
-            // keeps the set exact whatever else holds the descriptor.
-            let _ = registry.deregister(&mut SourceFd(&fd));
-        })?;
+        let record = entry
+            .tracked
+            .finish(&mut self.mark, self.shared.who, abandoned, |conn| {
+                let fd = conn.socket().as_raw_fd();
+                // Closing the socket would drop it from epoll as well; deregistering first
+                // keeps the set exact whatever else holds the descriptor.
+                let _ = registry.deregister(&mut SourceFd(&fd));
+            })?;
         if let Some(record) = record {
             self.account.connections += 1;
             self.account.conn_cpu_ns += record.conn_cpu_ns.unwrap_or(0);

@@ -14,9 +14,10 @@
 //! Per connection, whichever the model (`tracked.rs`): accept → open the TLS connection →
 //! advance until the handshake ends (`handshake_ns`, `cpu_ns`, handshake bytes) → send our
 //! close_notify, read until the client's → close (`conn_ns`, `conn_cpu_ns`). CPU is the
-//! thread's CPU clock read around each step the thread takes for that connection and summed,
-//! so it stays the connection's own with many connections on one thread; the readiness wait
-//! belongs to no connection. Records are written by one writer thread, so no serving thread
+//! thread's CPU clock read after each step the thread takes for that connection, counted
+//! from the thread's previous reading and summed, so it stays the connection's own with many
+//! connections on one thread; a readiness wait is shared by the connections it returned,
+//! one that returned nothing belongs to no connection. Records are written by one writer thread, so no serving thread
 //! spends its CPU on serialisation.
 //!
 //! Stop: SIGTERM and SIGINT are blocked in every thread and taken synchronously by the main

@@ -95,22 +95,25 @@ fn worker<S: Stack>(
         crate::random::begin_unit(seq);
         // The connection, accept to close: callgrind's span (cpu::counted_span).
         let record = crate::cpu::counted_span(|| {
-            let mut tracked = Tracked::open(seq, peer, accept_cpu, || {
+            // Everything from that poll to the close is the connection's.
+            let mut mark = accept_cpu;
+            let mut tracked = Tracked::open(seq, peer, &mut mark, || {
                 super::shared::prepare(&stream, Some(shared.io_timeout))?;
                 stack.open(CountingStream::new(stream))
             })?;
             let registered = slot.enter(tracked.conn.socket().as_raw_fd());
-            match tracked.drive() {
+            match tracked.drive(&mut mark) {
                 Step::Closed => {}
                 // On a blocking socket a wait means its timeout expired.
                 Step::Read | Step::Write => {
-                    tracked.interrupt(socket_failure(std::io::ErrorKind::WouldBlock, "timeout"))
+                    let timeout = socket_failure(std::io::ErrorKind::WouldBlock, "timeout");
+                    tracked.interrupt(&mut mark, timeout)
                 }
                 Step::Handshaken => unreachable!("drive() notes the handshake's end itself"),
             }
             let abandoned = slot.abandoned.load(Ordering::SeqCst);
             // Unregistered (in the closing step) before the socket closes.
-            tracked.finish(shared.who, abandoned, |_| drop(registered))
+            tracked.finish(&mut mark, shared.who, abandoned, |_| drop(registered))
         })?;
         if let Some(record) = record {
             account.connections += 1;
