@@ -30,7 +30,7 @@ from pathlib import Path
 from chainlab import engine, stats
 from chainlab.campaign.implementations import REFERENCE
 from chainlab.campaign.model import PrimitivesPlan
-from chainlab.runner import primitives, primitives_cache
+from chainlab.runner import primitives, primitives_cache, references
 from chainlab.store import Store
 
 TARGET_SECONDS = 180
@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     implementations_table(summary)
     print(
-        f"\nprimitives: {len(items)} primitives + {len(primitives.reference_keys())} reference "
+        f"\nprimitives: {len(items)} primitives + {len(references.reference_keys())} reference "
         f"handshake sets in {wall:.1f} s (target: at most {TARGET_SECONDS} s); "
         f"{capped} stopped at the {plan.time_cap_s:g} s cap before the "
         f"{100 * plan.target_rel_halfwidth:g} % interval; store {args.store}"

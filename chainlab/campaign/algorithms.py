@@ -127,6 +127,7 @@ CERT_COMPRESSIONS = ("none", "zlib", "brotli", "zstd")
 
 # What carries the handshake: TLS over TCP, or QUIC v1 over UDP (the engine's --transport).
 TRANSPORTS = ("tcp", "quic")
+DEFAULT_TRANSPORT = "tcp"
 
 
 def canonical_algorithm(name: str, allowed: tuple[str, ...] = ALGORITHM_NAMES) -> str | None:

@@ -35,6 +35,7 @@ from chainlab.campaign import anchors, certificates, profiles, rollout, stacks
 from chainlab.campaign.algorithms import (
     CERT_COMPRESSIONS,
     DEFAULT_SERVED_CHAIN,
+    DEFAULT_TRANSPORT,
     ENGINE_CHAIN,
     GROUPS,
     INTERMEDIATE_ANCHOR,
@@ -55,7 +56,6 @@ from chainlab.schema import allowed, fmt
 # Values an id does not name (the defaults of the levers below).
 DEFAULT_HANDSHAKE_MODE = "full"
 DEFAULT_CERT_COMPRESSION = "none"
-DEFAULT_TRANSPORT = "tcp"
 
 SERVED_TOKENS = {
     "leaf": "served_leaf",

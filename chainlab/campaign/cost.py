@@ -42,7 +42,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from chainlab.campaign import implementations
-from chainlab.campaign.algorithms import GROUPS, resumption_ratio
+from chainlab.campaign.algorithms import DEFAULT_TRANSPORT, GROUPS, resumption_ratio
 from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.stats import se_mean
 
@@ -294,6 +294,8 @@ class Pricing:
     stacks: tuple[str, str] = (DEFAULT_STACK, DEFAULT_STACK)
     # liboqs, or None: each stack signs with its own (the signature implementation axis)
     signing: str | None = None
+    # the transport that carries the handshake (tcp, quic)
+    carrier: str = DEFAULT_TRANSPORT
 
     @staticmethod
     def single(timings: Mapping, overhead: Overhead = ZERO_OVERHEAD) -> Pricing:
@@ -314,9 +316,13 @@ class Pricing:
         return None
 
     def overhead(self, side: str) -> Overhead:
-        """The overhead of a side's stack (the reference stack's where it has none)."""
+        """The overhead of a side's stack over the transport (over TCP where that was not
+        measured; the reference stack's where the stack has none)."""
         stack = self.side_stack(side)
-        return self.overheads.get(stack) or self.overheads.get(DEFAULT_STACK, ZERO_OVERHEAD)
+        for key in (overhead_key(stack, self.carrier), stack, DEFAULT_STACK):
+            if key in self.overheads:
+                return self.overheads[key]
+        return ZERO_OVERHEAD
 
 
 def predict(
@@ -386,6 +392,17 @@ REFERENCE_PREFIX = "tls-reference:"
 # adds what the path's reference measured beyond loopback's to each scenario on that path.
 PATH_REFERENCE = ("ecdsa", "full")
 PATH_PREFIX = "path:"
+# The full reference handshakes also taken over each other transport a stack runs in a
+# campaign (`message` TRANSPORT_PREFIX + the transport): OpenSSL 3.5's QUIC scenarios on
+# loopback had cost 17-36 % more server CPU than the TCP references predict (quic.toml,
+# 2026-11-27), packet protection and acknowledgements being per datagram. The stack's
+# overhead over that transport is fitted on them; a resumed handshake keeps the TCP line.
+TRANSPORT_PREFIX = "transport:"
+
+
+def overhead_key(stack: str, transport: str) -> str:
+    """Whose overhead prices a stack over a transport: the stack's own over TCP."""
+    return stack if transport == DEFAULT_TRANSPORT else f"{stack} over {transport}"
 
 
 @dataclass
@@ -420,8 +437,13 @@ class CostModel:
         """The stacks whose overhead was measured."""
         return sorted(self.stack_references)
 
-    def pricing(self, stacks: tuple[str, str], signing: str | None = None) -> Pricing:
-        return Pricing(self.timings, self.overheads, tuple(stacks), signing)
+    def pricing(
+        self,
+        stacks: tuple[str, str],
+        signing: str | None = None,
+        transport: str = DEFAULT_TRANSPORT,
+    ) -> Pricing:
+        return Pricing(self.timings, self.overheads, tuple(stacks), signing, transport)
 
     def missing(self, ops, pricing: Pricing | None = None) -> set:
         """Keys of the operations no stored timing prices."""
@@ -453,6 +475,8 @@ def model_from_summary(rows, source: str) -> CostModel:
                 if impl != DEFAULT_STACK:
                     continue  # only the reference stack's are taken
                 into = paths.setdefault(path_profile(message), {})
+            elif message is not None and message.startswith(TRANSPORT_PREFIX):
+                into = refs.setdefault((impl, message[len(TRANSPORT_PREFIX) :]), {})
             else:
                 into = refs.setdefault(impl, {})
             into[(name, r["op"])] = {
@@ -471,7 +495,13 @@ def model_from_summary(rows, source: str) -> CostModel:
         timings[(impl, r["subject"], r["op"], message)] = Timing(
             r["cpu_mean"] / 1e6, _se(r["cpu_var"], n) / 1e6, n
         )
-    overheads = {stack: fit_overhead(m, timings, stack) for stack, m in refs.items()}
+    overheads = {k: fit_overhead(m, timings, k) for k, m in refs.items() if isinstance(k, str)}
+    for (stack, transport), m in [(k, m) for k, m in refs.items() if isinstance(k, tuple)]:
+        # A resumed handshake over another transport is priced with the TCP line.
+        over = fit_overhead(m, timings, stack)
+        resumed = overheads[stack].resumed if stack in overheads else over.resumed
+        overheads[overhead_key(stack, transport)] = Overhead(over.full, resumed)
+        refs[overhead_key(stack, transport)] = refs.pop((stack, transport))
     return CostModel(timings, overheads, source, refs, path_extras(paths, refs))
 
 

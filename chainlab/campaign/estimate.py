@@ -34,6 +34,7 @@ from statistics import NormalDist
 
 from chainlab.campaign import algorithm_costs, axes, certificates, cost, measure_plan
 from chainlab.campaign.algorithm_costs import KEY_SIG_BYTES, SIGN_VERIFY_MS
+from chainlab.campaign.algorithms import DEFAULT_TRANSPORT
 from chainlab.campaign.handshake import Handshake
 from chainlab.campaign.model import SETTLED_N, NetworkProfile, Scenario
 from chainlab.network.calibrate import BULK_MAX_S, plan_for
@@ -224,8 +225,9 @@ def predict(s: Scenario | Handshake, model: cost.CostModel) -> cost.Prediction:
 
 def pricing(s: Scenario | Handshake, model: cost.CostModel) -> cost.Pricing:
     """How the model prices the scenario: each side with its stack's implementations and
-    overhead (chainlab.campaign.implementations)."""
-    return model.pricing(view(s).stacks, signing(s))
+    its overhead over the scenario's transport (chainlab.campaign.implementations)."""
+    h = view(s)
+    return model.pricing(h.stacks, signing(s), "quic" if h.quic else DEFAULT_TRANSPORT)
 
 
 def signing(s: Scenario | Handshake) -> str | None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from chainlab import engine
 from chainlab.campaign import estimate, load
 from chainlab.commands import campaign_arguments
-from chainlab.runner import primitives
+from chainlab.runner import primitives, references
 from chainlab.schema import counted
 
 HELP = "predict each scenario's latency, CPU, bytes and capacity from measured primitives"
@@ -37,6 +37,7 @@ def run(args) -> int:
             Path(tmp),
             seed=c.seed,
             stacks=primitives.stacks_of(selected),
+            transports=references.transports_of(selected),
         )
     model = primitives.model(out.rows, "this machine's primitives")
     print(

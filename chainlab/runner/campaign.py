@@ -35,7 +35,7 @@ from chainlab.campaign.loader import split_problem
 from chainlab.campaign.model import Campaign, Scenario
 from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.errors import ChainlabError
-from chainlab.runner import executors, fresh, network, primitives, seeds
+from chainlab.runner import executors, fresh, network, primitives, references, seeds
 from chainlab.runner.progress import Progress
 from chainlab.runner.scenario import RunContext
 from chainlab.schema import counted
@@ -351,7 +351,8 @@ def _primitives(ctx, store, scenarios, campaign, guard, progress) -> None:
             ctx.workdir / "primitives",
             seed=ctx.seed,
             stacks=primitives.stacks_of(scenarios),
-            profiles=primitives.profiles_of(scenarios),
+            profiles=references.profiles_of(scenarios),
+            transports=references.transports_of(scenarios),
         )
     except primitives.PrimitiveError as e:
         progress.note(f"chainlab: primitives not measured, the cost model has no input: {e}")

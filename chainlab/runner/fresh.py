@@ -12,7 +12,7 @@ from chainlab import engine
 from chainlab.campaign.model import PrimitivesPlan, Scenario
 from chainlab.campaign.run_estimate import Fresh
 from chainlab.errors import ChainlabError
-from chainlab.runner import pki, primitives
+from chainlab.runner import pki, primitives, references
 from chainlab.runner.primitives_cache import cache_path, cached_rows
 
 
@@ -37,8 +37,10 @@ def fresh(
         for item in primitives.items_for(measured):
             if primitives.needs_measuring(item, by_key, plan):
                 prims.append((item.timer.engine, *item.timing_key))
-        keys = primitives.reference_keys(primitives.stacks_of(measured))
-        keys += [primitives.path_reference_key(p) for p in primitives.profiles_of(measured)]
+        keys = references.reference_keys(
+            primitives.stacks_of(measured), references.transports_of(measured)
+        )
+        keys += [references.path_reference_key(p) for p in references.profiles_of(measured)]
         for key in keys:
             if primitives.needs_measuring(key, by_key, plan):
                 refs.append(key)

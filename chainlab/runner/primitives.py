@@ -29,27 +29,28 @@ from pathlib import Path
 import pandas as pd
 
 from chainlab import engine, stats
-from chainlab.campaign import axes, certificates, cost, estimate, implementations
-from chainlab.campaign.algorithms import ALGORITHM_NAMES, CERT_COMPRESSIONS, GROUPS
+from chainlab.campaign import certificates, cost, estimate, implementations
+from chainlab.campaign.algorithms import (
+    ALGORITHM_NAMES,
+    CERT_COMPRESSIONS,
+    GROUPS,
+)
 from chainlab.campaign.model import (
     MAX_BATCHES,
     MIN_SAMPLES,
     PATH_REFERENCE_COUNT,
-    PATH_REFERENCE_WARMUP,
     PILOT,
     REFERENCE_COUNT,
+    REFERENCE_KEPT_SHARE,
     REFERENCE_ROUNDS,
-    REFERENCE_WARMUP,
     NetworkProfile,
     PrimitivesPlan,
-    SamplingPolicy,
     Scenario,
 )
 from chainlab.campaign.stacks import DEFAULT_STACK, OPENSSL_STACKS, OWN_MLDSA_AND_CLASSICAL
 from chainlab.errors import ChainlabError
-from chainlab.network.profile import LOOPBACK
+from chainlab.runner import references
 from chainlab.runner.primitives_cache import cache_path, cached_rows, now, save_to_cache
-from chainlab.runner.scenario import RunContext, ScenarioExecution
 from chainlab.store.views import summarize_rows
 
 # The CertificateVerify content the engine signs (its CV_MESSAGE_BYTES).
@@ -131,14 +132,14 @@ def _measured(ops, stacks: tuple[str, str], signing: str | None) -> dict:
     return out
 
 
-def items_for(scenarios: list[Scenario], references: bool = True) -> list[Item]:
+def items_for(scenarios: list[Scenario], with_references: bool = True) -> list[Item]:
     """Every primitive the scenarios' operations use, in the implementations that run them
     (and the references' own, for each stack the scenarios run), sorted."""
     keys: dict = {}
     for s in scenarios:
         stacks = estimate.view(s).stacks
         keys |= _measured(estimate.scenario_operations(s), stacks, estimate.signing(s))
-    if references:
+    if with_references:
         for stack in stacks_of(scenarios):
             for hierarchy, kex, _served, modes in cost.REFERENCES.values():
                 for mode in modes:
@@ -276,111 +277,6 @@ def time_item(
     return rows
 
 
-class _Quiet:
-    """A progress sink for the reference handshakes (they are not campaign scenarios)."""
-
-    def __getattr__(self, _name):
-        return lambda *a, **k: None
-
-
-def reference_scenario(
-    name: str,
-    mode: str,
-    stack: str = DEFAULT_STACK,
-    count: int = REFERENCE_COUNT,
-    profile: NetworkProfile | None = None,
-    warmup: int = REFERENCE_WARMUP,
-) -> Scenario:
-    hierarchy, kex, served, _modes = cost.REFERENCES[name]
-    policy = SamplingPolicy(
-        mode="fixed",
-        count=count,
-        target_rel_halfwidth=0.02,
-        confidence=0.95,
-        min=count,
-        max=count,
-        time_cap_s=None,
-        warmup=warmup,
-        batch_warmup=1,
-        timeout_ms=10_000,
-        max_failed_fraction=0.0,
-    )
-    # A full or a resumed handshake of the reference hierarchy, its served chain as the
-    # reference says, both sides on the stack; every other axis at its default.
-    return Scenario(
-        scenario_id=f"reference_{name}_{mode}",
-        kex=kex,
-        hierarchy=hierarchy,
-        network=profile.name if profile is not None else LOOPBACK,
-        network_profile=profile,
-        sampling=policy,
-        levers=(
-            (axes.SERVED_CHAIN.key, served),
-            (axes.HANDSHAKE_MODE.key, mode),
-            (axes.STACK.key, (stack, stack)),
-        ),
-    )
-
-
-def time_reference(
-    engine_bin: Path,
-    name: str,
-    mode: str,
-    seed: int,
-    workdir: Path,
-    run_id: str,
-    stack: str = DEFAULT_STACK,
-    count: int = REFERENCE_COUNT,
-    first_seq: int = 0,
-    profile: NetworkProfile | None = None,
-) -> list[dict]:
-    """`count` reference handshakes through a stack's real server and client: per
-    handshake, latency, both sides' CPU and the bytes carried (numbered from `first_seq`);
-    over the emulated path `profile` when given (uncalibrated: its CPU is what is wanted)."""
-    warmup = REFERENCE_WARMUP if profile is None else PATH_REFERENCE_WARMUP
-    s = reference_scenario(name, mode, stack, count, profile, warmup)
-    networks = {profile.name: profile} if profile is not None else {}
-    ctx = RunContext(engine_bin, run_id, seed, workdir, networks, _Quiet())
-    if profile is not None:
-        ctx.calibrations[profile.name] = {}  # no calibration: the scenarios' own run does it
-    ex = ScenarioExecution(ctx, s)
-    try:
-        ex.prepare()
-        ex.open()
-        while not ex.step():
-            pass
-    finally:
-        ex.close()
-    if ex.state.failed_run:
-        raise PrimitiveError(
-            f"reference handshakes {name} ({mode}, {stack}) failed: {ex.state.failure_cause}: "
-            f"{ex.state.failure_detail}"
-        )
-    at = now()
-    out = []
-    for r in ex.result().samples:
-        if r["warmup"] or r["outcome"] != "ok" or r["server_cpu_ns"] is None:
-            continue
-        out.append(
-            {
-                "run_id": run_id,
-                "implementation": stack,
-                "subject": cost.REFERENCE_PREFIX + name,
-                "op": mode,
-                "message": cost.path_key(profile) if profile is not None else None,
-                "message_bytes": None,
-                "seq": first_seq + r["seq"],
-                "wall_ns": r["total_ns"],
-                "cpu_ns": r["client_cpu_ns"],
-                "server_cpu_ns": r["server_cpu_ns"],
-                "kib": (r["bytes_read"] + r["bytes_written"]) / 1024,
-                "measured_run": run_id,
-                "measured_at": at,
-            }
-        )
-    return out
-
-
 @dataclass
 class Outcome:
     rows: list[dict]  # every row the caller keeps (cached + measured)
@@ -400,16 +296,18 @@ def ensure(
     run_id: str,
     workdir: Path,
     seed: int = 1,
-    references: bool = True,
+    with_references: bool = True,
     read_cache: bool = True,
     write_cache: bool = True,
     on_item: Callable[[Item, int, int], None] | None = None,
     stacks: list[str] | None = None,
     profiles: list[NetworkProfile] | None = None,
+    transports: list[tuple[str, str]] | None = None,
 ) -> Outcome:
     """Rows for every item (and the reference handshakes of each of `stacks`, the reference
-    stack's when None), from the cache where it holds enough, measured otherwise; new rows
-    are added to the cache."""
+    stack's when None; the full ones again over each (stack, transport) of `transports`),
+    from the cache where it holds enough, measured otherwise; new rows are added to the
+    cache."""
     t0 = time.monotonic()
     info = engine.info()
     path = cache_path(info)
@@ -417,7 +315,7 @@ def ensure(
     keep: list[dict] = []
     new: list[dict] = []
     n_measured = n_cached = 0
-    refs = reference_keys(stacks) if references else []
+    refs = references.reference_keys(stacks, transports) if with_references else []
     total = len(items) + len(refs)
     for i, item in enumerate(items):
         if on_item is not None:
@@ -444,27 +342,31 @@ def ensure(
     n_measured += len(missing)
     per_round = math.ceil(REFERENCE_COUNT / REFERENCE_ROUNDS)
     for round_ in range(REFERENCE_ROUNDS):
-        for j, (stack, subject, mode, _message) in enumerate(missing):
+        for j, (stack, subject, mode, message) in enumerate(missing):
             if on_item is not None:
                 done = len(items) + (len(refs) - len(missing)) + j
                 on_item(Item(subject, mode, None, None, stack), done, total)
             name = subject[len(cost.REFERENCE_PREFIX) :]
-            got = time_reference(
-                engine_bin,
-                name,
-                mode,
-                seed,
-                workdir,
-                run_id,
-                stack,
-                per_round,
-                first_seq=round_ * per_round,
-            )
+            try:
+                got = references.time_reference(
+                    engine_bin,
+                    name,
+                    mode,
+                    seed,
+                    workdir,
+                    run_id,
+                    stack,
+                    per_round,
+                    first_seq=round_ * per_round,
+                    carrier=references.transport_of(message),
+                )
+            except references.ReferenceFailed as e:
+                raise PrimitiveError(str(e)) from e
             new += got
             keep += got
     path_notes = []
     for profile in profiles or []:
-        key = path_reference_key(profile)
+        key = references.path_reference_key(profile)
         have = by_key.get(key, [])
         if not needs_measuring(key, by_key, plan):
             n_cached += 1
@@ -472,11 +374,11 @@ def ensure(
             continue
         name, mode = cost.PATH_REFERENCE
         try:
-            got = time_reference(
+            got = references.time_reference(
                 engine_bin, name, mode, seed, workdir, run_id, DEFAULT_STACK,
                 PATH_REFERENCE_COUNT, profile=profile,
             )  # fmt: skip
-        except PrimitiveError as e:
+        except references.ReferenceFailed as e:
             path_notes.append(f"{profile.name}: {e}")
             continue
         n_measured += 1
@@ -484,21 +386,6 @@ def ensure(
         keep += got
     note = save_to_cache(path, new, info) if write_cache else None
     return Outcome(keep, n_measured, n_cached, time.monotonic() - t0, note, path_notes)
-
-
-def path_reference_key(profile: NetworkProfile) -> tuple[str, str, str, str]:
-    """The cache and timing key of the path reference over `profile`."""
-    name, mode = cost.PATH_REFERENCE
-    return (DEFAULT_STACK, cost.REFERENCE_PREFIX + name, mode, cost.path_key(profile))
-
-
-def profiles_of(scenarios: list[Scenario]) -> list[NetworkProfile]:
-    """The emulated profiles the scenarios run on (a target's path is not chainlab's)."""
-    out = {}
-    for s in scenarios:
-        if s.network_profile is not None and s.target_spec is None:
-            out.setdefault(s.network, s.network_profile)
-    return list(out.values())
 
 
 def cache_index(rows: list[dict]) -> dict[tuple, list[dict]]:
@@ -516,18 +403,9 @@ def needs_measuring(item: Item | tuple, by_key: dict, plan: PrimitivesPlan) -> b
     reference handshake (its key: stack, subject, mode, None) for `plan`."""
     if isinstance(item, Item):
         return not satisfied([r["cpu_ns"] for r in by_key.get(item.timing_key, [])], plan)
-    need = PATH_REFERENCE_COUNT if item[3] is not None else REFERENCE_COUNT
-    return len(by_key.get(item, [])) < need
-
-
-def reference_keys(stacks: list[str] | None = None) -> list[tuple[str, str, str, None]]:
-    """(stack, subject, mode, None) of each reference handshake of each stack."""
-    return [
-        (stack, cost.REFERENCE_PREFIX + name, mode, None)
-        for stack in (stacks or [DEFAULT_STACK])
-        for name, (_h, _k, _s, modes) in cost.REFERENCES.items()
-        for mode in modes
-    ]
+    path = item[3] is not None and item[3].startswith(cost.PATH_PREFIX)
+    need = PATH_REFERENCE_COUNT if path else REFERENCE_COUNT
+    return len(by_key.get(item, [])) < need * REFERENCE_KEPT_SHARE
 
 
 def model(rows: list[dict], source: str) -> cost.CostModel:

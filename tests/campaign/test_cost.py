@@ -233,6 +233,73 @@ def test_a_path_reference_adds_what_it_measured_beyond_loopback_to_that_path_onl
     )
 
 
+def test_references_over_quic_give_the_stack_its_own_full_overhead_there():
+    def ref(name, mode, message, client, server, kib):
+        return {
+            "implementation": "openssl-3.5",
+            "subject": cost.REFERENCE_PREFIX + name,
+            "op": mode,
+            "message": message,
+            "n": 100,
+            "wall_mean": 1e6,
+            "wall_var": 0.0,
+            "cpu_mean": client * 1e6,
+            "cpu_var": 0.0,
+            "server_mean": server * 1e6,
+            "server_var": 0.0,
+            "kib": kib,
+        }
+
+    def prim(subject, op, message, ms):
+        return {
+            "implementation": "openssl-3.5",
+            "subject": subject,
+            "op": op,
+            "message": message,
+            "n": 10,
+            "cpu_mean": ms * 1e6,
+            "cpu_var": 0.0,
+        }
+
+    quic = cost.TRANSPORT_PREFIX + "quic"
+    rows = [
+        prim("ECDSA-P256", "sign", "cv", 0.02),
+        prim("ECDSA-P256", "verify", "cv", 0.06),
+        prim("ECDSA-P256", "verify", "cert", 0.06),
+        prim("ML-DSA-44", "sign", "cv", 0.5),
+        prim("ML-DSA-44", "verify", "cv", 0.1),
+        prim("ML-DSA-44", "verify", "cert", 0.1),
+        prim("X25519", "keygen", None, 0.03),
+        prim("X25519", "derive", None, 0.03),
+        ref("ecdsa", "full", None, 0.50, 0.30, 1.0),
+        ref("ecdsa", "resumed", None, 0.26, 0.27, 0.8),
+        ref("mldsa", "full", None, 0.90, 0.90, 15.0),
+        # The same chains over QUIC: 0.3 ms more server CPU at 1 KiB, 0.5 ms at 15 KiB.
+        ref("ecdsa", "full", quic, 0.70, 0.60, 1.0),
+        ref("mldsa", "full", quic, 1.20, 1.40, 15.0),
+    ]
+    m = cost.model_from_summary(rows, "fixture")
+    over_quic = cost.overhead_key("openssl-3.5", "quic")
+    assert over_quic != "openssl-3.5" and cost.overhead_key("rustls", "tcp") == "rustls"
+    # Over TCP nothing moved: ecdsa's server overhead 0.22 at 1 KiB, mldsa's 0.34 at 15.
+    tcp = m.pricing(("openssl-3.5",) * 2).overhead("server").full["server"]
+    assert (tcp.at(1.0), tcp.at(15.0)) == pytest.approx((0.22, 0.34))
+    got = m.pricing(("openssl-3.5",) * 2, None, "quic").overhead("server")
+    assert (got.full["server"].at(1.0), got.full["server"].at(15.0)) == pytest.approx((0.52, 0.84))
+    # A resumed handshake over QUIC keeps the TCP line (no resumed QUIC reference).
+    assert got.resumed == m.overheads["openssl-3.5"].resumed
+    # A QUIC reference reproduces its measured mean.
+    ops = cost.operations(("ML-DSA-44",) * 3, "X25519")
+    p = cost.predict(ops, m.pricing(("openssl-3.5",) * 2, None, "quic"), kib=15.0)
+    assert (p.server_ms, p.client_ms) == pytest.approx((1.40, 1.20))
+    # A stack without QUIC references is priced over QUIC with its TCP overhead (rustls has
+    # none here either: the reference stack's).
+    other = m.pricing(("rustls",) * 2, None, "quic").overhead("server")
+    assert other is m.overheads["openssl-3.5"]
+    assert m.references == m.stack_references["openssl-3.5"]
+    assert set(m.stack_references) == {"openssl-3.5", over_quic}
+
+
 def test_a_falling_overhead_line_is_taken_as_flat():
     refs = {
         ("ecdsa", "full"): {

@@ -3,7 +3,7 @@ them, before anything is made, so `validate` and the run's stored estimate see t
 
 from chainlab.campaign import load
 from chainlab.campaign.model import PrimitivesPlan
-from chainlab.runner import fresh, pki, primitives
+from chainlab.runner import fresh, pki, primitives, references
 
 from .conftest import REPO
 
@@ -21,7 +21,7 @@ def test_empty_caches_make_everything_and_a_cached_hierarchy_is_not_made_again(
     items = primitives.items_for(scenarios)
     assert [p[1:] for p in got.primitives] == [i.timing_key for i in items]
     assert [p[0] for p in got.primitives] == [i.timer.engine for i in items]
-    assert len(got.references) == len(primitives.reference_keys(["openssl-3.5"]))
+    assert len(got.references) == len(references.reference_keys(["openssl-3.5"]))
     # Each distinct hierarchy once, charged to the first scenario that needs it.
     distinct = list(dict.fromkeys(s.hierarchy for s in scenarios))
     assert [h for _, h in got.hierarchies] == distinct

@@ -12,7 +12,12 @@ import pytest
 
 from chainlab.analysis.analyze import analyze
 from chainlab.campaign import axes, cost, estimate, implementations, load
-from chainlab.campaign.model import PATH_REFERENCE_COUNT, NetworkProfile, PrimitivesPlan
+from chainlab.campaign.model import (
+    PATH_REFERENCE_COUNT,
+    REFERENCE_KEPT_SHARE,
+    NetworkProfile,
+    PrimitivesPlan,
+)
 from chainlab.report import build_report
 from chainlab.runner import primitives
 from chainlab.runner.campaign import RunOptions, run
@@ -268,3 +273,36 @@ def test_a_path_reference_is_taken_over_the_emulated_link_and_priced_into_its_sc
     )
     assert again.measured == 0
     assert sum(r["message"] == cost.path_key(path) for r in again.rows) == PATH_REFERENCE_COUNT
+
+
+def test_full_references_are_taken_again_over_quic_and_give_its_overhead(
+    engine_bin, pki_cache, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("CHAINLAB_PRIMITIVES_CACHE", str(tmp_path / "cache"))
+    plan = PrimitivesPlan(target_rel_halfwidth=0.5, time_cap_s=0.05)
+    quic = [("openssl-3.5", "quic")]
+    items = primitives.items_for([])  # the references' own primitives
+    out = primitives.ensure(engine_bin, items, plan, uuid.uuid4().hex, tmp_path / "w",
+                            transports=quic)  # fmt: skip
+    over = [r for r in out.rows if r["message"] == cost.TRANSPORT_PREFIX + "quic"]
+    assert {(r["subject"], r["op"], r["implementation"]) for r in over} == {
+        (cost.REFERENCE_PREFIX + "ecdsa", "full", "openssl-3.5"),
+        (cost.REFERENCE_PREFIX + "mldsa", "full", "openssl-3.5"),
+    }
+    # A QUIC server leaves a few handshakes' CPU null (the previous connection still closing).
+    assert len(over) >= 2 * primitives.REFERENCE_COUNT * REFERENCE_KEPT_SHARE
+    assert len(over) <= 2 * primitives.REFERENCE_COUNT
+    m = primitives.model(out.rows, "test")
+    key = cost.overhead_key("openssl-3.5", "quic")
+    assert set(m.stack_references) == {"openssl-3.5", key}
+    # Its own lines, fitted on the QUIC handshakes (they carry more bytes: datagrams'
+    # headers, acknowledgements), and the TCP resumed line.
+    assert m.overheads[key].full != m.overheads["openssl-3.5"].full
+    assert m.overheads[key].resumed == m.overheads["openssl-3.5"].resumed
+    quic_kib = m.stack_references[key][("ecdsa", "full")]["kib"]
+    assert quic_kib > m.stack_references["openssl-3.5"][("ecdsa", "full")]["kib"]
+    # The cache keeps them: a second run measures nothing, and fresh.py counts none to make.
+    again = primitives.ensure(engine_bin, items, plan, uuid.uuid4().hex, tmp_path / "w2",
+                              transports=quic)  # fmt: skip
+    assert again.measured == 0
+    assert sum(r["message"] == cost.TRANSPORT_PREFIX + "quic" for r in again.rows) == len(over)

@@ -7,7 +7,13 @@ import math
 
 from chainlab.analysis.cost_model import STACK_ERROR_TARGET
 from chainlab.analysis.load import parse_json
-from chainlab.campaign.cost import CATEGORIES, PATH_PREFIX, REFERENCE_PREFIX, path_profile
+from chainlab.campaign.cost import (
+    CATEGORIES,
+    PATH_PREFIX,
+    REFERENCE_PREFIX,
+    TRANSPORT_PREFIX,
+    path_profile,
+)
 from chainlab.campaign.implementations import unrecorded
 from chainlab.report.builder import (
     Builder,
@@ -176,7 +182,8 @@ def build(b: Builder) -> Section | None:
                 "Real loopback handshakes of a small classical and a larger ML-DSA chain; "
                 "their cost beyond their primitives is the model's overhead. Over an "
                 "emulated profile, the classical one again: what it costs beyond loopback "
-                "is that path's own CPU (docs/methods/cost-model.md).",
+                "is that path's own CPU; over QUIC, the full ones again: the stack's overhead "
+                "there (docs/methods/cost-model.md).",
                 refs,
                 cols,
             )
@@ -185,9 +192,12 @@ def build(b: Builder) -> Section | None:
 
 
 def _over(message) -> str:
-    """Where a reference handshake ran: loopback, or the emulated profile it names."""
+    """Where a reference handshake ran: loopback (over TCP unless it names a transport), or
+    the emulated profile it names."""
     if isinstance(message, str) and message.startswith(PATH_PREFIX):
         return path_profile(message)
+    if isinstance(message, str) and message.startswith(TRANSPORT_PREFIX):
+        return f"loopback, {message[len(TRANSPORT_PREFIX) :]}"
     return "loopback"
 
 

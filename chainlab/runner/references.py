@@ -1,0 +1,199 @@
+"""The reference handshakes of the cost model (docs/methods/cost-model.md#cost-model): real
+handshakes of a small classical and a larger ML-DSA chain (cost.REFERENCES) through each
+stack's own server and client, whose cost beyond their primitives is the stack's TLS
+overhead; the full ones again over each other transport a stack runs in a campaign (its
+overhead there), and the classical one over each emulated profile a campaign runs (the
+path's own CPU). chainlab.runner.primitives takes them beside the primitives, from the same
+cache.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from chainlab.campaign import axes, cost, estimate
+from chainlab.campaign.algorithms import DEFAULT_TRANSPORT
+from chainlab.campaign.model import (
+    PATH_REFERENCE_WARMUP,
+    REFERENCE_COUNT,
+    REFERENCE_WARMUP,
+    NetworkProfile,
+    SamplingPolicy,
+    Scenario,
+)
+from chainlab.campaign.stacks import DEFAULT_STACK
+from chainlab.errors import ChainlabError
+from chainlab.network.profile import LOOPBACK
+from chainlab.runner.primitives_cache import now
+from chainlab.runner.scenario import RunContext, ScenarioExecution
+
+
+class ReferenceFailed(ChainlabError):
+    """Reference handshakes that did not complete."""
+
+
+def reference_keys(
+    stacks: list[str] | None = None, transports: list[tuple[str, str]] | None = None
+) -> list[tuple[str, str, str, str | None]]:
+    """(stack, subject, mode, message) of each reference handshake of each stack (message
+    None), and of each full one over each (stack, transport) of `transports`."""
+    keys = [
+        (stack, cost.REFERENCE_PREFIX + name, mode, None)
+        for stack in (stacks or [DEFAULT_STACK])
+        for name, (_h, _k, _s, modes) in cost.REFERENCES.items()
+        for mode in modes
+    ]
+    return keys + [
+        (stack, cost.REFERENCE_PREFIX + name, "full", reference_message(None, transport))
+        for stack, transport in transports or []
+        for name in cost.REFERENCES
+    ]
+
+
+def transports_of(scenarios: list[Scenario]) -> list[tuple[str, str]]:
+    """(stack, transport) of each side of each scenario that is not over TCP."""
+    out = set()
+    for s in scenarios:
+        h = estimate.view(s)
+        if h.quic and h.target is None:
+            out |= {(stack, "quic") for stack in h.stacks}
+    return sorted(out)
+
+
+def reference_message(profile: NetworkProfile | None, transport: str) -> str | None:
+    """A reference handshake's `message`: where it ran, loopback over TCP being None."""
+    if profile is not None:
+        return cost.path_key(profile)
+    return None if transport == DEFAULT_TRANSPORT else cost.TRANSPORT_PREFIX + transport
+
+
+def transport_of(message: str | None) -> str:
+    """The transport a reference handshake's `message` names (TCP where it names none)."""
+    if message is not None and message.startswith(cost.TRANSPORT_PREFIX):
+        return message[len(cost.TRANSPORT_PREFIX) :]
+    return DEFAULT_TRANSPORT
+
+
+def path_reference_key(profile: NetworkProfile) -> tuple[str, str, str, str]:
+    """The cache and timing key of the path reference over `profile`."""
+    name, mode = cost.PATH_REFERENCE
+    return (DEFAULT_STACK, cost.REFERENCE_PREFIX + name, mode, cost.path_key(profile))
+
+
+def profiles_of(scenarios: list[Scenario]) -> list[NetworkProfile]:
+    """The emulated profiles the scenarios run on (a target's path is not chainlab's)."""
+    out = {}
+    for s in scenarios:
+        if s.network_profile is not None and s.target_spec is None:
+            out.setdefault(s.network, s.network_profile)
+    return list(out.values())
+
+
+class _Quiet:
+    """A progress sink for the reference handshakes (they are not campaign scenarios)."""
+
+    def __getattr__(self, _name):
+        return lambda *a, **k: None
+
+
+def reference_scenario(
+    name: str,
+    mode: str,
+    stack: str = DEFAULT_STACK,
+    count: int = REFERENCE_COUNT,
+    profile: NetworkProfile | None = None,
+    warmup: int = REFERENCE_WARMUP,
+    transport: str = DEFAULT_TRANSPORT,
+) -> Scenario:
+    hierarchy, kex, served, _modes = cost.REFERENCES[name]
+    policy = SamplingPolicy(
+        mode="fixed",
+        count=count,
+        target_rel_halfwidth=0.02,
+        confidence=0.95,
+        min=count,
+        max=count,
+        time_cap_s=None,
+        warmup=warmup,
+        batch_warmup=1,
+        timeout_ms=10_000,
+        max_failed_fraction=0.0,
+    )
+    # A full or a resumed handshake of the reference hierarchy, its served chain as the
+    # reference says, both sides on the stack; every other axis at its default.
+    return Scenario(
+        scenario_id=f"reference_{name}_{mode}",
+        kex=kex,
+        hierarchy=hierarchy,
+        network=profile.name if profile is not None else LOOPBACK,
+        network_profile=profile,
+        sampling=policy,
+        levers=(
+            (axes.SERVED_CHAIN.key, served),
+            (axes.HANDSHAKE_MODE.key, mode),
+            (axes.STACK.key, (stack, stack)),
+            (axes.TRANSPORT.key, transport),
+        ),
+    )
+
+
+def time_reference(
+    engine_bin: Path,
+    name: str,
+    mode: str,
+    seed: int,
+    workdir: Path,
+    run_id: str,
+    stack: str = DEFAULT_STACK,
+    count: int = REFERENCE_COUNT,
+    first_seq: int = 0,
+    profile: NetworkProfile | None = None,
+    carrier: str = DEFAULT_TRANSPORT,
+) -> list[dict]:
+    """`count` reference handshakes through a stack's real server and client: per
+    handshake, latency, both sides' CPU and the bytes carried (numbered from `first_seq`);
+    over the emulated path `profile` when given (uncalibrated: its CPU is what is wanted),
+    over `carrier` (a transport) on loopback otherwise."""
+    warmup = REFERENCE_WARMUP if profile is None else PATH_REFERENCE_WARMUP
+    s = reference_scenario(name, mode, stack, count, profile, warmup, carrier)
+    message = reference_message(profile, carrier)
+    networks = {profile.name: profile} if profile is not None else {}
+    ctx = RunContext(engine_bin, run_id, seed, workdir, networks, _Quiet())
+    if profile is not None:
+        ctx.calibrations[profile.name] = {}  # no calibration: the scenarios' own run does it
+    ex = ScenarioExecution(ctx, s)
+    try:
+        ex.prepare()
+        ex.open()
+        while not ex.step():
+            pass
+    finally:
+        ex.close()
+    if ex.state.failed_run:
+        raise ReferenceFailed(
+            f"reference handshakes {name} ({mode}, {stack}, {carrier}) failed: "
+            f"{ex.state.failure_cause}: {ex.state.failure_detail}"
+        )
+    at = now()
+    out = []
+    for r in ex.result().samples:
+        if r["warmup"] or r["outcome"] != "ok" or r["server_cpu_ns"] is None:
+            continue
+        out.append(
+            {
+                "run_id": run_id,
+                "implementation": stack,
+                "subject": cost.REFERENCE_PREFIX + name,
+                "op": mode,
+                "message": message,
+                "message_bytes": None,
+                "seq": first_seq + r["seq"],
+                "wall_ns": r["total_ns"],
+                "cpu_ns": r["client_cpu_ns"],
+                "server_cpu_ns": r["server_cpu_ns"],
+                "kib": (r["bytes_read"] + r["bytes_written"]) / 1024,
+                "measured_run": run_id,
+                "measured_at": at,
+            }
+        )
+    return out
