@@ -268,10 +268,13 @@ class Prediction:
     # CPU per side the scenario's emulated path adds (CostModel.path_extras), included above.
     path: dict[str, float] = field(default_factory=dict)
 
-    def with_path(self, extra: dict) -> Prediction:
-        """This prediction on a path whose reference measured `extra` beyond loopback."""
+    def with_path(self, extra: dict, profile: str = "", borrowed: tuple = ()) -> Prediction:
+        """This prediction on a path whose reference measured `extra` beyond loopback;
+        `borrowed`: the sides whose stack is not the one the reference ran (PATH_REFERENCE is
+        taken on the reference stack only), named as borrowed like a primitive."""
         return replace(
             self,
+            borrowed=self.borrowed | {(side, f"{profile} path", "CPU") for side in borrowed},
             server_ms=self.server_ms + extra["server"],
             client_ms=self.client_ms + extra["client"],
             server_se=math.hypot(self.server_se, extra["server_se"]),

@@ -37,6 +37,7 @@ from chainlab.campaign.algorithm_costs import KEY_SIG_BYTES, SIGN_VERIFY_MS
 from chainlab.campaign.algorithms import DEFAULT_TRANSPORT
 from chainlab.campaign.handshake import Handshake
 from chainlab.campaign.model import SETTLED_N, NetworkProfile, Scenario
+from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.network.calibrate import BULK_MAX_S, plan_for
 from chainlab.network.model import predict_handshake, segments
 from chainlab.network.profile import DEFAULT_INITCWND, TCP_IP_OVERHEAD, parse_profile
@@ -220,7 +221,13 @@ def predict(s: Scenario | Handshake, model: cost.CostModel) -> cost.Prediction:
     # waits' wake-ups: cost.PATH_REFERENCE), where the model has it.
     profile = h.network_profile
     extra = model.path_extras.get(profile.name) if profile is not None else None
-    return p.with_path(extra) if extra is not None else p
+    if extra is None:
+        return p
+    sides = ("client", "server")  # h.stacks' order
+    other = tuple(
+        side for side, stack in zip(sides, h.stacks, strict=True) if stack != DEFAULT_STACK
+    )
+    return p.with_path(extra, profile.name, other)
 
 
 def pricing(s: Scenario | Handshake, model: cost.CostModel) -> cost.Pricing:

@@ -231,6 +231,11 @@ def test_a_path_reference_adds_what_it_measured_beyond_loopback_to_that_path_onl
     assert on_path.latency_ms == 1.5 and on_path.path == pytest.approx(
         {"server": 0.42, "client": 0.55}
     )
+    assert on_path.borrowed == set()
+    # On another stack's side the figure is the reference stack's: named as borrowed.
+    other = p.with_path(extra, "wan", ("server",))
+    assert other.borrowed == {("server", "wan path", "CPU")}
+    assert other.server_ms == on_path.server_ms
 
 
 def test_references_over_quic_give_the_stack_its_own_full_overhead_there():
