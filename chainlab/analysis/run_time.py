@@ -22,7 +22,7 @@ ESTIMATE_TARGET = 0.15
 @dataclass(frozen=True)
 class RunTime:
     wall_s: float
-    stored: run_estimate.RunEstimate | None  # the estimate the run started with
+    stored: run_estimate.RunEstimate  # the estimate the run started with
     again: run_estimate.RunEstimate  # made now from the store
 
     @property
@@ -40,7 +40,9 @@ def of_store(st) -> RunTime | str:
     run = runs.iloc[0]
     stored = run.get("estimate")
     if stored is None or not isinstance(stored, str | dict):
-        return "the run recorded no estimate (a store of schema 13 or older)"
+        return (
+            "the run recorded no estimate (it was made before schema 14, or not by `chainlab run`)"
+        )
     stored = json.loads(stored) if isinstance(stored, str) else stored
     wall = (run["ended_at"] - run["started_at"]).total_seconds()
     with tempfile.TemporaryDirectory() as tmp:

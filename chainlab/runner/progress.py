@@ -84,7 +84,12 @@ class Progress:
     def start(self) -> None:
         total = sum(self.estimates.values()) + sum(self.calibrations.values())
         total_text = estimate.fmt_duration(total)
-        self._line(f"chainlab: {counted(self.total, 'scenario')}, estimated {total_text}")
+        # The run's first line gave the whole run's estimate; this one is what is left once
+        # the primitives and references are in hand.
+        self._line(
+            f"chainlab: {counted(self.total, 'scenario')}, estimated {total_text} from here "
+            "(their handshakes and calibrations)"
+        )
 
     def note(self, text: str) -> None:
         """A line above the live bars (a remark of the run: cleanup, calibration)."""

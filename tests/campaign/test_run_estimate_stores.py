@@ -32,4 +32,6 @@ def test_an_older_store_says_why_it_has_no_estimate():
     old = next(p for p in STORES if p.name.startswith("v13-"))
     with Store.open(old) as st:
         got = run_time.of_store(st)
-    assert got == "the run recorded no estimate (a store of schema 13 or older)"
+    assert got == (
+        "the run recorded no estimate (it was made before schema 14, or not by `chainlab run`)"
+    )
