@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from chainlab.analysis.cost_model import scenario_of
-from chainlab.campaign import cost, estimate
+from chainlab.campaign import cost, estimate, flights
 
 SIDES = ("server", "client")
 
@@ -50,10 +50,10 @@ def per_scenario(summary: pd.DataFrame, instructions: dict) -> pd.DataFrame:
         ops = estimate.scenario_operations(s)
         if any(o.key not in instructions for o in ops):
             continue
-        client_b, server_b = estimate.flight_bytes(s)
+        client_b, server_b = flights.flight_bytes(s)
         row = {
             "scenario_id": r["scenario_id"],
-            "kib": (client_b + server_b + estimate.client_certificate_bytes(s)) / 1024,
+            "kib": (client_b + server_b + flights.client_certificate_bytes(s)) / 1024,
         }
         for side in SIDES:
             prim = sum(o.count * instructions[o.key] for o in ops if o.side == side)

@@ -35,7 +35,7 @@ from chainlab.analysis.network_profiles import (
     tristate,
 )
 from chainlab.analysis.registry import produces
-from chainlab.campaign.estimate import KEY_SHARE_BYTES
+from chainlab.campaign.flights import KEY_SHARE_BYTES
 from chainlab.campaign.model import SCENARIO_KEYS
 from chainlab.network import model
 from chainlab.network.profile import DEFAULT_INITCWND, LOOPBACK, TCP_IP_OVERHEAD

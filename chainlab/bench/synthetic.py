@@ -10,7 +10,7 @@ engine-shaped client and server records (docs/engine-records.md) paired by
 
 Latencies and CPU times are log-normal with a given mean and coefficient of variation (cv 0
 gives constants, for exact answers); bytes are constants as in TLS. Certificate sizes are
-the run-time estimate's (`chainlab.campaign.estimate.certificate_bytes`), so chain sizes are
+the run-time estimate's (`chainlab.campaign.flights.certificate_bytes`), so chain sizes are
 plausible. Emulated networks: a scenario names its profile (`network`), and `build_store`'s
 `network_profiles` (rows from `network_profile(...)`) fill the `network_profiles` table the
 way the runner does (configured as the campaign declares it, measured as calibration
@@ -29,7 +29,7 @@ import numpy as np
 import tomli_w
 
 from chainlab import __version__
-from chainlab.campaign import algorithm_costs, axes, estimate, ids
+from chainlab.campaign import algorithm_costs, axes, flights, ids
 from chainlab.campaign.algorithms import resumption_ratio, token
 from chainlab.campaign.model import NetworkProfile, SamplingPolicy, Scenario
 from chainlab.network.calibrate import TOLERANCE
@@ -178,10 +178,10 @@ def _lognormal(rng, mean: float, cv: float, n: int) -> np.ndarray:
 
 def _certificates(sc: Scenario) -> list[dict]:
     """`certificates` rows, leaf first (position 0), as the runner's PKI step gives them."""
-    sizes = list(reversed(estimate.certificate_bytes(sc)))  # leaf first
+    sizes = list(reversed(flights.certificate_bytes(sc)))  # leaf first
     algs = list(reversed(sc.hierarchy))
     roles = sc.certificate_roles
-    n_served = len(estimate.served_certificate_bytes(sc))
+    n_served = len(flights.served_certificate_bytes(sc))
     return [
         {
             "scenario_id": sc.scenario_id,
@@ -296,7 +296,7 @@ def _rows(s, sc, run_id, rng, t0_ns, started: dt.datetime, network_row) -> Scena
         "wall_seconds": float(SCENARIO_SPACING_S - 1),
     }
     if sc.cert_compression != "none":
-        body = estimate.certificate_message_bytes(sc) - CERT_BODY_HEADER
+        body = flights.certificate_message_bytes(sc) - CERT_BODY_HEADER
         row["cert_message_bytes"] = body
         row["cert_compressed_bytes"] = round(body * s.compressed_share)
         row["cert_compression_installed"] = s.compressed_share < 1
@@ -485,7 +485,7 @@ def paper_matrix(total_samples: int = 200_000, heavy_share: float = 0.03) -> lis
         )
         sc = s.scenario({})
         h = sc.hierarchy
-        served = len(estimate.served_certificate_bytes(sc))
+        served = len(flights.served_certificate_bytes(sc))
         # Leaf first: certificate i is signed by i + 1 (the top one by itself, not verified).
         issuers = list(reversed(h))[1 : served + 1] if depth > 1 else []
         sign, verify = algorithm_costs.SIGN_VERIFY_MS[leaf]
@@ -497,7 +497,7 @@ def paper_matrix(total_samples: int = 200_000, heavy_share: float = 0.03) -> lis
             + sum(algorithm_costs.SIGN_VERIFY_MS[a][1] for a in issuers)
         )
         s.latency_ms = s.server_cpu_ms + s.client_cpu_ms + 0.05
-        s.bytes_read = 1400 + sum(estimate.served_certificate_bytes(sc))
+        s.bytes_read = 1400 + sum(flights.served_certificate_bytes(sc))
         out.append(s)
     return out
 

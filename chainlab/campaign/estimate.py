@@ -32,20 +32,28 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from statistics import NormalDist
 
-from chainlab.campaign import algorithm_costs, axes, certificates, cost, measure_plan
-from chainlab.campaign.algorithm_costs import KEY_SIG_BYTES, SIGN_VERIFY_MS
+from chainlab.campaign import axes, cost, measure_plan
+from chainlab.campaign.algorithm_costs import SIGN_VERIFY_MS
 from chainlab.campaign.algorithms import DEFAULT_TRANSPORT
-from chainlab.campaign.handshake import Handshake
+from chainlab.campaign.flights import (
+    FULL,
+    KEY_SHARE_BYTES,
+    RESUMED,
+    certificate_message_bytes,
+    client_certificate_bytes,
+    flight_bytes,
+)
+from chainlab.campaign.handshake import Handshake, view
 from chainlab.campaign.model import SETTLED_N, NetworkProfile, Scenario
 from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.network.calibrate import BULK_MAX_S, plan_for
-from chainlab.network.model import predict_handshake, segments
+from chainlab.network.model import (
+    predict_handshake,
+    predict_quic_handshake,
+    quic_client_initial_bytes,
+    segments,
+)
 from chainlab.network.profile import DEFAULT_INITCWND, TCP_IP_OVERHEAD, parse_profile
-
-# The two handshakes a resumption mix is made of (chainlab.campaign.algorithms), and the
-# credential of a client certificate's chain (always X.509).
-FULL, RESUMED = "full", "resumed"
-X509_CREDENTIAL = certificates.parse(certificates.X509)
 
 # Everything in a loopback handshake that is not the leaf signature or chain verification:
 # ML-DSA-65 root/leaf + X25519MLKEM768 handshakes measured by the engine through quick.toml on
@@ -101,56 +109,6 @@ TARGET_HANDSHAKE_MS = 100.0
 # ... and its spread: a network path's latency varies by a few per cent to tens of per cent.
 TARGET_CV = 0.2
 
-# -- flight sizes ------------------------------------------------------------------------
-# TLS 1.3 key shares (client, server) in bytes: X25519 / X448 / SEC1 points; ML-KEM
-# encapsulation key / ciphertext (FIPS 203); hybrids the concatenation; FFDHE the prime size.
-KEY_SHARE_BYTES: dict[str, tuple[int, int]] = {
-    "X25519": (32, 32),
-    "X448": (56, 56),
-    "P-256": (65, 65),
-    "P-384": (97, 97),
-    "P-521": (133, 133),
-    "ffdhe2048": (256, 256),
-    "ffdhe3072": (384, 384),
-    "ffdhe4096": (512, 512),
-    "ffdhe6144": (768, 768),
-    "ffdhe8192": (1024, 1024),
-    "X25519MLKEM768": (1216, 1120),
-    "SecP256r1MLKEM768": (1249, 1153),
-    "SecP384r1MLKEM1024": (1665, 1665),
-    "MLKEM512": (800, 768),
-    "MLKEM768": (1184, 1088),
-    "MLKEM1024": (1568, 1568),
-}
-# Bytes of the TLS exchange besides the key shares, certificates and signature, from the
-# engine's records (bytes_written of both sides, OpenSSL 3.5.5, every group and algorithm of
-# the tables above, full and resumed handshakes; the formulas below reproduce the measured
-# byte counts exactly, except ECDSA's varying signature length):
-#   server full flight  ServerHello, ChangeCipherSpec, EncryptedExtensions and Finished
-#                       with their record framing, and the first certificate entry's framing
-SERVER_FULL_FIXED = 263
-#   server resumed      ServerHello, ChangeCipherSpec, EncryptedExtensions, Finished and
-#                       the new session ticket, framed
-SERVER_RESUMED_FIXED = 464
-#   client first flight ClientHello and its record, without the key share; +8 bytes with an
-#                       ECDHE group (its ec_point_formats extension); resumed: + the ticket
-CLIENT_FULL_FIXED = 235
-CLIENT_RESUMED_FIXED = 506
-CLIENT_ECDHE_EXTRA = 8
-ECDHE_GROUPS = ("X25519", "X448", "P-256", "P-384", "P-521")
-#   client with certificate compression: + its compress_certificate extension
-CLIENT_COMPRESSION_EXTRA = 7
-# Per certificate entry: a 3-byte length and 2 bytes of (empty) extensions.
-CERT_ENTRY_BYTES = 5
-# Certificate and CertificateVerify messages: 4-byte handshake header, plus the request
-# context and list length (Certificate) or the scheme and length (CertificateVerify).
-CERT_MSG_HEADER = 8
-CV_MSG_HEADER = 8
-# TLS 1.3 records carry at most 2^14 plaintext bytes; OpenSSL writes each handshake message
-# in its own records, each further record adding 5 header + 1 type + 16 AEAD tag bytes.
-RECORD_PLAINTEXT = 16384
-RECORD_OVERHEAD = 22
-
 # -- loss --------------------------------------------------------------------------------
 # A lost SYN or SYN-ACK waits for Linux's initial retransmission timeout (TCP_TIMEOUT_INIT,
 # 1 s, RFC 6298).
@@ -170,12 +128,6 @@ CALIBRATION_EXTRA_RTTS = 4
 # the loss-limited rate: calibrating 50 ms one-way + 1 % loss took 8.4 s, of which the model
 # without this term explains 2.9 s.
 CALIBRATION_LOSSY_BULK_S = 5.5
-
-
-def view(s: Scenario | Handshake) -> Handshake:
-    """The handshake a scenario's axis values make (chainlab.campaign.handshake), which
-    is what this module prices: never an axis by its key."""
-    return s if isinstance(s, Handshake) else s.handshake
 
 
 def scenario_operations(s: Scenario | Handshake) -> list[cost.Operation]:
@@ -312,83 +264,6 @@ def handshake_ms(s: Scenario, model: cost.CostModel | None = None) -> float:
     return network_cost(s, model).mean_ms + extra
 
 
-def certificate_bytes(s: Scenario | Handshake) -> list[int]:
-    """Estimated DER bytes of the hierarchy's certificates, root first (none for a target)."""
-    h = view(s)
-    return algorithm_costs.certificate_bytes(h.hierarchy) if h.hierarchy else []
-
-
-def served_certificate_bytes(s: Scenario | Handshake) -> list[int]:
-    """DER bytes of the certificates the server sends, leaf first (what the served chain
-    sends; a Merkle Tree Certificate alone)."""
-    h = view(s)
-    if h.credential.is_mtc:
-        key = KEY_SIG_BYTES.get(h.hierarchy[-1], (1000, 1000))[0]
-        sig = lambda a: KEY_SIG_BYTES.get(a, (1000, 1000))[1]  # noqa: E731
-        return [certificates.der_bytes(h.credential, key, sig)]
-    certs = list(reversed(certificate_bytes(h)))  # leaf first
-    if h.sent == "leaf" or len(certs) == 1:
-        return certs[:1]
-    if h.sent == "leaf+intermediates":
-        return certs[:-1]
-    return certs
-
-
-def client_certificate_bytes(s: Scenario | Handshake) -> int:
-    """Estimated bytes of a mutual-TLS client's Certificate and CertificateVerify messages
-    (its leaf and intermediates, as the engine's client sends them) per handshake: 0 without
-    a client certificate; on the full share of a resumption mix (resumed handshakes ask
-    for none)."""
-    h = view(s)
-    if not h.client_hierarchy:
-        return 0
-    as_server = replace(
-        h, hierarchy=h.client_hierarchy, sent="leaf+intermediates", credential=X509_CREDENTIAL
-    )
-    served = served_certificate_bytes(as_server)
-    _, sig = KEY_SIG_BYTES.get(h.client_hierarchy[-1], (1000, 1000))
-    full = CERT_MSG_HEADER + sum(b + CERT_ENTRY_BYTES for b in served) + CV_MSG_HEADER + sig
-    return round((1 - h.resumed_share) * full)
-
-
-def certificate_message_bytes(s: Scenario | Handshake) -> int:
-    """Estimated bytes of the uncompressed Certificate message the server sends."""
-    return CERT_MSG_HEADER + sum(b + CERT_ENTRY_BYTES for b in served_certificate_bytes(s))
-
-
-def flight_bytes(s: Scenario | Handshake) -> tuple[int, int]:
-    """Estimated TLS bytes of (the client's first flight, the server's flight), as
-    chainlab.network.model takes them: client bytes_written less its final flight, server
-    bytes_written. Certificate compression is ignored (an upper bound). A resumption mix: the
-    full and resumed flights weighted by its ratio."""
-    h = view(s)
-    r = h.resumed_share
-    if 0 < r < 1:
-        full = flight_bytes(replace(h, mode=FULL))
-        resumed = flight_bytes(replace(h, mode=RESUMED))
-        return tuple(round((1 - r) * f + r * q) for f, q in zip(full, resumed, strict=True))
-    c_share, s_share = KEY_SHARE_BYTES.get(h.kex, (1200, 1100))
-    extra = CLIENT_ECDHE_EXTRA if h.kex in ECDHE_GROUPS else 0
-    if h.compression != "none":
-        extra += CLIENT_COMPRESSION_EXTRA
-    if r == 1:
-        return CLIENT_RESUMED_FIXED + extra + c_share, SERVER_RESUMED_FIXED + s_share
-    served = served_certificate_bytes(h)
-    _, sig = KEY_SIG_BYTES.get(h.leaf_alg, (1000, 1000))
-    cert_msg = CERT_MSG_HEADER + sum(b + CERT_ENTRY_BYTES for b in served)
-    cv_msg = CV_MSG_HEADER + sig
-    extra_records = sum(math.ceil(m / RECORD_PLAINTEXT) - 1 for m in (cert_msg, cv_msg))
-    server = (
-        SERVER_FULL_FIXED
-        + s_share
-        + sum(served)
-        + CERT_ENTRY_BYTES * (len(served) - 1)
-        + sig
-        + RECORD_OVERHEAD * extra_records
-    )
-    return CLIENT_FULL_FIXED + extra + c_share, server
-
-
 @dataclass(frozen=True)
 class NetworkCost:
     """A handshake's estimated latency on the scenario's network and its spread."""
@@ -445,6 +320,19 @@ def network_cost(s: Scenario | Handshake, model: cost.CostModel | None = None) -
     client, server = flight_bytes(h)
     mss = p.mtu - TCP_IP_OVERHEAD
     rtt = 2 * p.delay_ms
+    if h.quic:
+        # No connect round trip; the server's flight held by the anti-amplification limit
+        # (network.model's QUIC projection, as the report's TCP and QUIC section uses).
+        q = predict_quic_handshake(
+            base_ms=base,
+            client_initial_bytes=quic_client_initial_bytes(KEY_SHARE_BYTES.get(h.kex, (1200,))[0]),
+            server_flight_bytes=server,
+            rtt_ms=rtt,
+            rate_mbit=p.rate_mbit,
+            loss=p.loss,
+        )
+        var = sd**2 + q.round_trips * 2 * p.jitter_ms**2 / 3
+        return NetworkCost(q.latency_ms, math.sqrt(var), base, q.round_trips, q.exceeds_initcwnd)
     pred = predict_handshake(
         base_ms=base,
         client_flight_bytes=client,

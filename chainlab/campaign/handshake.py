@@ -83,3 +83,9 @@ class Handshake:
         if self.credential.is_mtc:
             return (*self.credential.signers, *self.hierarchy[-1:])
         return self.hierarchy
+
+
+def view(s) -> Handshake:
+    """The handshake a scenario's axis values make (a campaign Scenario's `handshake`; a
+    Handshake is its own): what the estimates price, never an axis by its key."""
+    return s if isinstance(s, Handshake) else s.handshake

@@ -12,7 +12,7 @@ import uuid
 from pathlib import Path
 
 from chainlab import engine
-from chainlab.campaign import estimate, load
+from chainlab.campaign import estimate, flights, load
 from chainlab.commands import campaign_arguments
 from chainlab.runner import primitives, references
 from chainlab.schema import counted
@@ -53,7 +53,7 @@ def run(args) -> int:
     for s in selected:
         p = estimate.predict(s, model)
         latency = estimate.handshake_ms(s, model)
-        client_b, server_b = estimate.flight_bytes(s)
+        client_b, server_b = flights.flight_bytes(s)
         print(
             f"{s.scenario_id:<{width}}  {latency:>10.3f}  {p.server_ms:>13.3f}  "
             f"{p.client_ms:>13.3f}  {client_b:>8}  {server_b:>8}  {1000 / p.server_ms:>11.1f}"

@@ -12,7 +12,8 @@ import pytest
 
 import chainlab
 from chainlab import engine
-from chainlab.campaign import estimate, load, run_estimate
+from chainlab.campaign import estimate, flights, load, run_estimate
+from chainlab.campaign.algorithm_costs import KEY_SIG_BYTES
 from chainlab.campaign.algorithms import GROUPS, SIGNATURE_ALGORITHMS
 from chainlab.commands import validate
 from chainlab.errors import ChainlabError
@@ -36,8 +37,8 @@ SLHF_LEAF = ("ML-DSA-65", "ML-DSA-65", "SLH-DSA-SHAKE-128f")
 
 
 def test_size_tables_cover_every_algorithm_and_group():
-    assert set(estimate.KEY_SIG_BYTES) == {a[0] for a in SIGNATURE_ALGORITHMS}
-    assert set(estimate.KEY_SHARE_BYTES) == set(GROUPS)
+    assert set(KEY_SIG_BYTES) == {a[0] for a in SIGNATURE_ALGORITHMS}
+    assert set(flights.KEY_SHARE_BYTES) == set(GROUPS)
 
 
 def test_loopback_scenarios_keep_the_cpu_model():
@@ -47,10 +48,32 @@ def test_loopback_scenarios_keep_the_cpu_model():
         assert estimate.handshake_ms(s) == estimate.loopback_ms(s)
 
 
+def test_quic_over_a_path_has_no_connect_round_trip_and_waits_at_its_amplification_limit():
+    quic = load(REPO / "campaigns" / "quic.toml").scenarios
+
+    def cost(hierarchy, transport):
+        s = next(
+            s
+            for s in quic.values()
+            if s.hierarchy == hierarchy
+            and s.network == "rtt50"
+            and s.handshake.quic == (transport == "quic")
+        )
+        return estimate.network_cost(s)
+
+    ecdsa = ("ECDSA-P256", "ECDSA-P256")
+    # ECDSA's flight fits three times the client's two padded Initials: one round trip, where
+    # TCP takes two (connect, then the TLS exchange); measured 51.8 and 102.0 ms (quic.toml).
+    assert (cost(ecdsa, "quic").round_trips, cost(ecdsa, "tcp").round_trips) == (1, 2)
+    assert cost(ecdsa, "quic").mean_ms == pytest.approx(cost(ecdsa, "tcp").mean_ms - 50, abs=1)
+    # A three-certificate ML-DSA-65 flight (~17 KB) waits for the client's acknowledgement.
+    assert cost(("ML-DSA-65",) * 3, "quic").round_trips == 2
+
+
 def test_round_trips_follow_the_server_flight_against_the_initial_window(net):
     # 10 segments of 1448 bytes: ml root + leaf fits, the other two do not.
     for hierarchy, rounds, large in ((ML2, 2, False), (SLHS_FULL, 3, True), (SLHF_LEAF, 3, True)):
-        _, server = estimate.flight_bytes(by(net, hierarchy, "wan"))
+        _, server = flights.flight_bytes(by(net, hierarchy, "wan"))
         assert (server > 14480) is large
         for profile in ("lan", "wan", "lossy"):
             cost = estimate.network_cost(by(net, hierarchy, profile))
@@ -151,11 +174,11 @@ def test_flight_sizes_match_what_the_engine_writes(tmp_path, monkeypatch):
     assert len(got) == 15
     for _, row in got.iterrows():
         s = c.scenarios[row["scenario_id"]]
-        client, server = estimate.flight_bytes(s)
+        client, server = flights.flight_bytes(s)
         assert client == row["client"] - 64, s.scenario_id  # less CCS + Finished
         assert server == pytest.approx(row["server"], abs=30), s.scenario_id
         real = certs[certs["scenario_id"] == s.scenario_id].sort_values("position")
-        est = list(reversed(estimate.certificate_bytes(s)))  # leaf first, as positions
+        est = list(reversed(flights.certificate_bytes(s)))  # leaf first, as positions
         for e, r in zip(est, real["der_bytes"], strict=True):
             assert e == pytest.approx(r, abs=15), s.scenario_id
 

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from chainlab.campaign import estimate, load
+from chainlab.campaign import estimate, flights, load
 from chainlab.cli import main
 from chainlab.runner import primitives
 
@@ -51,7 +51,7 @@ def test_predict_prints_every_scenario_from_measured_primitives(tmp_path, monkey
         assert float(server) == pytest.approx(p.server_ms, abs=6e-4)
         assert float(client) == pytest.approx(p.client_ms, abs=6e-4)
         assert float(latency) == pytest.approx(estimate.handshake_ms(s, model), abs=6e-4)
-        assert (int(cb), int(sb)) == estimate.flight_bytes(s)
+        assert (int(cb), int(sb)) == flights.flight_bytes(s)
         assert float(per_core) == pytest.approx(1000 / p.server_ms, rel=1e-3)
         if s.network == "wan":  # two round trips of 50 ms at least
             assert float(latency) > 100
@@ -70,3 +70,4 @@ def test_validate_says_when_it_falls_back_to_the_built_in_table(tmp_path, monkey
     assert main(["validate", str(f)]) == 0
     out = capsys.readouterr().out
     assert "handshake costs: the built-in table for 8 of 8 scenarios" in out
+
