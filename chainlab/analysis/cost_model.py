@@ -14,15 +14,18 @@ successful scenario:
 from __future__ import annotations
 
 import math
+import tempfile
 from dataclasses import fields, replace
+from pathlib import Path
 
 import pandas as pd
 
 from chainlab.analysis.load import parse_json
 from chainlab.analysis.registry import produces
-from chainlab.campaign import cost, estimate, rollout
+from chainlab.campaign import cost, estimate, load, rollout
 from chainlab.campaign.model import NetworkProfile, Scenario
 from chainlab.campaign.stacks import DEFAULT_STACK
+from chainlab.errors import ChainlabError
 from chainlab.network.profile import LOOPBACK
 from chainlab.stats import se_mean, z_value
 
@@ -40,8 +43,32 @@ def model_of(primitives: pd.DataFrame) -> cost.CostModel | None:
     return cost.model_from_summary(primitives.to_dict("records"), "the store's primitives")
 
 
-def scenario_of(r) -> Scenario:
-    """The campaign Scenario of a summary row (what the cost model predicts from)."""
+def stored_scenarios(runs: pd.DataFrame) -> dict[str, Scenario]:
+    """The scenarios of the campaign files the store's runs ran (`runs.campaign_toml`), by
+    id, a later run's over an earlier one's: what the runner estimated, every axis included
+    (a transport, a certificate, client authentication, trust anchors). A file this version
+    no longer loads gives none (its scenarios are rebuilt from their columns, `scenario_of`)."""
+    out: dict[str, Scenario] = {}
+    for r in runs.to_dict("records") if runs is not None else []:
+        text, name = r.get("campaign_toml"), r.get("campaign_file_name")
+        if not (isinstance(text, str) and text and isinstance(name, str) and name):
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            f = Path(tmp) / Path(name).name
+            f.write_text(text)
+            try:
+                out.update(load(f).scenarios)
+            except (ChainlabError, OSError):
+                continue
+    return out
+
+
+def scenario_of(r, stored: dict[str, Scenario] | None = None) -> Scenario:
+    """The campaign Scenario of a summary row (what the cost model predicts from): the
+    stored campaign's (`stored_scenarios`), else rebuilt from the row's columns (the
+    hierarchy, the levers below; any other axis at its default)."""
+    if stored and r["scenario_id"] in stored:
+        return stored[r["scenario_id"]]
     hierarchy = tuple(
         a
         for a in (r["root_alg"], r["int1_alg"], r["int2_alg"], r["leaf_alg"])
@@ -89,17 +116,19 @@ def per_scenario(
     model: cost.CostModel | None,
     profiles: dict,
     level: float = 0.95,
+    stored: dict[str, Scenario] | None = None,
 ) -> pd.DataFrame:
     """One row per successful scenario the model can predict (empty without a model).
-    `profiles` maps a network name to its NetworkProfile (for projected latency)."""
+    `profiles` maps a network name to its NetworkProfile (for projected latency); `stored`:
+    the campaign's scenarios by id (`stored_scenarios`)."""
     if model is None or summary.empty:
         return pd.DataFrame()
     z = z_value(level)
     rows = []
     for _, r in summary[summary["status"] == "ok"].iterrows():
-        s = scenario_of(r)
+        s = scenario_of(r, stored)
         if s.network != LOOPBACK:
-            s = replace(s, network_profile=profiles.get(s.network))
+            s = replace(s, network_profile=profiles.get(s.network, s.network_profile))
             if s.network_profile is None:
                 continue
         try:
@@ -228,8 +257,11 @@ def primitives_table(primitives: pd.DataFrame, level: float = 0.95) -> pd.DataFr
 @produces("cost_model")
 def _analysis_cost_model(a) -> pd.DataFrame:
     model = model_of(a.data.primitives)
+    if model is None:
+        return pd.DataFrame()
     profiles = profiles_of(a.data.network_profiles)
-    return per_scenario(a.summary, model, profiles, a.config.confidence_level)
+    stored = stored_scenarios(a.data.runs)
+    return per_scenario(a.summary, model, profiles, a.config.confidence_level, stored)
 
 
 @produces("cost_model_stacks")
