@@ -5,9 +5,10 @@ import re
 
 import pytest
 
+from chainlab import engine
 from chainlab.campaign import estimate, flights, load
 from chainlab.cli import main
-from chainlab.runner import primitives
+from chainlab.runner import primitives, primitives_cache
 
 pytestmark = pytest.mark.slow
 
@@ -71,3 +72,35 @@ def test_validate_says_when_it_falls_back_to_the_built_in_table(tmp_path, monkey
     out = capsys.readouterr().out
     assert "handshake costs: the built-in table for 8 of 8 scenarios" in out
 
+
+def test_the_estimates_take_an_earlier_builds_cache_until_this_build_has_one(tmp_path, monkeypatch):
+    monkeypatch.setenv("CHAINLAB_PRIMITIVES_CACHE", str(tmp_path / "cache"))
+    assert primitives.cached_model() is None
+    # A cache of another build beside this build's path (as an engine rebuild leaves it).
+    row = {
+        "run_id": "r",
+        "implementation": "openssl-3.5",
+        "subject": "ML-DSA-65",
+        "op": "sign",
+        "message": "cv",
+        "message_bytes": 64,
+        "seq": 0,
+        "wall_ns": 900_000,
+        "cpu_ns": 800_000,
+        "server_cpu_ns": None,
+        "kib": None,
+        "measured_run": "r",
+        "measured_at": primitives_cache.now(),
+    }
+    info = engine.info()
+    other = tmp_path / "cache" / "0123456789abcdef.duckdb"
+    assert primitives_cache.save_to_cache(other, [row, {**row, "seq": 1}], info) is None
+    m = primitives.cached_model()
+    assert m is not None and "earlier engine build" in m.source
+    assert m.timings[("openssl-3.5", "ML-DSA-65", "sign", "cv")].mean_ms == pytest.approx(0.8)
+    # This build's own cache, once it has one, is taken instead.
+    mine = primitives_cache.cache_path(info)
+    assert primitives_cache.save_to_cache(mine, [{**row, "cpu_ns": 500_000}], info) is None
+    m = primitives.cached_model()
+    assert "this machine and engine build" in m.source
+    assert m.timings[("openssl-3.5", "ML-DSA-65", "sign", "cv")].mean_ms == pytest.approx(0.5)
