@@ -139,41 +139,45 @@ def test_predictions_are_the_hand_computed_sums():
         cost.predict(cost.operations((EC,), "X25519"), T)
 
 
+def ref(name, mode, latency, client, server, kib, message=None):
+    """A reference handshake's summary row (Store.primitive_summary), in ms and KiB."""
+    return {
+        "subject": cost.REFERENCE_PREFIX + name,
+        "op": mode,
+        "message": message,
+        "n": 100,
+        "wall_mean": latency * 1e6,
+        "wall_var": 0.0,
+        "cpu_mean": client * 1e6,
+        "cpu_var": 0.0,
+        "server_mean": server * 1e6,
+        "server_var": 0.0,
+        "kib": kib,
+    }
+
+
+def prim(subject, op, message, ms):
+    """A primitive's summary row, in ms."""
+    return {"subject": subject, "op": op, "message": message, "n": 10, "cpu_mean": ms * 1e6,
+            "cpu_var": 0.0}  # fmt: skip
+
+
+# The reference chains' primitives (OpenSSL 3.5's, unrecorded as a store before schema 13).
+REFERENCE_PRIMITIVES = [
+    prim("ECDSA-P256", "sign", "cv", 0.02),
+    prim("ECDSA-P256", "verify", "cv", 0.06),
+    prim("ECDSA-P256", "verify", "cert", 0.06),
+    prim("ML-DSA-44", "sign", "cv", 0.5),
+    prim("ML-DSA-44", "verify", "cv", 0.1),
+    prim("ML-DSA-44", "verify", "cert", 0.1),
+    prim("X25519", "keygen", None, 0.03),
+    prim("X25519", "derive", None, 0.03),
+]
+
+
 def test_the_overhead_line_runs_through_the_references():
-    def ref(name, mode, latency, client, server, kib):
-        return {
-            "subject": cost.REFERENCE_PREFIX + name,
-            "op": mode,
-            "message": None,
-            "n": 100,
-            "wall_mean": latency * 1e6,
-            "wall_var": 0.0,
-            "cpu_mean": client * 1e6,
-            "cpu_var": 0.0,
-            "server_mean": server * 1e6,
-            "server_var": 0.0,
-            "kib": kib,
-        }
-
-    def prim(subject, op, message, ms):
-        return {
-            "subject": subject,
-            "op": op,
-            "message": message,
-            "n": 10,
-            "cpu_mean": ms * 1e6,
-            "cpu_var": 0.0,
-        }
-
     rows = [
-        prim("ECDSA-P256", "sign", "cv", 0.02),
-        prim("ECDSA-P256", "verify", "cv", 0.06),
-        prim("ECDSA-P256", "verify", "cert", 0.06),
-        prim("ML-DSA-44", "sign", "cv", 0.5),
-        prim("ML-DSA-44", "verify", "cv", 0.1),
-        prim("ML-DSA-44", "verify", "cert", 0.1),
-        prim("X25519", "keygen", None, 0.03),
-        prim("X25519", "derive", None, 0.03),
+        *REFERENCE_PRIMITIVES,
         ref("ecdsa", "full", 0.80, 0.50, 0.30, 1.0),
         ref("ecdsa", "resumed", 0.45, 0.26, 0.27, 0.8),
         ref("mldsa", "full", 1.60, 0.90, 0.90, 15.0),
@@ -239,49 +243,15 @@ def test_a_path_reference_adds_what_it_measured_beyond_loopback_to_that_path_onl
 
 
 def test_references_over_quic_give_the_stack_its_own_full_overhead_there():
-    def ref(name, mode, message, client, server, kib):
-        return {
-            "implementation": "openssl-3.5",
-            "subject": cost.REFERENCE_PREFIX + name,
-            "op": mode,
-            "message": message,
-            "n": 100,
-            "wall_mean": 1e6,
-            "wall_var": 0.0,
-            "cpu_mean": client * 1e6,
-            "cpu_var": 0.0,
-            "server_mean": server * 1e6,
-            "server_var": 0.0,
-            "kib": kib,
-        }
-
-    def prim(subject, op, message, ms):
-        return {
-            "implementation": "openssl-3.5",
-            "subject": subject,
-            "op": op,
-            "message": message,
-            "n": 10,
-            "cpu_mean": ms * 1e6,
-            "cpu_var": 0.0,
-        }
-
     quic = cost.TRANSPORT_PREFIX + "quic"
     rows = [
-        prim("ECDSA-P256", "sign", "cv", 0.02),
-        prim("ECDSA-P256", "verify", "cv", 0.06),
-        prim("ECDSA-P256", "verify", "cert", 0.06),
-        prim("ML-DSA-44", "sign", "cv", 0.5),
-        prim("ML-DSA-44", "verify", "cv", 0.1),
-        prim("ML-DSA-44", "verify", "cert", 0.1),
-        prim("X25519", "keygen", None, 0.03),
-        prim("X25519", "derive", None, 0.03),
-        ref("ecdsa", "full", None, 0.50, 0.30, 1.0),
-        ref("ecdsa", "resumed", None, 0.26, 0.27, 0.8),
-        ref("mldsa", "full", None, 0.90, 0.90, 15.0),
+        *REFERENCE_PRIMITIVES,
+        ref("ecdsa", "full", 1.0, 0.50, 0.30, 1.0),
+        ref("ecdsa", "resumed", 1.0, 0.26, 0.27, 0.8),
+        ref("mldsa", "full", 1.0, 0.90, 0.90, 15.0),
         # The same chains over QUIC: 0.3 ms more server CPU at 1 KiB, 0.5 ms at 15 KiB.
-        ref("ecdsa", "full", quic, 0.70, 0.60, 1.0),
-        ref("mldsa", "full", quic, 1.20, 1.40, 15.0),
+        ref("ecdsa", "full", 1.0, 0.70, 0.60, 1.0, quic),
+        ref("mldsa", "full", 1.0, 1.20, 1.40, 15.0, quic),
     ]
     m = cost.model_from_summary(rows, "fixture")
     over_quic = cost.overhead_key("openssl-3.5", "quic")
