@@ -22,7 +22,7 @@ import pandas as pd
 
 from chainlab.analysis.load import parse_json
 from chainlab.analysis.registry import produces
-from chainlab.campaign import cost, estimate, load, rollout
+from chainlab.campaign import cost, cost_fit, estimate, load, rollout
 from chainlab.campaign.model import NetworkProfile, Scenario
 from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.errors import ChainlabError
@@ -40,7 +40,7 @@ def model_of(primitives: pd.DataFrame) -> cost.CostModel | None:
     """The store's cost model, or None when it holds no primitives."""
     if primitives is None or primitives.empty:
         return None
-    return cost.model_from_summary(primitives.to_dict("records"), "the store's primitives")
+    return cost_fit.model_from_summary(primitives.to_dict("records"), "the store's primitives")
 
 
 def stored_scenarios(runs: pd.DataFrame) -> dict[str, Scenario]:

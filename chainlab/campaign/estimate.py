@@ -45,7 +45,6 @@ from chainlab.campaign.flights import (
 )
 from chainlab.campaign.handshake import Handshake, view
 from chainlab.campaign.model import SETTLED_N, NetworkProfile, Scenario
-from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.network.calibrate import BULK_MAX_S, plan_for
 from chainlab.network.model import (
     predict_handshake,
@@ -172,14 +171,19 @@ def predict(s: Scenario | Handshake, model: cost.CostModel) -> cost.Prediction:
     # On an emulated path, what its reference handshake measured beyond loopback's (the
     # waits' wake-ups: cost.PATH_REFERENCE), where the model has it.
     profile = h.network_profile
-    extra = model.path_extras.get(profile.name) if profile is not None else None
-    if extra is None:
+    if profile is None:
         return p
-    sides = ("client", "server")  # h.stacks' order
-    other = tuple(
-        side for side, stack in zip(sides, h.stacks, strict=True) if stack != DEFAULT_STACK
-    )
-    return p.with_path(extra, profile.name, other)
+    extra: dict = {}
+    borrowed = []
+    for side, stack in zip(("client", "server"), h.stacks, strict=True):  # h.stacks' order
+        got = model.path_extra(stack, profile.name)
+        if got is not None:
+            extra |= {side: got[0][side], f"{side}_se": got[0][f"{side}_se"]}
+            borrowed += [side] if got[1] else []
+    if not extra:
+        return p
+    extra = {"server": 0.0, "client": 0.0, "server_se": 0.0, "client_se": 0.0} | extra
+    return p.with_path(extra, profile.name, tuple(borrowed))
 
 
 def pricing(s: Scenario | Handshake, model: cost.CostModel) -> cost.Pricing:

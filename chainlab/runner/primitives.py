@@ -29,7 +29,7 @@ from pathlib import Path
 import pandas as pd
 
 from chainlab import engine, stats
-from chainlab.campaign import certificates, cost, estimate, implementations
+from chainlab.campaign import certificates, cost, cost_fit, estimate, implementations
 from chainlab.campaign.algorithms import (
     ALGORITHM_NAMES,
     CERT_COMPRESSIONS,
@@ -301,7 +301,7 @@ def ensure(
     write_cache: bool = True,
     on_item: Callable[[Item, int, int], None] | None = None,
     stacks: list[str] | None = None,
-    profiles: list[NetworkProfile] | None = None,
+    profiles: list[tuple[NetworkProfile, str]] | None = None,
     transports: list[tuple[str, str]] | None = None,
 ) -> Outcome:
     """Rows for every item (and the reference handshakes of each of `stacks`, the reference
@@ -365,8 +365,8 @@ def ensure(
             new += got
             keep += got
     path_notes = []
-    for profile in profiles or []:
-        key = references.path_reference_key(profile)
+    for profile, stack in profiles or []:
+        key = references.path_reference_key(profile, stack)
         have = by_key.get(key, [])
         if not needs_measuring(key, by_key, plan):
             n_cached += 1
@@ -375,11 +375,11 @@ def ensure(
         name, mode = cost.PATH_REFERENCE
         try:
             got = references.time_reference(
-                engine_bin, name, mode, seed, workdir, run_id, DEFAULT_STACK,
+                engine_bin, name, mode, seed, workdir, run_id, stack,
                 PATH_REFERENCE_COUNT, profile=profile,
             )  # fmt: skip
         except references.ReferenceFailed as e:
-            path_notes.append(f"{profile.name}: {e}")
+            path_notes.append(f"{profile.name} ({stack}): {e}")
             continue
         n_measured += 1
         new += got
@@ -410,7 +410,9 @@ def needs_measuring(item: Item | tuple, by_key: dict, plan: PrimitivesPlan) -> b
 
 def model(rows: list[dict], source: str) -> cost.CostModel:
     """The cost model of these rows (through a throw-away in-memory summary)."""
-    return cost.model_from_summary(summarize_rows(pd.DataFrame(rows)).to_dict("records"), source)
+    return cost_fit.model_from_summary(
+        summarize_rows(pd.DataFrame(rows)).to_dict("records"), source
+    )
 
 
 def cached_model() -> cost.CostModel | None:

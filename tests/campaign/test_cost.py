@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from chainlab.campaign import cost
+from chainlab.campaign import cost, cost_fit
 from chainlab.campaign.algorithms import SERVED_CHAINS
 from chainlab.campaign.model import NetworkProfile
 
@@ -182,7 +182,7 @@ def test_the_overhead_line_runs_through_the_references():
         ref("ecdsa", "resumed", 0.45, 0.26, 0.27, 0.8),
         ref("mldsa", "full", 1.60, 0.90, 0.90, 15.0),
     ]
-    m = cost.model_from_summary(rows, "fixture")
+    m = cost_fit.model_from_summary(rows, "fixture")
     # ecdsa full: server prims 0.02 + 0.06 = 0.08 -> overhead 0.22 at 1 KiB;
     # mldsa full: server prims 0.5 + 0.06 = 0.56 -> overhead 0.34 at 15 KiB.
     line = m.overhead.full["server"]
@@ -218,17 +218,28 @@ def test_a_path_reference_adds_what_it_measured_beyond_loopback_to_that_path_onl
     assert key.startswith("path:wan:") and cost.path_profile(key) == "wan"
     # A changed profile is another key (it is measured again).
     assert cost.path_key(NetworkProfile(name="wan", delay_ms=50.0)) != key
+    rustls = {"implementation": "rustls"}
     rows = [
         ref(None, 0.50, 0.30),
         ref(key, 1.05, 0.72),
-        {**ref(key, 9.0, 9.0), "implementation": "rustls"},  # only the reference stack's
+        {**ref(None, 0.30, 0.20), **rustls},
+        {**ref(key, 0.60, 0.35), **rustls},  # rustls' own: beyond rustls' loopback one
+        {**ref(key, 9.0, 9.0), "implementation": "go"},  # no loopback reference: no extra
     ]
-    m = cost.model_from_summary(rows, "fixture")
-    extra = m.path_extras["wan"]
+    m = cost_fit.model_from_summary(rows, "fixture")
+    extra = m.path_extras[("openssl-3.5", "wan")]
     assert (extra["client"], extra["server"]) == pytest.approx((0.55, 0.42))
+    own = m.path_extras[("rustls", "wan")]
+    assert (own["client"], own["server"]) == pytest.approx((0.30, 0.15))
+    assert ("go", "wan") not in m.path_extras
+    # Each stack its own; a stack without one is priced with the reference stack's, named
+    # as borrowed.
+    assert m.path_extra("rustls", "wan") == (own, False)
+    assert m.path_extra("go", "wan") == (extra, True)
+    assert m.path_extra("openssl-3.5", "lan") is None
     # The path reference is not a loopback reference of its stack.
     assert m.stack_references["openssl-3.5"][("ecdsa", "full")]["server"] == pytest.approx(0.30)
-    assert "rustls" not in m.stack_references
+    assert "go" not in m.stack_references
     p = cost.Prediction(1.0, 0.8, 1.5, 0.01, 0.01, 0.01)
     on_path = p.with_path(extra)
     assert (on_path.server_ms, on_path.client_ms) == pytest.approx((1.42, 1.35))
@@ -253,7 +264,7 @@ def test_references_over_quic_give_the_stack_its_own_full_overhead_there():
         ref("ecdsa", "full", 1.0, 0.70, 0.60, 1.0, quic),
         ref("mldsa", "full", 1.0, 1.20, 1.40, 15.0, quic),
     ]
-    m = cost.model_from_summary(rows, "fixture")
+    m = cost_fit.model_from_summary(rows, "fixture")
     over_quic = cost.overhead_key("openssl-3.5", "quic")
     assert over_quic != "openssl-3.5" and cost.overhead_key("rustls", "tcp") == "rustls"
     # Over TCP nothing moved: ecdsa's server overhead 0.22 at 1 KiB, mldsa's 0.34 at 15.
@@ -301,7 +312,7 @@ def test_a_falling_overhead_line_is_taken_as_flat():
         ("ECDSA-P256", "verify", "cert"), ("ML-DSA-44", "sign", "cv"),
         ("ML-DSA-44", "verify", "cv"), ("ML-DSA-44", "verify", "cert"),
         ("X25519", "keygen", None), ("X25519", "derive", None))}  # fmt: skip
-    over = cost.fit_overhead(refs, zero)
+    over = cost_fit.fit_overhead(refs, zero)
     assert over.full["server"] == cost.Line(0.9, 0.0, 0.02)
     assert over.full["client"].per_kib_ms == pytest.approx(1.0 / 14.0)
 

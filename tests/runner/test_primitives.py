@@ -19,7 +19,7 @@ from chainlab.campaign.model import (
     PrimitivesPlan,
 )
 from chainlab.report import build_report
-from chainlab.runner import primitives
+from chainlab.runner import primitives, references
 from chainlab.runner.campaign import RunOptions, run
 
 from .conftest import REPO
@@ -255,24 +255,34 @@ def test_a_path_reference_is_taken_over_the_emulated_link_and_priced_into_its_sc
     plan = PrimitivesPlan(target_rel_halfwidth=0.5, time_cap_s=0.05)
     path = NetworkProfile(name="wan5", delay_ms=5.0)
     run_id = uuid.uuid4().hex
-    out = primitives.ensure(engine_bin, [KEYGEN], plan, run_id, tmp_path / "w", profiles=[path])
+    # A rustls scenario over the path: each stack on it takes its own path reference.
+    s = next(
+        s
+        for s in load(REPO / "campaigns" / "families.toml").scenarios.values()
+        if s.network != "loopback" and estimate.view(s).stacks == ("rustls", "rustls")
+    )
+    assert references.profiles_of([replace(s, network_profile=path)]) == [(path, "rustls")]
+    paths = [(path, "openssl-3.5"), (path, "rustls")]
+    stacks = ["openssl-3.5", "rustls"]
+    out = primitives.ensure(engine_bin, [KEYGEN], plan, run_id, tmp_path / "w", stacks=stacks,
+                            profiles=paths)  # fmt: skip
     assert out.path_notes == []
     over = [r for r in out.rows if r["message"] == cost.path_key(path)]
-    assert len(over) == PATH_REFERENCE_COUNT
+    assert len(over) == 2 * PATH_REFERENCE_COUNT
     assert {(r["subject"], r["op"], r["implementation"]) for r in over} == {
-        (cost.REFERENCE_PREFIX + "ecdsa", "full", "openssl-3.5")
+        (cost.REFERENCE_PREFIX + "ecdsa", "full", "openssl-3.5"),
+        (cost.REFERENCE_PREFIX + "ecdsa", "full", "rustls"),
     }
     # Each handshake paid the path's round trips (10 ms each), loopback's did not.
     assert min(r["wall_ns"] for r in over) > 10_000_000
     m = primitives.model(out.rows, "test")
-    assert set(m.path_extras) == {"wan5"}
-    assert set(m.stack_references) == {"openssl-3.5"}
-    # A second run takes it from the cache.
-    again = primitives.ensure(
-        engine_bin, [KEYGEN], plan, uuid.uuid4().hex, tmp_path / "w2", profiles=[path]
-    )
+    assert set(m.path_extras) == {("openssl-3.5", "wan5"), ("rustls", "wan5")}
+    assert set(m.stack_references) == {"openssl-3.5", "rustls"}
+    # A second run takes them from the cache.
+    again = primitives.ensure(engine_bin, [KEYGEN], plan, uuid.uuid4().hex, tmp_path / "w2",
+                              stacks=stacks, profiles=paths)  # fmt: skip
     assert again.measured == 0
-    assert sum(r["message"] == cost.path_key(path) for r in again.rows) == PATH_REFERENCE_COUNT
+    assert sum(r["message"] == cost.path_key(path) for r in again.rows) == len(over)
 
 
 def test_full_references_are_taken_again_over_quic_and_give_its_overhead(

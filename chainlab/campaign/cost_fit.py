@@ -1,0 +1,154 @@
+"""The cost model from stored rows (chainlab.campaign.cost): the primitives' timings by
+implementation, each stack's overhead lines fitted on its reference handshakes (over TCP and
+over QUIC), and what each stack's path reference measured beyond loopback
+(docs/methods/cost-model.md#cost-model).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from chainlab.campaign import implementations
+from chainlab.campaign.cost import (
+    PATH_PREFIX,
+    PATH_REFERENCE,
+    REFERENCE_PREFIX,
+    REFERENCES,
+    SIDES,
+    TRANSPORT_PREFIX,
+    CostModel,
+    Line,
+    MissingPrimitive,
+    Overhead,
+    Pricing,
+    Timing,
+    by_implementation,
+    operations,
+    overhead_key,
+    path_profile,
+    predict,
+)
+from chainlab.campaign.stacks import DEFAULT_STACK
+from chainlab.stats import se_mean
+
+
+def model_from_summary(rows, source: str) -> CostModel:
+    """A CostModel from the per-primitive summary a store gives (`Store.primitive_summary`:
+    one row per implementation, subject, op and message with n, cpu_mean, cpu_var,
+    wall_mean, wall_var, server_mean, server_var, kib). CPU time is the primitives' cost (on
+    an idle core wall and CPU agree; a shared core shows in wall only). A row without an
+    implementation (a store before schema 13) was measured by the OpenSSL 3.5 engine
+    (implementations.unrecorded: liboqs' for its families, OpenSSL 3.5's otherwise), and a
+    reference handshake without one on OpenSSL 3.5; a reference handshake's implementation is
+    the stack that ran it."""
+    timings: dict = {}
+    refs: dict = {}
+    paths: dict = {}
+    for r in rows:
+        n = int(r["n"])
+        impl = r.get("implementation")
+        recorded = isinstance(impl, str) and bool(impl)
+        message = r["message"] if isinstance(r["message"], str) else None
+        if str(r["subject"]).startswith(REFERENCE_PREFIX):
+            impl = impl if recorded else DEFAULT_STACK
+            name = str(r["subject"])[len(REFERENCE_PREFIX) :]
+            if message is not None and message.startswith(PATH_PREFIX):
+                into = paths.setdefault((impl, path_profile(message)), {})
+            elif message is not None and message.startswith(TRANSPORT_PREFIX):
+                into = refs.setdefault((impl, message[len(TRANSPORT_PREFIX) :]), {})
+            else:
+                into = refs.setdefault(impl, {})
+            into[(name, r["op"])] = {
+                "n": n,
+                "latency": r["wall_mean"] / 1e6,
+                "latency_se": _se(r["wall_var"], n) / 1e6,
+                "client": r["cpu_mean"] / 1e6,
+                "client_se": _se(r["cpu_var"], n) / 1e6,
+                "server": r["server_mean"] / 1e6,
+                "server_se": _se(r["server_var"], n) / 1e6,
+                "kib": float(r["kib"]),
+            }
+            continue
+        if not recorded:
+            impl = implementations.unrecorded(r["subject"], r["op"])
+        timings[(impl, r["subject"], r["op"], message)] = Timing(
+            r["cpu_mean"] / 1e6, _se(r["cpu_var"], n) / 1e6, n
+        )
+    overheads = {k: fit_overhead(m, timings, k) for k, m in refs.items() if isinstance(k, str)}
+    for (stack, transport), m in [(k, m) for k, m in refs.items() if isinstance(k, tuple)]:
+        # A resumed handshake over another transport is priced with the TCP line.
+        over = fit_overhead(m, timings, stack)
+        resumed = overheads[stack].resumed if stack in overheads else over.resumed
+        overheads[overhead_key(stack, transport)] = Overhead(over.full, resumed)
+        refs[overhead_key(stack, transport)] = refs.pop((stack, transport))
+    return CostModel(timings, overheads, source, refs, path_extras(paths, refs))
+
+
+def path_extras(paths: dict, refs: dict) -> dict:
+    """Per (stack, profile): its path reference's CPU per handshake beyond the same
+    reference on loopback on the same stack, per side, with standard errors."""
+    out = {}
+    for (stack, profile), got in paths.items():
+        loop = refs.get(stack, {}).get(PATH_REFERENCE)
+        there = got.get(PATH_REFERENCE)
+        if loop is None or there is None:
+            continue
+        out[(stack, profile)] = {side: there[side] - loop[side] for side in SIDES} | {
+            f"{side}_se": math.hypot(there[f"{side}_se"], loop[f"{side}_se"]) for side in SIDES
+        }
+    return out
+
+
+def _se(var, n: int) -> float:
+    """A mean's standard error (stats.se_mean); 0 where unknown, so it adds nothing."""
+    se = se_mean(float(var), n) if var is not None else math.nan
+    return se if math.isfinite(se) else 0.0
+
+
+def reference_residuals(refs: dict, timings: Mapping, stack: str = DEFAULT_STACK) -> dict:
+    """(name, mode) -> {metric: (residual ms, se ms), 'kib': ...}: what each reference
+    handshake of a stack cost beyond its primitives (priced as the stack runs them)."""
+    out = {}
+    pricing = Pricing(by_implementation(timings), {}, (stack, stack))
+    for (name, mode), m in refs.items():
+        hierarchy, kex, _served, _modes = REFERENCES[name]
+        try:
+            p = predict(operations(hierarchy, kex, mode), pricing)
+        except MissingPrimitive:
+            continue
+        prims = {"server": p.server_ms, "client": p.client_ms, "latency": p.latency_ms}
+        out[(name, mode)] = {
+            k: (m[k] - prims[k], m[f"{k}_se"]) for k in ("server", "client", "latency")
+        } | {"kib": m["kib"]}
+    return out
+
+
+def fit_overhead(refs: dict, timings: Mapping, stack: str = DEFAULT_STACK) -> Overhead:
+    """A stack's overhead lines: through its two full reference handshakes (ecdsa, mldsa)
+    in KiB carried (flat at their mean where the line would fall); a constant from the
+    resumed one. A missing reference gives a flat line through the other, none at all zero."""
+    res = reference_residuals(refs, timings, stack)
+
+    def line(points) -> dict[str, Line]:
+        out = {}
+        for k in ("server", "client", "latency"):
+            if len(points) >= 2:
+                (x0, (y0, s0)), (x1, (y1, s1)) = [(p["kib"], p[k]) for p in points[:2]]
+                slope = (y1 - y0) / (x1 - x0) if x1 != x0 else 0.0
+                if slope < 0:
+                    # Carrying more bytes never costs less: a falling line is the two
+                    # references' noise, so the overhead is taken as flat at their mean.
+                    out[k] = Line((y0 + y1) / 2, 0.0, max(s0, s1))
+                else:
+                    out[k] = Line(y0 - slope * x0, slope, max(s0, s1))
+            elif points:
+                y, s = points[0][k]
+                out[k] = Line(y, 0.0, s)
+            else:
+                out[k] = Line(0.0, 0.0)
+        return out
+
+    full = sorted((p for (n, mode), p in res.items() if mode == "full"), key=lambda p: p["kib"])
+    resumed = [p for (n, mode), p in res.items() if mode == "resumed"]
+    return Overhead(line(full), line(resumed))
