@@ -333,6 +333,7 @@ def predict(
     overhead: Overhead = ZERO_OVERHEAD,
     handshake_mode: str = "full",
     kib: float = 0.0,
+    connections: int = 1,
 ) -> Prediction:
     """Predicted server CPU, client CPU and loopback latency of one handshake (ms).
 
@@ -341,6 +342,8 @@ def predict(
     keyed (subject, op, message) with `overhead` its lines. `kib` is the bytes the handshake
     carries (both ways), for the overhead's lines. Each side's CPU overhead is its stack's;
     the latency's is the mean of the two stacks' (the same when both sides run one stack).
+    An attempt of `connections` connections (an MTC's trust-anchor retry: two) pays the
+    overhead on each.
     """
     pricing = timings if isinstance(timings, Pricing) else Pricing.single(timings, overhead)
     parts: dict[str, dict[str, float]] = {side: {} for side in SIDES}
@@ -357,8 +360,8 @@ def predict(
         var[o.side] += (o.count * t.se_ms) ** 2
     lines = {side: pricing.overhead(side).of(handshake_mode, kib) for side in SIDES}
     latency = [lines[side]["latency"] for side in SIDES]
-    over = {side: lines[side][side].at(kib) for side in SIDES}
-    over["latency"] = sum(line.at(kib) for line in latency) / 2
+    over = {side: connections * lines[side][side].at(kib) for side in SIDES}
+    over["latency"] = connections * sum(line.at(kib) for line in latency) / 2
     latency_se = max(line.se_ms for line in latency)
     server = sum(parts["server"].values())
     client = sum(parts["client"].values())

@@ -63,6 +63,12 @@ class Handshake:
         return resumption_ratio(self.mode)
 
     @property
+    def connections(self) -> int:
+        """Connections per attempt: an MTC's trust-anchor retry makes two, the first
+        abandoned at its certificate (chainlab.campaign.certificates); else one."""
+        return 2 if self.credential.retry and self.resumed_share == 0 else 1
+
+    @property
     def leaf_alg(self) -> str | None:
         return self.hierarchy[-1] if self.hierarchy else None
 

@@ -196,6 +196,20 @@ def test_the_overhead_line_runs_through_the_references():
     assert (p.server_ms, p.client_ms, p.latency_ms) == pytest.approx((0.90, 0.90, 1.60))
 
 
+def test_an_attempt_of_two_connections_pays_the_overhead_on_each():
+    rows = [
+        *REFERENCE_PRIMITIVES,
+        ref("ecdsa", "full", 0.80, 0.50, 0.30, 1.0),
+        ref("mldsa", "full", 1.60, 0.90, 0.90, 15.0),
+    ]
+    m = cost_fit.model_from_summary(rows, "fixture")
+    ops = cost.operations(("ECDSA-P256",) * 2, "X25519")
+    one = cost.predict(ops, m.pricing(("openssl-3.5",) * 2), kib=1.0)
+    two = cost.predict(ops, m.pricing(("openssl-3.5",) * 2), kib=1.0, connections=2)
+    assert two.overhead == pytest.approx({k: 2 * v for k, v in one.overhead.items()})
+    assert two.server_ms - one.server_ms == pytest.approx(one.overhead["server"])
+
+
 def test_a_path_reference_adds_what_it_measured_beyond_loopback_to_that_path_only():
     def ref(message, client, server):
         return {

@@ -70,6 +70,17 @@ def test_quic_over_a_path_has_no_connect_round_trip_and_waits_at_its_amplificati
     assert cost(("ML-DSA-65",) * 3, "quic").round_trips == 2
 
 
+def test_a_trust_anchor_retry_crosses_the_path_twice():
+    mtc = load(REPO / "campaigns" / "mtc.toml").scenarios
+    root = "x25519mlkem768__ml44_root__ml44_leaf__mtcl4194304"
+    retry, held = mtc[root + "_nolm_retry__net_rtt50"], mtc[root + "__net_rtt50"]
+    assert (retry.handshake.connections, held.handshake.connections) == (2, 1)
+    two, one = estimate.network_cost(retry), estimate.network_cost(held)
+    # Two connections, each a connect and a TLS round trip: 203-205 ms measured (mtc.toml).
+    assert two.round_trips == 2 * one.round_trips == 4
+    assert two.mean_ms - two.loopback_ms == pytest.approx(2 * (one.mean_ms - one.loopback_ms))
+
+
 def test_round_trips_follow_the_server_flight_against_the_initial_window(net):
     # 10 segments of 1448 bytes: ml root + leaf fits, the other two do not.
     for hierarchy, rounds, large in ((ML2, 2, False), (SLHS_FULL, 3, True), (SLHF_LEAF, 3, True)):
