@@ -50,7 +50,13 @@ from chainlab.campaign.model import (
 from chainlab.campaign.stacks import DEFAULT_STACK, OPENSSL_STACKS, OWN_MLDSA_AND_CLASSICAL
 from chainlab.errors import ChainlabError
 from chainlab.runner import references
-from chainlab.runner.primitives_cache import cache_path, cached_rows, now, save_to_cache
+from chainlab.runner.primitives_cache import (
+    cache_path,
+    cached_rows,
+    cached_summary,
+    now,
+    save_to_cache,
+)
 from chainlab.store.views import summarize_rows
 
 # The CertificateVerify content the engine signs (its CV_MESSAGE_BYTES).
@@ -425,9 +431,11 @@ def cached_model() -> cost.CostModel | None:
         path = cache_path(engine.info())
     except (ChainlabError, OSError):
         return None
-    rows = cached_rows(path)
-    if rows:
-        return model(rows, "primitives cache of this machine and engine build")
+    summary = cached_summary(path)
+    if summary:
+        return cost_fit.model_from_summary(
+            summary, "primitives cache of this machine and engine build"
+        )
     try:
         earlier = sorted(
             (p for p in path.parent.glob("*.duckdb") if p != path),
@@ -436,7 +444,9 @@ def cached_model() -> cost.CostModel | None:
     except OSError:
         return None
     for p in reversed(earlier):
-        rows = cached_rows(p)
-        if rows:
-            return model(rows, "primitives cache of an earlier engine build on this machine")
+        summary = cached_summary(p)
+        if summary:
+            return cost_fit.model_from_summary(
+                summary, "primitives cache of an earlier engine build on this machine"
+            )
     return None
