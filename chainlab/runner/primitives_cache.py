@@ -9,13 +9,10 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import math
 import os
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
-
-import pandas as pd
 
 from chainlab import __version__, engine, machine
 from chainlab.campaign.stacks import DEFAULT_STACK
@@ -95,29 +92,9 @@ def _summary(path: Path, _mtime_ns: int, _size: int) -> tuple[dict, ...]:
 def _rows(path: Path, _mtime_ns: int, _size: int) -> tuple[dict, ...]:
     try:
         with Store.open(path) as st:
-            frame = st.primitive_rows()
+            return tuple(st.primitive_records())
     except ChainlabError:
         return ()
-    return tuple(_plain(r) for r in frame.to_dict("records"))
-
-
-# Integer columns of primitive_samples (pandas turns them into floats where one is NULL).
-_INTEGER_COLUMNS = ("message_bytes", "seq", "wall_ns", "cpu_ns", "server_cpu_ns")
-
-
-def _plain(row: dict) -> dict:
-    """A stored row as the writer takes it: None for NULL, ints for integer columns."""
-    out = {}
-    for k, v in row.items():
-        if v is None or (isinstance(v, float) and math.isnan(v)):
-            out[k] = None
-        elif k in _INTEGER_COLUMNS:
-            out[k] = int(v)
-        elif isinstance(v, pd.Timestamp):
-            out[k] = v.to_pydatetime()
-        else:
-            out[k] = v
-    return out
 
 
 def save_to_cache(path: Path, rows: list[dict], info: dict) -> str | None:

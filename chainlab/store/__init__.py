@@ -181,6 +181,15 @@ class Store:
         """Every `primitive_samples` row (empty in a store without the table)."""
         return self.table("primitive_samples")
 
+    def primitive_records(self) -> list[dict]:
+        """Every `primitive_samples` row as plain Python values, None for NULL (DuckDB's own
+        conversion: a primitives cache's 89,000 rows in 0.2 s, through pandas 1.3 s)."""
+        if not self._has_table("primitive_samples"):
+            return []
+        cur = self.con.execute("SELECT * FROM primitive_samples")
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
     def export(self, out: Path, fmt: str) -> list[Path]:
         """Every table into `out`, one `<table>.<fmt>` file each (parquet or csv); a table
         of a later schema version than the store's is written empty, with its columns."""
