@@ -36,7 +36,7 @@ from pathlib import Path
 
 from chainlab import engine as engine_binary
 from chainlab import processes
-from chainlab.bench.engine import GROUP
+from chainlab.bench.engine import GROUP, bench_pki
 from chainlab.runner import records, server_cpu
 
 CHAIN = "ML-DSA-65,ML-DSA-65"
@@ -144,10 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     with tempfile.TemporaryDirectory(prefix="chainlab-bench-cpu-") as tmp:
         tmp = Path(tmp)
-        subprocess.run(
-            [eng, "pki", "--chain", CHAIN, "--out", str(tmp / "pki"), "--seed", "bench"],
-            check=True, capture_output=True, timeout=120,
-        )  # fmt: skip
+        bench_pki(eng, tmp, CHAIN)
         for stack, model, transport in servers:
             c = measure(eng, stack, model, transport, tmp, args.handshakes, perf)
             print_coverage(f"{stack} {model} {transport}", c)

@@ -414,6 +414,17 @@ class Bench:
 # --- reports -------------------------------------------------------------------------------
 
 
+def bench_pki(eng: str, tmp: Path, chain: str) -> Path:
+    """The hierarchy a bench's servers serve, made under `tmp` (seed "bench": the same keys
+    in every bench run); its directory."""
+    out = tmp / "pki"
+    subprocess.run(
+        [eng, "pki", "--chain", chain, "--out", str(out), "--seed", "bench"],
+        check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+    return out
+
+
 def wait_listening(port: int, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:

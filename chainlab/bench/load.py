@@ -47,7 +47,7 @@ from chainlab import engine as engine_binary
 from chainlab import processes
 from chainlab.analysis import load_capacity
 from chainlab.bench import load_path
-from chainlab.bench.engine import GROUP, OPENSSL, STIME_CONF
+from chainlab.bench.engine import GROUP, OPENSSL, STIME_CONF, bench_pki
 from chainlab.bench.engine_results import parse_s_time
 from chainlab.runner import records
 
@@ -83,10 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     eng = str(engine_binary.path())
     with tempfile.TemporaryDirectory(prefix="chainlab-bench-load-") as tmp:
         tmp = Path(tmp)
-        subprocess.run(
-            [eng, "pki", "--chain", CHAIN, "--out", str(tmp / "pki"), "--seed", "bench"],
-            check=True, capture_output=True, timeout=120,
-        )  # fmt: skip
+        bench_pki(eng, tmp, CHAIN)
         figures = {}
         for stack, model, workers in SERVERS:
             key = f"{stack} {model}"

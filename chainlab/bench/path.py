@@ -39,7 +39,7 @@ from pathlib import Path
 
 from chainlab import engine as engine_binary
 from chainlab import processes
-from chainlab.bench.engine import GROUP
+from chainlab.bench.engine import GROUP, bench_pki
 from chainlab.network import emulated_link
 from chainlab.runner import records, server_cpu
 
@@ -88,10 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     out: dict[tuple[str, str], dict] = {}
     with tempfile.TemporaryDirectory(prefix="chainlab-bench-path-") as tmp:
         tmp = Path(tmp)
-        subprocess.run(
-            [eng, "pki", "--chain", CHAIN, "--out", str(tmp / "pki"), "--seed", "bench"],
-            check=True, capture_output=True, timeout=120,
-        )  # fmt: skip
+        bench_pki(eng, tmp, CHAIN)
         for path in ("loopback", *PATHS):
             out[(path, "one at a time")] = run(eng, tmp, path, "threads", None, args)
         rate = args.share * 1000 / out[("loopback", "one at a time")]["cpu_ms"]
