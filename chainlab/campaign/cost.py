@@ -405,6 +405,13 @@ PATH_PREFIX = "path:"
 TRANSPORT_PREFIX = "transport:"
 
 
+def transport_of(message: str | None) -> str:
+    """The transport a reference handshake's `message` names (TCP where it names none)."""
+    if message is not None and message.startswith(TRANSPORT_PREFIX):
+        return message[len(TRANSPORT_PREFIX) :]
+    return DEFAULT_TRANSPORT
+
+
 def overhead_key(stack: str, transport: str) -> str:
     """Whose overhead prices a stack over a transport: the stack's own over TCP."""
     return stack if transport == DEFAULT_TRANSPORT else f"{stack} over {transport}"

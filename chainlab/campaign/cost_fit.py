@@ -28,6 +28,7 @@ from chainlab.campaign.cost import (
     overhead_key,
     path_profile,
     predict,
+    transport_of,
 )
 from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.stats import se_mean
@@ -56,7 +57,7 @@ def model_from_summary(rows, source: str) -> CostModel:
             if message is not None and message.startswith(PATH_PREFIX):
                 into = paths.setdefault((impl, path_profile(message)), {})
             elif message is not None and message.startswith(TRANSPORT_PREFIX):
-                into = refs.setdefault((impl, message[len(TRANSPORT_PREFIX) :]), {})
+                into = refs.setdefault((impl, transport_of(message)), {})
             else:
                 into = refs.setdefault(impl, {})
             into[(name, r["op"])] = {

@@ -28,7 +28,6 @@ from statistics import NormalDist
 
 from chainlab.campaign import cost, estimate, implementations
 from chainlab.campaign.algorithm_costs import SIGN_VERIFY_MS
-from chainlab.campaign.algorithms import DEFAULT_TRANSPORT
 from chainlab.campaign.model import (
     PATH_REFERENCE_COUNT,
     PATH_REFERENCE_WARMUP,
@@ -219,8 +218,8 @@ def reference_seconds(r: tuple, model=None, paths: dict | None = None) -> float:
     ms = REFERENCE_HANDSHAKE_MS
     if model is not None:
         name = subject.split(":", 1)[-1]
-        transport = message[len(cost.TRANSPORT_PREFIX) :] if message else DEFAULT_TRANSPORT
-        got = model.stack_references.get(cost.overhead_key(stack, transport), {}).get((name, mode))
+        over = cost.overhead_key(stack, cost.transport_of(message))
+        got = model.stack_references.get(over, {}).get((name, mode))
         if got is not None:
             ms = got["latency"]
     per_round = REFERENCE_COUNT / REFERENCE_ROUNDS + REFERENCE_WARMUP

@@ -364,7 +364,7 @@ def ensure(
                     stack,
                     per_round,
                     first_seq=round_ * per_round,
-                    carrier=references.transport_of(message),
+                    carrier=cost.transport_of(message),
                 )
             except references.ReferenceFailed as e:
                 raise PrimitiveError(str(e)) from e

@@ -67,13 +67,6 @@ def reference_message(profile: NetworkProfile | None, transport: str) -> str | N
     return None if transport == DEFAULT_TRANSPORT else cost.TRANSPORT_PREFIX + transport
 
 
-def transport_of(message: str | None) -> str:
-    """The transport a reference handshake's `message` names (TCP where it names none)."""
-    if message is not None and message.startswith(cost.TRANSPORT_PREFIX):
-        return message[len(cost.TRANSPORT_PREFIX) :]
-    return DEFAULT_TRANSPORT
-
-
 def path_reference_key(
     profile: NetworkProfile, stack: str = DEFAULT_STACK
 ) -> tuple[str, str, str, str]:
