@@ -14,15 +14,13 @@ successful scenario:
 from __future__ import annotations
 
 import math
-import tempfile
 from dataclasses import fields, replace
-from pathlib import Path
 
 import pandas as pd
 
-from chainlab.analysis.load import parse_json
+from chainlab.analysis.load import parse_json, stored_campaign
 from chainlab.analysis.registry import produces
-from chainlab.campaign import cost, cost_fit, estimate, load, rollout
+from chainlab.campaign import cost, cost_fit, estimate, rollout
 from chainlab.campaign.model import NetworkProfile, Scenario
 from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.errors import ChainlabError
@@ -53,13 +51,10 @@ def stored_scenarios(runs: pd.DataFrame) -> dict[str, Scenario]:
         text, name = r.get("campaign_toml"), r.get("campaign_file_name")
         if not (isinstance(text, str) and text and isinstance(name, str) and name):
             continue
-        with tempfile.TemporaryDirectory() as tmp:
-            f = Path(tmp) / Path(name).name
-            f.write_text(text)
-            try:
-                out.update(load(f).scenarios)
-            except (ChainlabError, OSError):
-                continue
+        try:
+            out.update(stored_campaign(r).scenarios)
+        except (ChainlabError, OSError):
+            continue
     return out
 
 

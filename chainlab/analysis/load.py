@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import json
 import math
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from chainlab.campaign import Campaign
+from chainlab.campaign import load as load_campaign
 from chainlab.campaign.analysis_settings import AnalysisConfig, from_campaign_toml
 from chainlab.store import Store
 
@@ -187,3 +190,12 @@ def parse_json(value) -> dict:
     except (TypeError, ValueError):
         return {}
     return out if isinstance(out, dict) else {}
+
+
+def stored_campaign(run) -> Campaign:
+    """The campaign file a stored run ran (`runs.campaign_toml` under its file name), loaded
+    as this version reads it (raises ChainlabError where it no longer loads)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        f = Path(tmp) / Path(run["campaign_file_name"]).name
+        f.write_text(run["campaign_toml"])
+        return load_campaign(f)

@@ -8,12 +8,11 @@ change to the estimate's model is checked against runs that really took place
 from __future__ import annotations
 
 import json
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 
 from chainlab.analysis.cost_model import model_of
-from chainlab.campaign import load, run_estimate
+from chainlab.analysis.load import stored_campaign
+from chainlab.campaign import run_estimate
 
 # Estimate over wall time, within this on every bundled campaign (issue 40's target).
 ESTIMATE_TARGET = 0.15
@@ -45,10 +44,7 @@ def of_store(st) -> RunTime | str:
         )
     stored = json.loads(stored) if isinstance(stored, str) else stored
     wall = (run["ended_at"] - run["started_at"]).total_seconds()
-    with tempfile.TemporaryDirectory() as tmp:
-        f = Path(tmp) / run["campaign_file_name"]
-        f.write_text(run["campaign_toml"])
-        campaign = load(f)
+    campaign = stored_campaign(run)
     options = run["options"]
     options = json.loads(options) if isinstance(options, str) else options
     order = st.query(
