@@ -44,7 +44,7 @@ from chainlab.campaign.flights import (
     flight_bytes,
 )
 from chainlab.campaign.handshake import Handshake, view
-from chainlab.campaign.model import SETTLED_N, NetworkProfile, Scenario
+from chainlab.campaign.model import SAMPLE_GROWTH, SETTLED_N, NetworkProfile, Scenario
 from chainlab.network.calibrate import BULK_MAX_S, plan_for
 from chainlab.network.model import (
     predict_handshake,
@@ -427,12 +427,13 @@ def scenario(s: Scenario, model: cost.CostModel | None = None) -> Estimate:
 
 def batches(p, n: int) -> int:
     """Client batches a scenario takes to `n` measured handshakes (chainlab.runner.sampler):
-    one to `min`, then doubling while below SETTLED_N, then one to the predicted count."""
+    one to `min`, then growing SAMPLE_GROWTH-fold while below SETTLED_N, then one to the
+    predicted count."""
     if p.mode == "fixed" or n <= p.min:
         return 1
     got, cur = 1, max(p.min, 1)
     while cur < n:
-        cur = cur * 2 if cur < SETTLED_N else n
+        cur = min(cur * SAMPLE_GROWTH, n) if cur < SETTLED_N else n
         got += 1
     return got
 

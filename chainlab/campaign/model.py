@@ -30,10 +30,16 @@ STORE_ROLES = {"self": "self-signed", "int": "int1"}
 
 # The sampling rule (chainlab.runner.sampler): from this many successful handshakes on, a
 # batch goes straight to the predicted count: the sample standard deviation's relative
-# standard error is about 1 / sqrt(2 n), 2.2 % at 1000, so n* is known within ~5 %. Below it
-# a batch at most doubles n. Each batch is an engine process (its start, its warm-up, its
-# records read): a 6000-handshake scenario took 7 batches when every one could only double.
-SETTLED_N = 1000
+# standard error is about 1 / sqrt(2 n), 2.5 % at 800, so n* is known within ~5 %. Below it
+# a batch at most multiplies n by SAMPLE_GROWTH. Each batch is an engine process (its start,
+# its warm-up, its records read: ~0.05 s beside a 1-2 ms handshake): a 6000-handshake scenario
+# took 7 batches when every one could only double, 5 with SETTLED_N = 1000 and doubling,
+# and takes 3 (200, 800, n*) with these.
+SETTLED_N = 800
+# Growth below SETTLED_N: at n = 200 (a campaign's usual `min`) n* is known within ~10 %, so
+# a batch to 4 n overshoots only a scenario whose n* lies below 4 n, and by no more than that
+# error; doubling had cost the paper matrix's ML-DSA scenarios two more engine processes each.
+SAMPLE_GROWTH = 4
 
 
 @dataclass(frozen=True)

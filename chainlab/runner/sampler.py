@@ -13,9 +13,10 @@ docs/sampling.md states the rule with its method and reference; in short:
   handshakes so far failed (checked after every batch).
 
 Batch sizes (adaptive): the first batch brings n to `min`; later ones aim at the count the
-current estimate predicts, n* = (t_{n-1} s / (target mean))^2, but at most double n while n
-is below SETTLED_N (an early variance estimate is itself uncertain), at least 1, never past
-`max` and never past what the remaining time cap allows at the measured per-handshake time.
+current estimate predicts, n* = (t_{n-1} s / (target mean))^2, but at most multiply n by
+SAMPLE_GROWTH while n is below SETTLED_N (an early variance estimate is itself uncertain), at
+least 1, never past `max` and never past what the remaining time cap allows at the measured
+per-handshake time.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from chainlab.campaign.model import SETTLED_N, SamplingPolicy
+from chainlab.campaign.model import SAMPLE_GROWTH, SETTLED_N, SamplingPolicy
 from chainlab.stats import relative_halfwidth, t_value
 
 
@@ -77,7 +78,7 @@ def decide(
     else:
         want = max(predicted_count(ok_values, policy) - n, 1)
         if n < SETTLED_N:
-            want = min(want, max(n, 1))
+            want = min(want, max((SAMPLE_GROWTH - 1) * n, 1))
     want = min(want, policy.max - attempted)
     if policy.time_cap_s is not None and seconds_per_handshake:
         left = policy.time_cap_s - elapsed_s

@@ -114,6 +114,7 @@ def test_a_scenario_is_charged_the_batches_the_sampler_takes():
     adaptive = replace(fixed, mode="adaptive", min=200, max=10_000)
     assert estimate.batches(replace(fixed, mode="fixed"), 5000) == 1
     assert estimate.batches(adaptive, 150) == 1
-    assert estimate.batches(adaptive, 300) == 2  # 200, then doubled
-    # 200 -> 400 -> 800 -> 1600, settled: straight to 6000.
-    assert estimate.batches(adaptive, 6000) == 5
+    assert estimate.batches(adaptive, 300) == 2  # 200, then grown to it
+    assert estimate.batches(adaptive, 800) == 2  # 200 -> 800 (4-fold)
+    # 200 -> 800, settled: straight to 6000.
+    assert estimate.batches(adaptive, 6000) == 3
