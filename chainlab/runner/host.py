@@ -9,9 +9,12 @@ import os
 import subprocess
 from pathlib import Path
 
-# Rounds of the engine's reference workload: ~40 ms on this machine kind, so timing it
-# before and after each scenario costs about 0.1 s (a few per cent of a scenario's overhead).
-ROUNDS = 16
+# Rounds of the engine's reference workload: ~20 ms on this machine kind (16 rounds took
+# 40.4-40.9 ms in three runs' 30-64 readings on 2026-11-27, their spells up to 66 ms), so
+# timing it before and after each scenario costs about 0.05 s. Twenty milliseconds are
+# thousands of clock resolutions and many scheduler ticks: enough to read a 10 % move
+# (HOST_DRIFT_LIMIT), while each reading was 6 % of a warm paper-matrix scenario's overhead.
+ROUNDS = 8
 # Far above the workload's time on any machine that can run a campaign.
 TIMEOUT_S = 60.0
 # A scenario whose host speed (the workload's time at its end over its start, minus 1)
