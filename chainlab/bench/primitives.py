@@ -108,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     wall = time.monotonic() - t0
     print("\r" + " " * 60)
+    for note in out.host_notes:
+        print(f"host: {note}")
     with Store.create(args.store) as st:
         st.begin_run(primitives_cache.run_row(run_id, engine.info(), "bench primitives"))
         st.write_primitives(out.rows)

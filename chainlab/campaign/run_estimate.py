@@ -65,6 +65,9 @@ CV_SLOW_OPERATION = 0.02
 SLOW_OPERATION_MS = 2.0
 # An operation with no timing yet (a key exchange's step, a decompression): microseconds.
 UNTIMED_OP_MS = 0.05
+# The host reference read after each primitive and each reference round (runner.host.steady):
+# its 8 rounds of SHAKE-256 (~20 ms) and the engine process's start.
+HOST_READING_S = 0.025
 
 # -- reference handshakes (chainlab.runner.primitives.time_reference) --------------------
 # Each round starts a server and a client and times the host; 0.24-0.30 s per round and
@@ -200,7 +203,7 @@ def primitive_seconds(p: tuple, model=None, plan: PrimitivesPlan | None = None) 
     if op == "verify":
         setup_ms += _op_ms(implementation, subject, "sign", message, model)
     start = ENGINE_START_S.get(engine, ENGINE_START_DEFAULT_S)
-    return batches * (start + setup_ms / 1000) + n * op_ms / 1000
+    return HOST_READING_S + batches * (start + setup_ms / 1000) + n * op_ms / 1000
 
 
 def reference_seconds(r: tuple, model=None, paths: dict | None = None) -> float:
@@ -224,7 +227,9 @@ def reference_seconds(r: tuple, model=None, paths: dict | None = None) -> float:
             ms = got["latency"]
     per_round = REFERENCE_COUNT / REFERENCE_ROUNDS + REFERENCE_WARMUP
     return REFERENCE_ROUNDS * (
-        REFERENCE_ROUND_START_S + per_round * (ms + estimate.CONNECTION_GAP_MS) / 1000
+        HOST_READING_S
+        + REFERENCE_ROUND_START_S
+        + per_round * (ms + estimate.CONNECTION_GAP_MS) / 1000
     )
 
 

@@ -40,6 +40,8 @@ def run(args) -> int:
             transports=references.transports_of(selected),
         )
     model = primitives.model(out.rows, "this machine's primitives")
+    for note in out.host_notes:
+        print(f"primitives: {note}")
     print(
         f"{c.path.name}: {counted(len(selected), 'scenario')}, PREDICTED from this machine's "
         "primitives "

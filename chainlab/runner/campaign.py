@@ -362,6 +362,8 @@ def _primitives(ctx, store, scenarios, campaign, guard, progress) -> None:
             f"chainlab: path reference not taken, its scenarios are priced without the path's "
             f"extra CPU: {note}"
         )
+    for note in out.host_notes:
+        progress.note(f"chainlab: primitives: {note}")
     with guard.deferred():
         store.write_primitives(out.rows)
     # Estimates (the ETA, each scenario's first batch) from this machine's primitives.

@@ -49,7 +49,7 @@ from chainlab.campaign.model import (
 )
 from chainlab.campaign.stacks import DEFAULT_STACK, OPENSSL_STACKS, OWN_MLDSA_AND_CLASSICAL
 from chainlab.errors import ChainlabError
-from chainlab.runner import references
+from chainlab.runner import host, references
 from chainlab.runner.primitives_cache import (
     cache_path,
     cached_rows,
@@ -293,6 +293,8 @@ class Outcome:
     # Path references that could not be taken (no privileges for namespaces, a failed link):
     # their scenarios are priced without the path's extra.
     path_notes: list[str] = field(default_factory=list)
+    # Measurements taken again because the host was slow around them (host.steady).
+    host_notes: list[str] = field(default_factory=list)
 
 
 def ensure(
@@ -309,34 +311,47 @@ def ensure(
     stacks: list[str] | None = None,
     profiles: list[tuple[NetworkProfile, str]] | None = None,
     transports: list[tuple[str, str]] | None = None,
+    host_reading: Callable[[], int] | None = None,
 ) -> Outcome:
     """Rows for every item (and the reference handshakes of each of `stacks`, the reference
     stack's when None; the full ones again over each (stack, transport) of `transports`),
     from the cache where it holds enough, measured otherwise; new rows are added to the
-    cache."""
+    cache. What is measured is measured on a steady host (`host.steady`, each measurement
+    bracketed by `host_reading`: the host reference workload's wall ns by default)."""
     t0 = time.monotonic()
     info = engine.info()
     path = cache_path(info)
     by_key = cache_index(cached_rows(path) if read_cache else [])
     keep: list[dict] = []
     new: list[dict] = []
-    n_measured = n_cached = 0
     refs = references.reference_keys(stacks, transports) if with_references else []
     total = len(items) + len(refs)
-    for i, item in enumerate(items):
-        if on_item is not None:
-            on_item(item, i, total)
+    shown: list[Item] = []
+
+    def show(item: Item) -> None:
+        # Once per item: a measurement taken again (host.steady) is not a new item.
+        if on_item is not None and item not in shown:
+            shown.append(item)
+            on_item(item, len(shown) - 1, total)
+
+    for item in items:
         have = by_key.get(item.timing_key, [])
-        got = (
-            time_item(engine_bin, item, plan, have, run_id)
-            if needs_measuring(item, by_key, plan)
-            else []
-        )
-        n_measured += bool(got)
-        n_cached += not got
-        new += got
         keep += [{**r, "run_id": run_id, "implementation": item.implementation} for r in have]
+    fresh_items = [item for item in items if needs_measuring(item, by_key, plan)]
+    read = host_reading or _host_reading(engine_bin)
+
+    def time_one(item: Item) -> tuple[list[dict], list[int]]:
+        show(item)
+        return time_item(engine_bin, item, plan, by_key.get(item.timing_key, []), run_id), []
+
+    timed = host.steady(fresh_items, time_one, read)
+    for got in timed.results:
+        new += got
         keep += got
+    n_measured = sum(bool(got) for got in timed.results)
+    n_cached = len(items) - n_measured
+    host_notes = timed.notes(lambda i: _label(fresh_items[i]))
+
     missing = []
     for key in refs:
         have = by_key.get(key, [])
@@ -347,29 +362,39 @@ def ensure(
             missing.append(key)
     n_measured += len(missing)
     per_round = math.ceil(REFERENCE_COUNT / REFERENCE_ROUNDS)
-    for round_ in range(REFERENCE_ROUNDS):
-        for j, (stack, subject, mode, message) in enumerate(missing):
-            if on_item is not None:
-                done = len(items) + (len(refs) - len(missing)) + j
-                on_item(Item(subject, mode, None, None, stack), done, total)
-            name = subject[len(cost.REFERENCE_PREFIX) :]
-            try:
-                got = references.time_reference(
-                    engine_bin,
-                    name,
-                    mode,
-                    seed,
-                    workdir,
-                    run_id,
-                    stack,
-                    per_round,
-                    first_seq=round_ * per_round,
-                    carrier=cost.transport_of(message),
-                )
-            except references.ReferenceFailed as e:
-                raise PrimitiveError(str(e)) from e
-            new += got
-            keep += got
+    # Round by round over every reference set, so a set's rounds lie apart in time.
+    rounds = [(round_, key) for round_ in range(REFERENCE_ROUNDS) for key in missing]
+
+    def time_round(unit) -> tuple[list[dict], list[int]]:
+        round_, (stack, subject, mode, message) = unit
+        if round_ == 0:
+            show(Item(subject, mode, None, None, stack))
+        try:
+            return references.time_reference(
+                engine_bin,
+                subject[len(cost.REFERENCE_PREFIX) :],
+                mode,
+                seed,
+                workdir,
+                run_id,
+                stack,
+                per_round,
+                first_seq=round_ * per_round,
+                carrier=cost.transport_of(message),
+            )
+        except references.ReferenceFailed as e:
+            raise PrimitiveError(str(e)) from e
+
+    timed = host.steady(rounds, time_round, read)
+    for got in timed.results:
+        new += got
+        keep += got
+    host_notes += timed.notes(
+        lambda i: (
+            f"reference handshakes {rounds[i][1][1]} {rounds[i][1][2]} "
+            f"({rounds[i][1][0]}), round {rounds[i][0] + 1}"
+        )
+    )
     path_notes = []
     for profile, stack in profiles or []:
         key = references.path_reference_key(profile, stack)
@@ -380,7 +405,7 @@ def ensure(
             continue
         name, mode = cost.PATH_REFERENCE
         try:
-            got = references.time_reference(
+            got, _ = references.time_reference(
                 engine_bin, name, mode, seed, workdir, run_id, stack,
                 PATH_REFERENCE_COUNT, profile=profile,
             )  # fmt: skip
@@ -391,7 +416,25 @@ def ensure(
         new += got
         keep += got
     note = save_to_cache(path, new, info) if write_cache else None
-    return Outcome(keep, n_measured, n_cached, time.monotonic() - t0, note, path_notes)
+    return Outcome(keep, n_measured, n_cached, time.monotonic() - t0, note, path_notes, host_notes)
+
+
+def _host_reading(engine_bin: Path) -> Callable[[], int]:
+    """The host reference workload's wall time, for `host.steady`."""
+
+    def read() -> int:
+        try:
+            return host.reference(engine_bin, None)["wall_ns"]
+        except host.ReferenceError as e:
+            raise PrimitiveError(f"the host reference workload failed: {e}") from None
+
+    return read
+
+
+def _label(item: Item) -> str:
+    return f"{item.implementation} {item.subject} {item.op}" + (
+        f" ({item.message})" if item.message else ""
+    )
 
 
 def cache_index(rows: list[dict]) -> dict[tuple, list[dict]]:

@@ -149,11 +149,12 @@ def time_reference(
     first_seq: int = 0,
     profile: NetworkProfile | None = None,
     carrier: str = DEFAULT_TRANSPORT,
-) -> list[dict]:
+) -> tuple[list[dict], list[int]]:
     """`count` reference handshakes through a stack's real server and client: per
     handshake, latency, both sides' CPU and the bytes carried (numbered from `first_seq`);
     over the emulated path `profile` when given (uncalibrated: its CPU is what is wanted),
-    over `carrier` (a transport) on loopback otherwise."""
+    over `carrier` (a transport) on loopback otherwise. With them, the host reference
+    readings (wall ns) the scenario took at its start and end."""
     warmup = REFERENCE_WARMUP if profile is None else PATH_REFERENCE_WARMUP
     s = reference_scenario(name, mode, stack, count, profile, warmup, carrier)
     message = reference_message(profile, carrier)
@@ -196,4 +197,4 @@ def time_reference(
                 "measured_at": at,
             }
         )
-    return out
+    return out, [h["wall_ns"] for h in ex.results.host_reference]

@@ -43,6 +43,7 @@ def test_a_hierarchy_costs_its_signatures_the_root_signing_twice():
 def test_a_slow_operation_takes_its_pilot_a_fast_one_its_interval_within_the_cap():
     plan = PrimitivesPlan()
     start = run_estimate.ENGINE_START_DEFAULT_S
+    host = run_estimate.HOST_READING_S  # the host reading after each (runner.host.steady)
     m = model_with(
         {
             ("openssl-3.5", SLH, "sign", cost.CV): 1000.0,
@@ -53,32 +54,33 @@ def test_a_slow_operation_takes_its_pilot_a_fast_one_its_interval_within_the_cap
     )
     # 1 s signing: one pilot batch of 5 and its warm-up.
     got = run_estimate.primitive_seconds(("openssl-3.5", "openssl-3.5", SLH, "sign", cost.CV), m)
-    assert got == pytest.approx(start + 1.0 + 5 * 1.0)
+    assert got == pytest.approx(host + start + 1.0 + 5 * 1.0)
     # Verifying signs its message first, each batch.
     got = run_estimate.primitive_seconds(("openssl-3.5", "openssl-3.5", SLH, "verify", cost.CV), m)
-    assert got == pytest.approx(start + (3.0 + 1000.0) / 1000 + 5 * 0.003)
+    assert got == pytest.approx(host + start + (3.0 + 1000.0) / 1000 + 5 * 0.003)
     # ML-DSA signing's rejection loop: (1.96 x 0.75 / 0.02)^2 = 5403 operations, 8 s cap.
     got = run_estimate.primitive_seconds(("openssl-3.5", "openssl-3.5", ML, "sign", cost.CV), m)
     n = 5403
-    assert got == pytest.approx(3 * (start + 0.001) + n * 0.001, rel=1e-3)
+    assert got == pytest.approx(host + 3 * (start + 0.001) + n * 0.001, rel=1e-3)
     capped = PrimitivesPlan(time_cap_s=2.0)
     got = run_estimate.primitive_seconds(
         ("openssl-3.5", "openssl-3.5", ML, "sign", cost.CV), m, capped
     )
-    assert got == pytest.approx(3 * (start + 0.001) + 2.0)
+    assert got == pytest.approx(host + 3 * (start + 0.001) + 2.0)
     # The rustls engine starts slower.
     got = run_estimate.primitive_seconds(("rustls", "aws-lc", "X25519", "keygen", None), m, plan)
-    assert got == pytest.approx(3 * (0.033 + 0.00001) + 25 * 0.00001)
+    assert got == pytest.approx(host + 3 * (0.033 + 0.00001) + 25 * 0.00001)
 
 
 def test_references_take_their_rounds_at_the_stack_s_measured_latency():
     per_round = 300 / 3 + 20
     gap = estimate.CONNECTION_GAP_MS
+    start = 0.12 + run_estimate.HOST_READING_S  # server and client, and a host reading after
     default = run_estimate.reference_seconds(("go", "tls-reference:mldsa", "full", None))
-    assert default == pytest.approx(3 * (0.12 + per_round * (1.0 + gap) / 1000))
+    assert default == pytest.approx(3 * (start + per_round * (1.0 + gap) / 1000))
     m = model_with({}, {"go": {("mldsa", "full"): {"latency": 2.0}}})
     got = run_estimate.reference_seconds(("go", "tls-reference:mldsa", "full", None), m)
-    assert got == pytest.approx(3 * (0.12 + per_round * (2.0 + gap) / 1000))
+    assert got == pytest.approx(3 * (start + per_round * (2.0 + gap) / 1000))
 
 
 def test_the_run_adds_what_it_makes_to_its_scenarios_and_keeps_the_range():

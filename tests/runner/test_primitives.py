@@ -46,6 +46,23 @@ def test_the_interval_or_the_cap_ends_sampling():
     assert primitives.next_count(values, plan) == pytest.approx(994, abs=2)
 
 
+def test_a_primitive_the_host_slowed_around_is_measured_again_and_named(engine_bin, tmp_path):
+    # The host reference read 60 ms after the first measurement, 40 ms otherwise: the
+    # measurement is taken again after a reading of its own, and only that one is kept.
+    readings = iter([40_000_000, 60_000_000, 40_000_000, 40_000_000])
+    plan = PrimitivesPlan(target_rel_halfwidth=0.05, time_cap_s=1.0)
+    out = primitives.ensure(
+        engine_bin, [KEYGEN], plan, uuid.uuid4().hex, tmp_path / "w", with_references=False,
+        read_cache=False, write_cache=False, host_reading=lambda: next(readings),
+    )  # fmt: skip
+    assert next(readings, None) is None  # every reading taken, no more
+    rows = [r for r in out.rows if r["subject"] == "X25519"]
+    assert rows and len({r["seq"] for r in rows}) == len(rows)  # one measurement, not both
+    assert (out.measured, out.cached) == (1, 0)
+    [note] = out.host_notes
+    assert note.startswith(f"{KEYGEN.implementation} X25519 keygen: measured again")
+
+
 def test_items_cover_every_operation_and_the_references():
     c = load(REPO / "campaigns" / "quick.toml")
     keys = {i.key for i in primitives.items_for(c.select())}

@@ -1,0 +1,78 @@
+"""Measurements a cache keeps are taken on a steady host (host.steady): pure logic over a
+scripted host reference workload and counted measurements."""
+
+from chainlab.runner import host
+
+
+def scripted(readings):
+    """A host reference read that returns these wall times in turn (ms, for readability)."""
+    it = iter(readings)
+    return lambda: next(it)
+
+
+class Counted:
+    """A measurement that names its unit and how often it was taken."""
+
+    def __init__(self, inner=None):
+        self.calls = []
+        self.inner = inner or {}
+
+    def __call__(self, unit):
+        self.calls.append(unit)
+        return f"{unit}#{self.calls.count(unit)}", self.inner.get(len(self.calls), [])
+
+
+def test_a_steady_host_measures_each_unit_once():
+    m = Counted()
+    got = host.steady(["a", "b", "c"], m, scripted([40, 41, 40, 42]))
+    assert m.calls == ["a", "b", "c"]
+    assert got.results == ["a#1", "b#1", "c#1"]
+    assert got.again == [] and max(got.slowdown) < host.HOST_DRIFT_LIMIT
+    assert got.notes(str) == []
+
+
+def test_units_the_host_slowed_around_are_taken_again_after_the_others():
+    m = Counted()
+    # The reading after b is 50 % slower than the fastest: it brackets b and c, so both are
+    # taken again once the pass is over, after a reading of their own.
+    got = host.steady(["a", "b", "c"], m, scripted([40, 40, 60, 40, 40, 40, 40]))
+    assert m.calls == ["a", "b", "c", "b", "c"]
+    assert got.results == ["a#1", "b#2", "c#2"]
+    assert got.again == [1, 2]
+    notes = got.notes(lambda i: "abc"[i])
+    assert [n[0] for n in notes] == ["b", "c"]
+    assert all("measured again" in n and "(kept" in n for n in notes)
+
+
+def test_a_phase_that_began_in_a_spell_takes_its_first_units_again():
+    m = Counted()
+    got = host.steady(["a", "b", "c"], m, scripted([60, 60, 40, 40, 40, 40, 40]))
+    # a's readings were 60 and 60; b's 60 and 40: both past 44 once the host is back.
+    assert m.calls == ["a", "b", "c", "a", "b"]
+    assert got.results == ["a#2", "b#2", "c#1"]
+    assert got.again == [0, 1]
+
+
+def test_readings_a_measurement_took_itself_count_against_it():
+    # The second call (b) reports a 70 ms reading of its own (a reference scenario's).
+    m = Counted(inner={2: [70]})
+    got = host.steady(["a", "b"], m, scripted([40, 40, 40, 40, 40]))
+    assert m.calls == ["a", "b", "b"]
+    assert got.results == ["a#1", "b#2"]
+
+
+def test_a_unit_that_stays_slow_keeps_its_fastest_measurement_and_says_so():
+    m = Counted()
+    # a fast; b's three passes, each after a reading of its own: 80, then 60, then 70.
+    reads = [40, 40, 80, 40, 60, 40, 70]
+    got = host.steady(["a", "b"], m, scripted(reads), passes=3)
+    assert m.calls == ["a", "b", "b", "b"]
+    assert got.results == ["a#1", "b#2"]  # the measurement with the fastest host around it
+    assert got.slowdown[1] == 60 / 40 - 1
+    [note] = got.notes(lambda i: "ab"[i])
+    assert note.startswith("b: measured again") and "still slow" in note and "+50%" in note
+
+
+def test_nothing_to_measure_reads_nothing():
+    got = host.steady([], Counted(), scripted([]))
+    assert got.results == [] and got.again == []
