@@ -93,6 +93,7 @@ impl<'a> Client<'a> {
                 Transport::Quic => super::quic::client::attempt,
             },
             anchors: super::anchors::ClientAnchors::new(args),
+            finished: None,
         }
     }
 }

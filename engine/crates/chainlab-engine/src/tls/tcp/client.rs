@@ -51,7 +51,7 @@ impl Client<'_> {
     }
 
     /// SSL_connect over a connected socket, then the close and what the record needs.
-    fn handshake<S: SocketStream>(
+    fn handshake<S: SocketStream + 'static>(
         &mut self,
         ssl: Ssl,
         stream: S,
@@ -70,17 +70,12 @@ impl Client<'_> {
         let instrument = seen.handshake_counts.is_some();
         match result {
             Ok(()) => {
-                let closed = close(&mut tls, self.ctx.client_cert);
-                if let (Err(e), true) = (&closed, self.ctx.client_cert) {
-                    // TLS 1.3 client authentication: SSL_connect returns once the client's
-                    // Finished is sent, and a server that rejects the certificate says so
-                    // with an alert the close reads.
-                    seen.failure = errors::client_cert_rejected(e);
-                }
-                seen.peer_close_notify = instrument.then_some(closed.is_ok());
-                if self.args.resume || self.args.resume_ratio.is_some() {
-                    self.session = tls.ssl().session().map(|s| s.to_owned());
-                }
+                // Our close_notify goes first, then the record's facts are read while the
+                // server answers on its own core, then its close_notify (`close`). With a
+                // client certificate the server's verdict must be read first.
+                let sent = (!self.ctx.client_cert).then(|| tls.shutdown());
+                // The previous connection is freed here, while the server answers.
+                self.finished = None;
                 if instrument {
                     let ssl = tls.ssl();
                     let resumed = ssl.session_reused();
@@ -91,6 +86,23 @@ impl Client<'_> {
                         seen.peer_chain = observed_chain(ssl, false)?;
                         seen.mtc = crate::tls::mtc::checked(ssl);
                     }
+                }
+                let closed = match sent {
+                    None => close_reading_first(&mut tls),
+                    Some(Ok(ShutdownResult::Received)) => Ok(()),
+                    Some(Ok(ShutdownResult::Sent)) => read_to_close(&mut tls),
+                    Some(Err(e)) => Err(e),
+                };
+                if let (Err(e), true) = (&closed, self.ctx.client_cert) {
+                    // TLS 1.3 client authentication: SSL_connect returns once the client's
+                    // Finished is sent, and a server that rejects the certificate says so
+                    // with an alert the close reads.
+                    seen.failure = errors::client_cert_rejected(e);
+                }
+                seen.peer_close_notify = instrument.then_some(closed.is_ok());
+                if self.args.resume || self.args.resume_ratio.is_some() {
+                    // Tickets arrive after the handshake: the close read them.
+                    self.session = tls.ssl().session().map(|s| s.to_owned());
                 }
             }
             Err(e) => {
@@ -110,31 +122,27 @@ impl Client<'_> {
             seen.local_port = tls.get_ref().tcp().local_addr().ok().map(|a| a.port());
             seen.conn_counts = tls.get_ref().counts();
         }
+        // Our FIN goes now, so whatever stands between us and the server (a relay that
+        // serves one connection at a time) sees this connection end; the socket and the SSL
+        // object are freed during the next connection's close (`Client::finished`).
+        let _ = tls.get_ref().tcp().shutdown(std::net::Shutdown::Write);
+        self.finished = Some(Box::new(tls));
         Ok(())
     }
 }
 
-/// Sends close_notify, then reads until the server's (session tickets sent after the
-/// handshake are read and processed on the way). Ok once the server's close_notify arrived;
-/// the error when the close failed (an alert from the server, a reset, a timeout).
-///
-/// With a client certificate the order is reversed (`read_first`): TLS 1.3 lets the server
-/// reject the certificate only after the client's Finished, with an alert, and a server that
-/// has sent it closes at once; writing our close_notify first would meet the closed socket
-/// and lose the alert. The engine's server always answers (a close_notify or an alert).
-fn close<S: SocketStream>(
-    tls: &mut SslStream<S>,
-    read_first: bool,
-) -> Result<(), openssl::ssl::Error> {
-    if read_first {
-        read_to_close(tls)?;
-        tls.shutdown()?;
-        return Ok(());
-    }
-    if tls.shutdown()? == ShutdownResult::Received {
-        return Ok(());
-    }
-    read_to_close(tls)
+/// With a client certificate: reads until the server's close_notify (session tickets sent
+/// after the handshake are read and processed on the way), then sends ours. TLS 1.3 lets the
+/// server reject the certificate only after the client's Finished, with an alert, and a
+/// server that has sent it closes at once; writing our close_notify first would meet the
+/// closed socket and lose the alert. The engine's server always answers (a close_notify or
+/// an alert). Without a client certificate the client sends first (`handshake`). Ok once the
+/// server's close_notify arrived; the error when the close failed (an alert, a reset, a
+/// timeout).
+fn close_reading_first<S: SocketStream>(tls: &mut SslStream<S>) -> Result<(), openssl::ssl::Error> {
+    read_to_close(tls)?;
+    tls.shutdown()?;
+    Ok(())
 }
 
 /// Reads (and discards: the engine's server sends no application data) until the peer's
