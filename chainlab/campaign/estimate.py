@@ -67,6 +67,15 @@ BASE_MS = 0.7
 # close waits for the peer's answer: one round trip more (50.5-51.0 ms on 50 ms paths, over
 # TCP and QUIC alike, in that day's families.toml and quic.toml runs).
 CONNECTION_GAP_MS = 0.14
+# ... where the client frees a connection during the next one's close (the OpenSSL engines,
+# docs/engine-records.md): 0.085-0.092 ms against 0.13 ms in three 3000-handshake ML-DSA-65
+# runs each (2026-11-27).
+CONNECTION_GAP_MS_BY_CLIENT = {"openssl-3.5": 0.09, "openssl-4.0": 0.09}
+
+
+def connection_gap_ms(client_stack: str) -> float:
+    """The client loop's time between two handshakes on loopback (CONNECTION_GAP_MS)."""
+    return CONNECTION_GAP_MS_BY_CLIENT.get(client_stack, CONNECTION_GAP_MS)
 
 # Per-scenario fixed cost outside handshakes and the gaps between them: server start and
 # stop, client process starts, the host reference, record parsing, the store commit. Once a
@@ -401,7 +410,9 @@ def scenario(s: Scenario, model: cost.CostModel | None = None) -> Estimate:
         expected = min(max(need, p.min), p.max)
     warm = p.warmup
 
-    gap = CONNECTION_GAP_MS + (2 * s.network_profile.delay_ms if s.network_profile else 0.0)
+    gap = connection_gap_ms(view(s).stacks[0]) + (
+        2 * s.network_profile.delay_ms if s.network_profile else 0.0
+    )
 
     def secs(n: int) -> float:
         t = (n + warm) * (ms + gap) / 1000 + BATCH_OVERHEAD_S * (batches(p, n) - 1)

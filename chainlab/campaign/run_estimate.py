@@ -229,7 +229,7 @@ def reference_seconds(r: tuple, model=None, paths: dict | None = None) -> float:
     return REFERENCE_ROUNDS * (
         HOST_READING_S
         + REFERENCE_ROUND_START_S
-        + per_round * (ms + estimate.CONNECTION_GAP_MS) / 1000
+        + per_round * (ms + estimate.connection_gap_ms(stack)) / 1000
     )
 
 
