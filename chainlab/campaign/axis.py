@@ -120,6 +120,11 @@ class Axis:
     # What a value adds to the run-time estimate of one handshake, in ms (None: nothing
     # beyond what chainlab.campaign.estimate prices itself).
     estimate_ms: Callable[[Any, Any], float] | None = None
+    # Cryptographic operations a value adds to one handshake beyond those of its hierarchy,
+    # key exchange and mode (`operations(value, h)`: chainlab.campaign.cost.Operation
+    # fields as (side, category, subject, op, message, count)); the cost model prices them
+    # and the runner measures their primitives. None: nothing.
+    operations: Callable[[Any, Any], list[tuple]] | None = None
     # (side, capability) pairs a value needs of the stacks, given the scenario's handshake
     # (`needs(value, h)`): checked against each stack's missing features
     # (chainlab.campaign.stacks), with the text it reads as.

@@ -77,6 +77,7 @@ def connection_gap_ms(client_stack: str) -> float:
     """The client loop's time between two handshakes on loopback (CONNECTION_GAP_MS)."""
     return CONNECTION_GAP_MS_BY_CLIENT.get(client_stack, CONNECTION_GAP_MS)
 
+
 # Per-scenario fixed cost outside handshakes and the gaps between them: server start and
 # stop, client process starts, the host reference, record parsing, the store commit. Once a
 # server stopped in 2 ms (it had taken 115), its median was 0.14 s over a warm
@@ -161,6 +162,11 @@ def scenario_operations(s: Scenario | Handshake) -> list[cost.Operation]:
             retry=cert.retry,
         ):
             mixed[(o.side, o.category, o.subject, o.op, o.message)] += weight * o.count
+    # What an axis value adds to every handshake (`Axis.operations`).
+    for axis in axes.registered():
+        if axis.operations is not None and axis.key in h.parts:
+            for *k, n in axis.operations(h.parts[axis.key], h):
+                mixed[tuple(k)] += n
     return [cost.Operation(*k, count=n) for k, n in mixed.items()]
 
 

@@ -18,6 +18,11 @@ PROFILES = (NONE, CHROME)
 # The key exchange a Chrome ClientHello negotiates with a server that has it (its first
 # group), and the certificate compression it offers.
 CHROME_KEX = "X25519MLKEM768"
+# The second key share a Chrome ClientHello carries (BoringSSL's default selection: up to two,
+# at most one post-quantum): a key pair the client generates on every handshake, full or
+# resumed, and the server never uses. Unpriced, browser.toml's profile scenarios' client CPU
+# was predicted 14-19 % under (2026-11-27); the rest of that gap is the larger ClientHello.
+CHROME_EXTRA_SHARE = "X25519"
 CHROME_COMPRESSIONS = ("none", "brotli")
 # The algorithms whose TLS signature schemes Chrome offers (chainlab-boring's profile.rs
 # CHROME_SCHEMES): a leaf of any other cannot sign a CertificateVerify Chrome accepts.
@@ -69,5 +74,8 @@ CLIENT_PROFILE = Axis(
     check=check,
     client_flags=lambda v, s, files, seed: [] if v == NONE else ["--client-profile", v],
     needs=lambda v, h: [] if v == NONE else [need("client", "client_profile")],
+    operations=lambda v, h: (
+        [("client", "key exchange", CHROME_EXTRA_SHARE, "keygen", None, 1.0)] if v == CHROME else []
+    ),
     describe=lambda v: f"{v} ClientHello",
 )

@@ -84,3 +84,30 @@ def test_what_the_profile_cannot_send_is_refused_in_one_line(tmp_path, matrix, m
         load_text(tmp_path, matrix + "\n")
     assert message in str(e.value), str(e.value)
     assert profiles.CHROME_KEX == "X25519MLKEM768"
+
+
+def test_a_chrome_client_generates_its_second_key_share_every_handshake(tmp_path):
+    from chainlab.campaign import estimate
+    from chainlab.runner import primitives
+
+    c = load_text(
+        tmp_path,
+        """
+        hierarchy = [["ml", "ml"]]
+        kex = ["X25519MLKEM768"]
+        client_stack = ["boringssl"]
+        client_profile = ["none", "chrome"]
+        handshake_mode = ["full", "resumed"]
+        """,
+    )
+    share = ("client", "key exchange", profiles.CHROME_EXTRA_SHARE, "keygen", None)
+    for s in c.scenarios.values():
+        ops = {(o.side, o.category, o.subject, o.op, o.message): o.count
+               for o in estimate.scenario_operations(s)}  # fmt: skip
+        chrome = s.scenario_id.endswith("profile_chrome")
+        # The hybrid's own key pair, and with Chrome's ClientHello an X25519 one beside it.
+        assert ops[share[:2] + ("X25519MLKEM768", "keygen", None)] == 1
+        assert ops.get(share) == (1.0 if chrome else None), s.scenario_id
+    # The runner measures it, in the client stack's implementation.
+    keys = {i.timing_key for i in primitives.items_for(list(c.scenarios.values()), False)}
+    assert ("boringssl", "X25519", "keygen", None) in keys
