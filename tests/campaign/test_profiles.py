@@ -7,8 +7,8 @@ import textwrap
 
 import pytest
 
-from chainlab.campaign import CampaignError, ids, load, profiles
-from chainlab.runner import engine_args
+from chainlab.campaign import CampaignError, estimate, ids, load, profiles
+from chainlab.runner import engine_args, primitives
 
 HEAD = """
 [campaign]
@@ -25,6 +25,15 @@ count = 5
 """
 
 
+# A BoringSSL client with and without Chrome's ClientHello; a test adds one axis more.
+CHROME_PAIR = """
+hierarchy = [["ml", "ml"]]
+kex = ["X25519MLKEM768"]
+client_stack = ["boringssl"]
+client_profile = ["none", "chrome"]
+"""
+
+
 def load_text(tmp_path, text):
     p = tmp_path / "c.toml"
     p.write_text(textwrap.dedent(HEAD + text))
@@ -32,16 +41,7 @@ def load_text(tmp_path, text):
 
 
 def test_a_chrome_client_is_named_and_flagged(tmp_path):
-    c = load_text(
-        tmp_path,
-        """
-        hierarchy = [["ml", "ml"]]
-        kex = ["X25519MLKEM768"]
-        client_stack = ["boringssl"]
-        client_profile = ["none", "chrome"]
-        cert_compression = ["none", "brotli"]
-        """,
-    )
+    c = load_text(tmp_path, CHROME_PAIR + 'cert_compression = ["none", "brotli"]\n')
     got = {s.scenario_id: s for s in c.scenarios.values()}
     sid = "x25519mlkem768__ml_root__ml_leaf__brotli__stack_boring_ossl35__profile_chrome"
     assert len(got) == 4 and sid in got
@@ -87,19 +87,7 @@ def test_what_the_profile_cannot_send_is_refused_in_one_line(tmp_path, matrix, m
 
 
 def test_a_chrome_client_generates_its_second_key_share_every_handshake(tmp_path):
-    from chainlab.campaign import estimate
-    from chainlab.runner import primitives
-
-    c = load_text(
-        tmp_path,
-        """
-        hierarchy = [["ml", "ml"]]
-        kex = ["X25519MLKEM768"]
-        client_stack = ["boringssl"]
-        client_profile = ["none", "chrome"]
-        handshake_mode = ["full", "resumed"]
-        """,
-    )
+    c = load_text(tmp_path, CHROME_PAIR + 'handshake_mode = ["full", "resumed"]\n')
     share = ("client", "key exchange", profiles.CHROME_EXTRA_SHARE, "keygen", None)
     for s in c.scenarios.values():
         ops = {(o.side, o.category, o.subject, o.op, o.message): o.count
