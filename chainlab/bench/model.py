@@ -29,7 +29,7 @@ from pathlib import Path
 from chainlab import engine as engine_binary
 from chainlab.analysis import cost_instructions, run_time
 from chainlab.analysis.analyze import analyze
-from chainlab.analysis.cost_model import STACK_ERROR_TARGET
+from chainlab.analysis.cost_model import STACK_ERROR_TARGET, off_target_reason
 from chainlab.campaign import estimate
 from chainlab.runner import instructions, primitives
 from chainlab.store import Store
@@ -126,6 +126,8 @@ def stacks_table(st) -> None:
             f"{r['worst_measured_hi']:.3f}] ms)"
             + (f"; priced from OpenSSL 3.5: {r['borrowed']}" if r["borrowed"] else "")
         )
+        if not r["within_target"]:
+            print(f"    off the target: {off_target_reason(r)}")
 
 
 def instructions_check(path: Path, a) -> None:

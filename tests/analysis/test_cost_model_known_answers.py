@@ -7,7 +7,13 @@ import math
 import pandas as pd
 import pytest
 
-from chainlab.analysis.cost_model import per_scenario, scenario_of
+from chainlab.analysis.cost_model import (
+    LONG_WAIT_MS,
+    off_target_reason,
+    per_scenario,
+    per_stack,
+    scenario_of,
+)
 from chainlab.campaign import cost, estimate
 from chainlab.campaign.implementations import REFERENCE
 
@@ -64,6 +70,42 @@ def test_every_figure_of_a_scenario_row_is_the_hand_computed_one():
     # predicted CPU: not signing-dominated.
     assert r["server_sign"] == pytest.approx(MEAN_MS)
     assert not r["signing_dominated"]
+    # Each side idles for the other's signature: the client for the server's 0.5 ms.
+    assert r["client_waits_ms"] == pytest.approx(MEAN_MS)
+    assert r["server_waits_ms"] == 0.0  # no client certificate: the client signs nothing
+
+
+def stack_rows(errors_and_waits, borrowed=""):
+    """per_scenario rows of one client stack: (client error, client wait ms) each."""
+    return pd.DataFrame(
+        [
+            {
+                "scenario_id": f"s{i}", "client_stack": "openssl-3.5", "client_error": e,
+                "client_waits_ms": w, "client_borrowed": borrowed,
+                "server_stack": "openssl-3.5", "server_error": math.nan,  # the server unmeasured
+                **{f"client_{k}{end}": 1.0 for k in ("predicted", "measured")
+                   for end in ("", "_lo", "_hi")},
+            }
+            for i, (e, w) in enumerate(errors_and_waits)
+        ]
+    )  # fmt: skip
+
+
+def test_a_stack_off_target_through_its_long_waits_says_so():
+    long, short = 2 * LONG_WAIT_MS, LONG_WAIT_MS / 20
+    rows = stack_rows([(-0.15, long), (-0.14, long), (-0.20, long), (0.02, short), (-0.01, short)])
+    [r] = per_stack(rows).to_dict("records")
+    assert (r["n"], r["long_wait_n"]) == (5, 3)
+    assert r["median_error"] == pytest.approx(-0.14) and not r["within_target"]
+    assert r["long_wait_median_error"] == pytest.approx(-0.15)
+    assert r["short_wait_median_error"] == pytest.approx(0.005)
+    why = off_target_reason(r)
+    assert why.startswith("its 3 scenarios in which the client idles 10 ms or more")
+    assert "-15.0 %, the other 2 by +0.5 %" in why
+    # Off everywhere, long waits or not: not the waits' doing; the borrowed operations are.
+    rows = stack_rows([(-0.15, long), (-0.14, short), (-0.20, short)], borrowed="zlib decompress")
+    [r] = per_stack(rows).to_dict("records")
+    assert off_target_reason(r).startswith("it prices zlib decompress with OpenSSL 3.5's")
 
 
 def test_a_scenario_the_model_lacks_a_primitive_for_is_left_out():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from chainlab.analysis.cost_model import STACK_ERROR_TARGET
+from chainlab.analysis.cost_model import STACK_ERROR_TARGET, off_target_reason
 from chainlab.analysis.load import parse_json
 from chainlab.campaign.cost import (
     CATEGORIES,
@@ -217,7 +217,10 @@ def stacks_block(b: Builder, s: Section) -> None:
     median, the worst scenario with its intervals, and, for a stack outside the target,
     which operations the model prices from another implementation."""
     st = b.a.cost_model_stacks
-    if st.empty or st.groupby("side")["stack"].nunique().max() < 2:
+    if st.empty:
+        return
+    if st.groupby("side")["stack"].nunique().max() < 2:
+        off_target_lines(b, s, st)
         return
     cols = [
         ("side", list(st["side"])),
@@ -242,19 +245,16 @@ def stacks_block(b: Builder, s: Section) -> None:
             cols,
         )
     )
-    off = st[~st["within_target"]]
-    for r in off.to_dict("records"):
-        why = (
-            f"it prices {r['borrowed']} with OpenSSL 3.5's figures (that stack's engine "
-            "does not time them)"
-            if r["borrowed"]
-            else "every operation is priced in the stack's own implementation, so the "
-            "difference is the stack's handshake cost beyond its primitives, which the "
-            "reference handshakes' line does not follow here"
-        )
+    off_target_lines(b, s, st)
+
+
+def off_target_lines(b: Builder, s: Section, st) -> None:
+    """One line per side and stack off the target, saying why (off_target_reason)."""
+    for r in st[~st["within_target"]].to_dict("records"):
         s.blocks.append(
             f"The {r['side']} CPU on {r['stack']} is off by a median "
-            f"{100 * r['median_error']:+.1f} % over {r['n']} scenarios: {why}."
+            f"{100 * r['median_error']:+.1f} % over {r['n']} scenarios: "
+            f"{off_target_reason(r)}."
         )
 
 
