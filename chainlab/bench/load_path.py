@@ -20,7 +20,7 @@ from chainlab import engine as engine_binary
 from chainlab import processes
 from chainlab.network import emulated_link
 from chainlab.runner import records
-from chainlab.runner.load import cores_time
+from chainlab.runner.load_counters import cores_time
 
 # 50 ms of round trip, nothing else: the path's own limit is its latency. Then 100 ms with 1 %
 # loss each way (seeded), whose retransmissions (200 ms minimum RTO) lengthen some

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import collections
 import math
-import os
 import subprocess
 import time
 from dataclasses import dataclass
@@ -50,8 +49,7 @@ import numpy as np
 
 from chainlab import processes, stats
 from chainlab.campaign import estimate
-from chainlab.campaign.model import cpu_list
-from chainlab.runner import records, seeds
+from chainlab.runner import load_counters, records, seeds
 from chainlab.runner.scenario_state import Visit
 
 # The capacity search offers this multiple of the single-connection estimate: enough to
@@ -360,7 +358,7 @@ def _run_step(ex: Visit, step: Step, steps_left: int) -> tuple[dict, list[dict]]
     )
     deadline = step.duration_s + step.timeout_ms / 1000 + PROCESS_GRACE_S
     ex.reference("start", step.index)
-    before = None if target else _server_counters(ex)
+    before = None if target else load_counters.server(ex)
     t0 = time.monotonic()
     with err.open("wb") as errf:
         proc = processes.spawn(_argv(ex, step, rec), subprocess.DEVNULL, errf)
@@ -370,7 +368,7 @@ def _run_step(ex: Visit, step: Step, steps_left: int) -> tuple[dict, list[dict]]
                     break
         finally:
             processes.stop_group(proc)
-    after = None if target else _server_counters(ex)
+    after = None if target else load_counters.server(ex)
     ex.reference("end", step.index)
     got = records.read(rec)
     generator = next((r for r in got if r.get("side") == "generator"), None)
@@ -390,7 +388,7 @@ def _run_step(ex: Visit, step: Step, steps_left: int) -> tuple[dict, list[dict]]
         # Nothing of a target's server is chainlab's to read.
         row.update(server_workers=0, server_cpus=None, server_cpu_s=None, server_cores=0)
     else:
-        row.update(_server_deltas(before, after, row["wall_s"], plan.server_cores))
+        row.update(load_counters.deltas(before, after, row["wall_s"], plan.server_cores))
     eta = steps_left * (plan.step_s + estimate.LOAD_STEP_OVERHEAD_S)
     ex.ctx.progress.note(
         f"chainlab: {ex.plan.scenario_id}: load {step.kind} {step.index}: offered "
@@ -399,85 +397,6 @@ def _run_step(ex: Visit, step: Step, steps_left: int) -> tuple[dict, list[dict]]
         + f"; {steps_left} step(s) left, about {estimate.fmt_duration(eta)}"
     )
     return row, rows
-
-
-def _server_counters(ex: Visit) -> dict:
-    """What the kernel counts for the server: its process's CPU, its cores' busy and total
-    time, and (on loopback: the counters are per network namespace) listen-queue drops."""
-    link = ex.link
-    out = {
-        "link": link.forwarder_stats().get("timer") if link is not None else None,
-        "process": _process_cpu_s(ex.server_pid),
-        "cores": cores_time(cpu_list(ex.plan.load.server_cpus)),
-        "netstat": _listen_counters() if ex.on_loopback else None,
-    }
-    return out
-
-
-def _server_deltas(before: dict, after: dict, wall_s: float, cores: int) -> dict:
-    def delta(key):
-        a, b = before[key], after[key]
-        return None if a is None or b is None else tuple(y - x for x, y in zip(a, b, strict=True))
-
-    proc = None
-    if before["process"] is not None and after["process"] is not None:
-        proc = after["process"] - before["process"]
-    busy = delta("cores")
-    net = delta("netstat")
-    link = None
-    if before["link"] and after["link"]:
-        wakeups = after["link"]["wakeups"] - before["link"]["wakeups"]
-        late = after["link"]["late_ns_total"] - before["link"]["late_ns_total"]
-        link = late / wakeups / 1e3 if wakeups else None
-    return {
-        "link_timer_late_us_mean": link,
-        "server_process_cpu_s": proc,
-        "server_cores_busy": busy[0] / busy[1] if busy and busy[1] > 0 else None,
-        "listen_overflows": net[0] if net else None,
-        "listen_drops": net[1] if net else None,
-    }
-
-
-def _process_cpu_s(pid: int | None) -> float | None:
-    """utime + stime of a process, seconds (/proc/<pid>/stat fields 14 and 15)."""
-    if pid is None:
-        return None
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def cores_time(cpus: list[int]) -> tuple[int, int] | None:
-    """(busy, total) jiffies of the given CPUs from /proc/stat: busy is all but idle and
-    iowait, so it includes the kernel's network work for the server."""
-    try:
-        lines = Path("/proc/stat").read_text().splitlines()
-    except OSError:
-        return None
-    busy = total = 0
-    wanted = {f"cpu{c}" for c in cpus}
-    for line in lines:
-        parts = line.split()
-        if parts and parts[0] in wanted:
-            values = [int(x) for x in parts[1:9]]
-            total += sum(values)
-            busy += sum(values) - values[3] - values[4]
-    return (busy, total)
-
-
-def _listen_counters() -> tuple[int, int] | None:
-    """(ListenOverflows, ListenDrops) of TcpExt in /proc/net/netstat."""
-    try:
-        lines = Path("/proc/net/netstat").read_text().splitlines()
-    except OSError:
-        return None
-    for names, values in zip(lines[::2], lines[1::2], strict=False):
-        if names.startswith("TcpExt:"):
-            table = dict(zip(names.split()[1:], values.split()[1:], strict=True))
-            return int(table.get("ListenOverflows", 0)), int(table.get("ListenDrops", 0))
-    return None
 
 
 def _server_records(ex: Visit, before: int, conn_ids: set[str]) -> list[dict]:
