@@ -278,15 +278,26 @@ def in_flight(ex: Visit, rate: float) -> int:
 
 def _derived_capacity(ex: Visit) -> float:
     """Handshakes per second the single-connection phase implies: server cores / mean
-    whole-connection CPU of its successful connections (handshake CPU where absent)."""
+    whole-connection CPU of its measured successful connections (handshake CPU where absent;
+    warm-ups left out: a server's first connection here cost 38 ms against 0.3 ms). Their
+    server records are waited for: the server writes them a writer's turn after each close,
+    and a phase of 60 quick handshakes had left 13 of them on file when its client ended
+    (none on a loaded machine, which made the capacity step offer FALLBACK_CAPACITY's)."""
+    measured = {
+        r["conn_id"]
+        for r in ex.results.client
+        if not r.get("warmup") and r.get("outcome") == "ok" and r.get("conn_id")
+    }
     try:
-        srv = records.server_connections(ex.server_records_path)
+        srv = _server_records(ex, 0, measured)
     except records.RecordError:
         srv = []
     cpu = [
         r.get("conn_cpu_ns") or r.get("cpu_ns")
         for r in srv
-        if r.get("outcome") == "ok" and (r.get("conn_cpu_ns") or r.get("cpu_ns"))
+        if r.get("conn_id") in measured
+        and r.get("outcome") == "ok"
+        and (r.get("conn_cpu_ns") or r.get("cpu_ns"))
     ]
     if not cpu:
         return FALLBACK_CAPACITY

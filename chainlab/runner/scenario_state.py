@@ -131,6 +131,7 @@ class Visit(Protocol):
     files: Files
     dir: Path
     state: State
+    results: Results
 
     @property
     def ctx(self): ...  # chainlab.runner.scenario.RunContext
