@@ -38,7 +38,7 @@ import pandas as pd
 from chainlab.analysis.load import StoreData
 from chainlab.analysis.registry import produces
 from chainlab.runner import host
-from chainlab.runner.load import LATENCY_BOUND, fell_behind, latency_unbounded
+from chainlab.runner.load import LATENCY_BOUND, fell_behind, latency_unbounded, servable
 from chainlab.stats import poisson_rate_ci, quantile_ci, ratio_ci
 
 # A step fell behind because of the server only if the server's cores were at least this
@@ -70,6 +70,8 @@ def steps_frame(data: StoreData, level: float) -> pd.DataFrame:
             "kind": r["kind"],
             "fraction": r["fraction"],
             "offered_rate": float(r["offered_rate"]),
+            # The offer less its attempts refused by an answer (a client no chain serves).
+            "servable_rate": servable(r),
             "achieved_rate": rate,
             "achieved_rate_lo": rate_lo,
             "achieved_rate_hi": rate_hi,
@@ -262,12 +264,16 @@ def sustained(g: pd.DataFrame) -> dict:
 def step_limit(r: dict) -> tuple[bool, str]:
     """(whether the server was saturated, what limited the step in words) of a steps_frame
     row. A step kept up only when it achieved its offer within its interval (the upper end
-    of the achieved rate's interval reaches the offer; without one, SATURATED of it) and its
+    of the achieved rate's interval reaches the offer, less its attempts refused by an
+    answer: `servable_rate`; without one, SATURATED of it) and its
     p99 stayed within its bound (`p99_bound_ms`, where known). Otherwise: the server, only
     with busy cores or an overflowing listen queue; else the generator, the connection
     slots, the latency, or a shortfall the counters do not explain."""
     hi = r.get("achieved_rate_hi", math.nan)
-    behind = fell_behind(r["n_saturated"], r["achieved_rate"], hi, r["offered_rate"])
+    offer = r.get("servable_rate", r["offered_rate"])
+    behind = fell_behind(r["n_saturated"], r["achieved_rate"], hi, offer)
+    share = r["achieved_rate"] / offer if offer else math.nan
+    of_offer = "of the offer" if offer == r["offered_rate"] else "of the servable offer"
     p99, bound = r.get("p99_ms", math.nan), r.get("p99_bound_ms", math.nan)
     unbounded = latency_unbounded(p99, bound)
     latency = f"p99 {p99:.3g} ms, above its bound of {bound:.3g} ms" if unbounded else ""
@@ -283,7 +289,7 @@ def step_limit(r: dict) -> tuple[bool, str]:
         if link == link and link >= LINK_BUSY
         else ""
     )
-    detail = [] if not behind else [f"achieved {r['achieved_share']:.0%} of the offer"]
+    detail = [] if not behind else [f"achieved {share:.0%} {of_offer}"]
     detail += [latency] if unbounded else []
     if (behind or unbounded) and causes:
         return True, "; ".join(causes + [link_cause] * bool(link_cause)) + f" ({', '.join(detail)})"
@@ -301,7 +307,7 @@ def step_limit(r: dict) -> tuple[bool, str]:
             f"connection slots: {r['n_saturated']} attempts found every slot open "
             f"(offered rate x latency above max_in_flight; {idle})"
         )
-    return False, f"not the server: achieved {r['achieved_share']:.0%} of the offer ({idle})"
+    return False, f"not the server: achieved {share:.0%} {of_offer} ({idle})"
 
 
 def _outside(r) -> float:

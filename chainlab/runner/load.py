@@ -3,20 +3,22 @@ single-connection measurement, on the same server.
 
 1. Capacity, measured: `chainlab-engine load` offers CAPACITY_OVERLOAD x the capacity the
    single-connection phase implies (server cores / mean whole-connection server CPU). If the
-   server keeps up with that (achieved >= SATURATED x offered and nothing saturated), the
-   offer doubles, up to CAPACITY_TRIES times (achieved: completions_in_window per second of
-   the schedule). The most successful handshakes per second any capacity step achieved is
-   the capacity (a heavier offer's goodput falls as timeouts
-   waste the server's work); whether the server was saturated, and what else limited a
-   step, chainlab.analysis.load_capacity says.
+   server keeps up with that (achieved >= SATURATED x the `servable` offer: the offer less
+   the attempts refused by an answer, such as a client no chain serves; nothing saturated),
+   the offer doubles, up to CAPACITY_TRIES times (achieved: completions_in_window per second
+   of the schedule). The most successful handshakes per second any capacity step achieved
+   is the capacity (a heavier offer's goodput falls as timeouts waste the server's work);
+   whether the server was saturated, and what else limited a step,
+   chainlab.analysis.load_capacity says.
    Its clients wait up to QUEUE_WAIT_MARGIN x the time a full in-flight queue takes to clear
    (at least the scenario's timeout), so a slow server's backlog is completed, not timed out.
 2. The sustainable rate, searched: the overload throughput of step 1 is not what the server
    sustains (an overloaded event loop batches its work and completes more per second than
    it keeps up with at bounded latency), so `search_steps` offers bisect [SEARCH_FLOOR x
    that throughput, all of it], each as long as a capacity step, for the highest offer the
-   server kept up with (`kept_up`: its achieved rate's interval reaches the offer, nothing
-   saturated, its p99 within LATENCY_BOUND x the single-connection phase's p99). The
+   server kept up with (`kept_up`: its achieved rate's interval reaches the servable
+   offer, nothing saturated, its p99 within LATENCY_BOUND x the single-connection phase's
+   p99). The
    analysis (chainlab.analysis.load_capacity) judges every step again with its own bound and
    reports the sustainable rate with its interval; the search only places the steps.
 3. One step per offered load: `rates` as given, or `fractions` x the sustainable rate found
@@ -39,6 +41,7 @@ barely felt. Its note says which fired, with the figures.
 from __future__ import annotations
 
 import collections
+import json
 import math
 import subprocess
 import time
@@ -58,6 +61,13 @@ CAPACITY_OVERLOAD = 1.5
 # A step "kept up" when it achieved this share of the offered rate (Poisson counts over a
 # few seconds wander by a few per cent).
 SATURATED = 0.9
+# Failures that are the server's answer, not a shortfall: the exchange ran to an alert or a
+# rejected chain (a population's client that no chain serves, a client that distrusts the
+# root: docs/engine-records.md "Error categories"). A step keeps up when it completes the rest
+# of its offer; a population with 10 % such clients otherwise never "kept up" (88 % achieved).
+ANSWERED = frozenset(
+    {"verify_failed", "client_cert_rejected", "no_shared_group", "no_shared_sigalg", "tls_alert"}
+)
 # The capacity step's offer at least: enough attempts to saturate a server whose single-
 # connection phase gave no figure, or one handling a few handshakes a second.
 MIN_CAPACITY_ATTEMPTS = 10
@@ -145,7 +155,7 @@ def run(ex: Visit) -> tuple[list[dict], list[dict]]:
         # server's connections share its core until some time out, and the goodput of a
         # heavier offer falls (over a long path most of all).
         capacity = max(capacity, row["achieved_rate"])
-        if saturated(row["n_saturated"], row["achieved_rate"], offered) or capacity == 0:
+        if saturated(row["n_saturated"], row["achieved_rate"], servable(row)) or capacity == 0:
             break
         offered *= 2
     if not capacity > 0:
@@ -186,7 +196,7 @@ def kept_up(row: dict, rows: list[dict], bound_ns: float) -> bool:
     (from the intended start) stayed within `bound_ns` (no bound: nan)."""
     k = round(row["achieved_rate"] * row["duration_s"])
     hi = stats.poisson_rate_ci(k, row["duration_s"], SEARCH_LEVEL)[2]
-    if fell_behind(row["n_saturated"], row["achieved_rate"], hi, row["offered_rate"]):
+    if fell_behind(row["n_saturated"], row["achieved_rate"], hi, servable(row)):
         return False
     latencies = [r["latency_ns"] for r in rows if r["outcome"] == "ok" and r["latency_ns"]]
     if not latencies:
@@ -200,6 +210,19 @@ def fell_behind(n_saturated: int, achieved: float, achieved_hi: float, offered: 
     whether a step kept up, for the runner's search and the analysis alike."""
     short = achieved_hi == achieved_hi and achieved_hi < offered
     return saturated(n_saturated, achieved, offered) or short
+
+
+def servable(row: dict) -> float:
+    """The part of a step's offered rate that could succeed: the offer less the share of its
+    measured attempts that failed by an answer (ANSWERED; `failures` by category, a dict or
+    the store's JSON text). What `fell_behind` compares the achieved rate with."""
+    failures = row.get("failures") or {}
+    if isinstance(failures, str):
+        failures = json.loads(failures)
+    attempts = int(row["n_ok"]) + int(row["n_failed"])
+    answered = sum(n for cause, n in failures.items() if cause in ANSWERED)
+    offered = float(row["offered_rate"])
+    return offered * (1 - answered / attempts) if attempts else offered
 
 
 def latency_unbounded(p99: float, bound: float) -> bool:

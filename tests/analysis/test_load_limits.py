@@ -54,6 +54,25 @@ def test_a_step_short_of_its_offer_or_past_its_latency_bound_never_kept_up():
     assert (sat, why) == (False, "nothing: the server kept up with the offer")
 
 
+def test_a_population_step_is_judged_on_the_offer_its_clients_could_complete():
+    """A staged rollout's step: 510/s offered, 10 % of its clients refused by the server's
+    alert (no chain serves them), 447/s completed with the cores 40 % busy."""
+    pop = step(
+        offered_rate=510.0, achieved_rate=447.0, achieved_rate_hi=489.0, achieved_share=0.88,
+        server_cores_busy=0.4, servable_rate=457.3, p99_ms=20.0, p99_bound_ms=200.0,
+    )  # fmt: skip
+    assert step_limit(pop) == (False, "nothing: the server kept up with the offer")
+    # Short of the servable part too: said of that part, not of the whole offer.
+    sat, why = step_limit({**pop, "achieved_rate": 300.0, "achieved_rate_hi": 330.0})
+    assert (
+        not sat
+        and why == "not the server: achieved 66% of the servable offer (server cores 40% busy)"
+    )
+    # Without the column (an analysis row built by hand, an old frame): the whole offer.
+    sat, why = step_limit({k: v for k, v in pop.items() if k != "servable_rate"})
+    assert not sat and why == "not the server: achieved 88% of the offer (server cores 40% busy)"
+
+
 def test_idle_cores_and_full_slots_are_the_slots_not_the_server():
     # The 50 ms path case: every slot open, the server's core 15 % busy.
     sat, why = step_limit(step(server_cores_busy=0.15, n_saturated=300))

@@ -4,15 +4,20 @@ p99 within its bound. The search itself runs in tests/runner/test_load.py."""
 
 import math
 
-from chainlab.runner.load import fell_behind, kept_up, latency_unbounded
+from chainlab.runner.load import ANSWERED, fell_behind, kept_up, latency_unbounded, servable
 
 MS = 1_000_000
 
 
-def step(offered: float, achieved: float, saturated: int = 0, seconds: float = 5.0) -> dict:
+def step(
+    offered: float, achieved: float, saturated: int = 0, seconds: float = 5.0, failures=None
+) -> dict:
+    failures = failures or {}
+    n_ok = round(achieved * seconds)
     return {
         "offered_rate": offered, "achieved_rate": achieved, "duration_s": seconds,
-        "n_saturated": saturated,
+        "n_saturated": saturated, "n_ok": n_ok, "n_failed": sum(failures.values()),
+        "failures": failures,
     }  # fmt: skip
 
 
@@ -37,6 +42,21 @@ def test_a_saturated_step_or_one_whose_p99_left_its_bound_is_not():
     # 2 % of attempts at 363 ms: p99 far above 10 x an unloaded 5 ms.
     assert not kept_up(step(100, 100), attempts(5, slow=10, slow_ms=363), bound_ns=50 * MS)
     assert not kept_up(step(100, 100), [], bound_ns=50 * MS)
+
+
+def test_attempts_refused_by_an_answer_leave_the_offer_the_server_could_complete():
+    # A rollout population with 10 % clients no chain serves: 510/s offered for 5 s, 447/s
+    # completed, 260 refused with an alert. The servable offer is 510 x (1 - 260/2495).
+    refused = step(510, 447, failures={"tls_alert": 260})
+    assert abs(servable(refused) - 510 * (1 - 260 / 2495)) < 1e-9
+    assert kept_up(refused, attempts(5), bound_ns=50 * MS)
+    # The same shortfall by timeouts is the server's: not kept up.
+    timed_out = step(510, 447, failures={"handshake_timeout": 260})
+    assert servable(timed_out) == 510
+    assert not kept_up(timed_out, attempts(5), bound_ns=50 * MS)
+    # The store's JSON text of the same counts, as the analysis reads it.
+    assert servable({**refused, "failures": '{"tls_alert": 260}'}) == servable(refused)
+    assert {"no_shared_sigalg", "verify_failed", "tls_alert"} <= ANSWERED
 
 
 def test_without_a_reference_latency_only_the_rate_decides():
