@@ -155,6 +155,8 @@ def per_scenario(
             out[f"{side}_primitives"] = prim
             # What the scenario's emulated path adds (its path reference beyond loopback's).
             out[f"{side}_path"] = p.path.get(side, 0.0)
+            # What the wake-up after a long idle wait adds (the stack's wait reference).
+            out[f"{side}_wait"] = p.wait.get(side, 0.0)
             out[f"{side}_residual"] = measured - prim
             out[f"{side}_residual_share"] = (
                 (measured - prim) / measured if measured > 0 else math.nan
@@ -162,7 +164,7 @@ def per_scenario(
             for category in cost.CATEGORIES:
                 out[f"{side}_{category}"] = p.parts[side].get(category, 0.0)
             # How long this side idles for the peer's signature before its own work on the
-            # peer's flight: the peer's predicted signing time (LONG_WAIT_MS).
+            # peer's flight: the peer's predicted signing time (cost.LONG_WAIT_MS).
             out[f"{side}_waits_ms"] = p.parts[PEER[side]].get("sign", 0.0)
             # What the model prices with another implementation's figure than the one that
             # runs it (chainlab.campaign.implementations): what it may miss on this side.
@@ -187,12 +189,6 @@ def per_scenario(
 # A stack's model error is said to be within bounds up to this median |error| (issue #40's
 # target for each stack's server and client CPU).
 STACK_ERROR_TARGET = 0.10
-# A side that idles this long for its peer's signature wakes to cold caches: its work after
-# the wait cost 0.4-0.8 ms more CPU than the primitives timed back to back predict, after an
-# SLH-DSA-SHAKE-128f signature (42 ms: levers.toml's and quick.toml's clients -12 to -16 %)
-# as after a 192s one (1.5 s: the paper matrix's, -11 to -23 %), while ML-DSA's 1 ms waits
-# priced within 5 % (2026-11-27). The model does not price it; per_stack names its share.
-LONG_WAIT_MS = 10.0
 PEER = {"server": "client", "client": "server"}
 
 
@@ -209,7 +205,7 @@ def per_stack(m: pd.DataFrame) -> pd.DataFrame:
             err = g[f"{side}_error"]
             worst = g.loc[err.abs().idxmax()]
             borrowed = sorted({op for ops in g[f"{side}_borrowed"] for op in ops.split(", ") if op})
-            long = g[f"{side}_waits_ms"] >= LONG_WAIT_MS
+            long = g[f"{side}_waits_ms"] >= cost.LONG_WAIT_MS
             rows.append(
                 {
                     "side": side,
@@ -230,6 +226,8 @@ def per_stack(m: pd.DataFrame) -> pd.DataFrame:
                     "long_wait_n": int(long.sum()),
                     "long_wait_median_error": _median(err[long]),
                     "short_wait_median_error": _median(err[~long]),
+                    # The wake-up those scenarios were priced with (0: none in the model).
+                    "long_wait_priced_ms": _median(g.loc[long, f"{side}_wait"]),
                 }
             )
     return pd.DataFrame(rows)
@@ -252,12 +250,19 @@ def off_target_reason(r: dict) -> str:
         others = r["n"] - r["long_wait_n"]
         return (
             f"its {r['long_wait_n']} scenarios in which the {r['side']} idles "
-            f"{LONG_WAIT_MS:g} ms or more for the peer's signature are off by a median "
+            f"{cost.LONG_WAIT_MS:g} ms or more for the peer's signature are off by a median "
             f"{100 * long_err:+.1f} %"
             + (f", the other {others} by {100 * short_err:+.1f} %" if others else "")
             + ": work after a long idle wait costs more than the same operations timed back "
             "to back (the wake-up from idle, as a server idle between connections paid in "
-            "`chainlab bench path`), which the model does not price"
+            "`chainlab bench path`), "
+            + (
+                f"which the model priced at {r['long_wait_priced_ms']:.2f} ms from the stack's "
+                "wait reference"
+                if r["long_wait_priced_ms"] > 0
+                else "which the model prices only for a client, from its stack's wait "
+                "reference, and this store has none for it"
+            )
         )
     if r["borrowed"]:
         return (

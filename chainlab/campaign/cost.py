@@ -266,6 +266,8 @@ class Prediction:
     borrowed: set = field(default_factory=set)
     # CPU per side the scenario's emulated path adds (CostModel.path_extras), included above.
     path: dict[str, float] = field(default_factory=dict)
+    # CPU per side its long idle wait for the peer's signature adds (CostModel.wait_extras).
+    wait: dict[str, float] = field(default_factory=dict)
 
     def with_path(self, extra: dict, profile: str = "", borrowed: tuple = ()) -> Prediction:
         """This prediction on a path whose reference measured `extra` beyond loopback;
@@ -279,6 +281,17 @@ class Prediction:
             server_se=math.hypot(self.server_se, extra["server_se"]),
             client_se=math.hypot(self.client_se, extra["client_se"]),
             path={side: extra[side] for side in SIDES},
+        )
+
+    def with_wait(self, extra: dict) -> Prediction:
+        """This prediction with what its client's wake-up after a long idle wait for the
+        server's signature costs (`extra`: the client stack's WAIT_REFERENCE beyond its
+        overhead line; a server that waits for a client's signature is not priced so)."""
+        return replace(
+            self,
+            client_ms=self.client_ms + extra["client"],
+            client_se=math.hypot(self.client_se, extra["client_se"]),
+            wait={"client": extra["client"]},
         )
 
     def primitives_ms(self, side: str) -> float:
@@ -397,12 +410,40 @@ REFERENCE_PREFIX = "tls-reference:"
 # adds what the path's reference measured beyond loopback's to each scenario on that path.
 PATH_REFERENCE = ("ecdsa", "full")
 PATH_PREFIX = "path:"
+# A side that idles this long for its peer's signature (the server's SLH-DSA CertificateVerify
+# before the client can go on) wakes to cold caches: its work after the wait cost 0.4-0.8 ms
+# more CPU than the primitives timed back to back and the overhead line predict, after an
+# SLH-DSA-SHAKE-128f signature (42 ms: levers.toml's and quick.toml's clients -12 to -16 %)
+# as after a 192s one (1.5 s: the paper matrix's, -11 to -23 %), while ML-DSA's 1 ms waits
+# priced within 5 % (2026-11-27): the cost of one sleep and wake-up, as a path's waits cost
+# (PATH_REFERENCE).
+LONG_WAIT_MS = 10.0
+# The wait reference: a full handshake whose server signs with SLH-DSA-SHAKE-128f (~42 ms
+# here), so its client idles past LONG_WAIT_MS once, taken on each stack whose client waits
+# that long in a campaign. What its client CPU measures beyond its primitives and the
+# stack's overhead line is the stack's wake-up extra, added to each scenario whose client
+# waits that long on loopback (a path's own reference already pays its waits' wake-ups).
+# name -> (hierarchy, group, served chain, modes), as REFERENCES.
+WAIT_REFERENCE = "wait"
+WAIT_REFERENCES: dict[str, tuple[tuple[str, ...], str, str, tuple[str, ...]]] = {
+    WAIT_REFERENCE: (
+        ("ECDSA-P256", "SLH-DSA-SHAKE-128f"),
+        "X25519",
+        "leaf+intermediates",
+        ("full",),
+    ),
+}
 # The full reference handshakes also taken over each other transport a stack runs in a
 # campaign (`message` TRANSPORT_PREFIX + the transport): OpenSSL 3.5's QUIC scenarios on
 # loopback had cost 17-36 % more server CPU than the TCP references predict (quic.toml,
 # 2026-11-27), packet protection and acknowledgements being per datagram. The stack's
 # overhead over that transport is fitted on them; a resumed handshake keeps the TCP line.
 TRANSPORT_PREFIX = "transport:"
+
+
+def reference_spec(name: str) -> tuple[tuple[str, ...], str, str, tuple[str, ...]]:
+    """(hierarchy, group, served chain, modes) of a reference handshake, overhead or wait."""
+    return REFERENCES[name] if name in REFERENCES else WAIT_REFERENCES[name]
 
 
 def transport_of(message: str | None) -> str:
@@ -433,6 +474,9 @@ class CostModel:
     # (stack, network profile) -> {server, client, server_se, client_se}: CPU per handshake
     # the stack's path reference measured beyond its loopback one (PATH_REFERENCE)
     path_extras: dict = field(default_factory=dict)
+    # stack -> {client, client_se}: CPU per handshake the stack's client paid after its wait
+    # reference's long idle wait beyond its primitives and overhead line (WAIT_REFERENCE)
+    wait_extras: dict = field(default_factory=dict)
 
     def path_extra(self, stack: str, profile: str) -> tuple[dict, bool] | None:
         """What a profile's path adds to a stack's handshake, and whether it is borrowed

@@ -1,6 +1,7 @@
 """The cost model from stored rows (chainlab.campaign.cost): the primitives' timings by
 implementation, each stack's overhead lines fitted on its reference handshakes (over TCP and
-over QUIC), and what each stack's path reference measured beyond loopback
+over QUIC), what each stack's path reference measured beyond loopback and what its wait
+reference's client paid beyond its overhead line
 (docs/methods/cost-model.md#cost-model).
 """
 
@@ -17,6 +18,7 @@ from chainlab.campaign.cost import (
     REFERENCES,
     SIDES,
     TRANSPORT_PREFIX,
+    WAIT_REFERENCE,
     CostModel,
     Line,
     MissingPrimitive,
@@ -28,6 +30,7 @@ from chainlab.campaign.cost import (
     overhead_key,
     path_profile,
     predict,
+    reference_spec,
     transport_of,
 )
 from chainlab.campaign.stacks import DEFAULT_STACK
@@ -83,7 +86,30 @@ def model_from_summary(rows, source: str) -> CostModel:
         resumed = overheads[stack].resumed if stack in overheads else over.resumed
         overheads[overhead_key(stack, transport)] = Overhead(over.full, resumed)
         refs[overhead_key(stack, transport)] = refs.pop((stack, transport))
-    return CostModel(timings, overheads, source, refs, path_extras(paths, refs))
+    waits = wait_extras(refs, timings, overheads)
+    return CostModel(timings, overheads, source, refs, path_extras(paths, refs), waits)
+
+
+def wait_extras(refs: dict, timings: Mapping, overheads: Mapping) -> dict:
+    """Per stack: its wait reference's client CPU beyond its primitives (as the stack runs
+    them) and the stack's full overhead line at the bytes it carried, with its standard
+    error (WAIT_REFERENCE)."""
+    out = {}
+    for stack, m in refs.items():
+        if not isinstance(stack, str) or stack not in overheads:
+            continue
+        res = reference_residuals(
+            {k: v for k, v in m.items() if k[0] == WAIT_REFERENCE}, timings, stack
+        ).get((WAIT_REFERENCE, "full"))
+        if res is None:
+            continue
+        line = overheads[stack].full["client"]
+        client, se = res["client"]
+        out[stack] = {
+            "client": client - line.at(res["kib"]),
+            "client_se": math.hypot(se, line.se_ms),
+        }
+    return out
 
 
 def path_extras(paths: dict, refs: dict) -> dict:
@@ -113,7 +139,7 @@ def reference_residuals(refs: dict, timings: Mapping, stack: str = DEFAULT_STACK
     out = {}
     pricing = Pricing(by_implementation(timings), {}, (stack, stack))
     for (name, mode), m in refs.items():
-        hierarchy, kex, _served, _modes = REFERENCES[name]
+        hierarchy, kex, _served, _modes = reference_spec(name)
         try:
             p = predict(operations(hierarchy, kex, mode), pricing)
         except MissingPrimitive:
@@ -150,6 +176,8 @@ def fit_overhead(refs: dict, timings: Mapping, stack: str = DEFAULT_STACK) -> Ov
                 out[k] = Line(0.0, 0.0)
         return out
 
+    # The overhead references alone (a wait reference's wake-up is no part of the line).
+    res = {k: p for k, p in res.items() if k[0] in REFERENCES}
     full = sorted((p for (n, mode), p in res.items() if mode == "full"), key=lambda p: p["kib"])
     resumed = [p for (n, mode), p in res.items() if mode == "resumed"]
     return Overhead(line(full), line(resumed))

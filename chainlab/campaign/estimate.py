@@ -188,7 +188,7 @@ def predict(s: Scenario | Handshake, model: cost.CostModel) -> cost.Prediction:
     # waits' wake-ups: cost.PATH_REFERENCE), where the model has it.
     profile = h.network_profile
     if profile is None:
-        return p
+        return _with_wait(p, h, model)
     extra: dict = {}
     borrowed = []
     for side, stack in zip(("client", "server"), h.stacks, strict=True):  # h.stacks' order
@@ -202,6 +202,18 @@ def predict(s: Scenario | Handshake, model: cost.CostModel) -> cost.Prediction:
     # Each connection of the attempt waits on the path.
     extra = {k: h.connections * v for k, v in extra.items()}
     return p.with_path(extra, profile.name, tuple(borrowed))
+
+
+def _with_wait(p: cost.Prediction, h: Handshake, model: cost.CostModel) -> cost.Prediction:
+    """`p` with its client's wake-up after idling cost.LONG_WAIT_MS or more for the server's
+    signature (by the prediction's own signing time), where the model holds the client
+    stack's wait reference (cost.WAIT_REFERENCE). On loopback only: a path's reference
+    already pays the wake-up after each of its waits, and the signature lengthens one."""
+    extra = model.wait_extras.get(h.stacks[0])
+    if extra is None or p.parts["server"].get("sign", 0.0) < cost.LONG_WAIT_MS:
+        return p
+    # Each connection of the attempt waits for a signature.
+    return p.with_wait({k: h.connections * v for k, v in extra.items()})
 
 
 def pricing(s: Scenario | Handshake, model: cost.CostModel) -> cost.Pricing:

@@ -113,6 +113,12 @@ REFERENCE_ROUNDS = 3
 # the path's extra CPU (0.2-0.7 ms a side) is measured within a few per cent of a 1 ms figure.
 PATH_REFERENCE_COUNT = 30
 PATH_REFERENCE_WARMUP = 3
+# The wait reference (cost.WAIT_REFERENCE, per stack whose client waits long in a campaign):
+# one round of 30 after 3 warm-ups, each ~45 ms of the server's SLH-DSA-SHAKE-128f
+# signature, ~1.5 s a stack; its client's 3-4 ms of CPU a handshake (CV ~0.1) give the
+# wake-up's 0.4-0.8 ms within ~0.05 ms.
+WAIT_REFERENCE_COUNT = 30
+WAIT_REFERENCE_WARMUP = 3
 # A reference set is complete with this share of its handshakes: a handshake whose server CPU
 # the engine left null is dropped, and OpenSSL's QUIC server leaves it null when the previous
 # connection was still closing as the next arrived (0-4 of 300 one at a time here; TCP none).

@@ -35,6 +35,8 @@ from chainlab.campaign.model import (
     REFERENCE_COUNT,
     REFERENCE_ROUNDS,
     REFERENCE_WARMUP,
+    WAIT_REFERENCE_COUNT,
+    WAIT_REFERENCE_WARMUP,
     PrimitivesPlan,
     Scenario,
 )
@@ -209,7 +211,8 @@ def primitive_seconds(p: tuple, model=None, plan: PrimitivesPlan | None = None) 
 def reference_seconds(r: tuple, model=None, paths: dict | None = None) -> float:
     """Taking one stack's reference handshakes (stack, subject, mode, message) in their
     rounds; a path reference (its message names the profile, one of `paths`) in one round
-    over its link, each handshake paying the path's round trips."""
+    over its link, each handshake paying the path's round trips; a wait reference in one
+    round, each handshake paying the server's SLH-DSA signature."""
     stack, subject, mode = r[:3]
     message = r[3] if len(r) > 3 else None
     if message is not None and message.startswith(cost.PATH_PREFIX):
@@ -218,6 +221,13 @@ def reference_seconds(r: tuple, model=None, paths: dict | None = None) -> float:
         ms = REFERENCE_HANDSHAKE_MS + PATH_REFERENCE_ROUND_TRIPS * rtt
         per_round = PATH_REFERENCE_COUNT + PATH_REFERENCE_WARMUP
         return estimate.LINK_OVERHEAD_S + REFERENCE_ROUND_START_S + per_round * ms / 1000
+    if subject == cost.REFERENCE_PREFIX + cost.WAIT_REFERENCE:
+        # One round; each handshake waits for the server's SLH-DSA signature.
+        hierarchy, *_ = cost.reference_spec(cost.WAIT_REFERENCE)
+        impl = implementations.of(stack, None, hierarchy[-1], "sign")
+        ms = REFERENCE_HANDSHAKE_MS + _op_ms(impl, hierarchy[-1], "sign", cost.CV, model)
+        per_round = WAIT_REFERENCE_COUNT + WAIT_REFERENCE_WARMUP
+        return HOST_READING_S + REFERENCE_ROUND_START_S + per_round * ms / 1000
     ms = REFERENCE_HANDSHAKE_MS
     if model is not None:
         name = subject.split(":", 1)[-1]

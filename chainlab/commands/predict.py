@@ -38,6 +38,7 @@ def run(args) -> int:
             seed=c.seed,
             stacks=primitives.stacks_of(selected),
             transports=references.transports_of(selected),
+            waits=references.waits_of(selected),
         )
     model = primitives.model(out.rows, "this machine's primitives")
     for note in out.host_notes:

@@ -353,6 +353,7 @@ def _primitives(ctx, store, scenarios, campaign, guard, progress) -> None:
             stacks=primitives.stacks_of(scenarios),
             profiles=references.profiles_of(scenarios),
             transports=references.transports_of(scenarios),
+            waits=references.waits_of(scenarios),
         )
     except primitives.PrimitiveError as e:
         progress.note(f"chainlab: primitives not measured, the cost model has no input: {e}")

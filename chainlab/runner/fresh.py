@@ -41,6 +41,7 @@ def fresh(
             primitives.stacks_of(measured), references.transports_of(measured)
         )
         keys += [references.path_reference_key(*p) for p in references.profiles_of(measured)]
+        keys += [references.wait_reference_key(st) for st in references.waits_of(measured)]
         for key in keys:
             if primitives.needs_measuring(key, by_key, plan):
                 refs.append(key)

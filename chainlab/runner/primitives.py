@@ -43,6 +43,8 @@ from chainlab.campaign.model import (
     REFERENCE_COUNT,
     REFERENCE_KEPT_SHARE,
     REFERENCE_ROUNDS,
+    WAIT_REFERENCE_COUNT,
+    WAIT_REFERENCE_WARMUP,
     NetworkProfile,
     PrimitivesPlan,
     Scenario,
@@ -150,6 +152,9 @@ def items_for(scenarios: list[Scenario], with_references: bool = True) -> list[I
             for hierarchy, kex, _served, modes in cost.REFERENCES.values():
                 for mode in modes:
                     keys |= _measured(cost.operations(hierarchy, kex, mode), (stack, stack), None)
+        for stack in references.waits_of(scenarios):
+            hierarchy, kex, _served, _modes = cost.reference_spec(cost.WAIT_REFERENCE)
+            keys |= _measured(cost.operations(hierarchy, kex), (stack, stack), None)
     ordered = sorted(keys, key=lambda k: (k[0], k[1], k[2], k[3] or ""))
     return [item_of(k, keys[k]) for k in ordered]
 
@@ -312,9 +317,12 @@ def ensure(
     profiles: list[tuple[NetworkProfile, str]] | None = None,
     transports: list[tuple[str, str]] | None = None,
     host_reading: Callable[[], int] | None = None,
+    waits: list[str] | None = None,
 ) -> Outcome:
     """Rows for every item (and the reference handshakes of each of `stacks`, the reference
-    stack's when None; the full ones again over each (stack, transport) of `transports`),
+    stack's when None; the full ones again over each (stack, transport) of `transports`; the
+    path reference over each (profile, stack) of `profiles`; the wait reference of each stack
+    of `waits`),
     from the cache where it holds enough, measured otherwise; new rows are added to the
     cache. What is measured is measured on a steady host (`host.steady`, each measurement
     bracketed by `host_reading`: the host reference workload's wall ns by default)."""
@@ -415,6 +423,23 @@ def ensure(
         n_measured += 1
         new += got
         keep += got
+    for stack in waits or []:
+        key = references.wait_reference_key(stack)
+        have = by_key.get(key, [])
+        if not needs_measuring(key, by_key, plan):
+            n_cached += 1
+            keep += [{**r, "run_id": run_id, "implementation": key[0]} for r in have]
+            continue
+        try:
+            got, _ = references.time_reference(
+                engine_bin, cost.WAIT_REFERENCE, "full", seed, workdir, run_id, stack,
+                WAIT_REFERENCE_COUNT, warmup=WAIT_REFERENCE_WARMUP,
+            )  # fmt: skip
+        except references.ReferenceFailed as e:
+            raise PrimitiveError(str(e)) from e
+        n_measured += 1
+        new += got
+        keep += got
     note = save_to_cache(path, new, info) if write_cache else None
     return Outcome(keep, n_measured, n_cached, time.monotonic() - t0, note, path_notes, host_notes)
 
@@ -453,7 +478,8 @@ def needs_measuring(item: Item | tuple, by_key: dict, plan: PrimitivesPlan) -> b
     if isinstance(item, Item):
         return not satisfied([r["cpu_ns"] for r in by_key.get(item.timing_key, [])], plan)
     path = item[3] is not None and item[3].startswith(cost.PATH_PREFIX)
-    need = PATH_REFERENCE_COUNT if path else REFERENCE_COUNT
+    wait = item[1] == cost.REFERENCE_PREFIX + cost.WAIT_REFERENCE
+    need = PATH_REFERENCE_COUNT if path else WAIT_REFERENCE_COUNT if wait else REFERENCE_COUNT
     return len(by_key.get(item, [])) < need * REFERENCE_KEPT_SHARE
 
 

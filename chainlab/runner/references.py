@@ -2,16 +2,17 @@
 handshakes of a small classical and a larger ML-DSA chain (cost.REFERENCES) through each
 stack's own server and client, whose cost beyond their primitives is the stack's TLS
 overhead; the full ones again over each other transport a stack runs in a campaign (its
-overhead there), and the classical one over each emulated profile a campaign runs (the
-path's own CPU). chainlab.runner.primitives takes them beside the primitives, from the same
-cache.
+overhead there), the classical one over each emulated profile a campaign runs (the
+path's own CPU), and one whose client idles for a slow SLH-DSA signature on each stack whose
+client waits that long in a campaign (cost.WAIT_REFERENCE: the wake-up's CPU).
+chainlab.runner.primitives takes them beside the primitives, from the same cache.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from chainlab.campaign import axes, cost, estimate
+from chainlab.campaign import algorithm_costs, axes, cost, estimate
 from chainlab.campaign.algorithms import DEFAULT_TRANSPORT
 from chainlab.campaign.model import (
     PATH_REFERENCE_WARMUP,
@@ -48,6 +49,29 @@ def reference_keys(
         for stack, transport in transports or []
         for name in cost.REFERENCES
     ]
+
+
+def wait_reference_key(stack: str) -> tuple[str, str, str, None]:
+    """The cache and timing key of a stack's wait reference (cost.WAIT_REFERENCE)."""
+    return (stack, cost.REFERENCE_PREFIX + cost.WAIT_REFERENCE, "full", None)
+
+
+def waits_of(scenarios: list[Scenario]) -> list[str]:
+    """The client stacks of the scenarios whose client idles cost.LONG_WAIT_MS or more for
+    the server's signature (by the built-in signing times: chosen before this machine's
+    primitives are measured): the wait references to take."""
+    out = set()
+    for s in scenarios:
+        if s.target_spec is not None:
+            continue
+        sign_ms = sum(
+            o.count * algorithm_costs.SIGN_VERIFY_MS.get(o.subject, (0.0, 0.0))[0]
+            for o in estimate.scenario_operations(s)
+            if o.side == "server" and o.op == "sign"
+        )
+        if sign_ms >= cost.LONG_WAIT_MS:
+            out.add(estimate.view(s).stacks[0])
+    return sorted(out)
 
 
 def transports_of(scenarios: list[Scenario]) -> list[tuple[str, str]]:
@@ -105,7 +129,7 @@ def reference_scenario(
     warmup: int = REFERENCE_WARMUP,
     transport: str = DEFAULT_TRANSPORT,
 ) -> Scenario:
-    hierarchy, kex, served, _modes = cost.REFERENCES[name]
+    hierarchy, kex, served, _modes = cost.reference_spec(name)
     policy = SamplingPolicy(
         mode="fixed",
         count=count,
@@ -149,13 +173,15 @@ def time_reference(
     first_seq: int = 0,
     profile: NetworkProfile | None = None,
     carrier: str = DEFAULT_TRANSPORT,
+    warmup: int | None = None,
 ) -> tuple[list[dict], list[int]]:
     """`count` reference handshakes through a stack's real server and client: per
     handshake, latency, both sides' CPU and the bytes carried (numbered from `first_seq`);
     over the emulated path `profile` when given (uncalibrated: its CPU is what is wanted),
     over `carrier` (a transport) on loopback otherwise. With them, the host reference
     readings (wall ns) the scenario took at its start and end."""
-    warmup = REFERENCE_WARMUP if profile is None else PATH_REFERENCE_WARMUP
+    if warmup is None:
+        warmup = REFERENCE_WARMUP if profile is None else PATH_REFERENCE_WARMUP
     s = reference_scenario(name, mode, stack, count, profile, warmup, carrier)
     message = reference_message(profile, carrier)
     networks = {profile.name: profile} if profile is not None else {}

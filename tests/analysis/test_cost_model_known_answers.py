@@ -8,13 +8,13 @@ import pandas as pd
 import pytest
 
 from chainlab.analysis.cost_model import (
-    LONG_WAIT_MS,
     off_target_reason,
     per_scenario,
     per_stack,
     scenario_of,
 )
 from chainlab.campaign import cost, estimate
+from chainlab.campaign.cost import LONG_WAIT_MS
 from chainlab.campaign.implementations import REFERENCE
 
 MEAN_MS, SE_MS = 0.5, 0.1
@@ -75,13 +75,15 @@ def test_every_figure_of_a_scenario_row_is_the_hand_computed_one():
     assert r["server_waits_ms"] == 0.0  # no client certificate: the client signs nothing
 
 
-def stack_rows(errors_and_waits, borrowed=""):
-    """per_scenario rows of one client stack: (client error, client wait ms) each."""
+def stack_rows(errors_and_waits, borrowed="", wake_ms=0.0):
+    """per_scenario rows of one client stack: (client error, client wait ms) each; a long
+    wait priced with `wake_ms` of the stack's wait reference."""
     return pd.DataFrame(
         [
             {
                 "scenario_id": f"s{i}", "client_stack": "openssl-3.5", "client_error": e,
                 "client_waits_ms": w, "client_borrowed": borrowed,
+                "client_wait": wake_ms if w >= LONG_WAIT_MS else 0.0,
                 "server_stack": "openssl-3.5", "server_error": math.nan,  # the server unmeasured
                 **{f"client_{k}{end}": 1.0 for k in ("predicted", "measured")
                    for end in ("", "_lo", "_hi")},
@@ -102,6 +104,12 @@ def test_a_stack_off_target_through_its_long_waits_says_so():
     why = off_target_reason(r)
     assert why.startswith("its 3 scenarios in which the client idles 10 ms or more")
     assert "-15.0 %, the other 2 by +0.5 %" in why
+    assert why.endswith("and this store has none for it")
+    # Off with the wake-up priced too: it says what the wait reference gave.
+    rows = stack_rows([(-0.15, long), (-0.14, long), (0.02, short)], wake_ms=0.45)
+    [r] = per_stack(rows).to_dict("records")
+    assert r["long_wait_priced_ms"] == pytest.approx(0.45)
+    assert off_target_reason(r).endswith("priced at 0.45 ms from the stack's wait reference")
     # Off everywhere, long waits or not: not the waits' doing; the borrowed operations are.
     rows = stack_rows([(-0.15, long), (-0.14, short), (-0.20, short)], borrowed="zlib decompress")
     [r] = per_stack(rows).to_dict("records")

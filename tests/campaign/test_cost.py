@@ -386,3 +386,48 @@ def test_a_merkle_tree_certificate_replaces_chain_verification_by_its_proof_and_
     # Without verification only the CertificateVerify is checked, as for X.509.
     off = cost.operations(h, "X25519MLKEM768", verify=False, signers=("ML-DSA-44",))
     assert counts(off, "client") == {**kex, (ML, "verify", "cv"): 1}
+
+
+def test_a_wait_reference_prices_the_wake_up_of_a_client_that_waits_long_on_loopback():
+    """The wait reference's client CPU beyond its primitives and the overhead line at its
+    bytes is the stack's wake-up extra; it is added to a scenario whose client idles
+    LONG_WAIT_MS or more for the server's signature, on loopback only, and it leaves the
+    overhead line as the two overhead references draw it."""
+    from chainlab.campaign import estimate
+    from chainlab.campaign.model import Scenario
+    from chainlab.runner import references
+
+    rows = [
+        *REFERENCE_PRIMITIVES,
+        prim(SLH, "sign", "cv", 40.0),
+        prim(SLH, "verify", "cv", 2.0),
+        ref("ecdsa", "full", 0.80, 0.50, 0.30, 1.0),
+        ref("mldsa", "full", 1.60, 0.90, 0.90, 15.0),
+        # Client primitives: X25519 0.06 + SLH-DSA CertificateVerify 2.0 + the ECDSA-signed
+        # leaf 0.06 = 2.12; the client line at 18 KiB: 0.32 + 17 x 0.22 / 14; 0.5 beyond.
+        ref(cost.WAIT_REFERENCE, "full", 45.0, 2.12 + 0.32 + 17 * 0.22 / 14 + 0.5, 40.4, 18.0),
+    ]
+    m = cost_fit.model_from_summary(rows, "fixture")
+    assert m.overhead.full["client"].at(1.0) == pytest.approx(0.32)
+    assert m.overhead.full["client"].at(15.0) == pytest.approx(0.54)
+    assert m.wait_extras["openssl-3.5"]["client"] == pytest.approx(0.5)
+
+    def scenario(hierarchy, profile=None):
+        return Scenario(
+            scenario_id="s", kex="X25519", hierarchy=hierarchy, sampling=None,
+            network=profile.name if profile else "loopback", network_profile=profile,
+        )  # fmt: skip
+
+    slh_leaf = scenario((EC, SLH))
+    p = estimate.predict(slh_leaf, m)
+    assert p.wait == {"client": pytest.approx(0.5)}
+    without = cost_fit.model_from_summary(rows[:-1], "fixture")
+    assert p.client_ms - estimate.predict(slh_leaf, without).client_ms == pytest.approx(0.5)
+    assert p.server_ms == pytest.approx(estimate.predict(slh_leaf, without).server_ms)
+    # A 0.02 ms ECDSA signature is no long wait; over a path its reference pays the wake-up.
+    assert estimate.predict(scenario((EC, EC)), m).wait == {}
+    wan = NetworkProfile(name="wan", delay_ms=25.0)
+    assert estimate.predict(scenario((EC, SLH), wan), m).wait == {}
+    # The runner takes the wait reference for the client stacks that wait that long.
+    assert references.waits_of([slh_leaf, scenario((EC, EC))]) == ["openssl-3.5"]
+    assert references.waits_of([scenario((EC, EC))]) == []
