@@ -71,8 +71,8 @@ impl Client<'_> {
         match result {
             Ok(()) => {
                 // Our close_notify goes first, then the record's facts are read while the
-                // server answers on its own core, then its close_notify (`close`). With a
-                // client certificate the server's verdict must be read first.
+                // server answers on its own core, then its close_notify (`read_to_close`).
+                // A client certificate's verdict is read first (`close_reading_first`).
                 let sent = (!self.ctx.client_cert).then(|| tls.shutdown());
                 // The previous connection is freed here, while the server answers.
                 self.finished = None;
