@@ -75,13 +75,16 @@ def test_every_figure_of_a_scenario_row_is_the_hand_computed_one():
     assert r["server_waits_ms"] == 0.0  # no client certificate: the client signs nothing
 
 
-def stack_rows(errors_and_waits, borrowed="", wake_ms=0.0):
+def stack_rows(errors_and_waits, borrowed="", wake_ms=0.0, networks=None):
     """per_scenario rows of one client stack: (client error, client wait ms) each; a long
-    wait priced with `wake_ms` of the stack's wait reference."""
+    wait priced with `wake_ms` of the stack's wait reference; `networks` one per row
+    (loopback when None)."""
+    networks = networks or ["loopback"] * len(errors_and_waits)
     return pd.DataFrame(
         [
             {
                 "scenario_id": f"s{i}", "client_stack": "openssl-3.5", "client_error": e,
+                "network": networks[i],
                 "client_waits_ms": w, "client_borrowed": borrowed,
                 "client_wait": wake_ms if w >= LONG_WAIT_MS else 0.0,
                 "server_stack": "openssl-3.5", "server_error": math.nan,  # the server unmeasured
@@ -104,7 +107,9 @@ def test_a_stack_off_target_through_its_long_waits_says_so():
     why = off_target_reason(r)
     assert why.startswith("its 3 scenarios in which the client idles 10 ms or more")
     assert "-15.0 %, the other 2 by +0.5 %" in why
-    assert why.endswith("and this store has none for it")
+    assert why.endswith("from the client stack's wait reference, and this store has none for it")
+    # A server's wait is priced by no reference, whatever the store holds.
+    assert off_target_reason({**r, "side": "server"}).endswith("does not price for a server")
     # Off with the wake-up priced too: it says what the wait reference gave.
     rows = stack_rows([(-0.15, long), (-0.14, long), (0.02, short)], wake_ms=0.45)
     [r] = per_stack(rows).to_dict("records")
@@ -114,6 +119,31 @@ def test_a_stack_off_target_through_its_long_waits_says_so():
     rows = stack_rows([(-0.15, long), (-0.14, short), (-0.20, short)], borrowed="zlib decompress")
     [r] = per_stack(rows).to_dict("records")
     assert off_target_reason(r).startswith("it prices zlib decompress with OpenSSL 3.5's")
+
+
+def test_a_stack_off_target_over_its_paths_says_so_before_what_it_borrows():
+    """mtc.toml's BoringSSL client, 2026-11-27: its 50 ms scenarios -11 to -24 %, its
+    loopback ones within a few per cent, and mtc-verify priced from OpenSSL 3.5."""
+    short = LONG_WAIT_MS / 20
+    rows = stack_rows(
+        [(-0.24, short), (-0.20, short), (-0.15, short), (0.01, short), (-0.03, short)],
+        borrowed="ML-DSA-65 mtc-verify",
+        networks=["rtt50", "rtt50", "rtt50", "loopback", "loopback"],
+    )
+    [r] = per_stack(rows).to_dict("records")
+    assert (r["path_n"], r["path_median_error"]) == (3, pytest.approx(-0.20))
+    assert r["loopback_median_error"] == pytest.approx(-0.01)
+    why = off_target_reason(r)
+    assert why.startswith("its 3 scenarios over emulated paths are off by a median -20.0 %")
+    assert "the 2 on loopback by -1.0 %" in why
+    # Off on loopback too: not the paths' doing; the borrowed operation is named.
+    rows = stack_rows(
+        [(-0.24, short), (-0.20, short), (-0.15, short)],
+        borrowed="ML-DSA-65 mtc-verify",
+        networks=["rtt50", "loopback", "loopback"],
+    )
+    [r] = per_stack(rows).to_dict("records")
+    assert off_target_reason(r).startswith("it prices ML-DSA-65 mtc-verify")
 
 
 def test_a_scenario_the_model_lacks_a_primitive_for_is_left_out():
