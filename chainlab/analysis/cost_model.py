@@ -153,7 +153,7 @@ def per_scenario(
             out[f"{side}_predicted_hi"] = est + z * se
             out[f"{side}_error"] = est / measured - 1 if measured > 0 else math.nan
             out[f"{side}_primitives"] = prim
-            # What the scenario's emulated path adds (its path reference beyond loopback's).
+            # What the scenario's emulated path adds (its path references beyond loopback's).
             out[f"{side}_path"] = p.path.get(side, 0.0)
             # What the wake-up after a long idle wait adds (the stack's wait reference).
             out[f"{side}_wait"] = p.wait.get(side, 0.0)
@@ -281,7 +281,7 @@ def off_target_reason(r: dict) -> str:
             f"its {r['path_n']} scenarios over emulated paths are off by a median "
             f"{100 * path_err:+.1f} %"
             + (f", the {others} on loopback by {100 * loop_err:+.1f} %" if others else "")
-            + ": what a path adds is priced from one ECDSA reference handshake over it "
+            + ": what a path adds is priced from the stack's reference handshakes over it "
             "(docs/methods/cost-model.md, a path's own CPU), which these scenarios' "
             "flights do not follow"
         )

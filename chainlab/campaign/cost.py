@@ -271,8 +271,8 @@ class Prediction:
 
     def with_path(self, extra: dict, profile: str = "", borrowed: tuple = ()) -> Prediction:
         """This prediction on a path whose reference measured `extra` beyond loopback;
-        `borrowed`: the sides whose stack is not the one the reference ran (PATH_REFERENCE is
-        taken on the reference stack only), named as borrowed like a primitive."""
+        `borrowed`: the sides whose stack is not the one the references ran (PATH_REFERENCES
+        of the reference stack), named as borrowed like a primitive."""
         return replace(
             self,
             borrowed=self.borrowed | {(side, f"{profile} path", "CPU") for side in borrowed},
@@ -402,13 +402,18 @@ REFERENCES: dict[str, tuple[tuple[str, ...], str, str, tuple[str, ...]]] = {
     "mldsa": (("ML-DSA-44", "ML-DSA-44", "ML-DSA-44"), "X25519", "full", ("full",)),
 }
 REFERENCE_PREFIX = "tls-reference:"
-# The reference handshake also taken over each emulated path a campaign runs (its `message`
-# is PATH_PREFIX + the profile's name and digest: chainlab.runner.primitives). One connection
-# at a time, a 50 ms path added 0.2-0.5 ms of server and 0.5-0.7 ms of client CPU per
-# handshake whatever the chain (quic.toml, network.toml runs of 2026-11-27; bench path): the
-# cost of each wait's sleep and wake-up, which loopback's references do not pay. The model
-# adds what the path's reference measured beyond loopback's to each scenario on that path.
-PATH_REFERENCE = ("ecdsa", "full")
+# The full reference handshakes also taken over each emulated path a campaign runs (their
+# `message` is PATH_PREFIX + the profile's name and digest: chainlab.runner.primitives). One
+# connection at a time, a 50 ms path adds CPU per handshake that loopback's references do not
+# pay: each wait's sleep and wake-up, and a flight's segments read as they arrive (loopback
+# carries a flight in one 64 KiB segment, a 1500-byte MTU in one per 1.4 KiB). It grows with
+# the bytes: over 50 ms (2026-11-28, one run) the ECDSA reference (1.2 KiB) added 0.25 ms of
+# client and 0.20 ms of server CPU on OpenSSL 3.5, the ML-DSA one (15 KiB) 0.48 and 0.34;
+# BoringSSL 0.20 / 0.13 and 0.37 / 0.16. Priced with the ECDSA one alone, mtc.toml's
+# ML-DSA chains over the path fell 10-30 % short. The model draws a line in KiB through the
+# two extras (as the overhead line, cost_fit.path_extras) and adds it at a scenario's bytes
+# to each scenario on that path; a store with one of them (before 2026-11-28) is flat.
+PATH_REFERENCES = (("ecdsa", "full"), ("mldsa", "full"))
 PATH_PREFIX = "path:"
 # A side that idles this long for its peer's signature (the server's SLH-DSA CertificateVerify
 # before the client can go on) wakes to cold caches: its work after the wait cost 0.4-0.8 ms
@@ -416,7 +421,7 @@ PATH_PREFIX = "path:"
 # SLH-DSA-SHAKE-128f signature (42 ms: levers.toml's and quick.toml's clients -12 to -16 %)
 # as after a 192s one (1.5 s: the paper matrix's, -11 to -23 %), while ML-DSA's 1 ms waits
 # priced within 5 % (2026-11-27): the cost of one sleep and wake-up, as a path's waits cost
-# (PATH_REFERENCE).
+# (PATH_REFERENCES).
 LONG_WAIT_MS = 10.0
 # The wait reference: a full handshake whose server signs with SLH-DSA-SHAKE-128f (~42 ms
 # here), so its client idles past LONG_WAIT_MS once, taken on each stack whose client waits
@@ -471,16 +476,17 @@ class CostModel:
     # Reference handshakes as measured: stack -> (name, mode) -> {latency, client, server,
     # kib} means
     stack_references: dict = field(default_factory=dict)
-    # (stack, network profile) -> {server, client, server_se, client_se}: CPU per handshake
-    # the stack's path reference measured beyond its loopback one (PATH_REFERENCE)
+    # (stack, network profile) -> {server, client: Line}: CPU per handshake the stack's path
+    # references measured beyond its loopback ones, as a line in KiB carried (PATH_REFERENCES)
     path_extras: dict = field(default_factory=dict)
     # stack -> {client, client_se}: CPU per handshake the stack's client paid after its wait
     # reference's long idle wait beyond its primitives and overhead line (WAIT_REFERENCE)
     wait_extras: dict = field(default_factory=dict)
 
     def path_extra(self, stack: str, profile: str) -> tuple[dict, bool] | None:
-        """What a profile's path adds to a stack's handshake, and whether it is borrowed
-        (the reference stack's, where the stack's own path reference was not taken)."""
+        """What a profile's path adds to a stack's handshake ({side: Line} in KiB), and
+        whether it is borrowed (the reference stack's, where the stack's own path references
+        were not taken)."""
         if (stack, profile) in self.path_extras:
             return self.path_extras[(stack, profile)], False
         if (DEFAULT_STACK, profile) in self.path_extras:

@@ -1,6 +1,6 @@
 """The cost model from stored rows (chainlab.campaign.cost): the primitives' timings by
 implementation, each stack's overhead lines fitted on its reference handshakes (over TCP and
-over QUIC), what each stack's path reference measured beyond loopback and what its wait
+over QUIC), what each stack's path references measured beyond loopback and what its wait
 reference's client paid beyond its overhead line
 (docs/methods/cost-model.md#cost-model).
 """
@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from chainlab.campaign import implementations
 from chainlab.campaign.cost import (
     PATH_PREFIX,
-    PATH_REFERENCE,
+    PATH_REFERENCES,
     REFERENCE_PREFIX,
     REFERENCES,
     SIDES,
@@ -87,7 +87,14 @@ def model_from_summary(rows, source: str) -> CostModel:
         overheads[overhead_key(stack, transport)] = Overhead(over.full, resumed)
         refs[overhead_key(stack, transport)] = refs.pop((stack, transport))
     waits = wait_extras(refs, timings, overheads)
-    return CostModel(timings, overheads, source, refs, path_extras(paths, refs), waits)
+    return CostModel(
+        timings,
+        overheads,
+        source,
+        refs,
+        path_extras(paths, refs),
+        waits,
+    )
 
 
 def wait_extras(refs: dict, timings: Mapping, overheads: Mapping) -> dict:
@@ -113,18 +120,48 @@ def wait_extras(refs: dict, timings: Mapping, overheads: Mapping) -> dict:
 
 
 def path_extras(paths: dict, refs: dict) -> dict:
-    """Per (stack, profile): its path reference's CPU per handshake beyond the same
-    reference on loopback on the same stack, per side, with standard errors."""
+    """Per (stack, profile): per side, a line in KiB carried through what each of its path
+    references (PATH_REFERENCES) cost beyond the same reference on loopback on the same
+    stack (at the loopback one's bytes), with standard errors; flat through one."""
     out = {}
     for (stack, profile), got in paths.items():
-        loop = refs.get(stack, {}).get(PATH_REFERENCE)
-        there = got.get(PATH_REFERENCE)
-        if loop is None or there is None:
-            continue
-        out[(stack, profile)] = {side: there[side] - loop[side] for side in SIDES} | {
-            f"{side}_se": math.hypot(there[f"{side}_se"], loop[f"{side}_se"]) for side in SIDES
-        }
+        points = []
+        for key in PATH_REFERENCES:
+            loop, there = refs.get(stack, {}).get(key), got.get(key)
+            if loop is None or there is None:
+                continue
+            points.append(
+                {"kib": loop["kib"]}
+                | {
+                    side: (
+                        there[side] - loop[side],
+                        math.hypot(there[f"{side}_se"], loop[f"{side}_se"]),
+                    )
+                    for side in SIDES
+                }
+            )
+        if points:
+            points.sort(key=lambda p: p["kib"])
+            out[(stack, profile)] = {side: kib_line(points, side) for side in SIDES}
     return out
+
+
+def kib_line(points: list[dict], k: str) -> Line:
+    """A line in KiB carried through the first two `points` (sorted by "kib"; each "kib" and
+    k: (ms, se)): flat at their mean where it would fall, flat through a lone one, zero
+    through none."""
+    if len(points) >= 2:
+        (x0, (y0, s0)), (x1, (y1, s1)) = [(p["kib"], p[k]) for p in points[:2]]
+        slope = (y1 - y0) / (x1 - x0) if x1 != x0 else 0.0
+        if slope < 0:
+            # Carrying more bytes never costs less: a falling line is the two points' noise,
+            # so the cost is taken as flat at their mean.
+            return Line((y0 + y1) / 2, 0.0, max(s0, s1))
+        return Line(y0 - slope * x0, slope, max(s0, s1))
+    if points:
+        y, s = points[0][k]
+        return Line(y, 0.0, s)
+    return Line(0.0, 0.0)
 
 
 def _se(var, n: int) -> float:
@@ -158,23 +195,7 @@ def fit_overhead(refs: dict, timings: Mapping, stack: str = DEFAULT_STACK) -> Ov
     res = reference_residuals(refs, timings, stack)
 
     def line(points) -> dict[str, Line]:
-        out = {}
-        for k in ("server", "client", "latency"):
-            if len(points) >= 2:
-                (x0, (y0, s0)), (x1, (y1, s1)) = [(p["kib"], p[k]) for p in points[:2]]
-                slope = (y1 - y0) / (x1 - x0) if x1 != x0 else 0.0
-                if slope < 0:
-                    # Carrying more bytes never costs less: a falling line is the two
-                    # references' noise, so the overhead is taken as flat at their mean.
-                    out[k] = Line((y0 + y1) / 2, 0.0, max(s0, s1))
-                else:
-                    out[k] = Line(y0 - slope * x0, slope, max(s0, s1))
-            elif points:
-                y, s = points[0][k]
-                out[k] = Line(y, 0.0, s)
-            else:
-                out[k] = Line(0.0, 0.0)
-        return out
+        return {k: kib_line(points, k) for k in ("server", "client", "latency")}
 
     # The overhead references alone (a wait reference's wake-up is no part of the line).
     res = {k: p for k, p in res.items() if k[0] in REFERENCES}

@@ -176,16 +176,13 @@ def predict(s: Scenario | Handshake, model: cost.CostModel) -> cost.Prediction:
     its latency on loopback (network_cost projects it onto the path)."""
     h = view(s)
     client, server = flight_bytes(h)
+    kib = (client + server + client_certificate_bytes(h)) / 1024
     p = cost.predict(
-        scenario_operations(h),
-        pricing(h, model),
-        cost.ZERO_OVERHEAD,
-        h.mode,
-        (client + server + client_certificate_bytes(h)) / 1024,
-        h.connections,
+        scenario_operations(h), pricing(h, model), cost.ZERO_OVERHEAD, h.mode, kib, h.connections
     )
-    # On an emulated path, what its reference handshake measured beyond loopback's (the
-    # waits' wake-ups: cost.PATH_REFERENCE), where the model has it.
+    # On an emulated path, what its reference handshakes measured beyond loopback's at the
+    # bytes this one carries (each wait's wake-up, each segment's read: cost.PATH_REFERENCES),
+    # where the model has them.
     profile = h.network_profile
     if profile is None:
         return _with_wait(p, h, model)
@@ -194,7 +191,8 @@ def predict(s: Scenario | Handshake, model: cost.CostModel) -> cost.Prediction:
     for side, stack in zip(("client", "server"), h.stacks, strict=True):  # h.stacks' order
         got = model.path_extra(stack, profile.name)
         if got is not None:
-            extra |= {side: got[0][side], f"{side}_se": got[0][f"{side}_se"]}
+            line = got[0][side]
+            extra |= {side: line.at(kib), f"{side}_se": line.se_ms}
             borrowed += [side] if got[1] else []
     if not extra:
         return p

@@ -108,9 +108,10 @@ REFERENCE_WARMUP = 20
 # 1.06 ms of client CPU (median) in one run and 0.76 ms in the next, the ECDSA ones unmoved, and
 # the overhead line through the two predicted +31 % for that stack's ML-DSA scenarios.
 REFERENCE_ROUNDS = 3
-# The path reference (cost.PATH_REFERENCE over each emulated profile a campaign runs): one
-# round of 30 after 3 warm-ups. Over a 50 ms path each takes ~0.15 s, so a profile costs ~5 s;
-# the path's extra CPU (0.2-0.7 ms a side) is measured within a few per cent of a 1 ms figure.
+# The path references (cost.PATH_REFERENCES over each emulated profile a campaign runs): one
+# round of 30 after 3 warm-ups each. Over a 50 ms path each handshake takes ~0.15 s, so a
+# profile costs ~10 s a stack; the path's extra CPU (0.15-0.5 ms a side) is measured within
+# a few per cent of a 1 ms figure.
 PATH_REFERENCE_COUNT = 30
 PATH_REFERENCE_WARMUP = 3
 # The wait reference (cost.WAIT_REFERENCE, per stack whose client waits long in a campaign):

@@ -360,8 +360,8 @@ def _primitives(ctx, store, scenarios, campaign, guard, progress) -> None:
         return
     for note in out.path_notes:
         progress.note(
-            f"chainlab: path reference not taken, its scenarios are priced without the path's "
-            f"extra CPU: {note}"
+            "chainlab: a path reference not taken; its scenarios are priced with the other's "
+            f"extra CPU (flat in KiB), or without the path's where neither was: {note}"
         )
     for note in out.host_notes:
         progress.note(f"chainlab: primitives: {note}")

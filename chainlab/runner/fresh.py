@@ -40,7 +40,8 @@ def fresh(
         keys = references.reference_keys(
             primitives.stacks_of(measured), references.transports_of(measured)
         )
-        keys += [references.path_reference_key(*p) for p in references.profiles_of(measured)]
+        for p in references.profiles_of(measured):
+            keys += references.path_reference_keys(*p)
         keys += [references.wait_reference_key(st) for st in references.waits_of(measured)]
         for key in keys:
             if primitives.needs_measuring(key, by_key, plan):

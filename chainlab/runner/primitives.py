@@ -321,7 +321,7 @@ def ensure(
 ) -> Outcome:
     """Rows for every item (and the reference handshakes of each of `stacks`, the reference
     stack's when None; the full ones again over each (stack, transport) of `transports`; the
-    path reference over each (profile, stack) of `profiles`; the wait reference of each stack
+    path references over each (profile, stack) of `profiles`; the wait reference of each stack
     of `waits`),
     from the cache where it holds enough, measured otherwise; new rows are added to the
     cache. What is measured is measured on a steady host (`host.steady`, each measurement
@@ -404,21 +404,22 @@ def ensure(
         )
     )
     path_notes = []
-    for profile, stack in profiles or []:
-        key = references.path_reference_key(profile, stack)
+    for (profile, stack), key in [
+        (p, k) for p in profiles or [] for k in references.path_reference_keys(*p)
+    ]:
         have = by_key.get(key, [])
         if not needs_measuring(key, by_key, plan):
             n_cached += 1
             keep += [{**r, "run_id": run_id, "implementation": key[0]} for r in have]
             continue
-        name, mode = cost.PATH_REFERENCE
+        name = key[1][len(cost.REFERENCE_PREFIX) :]
         try:
             got, _ = references.time_reference(
-                engine_bin, name, mode, seed, workdir, run_id, stack,
+                engine_bin, name, key[2], seed, workdir, run_id, stack,
                 PATH_REFERENCE_COUNT, profile=profile,
             )  # fmt: skip
         except references.ReferenceFailed as e:
-            path_notes.append(f"{profile.name} ({stack}): {e}")
+            path_notes.append(f"{profile.name} ({stack}, {name}): {e}")
             continue
         n_measured += 1
         new += got

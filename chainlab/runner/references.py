@@ -2,9 +2,9 @@
 handshakes of a small classical and a larger ML-DSA chain (cost.REFERENCES) through each
 stack's own server and client, whose cost beyond their primitives is the stack's TLS
 overhead; the full ones again over each other transport a stack runs in a campaign (its
-overhead there), the classical one over each emulated profile a campaign runs (the
-path's own CPU), and one whose client idles for a slow SLH-DSA signature on each stack whose
-client waits that long in a campaign (cost.WAIT_REFERENCE: the wake-up's CPU).
+overhead there) and over each emulated profile a campaign runs (the path's own CPU), and
+one whose client idles for a slow SLH-DSA signature on each stack whose client waits that
+long in a campaign (cost.WAIT_REFERENCE: the wake-up's CPU).
 chainlab.runner.primitives takes them beside the primitives, from the same cache.
 """
 
@@ -91,17 +91,19 @@ def reference_message(profile: NetworkProfile | None, transport: str) -> str | N
     return None if transport == DEFAULT_TRANSPORT else cost.TRANSPORT_PREFIX + transport
 
 
-def path_reference_key(
+def path_reference_keys(
     profile: NetworkProfile, stack: str = DEFAULT_STACK
-) -> tuple[str, str, str, str]:
-    """The cache and timing key of a stack's path reference over `profile`."""
-    name, mode = cost.PATH_REFERENCE
-    return (stack, cost.REFERENCE_PREFIX + name, mode, cost.path_key(profile))
+) -> list[tuple[str, str, str, str]]:
+    """The cache and timing keys of a stack's path references over `profile`."""
+    return [
+        (stack, cost.REFERENCE_PREFIX + name, mode, cost.path_key(profile))
+        for name, mode in cost.PATH_REFERENCES
+    ]
 
 
 def profiles_of(scenarios: list[Scenario]) -> list[tuple[NetworkProfile, str]]:
     """(profile, stack) of each emulated profile the scenarios run on and each stack (either
-    side) that runs over it (a target's path is not chainlab's): the path references to take.
+    side) that runs over it (a target's path is not chainlab's): where to take path references.
     Each stack's own: a 50 ms path added 0.45 ms of server CPU to OpenSSL 3.5's handshakes
     and less to rustls' (families.toml, 2026-11-27: rustls over it priced with OpenSSL's
     extra was +26-30 %)."""

@@ -1,11 +1,13 @@
 """The cost model's operation lists for hand-worked hierarchies, and its arithmetic."""
 
 import math
+import textwrap
 
 import pytest
 
-from chainlab.campaign import cost, cost_fit
+from chainlab.campaign import cost, cost_fit, estimate
 from chainlab.campaign.algorithms import SERVED_CHAINS
+from chainlab.campaign.loader import load
 from chainlab.campaign.model import NetworkProfile
 
 ML, SLH, EC = "ML-DSA-65", "SLH-DSA-SHAKE-128f", "ECDSA-P256"
@@ -241,20 +243,25 @@ def test_a_path_reference_adds_what_it_measured_beyond_loopback_to_that_path_onl
         {**ref(key, 9.0, 9.0), "implementation": "go"},  # no loopback reference: no extra
     ]
     m = cost_fit.model_from_summary(rows, "fixture")
-    extra = m.path_extras[("openssl-3.5", "wan")]
-    assert (extra["client"], extra["server"]) == pytest.approx((0.55, 0.42))
+    # A store with the ECDSA path reference alone (before the ML-DSA one): flat in KiB.
+    lines = m.path_extras[("openssl-3.5", "wan")]
+    assert [lines[side].per_kib_ms for side in cost.SIDES] == [0.0, 0.0]
+    assert (lines["client"].at(20.0), lines["server"].at(20.0)) == pytest.approx((0.55, 0.42))
     own = m.path_extras[("rustls", "wan")]
-    assert (own["client"], own["server"]) == pytest.approx((0.30, 0.15))
+    assert (own["client"].at(1.0), own["server"].at(1.0)) == pytest.approx((0.30, 0.15))
     assert ("go", "wan") not in m.path_extras
     # Each stack its own; a stack without one is priced with the reference stack's, named
     # as borrowed.
     assert m.path_extra("rustls", "wan") == (own, False)
-    assert m.path_extra("go", "wan") == (extra, True)
+    assert m.path_extra("go", "wan") == (lines, True)
     assert m.path_extra("openssl-3.5", "lan") is None
     # The path reference is not a loopback reference of its stack.
     assert m.stack_references["openssl-3.5"][("ecdsa", "full")]["server"] == pytest.approx(0.30)
     assert "go" not in m.stack_references
     p = cost.Prediction(1.0, 0.8, 1.5, 0.01, 0.01, 0.01)
+    extra = {side: lines[side].at(1.0) for side in cost.SIDES} | {
+        f"{side}_se": lines[side].se_ms for side in cost.SIDES
+    }
     on_path = p.with_path(extra)
     assert (on_path.server_ms, on_path.client_ms) == pytest.approx((1.42, 1.35))
     assert on_path.latency_ms == 1.5 and on_path.path == pytest.approx(
@@ -265,6 +272,65 @@ def test_a_path_reference_adds_what_it_measured_beyond_loopback_to_that_path_onl
     other = p.with_path(extra, "wan", ("server",))
     assert other.borrowed == {("server", "wan path", "CPU")}
     assert other.server_ms == on_path.server_ms
+
+
+def test_two_path_references_give_a_line_in_kib_priced_at_the_scenarios_bytes(tmp_path):
+    wan = NetworkProfile(name="wan", delay_ms=25.0)
+    key = cost.path_key(wan)
+    rows = [
+        *REFERENCE_PRIMITIVES,
+        ref("ecdsa", "full", 0.80, 0.50, 0.30, 1.0),
+        ref("mldsa", "full", 1.60, 0.90, 0.90, 15.0),
+        # Over the path the ECDSA one paid 0.20 / 0.10 more, the ML-DSA one 0.48 / 0.24.
+        ref("ecdsa", "full", 51.0, 0.70, 0.40, 1.0, key),
+        ref("mldsa", "full", 52.0, 1.38, 1.14, 15.0, key),
+    ]
+    m = cost_fit.model_from_summary(rows, "fixture")
+    lines, borrowed = m.path_extra("openssl-3.5", "wan")
+    assert not borrowed
+    # Through (1 KiB, 0.20) and (15 KiB, 0.48): 0.02 ms a KiB on the client; the server
+    # (1, 0.10) and (15, 0.24): 0.01 ms a KiB.
+    assert lines["client"].per_kib_ms == pytest.approx(0.02)
+    assert lines["client"].at(8.0) == pytest.approx(0.34)
+    assert lines["server"].at(29.0) == pytest.approx(0.38)
+    # A falling line is the references' noise: flat at their mean.
+    noisy = [r if r["message"] != key or r["subject"].endswith("ecdsa") else
+             ref("mldsa", "full", 52.0, 0.95, 0.92, 15.0, key) for r in rows]  # fmt: skip
+    flat = cost_fit.model_from_summary(noisy, "fixture").path_extras[("openssl-3.5", "wan")]
+    assert flat["client"].per_kib_ms == 0.0
+    assert flat["client"].at(0.0) == pytest.approx((0.20 + 0.05) / 2)
+
+    # A scenario over the path is priced with the line at the bytes it carries, per
+    # connection.
+    toml = tmp_path / "c.toml"
+    toml.write_text(
+        textwrap.dedent(
+            """
+            [campaign]
+            order = "declared"
+            [network.wan]
+            delay_ms = 25
+            [sampling]
+            mode = "fixed"
+            count = 2
+            [matrix.m]
+            kex = ["X25519"]
+            hierarchy = [["ECDSA-P256", "ECDSA-P256"], ["ML-DSA-44", "ML-DSA-44", "ML-DSA-44"]]
+            network = ["wan"]
+            """
+        )
+    )
+    got = []
+    for s in load(toml).scenarios.values():
+        assert cost.path_key(s.network_profile) == key
+        client, server = estimate.flight_bytes(estimate.view(s))
+        kib = (client + server) / 1024
+        p = estimate.predict(s, m)
+        assert p.path["client"] == pytest.approx(lines["client"].at(kib))
+        assert p.path["server"] == pytest.approx(lines["server"].at(kib))
+        got.append((kib, p.path["client"]))
+    (small, small_extra), (big, big_extra) = sorted(got)
+    assert big > 3 * small and big_extra > small_extra
 
 
 def test_references_over_quic_give_the_stack_its_own_full_overhead_there():

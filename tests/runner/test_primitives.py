@@ -285,10 +285,12 @@ def test_a_path_reference_is_taken_over_the_emulated_link_and_priced_into_its_sc
                             profiles=paths)  # fmt: skip
     assert out.path_notes == []
     over = [r for r in out.rows if r["message"] == cost.path_key(path)]
-    assert len(over) == 2 * PATH_REFERENCE_COUNT
+    # Both full references (ECDSA and ML-DSA: the path's CPU as a line in KiB) per stack.
+    assert len(over) == 4 * PATH_REFERENCE_COUNT
     assert {(r["subject"], r["op"], r["implementation"]) for r in over} == {
-        (cost.REFERENCE_PREFIX + "ecdsa", "full", "openssl-3.5"),
-        (cost.REFERENCE_PREFIX + "ecdsa", "full", "rustls"),
+        (cost.REFERENCE_PREFIX + name, "full", stack)
+        for name in ("ecdsa", "mldsa")
+        for stack in ("openssl-3.5", "rustls")
     }
     # Each handshake paid the path's round trips (10 ms each), loopback's did not.
     assert min(r["wall_ns"] for r in over) > 10_000_000

@@ -103,7 +103,7 @@ def build(b: Builder) -> Section | None:
                 ("residual share", percents(m[f"{side}_residual_share"])),
             ]
             if f"{side}_path" in m and (m[f"{side}_path"] != 0).any():
-                # docs/methods/cost-model.md: a path's own CPU, from its path reference.
+                # docs/methods/cost-model.md: a path's own CPU, from its path references.
                 cols.append(("path adds ms", nums(m[f"{side}_path"], 4)))
             s.blocks.append(
                 b.table(
@@ -181,9 +181,9 @@ def build(b: Builder) -> Section | None:
                 "Reference handshakes (the TLS overhead)",
                 "Real loopback handshakes of a small classical and a larger ML-DSA chain; "
                 "their cost beyond their primitives is the model's overhead. Over an "
-                "emulated profile, the classical one again: what it costs beyond loopback "
-                "is that path's own CPU; over QUIC, the full ones again: the stack's overhead "
-                "there (docs/methods/cost-model.md).",
+                "emulated profile, the full ones again: what they cost beyond loopback "
+                "is that path's own CPU, a line in KiB; over QUIC, the full ones again: "
+                "the stack's overhead there (docs/methods/cost-model.md).",
                 refs,
                 cols,
             )
