@@ -157,6 +157,8 @@ def per_scenario(
             out[f"{side}_path"] = p.path.get(side, 0.0)
             # What the wake-up after a long idle wait adds (the stack's wait reference).
             out[f"{side}_wait"] = p.wait.get(side, 0.0)
+            # What a peer of another stack adds (the pair's peer reference beyond its own).
+            out[f"{side}_peer"] = p.peer.get(side, 0.0)
             out[f"{side}_residual"] = measured - prim
             out[f"{side}_residual_share"] = (
                 (measured - prim) / measured if measured > 0 else math.nan

@@ -268,6 +268,8 @@ class Prediction:
     path: dict[str, float] = field(default_factory=dict)
     # CPU per side its long idle wait for the peer's signature adds (CostModel.wait_extras).
     wait: dict[str, float] = field(default_factory=dict)
+    # CPU per side a peer of another stack adds (CostModel.peer_extras), included above.
+    peer: dict[str, float] = field(default_factory=dict)
 
     def with_path(self, extra: dict, profile: str = "", borrowed: tuple = ()) -> Prediction:
         """This prediction on a path whose reference measured `extra` beyond loopback;
@@ -292,6 +294,18 @@ class Prediction:
             client_ms=self.client_ms + extra["client"],
             client_se=math.hypot(self.client_se, extra["client_se"]),
             wait={"client": extra["client"]},
+        )
+
+    def with_peer(self, extra: dict) -> Prediction:
+        """This prediction between two stacks whose pair's reference cost `extra` per side
+        beyond each stack's own (PEER_REFERENCE)."""
+        return replace(
+            self,
+            server_ms=self.server_ms + extra["server"],
+            client_ms=self.client_ms + extra["client"],
+            server_se=math.hypot(self.server_se, extra["server_se"]),
+            client_se=math.hypot(self.client_se, extra["client_se"]),
+            peer={side: extra[side] for side in SIDES},
         )
 
     def primitives_ms(self, side: str) -> float:
@@ -444,6 +458,15 @@ WAIT_REFERENCES: dict[str, tuple[tuple[str, ...], str, str, tuple[str, ...]]] = 
 # 2026-11-27), packet protection and acknowledgements being per datagram. The stack's
 # overhead over that transport is fitted on them; a resumed handshake keeps the TCP line.
 TRANSPORT_PREFIX = "transport:"
+# The ECDSA full reference also taken between each pair of different stacks a campaign runs
+# (client -> server; `message` PEER_PREFIX + the client stack, its implementation the
+# server's), in the same rounds as the stacks' own: a stack's CPU depends on its peer. With
+# an OpenSSL or rustls client, BoringSSL's server took ~35 us (-10 to -12 %) more than with
+# its own; rustls' server 10-20 % less with a BoringSSL or Go client (interop.toml, two runs
+# of 2026-11-27): what each side of the pair cost beyond its own stack's reference is added
+# to a full handshake between them (CostModel.peer_extras).
+PEER_REFERENCE = ("ecdsa", "full")
+PEER_PREFIX = "peer:"
 
 
 def reference_spec(name: str) -> tuple[tuple[str, ...], str, str, tuple[str, ...]]:
@@ -456,6 +479,14 @@ def transport_of(message: str | None) -> str:
     if message is not None and message.startswith(TRANSPORT_PREFIX):
         return message[len(TRANSPORT_PREFIX) :]
     return DEFAULT_TRANSPORT
+
+
+def peer_of(message: str | None) -> str | None:
+    """The client stack a reference handshake's `message` names (a peer reference), or
+    None (the stack's own client)."""
+    if message is not None and message.startswith(PEER_PREFIX):
+        return message[len(PEER_PREFIX) :]
+    return None
 
 
 def overhead_key(stack: str, transport: str) -> str:
@@ -479,6 +510,9 @@ class CostModel:
     # (stack, network profile) -> {server, client: Line}: CPU per handshake the stack's path
     # references measured beyond its loopback ones, as a line in KiB carried (PATH_REFERENCES)
     path_extras: dict = field(default_factory=dict)
+    # (client stack, server stack) -> {server, client, server_se, client_se}: CPU per full
+    # handshake the pair's reference cost each side beyond its own stack's (PEER_REFERENCE)
+    peer_extras: dict = field(default_factory=dict)
     # stack -> {client, client_se}: CPU per handshake the stack's client paid after its wait
     # reference's long idle wait beyond its primitives and overhead line (WAIT_REFERENCE)
     wait_extras: dict = field(default_factory=dict)
@@ -492,6 +526,16 @@ class CostModel:
         if (DEFAULT_STACK, profile) in self.path_extras:
             return self.path_extras[(DEFAULT_STACK, profile)], stack != DEFAULT_STACK
         return None
+
+    def peer_extra(self, stacks: tuple[str, str], handshake_mode: str) -> dict | None:
+        """What a handshake of `handshake_mode` between two stacks (client, server) adds per
+        side beyond each stack's own (PEER_REFERENCE, a full handshake: a resumption mix's
+        share of full ones), where the model holds the pair; None otherwise."""
+        extra = self.peer_extras.get(tuple(stacks))
+        full = 1 - resumption_ratio(handshake_mode)
+        if extra is None or full == 0:
+            return None
+        return {k: full * v for k, v in extra.items()}
 
     @property
     def overhead(self) -> Overhead:

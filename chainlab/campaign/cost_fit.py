@@ -14,6 +14,7 @@ from chainlab.campaign import implementations
 from chainlab.campaign.cost import (
     PATH_PREFIX,
     PATH_REFERENCES,
+    PEER_REFERENCE,
     REFERENCE_PREFIX,
     REFERENCES,
     SIDES,
@@ -29,6 +30,7 @@ from chainlab.campaign.cost import (
     operations,
     overhead_key,
     path_profile,
+    peer_of,
     predict,
     reference_spec,
     transport_of,
@@ -49,6 +51,7 @@ def model_from_summary(rows, source: str) -> CostModel:
     timings: dict = {}
     refs: dict = {}
     paths: dict = {}
+    peers: dict = {}
     for r in rows:
         n = int(r["n"])
         impl = r.get("implementation")
@@ -59,6 +62,8 @@ def model_from_summary(rows, source: str) -> CostModel:
             name = str(r["subject"])[len(REFERENCE_PREFIX) :]
             if message is not None and message.startswith(PATH_PREFIX):
                 into = paths.setdefault((impl, path_profile(message)), {})
+            elif peer_of(message) is not None:
+                into = peers.setdefault((peer_of(message), impl), {})
             elif message is not None and message.startswith(TRANSPORT_PREFIX):
                 into = refs.setdefault((impl, transport_of(message)), {})
             else:
@@ -93,6 +98,7 @@ def model_from_summary(rows, source: str) -> CostModel:
         source,
         refs,
         path_extras(paths, refs),
+        peer_extras(peers, refs),
         waits,
     )
 
@@ -143,6 +149,22 @@ def path_extras(paths: dict, refs: dict) -> dict:
         if points:
             points.sort(key=lambda p: p["kib"])
             out[(stack, profile)] = {side: kib_line(points, side) for side in SIDES}
+    return out
+
+
+def peer_extras(peers: dict, refs: dict) -> dict:
+    """Per (client stack, server stack): what the pair's reference (PEER_REFERENCE) cost each
+    side beyond the same reference between each side's own stack, with standard errors."""
+    out = {}
+    for (client, server), got in peers.items():
+        pair = got.get(PEER_REFERENCE)
+        own = {"client": refs.get(client, {}), "server": refs.get(server, {})}
+        own = {side: m.get(PEER_REFERENCE) for side, m in own.items()}
+        if pair is None or None in own.values():
+            continue
+        out[(client, server)] = {side: pair[side] - own[side][side] for side in SIDES} | {
+            f"{side}_se": math.hypot(pair[f"{side}_se"], own[side][f"{side}_se"]) for side in SIDES
+        }
     return out
 
 

@@ -183,6 +183,7 @@ def predict(s: Scenario | Handshake, model: cost.CostModel) -> cost.Prediction:
     # On an emulated path, what its reference handshakes measured beyond loopback's at the
     # bytes this one carries (each wait's wake-up, each segment's read: cost.PATH_REFERENCES),
     # where the model has them.
+    p = _with_peer(p, h, model)
     profile = h.network_profile
     if profile is None:
         return _with_wait(p, h, model)
@@ -200,6 +201,16 @@ def predict(s: Scenario | Handshake, model: cost.CostModel) -> cost.Prediction:
     # Each connection of the attempt waits on the path.
     extra = {k: h.connections * v for k, v in extra.items()}
     return p.with_path(extra, profile.name, tuple(borrowed))
+
+
+def _with_peer(p: cost.Prediction, h: Handshake, model: cost.CostModel) -> cost.Prediction:
+    """`p` between two different stacks with what their pair's reference cost each side
+    beyond each stack's own (cost.PEER_REFERENCE), where the model holds it."""
+    extra = model.peer_extra(h.stacks, h.mode)
+    if extra is None:
+        return p
+    # Each connection of the attempt is between the two.
+    return p.with_peer({k: h.connections * v for k, v in extra.items()})
 
 
 def _with_wait(p: cost.Prediction, h: Handshake, model: cost.CostModel) -> cost.Prediction:

@@ -39,6 +39,7 @@ def run(args) -> int:
             stacks=primitives.stacks_of(selected),
             transports=references.transports_of(selected),
             waits=references.waits_of(selected),
+            peers=references.peers_of(selected),
         )
     model = primitives.model(out.rows, "this machine's primitives")
     for note in out.host_notes:

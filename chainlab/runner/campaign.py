@@ -354,6 +354,7 @@ def _primitives(ctx, store, scenarios, campaign, guard, progress) -> None:
             profiles=references.profiles_of(scenarios),
             transports=references.transports_of(scenarios),
             waits=references.waits_of(scenarios),
+            peers=references.peers_of(scenarios),
         )
     except primitives.PrimitiveError as e:
         progress.note(f"chainlab: primitives not measured, the cost model has no input: {e}")

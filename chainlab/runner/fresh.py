@@ -38,7 +38,9 @@ def fresh(
             if primitives.needs_measuring(item, by_key, plan):
                 prims.append((item.timer.engine, *item.timing_key))
         keys = references.reference_keys(
-            primitives.stacks_of(measured), references.transports_of(measured)
+            primitives.stacks_of(measured),
+            references.transports_of(measured),
+            references.peers_of(measured),
         )
         for p in references.profiles_of(measured):
             keys += references.path_reference_keys(*p)

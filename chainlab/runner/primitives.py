@@ -318,11 +318,12 @@ def ensure(
     transports: list[tuple[str, str]] | None = None,
     host_reading: Callable[[], int] | None = None,
     waits: list[str] | None = None,
+    peers: list[tuple[str, str]] | None = None,
 ) -> Outcome:
     """Rows for every item (and the reference handshakes of each of `stacks`, the reference
     stack's when None; the full ones again over each (stack, transport) of `transports`; the
     path references over each (profile, stack) of `profiles`; the wait reference of each stack
-    of `waits`),
+    of `waits`; the peer reference of each (client, server) of `peers`),
     from the cache where it holds enough, measured otherwise; new rows are added to the
     cache. What is measured is measured on a steady host (`host.steady`, each measurement
     bracketed by `host_reading`: the host reference workload's wall ns by default)."""
@@ -332,7 +333,7 @@ def ensure(
     by_key = cache_index(cached_rows(path) if read_cache else [])
     keep: list[dict] = []
     new: list[dict] = []
-    refs = references.reference_keys(stacks, transports) if with_references else []
+    refs = references.reference_keys(stacks, transports, peers) if with_references else []
     total = len(items) + len(refs)
     shown: list[Item] = []
 
@@ -389,6 +390,7 @@ def ensure(
                 per_round,
                 first_seq=round_ * per_round,
                 carrier=cost.transport_of(message),
+                peer=cost.peer_of(message),
             )
         except references.ReferenceFailed as e:
             raise PrimitiveError(str(e)) from e

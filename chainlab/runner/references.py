@@ -4,7 +4,8 @@ stack's own server and client, whose cost beyond their primitives is the stack's
 overhead; the full ones again over each other transport a stack runs in a campaign (its
 overhead there) and over each emulated profile a campaign runs (the path's own CPU), and
 one whose client idles for a slow SLH-DSA signature on each stack whose client waits that
-long in a campaign (cost.WAIT_REFERENCE: the wake-up's CPU).
+long in a campaign (cost.WAIT_REFERENCE: the wake-up's CPU), and the classical one between
+each pair of different stacks a campaign runs (cost.PEER_REFERENCE: what a peer adds).
 chainlab.runner.primitives takes them beside the primitives, from the same cache.
 """
 
@@ -34,21 +35,40 @@ class ReferenceFailed(ChainlabError):
 
 
 def reference_keys(
-    stacks: list[str] | None = None, transports: list[tuple[str, str]] | None = None
+    stacks: list[str] | None = None,
+    transports: list[tuple[str, str]] | None = None,
+    peers: list[tuple[str, str]] | None = None,
 ) -> list[tuple[str, str, str, str | None]]:
     """(stack, subject, mode, message) of each reference handshake of each stack (message
-    None), and of each full one over each (stack, transport) of `transports`."""
+    None), of each full one over each (stack, transport) of `transports`, and of the peer
+    reference of each (client, server) of `peers` (the server's, message naming the client)."""
     keys = [
         (stack, cost.REFERENCE_PREFIX + name, mode, None)
         for stack in (stacks or [DEFAULT_STACK])
         for name, (_h, _k, _s, modes) in cost.REFERENCES.items()
         for mode in modes
     ]
-    return keys + [
+    keys += [
         (stack, cost.REFERENCE_PREFIX + name, "full", reference_message(None, transport))
         for stack, transport in transports or []
         for name in cost.REFERENCES
     ]
+    name, mode = cost.PEER_REFERENCE
+    return keys + [
+        (server, cost.REFERENCE_PREFIX + name, mode, cost.PEER_PREFIX + client)
+        for client, server in peers or []
+    ]
+
+
+def peers_of(scenarios: list[Scenario]) -> list[tuple[str, str]]:
+    """(client, server) of each scenario between two different stacks (a target's server is
+    not chainlab's): the peer references to take."""
+    out = set()
+    for s in scenarios:
+        h = estimate.view(s)
+        if h.target is None and h.stacks[0] != h.stacks[1]:
+            out.add(h.stacks)
+    return sorted(out)
 
 
 def wait_reference_key(stack: str) -> tuple[str, str, str, None]:
@@ -130,6 +150,7 @@ def reference_scenario(
     profile: NetworkProfile | None = None,
     warmup: int = REFERENCE_WARMUP,
     transport: str = DEFAULT_TRANSPORT,
+    peer: str | None = None,
 ) -> Scenario:
     hierarchy, kex, served, _modes = cost.reference_spec(name)
     policy = SamplingPolicy(
@@ -146,7 +167,8 @@ def reference_scenario(
         max_failed_fraction=0.0,
     )
     # A full or a resumed handshake of the reference hierarchy, its served chain as the
-    # reference says, both sides on the stack; every other axis at its default.
+    # reference says, the server on the stack and the client on `peer` (the stack when
+    # None); every other axis at its default.
     return Scenario(
         scenario_id=f"reference_{name}_{mode}",
         kex=kex,
@@ -157,7 +179,7 @@ def reference_scenario(
         levers=(
             (axes.SERVED_CHAIN.key, served),
             (axes.HANDSHAKE_MODE.key, mode),
-            (axes.STACK.key, (stack, stack)),
+            (axes.STACK.key, (peer or stack, stack)),
             (axes.TRANSPORT.key, transport),
         ),
     )
@@ -176,16 +198,18 @@ def time_reference(
     profile: NetworkProfile | None = None,
     carrier: str = DEFAULT_TRANSPORT,
     warmup: int | None = None,
+    peer: str | None = None,
 ) -> tuple[list[dict], list[int]]:
     """`count` reference handshakes through a stack's real server and client: per
     handshake, latency, both sides' CPU and the bytes carried (numbered from `first_seq`);
     over the emulated path `profile` when given (uncalibrated: its CPU is what is wanted),
-    over `carrier` (a transport) on loopback otherwise. With them, the host reference
-    readings (wall ns) the scenario took at its start and end."""
+    over `carrier` (a transport) on loopback otherwise; from a client on `peer` when given
+    (a peer reference). With them, the host reference readings (wall ns) the scenario took
+    at its start and end."""
     if warmup is None:
         warmup = REFERENCE_WARMUP if profile is None else PATH_REFERENCE_WARMUP
-    s = reference_scenario(name, mode, stack, count, profile, warmup, carrier)
-    message = reference_message(profile, carrier)
+    s = reference_scenario(name, mode, stack, count, profile, warmup, carrier, peer)
+    message = cost.PEER_PREFIX + peer if peer else reference_message(profile, carrier)
     networks = {profile.name: profile} if profile is not None else {}
     ctx = RunContext(engine_bin, run_id, seed, workdir, networks, _Quiet())
     if profile is not None:
@@ -200,7 +224,9 @@ def time_reference(
         ex.close()
     if ex.state.failed_run:
         raise ReferenceFailed(
-            f"reference handshakes {name} ({mode}, {stack}, {carrier}) failed: "
+            f"reference handshakes {name} ({mode}, {stack}"
+            + (f" from a {peer} client" if peer else "")
+            + f", {carrier}) failed: "
             f"{ex.state.failure_cause}: {ex.state.failure_detail}"
         )
     at = now()

@@ -9,6 +9,7 @@ from chainlab.campaign import cost, cost_fit, estimate
 from chainlab.campaign.algorithms import SERVED_CHAINS
 from chainlab.campaign.loader import load
 from chainlab.campaign.model import NetworkProfile
+from chainlab.runner import references
 
 ML, SLH, EC = "ML-DSA-65", "SLH-DSA-SHAKE-128f", "ECDSA-P256"
 
@@ -333,6 +334,58 @@ def test_two_path_references_give_a_line_in_kib_priced_at_the_scenarios_bytes(tm
     assert big > 3 * small and big_extra > small_extra
 
 
+def test_a_peer_reference_adds_what_each_side_cost_beyond_its_own_stack(tmp_path):
+    boring, openssl = {"implementation": "boringssl"}, {"implementation": "openssl-3.5"}
+    peer = cost.PEER_PREFIX + "openssl-3.5"
+    assert cost.peer_of(peer) == "openssl-3.5" and cost.peer_of(None) is None
+    rows = [
+        *[{**r, **openssl} for r in REFERENCE_PRIMITIVES],
+        *[{**r, **boring} for r in REFERENCE_PRIMITIVES],
+        {**ref("ecdsa", "full", 0.80, 0.50, 0.30, 1.0), **openssl},
+        {**ref("ecdsa", "full", 0.60, 0.33, 0.25, 1.0), **boring},
+        # An OpenSSL client to BoringSSL's server: the server 0.035 ms above its own pair,
+        # the client 0.02 ms below.
+        {**ref("ecdsa", "full", 0.70, 0.48, 0.285, 1.0, peer), **boring},
+    ]
+    m = cost_fit.model_from_summary(rows, "fixture")
+    extra = m.peer_extras[("openssl-3.5", "boringssl")]
+    assert (extra["server"], extra["client"]) == pytest.approx((0.035, -0.02))
+    assert set(m.peer_extras) == {("openssl-3.5", "boringssl")}
+    # The peer reference is not a reference of either stack.
+    assert m.stack_references["boringssl"][("ecdsa", "full")]["server"] == pytest.approx(0.25)
+
+    toml = tmp_path / "c.toml"
+    toml.write_text(
+        textwrap.dedent(
+            """
+            [campaign]
+            order = "declared"
+            [sampling]
+            mode = "fixed"
+            count = 2
+            [matrix.m]
+            kex = ["X25519"]
+            hierarchy = [["ECDSA-P256", "ECDSA-P256"]]
+            client_stack = ["openssl-3.5", "boringssl"]
+            server_stack = ["boringssl"]
+            handshake_mode = ["full", "resumed"]
+            """
+        )
+    )
+    by_pair = {
+        (estimate.view(s).stacks, estimate.view(s).mode): s for s in load(toml).scenarios.values()
+    }
+    cross = ("openssl-3.5", "boringssl")
+    p = estimate.predict(by_pair[(cross, "full")], m)
+    assert p.peer == pytest.approx({"server": 0.035, "client": -0.02})
+    own = estimate.predict(by_pair[(("boringssl", "boringssl"), "full")], m)
+    assert own.peer == {}
+    # A resumed handshake between them: the peer reference is a full one.
+    assert estimate.predict(by_pair[(cross, "resumed")], m).peer == {}
+    # The pairs a campaign's scenarios need, its own pairs none.
+    assert references.peers_of(list(by_pair.values())) == [cross]
+
+
 def test_references_over_quic_give_the_stack_its_own_full_overhead_there():
     quic = cost.TRANSPORT_PREFIX + "quic"
     rows = [
@@ -461,7 +514,6 @@ def test_a_wait_reference_prices_the_wake_up_of_a_client_that_waits_long_on_loop
     overhead line as the two overhead references draw it."""
     from chainlab.campaign import estimate
     from chainlab.campaign.model import Scenario
-    from chainlab.runner import references
 
     rows = [
         *REFERENCE_PRIMITIVES,

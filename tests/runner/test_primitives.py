@@ -304,6 +304,32 @@ def test_a_path_reference_is_taken_over_the_emulated_link_and_priced_into_its_sc
     assert sum(r["message"] == cost.path_key(path) for r in again.rows) == len(over)
 
 
+def test_a_peer_reference_runs_the_server_stack_against_the_other_client(
+    engine_bin, pki_cache, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("CHAINLAB_PRIMITIVES_CACHE", str(tmp_path / "cache"))
+    plan = PrimitivesPlan(target_rel_halfwidth=0.5, time_cap_s=0.05)
+    stacks = ["openssl-3.5", "rustls"]
+    items = primitives.items_for([])
+    peers = [("rustls", "openssl-3.5")]
+    out = primitives.ensure(engine_bin, items, plan, uuid.uuid4().hex, tmp_path / "w",
+                            stacks=stacks, peers=peers)  # fmt: skip
+    pair = [r for r in out.rows if r["message"] == cost.PEER_PREFIX + "rustls"]
+    # The server's row (OpenSSL 3.5), the classical full reference, in full.
+    assert {(r["subject"], r["op"], r["implementation"]) for r in pair} == {
+        (cost.REFERENCE_PREFIX + "ecdsa", "full", "openssl-3.5")
+    }
+    assert len(pair) == primitives.REFERENCE_COUNT
+    m = primitives.model(out.rows, "test")
+    assert set(m.peer_extras) == {("rustls", "openssl-3.5")}
+    assert set(m.stack_references) == set(stacks)
+    # What rustls' client cost beyond its own pair's is measured, not assumed: within the
+    # spread of a sub-millisecond handshake.
+    extra = m.peer_extras[("rustls", "openssl-3.5")]
+    assert abs(extra["client"]) < 0.5 and abs(extra["server"]) < 0.5
+    assert all(r["server_cpu_ns"] > 0 and r["kib"] > 0.5 for r in pair)
+
+
 def test_full_references_are_taken_again_over_quic_and_give_its_overhead(
     engine_bin, pki_cache, tmp_path, monkeypatch
 ):

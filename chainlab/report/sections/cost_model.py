@@ -13,6 +13,7 @@ from chainlab.campaign.cost import (
     REFERENCE_PREFIX,
     TRANSPORT_PREFIX,
     path_profile,
+    peer_of,
 )
 from chainlab.campaign.implementations import unrecorded
 from chainlab.report.builder import (
@@ -105,6 +106,9 @@ def build(b: Builder) -> Section | None:
             if f"{side}_path" in m and (m[f"{side}_path"] != 0).any():
                 # docs/methods/cost-model.md: a path's own CPU, from its path references.
                 cols.append(("path adds ms", nums(m[f"{side}_path"], 4)))
+            if f"{side}_peer" in m and (m[f"{side}_peer"] != 0).any():
+                # docs/methods/cost-model.md: a peer of another stack, from its peer reference.
+                cols.append(("peer adds ms", nums(m[f"{side}_peer"], 4)))
             s.blocks.append(
                 b.table(
                     f"cost_model_{side}",
@@ -183,7 +187,9 @@ def build(b: Builder) -> Section | None:
                 "their cost beyond their primitives is the model's overhead. Over an "
                 "emulated profile, the full ones again: what they cost beyond loopback "
                 "is that path's own CPU, a line in KiB; over QUIC, the full ones again: "
-                "the stack's overhead there (docs/methods/cost-model.md).",
+                "the stack's overhead there; the classical one between two different "
+                "stacks (the server's row, its client named): what each side cost beyond "
+                "its own stack's is the peer's (docs/methods/cost-model.md).",
                 refs,
                 cols,
             )
@@ -192,12 +198,14 @@ def build(b: Builder) -> Section | None:
 
 
 def _over(message) -> str:
-    """Where a reference handshake ran: loopback (over TCP unless it names a transport), or
-    the emulated profile it names."""
+    """Where a reference handshake ran: loopback (over TCP unless it names a transport; from
+    its own stack's client unless it names a peer), or the emulated profile it names."""
     if isinstance(message, str) and message.startswith(PATH_PREFIX):
         return path_profile(message)
     if isinstance(message, str) and message.startswith(TRANSPORT_PREFIX):
         return f"loopback, {message[len(TRANSPORT_PREFIX) :]}"
+    if isinstance(message, str) and peer_of(message) is not None:
+        return f"loopback, from a {peer_of(message)} client"
     return "loopback"
 
 
