@@ -47,6 +47,22 @@ extern "C" {
         buf: *mut c_char,
         bsize: usize,
     ) -> OSSL_PARAM;
+
+    /// `EVP_PKEY_CTX_set_group_name(3)` (evp.h): the group a parameter or key generation
+    /// context makes (libssl sets a TLS group's internal name; "" for the KEM groups).
+    pub fn EVP_PKEY_CTX_set_group_name(ctx: *mut EVP_PKEY_CTX, name: *const c_char) -> c_int;
+
+    /// `EVP_PKEY_set1_encoded_public_key(3)` (evp.h): sets `pkey`'s public key from its TLS
+    /// encoding (a key share), as libssl does with a peer's; 1 on success.
+    pub fn EVP_PKEY_set1_encoded_public_key(
+        pkey: *mut EVP_PKEY,
+        publ: *const c_uchar,
+        publen: usize,
+    ) -> c_int;
+
+    /// `EVP_PKEY_get1_encoded_public_key(3)` (evp.h): `pkey`'s public key in its TLS encoding,
+    /// allocated into `*ppub` (freed with `OPENSSL_free`); its length, 0 on error.
+    pub fn EVP_PKEY_get1_encoded_public_key(pkey: *mut EVP_PKEY, ppub: *mut *mut c_uchar) -> usize;
 }
 
 /// `OSSL_PKEY_PARAM_ML_DSA_SEED` (core_names.h): the 32-byte seed ("xi" of FIPS 204) an

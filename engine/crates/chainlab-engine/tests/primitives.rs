@@ -141,6 +141,43 @@ fn key_exchange_operations_follow_the_group_kind() {
     );
 }
 
+/// The server's `encaps` and either side's `derive` decode the peer's key share as libssl
+/// does (a parameter key of the group, then the encoded public key): every group decodes.
+#[test]
+fn every_group_decodes_the_peers_key_share() {
+    for (group, op) in [
+        ("X25519", "derive"),
+        ("X448", "derive"),
+        ("P-256", "derive"),
+        ("P-384", "derive"),
+        ("P-521", "derive"),
+        ("ffdhe2048", "derive"),
+        ("ffdhe3072", "derive"),
+        ("ffdhe4096", "derive"),
+        ("ffdhe6144", "derive"),
+        ("ffdhe8192", "derive"),
+        ("X25519MLKEM768", "encaps"),
+        ("SecP256r1MLKEM768", "encaps"),
+        ("SecP384r1MLKEM1024", "encaps"),
+        ("MLKEM512", "encaps"),
+        ("MLKEM768", "encaps"),
+        ("MLKEM1024", "encaps"),
+    ] {
+        let records = run(&[
+            "--subject",
+            group,
+            "--op",
+            op,
+            "--count",
+            "1",
+            "--warmup",
+            "0",
+        ]);
+        assert_eq!(records.len(), 1, "{group} {op}");
+        assert!(records[0]["cpu_ns"].as_u64().unwrap() > 0, "{group} {op}");
+    }
+}
+
 #[test]
 fn decompression_restores_the_certificate_bytes() {
     for alg in ["zlib", "brotli", "zstd"] {
