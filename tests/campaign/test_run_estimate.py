@@ -95,7 +95,7 @@ def test_the_run_adds_what_it_makes_to_its_scenarios_and_keeps_the_range():
     fresh = Fresh(
         primitives=(("openssl-3.5", "openssl-3.5", SLH, "sign", cost.CV),),
         references=(("openssl-3.5", "tls-reference:ecdsa", "full", None),),
-        hierarchies=((first.scenario_id, first.hierarchy),),
+        hierarchies=((first.scenario_id, first.hierarchy, 0),),
     )
     cold = run_estimate.run(scenarios, None, fresh)
     extra = cold.expected_s - warm.expected_s
@@ -126,3 +126,21 @@ def test_a_scenario_is_charged_the_batches_the_sampler_takes():
     assert estimate.batches(adaptive, 800) == 2  # 200 -> 800 (4-fold)
     # 200 -> 800, settled: straight to 6000.
     assert estimate.batches(adaptive, 6000) == 3
+
+
+def test_an_mtc_batch_is_priced_by_its_log_entries_and_old_runs_read_back():
+    h = ("ML-DSA-44", "ML-DSA-44")
+    plain = run_estimate.hierarchy_seconds(h)
+    batch = 2**22
+    with_mtc = run_estimate.hierarchy_seconds(h, None, batch)
+    # mtc.toml's 2^22-entry batches took 3.4-3.7 s each beyond the estimate without them.
+    assert with_mtc - plain == pytest.approx(batch * run_estimate.MTC_ENTRY_S)
+    assert 3.0 < with_mtc - plain < 4.0
+    scenarios = load(QUICK).select(None)
+    fresh = Fresh(hierarchies=((scenarios[0].scenario_id, h, batch),))
+    got = run_estimate.run(scenarios, None, fresh)
+    assert got.phases["hierarchies"] == pytest.approx(with_mtc)
+    assert Fresh.from_json(fresh.to_json()) == fresh
+    # A run stored before batches were priced kept (scenario, hierarchy): no batch.
+    old = Fresh.from_json({"hierarchies": [[scenarios[0].scenario_id, list(h)]]})
+    assert old.hierarchies == ((scenarios[0].scenario_id, h, 0),)

@@ -27,7 +27,7 @@ def test_empty_caches_make_everything_and_a_cached_hierarchy_is_not_made_again(
     assert got.references[-1] == references.wait_reference_key("openssl-3.5")
     # Each distinct hierarchy once, charged to the first scenario that needs it.
     distinct = list(dict.fromkeys(s.hierarchy for s in scenarios))
-    assert [h for _, h in got.hierarchies] == distinct
+    assert [h for _, h, _batch in got.hierarchies] == distinct
     first = next(s for s in scenarios if s.hierarchy == distinct[0])
     assert got.hierarchies[0][0] == first.scenario_id
     # A hierarchy in the cache is not made again (the cache's mark: its manifest).
@@ -35,8 +35,20 @@ def test_empty_caches_make_everything_and_a_cached_hierarchy_is_not_made_again(
     where.mkdir(parents=True)
     (where / "manifest.json").write_text("{}")
     again = fresh.fresh(engine_bin, scenarios, 7, plan)
-    assert [h for _, h in again.hierarchies] == distinct[1:]
+    assert [h for _, h, _batch in again.hierarchies] == distinct[1:]
     # Another seed is another hierarchy; without [primitives] measuring, no primitives.
     other = fresh.fresh(engine_bin, scenarios, 8, PrimitivesPlan(measure=False))
     assert len(other.hierarchies) == len(distinct)
     assert other.primitives == () and other.references == ()
+
+
+def test_a_hierarchy_issuing_mtcs_carries_its_batch(engine_bin, tmp_path, monkeypatch):
+    monkeypatch.setenv("CHAINLAB_PKI_CACHE", str(tmp_path / "pki"))
+    scenarios = load(REPO / "campaigns" / "mtc.toml").select(None)
+    got = fresh.fresh(engine_bin, scenarios, 7, PrimitivesPlan(measure=False))
+    by_id = {s.scenario_id: s for s in scenarios}
+    batches = {batch for _sid, _h, batch in got.hierarchies}
+    # X.509 hierarchies none; each MTC one its credential's log entries (2^12 and 2^22 here).
+    assert batches == {0, 4096, 4194304}
+    for sid, _h, batch in got.hierarchies:
+        assert batch == (by_id[sid].credential.batch if by_id[sid].credential.is_mtc else 0)
