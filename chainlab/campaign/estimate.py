@@ -180,10 +180,10 @@ def predict(s: Scenario | Handshake, model: cost.CostModel) -> cost.Prediction:
     p = cost.predict(
         scenario_operations(h), pricing(h, model), cost.ZERO_OVERHEAD, h.mode, kib, h.connections
     )
+    p = _with_peer(p, h, model)
     # On an emulated path, what its reference handshakes measured beyond loopback's at the
     # bytes this one carries (each wait's wake-up, each segment's read: cost.PATH_REFERENCES),
     # where the model has them.
-    p = _with_peer(p, h, model)
     profile = h.network_profile
     if profile is None:
         return _with_wait(p, h, model)

@@ -111,16 +111,7 @@ fn key_exchange_operations_follow_the_group_kind() {
         ("P-256", "keygen"),
         ("ffdhe2048", "derive"),
     ] {
-        let records = run(&[
-            "--subject",
-            group,
-            "--op",
-            op,
-            "--count",
-            "2",
-            "--warmup",
-            "0",
-        ]);
+        let records = run_group_op(group, op, "2");
         assert_eq!(records.len(), 2, "{group} {op}");
         assert!(records[0]["message_bytes"].is_null());
     }
@@ -163,19 +154,24 @@ fn every_group_decodes_the_peers_key_share() {
         ("MLKEM768", "encaps"),
         ("MLKEM1024", "encaps"),
     ] {
-        let records = run(&[
-            "--subject",
-            group,
-            "--op",
-            op,
-            "--count",
-            "1",
-            "--warmup",
-            "0",
-        ]);
+        let records = run_group_op(group, op, "1");
         assert_eq!(records.len(), 1, "{group} {op}");
         assert!(records[0]["cpu_ns"].as_u64().unwrap() > 0, "{group} {op}");
     }
+}
+
+/// `count` operations of a key-exchange group, without warm-ups.
+fn run_group_op(group: &str, op: &str, count: &str) -> Vec<Value> {
+    run(&[
+        "--subject",
+        group,
+        "--op",
+        op,
+        "--count",
+        count,
+        "--warmup",
+        "0",
+    ])
 }
 
 #[test]
