@@ -13,7 +13,6 @@ use openssl::pkey::{PKey, Private, Public};
 use openssl::pkey_ctx::PkeyCtx;
 use openssl_sys as sys;
 
-use super::Operation;
 use crate::cli::{PrimitiveOp, PrimitivesArgs};
 use crate::ossl;
 use crate::pki::keys;
@@ -75,7 +74,7 @@ fn lookup_group(name: &str) -> Result<&'static Group> {
         })
 }
 
-pub(super) fn group_op(args: &PrimitivesArgs) -> Result<Operation> {
+pub(super) fn group_op(args: &PrimitivesArgs) -> Result<Box<dyn FnMut() -> Result<()>>> {
     let g = lookup_group(&args.subject)?;
     let op = args.op;
     match (op, g.kem) {
