@@ -495,30 +495,51 @@ def model(rows: list[dict], source: str) -> cost.CostModel:
 
 def cached_model() -> cost.CostModel | None:
     """The cost model of this machine's primitives cache for this engine build, for the
-    estimates; where this build has none yet, that of the latest earlier build's cache
-    beside it (a rebuilt engine's primitives take about what they took: interop.toml's first
-    run after a rebuild, priced without them, was estimated 1.24x, its primitives 58 s for
-    40). None without either (no engine, no cache)."""
+    estimates; what this build's cache lacks (all of it, before its first run) is taken from
+    the latest earlier build's cache beside it that has it (a rebuilt engine's primitives take
+    about what they took: interop.toml's first run after a rebuild, priced without them, was
+    estimated 1.24x; its run after a campaign that had cached only OpenSSL 3.5's, with the
+    other stacks priced from the built-in table, 1.21x). None without either (no engine, no
+    cache)."""
     try:
         path = cache_path(engine.info())
     except (ChainlabError, OSError):
         return None
-    summary = cached_summary(path)
-    if summary:
-        return cost_fit.model_from_summary(
-            summary, "primitives cache of this machine and engine build"
-        )
     try:
         earlier = sorted(
             (p for p in path.parent.glob("*.duckdb") if p != path),
             key=lambda p: p.stat().st_mtime_ns,
+            reverse=True,
         )
     except OSError:
+        earlier = []
+    summary = merged_summary([cached_summary(path)] + [cached_summary(p) for p in earlier])
+    if not summary:
         return None
-    for p in reversed(earlier):
-        summary = cached_summary(p)
-        if summary:
-            return cost_fit.model_from_summary(
-                summary, "primitives cache of an earlier engine build on this machine"
-            )
-    return None
+    own = cached_summary(path)
+    if not own:
+        source = "primitives cache of an earlier engine build on this machine"
+    elif len(own) < len(summary):
+        source = (
+            "primitives cache of this machine and engine build (what it lacks from an earlier "
+            "build's)"
+        )
+    else:
+        source = "primitives cache of this machine and engine build"
+    return cost_fit.model_from_summary(summary, source)
+
+
+def merged_summary(summaries: list[list[dict]]) -> list[dict]:
+    """Summary rows (Store.primitive_summary) of several caches, the first holding a primitive
+    giving it: one row per implementation, subject, operation and message."""
+    out: dict[tuple, dict] = {}
+    for summary in summaries:
+        for row in summary:
+            key = tuple(_absent_as_none(row.get(c)) for c in ("implementation", "subject", "op"))
+            out.setdefault(key + (_absent_as_none(row.get("message")),), row)
+    return list(out.values())
+
+
+def _absent_as_none(value):
+    """A summary's NULL (pandas reads a NULL message as NaN, which equals nothing) as None."""
+    return None if isinstance(value, float) and math.isnan(value) else value

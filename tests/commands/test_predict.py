@@ -94,13 +94,34 @@ def test_the_estimates_take_an_earlier_builds_cache_until_this_build_has_one(tmp
     }
     info = engine.info()
     other = tmp_path / "cache" / "0123456789abcdef.duckdb"
-    assert primitives_cache.save_to_cache(other, [row, {**row, "seq": 1}], info) is None
+    boring = {**row, "implementation": "boringssl", "cpu_ns": 200_000}
+    earlier = [row, {**row, "seq": 1}, boring, {**boring, "seq": 1}]
+    assert primitives_cache.save_to_cache(other, earlier, info) is None
     m = primitives.cached_model()
     assert m is not None and "earlier engine build" in m.source
     assert m.timings[("openssl-3.5", "ML-DSA-65", "sign", "cv")].mean_ms == pytest.approx(0.8)
-    # This build's own cache, once it has one, is taken instead.
+    # This build's own cache, once it has a primitive, gives it; what it lacks still comes
+    # from the earlier build's (a run that measured only OpenSSL's primitives leaves the
+    # other stacks' to be priced).
     mine = primitives_cache.cache_path(info)
     assert primitives_cache.save_to_cache(mine, [{**row, "cpu_ns": 500_000}], info) is None
     m = primitives.cached_model()
-    assert "this machine and engine build" in m.source
+    assert "this machine and engine build" in m.source and "earlier build" in m.source
     assert m.timings[("openssl-3.5", "ML-DSA-65", "sign", "cv")].mean_ms == pytest.approx(0.5)
+    assert m.timings[("boringssl", "ML-DSA-65", "sign", "cv")].mean_ms == pytest.approx(0.2)
+    # Once this build holds everything the earlier one did, its source says so alone.
+    assert primitives_cache.save_to_cache(mine, [{**boring, "cpu_ns": 300_000}], info) is None
+    m = primitives.cached_model()
+    assert m.source == "primitives cache of this machine and engine build"
+    assert m.timings[("boringssl", "ML-DSA-65", "sign", "cv")].mean_ms == pytest.approx(0.3)
+
+
+def test_merged_summaries_keep_the_first_row_of_each_primitive():
+    nan = float("nan")
+    a = [{"implementation": "go", "subject": "X", "op": "sign", "message": nan, "n": 1}]
+    b = [
+        {"implementation": "go", "subject": "X", "op": "sign", "message": nan, "n": 2},
+        {"implementation": "go", "subject": "X", "op": "verify", "message": nan, "n": 3},
+    ]
+    got = primitives.merged_summary([a, b])
+    assert [(r["op"], r["n"]) for r in got] == [("sign", 1), ("verify", 3)]
