@@ -513,10 +513,10 @@ def cached_model() -> cost.CostModel | None:
         )
     except OSError:
         earlier = []
-    summary = merged_summary([cached_summary(path)] + [cached_summary(p) for p in earlier])
+    own = cached_summary(path)
+    summary = merged_summary([own] + [cached_summary(p) for p in earlier])
     if not summary:
         return None
-    own = cached_summary(path)
     if not own:
         source = "primitives cache of an earlier engine build on this machine"
     elif len(own) < len(summary):
@@ -529,14 +529,18 @@ def cached_model() -> cost.CostModel | None:
     return cost_fit.model_from_summary(summary, source)
 
 
+# What identifies a primitive (or reference handshake) in a summary (the store's GROUP BY).
+_SUMMARY_KEY = ("implementation", "subject", "op", "message")
+
+
 def merged_summary(summaries: list[list[dict]]) -> list[dict]:
     """Summary rows (Store.primitive_summary) of several caches, the first holding a primitive
     giving it: one row per implementation, subject, operation and message."""
     out: dict[tuple, dict] = {}
     for summary in summaries:
         for row in summary:
-            key = tuple(_absent_as_none(row.get(c)) for c in ("implementation", "subject", "op"))
-            out.setdefault(key + (_absent_as_none(row.get("message")),), row)
+            key = tuple(_absent_as_none(row.get(c)) for c in _SUMMARY_KEY)
+            out.setdefault(key, row)
     return list(out.values())
 
 
