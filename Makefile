@@ -8,23 +8,14 @@
 SHELL := /bin/bash
 PY := .venv/bin/python
 CARGO := cd engine && cargo
-# The OpenSSL 4.0 engine: the environment's OPENSSL_DIR wins over engine/.cargo/config.toml's.
-CARGO_40 := cd engine && OPENSSL_DIR=$(CURDIR)/engine/.openssl-4.0 cargo
-ENGINE := engine/target/release/chainlab-engine
 CAMPAIGN ?= campaigns/signature-placement.toml
 STORE ?= results/$(basename $(notdir $(CAMPAIGN))).duckdb
-# The five TLS stacks (docs/stacks.md): the engine linked against OpenSSL 3.5 (the default,
-# engine/.openssl) and against OpenSSL 4.0 (engine/.openssl-4.0, its own target directory:
-# two OpenSSLs' symbols cannot share one binary), the rustls engine (chainlab-rustls), the
-# BoringSSL engine (chainlab-boring, its BoringSSL behind engine/.boringssl) and the Go engine
-# (chainlab-go, engine/go). The OpenSSL and BoringSSL builds are cached side by side in
-# ~/.cache/chainlab; Go 1.27 in Go's module cache.
-OPENSSL_40_SRC := 400.0.2+4.0.3
 # The Go engine (engine/go, chainlab-go) needs Go 1.27 (crypto/mldsa): the machine's own go
 # fetches it as a module when this is exported (engine/go/build.sh). Every shell that builds
 # or vets engine/go needs it too.
 export GOTOOLCHAIN := go1.27.3
-ENGINE_40_TARGET := target/openssl-4.0
+# The Rust tests and lints see liboqs' algorithms (as `make engines` builds them).
+CARGO_FEATURES := --workspace --features chainlab-engine/liboqs
 
 # Python packages are installed exactly as requirements.lock pins them (hashes checked);
 # `make lock` re-resolves it after pyproject.toml's dependencies change (existing pins are
@@ -32,39 +23,40 @@ ENGINE_40_TARGET := target/openssl-4.0
 PIP_TOOLS := pip-tools==7.6.2
 LOCK_FLAGS ?=
 
-.PHONY: run test setup deps openssl boringssl engine python lint bench clean lock
+.PHONY: run test check setup deps engine engines python lint lint-python bench clean lock
 
+# The main job: the default campaign needs the OpenSSL 3.5 engine alone; any other part a
+# campaign asks for (a stack, liboqs, the emulated link) chainlab builds the first time
+# (engine/build.sh, chainlab.engine.ensure).
 run: setup
 	$(PY) -m chainlab run $(CAMPAIGN) --store $(STORE) --resume
 	$(PY) -m chainlab report $(STORE)
 
-test: setup lint
-	$(CARGO) test --release --workspace -- --test-threads=1
+# Everything CI runs: every engine, the lints and type checks, every test.
+test: engines python lint
+	$(CARGO) test --release $(CARGO_FEATURES) -- --test-threads=1
+	@engine/build.sh seed
 	cd engine/go && go test ./...
-	$(PY) -m pytest -q
+	$(PY) -m pytest --durations=25
 
-setup: deps openssl boringssl engine python
+# The fast tier (docs/testing.md): units, store, analysis, report text without figures,
+# the engines' unit tests; no engine process, namespace or chainlab subprocess.
+check: engines python lint-python
+	$(CARGO) test --release $(CARGO_FEATURES) --lib --bins
+	$(PY) -m pytest -m "not engine and not netns and not cli" -n 2 --durations=25
+
+setup: deps python engine
 
 deps:
-	@scripts/install-deps.sh
+	@scripts/install-deps.sh core
 
-openssl: deps
-	@engine/openssl/build.sh
-	@OPENSSL_SRC_VERSION=$(OPENSSL_40_SRC) OPENSSL_LINK=$(CURDIR)/engine/.openssl-4.0 engine/openssl/build.sh
+# The OpenSSL 3.5 engine (its OpenSSL built once into ~/.cache/chainlab).
+engine:
+	@engine/build.sh openssl-3.5
 
-# BoringSSL as the pinned boring-sys crate builds it, once, into ~/.cache/chainlab.
-boringssl: deps
-	@engine/boringssl/build.sh
-
-# engine/.cargo/config.toml points cargo at engine/.openssl and engine/.boringssl; when a link
-# moves to another build (new patches, a new pin), forget what was linked to the old.
-engine: openssl boringssl
-	@scripts/relink-if-moved.sh engine/.openssl engine/target
-	@scripts/relink-if-moved.sh engine/.openssl-4.0 engine/$(ENGINE_40_TARGET)
-	@scripts/relink-if-moved.sh engine/.boringssl engine/target boringssl
-	$(CARGO) build --release --workspace
-	$(CARGO_40) build --release -p chainlab-engine --target-dir $(ENGINE_40_TARGET)
-	@engine/go/build.sh
+# Every TLS stack's engine (docs/stacks.md), liboqs and the emulated link.
+engines:
+	@engine/build.sh all
 
 python: .venv/.installed
 
@@ -82,11 +74,13 @@ lock:
 		-o requirements.lock pyproject.toml
 	rm -rf build/lock-venv
 
-lint: python engine
+lint: engines lint-python
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
+	$(CARGO) clippy --release $(CARGO_FEATURES) --all-targets -- -D warnings
 	@test -z "$$(cd engine/go && gofmt -l .)" || { echo "engine/go: gofmt -l lists files to format" >&2; exit 1; }
 	cd engine/go && go vet ./...
+
+lint-python: python
 	.venv/bin/ruff check chainlab tests
 	.venv/bin/ruff format --check chainlab tests
 

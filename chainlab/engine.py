@@ -1,21 +1,28 @@
 """Locating the engine binaries and reading their build facts.
 
 The engine is `$CHAINLAB_ENGINE` when set, else `<repo>/engine/target/release/chainlab-engine`
-(built by `make engine`). `info()` is `chainlab-engine info` parsed: OpenSSL version, patch
-hash, the accepted signature algorithms and the record schema.
+(built by `make engine`; every stack by `make engines`). `info()` is `chainlab-engine info`
+parsed: OpenSSL version, patch hash, the accepted signature algorithms and the record schema.
 
 Each TLS stack (chainlab.campaign.stacks) has its own binary, found by `stack_path()`: the
 engine above for openssl-3.5, the engine linked against OpenSSL 4.0, the rustls, BoringSSL
 and Go engines, each overridable by an environment variable (`STACK_BINARIES`).
+
+`ensure(parts)` builds the parts a run needs that are not built yet (`engine/build.sh`, one
+line each saying what and about how long): `make run` builds the OpenSSL 3.5 engine alone,
+and a campaign that asks for another stack, liboqs' algorithms or an emulated link has it
+built the first time (docs/stacks.md#building).
 """
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import hashlib
 import json
 import os
 import subprocess
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from chainlab.errors import ChainlabError
@@ -23,16 +30,31 @@ from chainlab.errors import ChainlabError
 REPO = Path(__file__).resolve().parent.parent
 RELEASE_DIR = REPO / "engine" / "target" / "release"
 RECORD_SCHEMA = "chainlab.engine.record/1"
-# Each stack's binary: its path under engine/target (as `make engine` builds it) and the
+# Each stack's binary: its path under engine/target (as `make engines` builds it) and the
 # environment variable that overrides it.
 STACK_BINARIES = {
     "openssl-3.5": ("release/chainlab-engine", "CHAINLAB_ENGINE"),
     "openssl-4.0": ("openssl-4.0/release/chainlab-engine", "CHAINLAB_ENGINE_OPENSSL_4_0"),
     "rustls": ("release/chainlab-rustls", "CHAINLAB_RUSTLS"),
     "boringssl": ("release/chainlab-boring", "CHAINLAB_BORING"),
-    # Not a cargo binary: `make engine` builds engine/go/ with Go 1.27 into the same folder.
+    # Not a cargo binary: engine/build.sh go builds engine/go/ with Go 1.27 into the same folder.
     "go": ("release/chainlab-go", "CHAINLAB_GO"),
 }
+# The parts engine/build.sh builds, each as (what it is, about how long its first build
+# takes on two cores with nothing cached, measured: docs/stacks.md#building). A stack's part
+# has the stack's name.
+PARTS: dict[str, tuple[str, str]] = {
+    "openssl-3.5": ("the OpenSSL 3.5 engine (OpenSSL 3.5, then the engine)", "5 min"),
+    "liboqs": ("liboqs into the OpenSSL 3.5 engine (Falcon, MAYO, UOV, CROSS)", "4 min"),
+    "openssl-4.0": ("the OpenSSL 4.0 engine (OpenSSL 4.0, then the engine)", "6 min"),
+    "rustls": ("the rustls engine (aws-lc and liboqs)", "6 min"),
+    "boringssl": ("the BoringSSL engine (BoringSSL, then the engine)", "7 min"),
+    "go": ("the Go engine (Go 1.27 and quic-go from the Go module proxy)", "2 min"),
+    "link": ("the emulated link's forwarder (chainlab-link)", "1 min"),
+}
+LINK = ("chainlab-link", "CHAINLAB_LINK")
+BUILD_SCRIPT = REPO / "engine" / "build.sh"
+BUILD_LOGS = REPO / "build"
 
 
 def path() -> Path:
@@ -54,7 +76,7 @@ def stack_info(stack: str) -> dict:
     if data.get("stack") != stack:
         raise ChainlabError(
             f"{p} is the engine of stack {data.get('stack')!r}, not {stack!r}: rebuild the "
-            "engines from this checkout (`make engine`)"
+            "engines from this checkout (`make engines`)"
         )
     return data
 
@@ -67,8 +89,9 @@ def binary(name: str, env_var: str, base: Path = RELEASE_DIR) -> Path:
     if not p.is_file() or not os.access(p, os.X_OK):
         where = env_var if env else "the default location"
         raise ChainlabError(
-            f"{name} not found at {p} ({where}); build it with `make engine` or set "
-            f"{env_var} to a {name} binary"
+            f"{name} not found at {p} ({where}); build it with `make engines` (or "
+            f"`engine/build.sh PART`, docs/stacks.md#building) or set {env_var} to a {name} "
+            "binary"
         )
     return p
 
@@ -125,6 +148,53 @@ def _run_info(p: str, _mtime: int) -> dict:
     if data.get("record_schema") != RECORD_SCHEMA:
         raise ChainlabError(
             f"engine {p} writes records {data.get('record_schema')!r}; this chainlab reads "
-            f"{RECORD_SCHEMA!r}: rebuild the engine from this checkout (`make engine`)"
+            f"{RECORD_SCHEMA!r}: rebuild the engines from this checkout (`make engines`)"
         )
     return data
+
+
+def missing(part: str) -> bool:
+    """Whether `part` (a key of PARTS) is not built in this checkout. A binary an
+    environment variable names is the user's: never missing here (`stack_path` and
+    `binary` say what is wrong with it)."""
+    if part == "liboqs":
+        return missing("openssl-3.5") or info().get("liboqs") is None
+    rel, env_var = STACK_BINARIES.get(part, LINK)
+    if os.environ.get(env_var):
+        return False
+    p = RELEASE_DIR.parent / rel if part in STACK_BINARIES else RELEASE_DIR / rel
+    return not (p.is_file() and os.access(p, os.X_OK))
+
+
+def ensure(parts: Iterable[str], say: Callable[[str], None]) -> list[str]:
+    """Build each of `parts` this checkout lacks, in order, one `engine/build.sh` at a time
+    (other chainlab processes wait for it); `say` gets one line a build. Returns the parts
+    built; raises ChainlabError naming the part and its log when a build fails."""
+    todo = [p for p in dict.fromkeys(parts) if missing(p)]
+    if not todo:
+        return []
+    if not BUILD_SCRIPT.is_file():
+        raise ChainlabError(
+            f"{', '.join(todo)} not built, and this chainlab has no {BUILD_SCRIPT} to build "
+            "them; set the binaries' environment variables (README, 'Using it')"
+        )
+    BUILD_LOGS.mkdir(parents=True, exist_ok=True)
+    built = []
+    with open(BUILD_LOGS / "engine-build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for part in todo:
+            if not missing(part):  # another chainlab built it while this one waited
+                continue
+            what, takes = PARTS[part]
+            log = BUILD_LOGS / f"engine-{part}.log"
+            say(f"building {what}, once: about {takes} on 2 cores (log: {log})")
+            with open(log, "w") as out:
+                done = subprocess.run(
+                    [str(BUILD_SCRIPT), part], stdout=out, stderr=subprocess.STDOUT, check=False
+                )
+            if done.returncode != 0 or missing(part):
+                last = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
+                why = last[-1].strip() if last else f"exit {done.returncode}"
+                raise ChainlabError(f"building {what} failed: {why} (the whole log: {log})")
+            built.append(part)
+    return built

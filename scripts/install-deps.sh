@@ -1,18 +1,41 @@
 #!/usr/bin/env bash
-# Installs the Debian packages chainlab needs, only those missing. Idempotent.
-#   build: perl/make/gcc for OpenSSL (3.5 and 4.0) and aws-lc (the rustls stack, built by its
-#          crate with gcc, no cmake); zlib, brotli, zstd headers for certificate compression;
-#          cmake and libclang for liboqs (the `oqs-sys` crate builds it with cmake and
-#          generates its bindings with bindgen, which loads libclang); cmake, git and
-#          libclang for BoringSSL (the `boring-sys` crate patches it with git, builds it with
-#          cmake, and generates its bindings with bindgen: engine/boringssl/build.sh)
-#   run:   iproute2 for network namespaces; chromium for the report's rendering test
-#   valgrind: callgrind instruction counts ([measure] in campaigns, `chainlab bench engine`,
-#     `chainlab bench instructions`)
+# Installs the Debian packages a part of chainlab needs, only those missing. Idempotent.
+#   install-deps.sh [GROUP ...]   (default: core)
+#
+#   core:        the OpenSSL 3.5 engine and a first run: perl/make/gcc for OpenSSL (3.5 and
+#                4.0) and aws-lc (the rustls stack, built by its crate with gcc, no cmake);
+#                zlib, brotli, zstd headers for certificate compression; iproute2 for
+#                network namespaces; valgrind for callgrind instruction counts ([measure] in
+#                campaigns, `chainlab bench instructions`)
+#   liboqs:      cmake and libclang (the `oqs-sys` crate builds liboqs with cmake and
+#                generates its bindings with bindgen, which loads libclang): the rustls
+#                engine and liboqs' algorithms in `pki`
+#   boringssl:   cmake, git and libclang (the `boring-sys` crate patches BoringSSL with git,
+#                builds it with cmake and generates its bindings with bindgen)
+#   chromium:    the report's rendering test and the chrome client profile's comparison
+#   all:         every group (`make engines`, `make test`)
 set -euo pipefail
-pkgs=(build-essential perl pkg-config cmake git libclang-dev zlib1g-dev libbrotli-dev libzstd-dev iproute2 chromium valgrind)
+declare -A group=(
+    [core]="build-essential perl pkg-config zlib1g-dev libbrotli-dev libzstd-dev iproute2 valgrind"
+    [liboqs]="cmake libclang-dev"
+    [boringssl]="cmake git libclang-dev"
+    [chromium]="chromium"
+)
+wanted=("$@")
+[ ${#wanted[@]} -eq 0 ] && wanted=(core)
+pkgs=()
+for g in "${wanted[@]}"; do
+    if [ "$g" = all ]; then
+        for k in core liboqs boringssl chromium; do pkgs+=(${group[$k]}); done
+    elif [ -n "${group[$g]:-}" ]; then
+        pkgs+=(${group[$g]})
+    else
+        echo "install-deps.sh: unknown group '$g'; allowed: ${!group[*]} all" >&2
+        exit 2
+    fi
+done
 missing=()
-for p in "${pkgs[@]}"; do
+for p in $(printf '%s\n' "${pkgs[@]}" | sort -u); do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
@@ -25,3 +48,5 @@ echo "installing Debian packages: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# The engine links the project-built, patched, static OpenSSL (engine/openssl/build.sh links
+# engine/.openssl to it). Never the system OpenSSL 3.0, which has no ML-DSA/SLH-DSA/ML-KEM.

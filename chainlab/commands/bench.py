@@ -20,6 +20,10 @@ part, measured side by side in one run so ratios survive a noisy, shared machine
 """
 
 import importlib
+import sys
+
+from chainlab import engine
+from chainlab.campaign.stacks import STACKS
 
 HELP = "run a benchmark and print its figures"
 BENCHMARKS = [
@@ -38,6 +42,17 @@ BENCHMARKS = [
     "path",
 ]
 
+# The engine parts a benchmark runs beyond the OpenSSL 3.5 engine, built first where this
+# checkout lacks them (chainlab.engine.ensure).
+_FOUR = ("openssl-3.5", "rustls", "boringssl", "go")
+PARTS = {
+    "link": ("link",),
+    "load": (*_FOUR, "link"),
+    "stacks": STACKS,
+    "cpu": _FOUR,
+    "path": ("rustls", "link"),
+}
+
 
 def add_arguments(parser):
     parser.add_argument("benchmark", choices=BENCHMARKS, help="which benchmark to run")
@@ -46,4 +61,8 @@ def add_arguments(parser):
 
 def run(args) -> int:
     module = importlib.import_module(f"chainlab.bench.{args.benchmark}")
+    engine.ensure(
+        ("openssl-3.5", *PARTS.get(args.benchmark, ())),
+        say=lambda text: print(f"chainlab: {text}", file=sys.stderr, flush=True),
+    )
     return module.main(args.args) or 0

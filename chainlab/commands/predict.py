@@ -7,6 +7,7 @@ file's [primitives] settings) and kept in this machine's cache, so a second pred
 takes seconds. Every figure printed is a prediction (docs/methods/cost-model.md#cost-model).
 """
 
+import sys
 import tempfile
 import uuid
 from pathlib import Path
@@ -14,7 +15,7 @@ from pathlib import Path
 from chainlab import engine
 from chainlab.campaign import estimate, flights, load
 from chainlab.commands import campaign_arguments
-from chainlab.runner import primitives, references
+from chainlab.runner import parts, primitives, references
 from chainlab.schema import counted
 
 HELP = "predict each scenario's latency, CPU, bytes and capacity from measured primitives"
@@ -28,6 +29,10 @@ def run(args) -> int:
     c = load(args.file)
     selected = c.select(args.campaign)
     items = primitives.items_for(selected)
+    engine.ensure(
+        parts.needed(selected, c.seed),
+        say=lambda text: print(f"chainlab: {text}", file=sys.stderr, flush=True),
+    )
     with tempfile.TemporaryDirectory(prefix="chainlab-predict-") as tmp:
         out = primitives.ensure(
             engine.path(),

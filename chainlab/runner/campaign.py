@@ -21,6 +21,7 @@ import contextlib
 import random
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -35,7 +36,7 @@ from chainlab.campaign.loader import split_problem
 from chainlab.campaign.model import Campaign, Scenario
 from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.errors import ChainlabError
-from chainlab.runner import executors, fresh, network, primitives, references, seeds
+from chainlab.runner import executors, fresh, network, parts, primitives, references, seeds
 from chainlab.runner.progress import Progress
 from chainlab.runner.scenario import RunContext
 from chainlab.schema import counted
@@ -112,6 +113,11 @@ class RunSummary:
     estimate_s: float = 0.0  # the run-time estimate it started with
 
 
+def _say(text: str) -> None:
+    """A line of the run's own before its progress display starts."""
+    print(f"chainlab: {text}", file=sys.stderr, flush=True)
+
+
 def ordered(scenarios: list[Scenario], order: str, seed: int) -> list[Scenario]:
     """Scenario order: 'declared', or 'random' (a seeded shuffle, so a rerun with the same
     seed repeats it). 'interleaved' keeps the declared list; the runner alternates batches."""
@@ -144,6 +150,9 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
     selected = campaign.select(opts.campaigns)
     seed = campaign.seed if opts.seed is None else opts.seed
     order = opts.order or campaign.order
+    # What this run needs that this checkout has not built yet (a stack, liboqs, the link):
+    # built now, once, before anything is written.
+    engine.ensure(parts.needed(selected, seed), say=_say)
     eng = engine.path()
     info = engine.info()
     # Every other TLS stack a scenario runs: its binary must be there before anything runs,

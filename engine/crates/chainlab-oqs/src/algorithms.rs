@@ -5,7 +5,6 @@
 //! and the IANA code points.
 
 use anyhow::anyhow;
-use oqs::sig::Algorithm as Liboqs;
 
 /// The family a table entry belongs to (the analysis groups placements by family).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,7 +34,6 @@ pub struct OqsAlgorithm {
     /// chainlab's name (`pki --chain`, campaigns, records).
     pub name: &'static str,
     pub family: Family,
-    pub liboqs: Liboqs,
     /// Dotted OID of the key and of the signature (the same, parameters absent).
     pub oid: &'static str,
     /// TLS 1.3 SignatureScheme code point of a CertificateVerify made with such a key.
@@ -47,7 +45,6 @@ pub struct OqsAlgorithm {
 const fn alg(
     name: &'static str,
     family: Family,
-    liboqs: Liboqs,
     oid: &'static str,
     code_point: u16,
     tls_name: &'static str,
@@ -55,7 +52,6 @@ const fn alg(
     OqsAlgorithm {
         name,
         family,
-        liboqs,
         oid,
         code_point,
         tls_name,
@@ -67,7 +63,6 @@ pub const ALGORITHMS: &[OqsAlgorithm] = &[
     alg(
         "Falcon-512",
         Family::Falcon,
-        Liboqs::Falcon512,
         "1.3.9999.3.11",
         0xfed7,
         "falcon512",
@@ -75,49 +70,19 @@ pub const ALGORITHMS: &[OqsAlgorithm] = &[
     alg(
         "Falcon-1024",
         Family::Falcon,
-        Liboqs::Falcon1024,
         "1.3.9999.3.14",
         0xfeda,
         "falcon1024",
     ),
-    alg(
-        "MAYO-1",
-        Family::Mayo,
-        Liboqs::Mayo1,
-        "1.3.9999.8.1.3",
-        0xff32,
-        "mayo1",
-    ),
-    alg(
-        "MAYO-2",
-        Family::Mayo,
-        Liboqs::Mayo2,
-        "1.3.9999.8.2.3",
-        0xff33,
-        "mayo2",
-    ),
-    alg(
-        "UOV-Is",
-        Family::Uov,
-        Liboqs::UovOvIs,
-        "1.3.9999.9.1.1",
-        0xff0a,
-        "OV_Is",
-    ),
-    alg(
-        "UOV-Ip",
-        Family::Uov,
-        Liboqs::UovOvIp,
-        "1.3.9999.9.2.1",
-        0xff0b,
-        "OV_Ip",
-    ),
+    alg("MAYO-1", Family::Mayo, "1.3.9999.8.1.3", 0xff32, "mayo1"),
+    alg("MAYO-2", Family::Mayo, "1.3.9999.8.2.3", 0xff33, "mayo2"),
+    alg("UOV-Is", Family::Uov, "1.3.9999.9.1.1", 0xff0a, "OV_Is"),
+    alg("UOV-Ip", Family::Uov, "1.3.9999.9.2.1", 0xff0b, "OV_Ip"),
     // The compressed-public-key variant (the provider enables it by default): the only UOV
     // key small enough to travel in a Certificate message rustls accepts (64 KiB).
     alg(
         "UOV-Ip-pkc",
         Family::Uov,
-        Liboqs::UovOvIpPkc,
         "1.3.9999.9.6.1",
         0xff0f,
         "OV_Ip_pkc",
@@ -125,7 +90,6 @@ pub const ALGORITHMS: &[OqsAlgorithm] = &[
     alg(
         "CROSS-RSDPG-128-fast",
         Family::Cross,
-        Liboqs::CrossRsdpg128Fast,
         "1.3.6.1.4.1.62245.2.1.11.2.2",
         0xff5b,
         "CROSSrsdpg128fast",
@@ -133,7 +97,6 @@ pub const ALGORITHMS: &[OqsAlgorithm] = &[
     alg(
         "CROSS-RSDPG-128-small",
         Family::Cross,
-        Liboqs::CrossRsdpg128Small,
         "1.3.6.1.4.1.62245.2.1.12.2.2",
         0xff5c,
         "CROSSrsdpg128small",
@@ -141,7 +104,6 @@ pub const ALGORITHMS: &[OqsAlgorithm] = &[
     alg(
         "ML-DSA-44",
         Family::MlDsa,
-        Liboqs::MlDsa44,
         "2.16.840.1.101.3.4.3.17",
         0x0904,
         "mldsa44",
@@ -149,7 +111,6 @@ pub const ALGORITHMS: &[OqsAlgorithm] = &[
     alg(
         "ML-DSA-65",
         Family::MlDsa,
-        Liboqs::MlDsa65,
         "2.16.840.1.101.3.4.3.18",
         0x0905,
         "mldsa65",
@@ -157,7 +118,6 @@ pub const ALGORITHMS: &[OqsAlgorithm] = &[
     alg(
         "ML-DSA-87",
         Family::MlDsa,
-        Liboqs::MlDsa87,
         "2.16.840.1.101.3.4.3.19",
         0x0906,
         "mldsa87",
@@ -204,7 +164,6 @@ mod tests {
     #[test]
     fn names_oids_and_code_points_are_unique_and_enabled() {
         for (i, a) in ALGORITHMS.iter().enumerate() {
-            assert!(a.liboqs.is_enabled(), "{} is not built into liboqs", a.name);
             for b in &ALGORITHMS[i + 1..] {
                 assert_ne!(a.name, b.name);
                 assert_ne!(a.oid, b.oid);

@@ -24,29 +24,12 @@ pub struct Facts {
     pub implementation: &'static str,
 }
 
-pub fn facts() -> Facts {
-    oqs::init();
-    // SAFETY: OQS_version returns a static NUL-terminated string; the CPU query only reads
-    // liboqs' detected feature table (filled by OQS_init above).
-    let (version, avx2) = unsafe {
-        (
-            std::ffi::CStr::from_ptr(oqs_sys::common::OQS_version())
-                .to_string_lossy()
-                .into_owned(),
-            oqs_sys::common::OQS_CPU_has_extension(oqs_sys::common::OQS_CPU_EXT::OQS_CPU_EXT_AVX2)
-                != 0,
-        )
-    };
-    Facts {
-        liboqs_version: version,
-        crate_version: CRATE_VERSION,
-        dist_build: true, // Cargo.toml gives oqs-sys no `non_portable`
-        cpu_avx2: avx2,
-        implementation: if avx2 { "avx2" } else { "portable" },
-    }
+/// liboqs' facts, or None in a build without liboqs (`crate::backend`).
+pub fn facts() -> Option<Facts> {
+    crate::backend::facts()
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "liboqs"))]
 mod tests {
     use super::*;
 
@@ -58,7 +41,7 @@ mod tests {
             lock.contains(&entry),
             "Cargo.lock has no oqs {CRATE_VERSION}"
         );
-        let f = facts();
+        let f = facts().expect("built with liboqs");
         assert_eq!(f.liboqs_version, "0.13.0");
         assert_eq!(f.implementation == "avx2", f.cpu_avx2);
     }

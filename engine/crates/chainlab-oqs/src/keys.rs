@@ -7,14 +7,14 @@
 //! CertificateVerify) uses the system's random bytes.
 
 use std::io::Read;
-use std::sync::{LazyLock, Mutex};
+use std::sync::Mutex;
 
-use anyhow::{anyhow, bail, Result};
-use oqs::sig::Sig;
+use anyhow::{bail, Result};
 use sha3::digest::{ExtendableOutput, Update, XofReader};
 use sha3::{Shake256, Shake256Reader};
 
-use crate::algorithms::{OqsAlgorithm, ALGORITHMS};
+use crate::algorithms::OqsAlgorithm;
+use crate::backend;
 
 /// First input of every seeded stream; fixed, so a seed keeps its keys across releases.
 const DOMAIN: &[u8] = b"chainlab.oqs/1";
@@ -39,34 +39,13 @@ impl std::fmt::Debug for Key {
     }
 }
 
-/// liboqs' handle of an algorithm's parameter set: made once per algorithm and kept, so a
-/// handshake's signing or verifying allocates no liboqs context (`Sig` is Send + Sync).
-pub fn scheme(algorithm: &OqsAlgorithm) -> Result<&'static Sig> {
-    static SCHEMES: LazyLock<Vec<Result<Sig, String>>> = LazyLock::new(|| {
-        oqs::init(); // once per process (liboqs' CPU feature detection)
-        ALGORITHMS
-            .iter()
-            .map(|a| Sig::new(a.liboqs).map_err(|e| e.to_string()))
-            .collect()
-    });
-    let index = ALGORITHMS
-        .iter()
-        .position(|a| a.name == algorithm.name)
-        .ok_or_else(|| anyhow!("{} is not in the liboqs table", algorithm.name))?;
-    SCHEMES[index]
-        .as_ref()
-        .map_err(|e| anyhow!("liboqs cannot provide {}: {e}", algorithm.name))
-}
-
 /// A key pair from `seed`: the same seed, the same key.
 pub fn generate(algorithm: &'static OqsAlgorithm, seed: &[u8]) -> Result<Key> {
-    let sig = scheme(algorithm)?;
-    let (public, secret) = seeded(seed, || sig.keypair())
-        .map_err(|e| anyhow!("liboqs key generation for {}: {e}", algorithm.name))?;
+    let (public, secret) = seeded(seed, || backend::keypair(algorithm))?;
     Ok(Key {
         algorithm,
-        public: public.into_vec(),
-        secret: secret.into_vec(),
+        public,
+        secret,
     })
 }
 
@@ -77,13 +56,11 @@ impl Key {
         secret: &[u8],
         public: &[u8],
     ) -> Result<Key> {
-        let sig = scheme(algorithm)?;
-        if secret.len() != sig.length_secret_key() || public.len() != sig.length_public_key() {
+        let (sk, pk) = backend::lengths(algorithm)?;
+        if secret.len() != sk || public.len() != pk {
             bail!(
-                "a {} key has a {}-byte secret and a {}-byte public part, not {} and {}",
+                "a {} key has a {sk}-byte secret and a {pk}-byte public part, not {} and {}",
                 algorithm.name,
-                sig.length_secret_key(),
-                sig.length_public_key(),
                 secret.len(),
                 public.len()
             );
@@ -98,12 +75,11 @@ impl Key {
     /// A key that only signs: a secret key whose public half is elsewhere (an ML-DSA key
     /// OpenSSL wrote, whose public key is in the certificate).
     pub fn for_signing(algorithm: &'static OqsAlgorithm, secret: &[u8]) -> Result<Key> {
-        let sig = scheme(algorithm)?;
-        if secret.len() != sig.length_secret_key() {
+        let (sk, _) = backend::lengths(algorithm)?;
+        if secret.len() != sk {
             bail!(
-                "a {} secret key has {} bytes, not {}",
+                "a {} secret key has {sk} bytes, not {}",
                 algorithm.name,
-                sig.length_secret_key(),
                 secret.len()
             );
         }
@@ -116,17 +92,7 @@ impl Key {
 
     /// A signature with the system's random bytes (a handshake's CertificateVerify).
     pub fn sign(&self, message: &[u8]) -> Result<Vec<u8>> {
-        let sig = scheme(self.algorithm)?;
-        let secret = sig.secret_key_from_bytes(&self.secret).ok_or_else(|| {
-            anyhow!(
-                "{}: the secret key has the wrong length",
-                self.algorithm.name
-            )
-        })?;
-        let signature = sig
-            .sign(message, secret)
-            .map_err(|e| anyhow!("liboqs signing with {}: {e}", self.algorithm.name))?;
-        Ok(signature.into_vec())
+        backend::sign(self.algorithm, &self.secret, message)
     }
 
     /// A signature whose random bytes come from `seed`: the same seed, message and key,
@@ -136,18 +102,10 @@ impl Key {
     }
 }
 
-/// True when `signature` is `algorithm`'s valid signature of `message` under `public`.
+/// True when `signature` is `algorithm`'s valid signature of `message` under `public`
+/// (false in a build without liboqs).
 pub fn verify(algorithm: &OqsAlgorithm, public: &[u8], message: &[u8], signature: &[u8]) -> bool {
-    let Ok(sig) = scheme(algorithm) else {
-        return false;
-    };
-    let (Some(public), Some(signature)) = (
-        sig.public_key_from_bytes(public),
-        sig.signature_from_bytes(signature),
-    ) else {
-        return false;
-    };
-    sig.verify(message, signature, public).is_ok()
+    backend::verify(algorithm, public, message, signature)
 }
 
 /// The stream a seeded section draws from; `None` outside one.
@@ -166,12 +124,7 @@ fn seeded<T>(seed: &[u8], f: impl FnOnce() -> T) -> T {
     shake.update(&(seed.len() as u64).to_be_bytes());
     shake.update(seed);
     *STREAM.lock().unwrap_or_else(|p| p.into_inner()) = Some(shake.finalize_xof());
-    // SAFETY: `from_stream` has the signature liboqs expects and is valid for the whole
-    // program; switching back to "system" restores liboqs' default source.
-    unsafe { oqs_sys::rand::OQS_randombytes_custom_algorithm(Some(from_stream)) };
-    let out = f();
-    // SAFETY: a NUL-terminated name liboqs knows.
-    unsafe { oqs_sys::rand::OQS_randombytes_switch_algorithm(c"system".as_ptr()) };
+    let out = backend::with_random_source(from_stream, f);
     *STREAM.lock().unwrap_or_else(|p| p.into_inner()) = None;
     out
 }
@@ -194,7 +147,7 @@ unsafe extern "C" fn from_stream(out: *mut u8, len: usize) {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "liboqs"))]
 mod tests {
     use super::*;
     use crate::algorithms::lookup;

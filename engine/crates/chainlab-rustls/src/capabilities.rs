@@ -60,9 +60,7 @@ pub const MAX_DER_ELEMENT: usize = 0xffff;
 /// which is never sent, can be one; and below a root webpki cannot read, the client checks
 /// the certificate it issued itself (`anchors`), which must be an intermediate.
 pub fn root_only(algorithm: &chainlab_oqs::OqsAlgorithm) -> Option<String> {
-    let key = chainlab_oqs::keys::scheme(algorithm)
-        .ok()?
-        .length_public_key();
+    let (_, key) = chainlab_oqs::backend::lengths(algorithm).ok()?;
     (key > MAX_DER_ELEMENT).then(|| {
         format!(
             "its {key}-byte public key fits in no Certificate message rustls receives: a root \

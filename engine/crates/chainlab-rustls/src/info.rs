@@ -10,7 +10,8 @@ pub const AWS_LC_RS_VERSION: &str = "1.19.0";
 pub const RUSTLS_POST_QUANTUM_VERSION: &str = "0.2.4";
 
 pub fn run() -> anyhow::Result<()> {
-    let liboqs = chainlab_oqs::facts::facts();
+    // This engine always links liboqs (its Cargo.toml asks for chainlab-oqs' feature).
+    let liboqs = chainlab_oqs::facts::facts().expect("chainlab-rustls is built with liboqs");
     let info = serde_json::json!({
         "engine_version": env!("CARGO_PKG_VERSION"),
         "stack": capabilities::STACK,
