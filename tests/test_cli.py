@@ -1,8 +1,5 @@
 """The `chainlab` command line: dispatch, exit codes, one-line errors."""
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -56,10 +53,6 @@ def test_run_refuses_an_existing_store_without_resume(tmp_path, capsys):
     assert "pass --resume to continue it" in capsys.readouterr().err
 
 
-def test_module_entry_point_exit_status(tmp_path):
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    out = subprocess.run(
-        [sys.executable, "-m", "chainlab", "validate", str(tmp_path / "x.toml")],
-        capture_output=True, text=True, env=env, timeout=60,
-    )  # fmt: skip
+def test_module_entry_point_exit_status(tmp_path, cli):
+    out = cli("validate", tmp_path / "x.toml", timeout=60)
     assert out.returncode == 2 and out.stderr.startswith("chainlab: error: ")

@@ -106,11 +106,11 @@ def command(draw):
 
 
 @pytest.fixture(scope="module")
-def binaries():
+def binaries(engine_bin):
     try:
         return {s: engine.stack_path(s) for s in STACKS}
     except Exception as e:  # noqa: BLE001 - any reason the engines are missing
-        pytest.fail(f"these tests need the engines (make engine): {e}")
+        pytest.fail(f"these tests need the engines (make engines): {e}")
 
 
 @settings(

@@ -157,7 +157,7 @@ def run_engine(tmp_path: Path, eng: Path, pki: Path, *, transport="tcp", load=Fa
 
 
 @pytest.fixture(scope="module")
-def pki(tmp_path_factory):
+def pki(tmp_path_factory, engine_bin):
     d = tmp_path_factory.mktemp("records-contract")
     subprocess.run(
         [str(engine.path()), "pki", "--chain", CHAIN, "--out", str(d / "pki"), "--seed", "doc"],

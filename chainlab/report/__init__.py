@@ -6,6 +6,9 @@ build_report(store) -> <store stem>-report/
     tables/*.csv   every table, raw numbers at full precision
     figures/*.png, figures/*.svg
 
+`CHAINLAB_FIGURES=off` (the tests' setting, docs/testing.md) draws each figure, so the text
+is the same, but skips its layout and files: no figures/*.png|svg, no SVG inside index.html.
+
 Nothing half-written: a report is built in a hidden sibling folder (`.<name>.partial-<pid>`)
 and moved into place when whole (renamed, for a new folder; file by file with `index.html`
 last, into an earlier report's folder), so a report stopped at any point leaves the folder as
@@ -26,6 +29,12 @@ from chainlab.errors import ChainlabError
 from chainlab.report import document, render, sections
 
 PNG_DPI = 100  # 900-1050 px wide figures: readable on screen, quick to render, small files
+FIGURES_ENV = "CHAINLAB_FIGURES"
+
+
+def figure_files_wanted() -> bool:
+    """False where `CHAINLAB_FIGURES=off`: a report's figures are drawn but not written."""
+    return os.environ.get(FIGURES_ENV, "on").strip().lower() != "off"
 
 
 def default_out_dir(store: Path) -> Path:
@@ -70,9 +79,16 @@ def build_report(store, out_dir=None, *, analysis: Analysis | None = None, **ove
 def write_report(a: Analysis, out: Path) -> None:
     """Every file of the report of analysis `a` into `out` (its subfolders made)."""
 
+    write_files = figure_files_wanted()
+
     def sink(item: document.Figure, fig) -> None:
         png = out / "figures" / f"{item.name}.png"
         svg = out / "figures" / f"{item.name}.svg"
+        item.png = f"figures/{png.name}"
+        item.svg = f"figures/{svg.name}"
+        if not write_files:
+            plt.close(fig)
+            return
         # Lay out once (text extents are the slow part), then save both formats as is.
         if fig.get_layout_engine() is None:
             fig.tight_layout()
@@ -83,8 +99,6 @@ def write_report(a: Analysis, out: Path) -> None:
         plt.close(fig)
         item.svg_text = buf.getvalue()
         svg.write_text(item.svg_text)
-        item.png = f"figures/{png.name}"
-        item.svg = f"figures/{svg.name}"
 
     doc = sections.build(a, sink)
     for t in doc.tables:

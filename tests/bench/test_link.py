@@ -2,7 +2,6 @@
 
 import argparse
 import json
-import os
 import re
 
 import pytest
@@ -70,9 +69,7 @@ def test_bad_arguments_are_refused():
 
 @pytest.mark.netns
 @pytest.mark.slow
-def test_a_tiny_real_run_prints_every_figure(capsys):
-    if os.geteuid() != 0:
-        pytest.skip("needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN) to create network namespaces")
+def test_a_tiny_real_run_prints_every_figure(capsys, netns_root, engine_bin):
     argv = ["--rounds", "2", "--pings", "20", "--handshakes", "5", "--bulk-seconds", "0.3"]
     assert bench.main(argv) == 0
     out = capsys.readouterr().out

@@ -1,8 +1,5 @@
 """Campaign files: validation messages, matrix expansion, id stability, deduplication."""
 
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -253,23 +250,15 @@ def test_each_bad_input_is_named_in_process(tmp_path, name, text, fragments):
         assert f in msg, f"{f!r} not in {msg!r}"
 
 
-def run_cli(args, cwd):
-    env = dict(os.environ, PYTHONPATH=str(REPO), CI="true")
-    return subprocess.run(
-        [sys.executable, "-m", "chainlab", *args],
-        cwd=cwd, capture_output=True, text=True, env=env, timeout=120,
-    )  # fmt: skip
-
-
 @pytest.mark.parametrize("name,text,fragments", BAD, ids=[b[0] for b in BAD])
 @pytest.mark.bad_input
-def test_validate_and_run_reject_bad_files_and_write_nothing(tmp_path, name, text, fragments):
+def test_validate_and_run_reject_bad_files_and_write_nothing(tmp_path, cli, name, text, fragments):
     work = tmp_path / "work"
     work.mkdir()
     p = write(work, text, f"{name}.toml")
     before = sorted(work.rglob("*"))
     for cmd in (["validate", p.name], ["run", p.name]):
-        out = run_cli(cmd, work)
+        out = cli(*cmd, cwd=work, env={"CI": "true"}, timeout=120)
         assert out.returncode == 2, out.stderr
         assert out.stdout == ""
         lines = out.stderr.strip().splitlines()

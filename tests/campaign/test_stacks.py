@@ -3,7 +3,6 @@ side's stack cannot do before anything runs."""
 
 import json
 import subprocess
-import sys
 import textwrap
 
 import pytest
@@ -349,7 +348,7 @@ def test_liboqs_families_and_implementation_are_valid_on_rustls(tmp_path):
 
 
 @pytest.mark.bad_input
-def test_load_steps_are_valid_on_rustls_and_refused_where_a_stack_lacks_a_feature(tmp_path):
+def test_load_steps_are_valid_on_rustls_and_refused_where_a_stack_lacks_a_feature(tmp_path, cli):
     toml = write(
         tmp_path,
         """
@@ -363,10 +362,7 @@ def test_load_steps_are_valid_on_rustls_and_refused_where_a_stack_lacks_a_featur
         step_s = 3
         """,
     )
-    out = subprocess.run(
-        [sys.executable, "-m", "chainlab", "validate", str(toml)],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    out = cli("validate", str(toml), timeout=120)
     assert out.returncode == 0, out.stderr
     # What rustls still lacks is refused by name, with nothing written.
     toml = write(
@@ -385,10 +381,7 @@ def test_load_steps_are_valid_on_rustls_and_refused_where_a_stack_lacks_a_featur
         name="quic.toml",
     )
     store = tmp_path / "s.duckdb"
-    out = subprocess.run(
-        [sys.executable, "-m", "chainlab", "run", str(toml), "--store", str(store)],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    out = cli("run", str(toml), "--store", str(store), timeout=120)
     assert out.returncode == 2, out
     assert "missing capability: quic" in out.stderr, out.stderr
     assert not store.exists()
@@ -425,14 +418,13 @@ def test_stack_and_a_side_are_not_given_together(tmp_path):
     ],
 )
 @pytest.mark.bad_input
-def test_what_boringssl_lacks_is_refused_before_anything_is_written(tmp_path, matrix, expected):
+def test_what_boringssl_lacks_is_refused_before_anything_is_written(
+    tmp_path, cli, matrix, expected
+):
     kex = "" if "kex =" in matrix else 'kex = ["X25519MLKEM768"]\n'
     toml = write(tmp_path, f'[matrix.m]\n{kex}hierarchy = [["ml", "ml"]]\n{matrix}\n')
     store = tmp_path / "s.duckdb"
-    out = subprocess.run(
-        [sys.executable, "-m", "chainlab", "run", str(toml), "--store", str(store)],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    out = cli("run", str(toml), "--store", str(store), timeout=120)
     assert out.returncode == 2, out
     problems = [ln for ln in out.stderr.splitlines() if "boringssl" in ln]
     assert problems and all(expected in ln for ln in problems), out.stderr

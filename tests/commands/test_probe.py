@@ -5,7 +5,6 @@ verify each give a recorded failure and a one-line message, within bounded time.
 
 import socket
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -45,7 +44,7 @@ def wait_listening(port: int, proc=None, deadline_s: float = 20.0) -> None:
 
 
 @pytest.fixture(scope="module")
-def hierarchy(tmp_path_factory):
+def hierarchy(tmp_path_factory, engine_bin):
     with chainlab_pki_cache(tmp_path_factory.mktemp("probe-pki")):
         h = pki.ensure(engine.path(), ("ML-DSA-44", "ML-DSA-44", "ML-DSA-44"), 11)
         other = pki.ensure(engine.path(), ("ML-DSA-44", "ML-DSA-44"), 12)
@@ -77,17 +76,22 @@ def s_server(hierarchy):
         proc.wait()
 
 
-def probe(tmp_path, address, *args):
-    store = tmp_path / "probe.duckdb"
-    t0 = time.monotonic()
-    out = subprocess.run(
-        [sys.executable, "-m", "chainlab", "probe", address, "--store", str(store), *args],
-        capture_output=True, text=True, timeout=PROBE_DEADLINE_S,
-    )  # fmt: skip
-    return out, store, time.monotonic() - t0
+@pytest.fixture
+def probe(cli, engine_bin):
+    """probe(tmp_path, address, *args) -> (the finished `chainlab probe`, its store, seconds)."""
+
+    def run(tmp_path, address, *args):
+        store = tmp_path / "probe.duckdb"
+        t0 = time.monotonic()
+        out = cli("probe", address, "--store", store, *args, timeout=PROBE_DEADLINE_S)
+        return out, store, time.monotonic() - t0
+
+    return run
 
 
-def test_the_probe_records_what_the_server_was_configured_to_send(s_server, hierarchy, tmp_path):
+def test_the_probe_records_what_the_server_was_configured_to_send(
+    s_server, hierarchy, tmp_path, probe, cli
+):
     h, _ = hierarchy
     out, store, _ = probe(
         tmp_path, f"127.0.0.1:{s_server}", "--ca", str(h / "ca.pem"), "--servername",
@@ -118,16 +122,15 @@ def test_the_probe_records_what_the_server_was_configured_to_send(s_server, hier
     # The probe's campaign file sits beside the store and names no path of this machine.
     text = store.with_name("probe.toml").read_text()
     assert 'ca = "probe.ca.pem"' in text and str(tmp_path) not in text
-    report = subprocess.run(
-        [sys.executable, "-m", "chainlab", "report", str(store), "--out", str(tmp_path / "r")],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    report = cli("report", store, "--out", tmp_path / "r")
     assert report.returncode == 0, report.stderr
     md = (tmp_path / "r" / "report.md").read_text()
     assert "## Servers chainlab did not start" in md and full in md
 
 
-def test_a_server_whose_chain_does_not_verify_is_a_recorded_failure(s_server, hierarchy, tmp_path):
+def test_a_server_whose_chain_does_not_verify_is_a_recorded_failure(
+    s_server, hierarchy, tmp_path, probe
+):
     _, other = hierarchy
     out, store, _ = probe(
         tmp_path, f"127.0.0.1:{s_server}", "--ca", str(other / "ca.pem"), "--count", "3"
@@ -141,7 +144,7 @@ def test_a_server_whose_chain_does_not_verify_is_a_recorded_failure(s_server, hi
     assert set(samples[~samples["warmup"]]["error_category"]) == {"verify_failed"}
 
 
-def test_an_unreachable_port_is_a_recorded_failure(tmp_path):
+def test_an_unreachable_port_is_a_recorded_failure(tmp_path, probe):
     out, store, _ = probe(tmp_path, f"127.0.0.1:{free_port()}", "--ca", "none", "--count", "3")
     assert out.returncode == 1
     assert "FAILED: connect_refused" in out.stdout
@@ -189,7 +192,7 @@ class Listener:
         self.sock.close()
 
 
-def test_a_listener_that_does_not_speak_tls_is_a_recorded_failure(tmp_path):
+def test_a_listener_that_does_not_speak_tls_is_a_recorded_failure(tmp_path, probe):
     http = Listener(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
     try:
         out, store, _ = probe(tmp_path, f"127.0.0.1:{http.port}", "--ca", "none", "--count", "3")
@@ -200,7 +203,7 @@ def test_a_listener_that_does_not_speak_tls_is_a_recorded_failure(tmp_path):
         assert set(st.samples["error_category"].dropna()) == {"tls_error"}
 
 
-def test_a_silent_listener_times_out_and_nothing_hangs(tmp_path):
+def test_a_silent_listener_times_out_and_nothing_hangs(tmp_path, probe):
     silent = Listener(None)
     try:
         out, store, _ = probe(
@@ -214,7 +217,7 @@ def test_a_silent_listener_times_out_and_nothing_hangs(tmp_path):
         assert set(st.samples["error_category"]) == {"handshake_timeout"}
 
 
-def test_a_rate_adds_open_loop_steps_without_the_servers_side(s_server, hierarchy, tmp_path):
+def test_a_rate_adds_open_loop_steps_without_the_servers_side(s_server, hierarchy, tmp_path, probe):
     h, _ = hierarchy
     out, store, _ = probe(
         tmp_path, f"127.0.0.1:{s_server}", "--ca", str(h / "ca.pem"), "--servername",
@@ -271,12 +274,9 @@ def test_every_bad_option_is_listed_and_nothing_is_written(tmp_path):
 
 
 @pytest.mark.bad_input
-def test_a_host_that_does_not_resolve_is_refused_before_anything_is_written(tmp_path):
+def test_a_host_that_does_not_resolve_is_refused_before_anything_is_written(tmp_path, cli):
     # .invalid never resolves (RFC 6761); nothing in the working directory either.
-    out = subprocess.run(
-        [sys.executable, "-m", "chainlab", "probe", "no-such-host.invalid:443", "--count", "5"],
-        capture_output=True, text=True, timeout=60, cwd=tmp_path,
-    )  # fmt: skip
+    out = cli("probe", "no-such-host.invalid:443", "--count", "5", timeout=60, cwd=tmp_path)
     assert out.returncode == 2, out
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and "no-such-host.invalid does not resolve" in lines[0], out.stderr

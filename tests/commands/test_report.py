@@ -16,7 +16,7 @@ def store(tmp_path_factory):
     return build_store(d / "run.duckdb", [SyntheticScenario(n=30, leaf_alg=SLH)])
 
 
-def test_report_writes_beside_the_store_with_overrides(store, capsys):
+def test_report_writes_beside_the_store_with_overrides(store, capsys, figures):
     argv = [
         "report",
         str(store),

@@ -1,9 +1,6 @@
 """`chainlab validate` as a new user meets it: what it counts, what it suggests, and a bad
 option refused before anything is printed."""
 
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -24,17 +21,14 @@ hierarchy = [["ML-DSA-44", "ML-DSA-44"]]
 """
 
 
-def validate(*args, cwd=REPO, env=None):
-    return subprocess.run(
-        [sys.executable, "-m", "chainlab", "validate", *args],
-        capture_output=True, text=True, timeout=120, cwd=cwd, env=env,
-    )  # fmt: skip
+def validate(main, *args):
+    return main("validate", *args, cwd=REPO)
 
 
-def test_one_scenario_is_counted_in_the_singular(tmp_path):
+def test_one_scenario_is_counted_in_the_singular(tmp_path, main):
     f = tmp_path / "one.toml"
     f.write_text(textwrap.dedent(ONE))
-    out = validate(str(f))
+    out = validate(main, str(f))
     assert out.returncode == 0, out.stderr
     assert "campaign 'one', 1 scenario (campaigns: one (1))" in out.stdout
     assert "1 scenarios" not in out.stdout
@@ -42,21 +36,22 @@ def test_one_scenario_is_counted_in_the_singular(tmp_path):
 
 
 @pytest.mark.bad_input
-def test_workers_is_refused_before_the_plan_is_printed(tmp_path):
+def test_workers_is_refused_before_the_plan_is_printed(tmp_path, main):
     f = tmp_path / "one.toml"
     f.write_text(textwrap.dedent(ONE))
-    out = validate(str(f), "--workers", "0")
+    out = validate(main, str(f), "--workers", "0")
     assert out.returncode == 2
     assert out.stdout == ""
     assert "--workers 0: allowed: at least 1" in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
 
 
-def test_the_suggested_command_names_the_file_as_given(tmp_path):
+def test_the_suggested_command_names_the_file_as_given(tmp_path, main, monkeypatch):
     # No primitives cached for this machine: the built-in table, and a command to measure.
     empty = str(tmp_path / "cache")
-    env = {**os.environ, "XDG_CACHE_HOME": empty, "CHAINLAB_PRIMITIVES_CACHE": empty}
-    out = validate("campaigns/quick.toml", env=env)
+    monkeypatch.setenv("XDG_CACHE_HOME", empty)
+    monkeypatch.setenv("CHAINLAB_PRIMITIVES_CACHE", empty)
+    out = validate(main, "campaigns/quick.toml")
     assert out.returncode == 0, out.stderr
     assert "`chainlab predict campaigns/quick.toml`" in out.stdout
 
@@ -69,14 +64,14 @@ def test_did_you_mean_names_the_closest_spelling():
     assert edits("129f", "128f") == 1 and edits("129f", "192f") == 2 and edits("", "ab") == 2
 
 
-def test_a_misspelled_alias_is_one_problem_with_the_closest_suggestion(tmp_path):
+def test_a_misspelled_alias_is_one_problem_with_the_closest_suggestion(tmp_path, main):
     f = tmp_path / "typo.toml"
     f.write_text(
         textwrap.dedent(ONE)
         .replace("[sampling]", '[aliases]\nslh = "SLH-DSA-SHAKE-129f"\n[sampling]')
         .replace('"ML-DSA-44", "ML-DSA-44"', '"slh", "ML-DSA-44"')
     )
-    out = validate(str(f))
+    out = validate(main, str(f))
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1, out.stderr

@@ -242,7 +242,7 @@ def _median_handshake_ms(engine, pki: Path, wrap_server, wrap_client, host) -> t
 
 @pytest.mark.netns
 @pytest.mark.slow
-def test_handshake_round_trips_over_a_50ms_link(root, tmp_path):
+def test_handshake_round_trips_over_a_50ms_link(root, tmp_path, engine_bin):
     engine = _engine()
     small = _pki(engine, "ML-DSA-44,ML-DSA-44", tmp_path / "small")
     big = _pki(engine, "SLH-DSA-SHAKE-256s,ML-DSA-44", tmp_path / "big")

@@ -6,6 +6,7 @@ machine; bootstrap and Monte-Carlo intervals use the report's fixed seed.
 
 import numpy as np
 import pytest
+from conftest import figure_files
 
 from chainlab.bench.synthetic import SyntheticScenario, build_store
 
@@ -83,9 +84,11 @@ def golden_store(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def golden_report(golden_store):
+    """The golden store's whole report, figures' files too (the HTML and figure tests)."""
     from chainlab.report import build_report
 
-    return build_report(golden_store)
+    with figure_files():
+        return build_report(golden_store)
 
 
 @pytest.fixture(scope="session")
@@ -105,4 +108,5 @@ def network_store(tmp_path_factory):
 def network_report(network_store):
     from chainlab.report import build_report
 
-    return build_report(network_store)
+    with figure_files():
+        return build_report(network_store)

@@ -201,7 +201,7 @@ def test_report_holds_the_expected_tables_and_sections(golden_report):
         assert f"{f}.png" in figures and f"{f}.svg" in figures
 
 
-def test_a_report_at_another_confidence_level_says_so(golden_store, tmp_path):
+def test_a_report_at_another_confidence_level_says_so(golden_store, tmp_path, figures):
     """Captions and figure labels carry the configured level; none says 95 % at 90 %."""
     from chainlab.report import build_report
 

@@ -1,45 +1,9 @@
-import os
+"""What the runner's tests share (engine_bin, pki_cache and netns_root are the top-level
+conftest's: they mark their tests)."""
+
 from pathlib import Path
 
-import pytest
-from conftest import environment
-
-from chainlab import engine
-from chainlab.errors import ChainlabError
-
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="session")
-def engine_bin():
-    try:
-        p = engine.path()
-        engine.info()
-    except ChainlabError as e:
-        pytest.fail(f"these tests need the engine (make engine): {e}")
-    return p
-
-
-@pytest.fixture(scope="session")
-def pki_cache(tmp_path_factory):
-    """A PKI cache of this test session: engine command lines name it, so the process scan
-    finds exactly this session's engines."""
-    d = tmp_path_factory.mktemp("pki-cache")
-    with environment("CHAINLAB_PKI_CACHE", str(d)):
-        yield d
-
-
-@pytest.fixture
-def netns_root():
-    """Skip unless this process may create network namespaces and the forwarder is built."""
-    if os.geteuid() != 0:
-        pytest.skip("network namespaces need root")
-    try:
-        from chainlab.network.link import forwarder_path
-
-        forwarder_path()
-    except (ImportError, ChainlabError) as e:
-        pytest.skip(f"emulated link not available: {e}")
 
 
 def engine_processes(marker: str) -> list[str]:

@@ -110,10 +110,9 @@ def cluster_env(pki_cache, tmp_path):
     return env
 
 
-def chainlab_run(*args, env, tmp_path, wait=True):
-    argv = [sys.executable, "-m", "chainlab", "run", *map(str, args)]
+def chainlab_run(cli, *args, env, tmp_path, wait=True):
     out = (tmp_path / "driver.log").open("ab")
-    p = subprocess.Popen(argv, stdout=out, stderr=out, env=env)
+    p = cli.popen("run", *args, stdout=out, stderr=out, env=env)
     if wait:
         p.wait(RUN_S)
     return p
@@ -130,18 +129,18 @@ def wait_for_engine(marker: str, subcommand: str, timeout_s: float = 120):
 
 
 def test_quick_on_two_workers_has_the_shape_of_a_local_run(
-    engine_bin, pki_cache, cluster_env, tmp_path
+    engine_bin, pki_cache, cluster_env, tmp_path, cli
 ):
     cluster = Cluster(tmp_path, cluster_env)
     try:
         remote = tmp_path / "cluster.duckdb"
-        p = chainlab_run(QUICK, "--store", remote, "--cluster", cluster.address,
+        p = chainlab_run(cli, QUICK, "--store", remote, "--cluster", cluster.address,
                          env=cluster_env, tmp_path=tmp_path)  # fmt: skip
         assert p.returncode == 0, (tmp_path / "driver.log").read_text()
     finally:
         cluster.close()
     local = tmp_path / "local.duckdb"
-    p = chainlab_run(QUICK, "--store", local, env=cluster_env, tmp_path=tmp_path)
+    p = chainlab_run(cli, QUICK, "--store", local, env=cluster_env, tmp_path=tmp_path)
     assert p.returncode == 0, (tmp_path / "driver.log").read_text()
     with chainlab.open(remote) as r, chainlab.open(local) as lo:
         assert set(r.scenarios["scenario_id"]) == set(lo.scenarios["scenario_id"])
@@ -164,14 +163,14 @@ def test_quick_on_two_workers_has_the_shape_of_a_local_run(
 
 
 def test_a_worker_lost_mid_scenario_is_recorded_and_resumed(
-    engine_bin, pki_cache, cluster_env, tmp_path
+    engine_bin, pki_cache, cluster_env, tmp_path, cli
 ):
     f = tmp_path / "slow.toml"
     f.write_text(SLOW)
     store = tmp_path / "slow.duckdb"
     cluster = Cluster(tmp_path, cluster_env)
     try:
-        driver = chainlab_run(f, "--store", store, "--cluster", cluster.address,
+        driver = chainlab_run(cli, f, "--store", store, "--cluster", cluster.address,
                               env=cluster_env, tmp_path=tmp_path, wait=False)  # fmt: skip
         _, worker_pid, _ = wait_for_engine(str(pki_cache), "handshake")
         os.kill(worker_pid, signal.SIGKILL)  # the worker host is lost mid-scenario
@@ -182,7 +181,7 @@ def test_a_worker_lost_mid_scenario_is_recorded_and_resumed(
         assert list(lost["failure_cause"]) == ["worker_lost"], runs[["status", "failure_cause"]]
         assert (runs["status"] == "completed").sum() == 2  # the rest of the campaign ran
         # --resume runs the lost scenario again, on the worker left.
-        p = chainlab_run(f, "--store", store, "--resume", "--cluster", cluster.address,
+        p = chainlab_run(cli, f, "--store", store, "--resume", "--cluster", cluster.address,
                          env=cluster_env, tmp_path=tmp_path)  # fmt: skip
         assert p.returncode == 0, (tmp_path / "driver.log").read_text()
     finally:
@@ -195,7 +194,7 @@ def test_a_worker_lost_mid_scenario_is_recorded_and_resumed(
 
 @pytest.mark.bad_input
 def test_a_worker_with_another_engine_build_is_refused(
-    engine_bin, pki_cache, cluster_env, tmp_path
+    engine_bin, pki_cache, cluster_env, tmp_path, cli
 ):
     other = tmp_path / "chainlab-engine"
     shutil.copy(engine.path(), other)
@@ -208,7 +207,7 @@ def test_a_worker_with_another_engine_build_is_refused(
         f = tmp_path / "slow.toml"
         f.write_text(SLOW.replace("count = 60", "count = 5"))
         store = tmp_path / "odd.duckdb"
-        p = chainlab_run(f, "--store", store, "--cluster", cluster.address,
+        p = chainlab_run(cli, f, "--store", store, "--cluster", cluster.address,
                          env=cluster_env, tmp_path=tmp_path)  # fmt: skip
         log = (tmp_path / "driver.log").read_text()
         assert p.returncode == 0, log
@@ -222,13 +221,13 @@ def test_a_worker_with_another_engine_build_is_refused(
 
 
 def test_ctrl_c_on_the_driver_leaves_no_engine_on_any_worker(
-    engine_bin, pki_cache, cluster_env, tmp_path
+    engine_bin, pki_cache, cluster_env, tmp_path, cli
 ):
     f = tmp_path / "slow.toml"
     f.write_text(SLOW.replace("count = 60", "count = 400"))
     cluster = Cluster(tmp_path, cluster_env)
     try:
-        driver = chainlab_run(f, "--store", tmp_path / "c.duckdb", "--cluster",
+        driver = chainlab_run(cli, f, "--store", tmp_path / "c.duckdb", "--cluster",
                               cluster.address, env=cluster_env, tmp_path=tmp_path,
                               wait=False)  # fmt: skip
         wait_for_engine(str(pki_cache), "handshake")

@@ -5,7 +5,6 @@ appended to it (issue #39)."""
 
 import signal
 import subprocess
-import sys
 import textwrap
 
 import pytest
@@ -27,13 +26,13 @@ hierarchy = [["ML-DSA-44", "ML-DSA-44"]]
 
 
 def test_interrupted_before_the_first_scenario_reports_nothing_yet_and_resumes(
-    tmp_path, engine_bin, pki_cache
+    tmp_path, engine_bin, pki_cache, cli
 ):
     toml = tmp_path / "stopped.toml"
     toml.write_text(textwrap.dedent(CAMPAIGN))
     store = tmp_path / "stopped.duckdb"
-    run = [sys.executable, "-m", "chainlab", "run", str(toml), "--store", str(store)]
-    p = subprocess.Popen(run, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = ["run", str(toml), "--store", str(store)]
+    p = cli.popen(*run, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     # The first progress line comes before the first scenario starts (primitives, or the
     # plan): interrupt there, as a user's Ctrl-C would.
     first = p.stderr.readline()
@@ -42,23 +41,22 @@ def test_interrupted_before_the_first_scenario_reports_nothing_yet_and_resumes(
     assert first and p.returncode == 130, first + err
     with chainlab.open(store) as st:
         assert st.scenario_runs.empty, "the scenario did not end before the interrupt"
-    report = subprocess.run(
-        [sys.executable, "-m", "chainlab", "report", str(store), "--out", str(tmp_path / "r")],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    report = cli("report", store, "--out", tmp_path / "r", timeout=120)
     assert report.returncode == 2, report
     lines = report.stderr.strip().splitlines()
     assert len(lines) == 1 and "holds no finished scenario yet" in lines[0], report.stderr
     assert "--resume" in lines[0]
     assert not (tmp_path / "r").exists()
-    again = subprocess.run([*run, "--resume"], capture_output=True, text=True, timeout=300)
+    again = cli(*run, "--resume")
     assert again.returncode == 0, again.stderr
     with chainlab.open(store) as st:
         assert len(st.scenario_runs) == 1
 
 
 @pytest.mark.bad_input
-def test_resume_with_another_campaign_file_is_refused_naming_both(tmp_path, engine_bin, pki_cache):
+def test_resume_with_another_campaign_file_is_refused_naming_both(
+    tmp_path, engine_bin, pki_cache, cli
+):
     first, other = tmp_path / "first.toml", tmp_path / "other.toml"
     first.write_text(textwrap.dedent(CAMPAIGN).replace("count = 200", "count = 3"))
     other.write_text(
@@ -67,10 +65,7 @@ def test_resume_with_another_campaign_file_is_refused_naming_both(tmp_path, engi
     store = tmp_path / "s.duckdb"
 
     def run(toml, *extra):
-        return subprocess.run(
-            [sys.executable, "-m", "chainlab", "run", str(toml), "--store", str(store), *extra],
-            capture_output=True, text=True, timeout=300,
-        )  # fmt: skip
+        return cli("run", toml, "--store", store, *extra)
 
     assert run(first).returncode == 0
     refused = run(other, "--resume")

@@ -11,7 +11,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
@@ -24,10 +23,15 @@ from .conftest import engine_processes
 
 pytestmark = pytest.mark.slow
 
+# Primitives at a wide target and a short cap: what is stopped and resumed is the measuring,
+# not its precision.
 CAMPAIGN = """
 [campaign]
 name = "killed"
 order = "declared"
+[primitives]
+target_rel_halfwidth = 0.2
+time_cap_s = 0.3
 [sampling]
 mode = "fixed"
 count = 5
@@ -55,18 +59,10 @@ REACH_S = 240
 END_S = 120
 
 
-def chainlab_cmd(*args, env=None, timeout=300):
-    return subprocess.run(
-        [sys.executable, "-m", "chainlab", *args],
-        capture_output=True, text=True, timeout=timeout, env=env,
-    )  # fmt: skip
-
-
-def stop_at(argv, env, moment, sig) -> tuple[subprocess.Popen, str]:
-    """Start `argv`, read its standard error until `moment`'s line, send `sig`, wait."""
-    p = subprocess.Popen(
-        argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
-    )
+def stop_at(cli, args, env, moment, sig) -> tuple[subprocess.Popen, str]:
+    """Start `chainlab args`, read its standard error until `moment`'s line, send `sig`,
+    wait."""
+    p = cli.popen(*args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     deadline = time.monotonic() + REACH_S
     seen = []
     try:
@@ -116,7 +112,7 @@ def warm_primitives(tmp_path_factory):
     ],
 )
 def test_a_run_stopped_at_any_moment_reports_and_resumes(
-    tmp_path, engine_bin, pki_cache, warm_primitives, moment, sig
+    tmp_path, engine_bin, pki_cache, warm_primitives, moment, sig, cli
 ):
     toml = tmp_path / "killed.toml"
     toml.write_text(textwrap.dedent(CAMPAIGN))
@@ -125,8 +121,8 @@ def test_a_run_stopped_at_any_moment_reports_and_resumes(
     # Measuring primitives is a moment only where the cache holds none.
     cache = tmp_path / "primitives" if moment == "primitives" else warm_primitives
     env["CHAINLAB_PRIMITIVES_CACHE"] = str(cache)
-    argv = [sys.executable, "-m", "chainlab", "run", str(toml), "--store", str(store)]
-    p, seen = stop_at(argv, env, moment, SIGNALS[sig])
+    args = ["run", str(toml), "--store", str(store)]
+    p, seen = stop_at(cli, args, env, moment, SIGNALS[sig])
     if sig == "SIGKILL":
         assert p.returncode == -signal.SIGKILL
     else:
@@ -136,7 +132,7 @@ def test_a_run_stopped_at_any_moment_reports_and_resumes(
     # The store opens and says what it holds.
     with chainlab.open(store) as st:
         done = int((st.scenario_runs["status"] == "completed").sum()) if len(st.runs) else 0
-    out = chainlab_cmd("report", str(store), "--out", str(tmp_path / "r"), env=env)
+    out = cli("report", str(store), "--out", str(tmp_path / "r"), env=env)
     if done:
         assert out.returncode == 0, out.stderr
     else:
@@ -144,7 +140,7 @@ def test_a_run_stopped_at_any_moment_reports_and_resumes(
         assert out.returncode == 2 and len(lines) == 1, out.stderr
         assert "holds no finished scenario yet" in lines[0] and "--resume" in lines[0]
     # And resumes to the end.
-    again = chainlab_cmd(*argv[3:], "--resume", env=env, timeout=600)
+    again = cli(*args, "--resume", env=env, timeout=600)
     assert again.returncode == 0, again.stderr
     with chainlab.open(store) as st:
         completed = st.scenario_runs[st.scenario_runs["status"] == "completed"]
@@ -154,22 +150,26 @@ def test_a_run_stopped_at_any_moment_reports_and_resumes(
 
 
 @pytest.fixture(scope="module")
-def finished_store(tmp_path_factory, engine_bin, pki_cache, warm_primitives):
+def finished_store(tmp_path_factory, engine_bin, pki_cache, warm_primitives, cli):
     d = tmp_path_factory.mktemp("finished")
     toml = d / "done.toml"
     toml.write_text(textwrap.dedent(CAMPAIGN).split("[load]")[0])
     store = d / "done.duckdb"
     env = {**os.environ, "CHAINLAB_PRIMITIVES_CACHE": str(warm_primitives)}
-    out = chainlab_cmd("run", str(toml), "--store", str(store), env=env)
+    out = cli("run", str(toml), "--store", str(store), env=env)
     assert out.returncode == 0, out.stderr
     return store
 
 
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM", "SIGKILL"])
-def test_a_report_stopped_midway_leaves_no_report_folder(tmp_path, finished_store, sig):
+def test_a_report_stopped_midway_leaves_no_report_folder(
+    tmp_path, finished_store, sig, cli, figures
+):
     out_dir = tmp_path / "report"
-    argv = [sys.executable, "-m", "chainlab", "report", str(finished_store), "--out", str(out_dir)]
-    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    p = cli.popen(
+        "report", finished_store, "--out", out_dir, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
     # The report's progress: its first figure in the folder it builds.
     deadline = time.monotonic() + REACH_S
     partial = []
@@ -186,7 +186,7 @@ def test_a_report_stopped_midway_leaves_no_report_folder(tmp_path, finished_stor
     left = list(tmp_path.glob(".report.partial-*"))
     assert left == [] if sig != "SIGKILL" else len(left) == 1
     # The next report is whole and removes what a killed one left.
-    again = chainlab_cmd("report", str(finished_store), "--out", str(out_dir))
+    again = cli("report", str(finished_store), "--out", str(out_dir))
     assert again.returncode == 0, again.stderr
     assert (out_dir / "index.html").exists() and list((out_dir / "figures").glob("*.svg"))
     assert list(tmp_path.glob(".report.partial-*")) == []
@@ -195,14 +195,14 @@ def test_a_report_stopped_midway_leaves_no_report_folder(tmp_path, finished_stor
 
 
 def test_the_report_folder_replaced_in_place_keeps_what_is_not_a_report_file(
-    tmp_path, finished_store
+    tmp_path, finished_store, cli
 ):
     out_dir = tmp_path / "r"
-    assert chainlab_cmd("report", str(finished_store), "--out", str(out_dir)).returncode == 0
+    assert cli("report", str(finished_store), "--out", str(out_dir)).returncode == 0
     (out_dir / "notes.txt").write_text("mine")
     stale = out_dir / "tables" / "gone.csv"
     stale.write_text("x")
-    assert chainlab_cmd("report", str(finished_store), "--out", str(out_dir)).returncode == 0
+    assert cli("report", str(finished_store), "--out", str(out_dir)).returncode == 0
     assert (out_dir / "notes.txt").read_text() == "mine"
     assert not stale.exists() and (out_dir / "index.html").exists()
     assert list(Path(tmp_path).glob(".r.partial-*")) == []

@@ -8,7 +8,6 @@ import os
 import secrets
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
@@ -20,7 +19,7 @@ from chainlab.runner import seeds
 from chainlab.runner.campaign import RunOptions, run
 from chainlab.runner.scenario import ScenarioExecution
 
-from .conftest import REPO, engine_processes
+from .conftest import engine_processes
 
 pytestmark = pytest.mark.slow
 
@@ -169,7 +168,7 @@ def test_a_crash_in_an_emulated_scenario_tears_the_link_down(
 @pytest.mark.netns
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["sigint", "sigterm"])
 def test_a_signal_during_an_emulated_scenario_tears_everything_down(
-    tmp_path, engine_bin, pki_cache, netns_root, sig
+    tmp_path, engine_bin, pki_cache, netns_root, cli, sig
 ):
     profile = unique_profile("sig")
     toml = tmp_path / "s.toml"
@@ -181,11 +180,9 @@ def test_a_signal_during_an_emulated_scenario_tears_everything_down(
         f'[matrix.m]\nkex = ["X25519"]\nhierarchy = [["ml", "ml"]]\nnetwork = ["{profile}"]\n'
     )
     store = tmp_path / "s.duckdb"
-    env = dict(os.environ, PYTHONPATH=str(REPO), CI="true")
-    p = subprocess.Popen(
-        [sys.executable, "-m", "chainlab", "run", str(toml), "--store", str(store)],
-        cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    p = cli.popen(
+        "run", toml, "--store", store, cwd=tmp_path, env={"CI": "true"}, stderr=subprocess.PIPE
+    )
     try:
         # Wait until the link exists and the measuring client runs inside it (after the
         # calibration), then signal.

@@ -256,7 +256,7 @@ def test_residuals_in_the_analysis_are_computed_from_the_store(cost_store, tmp_p
     )
 
 
-def test_the_report_shows_the_cost_model(cost_store, tmp_path):
+def test_the_report_shows_the_cost_model(cost_store, tmp_path, figures):
     build_report(cost_store, tmp_path / "r")
     md = (tmp_path / "r" / "report.md").read_text()
     assert "## Cost model: primitives, prediction and residual" in md

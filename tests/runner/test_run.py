@@ -3,10 +3,8 @@ and a scenario whose server goes away. Each asserts that no engine process is le
 
 import hashlib
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
@@ -23,11 +21,8 @@ QUICK = REPO / "campaigns" / "quick.toml"
 pytestmark = pytest.mark.slow
 
 
-def cli(args, cwd, env_extra=None, **kw):
-    env = dict(os.environ, PYTHONPATH=str(REPO), CI="true", **(env_extra or {}))
-    return subprocess.Popen(
-        [sys.executable, "-m", "chainlab", *args], cwd=cwd, env=env, text=True, **kw
-    )
+def launch(cli, args, cwd, env_extra=None, **kw):
+    return cli.popen(*args, cwd=cwd, env={"CI": "true", **(env_extra or {})}, **kw)
 
 
 def no_engines_left(marker, within_s=5.0):
@@ -38,7 +33,7 @@ def no_engines_left(marker, within_s=5.0):
 
 
 @pytest.fixture(scope="module")
-def quick_store(tmp_path_factory, engine_bin, pki_cache):
+def quick_store(tmp_path_factory, engine_bin, pki_cache, cli):
     d = tmp_path_factory.mktemp("quick")
     store = d / "quick.duckdb"
     # The hierarchies this session's cache lacks before the run (other tests may have made
@@ -50,7 +45,7 @@ def quick_store(tmp_path_factory, engine_bin, pki_cache):
         for spec in pki.needed(s, c.seed)
         if not pki.cached(pki.location(engine_bin, *spec))
     }
-    p = cli(["run", str(QUICK), "--store", str(store)], d, stderr=subprocess.PIPE)
+    p = launch(cli, ["run", str(QUICK), "--store", str(store)], d, stderr=subprocess.PIPE)
     _, err = p.communicate(timeout=300)
     assert p.returncode == 0, err
     no_engines_left(str(pki_cache))
@@ -134,9 +129,9 @@ def wait_for_first_scenario(p):
     raise AssertionError("run ended before the first scenario: " + "".join(lines))
 
 
-def test_killed_run_resumes_to_the_same_completed_set(tmp_path, quick_store, pki_cache):
+def test_killed_run_resumes_to_the_same_completed_set(tmp_path, quick_store, pki_cache, cli):
     store = tmp_path / "k.duckdb"
-    p = cli(["run", str(QUICK), "--store", str(store)], tmp_path, stderr=subprocess.PIPE)
+    p = launch(cli, ["run", str(QUICK), "--store", str(store)], tmp_path, stderr=subprocess.PIPE)
     try:
         wait_for_first_scenario(p)
         p.send_signal(signal.SIGKILL)
@@ -148,7 +143,7 @@ def test_killed_run_resumes_to_the_same_completed_set(tmp_path, quick_store, pki
     assert 1 <= len(first) < 6
     st.close()
 
-    p = cli(["run", str(QUICK), "--store", str(store), "--resume"], tmp_path,
+    p = launch(cli, ["run", str(QUICK), "--store", str(store), "--resume"], tmp_path,
             stderr=subprocess.PIPE)  # fmt: skip
     _, err = p.communicate(timeout=300)
     assert p.returncode == 0, err
@@ -173,9 +168,9 @@ def test_killed_run_resumes_to_the_same_completed_set(tmp_path, quick_store, pki
         ref.close()
 
 
-def test_ctrl_c_marks_the_run_interrupted(tmp_path, engine_bin, pki_cache):
+def test_ctrl_c_marks_the_run_interrupted(tmp_path, engine_bin, pki_cache, cli):
     store = tmp_path / "i.duckdb"
-    p = cli(["run", str(QUICK), "--store", str(store), "--order", "declared"], tmp_path,
+    p = launch(cli, ["run", str(QUICK), "--store", str(store), "--order", "declared"], tmp_path,
             stderr=subprocess.PIPE)  # fmt: skip
     try:
         wait_for_first_scenario(p)

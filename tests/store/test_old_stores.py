@@ -2,8 +2,6 @@
 every later chainlab must open, export and report them (see tests/data/stores/tiny.toml)."""
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -32,7 +30,7 @@ SHAPES = {
 
 
 @pytest.mark.parametrize("path", STORES, ids=lambda p: p.name)
-def test_old_store_opens_exports_and_reports(path, tmp_path):
+def test_old_store_opens_exports_and_reports(path, tmp_path, main):
     store = tmp_path / path.name
     shutil.copy(path, store)  # never write next to the kept file
     with chainlab.open(store) as s:
@@ -50,9 +48,7 @@ def test_old_store_opens_exports_and_reports(path, tmp_path):
     assert "/" not in runs["campaign_file_name"].iloc[0]
 
     def cli(*args):
-        out = subprocess.run(
-            [sys.executable, "-m", "chainlab", *args], capture_output=True, text=True, timeout=300
-        )
+        out = main(*args)
         assert out.returncode == 0, out.stderr
         return out
 

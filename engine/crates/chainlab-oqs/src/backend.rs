@@ -4,6 +4,28 @@
 //! (docs/stacks.md, "Building"). Without the feature the table, the encodings and the
 //! names stay; every operation says in one line that this build has no liboqs.
 
+use serde::Serialize;
+
+/// The `oqs` crate release pinned in Cargo.toml (`=`); a test checks Cargo.lock agrees.
+pub const CRATE_VERSION: &str = "0.11.0";
+
+/// liboqs' build and this CPU's choice, as `info` prints them.
+#[derive(Debug, Clone, Serialize)]
+pub struct Facts {
+    /// liboqs' version string (`OQS_version()`).
+    pub liboqs_version: String,
+    /// The `oqs` crate's version, which pins the vendored liboqs.
+    pub crate_version: &'static str,
+    /// `OQS_DIST_BUILD=ON` (oqs-sys without its `non_portable` feature, as Cargo.toml asks):
+    /// every optimised implementation compiled, chosen at run time.
+    pub dist_build: bool,
+    /// This CPU offers AVX2 (liboqs' test, `OQS_CPU_has_extension`).
+    pub cpu_avx2: bool,
+    /// The implementation the AVX2-capable families (Falcon, MAYO, UOV, CROSS, ML-DSA) use
+    /// here: "avx2" or "portable" (recorded, because their timing properties differ).
+    pub implementation: &'static str,
+}
+
 /// A source of random bytes liboqs draws from while it is installed (`with_random_source`).
 pub type RandomSource = unsafe extern "C" fn(*mut u8, usize);
 
@@ -14,9 +36,9 @@ mod imp {
     use anyhow::{anyhow, Result};
     use oqs::sig::{Algorithm as Liboqs, Sig};
 
+    use super::Facts;
     use super::RandomSource;
     use crate::algorithms::{OqsAlgorithm, ALGORITHMS};
-    use crate::facts::Facts;
 
     pub const AVAILABLE: bool = true;
 
@@ -132,7 +154,7 @@ mod imp {
         };
         Some(Facts {
             liboqs_version: version,
-            crate_version: crate::facts::CRATE_VERSION,
+            crate_version: super::CRATE_VERSION,
             dist_build: true, // Cargo.toml gives oqs-sys no `non_portable`
             cpu_avx2: avx2,
             implementation: if avx2 { "avx2" } else { "portable" },
@@ -144,9 +166,9 @@ mod imp {
 mod imp {
     use anyhow::{bail, Result};
 
+    use super::Facts;
     use super::RandomSource;
     use crate::algorithms::OqsAlgorithm;
-    use crate::facts::Facts;
 
     pub const AVAILABLE: bool = false;
 

@@ -214,7 +214,7 @@ pub fn dotted(contents: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algorithms::{lookup, ALGORITHMS};
+    use crate::algorithms::ALGORITHMS;
 
     #[test]
     fn oids_round_trip() {
@@ -229,7 +229,7 @@ mod tests {
     #[cfg(feature = "liboqs")]
     #[test]
     fn keys_survive_pkcs8_and_spki() {
-        let mayo = lookup("MAYO-1").unwrap();
+        let mayo = crate::algorithms::lookup("MAYO-1").unwrap();
         let key = crate::keys::generate(mayo, b"k").unwrap();
         let written = pkcs8(&key);
         let back = from_pkcs8(&written).unwrap().unwrap();
