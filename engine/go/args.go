@@ -10,6 +10,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -194,12 +196,19 @@ func (c *clientArgs) check(noInstrument bool) error {
 	if c.connect == "" {
 		return errors.New("the following required arguments were not provided: --connect <CONNECT>")
 	}
-	if c.resume && c.resumeRatioSet {
-		return errors.New("the argument '--resume' cannot be used with '--resume-ratio <RESUME_RATIO>'")
-	}
 	if c.population != "" {
 		// Every kind of a population offers its own signature schemes.
 		return missing("--population", "client_sigalgs")
+	}
+	// Checked whatever else is given: --no-verify does not drop a bad --ca.
+	if c.ca != "" {
+		text, err := os.ReadFile(c.ca)
+		if err != nil {
+			return fmt.Errorf("--ca %s: cannot read it (%v)", c.ca, err)
+		}
+		if !strings.Contains(string(text), "-----BEGIN CERTIFICATE-----") {
+			return fmt.Errorf("--ca %s: holds no PEM certificate (-----BEGIN CERTIFICATE-----)", c.ca)
+		}
 	}
 	if c.cpusText != "" {
 		cpus, err := parseCPUs(c.cpusText)
@@ -240,9 +249,6 @@ func parseHandshake(argv []string) (*handshakeArgs, error) {
 	}
 	if err := parse(fs, argv, refused); err != nil {
 		return nil, err
-	}
-	if a.countSet && a.durSet {
-		return nil, errors.New("the argument '--count <COUNT>' cannot be used with '--duration-ms <DURATION_MS>'")
 	}
 	if !a.countSet && !a.durSet {
 		a.count, a.countSet = 1, true
@@ -334,6 +340,9 @@ func parse(fs *flag.FlagSet, argv []string, refused map[string]string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument '%s' found", fs.Arg(0))
 	}
+	if line := brokenRule(fs); line != "" {
+		return errors.New(line)
+	}
 	var err error
 	fs.Visit(func(f *flag.Flag) {
 		if capability, ok := refused[f.Name]; ok && err == nil {
@@ -344,3 +353,71 @@ func parse(fs *flag.FlagSet, argv []string, refused map[string]string) error {
 }
 
 var errHelp = errors.New("help")
+
+// optionRule is one rule between two options of the named subcommands, as the Rust engines'
+// chainlab_record::args::OPTION_RULES says it (the same table, this language's copy; `info`
+// prints it and tests/test_engine_options.py holds every stack to it): "needs" the other
+// given too, "needs_value" the other's value (given or default) to be `value`, "conflicts"
+// the other not given.
+type optionRule struct {
+	Subcommands []string `json:"subcommands"`
+	Option      string   `json:"option"`
+	Rule        string   `json:"rule"`
+	Other       string   `json:"other"`
+	Value       string   `json:"value,omitempty"`
+}
+
+var clientSubcommands = []string{"handshake", "load"}
+
+var optionRules = []optionRule{
+	{clientSubcommands, "mtc-trust", "conflicts", "ca", ""},
+	{clientSubcommands, "mtc-trust", "conflicts", "no-verify", ""},
+	{clientSubcommands, "mtc-trust", "conflicts", "untrusted", ""},
+	{clientSubcommands, "mtc-trust", "conflicts", "partial-chain", ""},
+	{clientSubcommands, "mtc-landmarks", "needs", "mtc-trust", ""},
+	{clientSubcommands, "mtc-cosigners-required", "needs", "mtc-trust", ""},
+	{clientSubcommands, "mtc-retry", "needs", "mtc-trust", ""},
+	{clientSubcommands, "trust-anchors", "conflicts", "untrusted", ""},
+	{clientSubcommands, "trust-anchors-filler", "needs", "trust-anchors", ""},
+	{clientSubcommands, "trust-anchor-retry", "needs", "trust-anchors", ""},
+	{clientSubcommands, "trust-anchor-retry", "needs", "mtc-trust", ""},
+	{clientSubcommands, "resume-ratio", "conflicts", "resume", ""},
+	{clientSubcommands, "resume-seed", "needs", "resume-ratio", ""},
+	{clientSubcommands, "population-seed", "needs", "population", ""},
+	{[]string{"handshake"}, "count", "conflicts", "duration-ms", ""},
+	{[]string{"handshake"}, "random-seed", "needs_value", "transport", "tcp"},
+	{[]string{"serve"}, "random-seed", "needs_value", "transport", "tcp"},
+	{[]string{"serve"}, "random-seed", "needs_value", "workers", "1"},
+	{[]string{"serve"}, "mtc-retry-standalone", "needs_value", "chain", "mtc-landmark"},
+}
+
+// brokenRule is the first rule of optionRules the flag set's command line breaks, as its
+// one line, or "".
+func brokenRule(fs *flag.FlagSet) string {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for _, r := range optionRules {
+		if !slices.Contains(r.Subcommands, fs.Name()) || !given[r.Option] {
+			continue
+		}
+		switch r.Rule {
+		case "needs":
+			if !given[r.Other] {
+				return fmt.Sprintf("--%s needs --%s", r.Option, r.Other)
+			}
+		case "needs_value":
+			has := ""
+			if f := fs.Lookup(r.Other); f != nil {
+				has = f.Value.String()
+			}
+			if has != r.Value {
+				return fmt.Sprintf("--%s needs --%s %s (it is %s)", r.Option, r.Other, r.Value, has)
+			}
+		case "conflicts":
+			if given[r.Other] {
+				return fmt.Sprintf("--%s and --%s cannot be given together", r.Option, r.Other)
+			}
+		}
+	}
+	return ""
+}

@@ -12,6 +12,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"os"
 	"time"
 )
 
@@ -77,6 +78,8 @@ func seedBytes(seed uint64) [32]byte {
 type slot struct {
 	c     *client
 	cache *keptSession
+	// tally: where a `handshake` run counts its attempts (the load generator does not).
+	tally *attemptTally
 }
 
 func (c *client) newSlot() *slot {
@@ -303,6 +306,8 @@ func runHandshake(a *handshakeArgs) error {
 	}
 	defer records.close()
 	s := c.newSlot()
+	var t attemptTally
+	s.tally = &t
 	seq, err := s.warmUp(records, a.client.seqStart, a.warmup)
 	if err != nil {
 		return err
@@ -315,12 +320,49 @@ func runHandshake(a *handshakeArgs) error {
 		if a.durSet && !time.Now().Before(deadline) {
 			break
 		}
-		if err := records.write(s.attempt(seq, false)); err != nil {
+		rec := s.attempt(seq, false)
+		t.add(rec)
+		if err := records.write(rec); err != nil {
 			return fmt.Errorf("writing records: %v", err)
 		}
 		seq++
 	}
+	if line := t.noneSucceeded(); line != "" {
+		fmt.Fprintln(os.Stderr, oneLine(line))
+	}
 	return nil
+}
+
+// attemptTally is what a `handshake` run's attempts came to: a run where none succeeded
+// says so in one line on standard error (its records say why each failed), as the Rust
+// engines' drive::attempts does.
+type attemptTally struct {
+	attempts, succeeded uint64
+	firstFailure        string
+}
+
+func (t *attemptTally) add(rec clientRecord) {
+	t.attempts++
+	if rec.Outcome == "ok" {
+		t.succeeded++
+		return
+	}
+	if t.firstFailure == "" {
+		t.firstFailure = "failed"
+		if rec.ErrorCategory != nil {
+			t.firstFailure = *rec.ErrorCategory
+		}
+		if rec.ErrorDetail != nil {
+			t.firstFailure += ": " + *rec.ErrorDetail
+		}
+	}
+}
+
+func (t *attemptTally) noneSucceeded() string {
+	if t.attempts == 0 || t.succeeded > 0 {
+		return ""
+	}
+	return fmt.Sprintf("chainlab-go: handshake: none of %d attempt(s) succeeded; the first failed with %s (every attempt's record says why)", t.attempts, t.firstFailure)
 }
 
 // startClient is what `handshake` and `load` do first: the process pinned (--cpus), the
@@ -346,7 +388,11 @@ func startClient(a *clientArgs) (*client, *recordWriter, error) {
 // returns the next sequence number.
 func (s *slot) warmUp(records *recordWriter, seq, count uint64) (uint64, error) {
 	for i := uint64(0); i < count; i++ {
-		if err := records.write(s.attempt(seq, true)); err != nil {
+		rec := s.attempt(seq, true)
+		if s.tally != nil {
+			s.tally.add(rec)
+		}
+		if err := records.write(rec); err != nil {
 			return seq, err
 		}
 		seq++

@@ -35,6 +35,7 @@ func runInfo() error {
 		"stack":                          stackName,
 		"engine_version":                 engineVersion,
 		"record_schema":                  recordSchema,
+		"option_rules":                   optionRules,
 		"build":                          map[string]string{"go": runtime.Version(), "quic-go": quicGoVersion()},
 		"signature_algorithms":           sigs,
 		"signature_implementations":      []string{"stack"},

@@ -252,6 +252,7 @@ impl<'a> Client<'a> {
         seen.handshake_ns = Some(ns_between(connect_end, end));
         seen.handshake_counts = tls.get_ref().counts();
         // End of the timed span.
+        seen.reply_not_tls = result.as_ref().err().and(tls.get_ref().reply_not_tls());
 
         let instrument = seen.handshake_counts.is_some();
         match result {

@@ -13,6 +13,7 @@ pub fn run() -> anyhow::Result<()> {
         "engine_version": env!("CARGO_PKG_VERSION"),
         "stack": capabilities::STACK,
         "record_schema": chainlab_record::record::SCHEMA,
+        "option_rules": chainlab_record::options::OPTION_RULES,
         "build": {
             "boring": BORING_VERSION,
             "boring_sys": BORING_SYS_VERSION,

@@ -27,7 +27,7 @@ mod server;
 use cli::{Cli, Command};
 
 fn main() -> ExitCode {
-    let cli = match chainlab_record::args::parse_command_line::<Cli>("chainlab-boring") {
+    let cli = match chainlab_record::options::parse_command_line::<Cli>("chainlab-boring") {
         Ok(cli) => cli,
         Err(code) => return code,
     };

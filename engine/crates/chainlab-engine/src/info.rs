@@ -25,6 +25,7 @@ pub fn run(_args: &InfoArgs) -> anyhow::Result<()> {
         "engine_version": env!("CARGO_PKG_VERSION"),
         "stack": stack(),
         "record_schema": crate::record::SCHEMA,
+        "option_rules": chainlab_record::options::OPTION_RULES,
         "openssl_version_text": openssl::version::version(),
         "openssl_build": build,
         "algorithms": &*crate::algorithms::ALGORITHMS,

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use chainlab_engine::cli::{Cli, Command};
 
 fn main() -> ExitCode {
-    let cli = match chainlab_record::args::parse_command_line::<Cli>("chainlab-engine") {
+    let cli = match chainlab_record::options::parse_command_line::<Cli>("chainlab-engine") {
         Ok(cli) => cli,
         Err(code) => return code,
     };

@@ -220,3 +220,38 @@ fn bad_inputs_fail_with_one_line_naming_the_value() {
         "a rejected command created its output directory"
     );
 }
+
+#[test]
+fn an_mtc_validity_that_ends_before_it_starts_is_refused() {
+    let scratch = TempDir::new("mtc-validity");
+    let out = scratch.join("never-created");
+    let out_str = out.to_str().unwrap();
+    for (validity, needle) in [
+        (
+            "20300101000000Z,20200101000000Z",
+            "its start is not before its end",
+        ),
+        (
+            "20200101000000Z,20200101000000Z",
+            "its start is not before its end",
+        ),
+        ("2020-01-01,2021-01-01", "YYYYMMDDHHMMSSZ"),
+    ] {
+        let args = [
+            "--chain",
+            "ML-DSA-44",
+            "--mtc-batch",
+            "16",
+            "--mtc-validity",
+            validity,
+            "--out",
+            out_str,
+        ];
+        let output = pki(&args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{validity}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{validity}: {stderr}");
+        assert!(stderr.contains(needle), "{validity}: {stderr}");
+    }
+    assert!(!out.exists(), "a refused validity issued a hierarchy");
+}

@@ -113,8 +113,9 @@ pub struct ServeArgs {
 /// What a client connects to and how: shared by `handshake` and `load`.
 #[derive(Debug, Clone, Args)]
 pub struct ClientArgs {
-    /// Server address.
-    #[arg(long)]
+    /// Server address: IP:PORT, [IPv6]:PORT, or HOST:PORT (a name is resolved once, at
+    /// start, to its first address: every attempt then connects to that one).
+    #[arg(long, value_parser = resolve_address)]
     pub connect: SocketAddr,
     /// Trust anchor (the hierarchy's root, `ca.pem` in a `pki` directory).
     #[arg(long)]
@@ -137,38 +138,38 @@ pub struct ClientArgs {
     pub no_verify: bool,
     /// Verify the server's certificate as a Merkle Tree Certificate against this relying
     /// party configuration (`<pki>/mtc/trust.json`), instead of an X.509 chain against `--ca`.
-    #[arg(long, conflicts_with_all = ["ca", "no_verify", "untrusted", "partial_chain"])]
+    #[arg(long)]
     pub mtc_trust: Option<PathBuf>,
     /// With `--mtc-trust`: the client holds the CA's landmark subtrees, so a landmark-relative
     /// certificate is accepted on its proof alone.
-    #[arg(long, requires = "mtc_trust")]
+    #[arg(long)]
     pub mtc_landmarks: bool,
     /// With `--mtc-trust`: valid subtree signatures required from cosigners other than the
     /// CA (whose signature a standalone certificate always needs).
-    #[arg(long, default_value_t = 0, requires = "mtc_trust")]
+    #[arg(long, default_value_t = 0)]
     pub mtc_cosigners_required: usize,
     /// With `--mtc-trust`: the draft's trust-anchor retry. When the server's certificate
     /// fails the landmark check (a landmark-relative certificate the client cannot use), the
     /// client connects again at once asking for the standalone certificate (SNI
     /// `MTC_RETRY_SNI_PREFIX` + `--servername`, standing for a ClientHello whose
     /// trust_anchors now names the CA), and records both connections as one attempt.
-    #[arg(long, requires = "mtc_trust")]
+    #[arg(long)]
     pub mtc_retry: bool,
     /// Send the trust_anchors extension (draft-ietf-tls-trust-anchor-ids-06) requesting
     /// these trust anchor IDs, comma-separated dotted relative OIDs (e.g. "32473.1"); an
     /// empty value sends the extension with an empty list (as Chrome 141 does). Without it
     /// no extension is sent.
-    #[arg(long, conflicts_with_all = ["untrusted"])]
+    #[arg(long)]
     pub trust_anchors: Option<String>,
     /// With `--trust-anchors`: request this many more IDs, none of them the server's
     /// (`32473.99.<i>`), as a browser requesting the IDs of other CAs it trusts does.
-    #[arg(long, default_value_t = 0, requires = "trust_anchors")]
+    #[arg(long, default_value_t = 0)]
     pub trust_anchors_filler: u32,
     /// With `--trust-anchors` and `--mtc-trust`: when the certificate fails verification,
     /// connect again at once requesting the IDs of the server's available list
     /// (EncryptedExtensions) that the client trusts (its CA's, and its landmark's with
     /// `--mtc-landmarks`), and record both connections as one attempt.
-    #[arg(long, requires_all = ["trust_anchors", "mtc_trust"])]
+    #[arg(long)]
     pub trust_anchor_retry: bool,
     /// A browser's ClientHello (the BoringSSL engine; docs/stacks.md says what each profile
     /// sets and its sources): `chrome` offers Chrome's groups, signature schemes (ML-DSA
@@ -189,7 +190,7 @@ pub struct ClientArgs {
     /// a seeded draw per attempt, `--resume-seed`), the others run full handshakes. Every
     /// completed handshake's session replaces the kept one, so a full handshake's fresh
     /// ticket is what the next resumption offers, as real clients do.
-    #[arg(long, conflicts_with = "resume")]
+    #[arg(long)]
     pub resume_ratio: Option<f64>,
     /// Seed of the `--resume-ratio` draws (the same seed repeats the same mix).
     #[arg(long, default_value_t = 1)]
@@ -225,7 +226,7 @@ pub struct HandshakeArgs {
     #[command(flatten)]
     pub client: ClientArgs,
     /// Number of measured handshakes.
-    #[arg(long, conflicts_with = "duration_ms")]
+    #[arg(long)]
     pub count: Option<u64>,
     /// Run measured handshakes for this long (ms) instead of a count.
     #[arg(long)]
@@ -395,47 +396,24 @@ pub enum SignatureImpl {
     Liboqs,
 }
 
-/// The command line, or the one line that says what is wrong with it and exit status 2:
-/// clap's first line names the option and the bad value (the rest of its message is a usage
-/// hint, left to `--help`). `--help` and `--version` print as clap prints them.
-pub fn parse_command_line<C: clap::Parser>(engine: &str) -> Result<C, std::process::ExitCode> {
-    match C::try_parse() {
-        Ok(cli) => Ok(cli),
-        Err(err) if !err.use_stderr() => err.exit(),
-        Err(err)
-            if matches!(
-                err.kind(),
-                clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
-                    | clap::error::ErrorKind::MissingSubcommand
-            ) =>
-        {
-            // clap would print the whole help here.
-            let commands: Vec<String> = C::command()
-                .get_subcommands()
-                .map(|c| c.get_name().to_string())
-                .collect();
-            eprintln!(
-                "{engine}: error: no subcommand given; allowed: {} (see --help)",
-                commands.join(", ")
-            );
-            Err(std::process::ExitCode::from(2))
-        }
-        Err(err) => {
-            // clap's message up to its first blank line (the arguments a "required" error
-            // lists follow on lines of their own), on one line.
-            let text = err.to_string();
-            let said: Vec<&str> = text
-                .lines()
-                .take_while(|l| !l.trim().is_empty())
-                .map(str::trim)
-                .collect();
-            let first = said.join(" ");
-            let what = first.strip_prefix("error: ").unwrap_or(&first);
-            eprintln!(
-                "{engine}: error: {} (see --help)",
-                crate::output::one_line(what)
-            );
-            Err(std::process::ExitCode::from(2))
-        }
+/// `--connect`'s value: an address, or a host name and port resolved to its first address.
+fn resolve_address(text: &str) -> Result<SocketAddr, String> {
+    if let Ok(addr) = text.parse() {
+        return Ok(addr);
+    }
+    let Some((host, port)) = text.rsplit_once(':') else {
+        return Err(format!(
+            "{text:?} has no port; allowed: HOST:PORT, IP:PORT or [IPv6]:PORT"
+        ));
+    };
+    if port.parse::<u16>().is_err() {
+        return Err(format!("port {port:?} is not a number from 0 to 65535"));
+    }
+    use std::net::ToSocketAddrs;
+    match text.to_socket_addrs() {
+        Ok(mut addrs) => addrs
+            .next()
+            .ok_or_else(|| format!("{host} resolves to no address")),
+        Err(e) => Err(format!("{host} does not resolve ({e})")),
     }
 }

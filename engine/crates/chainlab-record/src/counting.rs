@@ -108,6 +108,11 @@ pub trait Socket: Read + Write {
     fn last_error(&self) -> Option<io::ErrorKind>;
     /// `conn_id` of the ClientHello sent (`sent`) or received, where the socket keeps it.
     fn hello_conn_id(&self, sent: bool) -> Option<String>;
+    /// Where the peer's first bytes were no TLS record (a plain-HTTP port answering a
+    /// ClientHello): what they were, for the failure's detail; None otherwise or unknown.
+    fn reply_not_tls(&self) -> Option<String> {
+        None
+    }
 }
 
 impl Socket for CountingStream {
@@ -123,6 +128,38 @@ impl Socket for CountingStream {
     fn hello_conn_id(&self, sent: bool) -> Option<String> {
         CountingStream::hello_conn_id(self, sent)
     }
+    fn reply_not_tls(&self) -> Option<String> {
+        not_tls(&self.head_read, self.counts.read)
+    }
+}
+
+/// What the peer's first bytes were, where they were no TLS record: a record starts with
+/// its content type (20 change_cipher_spec, 21 alert, 22 handshake, 23 application_data)
+/// and a 3.x version.
+pub fn not_tls(head: &[u8], read: u64) -> Option<String> {
+    let n = (read as usize).min(head.len());
+    if n == 0 || (n >= 2 && (20..=23).contains(&head[0]) && head[1] == 3) {
+        return None;
+    }
+    if n == 1 && (20..=23).contains(&head[0]) {
+        return None;
+    }
+    let text: String = head[..n]
+        .iter()
+        .map(|&b| match b {
+            0x20..=0x7e => b as char,
+            _ => '.',
+        })
+        .collect();
+    let plain_http = head[..n].starts_with(b"HTTP/");
+    Some(format!(
+        "the server's reply is not TLS: its first bytes are {text:?}{}",
+        if plain_http {
+            " (a plain-HTTP port?)"
+        } else {
+            ""
+        }
+    ))
 }
 
 impl Socket for TcpStream {

@@ -1,5 +1,6 @@
 //! What every chainlab engine shares, whatever TLS stack it links: the command-line options
-//! all take alike (`args`), the trust_anchors extension's lists and retry (`anchors`), the per-connection records (`record`), their machine-readable contract (`contract`: `records.schema.json`) and how a side's
+//! all take alike (`args`) and the rules between them and the parse of a whole command line
+//! (`options`), the trust_anchors extension's lists and retry (`anchors`), the per-connection records (`record`), their machine-readable contract (`contract`: `records.schema.json`) and how a side's
 //! observations become a record (`observed`), the server scaffold with its thread-per-
 //! connection and event-loop models, ready line and stop signals (`serve`), the client's
 //! attempt loop and the open-loop load generator (`drive`), the thread CPU clocks and CPU
@@ -24,6 +25,7 @@ pub mod failure;
 pub mod listen;
 pub mod mtc;
 pub mod observed;
+pub mod options;
 pub mod output;
 pub mod primitives;
 pub mod random;

@@ -34,6 +34,9 @@ pub struct ClientObserved {
     pub failure: Option<Failure>,
     /// QUIC: datagram counts.
     pub datagrams: Option<Datagrams>,
+    /// The socket's account of a peer that answered with no TLS record (`Socket::
+    /// reply_not_tls`): the failure's detail says so instead of the library's complaint.
+    pub reply_not_tls: Option<String>,
 }
 
 /// Who wrote a client record: the stack and transport of the slot, and whether it measured
@@ -96,7 +99,10 @@ impl ClientRecord {
             client_kind: None,
             outcome: outcome(&seen.failure),
             error_category: seen.failure.as_ref().map(|f| f.category),
-            error_detail: seen.failure.map(|f| f.detail),
+            error_detail: seen.failure.map(|f| match seen.reply_not_tls {
+                Some(said) => format!("{said}; the TLS library said: {}", f.detail),
+                None => f.detail,
+            }),
             intended_ns: None,
             sched_lag_ns: None,
             latency_ns: None,

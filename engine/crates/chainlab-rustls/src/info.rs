@@ -16,6 +16,7 @@ pub fn run() -> anyhow::Result<()> {
         "engine_version": env!("CARGO_PKG_VERSION"),
         "stack": capabilities::STACK,
         "record_schema": chainlab_record::record::SCHEMA,
+        "option_rules": chainlab_record::options::OPTION_RULES,
         "build": {
             "rustls": RUSTLS_VERSION,
             "aws_lc_rs": AWS_LC_RS_VERSION,

@@ -25,7 +25,7 @@ mod tls;
 use cli::{Cli, Command};
 
 fn main() -> ExitCode {
-    let cli = match chainlab_record::args::parse_command_line::<Cli>("chainlab-rustls") {
+    let cli = match chainlab_record::options::parse_command_line::<Cli>("chainlab-rustls") {
         Ok(cli) => cli,
         Err(code) => return code,
     };

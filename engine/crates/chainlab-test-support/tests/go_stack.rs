@@ -270,6 +270,9 @@ fn what_go_cannot_do_fails_in_one_line() {
         "1",
         "--no-verify",
     ];
+    // An MTC client verifies by its trust file alone (`--mtc-trust` and `--no-verify`
+    // conflict, a rule every stack checks before its capabilities).
+    let mtc_client = ["handshake", "--connect", "127.0.0.1:9", "--count", "1"];
     let server = ["serve", "--pki", ml.to_str().unwrap()];
     for (args, extra, said) in [
         (
@@ -293,7 +296,7 @@ fn what_go_cannot_do_fails_in_one_line() {
             "missing capability: seeded_random",
         ),
         (
-            &client[..],
+            &mtc_client[..],
             &["--mtc-trust", "t.json"][..],
             "missing capability: mtc",
         ),

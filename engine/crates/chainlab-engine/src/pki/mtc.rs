@@ -91,7 +91,22 @@ impl MtcSpec {
             .collect::<Result<Vec<_>>>()?;
         let validity = match &args.mtc_validity[..] {
             [] => None,
-            [from, to] => Some((from.clone(), to.clone())),
+            [from, to] => {
+                // GeneralizedTime of a fixed width: text order is time order.
+                let shape = |t: &str| {
+                    t.len() == 15 && t.ends_with('Z') && t[..14].bytes().all(|b| b.is_ascii_digit())
+                };
+                if !shape(from) || !shape(to) {
+                    bail!("--mtc-validity {from},{to}: allowed: FROM,TO as YYYYMMDDHHMMSSZ each");
+                }
+                if from >= to {
+                    bail!(
+                        "--mtc-validity {from},{to}: its start is not before its end; allowed: \
+                         FROM,TO with FROM earlier than TO"
+                    );
+                }
+                Some((from.clone(), to.clone()))
+            }
             other => bail!(
                 "--mtc-validity {}: allowed: FROM,TO as YYYYMMDDHHMMSSZ each",
                 other.join(",")

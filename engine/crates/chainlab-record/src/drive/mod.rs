@@ -112,10 +112,12 @@ pub fn attempts<S: Slot>(slot: &mut S, args: &HandshakeArgs) -> anyhow::Result<(
     }
     let mut writer = RecordWriter::open(&args.client.records)?;
     let mut seq = args.client.seq_start;
+    let mut tally = Tally::default();
     let mut one = |slot: &mut S, warmup: bool| -> anyhow::Result<()> {
         // With --random-seed, the attempt's own stream.
         crate::random::begin_unit(seq);
         let record = crate::cpu::counted_span(|| slot.attempt(seq, warmup))?;
+        tally.add(&record);
         writer.write(&record)?;
         seq += 1;
         Ok(())
@@ -133,7 +135,60 @@ pub fn attempts<S: Slot>(slot: &mut S, args: &HandshakeArgs) -> anyhow::Result<(
             one(slot, false)?;
         }
     }
+    if let Some(line) = tally.none_succeeded() {
+        eprintln!("{}", crate::output::one_line(&line));
+    }
     Ok(())
+}
+
+/// What a `handshake` run's attempts came to: a run where none succeeded says so in one
+/// line on standard error (its records say why each failed), so a script that reads no
+/// records still learns it measured nothing.
+#[derive(Default)]
+struct Tally {
+    attempts: u64,
+    succeeded: u64,
+    first_failure: Option<String>,
+}
+
+impl Tally {
+    fn add(&mut self, record: &ClientRecord) {
+        self.attempts += 1;
+        if record.outcome == crate::record::Outcome::Ok {
+            self.succeeded += 1;
+        } else if self.first_failure.is_none() {
+            let category = record
+                .error_category
+                .and_then(|c| serde_json::to_value(c).ok())
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_else(|| "failed".to_owned());
+            self.first_failure = Some(match &record.error_detail {
+                Some(detail) => format!("{category}: {detail}"),
+                None => category,
+            });
+        }
+    }
+
+    fn none_succeeded(&self) -> Option<String> {
+        (self.attempts > 0 && self.succeeded == 0).then(|| {
+            let program = std::env::args_os()
+                .next()
+                .and_then(|p| {
+                    std::path::Path::new(&p)
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                })
+                .unwrap_or_else(|| "engine".to_owned());
+            format!(
+                "{program}: handshake: none of {} attempt(s) succeeded; the first failed with \
+                 {} (every attempt's record says why)",
+                self.attempts,
+                self.first_failure
+                    .as_deref()
+                    .unwrap_or("an unknown failure")
+            )
+        })
+    }
 }
 
 /// What every client run checks first, whatever the stack: the timeout and the resumption
@@ -147,8 +202,30 @@ pub fn check_client(args: &crate::args::ClientArgs) -> anyhow::Result<()> {
             bail!("--resume-ratio {ratio}: must be a probability from 0 to 1");
         }
     }
+    // Files are checked whatever else is given: `--no-verify` does not drop a bad `--ca`.
+    for (flag, file) in [("--ca", &args.ca), ("--untrusted", &args.untrusted)] {
+        if let Some(path) = file {
+            check_pem(flag, path)?;
+        }
+    }
     if let Some(cpus) = &args.cpus {
         crate::cpu::pin(cpus)?;
+    }
+    Ok(())
+}
+
+/// A file of PEM certificates, or the one line naming the option and the file.
+fn check_pem(flag: &str, path: &std::path::Path) -> anyhow::Result<()> {
+    let text = std::fs::read(path)
+        .map_err(|e| anyhow::anyhow!("{flag} {}: cannot read it ({e})", path.display()))?;
+    if !text
+        .windows(b"-----BEGIN CERTIFICATE-----".len())
+        .any(|w| w == b"-----BEGIN CERTIFICATE-----")
+    {
+        bail!(
+            "{flag} {}: holds no PEM certificate (-----BEGIN CERTIFICATE-----)",
+            path.display()
+        );
     }
     Ok(())
 }
