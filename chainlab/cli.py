@@ -5,16 +5,58 @@ Subcommands, in workflow order, each a module of `chainlab.commands` with `HELP`
 """
 
 import argparse
+import datetime
 import importlib
+import os
 import sys
+import tempfile
+import traceback
+from pathlib import Path
 
-from chainlab import __version__
-from chainlab.errors import ChainlabError, printable
+from chainlab import __version__, environment
+from chainlab.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_PIPE_CLOSED,
+    ChainlabError,
+    printable,
+)
 
 COMMANDS = ["validate", "predict", "run", "probe", "export", "report", "bench"]
 
 
 def main(argv=None) -> int:
+    """The command: its exit status (chainlab.errors: 0, 2 bad input, 3 and 4 a run with
+    failed scenarios, 130 interrupted, 1 a fault of chainlab's own). No input reaches a
+    traceback on screen: an unexpected exception is one line naming a log file."""
+    try:
+        return _dispatch(argv)
+    except ChainlabError as err:
+        print(f"chainlab: error: {printable(str(err))}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("chainlab: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # Whoever read the output stopped (`chainlab validate F | head`): nothing to say,
+        # and nothing more may go to that pipe when Python flushes it on the way out.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_PIPE_CLOSED
+    except Exception as err:  # noqa: BLE001 - the outermost handler: no traceback on screen
+        what = printable(f"{type(err).__name__}: {err}").replace("\n", " ")
+        try:
+            where = f"the traceback is in {crash_log(argv if argv is not None else sys.argv[1:])}"
+        except OSError as e:
+            where = f"its traceback could not be written: {e}"
+        print(
+            f"chainlab: internal error: {what} (a fault of chainlab's, not of the input; {where})",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+
+
+def _dispatch(argv) -> int:
     parser = argparse.ArgumentParser(
         prog="chainlab", description="Post-quantum TLS 1.3 certificate hierarchy laboratory."
     )
@@ -26,11 +68,17 @@ def main(argv=None) -> int:
         module.add_arguments(p)
         p.set_defaults(_run=module.run)
     args = parser.parse_args(argv)
-    try:
-        return args._run(args) or 0
-    except ChainlabError as err:
-        print(f"chainlab: error: {printable(str(err))}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("chainlab: interrupted", file=sys.stderr)
-        return 130
+    # Every environment variable chainlab reads, before any command reads or writes.
+    environment.check()
+    return args._run(args) or 0
+
+
+def crash_log(argv) -> Path:
+    """The current exception's traceback and the command line, written to a new file in
+    the temporary directory (it names no file of the user's: nothing else is written)."""
+    fd, name = tempfile.mkstemp(prefix="chainlab-crash-", suffix=".log")
+    with os.fdopen(fd, "w") as f:
+        f.write(f"chainlab {__version__} at {datetime.datetime.now().isoformat()}\n")
+        f.write(f"command: chainlab {' '.join(map(str, argv))}\n\n")
+        traceback.print_exc(file=f)
+    return Path(name)

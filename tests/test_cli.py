@@ -56,3 +56,73 @@ def test_run_refuses_an_existing_store_without_resume(tmp_path, capsys):
 def test_module_entry_point_exit_status(tmp_path, cli):
     out = cli("validate", tmp_path / "x.toml", timeout=60)
     assert out.returncode == 2 and out.stderr.startswith("chainlab: error: ")
+
+
+def test_an_unexpected_exception_is_one_line_naming_its_traceback_log(monkeypatch, capsys):
+    """The outermost handler: a fault of chainlab's own (injected here into `validate`) is
+    one line with exit status 1 and the path of a log holding the traceback, never a
+    traceback on screen."""
+    from chainlab.commands import validate
+
+    def broken(args):
+        raise RuntimeError("injected fault\nwith a second line")
+
+    monkeypatch.setattr(validate, "run", broken)
+    assert main(["validate", str(REPO / "campaigns" / "quick.toml")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    line = err[0]
+    assert line.startswith("chainlab: internal error: RuntimeError: injected fault")
+    assert "Traceback" not in line and "the traceback is in " in line
+    log = Path(line.rsplit("the traceback is in ", 1)[1].rstrip(")"))
+    try:
+        text = log.read_text()
+        assert "Traceback (most recent call last)" in text and "injected fault" in text
+        assert "command: chainlab validate" in text
+    finally:
+        log.unlink()
+
+
+def test_an_import_time_fault_is_caught_too(monkeypatch, capsys):
+    """A command module that fails to load is the same one line."""
+    import importlib
+
+    real = importlib.import_module
+
+    def failing(name, *a, **kw):
+        if name == "chainlab.commands.export":
+            raise ImportError("injected: no such module")
+        return real(name, *a, **kw)
+
+    monkeypatch.setattr(importlib, "import_module", failing)
+    assert main(["validate", str(REPO / "campaigns" / "quick.toml")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "internal error: ImportError: injected" in err[0]
+    Path(err[0].rsplit("the traceback is in ", 1)[1].rstrip(")")).unlink()
+
+
+def test_a_run_says_which_scenarios_failed_and_why_in_its_exit_status(capsys):
+    """0 every scenario completed, 3 some failed, 4 none completed, 130 interrupted; each
+    failed scenario named with its cause (README, "Exit status")."""
+    from chainlab.commands.run import SHOWN_FAILURES, run_status
+    from chainlab.runner.campaign import RunSummary
+
+    def summary(completed, failed, interrupted=False):
+        s = RunSummary("r", Path("s.duckdb"), completed, failed, [], interrupted, 1.0, 1.0)
+        s.failures = {sid: f"server_exited: the server of {sid} exited" for sid in failed}
+        return s
+
+    assert run_status(summary(["a", "b"], [])) == 0
+    assert capsys.readouterr().err == ""
+    assert run_status(summary(["a"], ["b"])) == 3
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "chainlab: failed: b: server_exited: the server of b exited"
+    assert "1 of 2 scenarios failed (exit status 3)" in err[-1]
+    assert run_status(summary([], ["a", "b"])) == 4
+    assert "no scenario completed (exit status 4)" in capsys.readouterr().err
+    many = [f"s{i}" for i in range(SHOWN_FAILURES + 5)]
+    assert run_status(summary([], many)) == 4
+    err = capsys.readouterr().err.splitlines()
+    assert sum(ln.startswith("chainlab: failed: s") for ln in err) == SHOWN_FAILURES
+    assert "5 more; `chainlab report s.duckdb` lists every one" in "\n".join(err)
+    assert run_status(summary(["a"], ["b"], interrupted=True)) == 130

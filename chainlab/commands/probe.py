@@ -7,8 +7,8 @@ prints what the client saw. `chainlab run` of that file repeats the probe; `chai
 of the store reports it ("Servers chainlab did not start"). Every attempt is bounded by
 `--timeout-ms`; failures are recorded by category and nothing is retried. With `--rate`,
 open-loop load steps follow (the engine's load generator: attempts on a schedule fixed in
-advance, each step bounded by `--duration-s` and `--max-in-flight`). Exit status: 0
-when every scenario completed, 1 when a probe failed, 2 for bad input.
+advance, each step bounded by `--duration-s` and `--max-in-flight`). Exit status as `run`'s:
+0 when every scenario completed, 3 when some failed, 4 when none did, 2 for bad input.
 """
 
 import os
@@ -20,9 +20,12 @@ from pathlib import Path
 
 import tomli_w
 
+from chainlab import environment
 from chainlab.campaign import load
 from chainlab.campaign.algorithms import GROUPS, canonical_group
 from chainlab.campaign.fields import MIN_STEP_ATTEMPTS, TARGET_ADDRESS_RE
+from chainlab.campaign.tables import trust_anchor_problem
+from chainlab.commands.run import run_status
 from chainlab.schema import Problems
 
 HELP = "measure handshakes against a TLS 1.3 server chainlab did not start"
@@ -87,6 +90,7 @@ def add_arguments(parser):
 
 def run(args) -> int:
     store, groups = check(args)  # every problem listed; nothing written before this passes
+    environment.check(caches=("pki", "primitives"))
     name = _name(args.address)
     target = {"address": args.address, "ca": args.ca}
     if args.ca not in ("system", "none"):
@@ -131,7 +135,7 @@ def run(args) -> int:
 
     summary = run_campaign(c, RunOptions(store=store))
     if summary.interrupted:
-        return 130
+        return run_status(summary)
     a = analyze(store)
     t = a.targets
     for r in t.to_dict("records"):
@@ -141,7 +145,7 @@ def run(args) -> int:
             for s in steps.to_dict("records"):
                 print(_step_line(s))
     print(f"probe: campaign {file}; `chainlab report {store}` reports it")
-    return 0 if (t["status"] == "ok").all() else 1
+    return run_status(summary)
 
 
 def check(args) -> tuple[Path, list[str]]:
@@ -194,8 +198,11 @@ def check(args) -> tuple[Path, list[str]]:
     for f in (store, store.with_name(f"{store.stem}.toml")):
         if f.exists():
             p.bad("--store", f"{f} exists; allowed: a --store whose files do not exist yet")
-    if args.ca not in ("system", "none") and not Path(args.ca).is_file():
-        p.bad("--ca", f"{args.ca!r}: no such file; allowed: 'system', 'none' or a PEM file")
+    if args.ca not in ("system", "none"):
+        ca = Path(args.ca)
+        problem = trust_anchor_problem(ca) if ca.is_file() else "no such file"
+        if problem:
+            p.bad("--ca", f"{args.ca!r}: {problem}; allowed: 'system', 'none' or a PEM file")
     p.raise_if_any()
     return store, groups
 

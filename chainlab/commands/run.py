@@ -6,9 +6,17 @@ adaptive sampling. Each scenario is committed to the store in one transaction wh
 Ctrl-C loses at most the scenario in flight and `--resume` continues where a run stopped.
 """
 
+import sys
 from pathlib import Path
 
 from chainlab.campaign import load
+from chainlab.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_NONE_COMPLETED,
+    EXIT_OK,
+    EXIT_SOME_FAILED,
+    one_line,
+)
 
 HELP = "run a campaign file into a result store (DuckDB)"
 
@@ -72,4 +80,41 @@ def run(args) -> int:
             placement=args.placement or campaign.placement,
         ),
     )
-    return 0 if not summary.interrupted else 130
+    return run_status(summary)
+
+
+# Failed scenarios named one by one after a run, at most this many (the report lists all).
+SHOWN_FAILURES = 10
+
+
+def run_status(summary) -> int:
+    """The exit status of a finished run (README, "Exit status"), after a line per failed
+    scenario saying why: 0 every scenario completed, 3 some failed, 4 none completed (the
+    store keeps what ran either way), 130 interrupted."""
+    if summary.interrupted:
+        return EXIT_INTERRUPTED
+    failed = summary.failed
+    if not failed:
+        return EXIT_OK
+    for sid in failed[:SHOWN_FAILURES]:
+        why = summary.failures.get(sid, "failed")
+        print(f"chainlab: failed: {sid}: {one_line(why)}", file=sys.stderr)
+    if len(failed) > SHOWN_FAILURES:
+        print(
+            f"chainlab: failed: {len(failed) - SHOWN_FAILURES} more; `chainlab report "
+            f"{summary.store}` lists every one",
+            file=sys.stderr,
+        )
+    if summary.completed:
+        print(
+            f"chainlab: {len(failed)} of {len(failed) + len(summary.completed)} scenarios "
+            f"failed (exit status {EXIT_SOME_FAILED}); the store keeps the rest",
+            file=sys.stderr,
+        )
+        return EXIT_SOME_FAILED
+    print(
+        f"chainlab: no scenario completed (exit status {EXIT_NONE_COMPLETED}); the store "
+        "keeps what was recorded",
+        file=sys.stderr,
+    )
+    return EXIT_NONE_COMPLETED

@@ -18,6 +18,7 @@ Guarantees:
 from __future__ import annotations
 
 import contextlib
+import os
 import random
 import signal
 import subprocess
@@ -25,17 +26,18 @@ import sys
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from chainlab import __version__, engine, machine
+from chainlab import __version__, engine, environment, machine
 from chainlab.campaign import run_estimate
 from chainlab.campaign.estimate import fmt_duration
+from chainlab.campaign.fields import CLUSTER_ADDRESS, CLUSTER_ADDRESS_RE, SEED_MAX
 from chainlab.campaign.loader import split_problem
 from chainlab.campaign.model import Campaign, Scenario
 from chainlab.campaign.stacks import DEFAULT_STACK
-from chainlab.errors import ChainlabError
+from chainlab.errors import ChainlabError, one_line
 from chainlab.runner import executors, fresh, network, parts, primitives, references, seeds
 from chainlab.runner.progress import Progress
 from chainlab.runner.scenario import RunContext
@@ -111,6 +113,8 @@ class RunSummary:
     # and every load step's schedule; the rest of the wall time is the run's overhead.
     handshake_seconds: float = 0.0
     estimate_s: float = 0.0  # the run-time estimate it started with
+    # Each failed scenario's cause and detail, as stored (`scenario_runs`).
+    failures: dict[str, str] = field(default_factory=dict)
 
 
 def _say(text: str) -> None:
@@ -150,6 +154,9 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
     selected = campaign.select(opts.campaigns)
     seed = campaign.seed if opts.seed is None else opts.seed
     order = opts.order or campaign.order
+    # Every option, variable and the store's own state first: nothing is built or written
+    # for a run that would be refused.
+    check_options(campaign, selected, opts)
     # What this run needs that this checkout has not built yet (a stack, liboqs, the link):
     # built now, once, before anything is written.
     engine.ensure(parts.needed(selected, seed), say=_say)
@@ -160,22 +167,9 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
     others = sorted({st for s in selected for st in s.stacks} - {DEFAULT_STACK})
     if others:
         info = {**info, "stacks": {st: engine.stack_info(st) for st in others}}
-
-    if opts.placement == "split":
-        problem = split_problem(selected, campaign.load)
-        if problem:
-            raise ChainlabError(f"{campaign.path.name}: placement {problem}")
-    if opts.store.is_dir():
-        raise ChainlabError(not_a_file(opts.store))
-    if opts.store.exists() and not opts.resume:
-        raise ChainlabError(
-            f"store {opts.store} exists; pass --resume to continue it, or --store for a new one"
-        )
     store = Store.open_or_create(opts.store)
     run_id = uuid.uuid4().hex
     try:
-        if opts.resume:
-            _same_campaign(store, campaign, opts.store)
         done = store.completed_scenarios() if opts.resume else set()
         todo = [s for s in ordered(selected, order, seed) if s.scenario_id not in done]
         skipped = [s.scenario_id for s in selected if s.scenario_id in done]
@@ -296,17 +290,70 @@ def estimate_note(est: run_estimate.RunEstimate) -> str:
     )
 
 
-def _same_campaign(store: Store, campaign, path: Path) -> None:
-    """--resume continues the campaign a store holds; another campaign file's scenarios would
-    be appended to it silently. Its edits (a scenario more, a changed sampling) are allowed:
-    the store refuses a scenario whose parameters changed (Store.register_scenarios)."""
-    earlier = store.campaign_files()
+def check_options(campaign: Campaign, selected: list[Scenario], opts: RunOptions) -> None:
+    """Every problem with the run's options, the environment and the store it would write,
+    one line each, before anything is built or written (ChainlabError)."""
+    problems = []
+    if opts.seed is not None and not 0 <= opts.seed <= SEED_MAX:
+        problems.append(f"--seed {opts.seed}: allowed: an integer 0 to {SEED_MAX}")
+    if opts.cluster is not None and not CLUSTER_ADDRESS_RE.match(opts.cluster):
+        problems.append(f"--cluster {one_line(opts.cluster)!r}: allowed: {CLUSTER_ADDRESS}")
+    if opts.placement == "split":
+        if opts.cluster is None:
+            problems.append(
+                "--placement split: needs a cluster (--cluster or the file's [cluster] "
+                "address); allowed without one: whole"
+            )
+        problem = split_problem(selected, campaign.load)
+        if problem:
+            problems.append(f"{campaign.path.name}: placement {problem}")
+    problems += _store_problems(campaign, opts)
+    problems += environment.problems()
+    for kind in ("pki", "primitives"):
+        problems += [p for p in environment.cache_problems(kind) if p not in problems]
+    if problems:
+        raise ChainlabError("\n".join(problems))
+
+
+def _store_problems(campaign: Campaign, opts: RunOptions) -> list[str]:
+    """What is wrong with writing `opts.store`: not a file, there without --resume, a parent
+    that cannot be a folder; with --resume, another campaign's or another seed's store
+    (read, never written, here)."""
+    path = opts.store
+    if path.is_dir():
+        return [not_a_file(path)]
+    if not path.exists():
+        for parent in path.parents:
+            if parent.exists():
+                if not parent.is_dir():
+                    return [f"store {path}: cannot be made: {parent} is not a folder"]
+                if not os.access(parent, os.W_OK | os.X_OK):
+                    return [f"store {path}: cannot be made: {parent} is not writable"]
+                break
+        return []
+    if not opts.resume:
+        return [f"store {path} exists; pass --resume to continue it, or --store for a new one"]
+    with Store.open(path) as st:
+        earlier = st.campaign_files()
+        seeds = st.run_seeds()
     if earlier and campaign.path.name not in earlier:
-        raise ChainlabError(
+        # Another campaign file's scenarios would be appended to it silently. Its edits (a
+        # scenario more, a changed sampling) are allowed: the store refuses a scenario whose
+        # parameters changed (Store.register_scenarios).
+        return [
             f"--resume: store {path} holds the runs of {', '.join(sorted(earlier))}, not of "
             f"{campaign.path.name}; allowed: --resume with that campaign file, or a new --store "
             f"for {campaign.path.name}"
-        )
+        ]
+    seed = campaign.seed if opts.seed is None else opts.seed
+    if seeds and seed not in seeds:
+        given = f"--seed {seed}" if opts.seed is not None else f"{campaign.path.name}'s seed {seed}"
+        return [
+            f"--resume: store {path} was run with seed {', '.join(map(str, sorted(seeds)))}, "
+            f"not {given}; allowed: --seed {min(seeds)} (its scenarios' hierarchies and draws "
+            "come from it), or a new --store"
+        ]
+    return []
 
 
 def _end_run(store: Store, run_id: str, status: str) -> None:
@@ -393,4 +440,9 @@ def _store_result(store, guard, plan, result, progress, summary) -> None:
     summary.engine_seconds += result.scenario_run["engine_seconds"]
     summary.handshake_seconds += handshake_seconds(result)
     (summary.completed if result.status == "completed" else summary.failed).append(plan.scenario_id)
+    if result.status != "completed":
+        row = result.scenario_run
+        why = row.get("failure_cause") or "failed"
+        detail = row.get("failure_detail")
+        summary.failures[plan.scenario_id] = f"{why}: {detail}" if detail else why
     progress.scenario_end(plan, result)

@@ -135,7 +135,7 @@ def test_a_server_whose_chain_does_not_verify_is_a_recorded_failure(
     out, store, _ = probe(
         tmp_path, f"127.0.0.1:{s_server}", "--ca", str(other / "ca.pem"), "--count", "3"
     )
-    assert out.returncode == 1
+    assert out.returncode == 4  # no scenario completed
     assert "FAILED: verify_failed" in out.stdout and "certificate verify failed" in out.stdout
     with chainlab.open(store) as st:
         runs = st.scenario_runs
@@ -146,7 +146,7 @@ def test_a_server_whose_chain_does_not_verify_is_a_recorded_failure(
 
 def test_an_unreachable_port_is_a_recorded_failure(tmp_path, probe):
     out, store, _ = probe(tmp_path, f"127.0.0.1:{free_port()}", "--ca", "none", "--count", "3")
-    assert out.returncode == 1
+    assert out.returncode == 4  # no scenario completed
     assert "FAILED: connect_refused" in out.stdout
     with chainlab.open(store) as st:
         assert list(st.scenario_runs["failure_cause"]) == ["connect_refused"]
@@ -198,7 +198,7 @@ def test_a_listener_that_does_not_speak_tls_is_a_recorded_failure(tmp_path, prob
         out, store, _ = probe(tmp_path, f"127.0.0.1:{http.port}", "--ca", "none", "--count", "3")
     finally:
         http.close()
-    assert out.returncode == 1 and "FAILED: tls_error" in out.stdout
+    assert out.returncode == 4 and "FAILED: tls_error" in out.stdout
     with chainlab.open(store) as st:
         assert set(st.samples["error_category"].dropna()) == {"tls_error"}
 
@@ -212,7 +212,7 @@ def test_a_silent_listener_times_out_and_nothing_hangs(tmp_path, probe):
         )  # fmt: skip
     finally:
         silent.close()
-    assert out.returncode == 1 and "FAILED: handshake_timeout" in out.stdout
+    assert out.returncode == 4 and "FAILED: handshake_timeout" in out.stdout
     with chainlab.open(store) as st:
         assert set(st.samples["error_category"]) == {"handshake_timeout"}
 
