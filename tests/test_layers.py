@@ -8,7 +8,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "chainlab"
 
 # Lowest first. The first part of a module's name below chainlab/ decides its layer.
 LAYERS = (
-    {"errors", "schema", "stats", "processes", "engine", "machine", "__init__"},
+    {"errors", "schema", "stats", "processes", "engine", "machine", "environment", "__init__"},
     {"network"},
     {"campaign"},
     {"store"},

@@ -131,7 +131,7 @@ TARGET = Axis(
     key="target",
     label="target",
     default=None,
-    read=lambda v, item, at: v.string(item, at, choices=list(v.targets)),
+    read=lambda v, item, at: v.string(item, at, choices=v.target_names),
     id_words=("target",),
     where={"target": lambda t: {t} if t else set()},
     structural=True,

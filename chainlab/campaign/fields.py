@@ -11,6 +11,13 @@ from chainlab.campaign.stacks import STACKS
 from chainlab.network import profile as network_profile
 from chainlab.schema import Bool, Int, Items, Num, Str
 
+# Connection slots a load generator keeps open at most (the engines' limit; [load]
+# max_in_flight, and what the runner sizes a step's slots to).
+MAX_IN_FLIGHT = 4096
+# A run's seed: the campaign's `seed` and `chainlab run --seed` alike (every engine's seed
+# flag takes an unsigned 64-bit integer; the run's own stays in the signed range DuckDB keeps).
+SEED_MAX = 2**63 - 1
+
 # Top-level tables of a campaign file.
 TOP_KEYS = ("campaign", "aliases", "hierarchies", "network", "sampling", "matrix", "campaigns")
 TOP_KEYS += ("analysis", "load", "primitives", "targets", "cluster", "clients", "measure")
@@ -62,7 +69,7 @@ CAMPAIGN_FIELDS = {
     "name": Str(pattern=NAME_RE, what="a name of letters, digits, '.', '_', '-'"),
     "description": Str(),
     # TOML integers are signed 64-bit.
-    "seed": Int(0, 2**63 - 1),
+    "seed": Int(0, SEED_MAX),
     "order": Str(choices=ORDERS),
     "baseline": Str(what="a scenario id"),
     # An interop matrix: a scenario whose client stack cannot verify its chain runs anyway,
@@ -87,11 +94,13 @@ TARGET_FIELDS = {
 }
 
 # [cluster] (docs/campaigns.md): the Dask scheduler whose workers run the scenarios.
+CLUSTER_ADDRESS_RE = re.compile(r"^(tcp|tls|ws|wss)://(\[[0-9a-fA-F:.]+\]|[^\s:/\[\]]+):(\d{1,5})$")
+CLUSTER_ADDRESS = (
+    "a Dask scheduler address: tcp://, tls://, ws:// or wss://, a host and a port, such as "
+    '"tcp://10.0.0.5:8786"'
+)
 CLUSTER_FIELDS = {
-    "address": Str(
-        pattern=re.compile(r"^(tcp|tls|ws|wss|inproc)://\S+$"),
-        what='a Dask scheduler address such as "tcp://10.0.0.5:8786"',
-    ),
+    "address": Str(pattern=CLUSTER_ADDRESS_RE, what=CLUSTER_ADDRESS),
     # whole: a scenario's server and client on one worker host; split: on two.
     "placement": Str(choices=("whole", "split")),
 }
@@ -135,7 +144,7 @@ LOAD_FIELDS = {
     "arrivals": Str(choices=("constant", "poisson")),
     "step_s": Num(0.0, 3600.0, lo_open=True),
     "capacity_s": Num(0.0, 3600.0, lo_open=True),
-    "max_in_flight": Int(1, 4096),
+    "max_in_flight": Int(1, MAX_IN_FLIGHT),
     "server_cpus": _CPUS,
     "generator_cpus": _CPUS,
     "server_model": Str(choices=("event", "threads")),

@@ -12,6 +12,7 @@ from chainlab.campaign import estimate
 from chainlab.campaign.fields import (
     LOAD_DEFAULTS,
     LOAD_FIELDS,
+    MAX_IN_FLIGHT,
     MIN_STEP_ATTEMPTS,
     WORKERS_PER_CORE,
 )
@@ -106,7 +107,22 @@ def check_steps(v, scenarios: dict[str, Scenario]) -> None:
 def check_plan(v, sid: str, sc: Scenario) -> None:
     load = sc.load
     if load.rates is not None:
+        # Little's law: a generator with `slots` connections open at a time, each lasting a
+        # handshake, can start at most slots / handshake time attempts a second; past that
+        # every step would measure its slots (generator_saturated), not the server.
+        slots = load.max_in_flight or MAX_IN_FLIGHT
+        handshake_s = estimate.handshake_ms(sc) / 1e3
+        most = slots / handshake_s if handshake_s > 0 else float("inf")
         for i, rate in enumerate(load.rates):
+            if rate > most:
+                v.bad(
+                    f"load.rates[{i}]",
+                    f"bad value {rate:g} for scenario {sid}: {slots} connection slots "
+                    f"(max_in_flight) at about {handshake_s * 1e3:.1f} ms a handshake (the "
+                    f"estimate, its path included) start at most {most:.0f} attempts/s; "
+                    f"allowed: a rate up to {most:.0f}/s, or more slots (max_in_flight up to "
+                    f"{MAX_IN_FLIGHT})",
+                )
             if rate * load.step_s < MIN_STEP_ATTEMPTS:
                 v.bad(
                     f"load.rates[{i}]",

@@ -55,7 +55,8 @@ def load(path, algorithms: tuple[str, ...] | None = None) -> Campaign:
     except OSError as e:
         raise CampaignError([f"{path}: cannot read campaign file: {e.strerror}"]) from None
     try:
-        text = raw.decode("utf-8")
+        # A byte-order mark (Windows editors write one) is no part of the TOML.
+        text = raw.decode("utf-8-sig")
         data = tomllib.loads(text)
     except UnicodeDecodeError as e:
         raise CampaignError([f"{path}: not UTF-8 text ({e.reason} at byte {e.start})"]) from None

@@ -7,6 +7,11 @@ scenarios.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import re
+from pathlib import Path
+
 from chainlab.campaign import axes, ids
 from chainlab.campaign.algorithms import (
     canonical_algorithm,
@@ -163,6 +168,8 @@ class TableReaders:
     def read_targets(self, value) -> dict[str, Target]:
         """[targets.<name>]: servers chainlab measures but does not start."""
         out: dict[str, Target] = {}
+        # Every declared name, a refused one too: a matrix naming it is not a second problem.
+        self.target_names = list(self.table(value, "targets"))
         for tname, spec in self.table(value, "targets").items():
             at = f"targets.{tname}"
             if not NETWORK_NAME_RE.match(tname):
@@ -182,12 +189,17 @@ class TableReaders:
             ca_file = None
             if ca not in ("system", "none"):
                 ca_file = (self.path.parent / ca).resolve()
-                if not ca_file.is_file():
+                problem = (
+                    "no such file next to the campaign file"
+                    if not ca_file.is_file()
+                    else trust_anchor_problem(ca_file)
+                )
+                if problem:
                     self.bad(
                         f"{at}.ca",
-                        f"bad value {ca!r}: no such file next to the campaign file; allowed: "
-                        "'system' (this machine's CA bundle), 'none' (no chain verification) "
-                        "or a PEM file of trust anchors",
+                        f"bad value {ca!r}: {problem}; allowed: 'system' (this machine's CA "
+                        "bundle), 'none' (no chain verification) or a PEM file of trust "
+                        "anchors",
                     )
                     continue
             host = got["address"].rsplit(":", 1)[0].strip("[]")
@@ -308,3 +320,26 @@ class TableReaders:
         """One value as an axis reads it (chainlab.campaign.axis.read_with): one of a set of
         strings, or through the axis's reader; None after reporting a bad one."""
         return read_with(reader, self, item, at)
+
+
+PEM_CERTIFICATE = re.compile(
+    rb"-----BEGIN CERTIFICATE-----\s*([A-Za-z0-9+/=\s]+?)-----END CERTIFICATE-----"
+)
+
+
+def trust_anchor_problem(path: Path) -> str | None:
+    """Why a file cannot be a client's trust anchors (no PEM certificate in it, unreadable),
+    or None: checked where the user named it, before any copy is made."""
+    try:
+        data = path.read_bytes()[: 16 << 20]
+    except OSError as e:
+        return f"cannot be read ({e.strerror})"
+    blocks = PEM_CERTIFICATE.findall(data)
+    if not blocks:
+        return "holds no PEM certificate (-----BEGIN CERTIFICATE-----)"
+    try:
+        for b in blocks:
+            base64.b64decode(b"".join(b.split()), validate=True)
+    except binascii.Error:
+        return "holds a PEM certificate whose base64 does not decode"
+    return None

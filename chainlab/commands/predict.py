@@ -12,7 +12,7 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from chainlab import engine
+from chainlab import engine, environment
 from chainlab.campaign import estimate, flights, load
 from chainlab.commands import campaign_arguments
 from chainlab.runner import parts, primitives, references
@@ -29,6 +29,7 @@ def run(args) -> int:
     c = load(args.file)
     selected = c.select(args.campaign)
     items = primitives.items_for(selected)
+    environment.check(caches=("pki", "primitives"))
     engine.ensure(
         parts.needed(selected, c.seed),
         say=lambda text: print(f"chainlab: {text}", file=sys.stderr, flush=True),

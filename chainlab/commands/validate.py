@@ -37,7 +37,7 @@ def run(args) -> int:
         member.setdefault(sid, []).append(camp)
     print(
         f"{c.path.name}: campaign {c.name!r}, {counted(len(selected), 'scenario')} "
-        f"(campaigns: {', '.join(f'{n} ({len(c.campaigns[n])})' for n in names)}), "
+        f"(campaigns: {', '.join(f'{n} ({len(set(c.campaigns[n]))})' for n in names)}), "
         f"order {c.order}, seed {c.seed}"
     )
     if c.baseline:
@@ -71,9 +71,13 @@ def run(args) -> int:
             f"network calibration: {profiles} emulated profile(s), once each per run, "
             f"{estimate.fmt_duration(calibration)}"
         )
-    shared = [sid for sid, cs in member.items() if len(cs) > 1]
+    shared = [sid for sid, cs in member.items() if len(set(cs)) > 1]
     if shared:
         print(f"{counted(len(shared), 'scenario')} shared by several campaigns and run once")
+    # Matrices of one campaign that cross to the same scenario (each listed once in it).
+    twice = [sid for sid, cs in member.items() if len(cs) > len(set(cs))]
+    if twice:
+        print(f"{counted(len(twice), 'scenario')} made by several matrices and run once")
     # What this machine's caches lack (a run's first minutes), as the run will see it.
     try:
         made = fresh.fresh(engine.path(), selected, c.seed, c.primitives)

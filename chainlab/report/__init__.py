@@ -71,6 +71,13 @@ def build_report(store, out_dir=None, *, analysis: Analysis | None = None, **ove
         prepare_out_dir(work)
         write_report(a, work)
         move_into_place(work, out)
+    except OSError as e:
+        # A folder the file system refuses (read-only, full, gone): one line, and nothing of
+        # this report left behind.
+        raise ChainlabError(
+            f"report folder {out}: cannot write {e.filename or out}: {e.strerror or e}; "
+            "choose another folder with --out"
+        ) from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return out
@@ -118,6 +125,13 @@ def check_out_dir(out: Path) -> None:
         )
     if not out.parent.is_dir():
         raise ChainlabError(f"report folder {out}: its parent folder does not exist")
+    # The report is built beside its folder and moved into it: both must take new files.
+    for d in (out.parent, out) if out.is_dir() else (out.parent,):
+        if not os.access(d, os.W_OK | os.X_OK):
+            raise ChainlabError(
+                f"report folder {out}: {d} is not writable by this user; choose another "
+                "folder with --out"
+            )
 
 
 def remove_stale_partials(out: Path) -> None:

@@ -52,6 +52,7 @@ import numpy as np
 
 from chainlab import processes, stats
 from chainlab.campaign import estimate
+from chainlab.campaign.fields import MAX_IN_FLIGHT
 from chainlab.runner import load_counters, records, seeds
 from chainlab.runner.scenario_state import Visit
 
@@ -104,9 +105,8 @@ QUEUE_WAIT_MARGIN = 2.0
 # slots would measure the slots, not the server.
 IN_FLIGHT_MARGIN = 3.0
 # ... and at least this many (what a loopback step needs; the former fixed default), at
-# most the engine's limit.
+# most the engine's limit (chainlab.campaign.fields.MAX_IN_FLIGHT).
 MIN_IN_FLIGHT = 64
-MAX_IN_FLIGHT = 4096
 # Bounds on waiting: for the load process beyond its schedule and timeout, and for the
 # server's records of the step's last connections (written after each close).
 PROCESS_GRACE_S = 30.0

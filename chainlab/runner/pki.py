@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chainlab import engine as chainlab_engine
+from chainlab import environment
 from chainlab.campaign.algorithms import token
 from chainlab.campaign.model import Scenario
 from chainlab.runner import seeds
@@ -44,10 +45,7 @@ class PkiError(Exception):
 
 
 def cache_root() -> Path:
-    if os.environ.get("CHAINLAB_PKI_CACHE"):
-        return Path(os.environ["CHAINLAB_PKI_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "chainlab" / "pki"
+    return environment.cache_dir("pki")
 
 
 def location(

@@ -9,12 +9,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
-from chainlab import __version__, engine, machine
+from chainlab import __version__, engine, environment, machine
 from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.errors import ChainlabError
 from chainlab.store import Store
@@ -35,12 +34,7 @@ def cache_path(info: dict) -> Path:
         "stack_engines": _stack_engine_hashes(),
     }
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
-    if os.environ.get("CHAINLAB_PRIMITIVES_CACHE"):
-        root = Path(os.environ["CHAINLAB_PRIMITIVES_CACHE"])
-    else:
-        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        root = Path(base) / "chainlab" / "primitives"
-    return root / f"{digest}.duckdb"
+    return environment.cache_dir("primitives") / f"{digest}.duckdb"
 
 
 def _stack_engine_hashes() -> dict[str, str]:

@@ -228,6 +228,13 @@ class Store:
         rows = self.con.execute("SELECT DISTINCT campaign_file_name FROM runs").fetchall()
         return {r[0] for r in rows if not r[0].startswith("(")}
 
+    def run_seeds(self) -> set[int]:
+        """The seeds this store's runs were made with (their options' `seed`)."""
+        if not self._has_table("runs"):
+            return set()
+        df = self.query("SELECT DISTINCT options->>'seed' AS seed FROM runs")
+        return {int(x) for x in df["seed"].dropna()}
+
     def completed_scenarios(self) -> set[str]:
         rows = self.con.execute(
             "SELECT DISTINCT scenario_id FROM scenario_runs WHERE status = 'completed'"
