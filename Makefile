@@ -37,8 +37,8 @@ test: engines python lint
 	$(CARGO) test --release $(CARGO_FEATURES) -- --test-threads=1
 	@engine/build.sh seed
 	cd engine/go && go test ./...
-	$(PY) -m pytest -m "not engine and not netns" -n 2 --durations=25
-	$(PY) -m pytest -m "engine or netns" --durations=25
+	$(PY) -m pytest -m "not serial" -n 2 --durations=25
+	$(PY) -m pytest -m serial --durations=25
 
 # The fast tier (docs/testing.md): units, store, analysis, report text without figures,
 # the engines' unit tests; no engine process, namespace or chainlab subprocess.

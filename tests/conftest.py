@@ -6,6 +6,11 @@ the fixture it takes for it (`MARKING_FIXTURES`), never by hand; `make check` le
 tiers out. A test that starts one without its fixture fails (`_processes_match_markers`), so
 the fast tier cannot start an engine by accident. Reports are written without drawing their
 figures' files (`CHAINLAB_FIGURES=off`) except in tests that take the `figures` fixture.
+
+A test whose assertions hold only on a host nothing else loads (it compares measured times,
+CPU or capacity, or counts the machine's own namespaces) takes the `serial` fixture (a module
+of them: `pytestmark = pytest.mark.usefixtures("serial")`) and is marked `serial`: `make
+test` runs every other test on both cores and these alone afterwards.
 """
 
 import contextlib
@@ -28,6 +33,7 @@ MARKING_FIXTURES = {
     "netns_root": "netns",
     "root": "netns",
     "cli": "cli",
+    "serial": "serial",
 }
 # Engine binaries, by file name; `info` (build facts, milliseconds) is no engine start.
 ENGINE_BINARIES = {
@@ -91,6 +97,11 @@ def _processes_match_markers(request, monkeypatch):
         real(self, args, *a, **kw)
 
     monkeypatch.setattr(subprocess.Popen, "__init__", guarded)
+
+
+@pytest.fixture
+def serial():
+    """Marks its test `serial`: run with nothing else on the host (module docstring)."""
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -8,6 +8,8 @@ import pytest
 
 from chainlab.bench import link as bench
 
+pytestmark = pytest.mark.usefixtures("serial")  # measures: runs alone
+
 
 def route(rtts, rounds_rtt, hs=(), rounds_hs=(), mbit=(100.0,)):
     r = bench.Route(link=None, stack=None)

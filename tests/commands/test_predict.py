@@ -10,7 +10,7 @@ from chainlab.campaign import estimate, flights, load
 from chainlab.cli import main
 from chainlab.runner import primitives, primitives_cache
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("serial")]  # measures: runs alone
 
 CAMPAIGN = """
 [campaign]

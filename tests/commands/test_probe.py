@@ -16,7 +16,7 @@ import chainlab
 from chainlab import engine
 from chainlab.runner import pki
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("serial")]  # measures: runs alone
 
 REPO = Path(__file__).resolve().parents[2]
 # The OpenSSL the engine is linked against (engine/.openssl, docs/openssl.md).

@@ -17,6 +17,8 @@ from chainlab.network.calibrate import (
 )
 from chainlab.network.profile import parse_profile
 
+pytestmark = pytest.mark.usefixtures("serial")  # measures: runs alone
+
 
 def raw(connect_ms, *, train=None, bulk=None, loss=None):
     out = {"connect_ms": connect_ms}

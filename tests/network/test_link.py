@@ -12,6 +12,8 @@ import pytest
 from chainlab.errors import ChainlabError
 from chainlab.network import emulated_link, namespaces, require_privileges
 
+pytestmark = pytest.mark.usefixtures("serial")  # measures: runs alone
+
 HOLDER = Path(__file__).with_name("holder.py")
 REPO = Path(__file__).resolve().parents[2]
 PROBE = REPO / "chainlab" / "network" / "probe.py"

@@ -22,6 +22,8 @@ from chainlab.network.model import (
     slow_start_rounds,
 )
 
+pytestmark = pytest.mark.usefixtures("serial")  # measures: runs alone
+
 
 def test_segments():
     assert [segments(b, 1448) for b in (0, 1, 1448, 1449, 14480)] == [0, 1, 1, 2, 10]

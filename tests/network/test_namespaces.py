@@ -12,6 +12,8 @@ import pytest
 
 from chainlab.network import cleanup_stale, emulated_link, namespaces
 
+pytestmark = pytest.mark.usefixtures("serial")  # measures: runs alone
+
 HOLDER = Path(__file__).with_name("holder.py")
 REPO = Path(__file__).resolve().parents[2]
 

@@ -21,6 +21,8 @@ order = "interleaved"
 [aliases]
 ml = "ML-DSA-44"
 
+[primitives]
+measure = false   # the cost model is test_primitives.py's
 [sampling]
 mode = "fixed"
 count = 6

@@ -8,8 +8,12 @@ import threading
 import time
 from types import SimpleNamespace
 
+import pytest
+
 from chainlab.engine import RECORD_SCHEMA
 from chainlab.runner import load
+
+pytestmark = pytest.mark.usefixtures("serial")  # measures: runs alone
 
 
 def server_line(conn_id, cpu_ns, outcome="ok"):

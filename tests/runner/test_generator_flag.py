@@ -2,7 +2,11 @@
 for its CPU, or for scheduling lag that delayed attempts, never for a few milliseconds of lag
 beside a slow handshake."""
 
+import pytest
+
 from chainlab.runner.load import generator_notes
+
+pytestmark = pytest.mark.usefixtures("serial")  # measures: runs alone
 
 
 def test_lag_beside_a_slow_handshake_is_no_limit():

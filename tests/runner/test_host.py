@@ -4,6 +4,8 @@ import pytest
 
 from chainlab.runner import host
 
+pytestmark = pytest.mark.usefixtures("serial")  # measures: runs alone
+
 
 def test_reference_times_a_fixed_workload_on_the_given_cores(engine_bin):
     a = host.reference(engine_bin, "0")

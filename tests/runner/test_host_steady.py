@@ -1,7 +1,11 @@
 """Measurements a cache keeps are taken on a steady host (host.steady): pure logic over a
 scripted host reference workload and counted measurements."""
 
+import pytest
+
 from chainlab.runner import host
+
+pytestmark = pytest.mark.usefixtures("serial")  # measures: runs alone
 
 
 def scripted(readings):

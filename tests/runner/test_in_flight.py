@@ -4,7 +4,11 @@
 
 from types import SimpleNamespace
 
+import pytest
+
 from chainlab.runner import load
+
+pytestmark = pytest.mark.usefixtures("serial")  # measures: runs alone
 
 
 def visit(max_in_flight, latencies_ms):

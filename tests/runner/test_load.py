@@ -16,12 +16,14 @@ from chainlab.runner.campaign import RunOptions, run
 
 from .conftest import engine_processes
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("serial")]  # measures: runs alone
 
 CAMPAIGN = """
 [campaign]
 name = "loadtest"
 order = "declared"
+[primitives]
+measure = false   # the cost model is test_primitives.py's
 [sampling]
 mode = "fixed"
 count = 30
@@ -209,6 +211,8 @@ delay_ms = 25
 [network.lossy]
 delay_ms = 50
 loss = 0.01
+[primitives]
+measure = false   # the cost model is test_primitives.py's
 [sampling]
 mode = "fixed"
 count = 30

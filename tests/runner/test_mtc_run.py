@@ -2,6 +2,8 @@
 both stacks over TCP and QUIC; the store says what each client checked, the analysis pairs
 each MTC with the X.509 chain of its leaf, and the report shows it."""
 
+import pytest
+
 import chainlab
 from chainlab.analysis.analyze import analyze
 from chainlab.campaign import load
@@ -10,10 +12,14 @@ from chainlab.runner.campaign import RunOptions, run
 
 from .conftest import engine_processes
 
+pytestmark = pytest.mark.usefixtures("serial")  # measures: runs alone
+
 CAMPAIGN = """
 [campaign]
 name = "mtc"
 order = "declared"
+[primitives]
+measure = false   # the cost model is test_primitives.py's
 [sampling]
 mode = "fixed"
 count = 6
@@ -87,6 +93,8 @@ LOADED = """
 [campaign]
 name = "mtc-load"
 order = "declared"
+[primitives]
+measure = false   # the cost model is test_primitives.py's
 [sampling]
 mode = "fixed"
 count = 6

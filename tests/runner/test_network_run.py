@@ -21,7 +21,7 @@ from chainlab.runner.scenario import ScenarioExecution
 
 from .conftest import engine_processes
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("serial")]  # measures: runs alone
 
 
 def unique_profile(prefix: str) -> str:

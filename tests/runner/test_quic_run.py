@@ -12,7 +12,7 @@ from chainlab.runner.campaign import RunOptions, run
 
 from .conftest import engine_processes
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("serial")]  # measures: runs alone
 
 RTT_MS = 50.0
 

@@ -11,7 +11,7 @@ from chainlab.report import build_report
 from chainlab.runner.campaign import RunOptions, run
 from chainlab.stats import proportion_ci
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("serial")]  # measures: runs alone
 
 CAMPAIGN = """
 [campaign]

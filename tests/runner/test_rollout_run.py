@@ -3,6 +3,8 @@ clients, one connection at a time and under load. Every attempt names its kind a
 it was sent; a kind no chain serves is counted by category, never retried; the draws keep
 their shares; the analysis splits the figures by kind and the report shows them."""
 
+import pytest
+
 import chainlab
 from chainlab.analysis.analyze import analyze
 from chainlab.campaign import load
@@ -11,6 +13,8 @@ from chainlab.runner.campaign import RunOptions, run
 from chainlab.stats import proportion_ci
 
 from .conftest import engine_processes
+
+pytestmark = pytest.mark.usefixtures("serial")  # measures: runs alone
 
 COUNT = 60
 CAMPAIGN = f"""
@@ -26,6 +30,8 @@ signatures = ["ECDSA-P256"]
 [clients.stranger]
 groups = ["X25519"]
 signatures = ["Ed25519"]
+[primitives]
+measure = false   # the cost model is test_primitives.py's
 [sampling]
 mode = "fixed"
 count = {COUNT}

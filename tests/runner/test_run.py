@@ -108,10 +108,10 @@ def test_quick_campaign_end_to_end(quick_store):
         assert set(est["phases"]) == {
             "start", "primitives", "references", "hierarchies", "calibration", "scenarios"
         }  # fmt: skip
-        made = est["fresh"]["hierarchies"]
-        assert len(made) == len({tuple(h) for _, h in made})
-        assert {tuple(h) for _, h in made} == missing
-        assert {sid for sid, _ in made} <= ids
+        made = est["fresh"]["hierarchies"]  # [scenario, hierarchy, MTC batch]
+        assert len(made) == len({tuple(h) for _, h, _ in made})
+        assert {tuple(h) for _, h, _ in made} == missing
+        assert {sid for sid, _, _ in made} <= ids
         assert "estimated run time: " in err and "estimate/wall " in err
         certs = st.certificates
         assert set(certs["scenario_id"]) == ids
@@ -204,7 +204,7 @@ def test_a_scenario_whose_server_goes_away_fails_and_the_campaign_goes_on(
     monkeypatch.setenv("CHAINLAB_ENGINE", str(wrapper))
     toml = tmp_path / "f.toml"
     toml.write_text(
-        '[aliases]\nml = "ML-DSA-65"\n'
+        '[aliases]\nml = "ML-DSA-65"\n[primitives]\nmeasure = false\n'
         '[sampling]\nmode = "fixed"\ncount = 40\nwarmup = 2\ntimeout_ms = 2000\n'
         '[matrix.m]\nkex = ["X25519", "X25519MLKEM768"]\nhierarchy = [["ml", "ml"]]\n'
     )

@@ -4,7 +4,11 @@ visits summed with what the records account for."""
 
 import os
 
+import pytest
+
 from chainlab.runner import server_cpu
+
+pytestmark = pytest.mark.usefixtures("serial")  # measures: runs alone
 
 
 def fake_proc(tmp_path, pid, exe, run_times):

@@ -12,7 +12,7 @@ from chainlab.runner.campaign import RunOptions, run
 
 from .conftest import engine_processes
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("serial")]  # measures: runs alone
 
 CAMPAIGN = """
 [campaign]
@@ -22,6 +22,8 @@ order = "interleaved"
 [aliases]
 ml = "ML-DSA-44"
 
+[primitives]
+measure = false   # the cost model is test_primitives.py's
 [sampling]
 mode = "fixed"
 count = 12

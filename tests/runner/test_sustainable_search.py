@@ -4,7 +4,11 @@ p99 within its bound. The search itself runs in tests/runner/test_load.py."""
 
 import math
 
+import pytest
+
 from chainlab.runner.load import ANSWERED, fell_behind, kept_up, latency_unbounded, servable
+
+pytestmark = pytest.mark.usefixtures("serial")  # measures: runs alone
 
 MS = 1_000_000
 
