@@ -145,3 +145,28 @@ def test_a_host_name_is_resolved_to_connect(engine_bin):
         capture_output=True, text=True, timeout=30,
     )  # fmt: skip
     assert out.returncode == 0 and "connect_refused" in out.stderr, out.stderr
+
+
+@pytest.fixture(scope="module")
+def composite_pki(engine_bin, tmp_path_factory):
+    d = tmp_path_factory.mktemp("composite") / "pki"
+    subprocess.run(
+        [str(engine_bin), "pki", "--chain", "ML-DSA-65,MLDSA65-ECDSA-P256-SHA512", "--out",
+         str(d), "--seed", "composite"],
+        check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+    return d
+
+
+@pytest.mark.parametrize("stack", [s for s in STACKS if s != "rustls"])
+@pytest.mark.bad_input
+def test_a_composite_key_on_a_stack_that_cannot_sign_it_is_one_line_naming_it(composite_pki, stack):
+    out = subprocess.run(
+        [str(engine.stack_path(stack)), "serve", "--pki", str(composite_pki)],
+        capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode == 2 and len(lines) == 1, out.stderr
+    assert "composite MLDSA65-ECDSA-P256-SHA512 key" in lines[0]
+    assert f"the {stack} stack cannot sign with it" in lines[0]
+    assert "rustls" in lines[0]

@@ -110,6 +110,9 @@ func parseKey(der []byte) (crypto.Signer, error) {
 		}
 		return mldsa.NewPrivateKey(params(), seed)
 	}
+	if name, ok := compositeOIDs[info.Algorithm.Algorithm.String()]; ok {
+		return nil, fmt.Errorf("a composite %s key: the go stack cannot sign with it; composite ML-DSA is the rustls stack's (docs/stacks.md)", name)
+	}
 	key, err := x509.ParsePKCS8PrivateKey(der)
 	if err != nil {
 		return nil, fmt.Errorf("Go cannot use this key: %v", err)
@@ -119,6 +122,15 @@ func parseKey(der []byte) (crypto.Signer, error) {
 		return nil, fmt.Errorf("a %T cannot sign", key)
 	}
 	return signer, nil
+}
+
+// compositeOIDs are the composite ML-DSA keys chainlab issues (chainlab-composite's
+// table): Go 1.27 has no composite signatures, so such a key is named and refused.
+var compositeOIDs = map[string]string{
+	"1.3.6.1.5.5.7.6.40": "MLDSA44-ECDSA-P256-SHA256",
+	"1.3.6.1.5.5.7.6.45": "MLDSA65-ECDSA-P256-SHA512",
+	"1.3.6.1.5.5.7.6.48": "MLDSA65-Ed25519-SHA512",
+	"1.3.6.1.5.5.7.6.49": "MLDSA87-ECDSA-P384-SHA512",
 }
 
 // mldsaSeed is the 32-byte seed of an ML-DSA private key (RFC 9881's CHOICE: seed [0],

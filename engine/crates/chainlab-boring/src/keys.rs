@@ -45,6 +45,13 @@ pub fn read_private_key(path: &Path, flag: &str) -> anyhow::Result<PKey<Private>
         .map_err(|_| anyhow!("{flag}: {} is not a PEM file", path.display()))?;
     let der = pem_body(text, "PRIVATE KEY")
         .ok_or_else(|| anyhow!("{flag}: {} holds no PEM private key", path.display()))?;
+    if let Some(composite) = chainlab_composite::encoding::composite_key_in_pem(&pem) {
+        bail!(chainlab_composite::encoding::cannot_sign(
+            "boringssl",
+            &format!("{flag}: {}", path.display()),
+            composite
+        ));
+    }
     let der = match seed_form(&der) {
         Ok(Some(seeded)) => seeded,
         Ok(None) => der,

@@ -18,6 +18,8 @@ pub enum Family {
     Mayo,
     Uov,
     Cross,
+    /// Composite ML-DSA (an ML-DSA and a traditional component, `chainlab_composite`).
+    Composite,
 }
 
 /// The library that makes and checks an algorithm's signatures in this engine.
@@ -29,6 +31,9 @@ pub enum Provider {
     /// liboqs (`chainlab_oqs`): in hierarchies `pki` issues; the OpenSSL stacks cannot
     /// verify or sign with it in TLS, the rustls stack can.
     Liboqs,
+    /// Composite ML-DSA over OpenSSL's components (`pki::composite`): in hierarchies
+    /// `pki` issues; the OpenSSL stacks cannot use it in TLS, the rustls stack can.
+    Composite,
 }
 
 #[derive(Debug, Clone, Copy, serde::Serialize)]
@@ -74,8 +79,27 @@ pub static ALGORITHMS: LazyLock<Vec<Algorithm>> = LazyLock::new(|| {
         deterministic: true,
         provider: Provider::Liboqs,
     });
-    OPENSSL.iter().copied().chain(liboqs).collect()
+    let composite = chainlab_composite::ALGORITHMS.iter().map(|a| Algorithm {
+        name: a.name,
+        family: Family::Composite,
+        tls_sigalg: a.tls_name,
+        deterministic: true,
+        provider: Provider::Composite,
+    });
+    OPENSSL
+        .iter()
+        .copied()
+        .chain(liboqs)
+        .chain(composite)
+        .collect()
 });
+
+/// The composite table entry of a composite algorithm.
+pub fn composite(algorithm: &Algorithm) -> Option<&'static chainlab_composite::CompositeAlgorithm> {
+    (algorithm.provider == Provider::Composite)
+        .then(|| chainlab_composite::lookup(algorithm.name).ok())
+        .flatten()
+}
 
 /// The liboqs table entry of an algorithm `pki` issues with liboqs.
 pub fn liboqs(algorithm: &Algorithm) -> Option<&'static chainlab_oqs::OqsAlgorithm> {

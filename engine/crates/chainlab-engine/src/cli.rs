@@ -139,6 +139,10 @@ pub enum PrimitiveOp {
     /// The client's acceptance of a landmark-relative Merkle Tree Certificate whose key is
     /// `--subject`'s, with an inclusion proof of `--message-bytes` hashes (not bytes).
     MtcVerify,
+    /// A composite ML-DSA signature's message representative M' (its pre-hash `--subject`
+    /// SHA256 or SHA512 of the `--message`, and the concatenation): what a composite sign or
+    /// verify adds to its two components (`chainlab_composite::message`, every stack's).
+    Prehash,
 }
 
 impl PrimitiveOp {
@@ -152,6 +156,7 @@ impl PrimitiveOp {
             PrimitiveOp::Derive => "derive",
             PrimitiveOp::Decompress => "decompress",
             PrimitiveOp::MtcVerify => "mtc-verify",
+            PrimitiveOp::Prehash => "prehash",
         }
     }
 }

@@ -32,6 +32,17 @@ extern "C" {
         params: *const OSSL_PARAM,
     ) -> c_int;
 
+    /// `EVP_DigestVerifyInit_ex(3)` (evp.h): as `EVP_DigestSignInit_ex`, for verifying.
+    pub fn EVP_DigestVerifyInit_ex(
+        ctx: *mut EVP_MD_CTX,
+        pctx: *mut *mut EVP_PKEY_CTX,
+        mdname: *const c_char,
+        libctx: *mut OSSL_LIB_CTX,
+        props: *const c_char,
+        pkey: *mut EVP_PKEY,
+        params: *const OSSL_PARAM,
+    ) -> c_int;
+
     /// `X509_sign_ctx(3)` (x509.h): signs the certificate with a context prepared by
     /// `EVP_DigestSignInit_ex`; sets both signature AlgorithmIdentifiers from the provider.
     /// Returns the signature length, or 0 on error.
@@ -89,6 +100,10 @@ pub const OSSL_SIGNATURE_PARAM_DETERMINISTIC: &CStr = c"deterministic";
 /// `OSSL_SIGNATURE_PARAM_NONCE_TYPE` (core_names.h): unsigned int; 1 makes ECDSA (and DSA)
 /// derive the nonce per RFC 6979 instead of drawing it at random.
 pub const OSSL_SIGNATURE_PARAM_NONCE_TYPE: &CStr = c"nonce-type";
+
+/// `OSSL_SIGNATURE_PARAM_CONTEXT_STRING` (core_names.h): octet string; ML-DSA's and
+/// SLH-DSA's application context (FIPS 204 ctx), at most 255 bytes.
+pub const OSSL_SIGNATURE_PARAM_CONTEXT_STRING: &CStr = c"context-string";
 
 // -- libcrypto: compression (comp.h), as libssl uses it for RFC 8879 ---------------------
 

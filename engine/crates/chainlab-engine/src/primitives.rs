@@ -12,7 +12,10 @@
 //! - `decompress` of an RFC 8879 compressed Certificate message (`--message-bytes` of
 //!   certificate DER, compressed once beforehand) with zlib, brotli or zstd;
 //! - `mtc-verify` of a landmark-relative Merkle Tree Certificate whose key is `--subject`'s,
-//!   with a proof of `--message-bytes` hashes (the certificate made once beforehand).
+//!   with a proof of `--message-bytes` hashes (the certificate made once beforehand);
+//! - `prehash`: a composite ML-DSA signature's M' (`--subject` SHA256 or SHA512 of the
+//!   `--message`), what a composite operation adds to its components' (the cost model prices
+//!   a composite as its parts plus this).
 //!
 //! Each timed operation includes its context set-up (an EVP context per operation, as libssl
 //! makes one per handshake) and, on the server's `encaps` and either side's `derive`, decoding
@@ -60,10 +63,12 @@ pub fn run(args: &PrimitivesArgs) -> Result<()> {
     let mut operation = prepare(args)?;
     let subject = args.subject.as_str();
     let message_bytes = match args.op {
-        PrimitiveOp::Sign | PrimitiveOp::Verify => Some(match args.message {
-            MessageKind::Cv => CV_MESSAGE_BYTES,
-            MessageKind::Cert => args.message_bytes,
-        }),
+        PrimitiveOp::Sign | PrimitiveOp::Verify | PrimitiveOp::Prehash => {
+            Some(match args.message {
+                MessageKind::Cv => CV_MESSAGE_BYTES,
+                MessageKind::Cert => args.message_bytes,
+            })
+        }
         PrimitiveOp::Decompress | PrimitiveOp::MtcVerify => Some(args.message_bytes),
         _ => None,
     };
@@ -97,7 +102,25 @@ fn prepare(args: &PrimitivesArgs) -> Result<Operation> {
                 .context("--subject: mtc-verify's subject is the leaf key's algorithm")?;
             pki::mtc::verify_operation(leaf, args.message_bytes)
         }
+        PrimitiveOp::Prehash => prehash_op(args),
     }
+}
+
+/// M' of a composite algorithm whose pre-hash is `--subject` (SHA256 or SHA512).
+fn prehash_op(args: &PrimitivesArgs) -> Result<Operation> {
+    let algorithm = chainlab_composite::ALGORITHMS
+        .iter()
+        .find(|a| format!("{:?}", a.prehash).eq_ignore_ascii_case(&args.subject))
+        .ok_or_else(|| {
+            anyhow!(
+                "--subject {}: prehash's subject is a composite pre-hash; allowed: SHA256, SHA512",
+                args.subject
+            )
+        })?;
+    let message = message(args)?;
+    Ok(Box::new(move || {
+        chainlab_composite::message::representative(algorithm, &message, b"").map(drop)
+    }))
 }
 
 // -- signatures ----------------------------------------------------------------------------
@@ -136,23 +159,7 @@ fn signature_op(args: &PrimitivesArgs) -> Result<Operation> {
             args.op.name()
         )
     })?;
-    let message = match args.message {
-        MessageKind::Cv => {
-            let mut m = vec![b' '; CV_PAD];
-            m.extend_from_slice(CV_CONTEXT);
-            m.push(0);
-            m.extend((0..TRANSCRIPT_HASH_BYTES).map(|i| i as u8));
-            m
-        }
-        MessageKind::Cert => {
-            if args.message_bytes == 0 {
-                bail!("--message-bytes 0: a certificate message needs at least 1 byte");
-            }
-            (0..args.message_bytes)
-                .map(|i| (i * 31 % 251) as u8)
-                .collect()
-        }
-    };
+    let message = message(args)?;
     let derivation = keys::Derivation::new("primitives", pki::Role::Leaf, algorithm);
     if let Some(oqs) = algorithms::liboqs(algorithm) {
         return liboqs_op(args.op, oqs, &derivation, message);
@@ -170,6 +177,28 @@ fn signature_op(args: &PrimitivesArgs) -> Result<Operation> {
                 bail!("the signature made beforehand did not verify")
             }
         }),
+    })
+}
+
+/// The message a signature operation signs: the CertificateVerify content, or a
+/// TBSCertificate-sized message of `--message-bytes`.
+fn message(args: &PrimitivesArgs) -> Result<Vec<u8>> {
+    Ok(match args.message {
+        MessageKind::Cv => {
+            let mut m = vec![b' '; CV_PAD];
+            m.extend_from_slice(CV_CONTEXT);
+            m.push(0);
+            m.extend((0..TRANSCRIPT_HASH_BYTES).map(|i| i as u8));
+            m
+        }
+        MessageKind::Cert => {
+            if args.message_bytes == 0 {
+                bail!("--message-bytes 0: a certificate message needs at least 1 byte");
+            }
+            (0..args.message_bytes)
+                .map(|i| (i * 31 % 251) as u8)
+                .collect()
+        }
     })
 }
 

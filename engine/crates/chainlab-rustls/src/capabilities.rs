@@ -31,12 +31,13 @@ pub struct Signature {
     pub scheme: SignatureScheme,
     /// Its TLS name, as OpenSSL prints it (what records hold).
     pub tls_name: &'static str,
-    /// The library that signs and verifies it by default: "aws-lc" or "liboqs".
+    /// The library that signs and verifies it by default: "aws-lc", "liboqs" or, for
+    /// composite ML-DSA, "aws-lc (composite)" (aws-lc's components, `crate::composite`).
     pub implementation: &'static str,
 }
 
 /// Every algorithm: aws-lc's, then those only liboqs has (OQS provider code points; some a
-/// root only, `root_only`).
+/// root only, `root_only`), then composite ML-DSA (private-use code points).
 pub static SIGNATURES: LazyLock<Vec<Signature>> = LazyLock::new(|| {
     let liboqs = chainlab_oqs::algorithms::only_liboqs().map(|a| Signature {
         algorithm: a.name,
@@ -44,7 +45,18 @@ pub static SIGNATURES: LazyLock<Vec<Signature>> = LazyLock::new(|| {
         tls_name: a.tls_name,
         implementation: "liboqs",
     });
-    AWS_LC.iter().copied().chain(liboqs).collect()
+    let composite = chainlab_composite::ALGORITHMS.iter().map(|a| Signature {
+        algorithm: a.name,
+        scheme: crate::composite::scheme(a),
+        tls_name: a.tls_name,
+        implementation: "aws-lc (composite)",
+    });
+    AWS_LC
+        .iter()
+        .copied()
+        .chain(liboqs)
+        .chain(composite)
+        .collect()
 });
 
 /// What `--signature-impl` may choose on this stack.

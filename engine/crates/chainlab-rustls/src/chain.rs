@@ -84,8 +84,10 @@ fn oid_name(oid: &Oid) -> String {
         .iter()
         .find(|(o, _)| *o == id)
         .map(|(_, name)| (*name).to_owned())
-        // liboqs' algorithms (key and signature share the OID): their `pki` names.
+        // liboqs' and composite algorithms (key and signature share the OID): their `pki`
+        // names.
         .or_else(|| chainlab_oqs::algorithms::by_oid(&id).map(|a| a.name.to_owned()))
+        .or_else(|| chainlab_composite::algorithms::by_oid(&id).map(|a| a.name.to_owned()))
         .unwrap_or(id)
 }
 

@@ -12,6 +12,7 @@ mod capabilities;
 mod chain;
 mod cli;
 mod client;
+mod composite;
 mod errors;
 mod info;
 mod io;

@@ -69,10 +69,10 @@ fn verification_algorithms(
     provider: &CryptoProvider,
     tls: &TlsArgs,
 ) -> anyhow::Result<WebPkiSupportedAlgorithms> {
-    let mut algs = crate::liboqs::with_liboqs(
+    let mut algs = crate::composite::with_composite(crate::liboqs::with_liboqs(
         provider.signature_verification_algorithms,
         tls.signature_impl,
-    );
+    ));
     if let Some(list) = &tls.sigalgs {
         let wanted = capabilities::schemes(list)?;
         // In `--sigalgs` order: the client offers the schemes in the mapping's order, and a
@@ -241,6 +241,11 @@ fn signing_key(
         .map_err(|e| anyhow!("cannot read the private key {}: {e}", key_file.display()))?;
     if let Some(key) = crate::liboqs::signing_key(&der, tls.signature_impl)
         .with_context(|| key_file.display().to_string())?
+    {
+        return Ok(key);
+    }
+    if let Some(key) =
+        crate::composite::signing_key(&der).with_context(|| key_file.display().to_string())?
     {
         return Ok(key);
     }

@@ -166,7 +166,7 @@ pub fn one_line(name: &X509NameRef) -> Result<String> {
 /// Signs with the issuer's key through `EVP_DigestSignInit_ex` + `X509_sign_ctx`, asking
 /// for the deterministic variant where one exists (`deterministic_init`).
 fn sign(cert: &mut X509, key: &PKeyRef<Private>, algorithm: &Algorithm) -> Result<()> {
-    let md_ctx = deterministic_init(key, algorithm)?;
+    let md_ctx = deterministic_init(key, algorithm, None)?;
     // SAFETY: `md_ctx` and `cert` are live, owned objects; X509_sign_ctx writes the
     // signature into `cert`, owned by us.
     unsafe {
@@ -198,7 +198,17 @@ pub fn sign_message(
     algorithm: &Algorithm,
     message: &[u8],
 ) -> Result<Vec<u8>> {
-    let md_ctx = deterministic_init(key, algorithm)?;
+    sign_message_in(key, algorithm, message, None)
+}
+
+/// As `sign_message`, with an ML-DSA application context (a composite's label).
+pub fn sign_message_in(
+    key: &PKeyRef<Private>,
+    algorithm: &Algorithm,
+    message: &[u8],
+    context: Option<&[u8]>,
+) -> Result<Vec<u8>> {
+    let md_ctx = deterministic_init(key, algorithm, context)?;
     let mut len = 0usize;
     // SAFETY: a live context set up for signing; the first call asks for the length, the
     // second writes at most that many bytes into a buffer of that size.
@@ -233,15 +243,27 @@ pub fn sign_message(
 /// deterministic variant where one exists: ML-DSA and SLH-DSA `deterministic` = 1 (FIPS
 /// 204/205 without the random `rnd`/`opt_rand`), ECDSA `nonce-type` = 1 (RFC 6979).
 /// Ed25519 and RSA PKCS#1 v1.5 signatures are deterministic by definition.
-fn deterministic_init(key: &PKeyRef<Private>, algorithm: &Algorithm) -> Result<MdCtx> {
+fn deterministic_init(
+    key: &PKeyRef<Private>,
+    algorithm: &Algorithm,
+    context: Option<&[u8]>,
+) -> Result<MdCtx> {
     let kind = KeyKind::of(algorithm)?;
     let md_ctx = MdCtx::new()?;
     let mut deterministic: c_int = 1;
     let mut nonce_type: c_uint = 1;
-    // SAFETY: the parameter array points at the two locals above, which outlive the call;
-    // OpenSSL reads them during EVP_DigestSignInit_ex only. `md_ctx` and `key` are live.
+    // SAFETY: the parameter array points at the two locals above and at `context`, which
+    // outlive the call; OpenSSL reads them during EVP_DigestSignInit_ex only. `md_ctx` and
+    // `key` are live.
     unsafe {
-        let mut params = Vec::with_capacity(2);
+        let mut params = Vec::with_capacity(3);
+        if let Some(context) = context {
+            params.push(sys::OSSL_PARAM_construct_octet_string(
+                ossl::OSSL_SIGNATURE_PARAM_CONTEXT_STRING.as_ptr(),
+                context.as_ptr() as *mut _,
+                context.len(),
+            ));
+        }
         match kind {
             KeyKind::MlDsa | KeyKind::SlhDsa { .. } => params.push(ossl::OSSL_PARAM_construct_int(
                 ossl::OSSL_SIGNATURE_PARAM_DETERMINISTIC.as_ptr(),

@@ -13,6 +13,7 @@ use std::ptr;
 
 use anyhow::{anyhow, bail, Result};
 use foreign_types::ForeignType;
+use foreign_types::ForeignTypeRef;
 use openssl::bn::{BigNum, BigNumContext};
 use openssl::ec::{EcGroup, EcPoint, PointConversionForm};
 use openssl::error::ErrorStack;
@@ -145,6 +146,10 @@ impl KeyKind {
                 "{name} is a liboqs algorithm: it signs certificates of a hierarchy, not \
                  what OpenSSL signs (an MTC cosignature, an OpenSSL handshake)"
             ),
+            (Family::Composite, name) => bail!(
+                "{name} is a composite algorithm: it signs certificates of a hierarchy, not \
+                 what OpenSSL signs (an MTC cosignature, an OpenSSL handshake)"
+            ),
             _ => return Err(unsupported()),
         })
     }
@@ -172,7 +177,7 @@ pub fn generate(algorithm: &'static Algorithm, derivation: &Derivation) -> Resul
             ossl::OSSL_PKEY_PARAM_SLH_DSA_SEED,
             &derivation.bytes("key", 3 * n)?,
         ),
-        KeyKind::Ecdsa { curve, group, .. } => ec_key(curve, group, derivation),
+        KeyKind::Ecdsa { curve, group, .. } => ec_key(curve, group, derivation, "key"),
         KeyKind::Ed25519 => Ok(PKey::private_key_from_raw_bytes(
             &derivation.bytes("key", 32)?,
             Id::ED25519,
@@ -182,7 +187,7 @@ pub fn generate(algorithm: &'static Algorithm, derivation: &Derivation) -> Resul
 }
 
 /// Key generation with the provider's seed parameter set on the generation context.
-fn keygen_from_seed(name: &str, param: &CStr, seed: &[u8]) -> Result<PKey<Private>> {
+pub fn keygen_from_seed(name: &str, param: &CStr, seed: &[u8]) -> Result<PKey<Private>> {
     let name = std::ffi::CString::new(name)?;
     let mut ctx = new_ctx(&name)?;
     ctx.keygen_init()?;
@@ -205,21 +210,38 @@ fn keygen_from_seed(name: &str, param: &CStr, seed: &[u8]) -> Result<PKey<Privat
     Ok(ctx.keygen()?)
 }
 
-/// ECDSA key from a derived scalar d in [1, n-1], imported with its public point d·G.
-fn ec_key(curve: Nid, group_name: &CStr, derivation: &Derivation) -> Result<PKey<Private>> {
+/// ECDSA key from a derived scalar d in [1, n-1] (`purpose`'s bytes of the derivation),
+/// imported with its public point d·G.
+pub fn ec_key(
+    curve: Nid,
+    group_name: &CStr,
+    derivation: &Derivation,
+    purpose: &str,
+) -> Result<PKey<Private>> {
     let group = EcGroup::from_curve_name(curve)?;
     let mut bn_ctx = BigNumContext::new()?;
     let mut order = BigNum::new()?;
     group.order(&mut order, &mut bn_ctx)?;
-    let material = derivation.bytes("key", order.num_bytes() as usize + EC_SCALAR_EXTRA_BYTES)?;
+    let material = derivation.bytes(purpose, order.num_bytes() as usize + EC_SCALAR_EXTRA_BYTES)?;
     let mut order_minus_one = order.to_owned()?;
     order_minus_one.sub_word(1)?;
     let mut scalar = BigNum::new()?;
     let wide = BigNum::from_slice(&material)?;
     scalar.nnmod(&wide, &order_minus_one, &mut bn_ctx)?;
     scalar.add_word(1)?;
+    ec_key_from_scalar(curve, group_name, &scalar)
+}
+
+/// The ECDSA key of private scalar `scalar`, with its public point d·G.
+pub fn ec_key_from_scalar(
+    curve: Nid,
+    group_name: &CStr,
+    scalar: &openssl::bn::BigNumRef,
+) -> Result<PKey<Private>> {
+    let group = EcGroup::from_curve_name(curve)?;
+    let mut bn_ctx = BigNumContext::new()?;
     let mut point = EcPoint::new(&group)?;
-    point.mul_generator2(&group, &scalar, &mut bn_ctx)?;
+    point.mul_generator2(&group, scalar, &mut bn_ctx)?;
     let public = point.to_bytes(&group, PointConversionForm::UNCOMPRESSED, &mut bn_ctx)?;
 
     let ctx = new_ctx(c"EC")?;

@@ -8,6 +8,7 @@
 //! files, which is what lets a campaign regenerate its hierarchies instead of shipping them.
 
 mod cert;
+pub mod composite;
 mod files;
 mod hierarchy;
 pub mod key;

@@ -1,4 +1,5 @@
-//! Certificates OpenSSL cannot build: those whose key or issuer is a liboqs algorithm. The
+//! Certificates OpenSSL cannot build: those whose key or issuer is a liboqs or a composite
+//! algorithm. The
 //! TBSCertificate is written field by field exactly as `cert::issue` has OpenSSL write it
 //! (same names, validity, extensions and their order), only the key and the signature come
 //! from `PrivateKey`. A test issues a certificate both ways with OpenSSL keys and compares
@@ -175,6 +176,11 @@ fn utc_time(generalized: &str) -> Result<Vec<u8>> {
 pub fn signature_algorithm(algorithm: &Algorithm) -> Result<Vec<u8>> {
     if let Some(oqs) = algorithms::liboqs(algorithm) {
         return Ok(chainlab_oqs::encoding::algorithm_identifier(oqs));
+    }
+    if let Some(composite) = algorithms::composite(algorithm) {
+        return Ok(chainlab_composite::encoding::algorithm_identifier(
+            composite,
+        ));
     }
     // NIST CSOR sigAlgs arc 2.16.840.1.101.3.4.3: ML-DSA 17-19, SLH-DSA 20-31.
     let nist = |arc: u32| format!("2.16.840.1.101.3.4.3.{arc}");

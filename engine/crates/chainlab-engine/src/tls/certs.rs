@@ -33,6 +33,17 @@ pub(super) fn load_chain(
     key_path: &Path,
     option: &str,
 ) -> anyhow::Result<(usize, usize)> {
+    // A composite key is named before libssl meets its certificate (whose key it cannot
+    // decode, "ee key too small").
+    let pem = std::fs::read(key_path)
+        .with_context(|| format!("{option}: cannot read {}", key_path.display()))?;
+    if let Some(composite) = chainlab_composite::encoding::composite_key_in_pem(&pem) {
+        bail!(chainlab_composite::encoding::cannot_sign(
+            crate::info::stack(),
+            &format!("{option}: {}", key_path.display()),
+            composite
+        ));
+    }
     let chain = read_certificates(chain_path, option)?;
     let der_bytes = chain
         .iter()
@@ -46,8 +57,6 @@ pub(super) fn load_chain(
     for cert in chain {
         builder.add_extra_chain_cert(cert)?;
     }
-    let pem = std::fs::read(key_path)
-        .with_context(|| format!("{option}: cannot read {}", key_path.display()))?;
     let key = PKey::private_key_from_pem(&pem).map_err(|e| {
         anyhow!(
             "{option}: {} is not a PEM private key: {e}",

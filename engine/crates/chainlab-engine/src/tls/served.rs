@@ -89,6 +89,13 @@ pub(super) fn load_second_chain(
         }
     }
     let pem = std::fs::read(dir.join("leaf.key"))?;
+    if let Some(composite) = chainlab_composite::encoding::composite_key_in_pem(&pem) {
+        bail!(chainlab_composite::encoding::cannot_sign(
+            crate::info::stack(),
+            &format!("--second-pki {}", dir.join("leaf.key").display()),
+            composite
+        ));
+    }
     let key = PKey::private_key_from_pem(&pem)?;
     builder.set_private_key(&key)?;
     builder.check_private_key().map_err(|_| {
