@@ -23,6 +23,7 @@ from chainlab.analysis import (  # noqa: F401
     capacity,
     client_auth,
     compare,
+    composite,
     compression,
     correlations,
     cost_model,

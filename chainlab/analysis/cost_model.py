@@ -20,7 +20,7 @@ import pandas as pd
 
 from chainlab.analysis.load import parse_json, stored_campaign
 from chainlab.analysis.registry import produces
-from chainlab.campaign import cost, cost_fit, estimate, rollout
+from chainlab.campaign import cost, cost_fit, estimate, reference_specs, rollout
 from chainlab.campaign.model import NetworkProfile, Scenario
 from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.errors import ChainlabError
@@ -166,7 +166,7 @@ def per_scenario(
             for category in cost.CATEGORIES:
                 out[f"{side}_{category}"] = p.parts[side].get(category, 0.0)
             # How long this side idles for the peer's signature before its own work on the
-            # peer's flight: the peer's predicted signing time (cost.LONG_WAIT_MS).
+            # peer's flight: the peer's predicted signing time (reference_specs.LONG_WAIT_MS).
             out[f"{side}_waits_ms"] = p.parts[PEER[side]].get("sign", 0.0)
             # What the model prices with another implementation's figure than the one that
             # runs it (chainlab.campaign.implementations): what it may miss on this side.
@@ -207,7 +207,7 @@ def per_stack(m: pd.DataFrame) -> pd.DataFrame:
             err = g[f"{side}_error"]
             worst = g.loc[err.abs().idxmax()]
             borrowed = sorted({op for ops in g[f"{side}_borrowed"] for op in ops.split(", ") if op})
-            long = g[f"{side}_waits_ms"] >= cost.LONG_WAIT_MS
+            long = g[f"{side}_waits_ms"] >= reference_specs.LONG_WAIT_MS
             on_path = g["network"] != LOOPBACK
             rows.append(
                 {
@@ -260,7 +260,8 @@ def off_target_reason(r: dict) -> str:
         others = r["n"] - r["long_wait_n"]
         return (
             f"its {r['long_wait_n']} scenarios in which the {r['side']} idles "
-            f"{cost.LONG_WAIT_MS:g} ms or more for the peer's signature are off by a median "
+            f"{reference_specs.LONG_WAIT_MS:g} ms or more for the peer's signature are off by a "
+            "median "
             f"{100 * long_err:+.1f} %"
             + (f", the other {others} by {100 * short_err:+.1f} %" if others else "")
             + ": work after a long idle wait costs more than the same operations timed back "

@@ -22,6 +22,7 @@ FAMILY_DISPLAY = {
     "mayo": "MAYO",
     "uov": "UOV",
     "cross": "CROSS",
+    "composite": "composite ML-DSA",
 }
 FAMILY_SHORT = {
     "ml-dsa": "ML",
@@ -33,6 +34,7 @@ FAMILY_SHORT = {
     "mayo": "MAYO",
     "uov": "UOV",
     "cross": "CROSS",
+    "composite": "COMP",
 }
 _BY_NAME = {name.upper(): fam for name, fam in ALGORITHM_FAMILY.items()}
 

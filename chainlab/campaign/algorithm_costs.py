@@ -7,6 +7,8 @@ flight sizes); `tests/campaign/test_algorithms.py` checks every algorithm has bo
 
 from __future__ import annotations
 
+from chainlab.campaign.algorithms import COMPOSITE_COMPONENTS
+
 # Milliseconds per operation: `openssl speed -seconds 1 -mr <alg>` with the project's
 # OpenSSL 3.5.5 on this machine kind (2 shared cores), one run per algorithm. The fallback
 # of an estimate made before this machine's primitives are measured (`chainlab bench
@@ -81,6 +83,21 @@ KEY_SIG_BYTES: dict[str, tuple[int, int]] = {
     "CROSS-RSDPG-128-fast": (54, 11980),
     "CROSS-RSDPG-128-small": (54, 8960),
 }
+# Composite ML-DSA (draft-ietf-lamps-pq-composite-sigs): its key and signature are its
+# components' concatenated, and it signs and verifies with both. The pre-hash of M' (SHA-256
+# or SHA-512 of a CertificateVerify's or a TBSCertificate's bytes) is priced once this
+# machine's primitives are measured (the cost model's `prehash` operation).
+
+
+def _both(table: dict, name: str) -> tuple:
+    """A composite's entry: its two components' entries summed, field by field."""
+    mldsa, trad, _ = COMPOSITE_COMPONENTS[name]
+    return (table[mldsa][0] + table[trad][0], table[mldsa][1] + table[trad][1])
+
+
+SIGN_VERIFY_MS.update({name: _both(SIGN_VERIFY_MS, name) for name in COMPOSITE_COMPONENTS})
+KEY_SIG_BYTES.update({name: _both(KEY_SIG_BYTES, name) for name in COMPOSITE_COMPONENTS})
+
 # A chainlab-engine certificate's DER bytes beyond the subject's public key and the issuer's
 # signature (names, validity, extensions, algorithm identifiers, DER framing), by role.
 # From `chainlab-engine pki` manifests: root 301-315, intermediate 344, leaf 397-412 and

@@ -44,18 +44,37 @@ SIGNATURE_ALGORITHMS: tuple[tuple[str, str, str], ...] = (
     ("UOV-Ip-pkc", "uov", "OV_Ip_pkc"),
     ("CROSS-RSDPG-128-fast", "cross", "CROSSrsdpg128fast"),
     ("CROSS-RSDPG-128-small", "cross", "CROSSrsdpg128small"),
+    # Composite ML-DSA (chainlab-composite's table, draft-ietf-lamps-pq-composite-sigs):
+    # `pki` issues them with OpenSSL's components, the rustls stack signs and verifies them.
+    ("MLDSA44-ECDSA-P256-SHA256", "composite", "mldsa44_ecdsa_secp256r1_sha256"),
+    ("MLDSA65-ECDSA-P256-SHA512", "composite", "mldsa65_ecdsa_secp256r1_sha512"),
+    ("MLDSA65-Ed25519-SHA512", "composite", "mldsa65_ed25519_sha512"),
+    ("MLDSA87-ECDSA-P384-SHA512", "composite", "mldsa87_ecdsa_secp384r1_sha512"),
 )
 
 # Signature algorithm families, the engine's names (kebab-case), in display order.
-FAMILIES = ("ml-dsa", "slh-dsa", "ecdsa", "ed-dsa", "rsa", "falcon", "mayo", "uov", "cross")
+FAMILIES = (
+    "ml-dsa", "slh-dsa", "ecdsa", "ed-dsa", "rsa", "falcon", "mayo", "uov", "cross", "composite",
+)  # fmt: skip
 # The families only liboqs implements (the engine's `provider` "liboqs"): no OpenSSL stack
 # signs or verifies them in TLS.
 LIBOQS_FAMILIES = ("falcon", "mayo", "uov", "cross")
 
+# Each composite algorithm's components and pre-hash (chainlab-composite's table): what the
+# cost model prices one of its operations as (the sum of its parts plus the pre-hash).
+COMPOSITE_COMPONENTS: dict[str, tuple[str, str, str]] = {
+    "MLDSA44-ECDSA-P256-SHA256": ("ML-DSA-44", "ECDSA-P256", "SHA256"),
+    "MLDSA65-ECDSA-P256-SHA512": ("ML-DSA-65", "ECDSA-P256", "SHA512"),
+    "MLDSA65-Ed25519-SHA512": ("ML-DSA-65", "Ed25519", "SHA512"),
+    "MLDSA87-ECDSA-P384-SHA512": ("ML-DSA-87", "ECDSA-P384", "SHA512"),
+}
+COMPOSITES: tuple[str, ...] = tuple(COMPOSITE_COMPONENTS)
+
 ALGORITHM_NAMES: tuple[str, ...] = tuple(a[0] for a in SIGNATURE_ALGORITHMS)
 ALGORITHM_FAMILY: dict[str, str] = {a[0]: a[1] for a in SIGNATURE_ALGORITHMS}
+# What the OpenSSL stacks sign and verify in TLS: neither liboqs' families nor composites.
 OPENSSL_ALGORITHMS: tuple[str, ...] = tuple(
-    a[0] for a in SIGNATURE_ALGORITHMS if a[1] not in LIBOQS_FAMILIES
+    a[0] for a in SIGNATURE_ALGORITHMS if a[1] not in (*LIBOQS_FAMILIES, "composite")
 )
 
 # TLS 1.3 key-exchange groups (OpenSSL 3.5 names) and the family the analysis groups them by:

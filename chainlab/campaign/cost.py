@@ -34,15 +34,19 @@ store (`chainlab.runner.primitives` measures them); this module only does the ar
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from chainlab.campaign import implementations
-from chainlab.campaign.algorithms import DEFAULT_TRANSPORT, GROUPS, resumption_ratio
+from chainlab.campaign.algorithms import (
+    COMPOSITE_COMPONENTS,
+    DEFAULT_TRANSPORT,
+    GROUPS,
+    resumption_ratio,
+)
+from chainlab.campaign.reference_specs import overhead_key
 from chainlab.campaign.stacks import DEFAULT_STACK
 
 # What a signature operation signs (the engine's --message): the CertificateVerify content
@@ -60,6 +64,9 @@ DECOMPRESS_BYTES = 16384
 # A client's acceptance of a Merkle Tree Certificate (the engine's `primitives --op
 # mtc-verify`, subject the leaf key's algorithm).
 MTC_VERIFY = "mtc-verify"
+# A composite signature's message representative M' (the engine's `primitives --op
+# prehash`, subject the composite's pre-hash, SHA256 or SHA512).
+PREHASH = "prehash"
 # Sides of a handshake.
 SIDES = ("server", "client")
 # Categories of operations, in the order a cost breakdown stacks them.
@@ -186,7 +193,25 @@ def operations(
             side, category, _subject, op, _message = k
             if side == "server" or category == "key exchange" or op == MTC_VERIFY:
                 ops[k] *= 2
-    return [Operation(*k, count=n) for k, n in ops.items()]
+    return [Operation(*k, count=n) for k, n in composite_parts(ops).items()]
+
+
+def composite_parts(ops: Counter) -> Counter:
+    """Each composite ML-DSA signature operation as its parts: its ML-DSA and traditional
+    components' same operation on the same message, and M' (PREHASH of the message, the
+    composite's pre-hash as subject); every other operation as it is
+    (docs/methods/cost-model.md#composite-cost)."""
+    out: Counter = Counter()
+    for (side, category, subject, op, message), n in ops.items():
+        parts = COMPOSITE_COMPONENTS.get(subject)
+        if parts is None or op not in ("sign", "verify"):
+            out[(side, category, subject, op, message)] += n
+            continue
+        mldsa, trad, prehash = parts
+        out[(side, category, mldsa, op, message)] += n
+        out[(side, category, trad, op, message)] += n
+        out[(side, category, prehash, PREHASH, message)] += n
+    return out
 
 
 def primitive_keys(ops) -> set[tuple[str, str, str | None]]:
@@ -405,95 +430,6 @@ def predict(
     )
 
 
-# -- the model's inputs, from stored rows ---------------------------------------------------
-
-# Reference handshakes that measure the TLS overhead (chainlab.runner.primitives runs them
-# through the real server and client, on loopback): a small classical chain and a larger
-# post-quantum one with fast signatures, so the overhead's growth with the bytes a handshake
-# carries is measured, not assumed. name -> (hierarchy, group, served chain, modes).
-REFERENCES: dict[str, tuple[tuple[str, ...], str, str, tuple[str, ...]]] = {
-    "ecdsa": (("ECDSA-P256", "ECDSA-P256"), "X25519", "leaf+intermediates", ("full", "resumed")),
-    "mldsa": (("ML-DSA-44", "ML-DSA-44", "ML-DSA-44"), "X25519", "full", ("full",)),
-}
-REFERENCE_PREFIX = "tls-reference:"
-# The full reference handshakes also taken over each emulated path a campaign runs (their
-# `message` is PATH_PREFIX + the profile's name and digest: chainlab.runner.primitives). One
-# connection at a time, a 50 ms path adds CPU per handshake that loopback's references do not
-# pay: each wait's sleep and wake-up, and a flight's segments read as they arrive (loopback
-# carries a flight in one 64 KiB segment, a 1500-byte MTU in one per 1.4 KiB). It grows with
-# the bytes: over 50 ms (2026-11-28, one run) the ECDSA reference (1.2 KiB) added 0.25 ms of
-# client and 0.20 ms of server CPU on OpenSSL 3.5, the ML-DSA one (15 KiB) 0.48 and 0.34;
-# BoringSSL 0.20 / 0.13 and 0.37 / 0.16. Priced with the ECDSA one alone, mtc.toml's
-# ML-DSA chains over the path fell 10-30 % short. The model draws a line in KiB through the
-# two extras (as the overhead line, cost_fit.path_extras) and adds it at a scenario's bytes
-# to each scenario on that path; a store with one of them (before 2026-11-28) is flat.
-PATH_REFERENCES = (("ecdsa", "full"), ("mldsa", "full"))
-PATH_PREFIX = "path:"
-# A side that idles this long for its peer's signature (the server's SLH-DSA CertificateVerify
-# before the client can go on) wakes to cold caches: its work after the wait cost 0.4-0.8 ms
-# more CPU than the primitives timed back to back and the overhead line predict, after an
-# SLH-DSA-SHAKE-128f signature (42 ms: levers.toml's and quick.toml's clients -12 to -16 %)
-# as after a 192s one (1.5 s: the paper matrix's, -11 to -23 %), while ML-DSA's 1 ms waits
-# priced within 5 % (2026-11-27): the cost of one sleep and wake-up, as a path's waits cost
-# (PATH_REFERENCES).
-LONG_WAIT_MS = 10.0
-# The wait reference: a full handshake whose server signs with SLH-DSA-SHAKE-128f (~42 ms
-# here), so its client idles past LONG_WAIT_MS once, taken on each stack whose client waits
-# that long in a campaign. What its client CPU measures beyond its primitives and the
-# stack's overhead line is the stack's wake-up extra, added to each scenario whose client
-# waits that long on loopback (a path's own reference already pays its waits' wake-ups).
-# name -> (hierarchy, group, served chain, modes), as REFERENCES.
-WAIT_REFERENCE = "wait"
-WAIT_REFERENCES: dict[str, tuple[tuple[str, ...], str, str, tuple[str, ...]]] = {
-    WAIT_REFERENCE: (
-        ("ECDSA-P256", "SLH-DSA-SHAKE-128f"),
-        "X25519",
-        "leaf+intermediates",
-        ("full",),
-    ),
-}
-# The full reference handshakes also taken over each other transport a stack runs in a
-# campaign (`message` TRANSPORT_PREFIX + the transport): OpenSSL 3.5's QUIC scenarios on
-# loopback had cost 17-36 % more server CPU than the TCP references predict (quic.toml,
-# 2026-11-27), packet protection and acknowledgements being per datagram. The stack's
-# overhead over that transport is fitted on them; a resumed handshake keeps the TCP line.
-TRANSPORT_PREFIX = "transport:"
-# The ECDSA full reference also taken between each pair of different stacks a campaign runs
-# (client -> server; `message` PEER_PREFIX + the client stack, its implementation the
-# server's), in the same rounds as the stacks' own: a stack's CPU depends on its peer. With
-# an OpenSSL or rustls client, BoringSSL's server took ~35 us (-10 to -12 %) more than with
-# its own; rustls' server 10-20 % less with a BoringSSL or Go client (interop.toml, two runs
-# of 2026-11-27): what each side of the pair cost beyond its own stack's reference is added
-# to a full handshake between them (CostModel.peer_extras).
-PEER_REFERENCE = ("ecdsa", "full")
-PEER_PREFIX = "peer:"
-
-
-def reference_spec(name: str) -> tuple[tuple[str, ...], str, str, tuple[str, ...]]:
-    """(hierarchy, group, served chain, modes) of a reference handshake, overhead or wait."""
-    return REFERENCES[name] if name in REFERENCES else WAIT_REFERENCES[name]
-
-
-def transport_of(message: str | None) -> str:
-    """The transport a reference handshake's `message` names (TCP where it names none)."""
-    if message is not None and message.startswith(TRANSPORT_PREFIX):
-        return message[len(TRANSPORT_PREFIX) :]
-    return DEFAULT_TRANSPORT
-
-
-def peer_of(message: str | None) -> str | None:
-    """The client stack a reference handshake's `message` names (a peer reference), or
-    None (the stack's own client)."""
-    if message is not None and message.startswith(PEER_PREFIX):
-        return message[len(PEER_PREFIX) :]
-    return None
-
-
-def overhead_key(stack: str, transport: str) -> str:
-    """Whose overhead prices a stack over a transport: the stack's own over TCP."""
-    return stack if transport == DEFAULT_TRANSPORT else f"{stack} over {transport}"
-
-
 @dataclass
 class CostModel:
     """Primitive timings by implementation and the TLS overhead per stack, ready to predict;
@@ -564,19 +500,6 @@ class CostModel:
         """Keys of the operations no stored timing prices."""
         pricing = pricing or self.pricing((DEFAULT_STACK, DEFAULT_STACK))
         return {o.key for o in ops if pricing.timing(o) is None}
-
-
-def path_key(profile) -> str:
-    """The `message` of a path reference over `profile` (a NetworkProfile): its name and a
-    digest of its configuration, so a changed profile is measured again."""
-    conf = {k: v for k, v in sorted(profile.to_dict().items()) if k not in ("description",)}
-    digest = hashlib.sha256(json.dumps(conf, sort_keys=True).encode()).hexdigest()[:12]
-    return f"{PATH_PREFIX}{profile.name}:{digest}"
-
-
-def path_profile(message: str) -> str:
-    """The profile name of a path reference's `message`."""
-    return message[len(PATH_PREFIX) :].rsplit(":", 1)[0]
 
 
 def by_implementation(timings: Mapping) -> Mapping:

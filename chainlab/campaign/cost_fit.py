@@ -12,14 +12,7 @@ from collections.abc import Mapping
 
 from chainlab.campaign import implementations
 from chainlab.campaign.cost import (
-    PATH_PREFIX,
-    PATH_REFERENCES,
-    PEER_REFERENCE,
-    REFERENCE_PREFIX,
-    REFERENCES,
     SIDES,
-    TRANSPORT_PREFIX,
-    WAIT_REFERENCE,
     CostModel,
     Line,
     MissingPrimitive,
@@ -28,10 +21,19 @@ from chainlab.campaign.cost import (
     Timing,
     by_implementation,
     operations,
+    predict,
+)
+from chainlab.campaign.reference_specs import (
+    PATH_PREFIX,
+    PATH_REFERENCES,
+    PEER_REFERENCE,
+    REFERENCE_PREFIX,
+    REFERENCES,
+    TRANSPORT_PREFIX,
+    WAIT_REFERENCE,
     overhead_key,
     path_profile,
     peer_of,
-    predict,
     reference_spec,
     transport_of,
 )

@@ -32,7 +32,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from statistics import NormalDist
 
-from chainlab.campaign import axes, cost, measure_plan
+from chainlab.campaign import axes, cost, measure_plan, reference_specs
 from chainlab.campaign.algorithm_costs import SIGN_VERIFY_MS
 from chainlab.campaign.algorithms import DEFAULT_TRANSPORT
 from chainlab.campaign.flights import (
@@ -182,7 +182,8 @@ def predict(s: Scenario | Handshake, model: cost.CostModel) -> cost.Prediction:
     )
     p = _with_peer(p, h, model)
     # On an emulated path, what its reference handshakes measured beyond loopback's at the
-    # bytes this one carries (each wait's wake-up, each segment's read: cost.PATH_REFERENCES),
+    # bytes this one carries (each wait's wake-up, each segment's read:
+    # reference_specs.PATH_REFERENCES),
     # where the model has them.
     profile = h.network_profile
     if profile is None:
@@ -205,7 +206,7 @@ def predict(s: Scenario | Handshake, model: cost.CostModel) -> cost.Prediction:
 
 def _with_peer(p: cost.Prediction, h: Handshake, model: cost.CostModel) -> cost.Prediction:
     """`p` between two different stacks with what their pair's reference cost each side
-    beyond each stack's own (cost.PEER_REFERENCE), where the model holds it."""
+    beyond each stack's own (reference_specs.PEER_REFERENCE), where the model holds it."""
     extra = model.peer_extra(h.stacks, h.mode)
     if extra is None:
         return p
@@ -214,12 +215,13 @@ def _with_peer(p: cost.Prediction, h: Handshake, model: cost.CostModel) -> cost.
 
 
 def _with_wait(p: cost.Prediction, h: Handshake, model: cost.CostModel) -> cost.Prediction:
-    """`p` with its client's wake-up after idling cost.LONG_WAIT_MS or more for the server's
+    """`p` with its client's wake-up after idling reference_specs.LONG_WAIT_MS or more for the
+    server's
     signature (by the prediction's own signing time), where the model holds the client
-    stack's wait reference (cost.WAIT_REFERENCE). On loopback only: a path's reference
+    stack's wait reference (reference_specs.WAIT_REFERENCE). On loopback only: a path's reference
     already pays the wake-up after each of its waits, and the signature lengthens one."""
     extra = model.wait_extras.get(h.stacks[0])
-    if extra is None or p.parts["server"].get("sign", 0.0) < cost.LONG_WAIT_MS:
+    if extra is None or p.parts["server"].get("sign", 0.0) < reference_specs.LONG_WAIT_MS:
         return p
     # Each connection of the attempt waits for a signature.
     return p.with_wait({k: h.connections * v for k, v in extra.items()})

@@ -29,6 +29,10 @@ from chainlab.campaign.stacks import CAPABILITIES, OPENSSL_STACKS, OWN_MLDSA_AND
 # without an implementation was measured with.
 REFERENCE = "openssl-3.5"
 LIBOQS = "liboqs"
+# A composite signature's M' runs chainlab-composite's own code (SHA-2 from the `sha2`
+# crate) on every stack: one implementation, timed by the OpenSSL engine.
+COMPOSITE = "chainlab-composite"
+PREHASH = "prehash"
 # Each stack's own library.
 OWN: dict[str, str] = {
     "openssl-3.5": "openssl-3.5",
@@ -69,6 +73,8 @@ def _engine_times(stack: str, subject: str, op: str, message: str | None) -> boo
 
 def of(stack: str, signing: str | None, subject: str, op: str) -> str:
     """The implementation that runs one operation on a side whose stack is `stack`."""
+    if op == PREHASH:
+        return COMPOSITE
     if op in SIGNATURE_OPS:
         if ALGORITHM_FAMILY.get(subject) in LIBOQS_FAMILIES:
             return LIBOQS
@@ -86,6 +92,8 @@ def unrecorded(subject: str, op: str) -> str:
 
 def timer(implementation: str, subject: str, op: str, message: str | None) -> Timer | None:
     """The engine that times `implementation`'s operation, or None when none does."""
+    if implementation == COMPOSITE:
+        return Timer(REFERENCE) if op == PREHASH else None
     if implementation == LIBOQS:
         if subject in ML_DSA:
             if message != "cv":

@@ -108,13 +108,15 @@ REFERENCE_WARMUP = 20
 # 1.06 ms of client CPU (median) in one run and 0.76 ms in the next, the ECDSA ones unmoved, and
 # the overhead line through the two predicted +31 % for that stack's ML-DSA scenarios.
 REFERENCE_ROUNDS = 3
-# The path references (cost.PATH_REFERENCES over each emulated profile a campaign runs): one
+# The path references (reference_specs.PATH_REFERENCES over each emulated profile a campaign
+# runs): one
 # round of 30 after 3 warm-ups each. Over a 50 ms path each handshake takes ~0.15 s, so a
 # profile costs ~10 s a stack; the path's extra CPU (0.15-0.5 ms a side) is measured within
 # a few per cent of a 1 ms figure.
 PATH_REFERENCE_COUNT = 30
 PATH_REFERENCE_WARMUP = 3
-# The wait reference (cost.WAIT_REFERENCE, per stack whose client waits long in a campaign):
+# The wait reference (reference_specs.WAIT_REFERENCE, per stack whose client waits long in a
+# campaign):
 # one round of 30 after 3 warm-ups, each ~45 ms of the server's SLH-DSA-SHAKE-128f
 # signature, ~1.5 s a stack; its client's 3-4 ms of CPU a handshake (CV ~0.1) give the
 # wake-up's 0.4-0.8 ms within ~0.05 ms.

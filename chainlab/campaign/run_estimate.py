@@ -27,7 +27,7 @@ import math
 from dataclasses import dataclass, field
 from statistics import NormalDist
 
-from chainlab.campaign import cost, estimate, implementations
+from chainlab.campaign import cost, estimate, implementations, reference_specs
 from chainlab.campaign.algorithm_costs import SIGN_VERIFY_MS
 from chainlab.campaign.model import (
     PATH_REFERENCE_COUNT,
@@ -104,7 +104,7 @@ MTC_ENTRY_S = 0.85e-6
 class Fresh:
     """What a run must make because this machine's caches lack it: primitives to measure
     (engine, implementation, subject, op, message), reference handshakes to take (stack,
-    subject, mode, message: None, or a path reference's cost.path_key) and hierarchies to
+    subject, mode, message: None, or a path reference's reference_specs.path_key) and hierarchies to
     generate (the first scenario needing it, algorithms root first)."""
 
     primitives: tuple[tuple[str, str, str, str, str | None], ...] = ()
@@ -230,15 +230,15 @@ def reference_seconds(r: tuple, model=None, paths: dict | None = None) -> float:
     round, each handshake paying the server's SLH-DSA signature."""
     stack, subject, mode = r[:3]
     message = r[3] if len(r) > 3 else None
-    if message is not None and message.startswith(cost.PATH_PREFIX):
-        profile = (paths or {}).get(cost.path_profile(message))
+    if message is not None and message.startswith(reference_specs.PATH_PREFIX):
+        profile = (paths or {}).get(reference_specs.path_profile(message))
         rtt = 2 * profile.delay_ms if profile is not None else 0.0
         ms = REFERENCE_HANDSHAKE_MS + PATH_REFERENCE_ROUND_TRIPS * rtt
         per_round = PATH_REFERENCE_COUNT + PATH_REFERENCE_WARMUP
         return estimate.LINK_OVERHEAD_S + REFERENCE_ROUND_START_S + per_round * ms / 1000
-    if subject == cost.REFERENCE_PREFIX + cost.WAIT_REFERENCE:
+    if subject == reference_specs.REFERENCE_PREFIX + reference_specs.WAIT_REFERENCE:
         # One round; each handshake waits for the server's SLH-DSA signature.
-        hierarchy, *_ = cost.reference_spec(cost.WAIT_REFERENCE)
+        hierarchy, *_ = reference_specs.reference_spec(reference_specs.WAIT_REFERENCE)
         impl = implementations.of(stack, None, hierarchy[-1], "sign")
         ms = REFERENCE_HANDSHAKE_MS + _op_ms(impl, hierarchy[-1], "sign", cost.CV, model)
         per_round = WAIT_REFERENCE_COUNT + WAIT_REFERENCE_WARMUP
@@ -246,7 +246,7 @@ def reference_seconds(r: tuple, model=None, paths: dict | None = None) -> float:
     ms = REFERENCE_HANDSHAKE_MS
     if model is not None:
         name = subject.split(":", 1)[-1]
-        over = cost.overhead_key(stack, cost.transport_of(message))
+        over = reference_specs.overhead_key(stack, reference_specs.transport_of(message))
         got = model.stack_references.get(over, {}).get((name, mode))
         if got is not None:
             ms = got["latency"]

@@ -101,6 +101,8 @@ CAPABILITIES: dict[str, Capabilities] = {
             "UOV-Ip-pkc",
             "CROSS-RSDPG-128-fast",
             "CROSS-RSDPG-128-small",
+            # Composite ML-DSA over aws-lc's components (docs/stacks.md)
+            *algorithms.COMPOSITES,
         ),
         groups=(
             "X25519MLKEM768",

@@ -29,10 +29,18 @@ from pathlib import Path
 import pandas as pd
 
 from chainlab import engine, stats
-from chainlab.campaign import certificates, cost, cost_fit, estimate, implementations
+from chainlab.campaign import (
+    certificates,
+    cost,
+    cost_fit,
+    estimate,
+    implementations,
+    reference_specs,
+)
 from chainlab.campaign.algorithms import (
     ALGORITHM_NAMES,
     CERT_COMPRESSIONS,
+    COMPOSITE_COMPONENTS,
     GROUPS,
 )
 from chainlab.campaign.model import (
@@ -149,11 +157,13 @@ def items_for(scenarios: list[Scenario], with_references: bool = True) -> list[I
         keys |= _measured(estimate.scenario_operations(s), stacks, estimate.signing(s))
     if with_references:
         for stack in stacks_of(scenarios):
-            for hierarchy, kex, _served, modes in cost.REFERENCES.values():
+            for hierarchy, kex, _served, modes in reference_specs.REFERENCES.values():
                 for mode in modes:
                     keys |= _measured(cost.operations(hierarchy, kex, mode), (stack, stack), None)
         for stack in references.waits_of(scenarios):
-            hierarchy, kex, _served, _modes = cost.reference_spec(cost.WAIT_REFERENCE)
+            hierarchy, kex, _served, _modes = reference_specs.reference_spec(
+                reference_specs.WAIT_REFERENCE
+            )
             keys |= _measured(cost.operations(hierarchy, kex), (stack, stack), None)
     ordered = sorted(keys, key=lambda k: (k[0], k[1], k[2], k[3] or ""))
     return [item_of(k, keys[k]) for k in ordered]
@@ -174,8 +184,12 @@ def all_items() -> list[Item]:
     Tree Certificate of its key, every group's operations, every decompression."""
     keys = set()
     for a in ALGORITHM_NAMES:
+        if a in COMPOSITE_COMPONENTS:
+            continue  # priced as its parts: its components' and M''s pre-hash (below)
         keys |= {(a, "sign", cost.CV), (a, "verify", cost.CV), (a, "verify", cost.CERT)}
         keys.add((a, cost.MTC_VERIFY, None))
+    for prehash in {p for _, _, p in COMPOSITE_COMPONENTS.values()}:
+        keys |= {(prehash, cost.PREHASH, cost.CV), (prehash, cost.PREHASH, cost.CERT)}
     for g in GROUPS:
         ops = ("keygen", "encaps", "decaps") if cost.is_kem(g) else ("keygen", "derive")
         keys |= {(g, op, None) for op in ops}
@@ -381,7 +395,7 @@ def ensure(
         try:
             return references.time_reference(
                 engine_bin,
-                subject[len(cost.REFERENCE_PREFIX) :],
+                subject[len(reference_specs.REFERENCE_PREFIX) :],
                 mode,
                 seed,
                 workdir,
@@ -389,8 +403,8 @@ def ensure(
                 stack,
                 per_round,
                 first_seq=round_ * per_round,
-                carrier=cost.transport_of(message),
-                peer=cost.peer_of(message),
+                carrier=reference_specs.transport_of(message),
+                peer=reference_specs.peer_of(message),
             )
         except references.ReferenceFailed as e:
             raise PrimitiveError(str(e)) from e
@@ -414,7 +428,7 @@ def ensure(
             n_cached += 1
             keep += [{**r, "run_id": run_id, "implementation": key[0]} for r in have]
             continue
-        name = key[1][len(cost.REFERENCE_PREFIX) :]
+        name = key[1][len(reference_specs.REFERENCE_PREFIX) :]
         try:
             got, _ = references.time_reference(
                 engine_bin, name, key[2], seed, workdir, run_id, stack,
@@ -435,7 +449,7 @@ def ensure(
             continue
         try:
             got, _ = references.time_reference(
-                engine_bin, cost.WAIT_REFERENCE, "full", seed, workdir, run_id, stack,
+                engine_bin, reference_specs.WAIT_REFERENCE, "full", seed, workdir, run_id, stack,
                 WAIT_REFERENCE_COUNT, warmup=WAIT_REFERENCE_WARMUP,
             )  # fmt: skip
         except references.ReferenceFailed as e:
@@ -480,8 +494,8 @@ def needs_measuring(item: Item | tuple, by_key: dict, plan: PrimitivesPlan) -> b
     reference handshake (its key: stack, subject, mode, None) for `plan`."""
     if isinstance(item, Item):
         return not satisfied([r["cpu_ns"] for r in by_key.get(item.timing_key, [])], plan)
-    path = item[3] is not None and item[3].startswith(cost.PATH_PREFIX)
-    wait = item[1] == cost.REFERENCE_PREFIX + cost.WAIT_REFERENCE
+    path = item[3] is not None and item[3].startswith(reference_specs.PATH_PREFIX)
+    wait = item[1] == reference_specs.REFERENCE_PREFIX + reference_specs.WAIT_REFERENCE
     need = PATH_REFERENCE_COUNT if path else WAIT_REFERENCE_COUNT if wait else REFERENCE_COUNT
     return len(by_key.get(item, [])) < need * REFERENCE_KEPT_SHARE
 

@@ -1,11 +1,12 @@
 """The reference handshakes of the cost model (docs/methods/cost-model.md#cost-model): real
-handshakes of a small classical and a larger ML-DSA chain (cost.REFERENCES) through each
+handshakes of a small classical and a larger ML-DSA chain (reference_specs.REFERENCES) through each
 stack's own server and client, whose cost beyond their primitives is the stack's TLS
 overhead; the full ones again over each other transport a stack runs in a campaign (its
 overhead there) and over each emulated profile a campaign runs (the path's own CPU), and
 one whose client idles for a slow SLH-DSA signature on each stack whose client waits that
-long in a campaign (cost.WAIT_REFERENCE: the wake-up's CPU), and the classical one between
-each pair of different stacks a campaign runs (cost.PEER_REFERENCE: what a peer adds).
+long in a campaign (reference_specs.WAIT_REFERENCE: the wake-up's CPU), and the classical one
+between
+each pair of different stacks a campaign runs (reference_specs.PEER_REFERENCE: what a peer adds).
 chainlab.runner.primitives takes them beside the primitives, from the same cache.
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chainlab.campaign import algorithm_costs, axes, cost, estimate
+from chainlab.campaign import algorithm_costs, axes, estimate, reference_specs
 from chainlab.campaign.algorithms import DEFAULT_TRANSPORT
 from chainlab.campaign.model import (
     PATH_REFERENCE_WARMUP,
@@ -43,19 +44,24 @@ def reference_keys(
     None), of each full one over each (stack, transport) of `transports`, and of the peer
     reference of each (client, server) of `peers` (the server's, message naming the client)."""
     keys = [
-        (stack, cost.REFERENCE_PREFIX + name, mode, None)
+        (stack, reference_specs.REFERENCE_PREFIX + name, mode, None)
         for stack in (stacks or [DEFAULT_STACK])
-        for name, (_h, _k, _s, modes) in cost.REFERENCES.items()
+        for name, (_h, _k, _s, modes) in reference_specs.REFERENCES.items()
         for mode in modes
     ]
     keys += [
-        (stack, cost.REFERENCE_PREFIX + name, "full", reference_message(None, transport))
+        (stack, reference_specs.REFERENCE_PREFIX + name, "full", reference_message(None, transport))
         for stack, transport in transports or []
-        for name in cost.REFERENCES
+        for name in reference_specs.REFERENCES
     ]
-    name, mode = cost.PEER_REFERENCE
+    name, mode = reference_specs.PEER_REFERENCE
     return keys + [
-        (server, cost.REFERENCE_PREFIX + name, mode, cost.PEER_PREFIX + client)
+        (
+            server,
+            reference_specs.REFERENCE_PREFIX + name,
+            mode,
+            reference_specs.PEER_PREFIX + client,
+        )
         for client, server in peers or []
     ]
 
@@ -72,12 +78,13 @@ def peers_of(scenarios: list[Scenario]) -> list[tuple[str, str]]:
 
 
 def wait_reference_key(stack: str) -> tuple[str, str, str, None]:
-    """The cache and timing key of a stack's wait reference (cost.WAIT_REFERENCE)."""
-    return (stack, cost.REFERENCE_PREFIX + cost.WAIT_REFERENCE, "full", None)
+    """The cache and timing key of a stack's wait reference (reference_specs.WAIT_REFERENCE)."""
+    return (stack, reference_specs.REFERENCE_PREFIX + reference_specs.WAIT_REFERENCE, "full", None)
 
 
 def waits_of(scenarios: list[Scenario]) -> list[str]:
-    """The client stacks of the scenarios whose client idles cost.LONG_WAIT_MS or more for
+    """The client stacks of the scenarios whose client idles reference_specs.LONG_WAIT_MS or
+    more for
     the server's signature (by the built-in signing times: chosen before this machine's
     primitives are measured): the wait references to take."""
     out = set()
@@ -89,7 +96,7 @@ def waits_of(scenarios: list[Scenario]) -> list[str]:
             for o in estimate.scenario_operations(s)
             if o.side == "server" and o.op == "sign"
         )
-        if sign_ms >= cost.LONG_WAIT_MS:
+        if sign_ms >= reference_specs.LONG_WAIT_MS:
             out.add(estimate.view(s).stacks[0])
     return sorted(out)
 
@@ -107,8 +114,8 @@ def transports_of(scenarios: list[Scenario]) -> list[tuple[str, str]]:
 def reference_message(profile: NetworkProfile | None, transport: str) -> str | None:
     """A reference handshake's `message`: where it ran, loopback over TCP being None."""
     if profile is not None:
-        return cost.path_key(profile)
-    return None if transport == DEFAULT_TRANSPORT else cost.TRANSPORT_PREFIX + transport
+        return reference_specs.path_key(profile)
+    return None if transport == DEFAULT_TRANSPORT else reference_specs.TRANSPORT_PREFIX + transport
 
 
 def path_reference_keys(
@@ -116,8 +123,8 @@ def path_reference_keys(
 ) -> list[tuple[str, str, str, str]]:
     """The cache and timing keys of a stack's path references over `profile`."""
     return [
-        (stack, cost.REFERENCE_PREFIX + name, mode, cost.path_key(profile))
-        for name, mode in cost.PATH_REFERENCES
+        (stack, reference_specs.REFERENCE_PREFIX + name, mode, reference_specs.path_key(profile))
+        for name, mode in reference_specs.PATH_REFERENCES
     ]
 
 
@@ -152,7 +159,7 @@ def reference_scenario(
     transport: str = DEFAULT_TRANSPORT,
     peer: str | None = None,
 ) -> Scenario:
-    hierarchy, kex, served, _modes = cost.reference_spec(name)
+    hierarchy, kex, served, _modes = reference_specs.reference_spec(name)
     policy = SamplingPolicy(
         mode="fixed",
         count=count,
@@ -209,7 +216,7 @@ def time_reference(
     if warmup is None:
         warmup = REFERENCE_WARMUP if profile is None else PATH_REFERENCE_WARMUP
     s = reference_scenario(name, mode, stack, count, profile, warmup, carrier, peer)
-    message = cost.PEER_PREFIX + peer if peer else reference_message(profile, carrier)
+    message = reference_specs.PEER_PREFIX + peer if peer else reference_message(profile, carrier)
     networks = {profile.name: profile} if profile is not None else {}
     ctx = RunContext(engine_bin, run_id, seed, workdir, networks, _Quiet())
     if profile is not None:
@@ -238,7 +245,7 @@ def time_reference(
             {
                 "run_id": run_id,
                 "implementation": stack,
-                "subject": cost.REFERENCE_PREFIX + name,
+                "subject": reference_specs.REFERENCE_PREFIX + name,
                 "op": mode,
                 "message": message,
                 "message_bytes": None,

@@ -14,8 +14,8 @@ from chainlab.analysis.cost_model import (
     scenario_of,
 )
 from chainlab.campaign import cost, estimate
-from chainlab.campaign.cost import LONG_WAIT_MS
 from chainlab.campaign.implementations import REFERENCE
+from chainlab.campaign.reference_specs import LONG_WAIT_MS
 
 MEAN_MS, SE_MS = 0.5, 0.1
 Z_95 = 1.959963984540054

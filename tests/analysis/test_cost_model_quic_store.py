@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 
 from chainlab.analysis.analyze import analyze
-from chainlab.campaign import cost
+from chainlab.campaign import reference_specs
 
 STORE = Path(__file__).parents[1] / "data" / "stores" / "v14-quic.duckdb"
 # The band: the scenarios' |error| when the store was made was at most 20.2 % (the ML-DSA
@@ -25,13 +25,13 @@ def test_the_store_holds_the_references_over_quic():
         got = con.execute(
             "SELECT subject, op, count(*) FROM primitive_samples WHERE message = ? "
             "GROUP BY subject, op ORDER BY subject",
-            [cost.TRANSPORT_PREFIX + "quic"],
+            [reference_specs.TRANSPORT_PREFIX + "quic"],
         ).fetchall()
     finally:
         con.close()
     assert [(s, op) for s, op, _ in got] == [
-        (cost.REFERENCE_PREFIX + "ecdsa", "full"),
-        (cost.REFERENCE_PREFIX + "mldsa", "full"),
+        (reference_specs.REFERENCE_PREFIX + "ecdsa", "full"),
+        (reference_specs.REFERENCE_PREFIX + "mldsa", "full"),
     ]
 
 

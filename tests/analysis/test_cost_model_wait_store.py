@@ -9,7 +9,7 @@ from pathlib import Path
 
 from chainlab.analysis.analyze import analyze
 from chainlab.analysis.cost_model import model_of, per_scenario, stored_scenarios
-from chainlab.campaign import cost
+from chainlab.campaign import reference_specs
 
 STORE = Path(__file__).parents[1] / "data" / "stores" / "v14-quick.duckdb"
 
@@ -21,10 +21,10 @@ def test_long_waiting_clients_are_priced_with_the_stores_wait_reference():
     # A wake-up is a fraction of a millisecond, measured (0.4-0.8 ms here).
     assert 0.1 < wake < 1.5, wake
     m = a.cost_model
-    long = m[m["client_waits_ms"] >= cost.LONG_WAIT_MS]
+    long = m[m["client_waits_ms"] >= reference_specs.LONG_WAIT_MS]
     assert len(long) >= 2
     assert (long["client_wait"] == wake).all()
-    assert (m.loc[m["client_waits_ms"] < cost.LONG_WAIT_MS, "client_wait"] == 0).all()
+    assert (m.loc[m["client_waits_ms"] < reference_specs.LONG_WAIT_MS, "client_wait"] == 0).all()
     [client] = a.cost_model_stacks.query("side == 'client'").to_dict("records")
     assert client["median_abs_error"] <= 0.10, client
     # The same store priced without the wake-up: its long-waiting clients fall further short.

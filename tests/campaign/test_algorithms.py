@@ -17,6 +17,7 @@ from chainlab.errors import ChainlabError
 
 RUST_TABLE = Path(engine.REPO) / "engine/crates/chainlab-engine/src/algorithms.rs"
 LIBOQS_TABLE = Path(engine.REPO) / "engine/crates/chainlab-oqs/src/algorithms.rs"
+COMPOSITE_TABLE = Path(engine.REPO) / "engine/crates/chainlab-composite/src/algorithms.rs"
 
 
 def test_copy_matches_the_engine_source():
@@ -32,12 +33,17 @@ def test_copy_matches_the_engine_source():
         "Mayo": "mayo",
         "Uov": "uov",
         "Cross": "cross",
+        "Composite": "composite",
     }
     oqs = re.findall(
         r'alg\(\s*"([^"]+)",\s*Family::(\w+),\s*"[^"]+",\s*0x[0-9a-f]+,\s*"([^"]+)"',
         LIBOQS_TABLE.read_text(),
     )
     rows += [row for row in oqs if row[1] != "MlDsa"]
+    composite = COMPOSITE_TABLE.read_text()
+    names = re.findall(r'name: "([^"]+)",\s*oid:', composite)
+    tls = re.findall(r'tls_name: "([^"]+)"', composite)
+    rows += [(n, "Composite", t) for n, t in zip(names, tls, strict=True)]
     assert rows, "algorithm table not found in algorithms.rs"
     assert [(n, families[f], s) for n, f, s in rows] == list(SIGNATURE_ALGORITHMS)
 
@@ -62,3 +68,19 @@ def test_names_and_tokens():
     assert canonical_group("x25519mlkem768") == "X25519MLKEM768"
     assert canonical_group("X25519MLKEM786") is None
     assert token("ML-DSA-65") == "mldsa65" and token("P-256") == "p256"
+
+
+def test_composite_components_are_the_engine_tables():
+    """Each composite's components and pre-hash, as chainlab-composite's table has them."""
+    from chainlab.campaign.algorithms import COMPOSITE_COMPONENTS
+
+    src = COMPOSITE_TABLE.read_text()
+    rows = re.findall(
+        r'(?<!_)name: "([^"]+)",.*?prehash: PreHash::(\w+),\s*mldsa: MlDsa::Ml(\d+),\s*'
+        r"traditional: Traditional::(\w+),",
+        src,
+        re.S,
+    )
+    trad = {"EcdsaP256Sha256": "ECDSA-P256", "EcdsaP384Sha384": "ECDSA-P384", "Ed25519": "Ed25519"}
+    got = {n: (f"ML-DSA-{m}", trad[t], ph.upper()) for n, ph, m, t in rows}
+    assert got == COMPOSITE_COMPONENTS

@@ -5,7 +5,7 @@ import textwrap
 
 import pytest
 
-from chainlab.campaign import cost, cost_fit, estimate
+from chainlab.campaign import cost, cost_fit, estimate, reference_specs
 from chainlab.campaign.algorithms import SERVED_CHAINS
 from chainlab.campaign.loader import load
 from chainlab.campaign.model import NetworkProfile
@@ -145,7 +145,7 @@ def test_predictions_are_the_hand_computed_sums():
 def ref(name, mode, latency, client, server, kib, message=None):
     """A reference handshake's summary row (Store.primitive_summary), in ms and KiB."""
     return {
-        "subject": cost.REFERENCE_PREFIX + name,
+        "subject": reference_specs.REFERENCE_PREFIX + name,
         "op": mode,
         "message": message,
         "n": 100,
@@ -217,7 +217,7 @@ def test_a_path_reference_adds_what_it_measured_beyond_loopback_to_that_path_onl
     def ref(message, client, server):
         return {
             "implementation": "openssl-3.5",
-            "subject": cost.REFERENCE_PREFIX + "ecdsa",
+            "subject": reference_specs.REFERENCE_PREFIX + "ecdsa",
             "op": "full",
             "message": message,
             "n": 100,
@@ -231,10 +231,10 @@ def test_a_path_reference_adds_what_it_measured_beyond_loopback_to_that_path_onl
         }
 
     wan = NetworkProfile(name="wan", delay_ms=25.0)
-    key = cost.path_key(wan)
-    assert key.startswith("path:wan:") and cost.path_profile(key) == "wan"
+    key = reference_specs.path_key(wan)
+    assert key.startswith("path:wan:") and reference_specs.path_profile(key) == "wan"
     # A changed profile is another key (it is measured again).
-    assert cost.path_key(NetworkProfile(name="wan", delay_ms=50.0)) != key
+    assert reference_specs.path_key(NetworkProfile(name="wan", delay_ms=50.0)) != key
     rustls = {"implementation": "rustls"}
     rows = [
         ref(None, 0.50, 0.30),
@@ -277,7 +277,7 @@ def test_a_path_reference_adds_what_it_measured_beyond_loopback_to_that_path_onl
 
 def test_two_path_references_give_a_line_in_kib_priced_at_the_scenarios_bytes(tmp_path):
     wan = NetworkProfile(name="wan", delay_ms=25.0)
-    key = cost.path_key(wan)
+    key = reference_specs.path_key(wan)
     rows = [
         *REFERENCE_PRIMITIVES,
         ref("ecdsa", "full", 0.80, 0.50, 0.30, 1.0),
@@ -323,7 +323,7 @@ def test_two_path_references_give_a_line_in_kib_priced_at_the_scenarios_bytes(tm
     )
     got = []
     for s in load(toml).scenarios.values():
-        assert cost.path_key(s.network_profile) == key
+        assert reference_specs.path_key(s.network_profile) == key
         client, server = estimate.flight_bytes(estimate.view(s))
         kib = (client + server) / 1024
         p = estimate.predict(s, m)
@@ -336,8 +336,8 @@ def test_two_path_references_give_a_line_in_kib_priced_at_the_scenarios_bytes(tm
 
 def test_a_peer_reference_adds_what_each_side_cost_beyond_its_own_stack(tmp_path):
     boring, openssl = {"implementation": "boringssl"}, {"implementation": "openssl-3.5"}
-    peer = cost.PEER_PREFIX + "openssl-3.5"
-    assert cost.peer_of(peer) == "openssl-3.5" and cost.peer_of(None) is None
+    peer = reference_specs.PEER_PREFIX + "openssl-3.5"
+    assert reference_specs.peer_of(peer) == "openssl-3.5" and reference_specs.peer_of(None) is None
     rows = [
         *[{**r, **openssl} for r in REFERENCE_PRIMITIVES],
         *[{**r, **boring} for r in REFERENCE_PRIMITIVES],
@@ -387,7 +387,7 @@ def test_a_peer_reference_adds_what_each_side_cost_beyond_its_own_stack(tmp_path
 
 
 def test_references_over_quic_give_the_stack_its_own_full_overhead_there():
-    quic = cost.TRANSPORT_PREFIX + "quic"
+    quic = reference_specs.TRANSPORT_PREFIX + "quic"
     rows = [
         *REFERENCE_PRIMITIVES,
         ref("ecdsa", "full", 1.0, 0.50, 0.30, 1.0),
@@ -398,8 +398,8 @@ def test_references_over_quic_give_the_stack_its_own_full_overhead_there():
         ref("mldsa", "full", 1.0, 1.20, 1.40, 15.0, quic),
     ]
     m = cost_fit.model_from_summary(rows, "fixture")
-    over_quic = cost.overhead_key("openssl-3.5", "quic")
-    assert over_quic != "openssl-3.5" and cost.overhead_key("rustls", "tcp") == "rustls"
+    over_quic = reference_specs.overhead_key("openssl-3.5", "quic")
+    assert over_quic != "openssl-3.5" and reference_specs.overhead_key("rustls", "tcp") == "rustls"
     # Over TCP nothing moved: ecdsa's server overhead 0.22 at 1 KiB, mldsa's 0.34 at 15.
     tcp = m.pricing(("openssl-3.5",) * 2).overhead("server").full["server"]
     assert (tcp.at(1.0), tcp.at(15.0)) == pytest.approx((0.22, 0.34))
@@ -523,7 +523,14 @@ def test_a_wait_reference_prices_the_wake_up_of_a_client_that_waits_long_on_loop
         ref("mldsa", "full", 1.60, 0.90, 0.90, 15.0),
         # Client primitives: X25519 0.06 + SLH-DSA CertificateVerify 2.0 + the ECDSA-signed
         # leaf 0.06 = 2.12; the client line at 18 KiB: 0.32 + 17 x 0.22 / 14; 0.5 beyond.
-        ref(cost.WAIT_REFERENCE, "full", 45.0, 2.12 + 0.32 + 17 * 0.22 / 14 + 0.5, 40.4, 18.0),
+        ref(
+            reference_specs.WAIT_REFERENCE,
+            "full",
+            45.0,
+            2.12 + 0.32 + 17 * 0.22 / 14 + 0.5,
+            40.4,
+            18.0,
+        ),
     ]
     m = cost_fit.model_from_summary(rows, "fixture")
     assert m.overhead.full["client"].at(1.0) == pytest.approx(0.32)

@@ -11,7 +11,7 @@ import duckdb
 import pytest
 
 from chainlab.analysis.analyze import analyze
-from chainlab.campaign import axes, cost, estimate, implementations, load
+from chainlab.campaign import axes, cost, estimate, implementations, load, reference_specs
 from chainlab.campaign.model import (
     PATH_REFERENCE_COUNT,
     REFERENCE_KEPT_SHARE,
@@ -24,7 +24,7 @@ from chainlab.runner.campaign import RunOptions, run
 
 from .conftest import REPO
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("serial")]  # measures: runs alone
 
 SIGN = primitives.item_of(("ML-DSA-44", "sign", cost.CV))
 KEYGEN = primitives.item_of(("X25519", "keygen", None))
@@ -109,8 +109,10 @@ def test_items_cover_every_operation_and_the_references():
     assert ("liboqs", "ML-DSA-65") in others and ("go", "ECDSA-P384") in others
     assert not {s for impl, s in others if impl == "liboqs"} - set(implementations.ML_DSA)
     every = {i.key for i in primitives.all_items()}
-    # Per signature algorithm: sign cv, verify cv, verify cert, accepting an MTC of its key.
-    assert len(every) == 29 * 4 + 10 * 2 + 6 * 3 + 3  # 20 of OpenSSL, 9 of liboqs
+    # Per signature algorithm: sign cv, verify cv, verify cert, accepting an MTC of its key;
+    # the composites priced as their parts plus M''s pre-hash (SHA256, SHA512; cv and cert).
+    assert len(every) == 29 * 4 + 10 * 2 + 6 * 3 + 3 + 2 * 2  # 20 of OpenSSL, 9 of liboqs
+    assert ("SHA512", "prehash", "cert") in every
     assert keys <= every
 
 
@@ -131,7 +133,7 @@ def test_primitives_are_measured_then_taken_from_the_cache(
     assert total >= 0.05
     assert len(sign) < 1000  # batches sized by the time left: no runaway
     assert all(r["message_bytes"] == 130 and r["message"] == "cv" for r in sign)
-    refs = [r for r in out.rows if r["subject"].startswith(cost.REFERENCE_PREFIX)]
+    refs = [r for r in out.rows if r["subject"].startswith(reference_specs.REFERENCE_PREFIX)]
     assert len(refs) == 2 * 3 * primitives.REFERENCE_COUNT
     assert all(r["server_cpu_ns"] > 0 and r["kib"] > 0 for r in refs)
     # Each stack's references carry the stack; each primitive its implementation.
@@ -284,11 +286,11 @@ def test_a_path_reference_is_taken_over_the_emulated_link_and_priced_into_its_sc
     out = primitives.ensure(engine_bin, [KEYGEN], plan, run_id, tmp_path / "w", stacks=stacks,
                             profiles=paths)  # fmt: skip
     assert out.path_notes == []
-    over = [r for r in out.rows if r["message"] == cost.path_key(path)]
+    over = [r for r in out.rows if r["message"] == reference_specs.path_key(path)]
     # Both full references (ECDSA and ML-DSA: the path's CPU as a line in KiB) per stack.
     assert len(over) == 4 * PATH_REFERENCE_COUNT
     assert {(r["subject"], r["op"], r["implementation"]) for r in over} == {
-        (cost.REFERENCE_PREFIX + name, "full", stack)
+        (reference_specs.REFERENCE_PREFIX + name, "full", stack)
         for name in ("ecdsa", "mldsa")
         for stack in ("openssl-3.5", "rustls")
     }
@@ -301,7 +303,7 @@ def test_a_path_reference_is_taken_over_the_emulated_link_and_priced_into_its_sc
     again = primitives.ensure(engine_bin, [KEYGEN], plan, uuid.uuid4().hex, tmp_path / "w2",
                               stacks=stacks, profiles=paths)  # fmt: skip
     assert again.measured == 0
-    assert sum(r["message"] == cost.path_key(path) for r in again.rows) == len(over)
+    assert sum(r["message"] == reference_specs.path_key(path) for r in again.rows) == len(over)
 
 
 def test_a_peer_reference_runs_the_server_stack_against_the_other_client(
@@ -314,10 +316,10 @@ def test_a_peer_reference_runs_the_server_stack_against_the_other_client(
     peers = [("rustls", "openssl-3.5")]
     out = primitives.ensure(engine_bin, items, plan, uuid.uuid4().hex, tmp_path / "w",
                             stacks=stacks, peers=peers)  # fmt: skip
-    pair = [r for r in out.rows if r["message"] == cost.PEER_PREFIX + "rustls"]
+    pair = [r for r in out.rows if r["message"] == reference_specs.PEER_PREFIX + "rustls"]
     # The server's row (OpenSSL 3.5), the classical full reference, in full.
     assert {(r["subject"], r["op"], r["implementation"]) for r in pair} == {
-        (cost.REFERENCE_PREFIX + "ecdsa", "full", "openssl-3.5")
+        (reference_specs.REFERENCE_PREFIX + "ecdsa", "full", "openssl-3.5")
     }
     assert len(pair) == primitives.REFERENCE_COUNT
     m = primitives.model(out.rows, "test")
@@ -339,16 +341,16 @@ def test_full_references_are_taken_again_over_quic_and_give_its_overhead(
     items = primitives.items_for([])  # the references' own primitives
     out = primitives.ensure(engine_bin, items, plan, uuid.uuid4().hex, tmp_path / "w",
                             transports=quic)  # fmt: skip
-    over = [r for r in out.rows if r["message"] == cost.TRANSPORT_PREFIX + "quic"]
+    over = [r for r in out.rows if r["message"] == reference_specs.TRANSPORT_PREFIX + "quic"]
     assert {(r["subject"], r["op"], r["implementation"]) for r in over} == {
-        (cost.REFERENCE_PREFIX + "ecdsa", "full", "openssl-3.5"),
-        (cost.REFERENCE_PREFIX + "mldsa", "full", "openssl-3.5"),
+        (reference_specs.REFERENCE_PREFIX + "ecdsa", "full", "openssl-3.5"),
+        (reference_specs.REFERENCE_PREFIX + "mldsa", "full", "openssl-3.5"),
     }
     # A QUIC server leaves a few handshakes' CPU null (the previous connection still closing).
     assert len(over) >= 2 * primitives.REFERENCE_COUNT * REFERENCE_KEPT_SHARE
     assert len(over) <= 2 * primitives.REFERENCE_COUNT
     m = primitives.model(out.rows, "test")
-    key = cost.overhead_key("openssl-3.5", "quic")
+    key = reference_specs.overhead_key("openssl-3.5", "quic")
     assert set(m.stack_references) == {"openssl-3.5", key}
     # Its own lines, fitted on the QUIC handshakes (they carry more bytes: datagrams'
     # headers, acknowledgements), and the TCP resumed line.
@@ -360,4 +362,6 @@ def test_full_references_are_taken_again_over_quic_and_give_its_overhead(
     again = primitives.ensure(engine_bin, items, plan, uuid.uuid4().hex, tmp_path / "w2",
                               transports=quic)  # fmt: skip
     assert again.measured == 0
-    assert sum(r["message"] == cost.TRANSPORT_PREFIX + "quic" for r in again.rows) == len(over)
+    assert sum(
+        r["message"] == reference_specs.TRANSPORT_PREFIX + "quic" for r in again.rows
+    ) == len(over)
