@@ -124,18 +124,50 @@ def group_label(r) -> str:
         chains += " + " + " / ".join(r["second_chain"].split(","))
     if r["server_groups"] != rollout.CLIENT_ORDER:
         chains += f" (server prefers {r['server_groups']})"
+    if r.get("chain_order", rollout.CLIENT_ORDER) != rollout.CLIENT_ORDER:
+        chains += f" (chain by the {r['chain_order']}'s order)"
     return chains
 
 
-def per_share(summary: pd.DataFrame, steps: pd.DataFrame, capacity: pd.DataFrame) -> pd.DataFrame:
-    """One row per rollout scenario with a population: its group, PQ share, capacity per
-    core, p50 / p99 one at a time and at each LOAD_FRACTIONS of its capacity, and bytes."""
+def pq_chain_share(attempts: pd.DataFrame, summary: pd.DataFrame) -> dict[str, float]:
+    """Per dual-chain scenario whose one chain is post-quantum: the share of its successful
+    attempts the server sent that chain, read from the records (`chain_index`: 0 the
+    hierarchy's, 1 the second chain's), not from the configuration."""
+    if attempts is None or attempts.empty or "second_chain" not in summary:
+        return {}
+    pq_index = {}
+    for r in summary.to_dict("records"):
+        if r["second_chain"] == rollout.NO_SECOND_CHAIN or not isinstance(r["leaf_alg"], str):
+            continue
+        leaves = (r["leaf_alg"], r["second_chain"].split(",")[-1])
+        pq = [i for i, alg in enumerate(leaves) if rollout.is_post_quantum(alg)]
+        if len(pq) == 1:
+            pq_index[r["scenario_id"]] = pq[0]
+    out = {}
+    ok = attempts[(attempts["outcome"] == "ok") & attempts["chain_index"].notna()]
+    for sid, g in ok.groupby("scenario_id"):
+        if sid in pq_index:
+            out[sid] = float((g["chain_index"].astype(int) == pq_index[sid]).mean())
+    return out
+
+
+def per_share(
+    summary: pd.DataFrame,
+    steps: pd.DataFrame,
+    capacity: pd.DataFrame,
+    attempts: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """One row per rollout scenario with a population: its group, PQ share (of kinds that
+    offer post-quantum), the share of attempts sent the post-quantum chain (measured),
+    capacity per core, p50 / p99 one at a time and at each LOAD_FRACTIONS of its capacity,
+    and bytes."""
     if summary.empty or "population" not in summary:
         return pd.DataFrame()
     s = summary[summary["population"] != rollout.NO_POPULATION]
     if s.empty:
         return pd.DataFrame()
     cap = capacity.set_index("scenario_id") if len(capacity) else pd.DataFrame()
+    sent_pq = pq_chain_share(attempts, s)
     key_columns = [c for c in axes.scenario_keys() if c not in _POPULATION_COLUMNS]
     rows = []
     for r in s.to_dict("records"):
@@ -145,6 +177,7 @@ def per_share(summary: pd.DataFrame, steps: pd.DataFrame, capacity: pd.DataFrame
             "group_key": "|".join(str(r[c]) for c in key_columns),
             "network": r["network"],
             "pq_share": float(r["pq_share"]),
+            "pq_chain_share": sent_pq.get(r["scenario_id"], math.nan),
             "population": r["population"],
             "bytes_read": r["bytes_read"],
             "bytes_written": r["bytes_written"],
@@ -262,7 +295,7 @@ def _analysis_rollout_load_kinds(a) -> pd.DataFrame:
 
 @produces("rollout_shares")
 def _analysis_rollout_shares(a) -> pd.DataFrame:
-    return per_share(a.summary, a.load_steps, a.load_capacity)
+    return per_share(a.summary, a.load_steps, a.load_capacity, a.data.rollout_attempts)
 
 
 @produces("rollout_rule")

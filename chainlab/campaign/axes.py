@@ -399,10 +399,11 @@ TRANSPORT = Axis(
 
 STACK = stacks.STACK
 # Staged rollout's axes, declared with their subject (chainlab.campaign.rollout): a second
-# chain, a client population, the server's group order.
+# chain, a client population, the server's group order, whose order picks the chain.
 SECOND_CHAIN = rollout.SECOND_CHAIN
 POPULATION = rollout.POPULATION
 SERVER_GROUPS = rollout.SERVER_GROUPS
+CHAIN_ORDER = rollout.CHAIN_ORDER
 
 # Whose code signs and verifies ML-DSA (the engines' --signature-impl): the stack's own, or
 # liboqs (the rustls stack): one algorithm across implementations. liboqs' own families
@@ -442,6 +443,7 @@ _AXES: list[Axis] = [
     SECOND_CHAIN,
     POPULATION,
     SERVER_GROUPS,
+    CHAIN_ORDER,
     SIGNATURE_IMPL,
     anchors.TRUST_ANCHORS,
     profiles.CLIENT_PROFILE,

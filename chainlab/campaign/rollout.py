@@ -38,6 +38,12 @@ NO_SECOND_CHAIN = "none"
 # group its clients offer, and takes each client's preference (a post-quantum group goes only
 # to a client that asks for it first: the guide's canary by capability).
 CLIENT_ORDER = "client"
+# A dual-chain server's own order (`chain_order`): its post-quantum chain first.
+SERVER_ORDER = "server"
+CHAIN_ORDERS = (CLIENT_ORDER, SERVER_ORDER)
+CHAIN_ORDER_PREFIX = "corder_"
+# The signature families of a classical leaf; every other family's is post-quantum.
+CLASSICAL_FAMILIES = ("ecdsa", "rsa", "ed-dsa")
 
 POPULATION_PREFIX = "pop_"
 SECOND_CHAIN_PREFIX = "dual_"
@@ -186,10 +192,20 @@ def key_type(alg: str) -> str:
     return family if family in ("ecdsa", "rsa") else alg
 
 
-def chain_for(kind: Kind, chains: list[tuple[str, ...]]) -> int | None:
-    """The chain a server holding `chains` sends this kind: the one whose leaf signs the
-    first of the kind's schemes it can (libssl's choice; the rustls engine's resolver makes
-    the same one), or None (refused: no_shared_sigalg)."""
+def is_post_quantum(alg: str) -> bool:
+    """Whether a leaf of `alg` makes a post-quantum chain: it signs no ECDSA, RSA or EdDSA
+    scheme (chainlab_record::dual::is_classical on the engines' side)."""
+    return ALGORITHM_FAMILY[alg] not in CLASSICAL_FAMILIES
+
+
+def chain_for(kind: Kind, chains: list[tuple[str, ...]], order: str = CLIENT_ORDER) -> int | None:
+    """The chain a server holding `chains` sends this kind (chainlab_record::dual::choose,
+    on every stack): by the client's order, the one whose leaf signs the first of the
+    kind's schemes it can; by the server's, the first post-quantum chain whose leaf signs
+    a scheme the kind offers, then the classical ones; None: refused (no_shared_sigalg)."""
+    if order == SERVER_ORDER:
+        ranked = sorted(range(len(chains)), key=lambda i: not is_post_quantum(chains[i][-1]))
+        return next((i for i in ranked if TLS_SCHEME[chains[i][-1]] in kind.schemes), None)
     for scheme in kind.schemes:
         for i, h in enumerate(chains):
             if TLS_SCHEME[h[-1]] == scheme:
@@ -206,7 +222,12 @@ def group_for(kind: Kind, kex: str, policy: str) -> str | None:
 
 
 def mixture(
-    hierarchy: tuple[str, ...], second: tuple[str, ...], spec: str, kex: str, policy: str
+    hierarchy: tuple[str, ...],
+    second: tuple[str, ...],
+    spec: str,
+    kex: str,
+    policy: str,
+    order: str = CLIENT_ORDER,
 ) -> list[tuple[float, tuple[str, ...], str]]:
     """What a scenario's successful handshakes are made of: (weight, chain sent, group) per
     kind that is served, weights its share among those; one entry without a population."""
@@ -216,7 +237,7 @@ def mixture(
     chains = [hierarchy, *([second] if second else [])]
     served = []
     for k in kinds:
-        i, g = chain_for(k, chains), group_for(k, kex, policy)
+        i, g = chain_for(k, chains, order), group_for(k, kex, policy)
         if k.share > 0 and i is not None and g is not None:
             served.append((k.share, chains[i], g))
     total = sum(w for w, _, _ in served)
@@ -359,7 +380,7 @@ def check(v, sid: str, h, with_load: bool) -> None:
                     f"group {g} (kind {k.name}); exclude it or choose another stack",
                 )
         chains = [hierarchy, *([second] if second else [])]
-        if k.share > 0 and chain_for(k, chains) is None:
+        if k.share > 0 and chain_for(k, chains, h.parts["chain_order"]) is None:
             v.notes.append(
                 f"scenario {sid}: kind {k.name!r} offers no scheme a chain of the server "
                 "signs with: its attempts will fail as no_shared_sigalg"
@@ -380,7 +401,14 @@ def _mixture(spec: str, h):
     if spec == NO_POPULATION:
         return replace(h, mixture=None)
     parts = h.parts
-    got = mixture(h.hierarchy, parts["second_chain"], spec, h.kex, parts["server_groups"])
+    got = mixture(
+        h.hierarchy,
+        parts["second_chain"],
+        spec,
+        h.kex,
+        parts["server_groups"],
+        parts["chain_order"],
+    )
     return replace(h, mixture=tuple(got))
 
 
@@ -445,4 +473,37 @@ SERVER_GROUPS = Axis(
     needs=lambda v, _: (
         [stacks.need("server", "server_group_preference")] if v != CLIENT_ORDER else []
     ),
+)
+
+
+def _check_chain_order(v, sid: str, h, with_load: bool) -> None:
+    """The server's order picks between two chains: it needs a second chain."""
+    order = h.parts["chain_order"]
+    if order != CLIENT_ORDER and not h.parts["second_chain"]:
+        v.bad(
+            "matrix",
+            f"scenario {sid}: chain_order {order!r} without a second_chain; allowed: "
+            "chain_order 'server' on a dual-chain server (second_chain), 'client' otherwise",
+        )
+
+
+# Whose order picks a dual-chain server's chain: each client's (its first scheme a leaf
+# signs) or the server's own, post-quantum first (docs/methods/rollout.md, every stack).
+CHAIN_ORDER = Axis(
+    key="chain_order",
+    label="chain order",
+    default=CLIENT_ORDER,
+    read=CHAIN_ORDERS,
+    order={CLIENT_ORDER: 0},
+    id_part=lambda v, _: None if v == CLIENT_ORDER else CHAIN_ORDER_PREFIX + v,
+    id_read=lambda p, _: (
+        p[len(CHAIN_ORDER_PREFIX) :]
+        if p.startswith(CHAIN_ORDER_PREFIX) and p[len(CHAIN_ORDER_PREFIX) :] in CHAIN_ORDERS[1:]
+        else NOT_MINE
+    ),
+    id_help=", ".join(CHAIN_ORDER_PREFIX + v for v in CHAIN_ORDERS[1:]),
+    id_words=("corder",),
+    check=_check_chain_order,
+    server_flags=lambda v, s, files: ["--chain-order", v] if v != CLIENT_ORDER else [],
+    describe=lambda v: f"chain by the {v}'s order",
 )

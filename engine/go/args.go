@@ -71,6 +71,7 @@ func (t *tlsArgs) check() error {
 
 type serveArgs struct {
 	pki, listen, chain, records, model, clientCA, secondPKI, cpusText string
+	chainOrder                                                        string
 	tls                                                               tlsArgs
 	tickets, workers, backlog                                         int
 	ioTimeoutMs, maxConnections                                       uint64
@@ -96,6 +97,7 @@ func parseServe(argv []string) (*serveArgs, error) {
 	fs.StringVar(&a.cpusText, "cpus", "", "run on these CPUs only")
 	fs.StringVar(&a.clientCA, "client-ca", "", "mutual TLS: the client trust anchors")
 	fs.StringVar(&a.secondPKI, "second-pki", "", "dual-chain serving: a second hierarchy")
+	fs.StringVar(&a.chainOrder, "chain-order", "client", "dual-chain serving: whose order picks the chain, client or server (post-quantum first)")
 	refused := refusals(fs, map[string]string{"random-seed": "seeded_random"})
 	for name, capability := range map[string]string{
 		"mtc-retry-standalone": "mtc", "trust-anchor-ids": "trust_anchors",
@@ -120,6 +122,9 @@ func parseServe(argv []string) (*serveArgs, error) {
 	}
 	if a.model != "threads" && a.model != "event" {
 		return nil, fmt.Errorf("invalid value %q for '--server-model'; allowed: threads, event", a.model)
+	}
+	if a.chainOrder != "client" && a.chainOrder != "server" {
+		return nil, fmt.Errorf("invalid value %q for '--chain-order'; allowed: client, server", a.chainOrder)
 	}
 	if a.workers < 1 {
 		return nil, fmt.Errorf("invalid value '%d' for '--workers': at least 1", a.workers)
@@ -388,6 +393,7 @@ var optionRules = []optionRule{
 	{[]string{"handshake"}, "random-seed", "needs_value", "transport", "tcp"},
 	{[]string{"serve"}, "random-seed", "needs_value", "transport", "tcp"},
 	{[]string{"serve"}, "random-seed", "needs_value", "workers", "1"},
+	{[]string{"serve"}, "chain-order", "needs", "second-pki", ""},
 	{[]string{"serve"}, "mtc-retry-standalone", "needs_value", "chain", "mtc-landmark"},
 }
 

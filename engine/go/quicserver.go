@@ -92,7 +92,7 @@ func (s *server) serveQUIC() error {
 	}
 	config := s.config.Clone()
 	config.NextProtos = []string{quicALPN}
-	config.GetCertificate = certificateFor(s.creds, q.choiceOf)
+	config.GetCertificate = certificateFor(s.creds, s.args.chainOrder, q.choiceOf)
 	timeout := time.Duration(a.ioTimeoutMs) * time.Millisecond
 	tr := &quic.Transport{Conn: q.udp, ConnContext: q.connContext}
 	ln, err := tr.Listen(config, &quic.Config{

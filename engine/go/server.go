@@ -428,7 +428,7 @@ func (s *server) build() error {
 		MaxVersion:             tls.VersionTLS13,
 		CurvePreferences:       groups,
 		SessionTicketsDisabled: a.tickets == 0,
-		GetCertificate:         certificateFor(s.creds, tcpChoice),
+		GetCertificate:         certificateFor(s.creds, s.args.chainOrder, tcpChoice),
 	}
 	if a.tickets > 0 {
 		var key [32]byte

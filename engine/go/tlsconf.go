@@ -16,6 +16,7 @@ import (
 	"io"
 	"net"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -126,19 +127,49 @@ func onlyScheme(pub crypto.PublicKey) *string {
 	return nil
 }
 
-// chooseCredential picks, as libssl does among its certificates in TLS 1.3, the chain whose
-// leaf signs the first of the client's offered schemes it can.
-func chooseCredential(creds []tls.Certificate, hello *tls.ClientHelloInfo) (int, error) {
-	for _, offered := range hello.SignatureSchemes {
+// chooseCredential picks the chain a dual-chain server sends (chainlab_record::dual::choose
+// in the Rust engines): by the client's order, the chain whose leaf signs the first of the
+// client's offered schemes it can (libssl's own choice among its certificates); by the
+// server's ("server"), the first post-quantum chain whose leaf signs a scheme the client
+// offers, then the classical ones, each in the server's order (--pki's first).
+func chooseCredential(creds []tls.Certificate, hello *tls.ClientHelloInfo, order string) (int, error) {
+	signs := func(i int, offered tls.SignatureScheme) bool {
+		return slices.Contains(keySchemes(creds[i].Leaf.PublicKey), offered)
+	}
+	if order == "server" {
+		var pq, classical []int
 		for i, c := range creds {
-			for _, s := range keySchemes(c.Leaf.PublicKey) {
-				if s == offered {
+			if slices.ContainsFunc(keySchemes(c.Leaf.PublicKey), func(s tls.SignatureScheme) bool { return !isClassical(s) }) {
+				pq = append(pq, i)
+			} else {
+				classical = append(classical, i)
+			}
+		}
+		for _, i := range append(pq, classical...) {
+			if slices.ContainsFunc(hello.SignatureSchemes, func(s tls.SignatureScheme) bool { return signs(i, s) }) {
+				return i, nil
+			}
+		}
+	} else {
+		for _, offered := range hello.SignatureSchemes {
+			for i := range creds {
+				if signs(i, offered) {
 					return i, nil
 				}
 			}
 		}
 	}
 	return -1, fmt.Errorf("tls: the client offered no signature scheme any of the server's certificates signs with")
+}
+
+// isClassical says whether a scheme is ECDSA, RSA (PKCS#1 or PSS) or EdDSA (RFC 8446,
+// 4.2.3); every other scheme a chainlab leaf signs is post-quantum.
+func isClassical(s tls.SignatureScheme) bool {
+	switch s {
+	case 0x0201, 0x0203, 0x0401, 0x0403, 0x0501, 0x0503, 0x0601, 0x0603:
+		return true
+	}
+	return s >= 0x0804 && s <= 0x080b
 }
 
 // chainChoice is what the server chose for one connection: the chain (-1: none) and the
@@ -152,9 +183,9 @@ type chainChoice struct {
 // (`chooseCredential`), noted in the connection's `chainChoice` (found by `choiceOf` from
 // the ClientHello's connection) with the scheme its CertificateVerify is signed with (for
 // RSA, read from the signing call: the hash is the signer's choice).
-func certificateFor(creds []tls.Certificate, choiceOf func(net.Conn) *chainChoice) func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+func certificateFor(creds []tls.Certificate, order string, choiceOf func(net.Conn) *chainChoice) func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	return func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
-		i, err := chooseCredential(creds, hello)
+		i, err := chooseCredential(creds, hello, order)
 		if err != nil {
 			return nil, err
 		}

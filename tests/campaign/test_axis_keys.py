@@ -28,6 +28,7 @@ DECLARED_IN = {
     "second_chain": "chainlab/campaign/rollout.py",
     "population": "chainlab/campaign/rollout.py",
     "server_groups": "chainlab/campaign/rollout.py",
+    "chain_order": "chainlab/campaign/rollout.py",
     "trust_anchors": "chainlab/campaign/anchors.py",
     "client_profile": "chainlab/campaign/profiles.py",
 }

@@ -84,6 +84,7 @@ def test_compose_and_decode_round_trip(parts, expected):
         "second_chain",
         "population",
         "server_groups",
+        "chain_order",
         "signature_impl",
         "trust_anchors",
         "client_profile",

@@ -136,6 +136,11 @@ def test_engine_flags_of_a_rollout_scenario(tmp_path):
             'stack = ["rustls"]\nserver_groups = [["X25519"]]',
             "server stack rustls cannot do the server's own group preference",
         ),
+        ('chain_order = ["server"]', "chain_order 'server' without a second_chain"),
+        (
+            'second_chain = [["ml", "ml"]]\nchain_order = ["pq-first"]',
+            "chain_order[0]: bad value 'pq-first'",
+        ),
     ],
 )
 @pytest.mark.bad_input
@@ -216,3 +221,45 @@ def test_a_population_on_a_client_stack_that_cannot_narrow_its_schemes_is_refuse
     )
     assert "client stack go cannot do a client offering chosen signature schemes" in said
     assert "(missing capability: client_sigalgs)" in said
+
+
+def test_the_server_order_sends_the_post_quantum_chain_to_any_kind_that_can_take_it(tmp_path):
+    ec_first = rollout.Kind("p", 1, ("X25519",), ("ecdsa_secp256r1_sha256", "mldsa65"))
+    classical = rollout.Kind("c", 1, ("X25519",), ("ecdsa_secp256r1_sha256",))
+    chains = [("ECDSA-P256", "ECDSA-P256"), ("ML-DSA-65", "ML-DSA-65")]
+    assert rollout.chain_for(ec_first, chains, rollout.CLIENT_ORDER) == 0
+    assert rollout.chain_for(ec_first, chains, rollout.SERVER_ORDER) == 1
+    assert rollout.chain_for(classical, chains, rollout.SERVER_ORDER) == 0
+    # The campaign key: its id part, the server's flag, and the cost model's mixture.
+    head = HEAD.replace('signatures = ["ml", "ec"]', 'signatures = ["ec", "ml"]')
+    c = load(
+        write(
+            tmp_path,
+            MATRIX
+            + """
+            second_chain = [["ml", "ml"]]
+            population = [{ pq = 0.25, classical = 0.75 }]
+            chain_order = ["client", "server"]
+            """,
+            head,
+        )
+    )
+    by_order = {s.value("chain_order"): s for s in c.scenarios.values()}
+    server = by_order["server"]
+    assert server.scenario_id.endswith("__corder_server")
+    assert "corder" not in by_order["client"].scenario_id
+    files = Files(pki_dir=tmp_path / "a", second_pki_dir=tmp_path / "b")
+    argv = engine_args.server_argv(
+        server, tmp_path / "engine", files, "127.0.0.1:0", tmp_path / "r", 1000
+    )
+    assert argv[argv.index("--chain-order") + 1] == "server"
+    client_argv = engine_args.server_argv(
+        by_order["client"], tmp_path / "engine", files, "127.0.0.1:0", tmp_path / "r", 1000
+    )
+    assert "--chain-order" not in client_argv
+    signs = {
+        order: {o.subject: o.count for o in estimate.scenario_operations(s) if o.op == "sign"}
+        for order, s in by_order.items()
+    }
+    assert signs["client"]["ECDSA-P256"] == pytest.approx(1.0)  # ECDSA is the kind's first
+    assert signs["server"]["ML-DSA-65"] == pytest.approx(0.25)

@@ -52,7 +52,9 @@ def build(b: Builder) -> Section | None:
         "the one its signature schemes ask for; each attempt of a scenario's client draws a "
         "kind of client (its groups and schemes) with the population's shares, from a seed. "
         "A rollout group is the scenarios of one server on one path that differ only in the "
-        "population; PQ share: the share of kinds offering a post-quantum group or scheme. "
+        "population; PQ share: the share of kinds offering a post-quantum group or scheme; "
+        "sent the PQ chain: the share of its successful attempts the server sent its "
+        "post-quantum chain, from the records (whose order picks the chain: chain_order). "
         "p50 / p99: one connection at a time (handshake latency), and under open-loop load at "
         "0.5 and 0.9 of each scenario's own sustained rate (the heaviest searched offer it "
         "kept up with: docs/methods/capacity.md; latency from the intended start). Sustained "
@@ -65,6 +67,7 @@ def build(b: Builder) -> Section | None:
             ("group", list(shares["group"])),
             ("network", list(shares["network"])),
             ("PQ share", [_share(x) for x in shares["pq_share"]]),
+            ("sent the PQ chain", [_share(x) for x in shares["pq_chain_share"]]),
             ("scenario", codes(shares["scenario_id"])),
             ("sustained /s/core", ci(shares, "sustained_per_core", 4)),
             ("overload throughput /s/core", ci(shares, "capacity_per_core", 4)),

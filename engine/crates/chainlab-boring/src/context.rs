@@ -120,6 +120,11 @@ pub fn server(args: &ServeArgs) -> anyhow::Result<ServerContext> {
             }
             let (cred, _, _) = credential(dir, args.chain, "--second-pki")?;
             add_credential(&mut builder, &cred)?;
+            let chains = [
+                (first.0 as usize, leaf_schemes(&args.pki)?),
+                (cred.0 as usize, leaf_schemes(dir)?),
+            ];
+            choose_chain_per_connection(&mut builder, args.chain_order, chains);
             Some(cred.0 as usize)
         }
         None => None,
@@ -374,6 +379,54 @@ fn credential(
         };
         Ok((cred, served, ders))
     }
+}
+
+/// The TLS schemes a hierarchy's leaf signs with (its algorithm from `manifest.json`).
+fn leaf_schemes(dir: &Path) -> anyhow::Result<Vec<u16>> {
+    let leaf = chainlab_record::dual::leaf_algorithm(dir)?;
+    let mut schemes: Vec<u16> = capabilities::SIGNATURES
+        .iter()
+        .filter(|s| s.algorithm == leaf)
+        .map(|s| s.scheme)
+        .collect();
+    if leaf.starts_with("RSA") {
+        schemes.extend([0x0805, 0x0806]); // RSA-PSS with SHA-384 and SHA-512
+    }
+    Ok(schemes)
+}
+
+/// Dual-chain serving: BoringSSL alone sends the first of its credentials the client can
+/// verify, in the order they were added (the server's order, `--pki`'s first). Before it
+/// chooses, this leaves each connection the one credential `--chain-order` picks from the
+/// ClientHello's signature_algorithms (`chainlab_record::dual::choose`); a ClientHello no
+/// leaf serves keeps both, and BoringSSL refuses it as before (no_shared_sigalg).
+/// `chains`: each credential's address, owned by the context from here on, and its schemes.
+fn choose_chain_per_connection(
+    builder: &mut SslContextBuilder,
+    order: chainlab_record::dual::ChainOrder,
+    chains: [(usize, Vec<u16>); 2],
+) {
+    builder.set_select_certificate_callback(move |mut hello| {
+        let offered = hello
+            .get_extension(boring::ssl::ExtensionType::SIGNATURE_ALGORITHMS)
+            .and_then(chainlab_record::dual::parse_signature_algorithms)
+            .unwrap_or_default();
+        let schemes = [chains[0].1.as_slice(), chains[1].1.as_slice()];
+        if let Some(i) = chainlab_record::dual::choose(order, &offered, &schemes) {
+            let ssl = hello.ssl_mut().as_ptr();
+            // SAFETY: the connection's own configuration, before BoringSSL chose a
+            // credential; the credential lives as long as the context that holds it, and
+            // add1 takes its own reference.
+            let added = unsafe {
+                ffi::SSL_certs_clear(ssl);
+                ffi::SSL_add1_credential(ssl, chains[i].0 as *const ffi::SSL_CREDENTIAL)
+            };
+            if added != 1 {
+                return Err(boring::ssl::SelectCertError::ERROR);
+            }
+        }
+        Ok(())
+    });
 }
 
 fn add_credential(builder: &mut SslContextBuilder, cred: &Credential) -> anyhow::Result<()> {

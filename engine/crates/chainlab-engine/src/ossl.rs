@@ -19,6 +19,9 @@ use openssl_sys::{
 // -- libcrypto: keys and certificate signing ---------------------------------------------
 
 extern "C" {
+    /// `SSL_certs_clear(3)` (ssl.h): removes every certificate, key and chain of `s`'s own
+    /// configuration (the context's are untouched).
+    pub fn SSL_certs_clear(s: *mut openssl_sys::SSL);
     /// `EVP_DigestSignInit_ex(3)` (evp.h): sets up `ctx` for signing with `pkey`; `mdname`
     /// NULL for algorithms without a separate digest (ML-DSA, SLH-DSA, Ed25519); `params`
     /// (may be NULL) are applied to the signature context before first use.

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
+pub use crate::dual::ChainOrder;
 pub use crate::record::{ServerModel, Transport};
 
 /// Connections the kernel queues for accept() at most (capped by net.core.somaxconn, 4096
@@ -89,12 +90,18 @@ pub struct ServeArgs {
     pub client_ca: Option<PathBuf>,
     /// Dual-chain serving: a second hierarchy directory whose chain (the same `--chain`
     /// policy) and `leaf.key` the server also holds. Per connection the server sends the
-    /// chain whose leaf signs the first of the client's signature schemes it can (libssl's
-    /// own choice among its certificates; the rustls engine's resolver does the same); the
-    /// record's `chain_index` says which (0: `--pki`, 1: this). The two leaves must differ
-    /// in key type (libssl holds one certificate per key type).
+    /// chain `--chain-order` picks; the record's `chain_index` says which (0: `--pki`, 1:
+    /// this). The two leaves must differ in key type (libssl holds one certificate per key
+    /// type).
     #[arg(long)]
     pub second_pki: Option<PathBuf>,
+    /// Dual-chain serving: whose order picks the chain sent (`crate::dual`). `client`: the
+    /// chain whose leaf signs the first of the client's signature schemes it can. `server`:
+    /// the server's own order, the post-quantum chain first (a leaf that signs no ECDSA,
+    /// RSA or EdDSA scheme), so a client offering a post-quantum scheme anywhere in its
+    /// list gets the post-quantum chain.
+    #[arg(long, value_enum, default_value_t = ChainOrder::Client)]
+    pub chain_order: ChainOrder,
     /// Choose the key-exchange group by the server's `--groups` order, not the client's: a
     /// client that offers the server's first group gets it, at the cost of a
     /// HelloRetryRequest when its key share was for another (OpenSSL: each group its own

@@ -21,6 +21,7 @@ pub mod contract;
 pub mod counting;
 pub mod cpu;
 pub mod drive;
+pub mod dual;
 pub mod failure;
 pub mod listen;
 pub mod mtc;

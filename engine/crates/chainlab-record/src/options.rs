@@ -126,6 +126,13 @@ pub const OPTION_RULES: &[OptionRule] = &[
     ),
     rule(
         &["serve"],
+        "chain-order",
+        Rule::Needs {
+            other: "second-pki",
+        },
+    ),
+    rule(
+        &["serve"],
         "mtc-retry-standalone",
         Rule::NeedsValue {
             other: "chain",

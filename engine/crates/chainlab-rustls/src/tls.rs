@@ -213,6 +213,7 @@ pub fn server(args: &ServeArgs) -> anyhow::Result<ServerSetup> {
         .with_cert_resolver(Arc::new(Certs {
             first: (Arc::new(certified), schemes_of(&args.pki)?),
             second,
+            order: args.chain_order,
             retry,
         }));
     config.cert_compressors = compressing.map(|(c, _, _)| c).into_iter().collect();
@@ -279,15 +280,7 @@ fn check_certificate_message(chain: &[CertificateDer<'_>], file: &Path) -> anyho
 
 /// The TLS schemes a hierarchy's leaf signs with (its algorithm from `manifest.json`).
 fn schemes_of(dir: &Path) -> anyhow::Result<Vec<SignatureScheme>> {
-    let path = dir.join("manifest.json");
-    let text =
-        fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
-    let manifest: serde_json::Value = serde_json::from_str(&text)?;
-    let leaf = manifest["chain"]
-        .as_array()
-        .and_then(|c| c.last())
-        .and_then(|a| a.as_str())
-        .ok_or_else(|| anyhow!("{}: no chain", path.display()))?;
+    let leaf = chainlab_record::dual::leaf_algorithm(dir)?;
     let mut schemes: Vec<SignatureScheme> = capabilities::SIGNATURES
         .iter()
         .filter(|s| s.algorithm == leaf)
@@ -385,14 +378,15 @@ pub fn certificates(path: &Path) -> anyhow::Result<Vec<CertificateDer<'static>>>
     Ok(certs)
 }
 
-/// The server's certificate: with `--second-pki`, the chain whose leaf signs the first of
-/// the client's schemes it can (as libssl chooses among its certificates; noted for the
-/// record), none when neither can; with `--mtc-retry-standalone`, the standalone MTC for a
+/// The server's certificate: with `--second-pki`, the chain `--chain-order` picks
+/// (`chainlab_record::dual::choose`; noted for the record), none when neither leaf signs a
+/// scheme the client offers; with `--mtc-retry-standalone`, the standalone MTC for a
 /// ClientHello whose SNI marks a client's retry; otherwise the one chain.
 #[derive(Debug)]
 struct Certs {
     first: (Arc<CertifiedKey>, Vec<SignatureScheme>),
     second: Option<(Arc<CertifiedKey>, Vec<SignatureScheme>)>,
+    order: chainlab_record::dual::ChainOrder,
     retry: Option<Arc<CertifiedKey>>,
 }
 
@@ -407,15 +401,12 @@ impl ResolvesServerCert for Certs {
         let Some(second) = &self.second else {
             return Some(self.first.0.clone());
         };
-        for scheme in hello.signature_schemes() {
-            for (index, (key, schemes)) in [&self.first, second].into_iter().enumerate() {
-                if schemes.contains(scheme) {
-                    CHAIN.with(|c| c.set(Some(index as u8)));
-                    return Some(key.clone());
-                }
-            }
-        }
-        None
+        let codes = |s: &[SignatureScheme]| s.iter().map(|&x| u16::from(x)).collect::<Vec<_>>();
+        let offered = codes(hello.signature_schemes());
+        let (first, other) = (codes(&self.first.1), codes(&second.1));
+        let index = chainlab_record::dual::choose(self.order, &offered, &[&first, &other])?;
+        CHAIN.with(|c| c.set(Some(index as u8)));
+        Some([&self.first.0, &second.0][index].clone())
     }
 }
 

@@ -84,55 +84,56 @@ fn a_dual_chain_server_sends_each_client_the_chain_it_asks_for() {
     }
 }
 
-/// A client offering both leaves' schemes gets the chain of the first it offers, on every
-/// client stack: each engine's client offers `--sigalgs` in its order. A BoringSSL server
-/// takes its own order instead: its first credential (the ECDSA chain) whose scheme the
-/// client offers at all.
+/// A client offering both leaves' schemes gets, by the client's order (the default), the
+/// chain of the first it offers, and by the server's (`--chain-order server`) the
+/// post-quantum chain, on every pair of stacks: each engine's client offers `--sigalgs` in
+/// its order, and every server stack chooses by `chainlab_record::dual::choose`.
 #[test]
-fn a_client_offering_both_schemes_gets_the_chain_of_its_first() {
+fn a_client_offering_both_schemes_gets_the_chain_its_order_picks() {
     let dir = TempDir::new("dual-order");
     let (ec, ml, both) = hierarchies(&dir);
-    for server_stack in STACKS {
-        let server = dual(server_stack, &ec, &ml);
-        let mut runs = Vec::new();
-        for client_stack in STACKS {
-            for (order, index) in [
-                ("mldsa65:ecdsa_secp256r1_sha256", 1),
-                ("ecdsa_secp256r1_sha256:mldsa65", 0),
-            ] {
-                let records = client(
-                    client_stack,
-                    &server,
-                    &[
-                        "--ca",
-                        both.to_str().unwrap(),
-                        "--sigalgs",
-                        order,
-                        "--count",
-                        "1",
-                    ],
-                );
-                runs.push((
-                    format!("{client_stack} -> {server_stack}: {order}"),
-                    records,
-                    index,
-                ));
+    for (chain_order, server_order) in [("client", false), ("server", true)] {
+        for server_stack in STACKS {
+            let flags = [
+                "--second-pki",
+                ml.to_str().unwrap(),
+                "--chain-order",
+                chain_order,
+            ];
+            let server = Server::start(server_stack, &ec, GROUPS, &flags);
+            let mut runs = Vec::new();
+            for client_stack in STACKS {
+                for (offer, index) in [
+                    ("mldsa65:ecdsa_secp256r1_sha256", 1),
+                    ("ecdsa_secp256r1_sha256:mldsa65", 0),
+                ] {
+                    let records = client(
+                        client_stack,
+                        &server,
+                        &[
+                            "--ca",
+                            both.to_str().unwrap(),
+                            "--sigalgs",
+                            offer,
+                            "--count",
+                            "1",
+                        ],
+                    );
+                    let label =
+                        format!("{client_stack} -> {server_stack} ({chain_order}): {offer}");
+                    runs.push((label, records, if server_order { 1 } else { index }));
+                }
             }
-        }
-        let servers = server.stop();
-        for (label, records, index) in runs {
-            let c = &records[0];
-            assert_eq!(c["outcome"], "ok", "{label}: {c}");
-            let s = servers
-                .iter()
-                .find(|s| s["conn_id"] == c["conn_id"])
-                .unwrap();
-            let index = if server_stack == "boringssl" {
-                0
-            } else {
-                index
-            };
-            assert_eq!(s["chain_index"], index, "{label}");
+            let servers = server.stop();
+            for (label, records, index) in runs {
+                let c = &records[0];
+                assert_eq!(c["outcome"], "ok", "{label}: {c}");
+                let s = servers
+                    .iter()
+                    .find(|s| s["conn_id"] == c["conn_id"])
+                    .unwrap();
+                assert_eq!(s["chain_index"], index, "{label}");
+            }
         }
     }
 }

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use anyhow::{anyhow, bail, Context as _};
-use openssl::pkey::PKey;
+use openssl::pkey::{PKey, Private};
 use openssl::ssl::SslContextBuilder;
 use openssl::x509::X509;
 
@@ -32,7 +32,8 @@ pub(super) fn load_chain(
     chain_path: &Path,
     key_path: &Path,
     option: &str,
-) -> anyhow::Result<(usize, usize)> {
+) -> anyhow::Result<Loaded> {
+    let chain = read_certificates(chain_path, option)?;
     // A composite key is named before libssl meets its certificate (whose key it cannot
     // decode, "ee key too small").
     let pem = std::fs::read(key_path)
@@ -44,7 +45,6 @@ pub(super) fn load_chain(
             composite
         ));
     }
-    let chain = read_certificates(chain_path, option)?;
     let der_bytes = chain
         .iter()
         .map(|c| c.to_der().map(|d| d.len()))
@@ -71,5 +71,19 @@ pub(super) fn load_chain(
             chain_path.display()
         )
     })?;
-    Ok((certificates, der_bytes))
+    Ok(Loaded {
+        certificates,
+        der_bytes,
+        leaf,
+        key,
+    })
+}
+
+/// What `load_chain` put in the context: its count and DER bytes, and the leaf and key
+/// themselves (the same objects: a connection can be given them again, `served`).
+pub(super) struct Loaded {
+    pub certificates: usize,
+    pub der_bytes: usize,
+    pub leaf: X509,
+    pub key: PKey<Private>,
 }

@@ -38,9 +38,9 @@ pub struct ServerContext {
     pub cert_compression: CompressionSetup,
     /// Mutual TLS: what the server asks of clients (`None`: no client certificate asked).
     pub client_auth: Option<ClientAuth>,
-    /// Dual-chain serving (`--second-pki`): the second chain's leaf, to tell which chain a
-    /// connection was sent.
-    pub second_leaf: Option<X509>,
+    /// Dual-chain serving (`--second-pki`): the address of the second chain's leaf, to tell
+    /// which chain a connection was sent.
+    pub second_leaf: Option<usize>,
 }
 
 /// The server's client-certificate policy, as the ready line reports it.
@@ -95,9 +95,17 @@ fn build_server(args: &ServeArgs, answering: Option<&[u8]>) -> anyhow::Result<Se
     if args.chain.is_mtc() {
         super::mtc::accept_mtc_signature(&mut builder);
     }
-    let served_chain = load_served_chain(&mut builder, &args.pki, args.chain)?;
+    let (served_chain, first) = load_served_chain(&mut builder, &args.pki, args.chain)?;
     let second_leaf = match &args.second_pki {
-        Some(dir) => Some(load_second_chain(&mut builder, args, dir)?),
+        Some(dir) => {
+            let second = load_second_chain(&mut builder, args, dir)?;
+            let address = second.leaf_address();
+            // The client's order is libssl's own choice among its certificates.
+            if args.chain_order == chainlab_record::dual::ChainOrder::Server {
+                super::served::choose_by_server_order(&mut builder, [first, second]);
+            }
+            Some(address)
+        }
         None => None,
     };
     let cert_compression = if args.tls.transport == Transport::Quic {

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use anyhow::{anyhow, bail, Context as _};
 use foreign_types::ForeignTypeRef;
-use openssl::pkey::PKey;
+use openssl::pkey::{PKey, Private};
 use openssl::ssl::{SslContextBuilder, SslMethod};
 use openssl::x509::X509;
 use openssl_sys as sys;
@@ -42,12 +42,12 @@ pub struct CompressionSetup {
 
 /// `--second-pki`: the second hierarchy's chain and key in the certificate slot of its key
 /// type, with its intermediates as that slot's own chain (the first chain's are the
-/// context's extra certificates, used for a slot without its own). Returns its leaf.
+/// context's extra certificates, used for a slot without its own). Returns what it holds.
 pub(super) fn load_second_chain(
     builder: &mut SslContextBuilder,
     args: &ServeArgs,
     dir: &Path,
-) -> anyhow::Result<X509> {
+) -> anyhow::Result<Held> {
     if args.tls.transport != Transport::Tcp || args.tls.cert_compression != Compression::None {
         bail!("--second-pki: TCP without certificate compression only");
     }
@@ -72,10 +72,11 @@ pub(super) fn load_second_chain(
     let leaf = chain
         .next()
         .ok_or_else(|| anyhow!("--second-pki: no certificate"))?;
+    let chain: Vec<X509> = chain.collect();
     builder.set_certificate(&leaf)?;
-    for cert in chain {
+    for cert in &chain {
         // SAFETY: a valid context whose current certificate is `leaf`; add1 takes its own
-        // reference, so `cert` is freed here as usual.
+        // reference (ours stay in `chain`, for a connection to be given again).
         let rc = unsafe {
             sys::SSL_CTX_ctrl(
                 builder.as_ptr(),
@@ -104,7 +105,7 @@ pub(super) fn load_second_chain(
             dir.display()
         )
     })?;
-    Ok(leaf)
+    Held::new(leaf, key, chain, dir)
 }
 
 /// Loads `<pki>/<policy file>` (leaf first) and `<pki>/leaf.key` into the context.
@@ -112,18 +113,116 @@ pub(super) fn load_served_chain(
     builder: &mut SslContextBuilder,
     pki: &Path,
     policy: ChainPolicy,
-) -> anyhow::Result<ServedChain> {
-    let (certificates, der_bytes) = load_chain(
+) -> anyhow::Result<(ServedChain, Held)> {
+    let loaded = load_chain(
         builder,
         &pki.join(policy.file_name()),
         &pki.join("leaf.key"),
         "--pki",
     )?;
-    Ok(ServedChain {
+    let served = ServedChain {
         policy,
-        certificates,
-        der_bytes,
-    })
+        certificates: loaded.certificates,
+        der_bytes: loaded.der_bytes,
+    };
+    Ok((served, Held::new(loaded.leaf, loaded.key, Vec::new(), pki)?))
+}
+
+/// One chain a dual-chain server holds, as a connection can be given it again: the
+/// context's own leaf and key objects (so the record's `chain_index` tells them apart by
+/// address), the chain below the leaf (none for `--pki`'s, which the context sends as its
+/// extra certificates), and the schemes its leaf signs.
+pub(super) struct Held {
+    leaf: X509,
+    key: PKey<Private>,
+    chain: Vec<X509>,
+    schemes: Vec<u16>,
+}
+
+impl Held {
+    /// The leaf's address, as the record's `chain_index` compares it.
+    pub(super) fn leaf_address(&self) -> usize {
+        self.leaf.as_ptr() as usize
+    }
+
+    fn new(leaf: X509, key: PKey<Private>, chain: Vec<X509>, dir: &Path) -> anyhow::Result<Self> {
+        let algorithm = chainlab_record::dual::leaf_algorithm(dir)?;
+        let name = crate::algorithms::lookup(&algorithm).map_or("", |a| a.tls_sigalg);
+        let mut schemes: Vec<u16> = chainlab_record::dual::scheme_code(name)
+            .into_iter()
+            .collect();
+        if name.starts_with("rsa_pss_rsae") {
+            schemes.extend([0x0805, 0x0806]); // RSA-PSS with SHA-384 and SHA-512
+        }
+        Ok(Self {
+            leaf,
+            key,
+            chain,
+            schemes,
+        })
+    }
+}
+
+/// `--chain-order server`: libssl chooses among its certificates by the client's scheme
+/// order; this gives each connection, before it chooses, only the chain the server's order
+/// picks (`chainlab_record::dual::choose`: post-quantum first), from the ClientHello's
+/// signature_algorithms. A ClientHello no leaf serves keeps both (refused as before).
+pub(super) fn choose_by_server_order(builder: &mut SslContextBuilder, held: [Held; 2]) {
+    use openssl::ssl::ClientHelloResponse;
+    builder.set_client_hello_callback(move |ssl, _alert| {
+        let offered = client_signature_algorithms(ssl).unwrap_or_default();
+        let schemes = [held[0].schemes.as_slice(), held[1].schemes.as_slice()];
+        let order = chainlab_record::dual::ChainOrder::Server;
+        if let Some(i) = chainlab_record::dual::choose(order, &offered, &schemes) {
+            let h = &held[i];
+            // SAFETY: the connection's own configuration, before libssl chose a certificate.
+            unsafe { ossl::SSL_certs_clear(ssl.as_ptr()) };
+            ssl.set_certificate(&h.leaf)?;
+            ssl.set_private_key(&h.key)?;
+            for cert in &h.chain {
+                // SAFETY: a valid connection whose current certificate is `h.leaf`; add1
+                // takes its own reference.
+                let rc = unsafe {
+                    sys::SSL_ctrl(
+                        ssl.as_ptr(),
+                        sys::SSL_CTRL_CHAIN_CERT,
+                        1,
+                        cert.as_ptr().cast(),
+                    )
+                };
+                if rc != 1 {
+                    return Err(openssl::error::ErrorStack::get());
+                }
+            }
+        }
+        Ok(ClientHelloResponse::SUCCESS)
+    });
+}
+
+/// `TLSEXT_TYPE_signature_algorithms` (tls1.h; RFC 8446, 4.2).
+const TLSEXT_TYPE_SIGNATURE_ALGORITHMS: std::ffi::c_uint = 13;
+
+/// The schemes of the ClientHello's signature_algorithms extension (inside the client
+/// hello callback), or None without one.
+fn client_signature_algorithms(ssl: &mut openssl::ssl::SslRef) -> Option<Vec<u16>> {
+    let mut data: *const u8 = std::ptr::null();
+    let mut len = 0usize;
+    // SAFETY: called from the client hello callback; libssl owns the returned bytes for
+    // the callback's duration and we copy them out at once.
+    let found = unsafe {
+        sys::SSL_client_hello_get0_ext(
+            ssl.as_ptr(),
+            TLSEXT_TYPE_SIGNATURE_ALGORITHMS,
+            &mut data,
+            &mut len,
+        )
+    };
+    if found != 1 || data.is_null() {
+        return None;
+    }
+    // SAFETY: `len` bytes at `data`, valid during the callback.
+    let body = unsafe { std::slice::from_raw_parts(data, len) };
+    chainlab_record::dual::parse_signature_algorithms(body)
 }
 
 /// Compresses the served Certificate message once, at startup, and installs it.

@@ -12,7 +12,7 @@ use chainlab_record::serve::{self, Conn, Lifecycle, Phase, Step};
 
 use crate::cli::ServeArgs;
 use crate::tls::chain::observed_chain;
-use foreign_types::{ForeignType, ForeignTypeRef};
+use foreign_types::ForeignTypeRef;
 
 use crate::tls::context::ServerContext;
 use crate::tls::counting::CountingStream;
@@ -26,7 +26,7 @@ pub fn serve(args: &ServeArgs, server: &ServerContext) -> anyhow::Result<()> {
     let stack = OpensslServer {
         ctx: &server.ctx,
         client_auth: server.client_auth.is_some(),
-        second_leaf: server.second_leaf.as_ref().map(|x| x.as_ptr() as usize),
+        second_leaf: server.second_leaf,
     };
     serve::serve(&stack, args, crate::info::stack(), &EngineFacts::of(server))
 }
