@@ -51,8 +51,10 @@ def describe(chain, base: str) -> str:
 
 
 def placements(summary: pd.DataFrame, level: float) -> pd.DataFrame:
-    """One row per placement read against its context's pure ML-DSA hierarchy; empty when
-    no context holds both a composite placement and its base."""
+    """One row per placement read against its context's pure ML-DSA hierarchy, in a store
+    that measured a composite placement against its base in some context (the other
+    contexts' placements, such as an SLH-DSA root on a stack without composites, beside
+    them); empty otherwise."""
     if summary.empty or "root_alg" not in summary:
         return pd.DataFrame()
     ok = summary[summary["status"] == "ok"]
@@ -68,7 +70,7 @@ def placements(summary: pd.DataFrame, level: float) -> pd.DataFrame:
             for r in records
             if len({a for _, a in _chain(r)}) == 1 and family(_chain(r)[0][1]) == "ml-dsa"
         ]
-        if not bases or not any(family(a) == "composite" for r in records for _, a in _chain(r)):
+        if not bases:
             continue
         base = bases[0]
         base_alg = _chain(base)[0][1]
@@ -98,7 +100,7 @@ def placements(summary: pd.DataFrame, level: float) -> pd.DataFrame:
                     row[f"{col}_ratio_hi"],
                 ) = twins.ratio(r, base, col, level)
             rows.append(row)
-    if not rows:
+    if not any(r["conservative"] for r in rows):
         return pd.DataFrame()
     out = pd.DataFrame(rows)
     return out.sort_values(

@@ -65,6 +65,7 @@ def build(b: Builder) -> Section | None:
             "What each placement costs against pure ML-DSA",
             "Per placement, each measure's mean over the pure ML-DSA hierarchy's of the same "
             "context, with its interval; composite placements first, least latency first.",
+            table,
             cols,
         )
     )
