@@ -118,6 +118,11 @@ def info() -> dict:
     return _info(str(p), p.stat().st_mtime_ns)
 
 
+def binary_info(p: Path) -> dict:
+    """`<p> info` of an OpenSSL engine binary `p` (as `info`, cached the same way)."""
+    return _info(str(p), p.stat().st_mtime_ns)
+
+
 def _info(p: str, mtime: int) -> dict:
     data = _run_info(p, mtime)
     try:

@@ -60,6 +60,9 @@ def test_every_stack_prints_the_same_rules(engine_bin):
     assert len(norm["openssl-3.5"]) >= 19
     for stack, table in norm.items():
         assert table == norm["openssl-3.5"], f"{stack}'s option rules differ"
+    # One revision of the timing method on every stack (Go repeats the Rust constant).
+    revisions = {stack: info(stack)["primitives_revision"] for stack in STACKS}
+    assert len(set(revisions.values())) == 1 and None not in revisions.values(), revisions
 
 
 @pytest.mark.parametrize("rule", rules(), ids=rule_id)

@@ -55,9 +55,11 @@ def location(
     purpose: str = "server",
     mtc: list[str] | None = None,
 ) -> Path:
-    """Where the cache keeps this hierarchy (whether or not it is there yet)."""
-    binary = chainlab_engine.binary_sha256(engine)
-    spec = {"hierarchy": list(hierarchy), "seed": str(seed), "engine": binary}
+    """Where the cache keeps this hierarchy (whether or not it is there yet): keyed by what
+    determines its files (the algorithms, seed, purpose and MTC options; `pki`'s revision and
+    the OpenSSL and liboqs builds that issue it), not by the engine binary, so a rebuilt
+    engine over unchanged libraries keeps its hierarchies."""
+    spec = {"hierarchy": list(hierarchy), "seed": str(seed), "issuer": issuer(engine)}
     if purpose != "server":
         spec["purpose"] = purpose  # server keys stay as they were before purposes existed
     if mtc:
@@ -65,6 +67,17 @@ def location(
     key = hashlib.sha256(json.dumps(spec).encode()).hexdigest()[:16]
     kind = ("" if purpose == "server" else f"{purpose}-") + ("mtc-" if mtc else "")
     return cache_root() / f"{kind}{'-'.join(token(a) for a in hierarchy)}-s{seed}-{key}"
+
+
+def issuer(engine: Path) -> dict:
+    """What of the issuing engine's `info` determines `pki`'s files (chainlab_engine::pki::
+    REVISION: a test there fails when they change without it)."""
+    info = chainlab_engine.binary_info(engine)
+    return {
+        "pki_revision": info.get("pki_revision"),
+        "openssl": info.get("openssl_build"),
+        "liboqs": info.get("liboqs"),
+    }
 
 
 def cached(final: Path) -> bool:

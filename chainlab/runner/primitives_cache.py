@@ -1,7 +1,7 @@
 """The primitives cache: the rows `chainlab.runner.primitives` measured, kept in a store per
-machine and engine build (`$CHAINLAB_PRIMITIVES_CACHE`, else
+machine and library build (`$CHAINLAB_PRIMITIVES_CACHE`, else
 `~/.cache/chainlab/primitives/<key>.duckdb`), so a second campaign on the same machine takes
-them from there.
+them from there, and so does a rebuilt engine over the same libraries.
 """
 
 from __future__ import annotations
@@ -20,30 +20,43 @@ from chainlab.store import Store
 
 
 def cache_path(info: dict) -> Path:
-    """The cache store of this machine and engine build."""
+    """The cache store of this machine and the libraries the engines time: keyed by what
+    determines a primitive's figures (the machine; each stack's library build and the
+    engines' method revision, `primitives_revision`), not by the engine binaries, so a
+    rebuilt engine over unchanged libraries keeps its cache."""
     facts = machine.describe()
     key = {
         "cpu_model": facts.get("cpu_model"),
         "cores": facts.get("cores"),
         "kernel": facts.get("kernel"),
-        "engine_version": info.get("engine_version"),
         "openssl": info["openssl_build"].get("openssl_version"),
         "patch": info["openssl_build"].get("patch_sha256_16"),
-        "engine_sha256": engine.binary_sha256(),
+        "liboqs": info.get("liboqs"),
+        "primitives_revision": info.get("primitives_revision"),
         # Every other engine that times its own implementation's primitives, as built.
-        "stack_engines": _stack_engine_hashes(),
+        "stack_engines": _stack_libraries(),
     }
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
     return environment.cache_dir("primitives") / f"{digest}.duckdb"
 
 
-def _stack_engine_hashes() -> dict[str, str]:
+def library_facts(info: dict) -> dict:
+    """What of a stack engine's `info` determines its primitives' figures: the libraries
+    it was built from and the revision of the timing method."""
+    return {
+        "build": info.get("build") or info.get("openssl_build"),
+        "liboqs": info.get("liboqs"),
+        "primitives_revision": info.get("primitives_revision"),
+    }
+
+
+def _stack_libraries() -> dict[str, dict]:
     out = {}
     for stack in engine.STACK_BINARIES:
         if stack == DEFAULT_STACK:
             continue
         try:
-            out[stack] = engine.binary_sha256(engine.stack_path(stack))
+            out[stack] = library_facts(engine.stack_info(stack))
         except (ChainlabError, OSError):
             continue  # not built: nothing of it is cached
     return out

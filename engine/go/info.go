@@ -26,6 +26,11 @@ var signatureAlgorithms = []struct{ algorithm, scheme string }{
 // engineVersion is this engine's version, as the Rust engines' workspace version.
 const engineVersion = "0.1.0"
 
+// primitivesRevision is the revision of how the engines time a primitive, as the Rust
+// engines' chainlab_record::primitives::METHOD_REVISION (tests/test_engine_options.py checks
+// every stack prints the same): bump both when what a timed operation includes changes.
+const primitivesRevision = 1
+
 func runInfo() error {
 	var sigs []map[string]string
 	for _, s := range signatureAlgorithms {
@@ -36,6 +41,7 @@ func runInfo() error {
 		"engine_version":                 engineVersion,
 		"record_schema":                  recordSchema,
 		"option_rules":                   optionRules,
+		"primitives_revision":            primitivesRevision,
 		"build":                          map[string]string{"go": runtime.Version(), "quic-go": quicGoVersion()},
 		"signature_algorithms":           sigs,
 		"signature_implementations":      []string{"stack"},

@@ -14,6 +14,7 @@ pub fn run() -> anyhow::Result<()> {
         "stack": capabilities::STACK,
         "record_schema": chainlab_record::record::SCHEMA,
         "option_rules": chainlab_record::options::OPTION_RULES,
+        "primitives_revision": chainlab_record::primitives::METHOD_REVISION,
         "build": {
             "boring": BORING_VERSION,
             "boring_sys": BORING_SYS_VERSION,

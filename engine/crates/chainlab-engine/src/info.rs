@@ -26,6 +26,8 @@ pub fn run(_args: &InfoArgs) -> anyhow::Result<()> {
         "stack": stack(),
         "record_schema": crate::record::SCHEMA,
         "option_rules": chainlab_record::options::OPTION_RULES,
+        "primitives_revision": chainlab_record::primitives::METHOD_REVISION,
+        "pki_revision": crate::pki::REVISION,
         "openssl_version_text": openssl::version::version(),
         "openssl_build": build,
         "algorithms": &*crate::algorithms::ALGORITHMS,

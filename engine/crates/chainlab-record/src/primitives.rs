@@ -18,6 +18,13 @@ use serde::Serialize;
 use crate::args::SignatureImpl;
 use crate::cpu::ThreadCpu;
 
+/// The revision of how every engine times a primitive (this module, chainlab-engine's
+/// `primitives`, engine/go/primitives.go, which repeats it): `info` prints it, and the
+/// primitives cache is keyed by it with the libraries' versions, not by the binary
+/// (chainlab.runner.primitives_cache). Bump it when a change alters what a timed operation
+/// includes or how it is timed, so no cached figure of the old method is reused.
+pub const METHOD_REVISION: u32 = 1;
+
 /// The CertificateVerify content's parts (RFC 8446, 4.4.3).
 const CV_PAD: usize = 64;
 const CV_CONTEXT: &[u8] = b"TLS 1.3, server CertificateVerify";

@@ -17,6 +17,7 @@ pub fn run() -> anyhow::Result<()> {
         "stack": capabilities::STACK,
         "record_schema": chainlab_record::record::SCHEMA,
         "option_rules": chainlab_record::options::OPTION_RULES,
+        "primitives_revision": chainlab_record::primitives::METHOD_REVISION,
         "build": {
             "rustls": RUSTLS_VERSION,
             "aws_lc_rs": AWS_LC_RS_VERSION,

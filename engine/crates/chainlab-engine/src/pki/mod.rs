@@ -33,6 +33,11 @@ use crate::cli::{ChainPolicy, PkiArgs, Purpose};
 
 /// Schema id of `manifest.json` and of the stdout summary.
 pub const SCHEMA: &str = "chainlab.pki/1";
+/// The revision of what `pki` writes for given inputs (algorithms, seed, purpose, MTC
+/// options): `info` prints it, and the hierarchy cache is keyed by it with OpenSSL's and
+/// liboqs' builds, not by the binary (chainlab.runner.pki). tests/pki_revision.rs holds the
+/// digest of a fixed hierarchy's files: a change to them fails it until this is bumped.
+pub const REVISION: u32 = 1;
 
 /// The trust anchor a client loads: root.pem, or leaf.pem at depth 1.
 pub const CA_FILE: &str = "ca.pem";

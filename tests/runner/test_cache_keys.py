@@ -1,0 +1,58 @@
+"""The hierarchy and primitives caches are keyed by what determines their contents (the
+libraries' builds, `pki`'s and the timing method's revisions, the machine), not by the engine
+binary: a rebuilt engine over unchanged libraries finds both caches warm (issue #57)."""
+
+from __future__ import annotations
+
+import shutil
+
+from chainlab import engine
+from chainlab.runner import pki, primitives_cache
+
+HIERARCHY = ("ML-DSA-44", "ML-DSA-44")
+
+
+def test_a_rebuilt_engine_finds_the_same_hierarchies(engine_bin, tmp_path, monkeypatch):
+    rebuilt = tmp_path / "chainlab-engine"
+    shutil.copy2(engine_bin, rebuilt)
+    with open(rebuilt, "ab") as f:
+        f.write(b"another build of the same sources")  # other bytes, the same `info`
+    assert engine.binary_sha256(rebuilt) != engine.binary_sha256(engine_bin)
+    assert pki.location(rebuilt, HIERARCHY, 1) == pki.location(engine_bin, HIERARCHY, 1)
+    assert pki.location(engine_bin, HIERARCHY, 1) != pki.location(engine_bin, HIERARCHY, 2)
+    # Another revision of what `pki` writes, or another OpenSSL, is another hierarchy.
+    real = engine.binary_info
+
+    def revised(p, **change):
+        return lambda q: {**real(q), **change} if q == p else real(q)
+
+    before = pki.location(engine_bin, HIERARCHY, 1)
+    monkeypatch.setattr(engine, "binary_info", revised(engine_bin, pki_revision=2))
+    assert pki.location(engine_bin, HIERARCHY, 1) != before
+    other = {**real(engine_bin)["openssl_build"], "openssl_version": "3.5.6"}
+    monkeypatch.setattr(engine, "binary_info", revised(engine_bin, openssl_build=other))
+    assert pki.location(engine_bin, HIERARCHY, 1) != before
+
+
+def test_the_primitives_cache_is_the_libraries_not_the_binaries(engine_bin, monkeypatch):
+    info = engine.info()
+    path = primitives_cache.cache_path(info)
+    # Not the binary: the same libraries through another binary hash find the same cache.
+    monkeypatch.setattr(engine, "binary_sha256", lambda p=None: "0" * 64)
+    assert primitives_cache.cache_path(info) == path
+    # The OpenSSL build, liboqs or the timing method's revision: another cache.
+    assert primitives_cache.cache_path({**info, "primitives_revision": 2}) != path
+    assert primitives_cache.cache_path({**info, "liboqs": None}) != path
+    other = {**info["openssl_build"], "patch_sha256_16": "0" * 16}
+    assert primitives_cache.cache_path({**info, "openssl_build": other}) != path
+    # Another stack's library build too.
+    real = engine.stack_info
+
+    def rebuilt_boring(stack):
+        got = real(stack)
+        if stack == "boringssl":
+            return {**got, "build": {**got["build"], "boring_sys": "5.5.0"}}
+        return got
+
+    monkeypatch.setattr(engine, "stack_info", rebuilt_boring)
+    assert primitives_cache.cache_path(info) != path
