@@ -131,7 +131,8 @@ impl<'a> Client<'a> {
             requested: chainlab_record::anchors::requested(args)
                 .ok()
                 .flatten()
-                .map(|(_, n)| n),
+                .map(|(_, n)| n)
+                .or_else(|| crate::profile::default_requested(args)),
             trusted: if args.trust_anchor_retry {
                 chainlab_record::anchors::trusted_ids(args).unwrap_or_default()
             } else {
@@ -156,7 +157,7 @@ impl<'a> Client<'a> {
     /// offered.
     fn new_ssl(&mut self, retry: Option<&[u8]>) -> anyhow::Result<(Ssl, bool)> {
         let mut ssl = Ssl::new(&self.ctx.ctx)?;
-        crate::profile::apply_ssl(&ssl, self.args.client_profile);
+        crate::profile::apply_ssl(&ssl, self.args.client_profile)?;
         // Before the timed span: nothing of an earlier connection of this thread.
         context::take_ticket();
         anchors::take_noted();

@@ -236,7 +236,7 @@ pub fn client(args: &ClientArgs) -> anyhow::Result<ClientContext> {
         }
     }
     crate::anchors::request(&mut builder, args)?;
-    crate::profile::apply(&mut builder, args.client_profile)?;
+    crate::profile::apply(&mut builder, args)?;
     // Offered to servers, and used on the client's own certificate.
     precompress(&mut builder, crate::profile::offered_compression(args), &[])?;
     if let Some(dir) = &args.cert_pki {

@@ -12,9 +12,13 @@
 //! OCSP stapling and SCT requests, ALPN `h2` and `http/1.1`; its groups X25519MLKEM768,
 //! X25519, P-256, P-384 with key shares for the first two (BoringSSL's own default
 //! selection: up to two, at most one post-quantum), and brotli certificate compression
-//! (`net/ssl/cert_compression.cc`). The trust_anchors extension is `--trust-anchors`'s.
-//! Not reproduced: ALPS (application_settings), a session ticket to resume, the record
-//! size limit and anything an HTTP stack adds after the handshake.
+//! (`net/ssl/cert_compression.cc`); ALPS for `h2` on its new code point (0x44cd), and the
+//! trust_anchors extension with the 28 IDs Chromium 156 requests by default (`--trust-
+//! anchors` replaces them). Checked against the ClientHello of Debian's Chromium
+//! 156.0.8078.108 (headless) captured on loopback: the same extensions, groups, key shares
+//! and schemes (tests/test_chrome_profile.py). Not reproduced: a session ticket to resume,
+//! the HTTP/2 settings ALPS would carry once a server agrees to it, and anything an HTTP
+//! stack adds after the handshake.
 
 use anyhow::bail;
 use boring::ssl::{SslContextBuilder, SslRef, SslVersion};
@@ -54,6 +58,54 @@ const CHROME_CIPHERS: &str = "ALL:!aPSK:!ECDSA+SHA1:!3DES";
 /// ALPN as the wire carries it: `h2`, `http/1.1`.
 const CHROME_ALPN: &[u8] = b"\x02h2\x08http/1.1";
 
+/// The trust anchor IDs Chromium 156 requests by default, in its order, as captured from
+/// Debian's Chromium 156.0.8078.108 (the roots of Chrome's root store that have IDs).
+pub const CHROME_TRUST_ANCHORS: [&str; 28] = [
+    "44947.2.1",
+    "44947.2.6",
+    "44947.2.13",
+    "44947.2.14",
+    "44947.2.15",
+    "44947.2.18",
+    "44947.2.19",
+    "44947.2.20",
+    "52580.200109.1.7",
+    "52580.200109.1.8",
+    "52580.200109.1.9",
+    "52580.200109.1.10",
+    "52580.200109.1.11",
+    "52580.200109.1.12",
+    "52580.200109.1.13",
+    "52580.200109.1.18",
+    "52580.200109.1.19",
+    "11129.9.1",
+    "11129.9.4",
+    "11129.9.5",
+    "11129.9.6",
+    "11129.9.7",
+    "11129.9.8",
+    "11129.9.10",
+    "11129.9.11",
+    "11129.9.12",
+    "11129.9.13",
+    "11129.9.15",
+];
+
+/// ALPS' protocol as Chrome offers it (`h2`).
+const CHROME_ALPS: &[u8] = b"h2";
+
+/// The trust anchor IDs' list as the extension carries it.
+fn chrome_trust_anchor_list() -> anyhow::Result<Vec<u8>> {
+    let ids: Vec<String> = CHROME_TRUST_ANCHORS.iter().map(|s| s.to_string()).collect();
+    chainlab_mtc::proof::trust_anchor_list(&ids)
+}
+
+/// How many trust anchor IDs the profile requests when `--trust-anchors` does not say.
+pub fn default_requested(args: &ClientArgs) -> Option<u64> {
+    (args.client_profile == ClientProfile::Chrome && args.trust_anchors.is_none())
+        .then_some(CHROME_TRUST_ANCHORS.len() as u64)
+}
+
 /// Refuses what would change the profile's ClientHello, naming the option.
 pub fn check(args: &ClientArgs) -> anyhow::Result<()> {
     if args.client_profile == ClientProfile::None {
@@ -90,8 +142,8 @@ pub fn offered_compression(args: &ClientArgs) -> Compression {
 }
 
 /// The profile's settings on the client context (after the engine's own).
-pub fn apply(builder: &mut SslContextBuilder, profile: ClientProfile) -> anyhow::Result<()> {
-    if profile == ClientProfile::None {
+pub fn apply(builder: &mut SslContextBuilder, args: &ClientArgs) -> anyhow::Result<()> {
+    if args.client_profile == ClientProfile::None {
         return Ok(());
     }
     builder.set_min_proto_version(Some(SslVersion::TLS1_2))?;
@@ -109,6 +161,12 @@ pub fn apply(builder: &mut SslContextBuilder, profile: ClientProfile) -> anyhow:
         {
             bail!("--client-profile chrome: BoringSSL refused its groups or schemes");
         }
+        if default_requested(args).is_some() {
+            let wire = chrome_trust_anchor_list()?;
+            if ffi::SSL_CTX_set1_requested_trust_anchors(ctx, wire.as_ptr(), wire.len()) != 1 {
+                bail!("--client-profile chrome: BoringSSL refused Chrome's trust anchor IDs");
+            }
+        }
         ffi::SSL_CTX_set_grease_enabled(ctx, 1);
         ffi::SSL_CTX_set_permute_extensions(ctx, 1);
         ffi::SSL_CTX_enable_ocsp_stapling(ctx);
@@ -117,10 +175,25 @@ pub fn apply(builder: &mut SslContextBuilder, profile: ClientProfile) -> anyhow:
     Ok(())
 }
 
-/// The profile's per-connection settings (a GREASE ECH extension, as Chrome sends).
-pub fn apply_ssl(ssl: &SslRef, profile: ClientProfile) {
+/// The profile's per-connection settings (a GREASE ECH extension and ALPS, as Chrome sends).
+pub fn apply_ssl(ssl: &SslRef, profile: ClientProfile) -> anyhow::Result<()> {
     if profile == ClientProfile::Chrome {
-        // SAFETY: a valid SSL object before its handshake.
-        unsafe { ffi::SSL_set_enable_ech_grease(ssl.as_ptr(), 1) };
+        // SAFETY: a valid SSL object before its handshake; the protocol is copied (and no
+        // settings: Chrome's HTTP/2 settings go only to a server that agrees to ALPS).
+        let added = unsafe {
+            ffi::SSL_set_enable_ech_grease(ssl.as_ptr(), 1);
+            ffi::SSL_set_alps_use_new_codepoint(ssl.as_ptr(), 1);
+            ffi::SSL_add_application_settings(
+                ssl.as_ptr(),
+                CHROME_ALPS.as_ptr(),
+                CHROME_ALPS.len(),
+                std::ptr::null(),
+                0,
+            )
+        };
+        if added != 1 {
+            bail!("--client-profile chrome: BoringSSL refused ALPS for h2");
+        }
     }
+    Ok(())
 }
