@@ -30,35 +30,14 @@ pub fn algorithm_identifier(algorithm: &CompositeAlgorithm) -> Vec<u8> {
     der::sequence(&[&algorithm_oid(algorithm)])
 }
 
-fn bit_string(bytes: &[u8]) -> Vec<u8> {
-    let mut contents = Vec::with_capacity(bytes.len() + 1);
-    contents.push(0);
-    contents.extend_from_slice(bytes);
-    der::tlv(der::BIT_STRING, &contents)
-}
-
 /// SubjectPublicKeyInfo of a composite public key (mldsaPK || tradPK).
 pub fn spki(algorithm: &CompositeAlgorithm, public: &[u8]) -> Vec<u8> {
-    der::sequence(&[&algorithm_identifier(algorithm), &bit_string(public)])
+    der::spki(&algorithm_identifier(algorithm), public)
 }
 
 /// The algorithm and public key of a SubjectPublicKeyInfo, None for another algorithm's.
 pub fn read_spki(spki: &[u8]) -> Result<Option<(&'static CompositeAlgorithm, Vec<u8>)>> {
-    let outer = der::expect(spki, der::SEQUENCE, "SubjectPublicKeyInfo")?;
-    let parts = der::elements(outer.contents)?;
-    let [alg_id, key] = parts.as_slice() else {
-        bail!("SubjectPublicKeyInfo: {} elements, expected 2", parts.len());
-    };
-    let Some(algorithm) = algorithm_of(alg_id)? else {
-        return Ok(None);
-    };
-    if key.tag != der::BIT_STRING || key.contents.first() != Some(&0) {
-        bail!(
-            "SubjectPublicKeyInfo of {}: not a whole-byte BIT STRING",
-            algorithm.name
-        );
-    }
-    Ok(Some((algorithm, key.contents[1..].to_vec())))
+    der::read_spki(spki, algorithm_of, |a| a.name)
 }
 
 /// The private key in the draft's form from its parts: the ML-DSA seed and the traditional

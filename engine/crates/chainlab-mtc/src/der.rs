@@ -103,6 +103,43 @@ pub fn sequence(parts: &[&[u8]]) -> Vec<u8> {
     tlv(SEQUENCE, &parts.concat())
 }
 
+/// A BIT STRING with no unused bits.
+pub fn bit_string(bytes: &[u8]) -> Vec<u8> {
+    let mut contents = Vec::with_capacity(bytes.len() + 1);
+    contents.push(0);
+    contents.extend_from_slice(bytes);
+    tlv(BIT_STRING, &contents)
+}
+
+/// SubjectPublicKeyInfo: SEQUENCE { AlgorithmIdentifier, BIT STRING of the public key }.
+pub fn spki(algorithm_identifier: &[u8], public: &[u8]) -> Vec<u8> {
+    sequence(&[algorithm_identifier, &bit_string(public)])
+}
+
+/// A SubjectPublicKeyInfo's algorithm (as `algorithm_of` reads its AlgorithmIdentifier;
+/// None for another table's) and raw public key; `name` names an algorithm in errors.
+pub fn read_spki<T>(
+    spki: &[u8],
+    algorithm_of: impl Fn(&Element<'_>) -> Result<Option<T>>,
+    name: impl Fn(&T) -> &str,
+) -> Result<Option<(T, Vec<u8>)>> {
+    let outer = expect(spki, SEQUENCE, "SubjectPublicKeyInfo")?;
+    let parts = elements(outer.contents)?;
+    let [alg_id, key] = parts.as_slice() else {
+        anyhow::bail!("SubjectPublicKeyInfo: {} elements, expected 2", parts.len());
+    };
+    let Some(algorithm) = algorithm_of(alg_id)? else {
+        return Ok(None);
+    };
+    if key.tag != BIT_STRING || key.contents.first() != Some(&0) {
+        anyhow::bail!(
+            "SubjectPublicKeyInfo of {}: not a whole-byte BIT STRING",
+            name(&algorithm)
+        );
+    }
+    Ok(Some((algorithm, key.contents[1..].to_vec())))
+}
+
 /// A non-negative INTEGER.
 pub fn integer(value: u64) -> Vec<u8> {
     let bytes = value.to_be_bytes();

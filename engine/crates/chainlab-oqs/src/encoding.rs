@@ -28,36 +28,14 @@ pub fn algorithm_identifier(algorithm: &OqsAlgorithm) -> Vec<u8> {
     der::sequence(&[&algorithm_oid(algorithm)])
 }
 
-/// A BIT STRING with no unused bits.
-pub fn bit_string(bytes: &[u8]) -> Vec<u8> {
-    let mut contents = Vec::with_capacity(bytes.len() + 1);
-    contents.push(0);
-    contents.extend_from_slice(bytes);
-    der::tlv(der::BIT_STRING, &contents)
-}
-
 /// SubjectPublicKeyInfo of a public key.
 pub fn spki(algorithm: &OqsAlgorithm, public: &[u8]) -> Vec<u8> {
-    der::sequence(&[&algorithm_identifier(algorithm), &bit_string(public)])
+    der::spki(&algorithm_identifier(algorithm), public)
 }
 
 /// The algorithm and raw public key of a SubjectPublicKeyInfo, if it is one of the table's.
 pub fn read_spki(spki: &[u8]) -> Result<Option<(&'static OqsAlgorithm, Vec<u8>)>> {
-    let outer = der::expect(spki, der::SEQUENCE, "SubjectPublicKeyInfo")?;
-    let parts = der::elements(outer.contents)?;
-    let [alg_id, key] = parts.as_slice() else {
-        bail!("SubjectPublicKeyInfo: {} elements, expected 2", parts.len());
-    };
-    let Some(algorithm) = algorithm_of(alg_id)? else {
-        return Ok(None);
-    };
-    if key.tag != der::BIT_STRING || key.contents.first() != Some(&0) {
-        bail!(
-            "SubjectPublicKeyInfo of {}: not a whole-byte BIT STRING",
-            algorithm.name
-        );
-    }
-    Ok(Some((algorithm, key.contents[1..].to_vec())))
+    der::read_spki(spki, algorithm_of, |a| a.name)
 }
 
 /// The key identifier OpenSSL writes for a key (RFC 5280 4.2.1.2 method 1).

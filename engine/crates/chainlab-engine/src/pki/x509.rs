@@ -76,7 +76,7 @@ pub fn issue(
     let der = sequence(&[
         &tbs,
         &signature_algorithm,
-        &chainlab_oqs::encoding::bit_string(&signature),
+        &chainlab_mtc::der::bit_string(&signature),
     ]);
     X509::from_der(&der).context("reading back a certificate written for liboqs")
 }
