@@ -41,15 +41,15 @@ STACK_BINARIES = {
     "go": ("release/chainlab-go", "CHAINLAB_GO"),
 }
 # The parts engine/build.sh builds, each as (what it is, about how long its first build
-# takes on two cores with nothing cached, measured: docs/stacks.md#building). A stack's part
-# has the stack's name.
+# takes on two cores with nothing cached, measured and rounded up: docs/stacks.md#building).
+# A stack's part has the stack's name.
 PARTS: dict[str, tuple[str, str]] = {
     "openssl-3.5": ("the OpenSSL 3.5 engine (OpenSSL 3.5, then the engine)", "5 min"),
     "liboqs": ("liboqs into the OpenSSL 3.5 engine (Falcon, MAYO, UOV, CROSS)", "4 min"),
-    "openssl-4.0": ("the OpenSSL 4.0 engine (OpenSSL 4.0, then the engine)", "6 min"),
+    "openssl-4.0": ("the OpenSSL 4.0 engine (OpenSSL 4.0, then the engine)", "4 min"),
     "rustls": ("the rustls engine (aws-lc and liboqs)", "6 min"),
-    "boringssl": ("the BoringSSL engine (BoringSSL, then the engine)", "7 min"),
-    "go": ("the Go engine (Go 1.27 and quic-go from the Go module proxy)", "2 min"),
+    "boringssl": ("the BoringSSL engine (BoringSSL, then the engine)", "5 min"),
+    "go": ("the Go engine (Go 1.27 and quic-go from the Go module proxy)", "1 min"),
     "link": ("the emulated link's forwarder (chainlab-link)", "1 min"),
 }
 LINK = ("chainlab-link", "CHAINLAB_LINK")

@@ -7,6 +7,7 @@
 //! `info` (build facts).
 
 pub mod algorithms;
+pub mod build;
 pub mod cli;
 pub mod info;
 pub mod ossl;

@@ -221,7 +221,7 @@ pub fn write(hierarchy: &Hierarchy, out: &Path) -> Result<Manifest> {
         policies,
         engine_version: env!("CARGO_PKG_VERSION"),
         openssl_version: openssl::version::version(),
-        openssl_build: serde_json::from_str(crate::info::OPENSSL_BUILD)
+        openssl_build: serde_json::from_str(crate::build::OPENSSL_BUILD)
             .context("parsing the embedded OpenSSL build facts")?,
     };
     let mut json = serde_json::to_vec_pretty(&manifest)?;

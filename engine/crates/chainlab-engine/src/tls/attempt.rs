@@ -87,7 +87,7 @@ impl Client<'_> {
     /// Who writes this slot's records.
     pub(crate) fn identity(&self) -> ClientIdentity {
         ClientIdentity {
-            stack: crate::info::stack(),
+            stack: crate::build::stack(),
             transport: self.args.tls.transport,
             verify: self.ctx.verify,
             instrument: !self.args.no_instrument,

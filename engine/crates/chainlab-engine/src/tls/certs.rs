@@ -40,7 +40,7 @@ pub(super) fn load_chain(
         .with_context(|| format!("{option}: cannot read {}", key_path.display()))?;
     if let Some(composite) = chainlab_composite::encoding::composite_key_in_pem(&pem) {
         bail!(chainlab_composite::encoding::cannot_sign(
-            crate::info::stack(),
+            crate::build::stack(),
             &format!("{option}: {}", key_path.display()),
             composite
         ));

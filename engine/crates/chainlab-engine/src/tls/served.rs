@@ -92,7 +92,7 @@ pub(super) fn load_second_chain(
     let pem = std::fs::read(dir.join("leaf.key"))?;
     if let Some(composite) = chainlab_composite::encoding::composite_key_in_pem(&pem) {
         bail!(chainlab_composite::encoding::cannot_sign(
-            crate::info::stack(),
+            crate::build::stack(),
             &format!("--second-pki {}", dir.join("leaf.key").display()),
             composite
         ));

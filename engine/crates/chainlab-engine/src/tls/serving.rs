@@ -20,7 +20,7 @@ pub(crate) struct EngineFacts<'a> {
 impl<'a> EngineFacts<'a> {
     pub(crate) fn of(server: &'a ServerContext) -> Self {
         let build: serde_json::Value =
-            serde_json::from_str(crate::info::OPENSSL_BUILD).unwrap_or_default();
+            serde_json::from_str(crate::build::OPENSSL_BUILD).unwrap_or_default();
         let field = |key: &str| build[key].as_str().unwrap_or("unknown").to_owned();
         EngineFacts {
             openssl: field("openssl_version"),

@@ -60,7 +60,7 @@ pub fn serve(args: &ServeArgs, server: &ServerContext) -> anyhow::Result<()> {
     };
     let signals = chainlab_record::serve::StopSignals::block()?;
     let who = ServerIdentity {
-        stack: crate::info::stack(),
+        stack: crate::build::stack(),
         transport: Transport::Quic,
         model: ServerModel::Threads,
     };
@@ -425,7 +425,7 @@ impl Live {
                 .map_or(0, |start| ThreadCpu::now().since(start).total_ns),
         };
         let who = ServerIdentity {
-            stack: crate::info::stack(),
+            stack: crate::build::stack(),
             transport: Transport::Quic,
             model: ServerModel::Threads,
         };

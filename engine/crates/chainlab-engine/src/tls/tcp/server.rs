@@ -28,7 +28,12 @@ pub fn serve(args: &ServeArgs, server: &ServerContext) -> anyhow::Result<()> {
         client_auth: server.client_auth.is_some(),
         second_leaf: server.second_leaf,
     };
-    serve::serve(&stack, args, crate::info::stack(), &EngineFacts::of(server))
+    serve::serve(
+        &stack,
+        args,
+        crate::build::stack(),
+        &EngineFacts::of(server),
+    )
 }
 
 /// What every connection shares.
