@@ -192,7 +192,7 @@ fn algorithm_of(alg_id: &der::Element<'_>) -> Result<Option<&'static CompositeAl
     let Some(oid) = inner.first().filter(|e| e.tag == der::OID) else {
         bail!("AlgorithmIdentifier without an OID");
     };
-    Ok(by_oid(&dotted(oid.contents)))
+    Ok(by_oid(&der::oid_text(oid.contents)))
 }
 
 /// The composite algorithm of a PEM private key file, None for any other key: what a stack
@@ -221,29 +221,6 @@ pub fn cannot_sign(stack: &str, key_file: &str, algorithm: &CompositeAlgorithm) 
     )
 }
 
-/// The dotted form of an OID's contents.
-pub fn dotted(contents: &[u8]) -> String {
-    let mut arcs = Vec::new();
-    let mut value: u64 = 0;
-    for &b in contents {
-        value = (value << 7) | u64::from(b & 0x7f);
-        if b & 0x80 == 0 {
-            if arcs.is_empty() {
-                let first = (value / 40).min(2);
-                arcs.push(first);
-                arcs.push(value - first * 40);
-            } else {
-                arcs.push(value);
-            }
-            value = 0;
-        }
-    }
-    arcs.iter()
-        .map(u64::to_string)
-        .collect::<Vec<_>>()
-        .join(".")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,7 +230,7 @@ mod tests {
     fn oids_round_trip_and_keys_survive_their_encodings() {
         for a in ALGORITHMS {
             let oid = der::oid(a.oid).unwrap();
-            assert_eq!(dotted(&oid[2..]), a.oid, "{}", a.name);
+            assert_eq!(der::oid_text(&oid[2..]), a.oid, "{}", a.name);
             let scalar = vec![7u8; a.traditional.private_len()];
             let private = private_key(a, &[1; 32], &scalar).unwrap();
             let (seed, back) = split_private_key(a, &private).unwrap();

@@ -220,6 +220,24 @@ pub fn relative_oid_text(contents: &[u8]) -> Option<String> {
     (fresh && !arcs.is_empty()).then(|| arcs.join("."))
 }
 
+/// The dotted form of an OBJECT IDENTIFIER's contents (its first byte holds the first two
+/// arcs: `2b 06 01` -> `1.3.6.1`); the empty string for contents that are not an OID.
+pub fn oid_text(contents: &[u8]) -> String {
+    let Some(relative) = relative_oid_text(contents) else {
+        return String::new();
+    };
+    let mut arcs = relative.split('.');
+    let Some(first) = arcs.next().and_then(|a| a.parse::<u64>().ok()) else {
+        return String::new();
+    };
+    let head = (first / 40).min(2);
+    [head.to_string(), (first - head * 40).to_string()]
+        .into_iter()
+        .chain(arcs.map(str::to_owned))
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
 fn base128(mut v: u64, out: &mut Vec<u8>) {
     let mut tmp = vec![(v & 0x7f) as u8];
     v >>= 7;
@@ -233,6 +251,18 @@ fn base128(mut v: u64, out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_oid_reads_back_dotted() {
+        for dotted in [
+            "1.3.6.1.4.1.44363.47.0",
+            "2.16.840.1.101.3.4.3.18",
+            "1.2.840.10045.4.3.2",
+        ] {
+            assert_eq!(oid_text(&oid(dotted).unwrap()[2..]), dotted);
+        }
+        assert_eq!(oid_text(&[0x80]), "");
+    }
 
     #[test]
     fn round_trips_and_known_encodings() {

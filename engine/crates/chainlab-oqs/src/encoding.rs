@@ -163,30 +163,7 @@ fn algorithm_of(alg_id: &der::Element<'_>) -> Result<Option<&'static OqsAlgorith
     let Some(oid) = inner.first().filter(|e| e.tag == der::OID) else {
         bail!("AlgorithmIdentifier without an OID");
     };
-    Ok(by_oid(&dotted(oid.contents)))
-}
-
-/// The dotted form of an OID's contents.
-pub fn dotted(contents: &[u8]) -> String {
-    let mut arcs: Vec<u64> = Vec::new();
-    let mut v = 0u64;
-    for &b in contents {
-        v = (v << 7) | (b & 0x7f) as u64;
-        if b & 0x80 == 0 {
-            if arcs.is_empty() {
-                let first = (v / 40).min(2);
-                arcs.push(first);
-                arcs.push(v - first * 40);
-            } else {
-                arcs.push(v);
-            }
-            v = 0;
-        }
-    }
-    arcs.iter()
-        .map(u64::to_string)
-        .collect::<Vec<_>>()
-        .join(".")
+    Ok(by_oid(&der::oid_text(oid.contents)))
 }
 
 #[cfg(test)]
@@ -198,7 +175,7 @@ mod tests {
     fn oids_round_trip() {
         for a in ALGORITHMS {
             let oid = der::oid(a.oid).unwrap();
-            assert_eq!(dotted(&oid[2..]), a.oid, "{}", a.name);
+            assert_eq!(der::oid_text(&oid[2..]), a.oid, "{}", a.name);
         }
         assert_eq!(key_identifier(b"abc").len(), 20);
         assert!(pem("PRIVATE KEY", &[0; 60]).lines().all(|l| l.len() <= 64));
