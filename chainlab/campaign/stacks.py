@@ -321,16 +321,20 @@ def problems(h, with_load: bool, needs: list[tuple[str, str, str]]) -> list[Prob
             # The server signs with its leaf's key; the client verifies every signature of
             # the chain (each certificate's issuer, and the leaf's CertificateVerify), or of
             # a Merkle Tree Certificate (its subtree signatures and the CertificateVerify).
+            # A leaf the client cannot verify fails before any certificate arrives: the client
+            # does not offer its scheme, and the server finds none it shares (no_shared_sigalg
+            # on the server; each client stack names the alert its own way): some failure.
             used = hierarchy[-1:] if side == "server" else h.client_verifies()
             for alg in dict.fromkeys(used):
                 if alg not in caps.signature_algorithms:
                     verb = "sign with" if side == "server" else "verify"
+                    leaf = bool(hierarchy) and alg == hierarchy[-1]
                     out.append(
                         Problem(
                             f"{side} stack {stack} cannot {verb} {alg} "
                             f"(it has: {', '.join(caps.signature_algorithms)})",
                             on_the_wire=side == "client",
-                            category="verify_failed" if side == "client" else None,
+                            category="verify_failed" if side == "client" and not leaf else None,
                         )
                     )
     return out

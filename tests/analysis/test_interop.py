@@ -68,9 +68,27 @@ def test_a_chain_the_client_cannot_receive_is_predicted_to_fail_in_some_category
         "tls_error",
         True,
     )
-    # OpenSSL verifies no UOV at all: that is the prediction there.
-    assert c.loc[("openssl-3.5", "rustls"), "predicted"] == "verify_failed"
+    # OpenSSL verifies no UOV at all, the leaf's neither: it does not offer the leaf's scheme,
+    # so the handshake fails before a certificate arrives (each client names the alert its
+    # own way): some failure.
+    assert c.loc[("openssl-3.5", "rustls"), "predicted"] == "failed"
     assert c.loc[("openssl-3.5", "openssl-3.5"), "predicted"] == "ok"
+
+
+def test_an_issuer_the_client_cannot_verify_is_verify_failed_a_leaf_some_failure(make_store):
+    # A composite ML-DSA certificate (rustls alone verifies composites), at the root or leaf.
+    comp = "MLDSA44-ECDSA-P256-SHA256"
+    root = dict(depth=2, root_alg=comp, leaf_alg="ML-DSA-44")
+    leaf = dict(depth=2, root_alg="ML-DSA-44", leaf_alg=comp)
+    scenarios = [
+        cell("rustls", "rustls", **root),
+        cell("go", "rustls", **root),
+        cell("boringssl", "rustls", **leaf),
+    ]
+    c = analyze(make_store(scenarios)).interop.set_index(["client_stack", "server_stack"])
+    assert c.loc[("go", "rustls"), "predicted"] == "verify_failed"
+    assert c.loc[("boringssl", "rustls"), "predicted"] == "failed"
+    assert c.loc[("rustls", "rustls"), "predicted"] == "ok"
 
 
 def test_a_cell_names_what_sets_it_apart_and_not_the_defaults(make_store):
