@@ -23,11 +23,11 @@ use chainlab_composite::{
     Traditional,
 };
 use rustls::crypto::WebPkiSupportedAlgorithms;
-use rustls::pki_types::{
-    AlgorithmIdentifier, InvalidSignature, PrivateKeyDer, SignatureVerificationAlgorithm,
-};
+use rustls::pki_types::{PrivateKeyDer, SignatureVerificationAlgorithm};
 use rustls::sign::{Signer, SigningKey};
 use rustls::{SignatureAlgorithm, SignatureScheme};
+
+use crate::oid_verifier::{self, OidVerifier};
 
 /// aws-lc's component operations.
 pub struct AwsLc;
@@ -266,54 +266,18 @@ impl Components for AwsLc {
     }
 }
 
-/// One composite algorithm as webpki sees it: its OID as key and signature identifier.
-#[derive(Debug)]
-struct Verify {
-    algorithm: &'static CompositeAlgorithm,
-    oid: &'static [u8],
-}
-
-impl SignatureVerificationAlgorithm for Verify {
-    fn verify_signature(
-        &self,
-        public_key: &[u8],
-        message: &[u8],
-        signature: &[u8],
-    ) -> Result<(), InvalidSignature> {
-        match chainlab_composite::verify(
-            &AwsLc,
-            self.algorithm,
-            public_key,
-            message,
-            b"",
-            signature,
-        ) {
-            true => Ok(()),
-            false => Err(InvalidSignature),
-        }
-    }
-
-    fn public_key_alg_id(&self) -> AlgorithmIdentifier {
-        AlgorithmIdentifier::from_slice(self.oid)
-    }
-
-    fn signature_alg_id(&self) -> AlgorithmIdentifier {
-        AlgorithmIdentifier::from_slice(self.oid)
-    }
-
-    fn fips(&self) -> bool {
-        false
-    }
-}
+/// One composite algorithm as webpki sees it (its OID as key and signature identifier),
+/// verified through aws-lc's components with an empty context.
+type Verify = OidVerifier<CompositeAlgorithm>;
 
 static VERIFIERS: LazyLock<Vec<&'static Verify>> = LazyLock::new(|| {
-    chainlab_composite::ALGORITHMS
-        .iter()
-        .map(|algorithm| {
-            let oid = Box::leak(encoding::algorithm_oid(algorithm).into_boxed_slice());
-            &*Box::leak(Box::new(Verify { algorithm, oid }))
-        })
-        .collect()
+    oid_verifier::leaked(
+        chainlab_composite::ALGORITHMS,
+        encoding::algorithm_oid,
+        |a, public, message, signature| {
+            chainlab_composite::verify(&AwsLc, a, public, message, b"", signature)
+        },
+    )
 });
 
 /// `algorithms` with every composite algorithm's verifier added (its own scheme, its OID).

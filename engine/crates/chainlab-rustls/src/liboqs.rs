@@ -8,63 +8,29 @@ use std::sync::{Arc, LazyLock};
 use anyhow::anyhow;
 use chainlab_oqs::algorithms::{Family, OqsAlgorithm};
 use rustls::crypto::WebPkiSupportedAlgorithms;
-use rustls::pki_types::{
-    AlgorithmIdentifier, InvalidSignature, PrivateKeyDer, SignatureVerificationAlgorithm,
-};
+use rustls::pki_types::{PrivateKeyDer, SignatureVerificationAlgorithm};
 use rustls::sign::{Signer, SigningKey};
 use rustls::{SignatureAlgorithm, SignatureScheme};
 
 use chainlab_record::args::SignatureImpl;
+
+use crate::oid_verifier::{self, OidVerifier};
 
 /// The TLS scheme of an algorithm of the table.
 pub fn scheme(algorithm: &OqsAlgorithm) -> SignatureScheme {
     SignatureScheme::from(algorithm.code_point)
 }
 
-/// One algorithm as webpki sees it: its OID as both key and signature identifier.
-#[derive(Debug)]
-struct Verify {
-    algorithm: &'static OqsAlgorithm,
-    /// The OID element (an AlgorithmIdentifier's contents), alive for the process.
-    oid: &'static [u8],
-}
-
-impl SignatureVerificationAlgorithm for Verify {
-    fn verify_signature(
-        &self,
-        public_key: &[u8],
-        message: &[u8],
-        signature: &[u8],
-    ) -> Result<(), InvalidSignature> {
-        match chainlab_oqs::keys::verify(self.algorithm, public_key, message, signature) {
-            true => Ok(()),
-            false => Err(InvalidSignature),
-        }
-    }
-
-    fn public_key_alg_id(&self) -> AlgorithmIdentifier {
-        AlgorithmIdentifier::from_slice(self.oid)
-    }
-
-    fn signature_alg_id(&self) -> AlgorithmIdentifier {
-        AlgorithmIdentifier::from_slice(self.oid)
-    }
-
-    fn fips(&self) -> bool {
-        false
-    }
-}
+/// One algorithm of the table as webpki sees it.
+type Verify = OidVerifier<OqsAlgorithm>;
 
 /// Every algorithm of the table as a verifier, built once (rustls' tables are 'static).
 static VERIFIERS: LazyLock<Vec<&'static Verify>> = LazyLock::new(|| {
-    chainlab_oqs::ALGORITHMS
-        .iter()
-        .map(|algorithm| {
-            let oid =
-                Box::leak(chainlab_oqs::encoding::algorithm_oid(algorithm).into_boxed_slice());
-            &*Box::leak(Box::new(Verify { algorithm, oid }))
-        })
-        .collect()
+    oid_verifier::leaked(
+        chainlab_oqs::ALGORITHMS,
+        chainlab_oqs::encoding::algorithm_oid,
+        chainlab_oqs::keys::verify,
+    )
 });
 
 /// The verifiers of the families `implementation` takes from liboqs: the ones only liboqs

@@ -18,6 +18,7 @@ mod info;
 mod io;
 mod liboqs;
 mod mtc;
+mod oid_verifier;
 mod primitives;
 mod primitives_kex;
 mod server;
