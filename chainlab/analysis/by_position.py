@@ -36,16 +36,31 @@ METRICS = (
     ("client_cpu_ms", "client CPU"),
     ("bytes_read", "bytes to the client"),
 )
-_ALGS = {"root": "root_alg", "int1": "int1_alg", "int2": "int2_alg", "leaf": "leaf_alg"}
+# The summary column of each position's algorithm.
+ALG_COLUMNS = {"root": "root_alg", "int1": "int1_alg", "int2": "int2_alg", "leaf": "leaf_alg"}
 
 
 def _chain(r: dict) -> tuple:
     """The algorithm at each position present, top-down (depth 1: the leaf alone)."""
-    return tuple(r[_ALGS[p]] for p in POSITIONS if isinstance(r.get(_ALGS[p]), str))
+    return tuple(r[ALG_COLUMNS[p]] for p in POSITIONS if isinstance(r.get(ALG_COLUMNS[p]), str))
 
 
 def _positions(depth: int) -> tuple[str, ...]:
     return {1: ("leaf",), 2: ("root", "leaf"), 3: ("root", "int1", "leaf")}.get(depth, POSITIONS)
+
+
+def contexts(summary: pd.DataFrame):
+    """The completed full-handshake scenarios of each context (key exchange, network, stack,
+    levers, depth), as lists of summary records: what is compared by position. Full
+    handshakes only: a resumed one carries no certificate, so where its signatures sit does
+    not show (a resumption mix pools the two)."""
+    ok = summary[summary["status"] == "ok"]
+    mode = axes.HANDSHAKE_MODE
+    if mode.key in ok:
+        ok = ok[ok[mode.key].fillna(mode.default) == mode.default]
+    context = [c for c in ("kex", "network", "stack", *axes.lever_columns()) if c in ok]
+    for _, group in ok.groupby([*context, "depth"], dropna=False, sort=True):
+        yield group.to_dict("records")
 
 
 def ranking(summary: pd.DataFrame) -> pd.DataFrame:
@@ -53,15 +68,8 @@ def ranking(summary: pd.DataFrame) -> pd.DataFrame:
     if summary.empty:
         return pd.DataFrame()
     ok = summary[summary["status"] == "ok"]
-    # Full handshakes only: a resumed one carries no certificate, so where its signatures
-    # sit does not show (a resumption mix pools the two).
-    mode = axes.HANDSHAKE_MODE
-    if mode.key in ok:
-        ok = ok[ok[mode.key].fillna(mode.default) == mode.default]
-    context = [c for c in ("kex", "network", "stack", *axes.lever_columns()) if c in ok]
     rows = []
-    for _, group in ok.groupby([*context, "depth"], dropna=False, sort=True):
-        records = group.to_dict("records")
+    for records in contexts(summary):
         # The levers the context holds at other values than their defaults, in words.
         levers = " · ".join(axes.lever_labels(records[0], only=set(ok.columns)))
         chains = {_chain(r): r for r in records}

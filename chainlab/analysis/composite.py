@@ -20,24 +20,16 @@ from __future__ import annotations
 import pandas as pd
 
 from chainlab.analysis import twins
+from chainlab.analysis.by_position import ALG_COLUMNS, METRICS, contexts
+from chainlab.analysis.by_position import POSITION_NAMES as _NAMES
 from chainlab.analysis.families import POSITIONS, family
 from chainlab.analysis.registry import produces
-from chainlab.campaign import axes
-
-# What a placement is read on: (summary column, name in the report).
-METRICS = (
-    ("mean_ms", "latency"),
-    ("server_cpu_ms", "server CPU"),
-    ("client_cpu_ms", "client CPU"),
-    ("bytes_read", "bytes to the client"),
-)
-_ALGS = {"root": "root_alg", "int1": "int1_alg", "int2": "int2_alg", "leaf": "leaf_alg"}
-_NAMES = {"root": "root", "int1": "intermediate", "int2": "second intermediate", "leaf": "leaf"}
 
 
 def _chain(r: dict) -> tuple[tuple[str, str], ...]:
     """(position, algorithm) of every position present, top-down."""
-    return tuple((p, r[_ALGS[p]]) for p in POSITIONS if isinstance(r.get(_ALGS[p]), str))
+    present = [p for p in POSITIONS if isinstance(r.get(ALG_COLUMNS[p]), str)]
+    return tuple((p, r[ALG_COLUMNS[p]]) for p in present)
 
 
 def describe(chain, base: str) -> str:
@@ -57,14 +49,8 @@ def placements(summary: pd.DataFrame, level: float) -> pd.DataFrame:
     them); empty otherwise."""
     if summary.empty or "root_alg" not in summary:
         return pd.DataFrame()
-    ok = summary[summary["status"] == "ok"]
-    mode = axes.HANDSHAKE_MODE
-    if mode.key in ok:
-        ok = ok[ok[mode.key].fillna(mode.default) == mode.default]
-    context = [c for c in ("kex", "network", "stack", *axes.lever_columns()) if c in ok]
     rows = []
-    for _, group in ok.groupby([*context, "depth"], dropna=False, sort=True):
-        records = group.to_dict("records")
+    for records in contexts(summary):
         bases = [
             r
             for r in records
