@@ -7,7 +7,7 @@
 
 SHELL := /bin/bash
 PY := .venv/bin/python
-CARGO := cd engine && cargo
+CARGO := engine/cargo.sh
 CAMPAIGN ?= campaigns/signature-placement.toml
 STORE ?= results/$(basename $(notdir $(CAMPAIGN))).duckdb
 # The Go engine (engine/go, chainlab-go) needs Go 1.27 (crypto/mldsa): the machine's own go

@@ -87,7 +87,7 @@ seed_save() {
 
 relink() { (cd "$repo" && scripts/relink-if-moved.sh "$@"); }
 
-cargo_release() { (cd "$here" && cargo build --release "$@"); }
+cargo_release() { "$here/cargo.sh" build --release "$@"; }
 
 # The OpenSSL 3.5 engine, with liboqs where it was asked for once, as the whole workspace
 # where `all` built it (the same features every time, so cargo never flips between two
@@ -109,8 +109,8 @@ build_openssl40() {
     OPENSSL_SRC_VERSION=$OPENSSL_40_SRC OPENSSL_LINK="$here/.openssl-4.0" "$here/openssl/build.sh"
     relink engine/.openssl-4.0 engine/target/openssl-4.0
     # Its own target directory: two OpenSSLs' symbols cannot share one build of openssl-sys.
-    (cd "$here" && OPENSSL_DIR="$here/.openssl-4.0" cargo build --release -p chainlab-engine \
-        --target-dir target/openssl-4.0)
+    OPENSSL_DIR="$here/.openssl-4.0" "$here/cargo.sh" build --release -p chainlab-engine \
+        --target-dir target/openssl-4.0
 }
 
 build_part() {
