@@ -252,13 +252,18 @@ def test_each_bad_input_is_named_in_process(tmp_path, name, text, fragments):
 
 @pytest.mark.parametrize("name,text,fragments", BAD, ids=[b[0] for b in BAD])
 @pytest.mark.bad_input
-def test_validate_and_run_reject_bad_files_and_write_nothing(tmp_path, cli, name, text, fragments):
+def test_validate_and_run_reject_bad_files_and_write_nothing(
+    tmp_path, main, monkeypatch, name, text, fragments
+):
+    """The command in this process (the `main` fixture: its exit status, both streams); a
+    subprocess adds only the interpreter's start, which tests/test_cli.py covers."""
+    monkeypatch.setenv("CI", "true")
     work = tmp_path / "work"
     work.mkdir()
     p = write(work, text, f"{name}.toml")
     before = sorted(work.rglob("*"))
     for cmd in (["validate", p.name], ["run", p.name]):
-        out = cli(*cmd, cwd=work, env={"CI": "true"}, timeout=120)
+        out = main(*cmd, cwd=work)
         assert out.returncode == 2, out.stderr
         assert out.stdout == ""
         lines = out.stderr.strip().splitlines()
