@@ -238,16 +238,29 @@ fn the_load_generator_mixes_the_population_too() {
             .filter(|r: &Value| r["side"] == "client")
             .collect();
         server.stop();
-        assert!(records.len() >= 30, "{stack}: {} attempts", records.len());
-        let kinds: Vec<&str> = records
+        // An attempt due while every slot was open never started (a loaded host's
+        // generator, recorded as generator_saturated): it drew no kind.
+        let (started, missed): (Vec<&Value>, Vec<&Value>) = records
             .iter()
-            .map(|r| r["client_kind"].as_str().unwrap())
+            .partition(|r| r["error_category"] != "generator_saturated");
+        assert!(
+            missed.iter().all(|r| r["client_kind"].is_null()),
+            "{stack}: {missed:?}"
+        );
+        assert!(
+            started.len() >= 20,
+            "{stack}: {} attempts started",
+            started.len()
+        );
+        let kinds: Vec<&str> = started
+            .iter()
+            .map(|r| r["client_kind"].as_str().unwrap_or("(none)"))
             .collect();
         assert!(
-            kinds.contains(&"pq") && kinds.contains(&"classic"),
+            kinds.contains(&"pq") && kinds.contains(&"classic") && !kinds.contains(&"(none)"),
             "{stack}: {kinds:?}"
         );
-        assert!(records.iter().all(|r| r["outcome"] == "ok"), "{stack}");
+        assert!(started.iter().all(|r| r["outcome"] == "ok"), "{stack}");
     }
 }
 
