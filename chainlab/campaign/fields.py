@@ -94,9 +94,15 @@ TARGET_FIELDS = {
 }
 
 # [cluster] (docs/campaigns.md): the Dask scheduler whose workers run the scenarios.
-CLUSTER_ADDRESS_RE = re.compile(r"^(tcp|tls|ws|wss)://(\[[0-9a-fA-F:.]+\]|[^\s:/\[\]]+):(\d{1,5})$")
+# The port: 1 to 65535 (a scheduler at port 99999 had been accepted, the store written,
+# then 30 s spent failing to connect).
+_PORT = r"(6553[0-5]|655[0-2]\d|65[0-4]\d\d|6[0-4]\d{3}|[1-5]\d{4}|[1-9]\d{0,3})"
+CLUSTER_ADDRESS_RE = re.compile(
+    r"^(tcp|tls|ws|wss)://(\[[0-9a-fA-F:.]+\]|[^\s:/\[\]]+):" + _PORT + "$"
+)
 CLUSTER_ADDRESS = (
-    "a Dask scheduler address: tcp://, tls://, ws:// or wss://, a host and a port, such as "
+    "a Dask scheduler address: tcp://, tls://, ws:// or wss://, a host and a port (1 to "
+    "65535), such as "
     '"tcp://10.0.0.5:8786"'
 )
 CLUSTER_FIELDS = {

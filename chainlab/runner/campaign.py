@@ -157,6 +157,8 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
     # Every option, variable and the store's own state first: nothing is built or written
     # for a run that would be refused.
     check_options(campaign, selected, opts)
+    if opts.cluster is not None:
+        executors.reach(opts.cluster)
     # What this run needs that this checkout has not built yet (a stack, liboqs, the link):
     # built now, once, before anything is written.
     engine.ensure(parts.needed(selected, seed), say=_say)

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chainlab import engine, machine
+from chainlab.campaign.fields import CLUSTER_ADDRESS, CLUSTER_ADDRESS_RE
 from chainlab.errors import ChainlabError
 from chainlab.runner import records
 from chainlab.runner.scenario import (
@@ -50,6 +51,8 @@ from chainlab.runner.scenario_rows import chain_rows
 HOST_RESOURCE = "host"
 # How long the driver waits for the scheduler and for at least one worker (s).
 CONNECT_TIMEOUT_S = 30.0
+# How long a run waits for the scheduler's TCP port before anything is written (reach).
+REACH_TIMEOUT_S = 10.0
 # Split placement: how long a client's host waits for the server's host to publish its
 # address (PKI generation included: a depth-4 SLH-DSA-256s hierarchy signs for seconds), and
 # how often a serving host looks whether its client is done.
@@ -302,6 +305,23 @@ class BuildMismatch(ChainlabError):
 
 class WorkerLost(ChainlabError):
     """The scenario's task was started before, on a worker that was lost."""
+
+
+def reach(address: str, timeout_s: float = REACH_TIMEOUT_S) -> None:
+    """The scheduler at `address` (fields.CLUSTER_ADDRESS_RE) accepts a connection, else a
+    ChainlabError naming it: checked before a run builds or writes anything, so an
+    unreachable cluster leaves no store behind."""
+    m = CLUSTER_ADDRESS_RE.match(address)
+    if m is None:
+        raise ChainlabError(f"--cluster {address!r}: allowed: {CLUSTER_ADDRESS}")
+    host, port = m.group(2).strip("[]"), int(m.group(3))
+    try:
+        socket.create_connection((host, port), timeout=timeout_s).close()
+    except OSError as e:
+        raise ChainlabError(
+            f"--cluster {address}: cannot reach the scheduler ({e.strerror or e}); nothing "
+            "was written"
+        ) from None
 
 
 class DaskExecutor:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import textwrap
 from pathlib import Path
 
@@ -55,6 +56,7 @@ RUN_OPTIONS = [
     (["--cluster", "http://127.0.0.1:8786"], ["--cluster 'http://127.0.0.1:8786'", "tcp://"]),
     (["--cluster", "tcp://127.0.0.1"], ["--cluster 'tcp://127.0.0.1'", "a host and a port"]),
     (["--cluster", "10.0.0.5:8786"], ["--cluster '10.0.0.5:8786'", "Dask scheduler"]),
+    (["--cluster", "tcp://127.0.0.1:99999"], ["--cluster 'tcp://127.0.0.1:99999'", "1 to 65535"]),
     (["--placement", "split"], ["--placement split: needs a cluster", "allowed without one"]),
     (["--store", "tiny.toml/s.duckdb"], ["cannot be made", "tiny.toml is not a folder"]),
 ]
@@ -67,6 +69,19 @@ def test_a_bad_run_option_is_refused_before_anything_is_written(work, main, extr
     if "--store" not in extra:
         argv += ["--store", "s.duckdb"]
     refused(main(*argv, cwd=work), *needles)
+    nothing_written(work)
+
+
+@pytest.mark.bad_input
+def test_a_cluster_nobody_listens_on_is_refused_before_anything_is_written(work, main):
+    """A scheduler address no process listens on: refused in one line at once (the port
+    refuses the connection), before any engine part is built or the store created."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    argv = ["run", "tiny.toml", "--store", "s.duckdb", "--cluster", f"tcp://127.0.0.1:{port}"]
+    out = main(*argv, cwd=work)
+    refused(out, f"--cluster tcp://127.0.0.1:{port}: cannot reach the scheduler", "nothing was")
     nothing_written(work)
 
 
