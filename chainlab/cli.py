@@ -62,12 +62,21 @@ def _dispatch(argv) -> int:
     )
     parser.add_argument("--version", action="version", version=f"chainlab {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands = {}
     for name in COMMANDS:
         module = importlib.import_module(f"chainlab.commands.{name}")
         p = sub.add_parser(name, help=module.HELP, description=module.__doc__)
         module.add_arguments(p)
         p.set_defaults(_run=module.run)
-    args = parser.parse_args(argv)
+        commands[name] = p
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        # Said by the subcommand's own parser, with its usage (argparse's top level would
+        # show `chainlab COMMAND ...`, which says nothing of what the command takes).
+        commands[args.command].error(
+            f"unrecognized arguments: {' '.join(unknown)} (its options: chainlab "
+            f"{args.command} --help)"
+        )
     # Every environment variable chainlab reads, before any command reads or writes.
     environment.check()
     return args._run(args) or 0

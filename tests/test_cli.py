@@ -126,3 +126,17 @@ def test_a_run_says_which_scenarios_failed_and_why_in_its_exit_status(capsys):
     assert sum(ln.startswith("chainlab: failed: s") for ln in err) == SHOWN_FAILURES
     assert "5 more; `chainlab report s.duckdb` lists every one" in "\n".join(err)
     assert run_status(summary(["a"], ["b"], interrupted=True)) == 130
+
+
+@pytest.mark.bad_input
+def test_an_unknown_option_is_refused_with_its_commands_usage(main):
+    """An option the subcommand does not take is named with that subcommand's usage, not
+    the top level's `chainlab COMMAND ...`."""
+    out = main("probe", "--connect", "127.0.0.1:443")
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.startswith("usage: chainlab probe ")
+    last = out.stderr.strip().splitlines()[-1]
+    assert last == (
+        "chainlab probe: error: unrecognized arguments: --connect "
+        "(its options: chainlab probe --help)"
+    ), out.stderr
