@@ -233,8 +233,19 @@ class Items(Field):
     what: str = "an array"
 
     def check(self, value, at, problems):
-        if not isinstance(value, list) or len(value) < self.min_len:
-            problems.bad(at, f"expected {self.what} of at least {self.min_len}, got {fmt(value)}")
+        if not isinstance(value, list):
+            problems.bad(at, f"expected {self.what}, got {fmt(value)}")
+            return None
+        if len(value) < self.min_len:
+            # An array, too short: how many it holds and how many it needs (an empty
+            # `fractions = []` had read "expected an array of fractions of at least 1, got an
+            # array").
+            got = "an empty array" if not value else f"{len(value)}"
+            problems.bad(
+                at,
+                f"expected {self.what} with at least {self.min_len} "
+                f"value{'s' if self.min_len != 1 else ''}, got {got}",
+            )
             return None
         got = [self.of.check(v, f"{at}[{i}]", problems) for i, v in enumerate(value)]
         return None if None in got else got

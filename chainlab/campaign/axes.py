@@ -127,11 +127,22 @@ HIERARCHY = Axis(
     },
     structural=True,
 )
+
+
+def _target(v, item, at):
+    """A matrix's target: the name of one of the file's [targets.<name>] tables."""
+    if not v.target_names:
+        v.bad(at, f"bad value {fmt(item)}; allowed: the name of a [targets.<name>] table (none "
+              "declared)")  # fmt: skip
+        return None
+    return v.string(item, at, choices=v.target_names)
+
+
 TARGET = Axis(
     key="target",
     label="target",
     default=None,
-    read=lambda v, item, at: v.string(item, at, choices=v.target_names),
+    read=_target,
     id_words=("target",),
     where={"target": lambda t: {t} if t else set()},
     structural=True,

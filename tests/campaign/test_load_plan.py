@@ -33,7 +33,10 @@ def problems(tmp_path, body: str) -> list[str]:
 BAD = [
     ("[load]\nrates = [0, 500]\nstep_s = 5", "load.rates[0]: bad value 0; allowed: a number > 0"),
     ("[load]\nfractions = [-0.5]", "load.fractions[0]: bad value -0.5; allowed: a number > 0"),
-    ("[load]\nfractions = []", "load.fractions: expected an array of fractions of at least 1"),
+    (
+        "[load]\nfractions = []",
+        "load.fractions: expected an array of fractions with at least 1 value, got an empty array",
+    ),
     ("[load]\nrates = [100]\nfractions = [1]", "load: give exactly one of `rates`"),
     ("[load]\nstep_s = 5", "load: give exactly one of `rates`"),
     ("[load]\nrates = [500]\nmax_in_flight = 0", "load.max_in_flight: bad value 0; allowed: an"),

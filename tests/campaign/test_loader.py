@@ -520,6 +520,10 @@ def test_a_target_matrix_measures_a_server_chainlab_does_not_start(tmp_path):
          "targets.edge.ca: bad value 'anchors.pem': no such file next to the campaign file"),
         (('target = ["edge"]', 'target = ["egde"]'),
          "matrix.edge.target[0]: bad value 'egde'; allowed: edge (did you mean 'edge'?)"),
+        # A target named in a file that declares none: what a target is, not an empty list.
+        (('[targets.edge]\naddress = "edge.example.com:443"\nca = "none"\n', ""),
+         "matrix.edge.target[0]: bad value 'edge'; allowed: the name of a [targets.<name>] "
+         "table (none declared)"),
         (('target = ["edge"]', 'target = ["edge"]\nhierarchy = [["ML-DSA-44"]]'),
          "matrix.edge.hierarchy: given with target"),
         (('target = ["edge"]', 'target = ["edge"]\nnetwork = ["wan"]\n[network.wan]\ndelay_ms = 5'),
