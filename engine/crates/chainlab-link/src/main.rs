@@ -15,15 +15,18 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) if !err.use_stderr() => err.exit(), // --help, --version
         Err(err) => {
-            // clap's first line names the option and the bad value; the rest is a usage hint.
+            // clap's message up to its first blank line, on one line (a "required" error
+            // lists the missing arguments on lines of their own; the first line alone had
+            // named none), as chainlab_record::options says the other engines' errors.
             let text = err.to_string();
-            let first = text.lines().next().unwrap_or("bad arguments");
-            eprintln!(
-                "chainlab-link: {} (see --help)",
-                first
-                    .strip_prefix("error: ")
-                    .map_or(first.to_string(), |rest| format!("error: {rest}"))
-            );
+            let said: Vec<&str> = text
+                .lines()
+                .take_while(|l| !l.trim().is_empty())
+                .map(str::trim)
+                .collect();
+            let first = said.join(" ");
+            let what = first.strip_prefix("error: ").unwrap_or(&first);
+            eprintln!("chainlab-link: error: {what} (see --help)");
             return ExitCode::from(2);
         }
     };

@@ -98,3 +98,21 @@ fn unparsable_values_also_give_one_line() {
     assert_rejected(&["--mtu", "big"], "invalid value 'big' for '--mtu <MTU>'");
     assert_rejected(&["--no-such-option"], "--no-such-option");
 }
+
+/// Missing required arguments are named on the one line (clap lists them on lines of their
+/// own after its first; the first line alone had named none).
+#[test]
+fn missing_required_arguments_are_named() {
+    let out = Command::new(env!("CARGO_BIN_EXE_chainlab-link"))
+        .args(["--delay-ms", "5"])
+        .output()
+        .expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("the following required arguments were not provided: --a-netns"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--b-netns"), "{stderr}");
+}
