@@ -192,11 +192,12 @@ pub fn schemes(list: &str) -> anyhow::Result<Vec<u16>> {
                 None => bail!(
                     "--sigalgs {list:?}: {name:?} is not a scheme of the boringssl stack; \
                      allowed: {}",
-                    SIGNATURES
-                        .iter()
-                        .map(|s| s.tls_name)
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    chainlab_record::output::allowed(
+                        SIGNATURES
+                            .iter()
+                            .map(|s| s.tls_name)
+                            .chain(OTHER_SCHEMES.iter().map(|(_, n)| *n))
+                    )
                 ),
             }
         })

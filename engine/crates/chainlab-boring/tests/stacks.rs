@@ -350,6 +350,27 @@ fn what_boringssl_cannot_do_fails_in_one_line_or_as_a_recorded_category() {
         err.contains("\"MLKEM768\" is not a group of the boringssl stack"),
         "{err}"
     );
+    // An unknown scheme: every scheme the stack takes listed, each once.
+    let out = Command::new(binary(BORING))
+        .args(client)
+        .args(["--sigalgs", "nope"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let allowed = err.split("allowed: ").nth(1).unwrap_or_default().trim();
+    let names: Vec<&str> = allowed.split(", ").collect();
+    assert!(
+        names.contains(&"rsa_pss_rsae_sha384") && names.contains(&"mldsa65"),
+        "{err}"
+    );
+    assert_eq!(
+        names
+            .iter()
+            .filter(|n| **n == "rsa_pss_rsae_sha256")
+            .count(),
+        1,
+        "{err}"
+    );
     // An OpenSSL server with an SLH-DSA leaf: the BoringSSL client offers no SLH-DSA
     // scheme; the server names the cause, the client reads handshake_failure in reply to
     // its ClientHello and (with every scheme offered) records no shared group, as the

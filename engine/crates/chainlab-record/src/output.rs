@@ -37,9 +37,27 @@ pub fn one_line(text: &str) -> String {
         .collect()
 }
 
+/// The names an error lists as allowed, each once, in their first order (two signature
+/// algorithms of one scheme, RSA-2048 and RSA-3072, had listed `rsa_pss_rsae_sha256` twice).
+pub fn allowed<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    for name in names {
+        if !seen.contains(&name) {
+            seen.push(name);
+        }
+    }
+    seen.join(", ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn allowed_names_each_once_in_their_first_order() {
+        assert_eq!(allowed(["b", "a", "b", "c", "a"]), "b, a, c");
+        assert_eq!(allowed([]), "");
+    }
 
     #[test]
     fn one_line_escapes_what_would_break_or_hide_a_line() {

@@ -252,11 +252,7 @@ pub fn schemes(list: &str) -> anyhow::Result<Vec<SignatureScheme>> {
                 Some(s) => Ok(s.scheme),
                 None => bail!(
                     "--sigalgs {list:?}: {name:?} is not a scheme of the rustls stack; allowed: {}",
-                    SIGNATURES
-                        .iter()
-                        .map(|s| s.tls_name)
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    chainlab_record::output::allowed(SIGNATURES.iter().map(|s| s.tls_name))
                 ),
             }
         })
