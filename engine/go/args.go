@@ -11,9 +11,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Missing capabilities (names as chainlab/campaign/stacks.py and `info` spell them).
@@ -340,6 +342,9 @@ func parse(fs *flag.FlagSet, argv []string, refused map[string]string) error {
 		if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
 			return fmt.Errorf("unexpected argument '--%s' found", strings.TrimLeft(name, "-"))
 		}
+		if line := badValue(fs, msg); line != "" {
+			return errors.New(line)
+		}
 		return errors.New(msg)
 	}
 	if fs.NArg() > 0 {
@@ -358,6 +363,50 @@ func parse(fs *flag.FlagSet, argv []string, refused map[string]string) error {
 }
 
 var errHelp = errors.New("help")
+
+// badValueRE reads the flag package's `invalid value "V" for flag -NAME: why`.
+var badValueRE = regexp.MustCompile(`^invalid value "(.*)" for flag -([a-z0-9-]+): (.*)$`)
+
+// badValue says a value the flag package could not parse as the Rust engines do (the option,
+// the value, what it allows) instead of Go's parser's words (`strconv.ParseUint: parsing
+// "-1": invalid syntax`); "" for any other error. A flag's own check that says what it
+// allows (a `fs.Func` returning "a positive number") is kept as its words.
+func badValue(fs *flag.FlagSet, msg string) string {
+	m := badValueRE.FindStringSubmatch(msg)
+	if m == nil {
+		return ""
+	}
+	why := m[3]
+	what := why
+	switch {
+	case strings.HasPrefix(why, "strconv.ParseUint"):
+		what = "a whole number (0 or more)"
+	case strings.HasPrefix(why, "strconv.ParseInt"), strings.HasPrefix(why, "strconv.Atoi"):
+		what = "an integer"
+	case strings.HasPrefix(why, "strconv.ParseFloat"):
+		what = "a number"
+	case why == "parse error" || why == "value out of range":
+		// A typed flag (Uint64Var, IntVar, ...): what its type holds.
+		what = "a value of its type"
+		if f := fs.Lookup(m[2]); f != nil {
+			if g, ok := f.Value.(flag.Getter); ok {
+				switch g.Get().(type) {
+				case uint, uint64:
+					what = "a whole number (0 or more)"
+				case int, int64:
+					what = "an integer"
+				case float64:
+					what = "a number"
+				case bool:
+					what = "true or false"
+				case time.Duration:
+					what = "a duration such as 500ms or 2s"
+				}
+			}
+		}
+	}
+	return fmt.Sprintf("invalid value '%s' for '--%s'; allowed: %s", m[1], m[2], what)
+}
 
 // optionRule is one rule between two options of the named subcommands, as the Rust engines'
 // chainlab_record::args::OPTION_RULES says it (the same table, this language's copy; `info`

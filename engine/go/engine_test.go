@@ -155,3 +155,22 @@ func TestSchedulesAreFixedInAdvance(t *testing.T) {
 		t.Fatal("a schedule past the bound is refused")
 	}
 }
+
+func TestAValueTheFlagPackageCannotParseIsSaidAsTheRustEnginesSayIt(t *testing.T) {
+	for _, c := range []struct {
+		argv []string
+		want string
+	}{
+		{[]string{"--connect", "127.0.0.1:1", "--no-verify", "--rate", "10", "--duration-ms", "-1"},
+			"invalid value '-1' for '--duration-ms'; allowed: a whole number (0 or more)"},
+		{[]string{"--connect", "127.0.0.1:1", "--no-verify", "--rate", "lots"},
+			"invalid value 'lots' for '--rate'; allowed: a positive number"},
+		{[]string{"--connect", "127.0.0.1:1", "--no-verify", "--rate", "10", "--duration-ms", "5", "--warmup", "x"},
+			"invalid value 'x' for '--warmup'; allowed: a whole number (0 or more)"},
+	} {
+		_, err := parseLoad(c.argv)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%v: got %v, want %q", c.argv, err, c.want)
+		}
+	}
+}
