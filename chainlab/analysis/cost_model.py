@@ -25,6 +25,7 @@ from chainlab.campaign.model import NetworkProfile, Scenario
 from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.errors import ChainlabError
 from chainlab.network.profile import LOOPBACK
+from chainlab.runner.host import HOST_DRIFT_LIMIT
 from chainlab.stats import se_mean, z_value
 
 SIDES = {"server": "server_cpu_ms", "client": "client_cpu_ms"}
@@ -209,6 +210,11 @@ def per_stack(m: pd.DataFrame) -> pd.DataFrame:
             borrowed = sorted({op for ops in g[f"{side}_borrowed"] for op in ops.split(", ") if op})
             long = g[f"{side}_waits_ms"] >= reference_specs.LONG_WAIT_MS
             on_path = g["network"] != LOOPBACK
+            moved = (
+                g["host_moved"].fillna(False).astype(bool)
+                if "host_moved" in g
+                else pd.Series(False, index=g.index)
+            )
             rows.append(
                 {
                     "side": side,
@@ -235,6 +241,11 @@ def per_stack(m: pd.DataFrame) -> pd.DataFrame:
                     "path_n": int(on_path.sum()),
                     "path_median_error": _median(err[on_path]),
                     "loopback_median_error": _median(err[~on_path]),
+                    # The scenarios during which the host's speed moved (host_speed), apart:
+                    # their measurement mixes two hosts, the comparison holds on the rest.
+                    "moved_n": int(moved.sum()),
+                    "steady_median_error": _median(err[~moved]),
+                    "steady_median_abs_error": _median(err[~moved].abs()),
                 }
             )
     return pd.DataFrame(rows)
@@ -252,9 +263,38 @@ def _off_alone(n: int, error: float, rest: float) -> bool:
 
 def off_target_reason(r: dict) -> str:
     """Why a stack's side is off the target (a per_stack row whose median |error| is past
-    STACK_ERROR_TARGET), from the store: its long waits, where they alone are off; its
-    scenarios over emulated paths, where they alone are off; the operations priced from
-    another implementation; else its overhead beyond primitives."""
+    STACK_ERROR_TARGET), from the store: the host's speed, where its scenarios on a steady
+    host are within it; else its long waits, where they alone are off; its scenarios over
+    emulated paths, where they alone are off; the operations priced from another
+    implementation; else its overhead beyond primitives. Where the host moved during some
+    of its scenarios, the reason says how the others fare."""
+    moved, n = r.get("moved_n", 0), r["n"]
+    steady = r.get("steady_median_abs_error", math.nan)
+    if moved and moved < n and steady <= STACK_ERROR_TARGET:
+        return (
+            f"the host's speed moved more than {HOST_DRIFT_LIMIT:.0%} during {moved} of its "
+            f"{n} scenarios (the reference workload, end over start: too much for the "
+            "comparison there); on the other "
+            f"{n - moved} its median error is {100 * r['steady_median_error']:+.1f} %, within "
+            "the target"
+        )
+    reason = _reason(r)
+    if moved:
+        reason += (
+            f" (the host's speed also moved more than {HOST_DRIFT_LIMIT:.0%} during {moved} "
+            f"of its {n} scenarios"
+            + (
+                f"; on the other {n - moved} the median error is "
+                f"{100 * r['steady_median_error']:+.1f} %)"
+                if moved < n
+                else ")"
+            )
+        )
+    return reason
+
+
+def _reason(r: dict) -> str:
+    """off_target_reason's causes other than the host's speed."""
     long_err, short_err = r["long_wait_median_error"], r["short_wait_median_error"]
     if _off_alone(r["long_wait_n"], long_err, short_err):
         others = r["n"] - r["long_wait_n"]
@@ -336,7 +376,12 @@ def _analysis_cost_model(a) -> pd.DataFrame:
         return pd.DataFrame()
     profiles = profiles_of(a.data.network_profiles)
     stored = stored_scenarios(a.data.runs)
-    return per_scenario(a.summary, model, profiles, a.config.confidence_level, stored)
+    m = per_scenario(a.summary, model, profiles, a.config.confidence_level, stored)
+    host = a.host_speed
+    if len(m) and host is not None and len(host):
+        moved = dict(zip(host["scenario_id"], host["moved"], strict=True))
+        m["host_moved"] = [bool(moved.get(sid, False)) for sid in m["scenario_id"]]
+    return m
 
 
 @produces("cost_model_stacks")

@@ -29,6 +29,7 @@ from chainlab.report.builder import (
 )
 from chainlab.report.document import Section
 from chainlab.report.sections.registry import section
+from chainlab.runner.host import HOST_DRIFT_LIMIT
 
 
 def headline(b: Builder) -> list[tuple[str, str]]:
@@ -236,6 +237,16 @@ def stacks_block(b: Builder, s: Section) -> None:
         ("scenarios", ints(st["n"])),
         ("median error", percents(st["median_error"])),
         ("median |error|", percents(st["median_abs_error"])),
+        *(
+            # Where the host's speed moved during some scenarios: how many, and the median
+            # |error| of the others (host_speed; the comparison mixes two hosts there).
+            [
+                (f"host moved > {HOST_DRIFT_LIMIT:.0%}", ints(st["moved_n"])),
+                ("median |error|, steady host", percents(st["steady_median_abs_error"])),
+            ]
+            if "moved_n" in st and st["moved_n"].gt(0).any()
+            else []
+        ),
         ("worst", codes(st["worst_scenario"])),
         ("its error", percents(st["worst_error"])),
         ("predicted ms", ci(st, "worst_predicted", 4)),
