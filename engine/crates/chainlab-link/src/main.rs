@@ -15,18 +15,12 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) if !err.use_stderr() => err.exit(), // --help, --version
         Err(err) => {
-            // clap's message up to its first blank line, on one line (a "required" error
-            // lists the missing arguments on lines of their own; the first line alone had
-            // named none), as chainlab_record::options says the other engines' errors.
-            let text = err.to_string();
-            let said: Vec<&str> = text
-                .lines()
-                .take_while(|l| !l.trim().is_empty())
-                .map(str::trim)
-                .collect();
-            let first = said.join(" ");
-            let what = first.strip_prefix("error: ").unwrap_or(&first);
-            eprintln!("chainlab-link: error: {what} (see --help)");
+            // As the engines say theirs: a "required" error's arguments included (the first
+            // line alone had named none).
+            eprintln!(
+                "chainlab-link: error: {} (see --help)",
+                chainlab_record::options::clap_said(&err)
+            );
             return ExitCode::from(2);
         }
     };

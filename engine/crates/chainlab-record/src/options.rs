@@ -220,23 +220,25 @@ pub fn parse_command_line<C: clap::Parser>(engine: &str) -> Result<C, std::proce
             Err(std::process::ExitCode::from(2))
         }
         Err(err) => {
-            // clap's message up to its first blank line (the arguments a "required" error
-            // lists follow on lines of their own), on one line.
-            let text = err.to_string();
-            let said: Vec<&str> = text
-                .lines()
-                .take_while(|l| !l.trim().is_empty())
-                .map(str::trim)
-                .collect();
-            let first = said.join(" ");
-            let what = first.strip_prefix("error: ").unwrap_or(&first);
-            eprintln!(
-                "{engine}: error: {} (see --help)",
-                crate::output::one_line(what)
-            );
+            eprintln!("{engine}: error: {} (see --help)", clap_said(&err));
             Err(std::process::ExitCode::from(2))
         }
     }
+}
+
+/// What a clap error says, on one line: its message up to its first blank line (the
+/// arguments a "required" error lists follow on lines of their own; its usage hint after
+/// the blank line), without clap's `error: ` (every engine and chainlab-link print it so).
+pub fn clap_said(err: &clap::Error) -> String {
+    let text = err.to_string();
+    let said: Vec<&str> = text
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    let first = said.join(" ");
+    let what = first.strip_prefix("error: ").unwrap_or(&first);
+    crate::output::one_line(what)
 }
 
 /// The clap id of a long option (`mtc-trust` -> `mtc_trust`), if the command declares it.
