@@ -40,7 +40,7 @@ test: engines python lint
 	@engine/build.sh seed
 	cd engine/go && go test ./...
 	$(CARGO) test --release -p chainlab-link -- --test-threads=1
-	scripts/beside.sh build/cargo-test.log \
+	scripts/beside.py build/cargo-test.log \
 		'$(CARGO) test --release $(CARGO_FEATURES) --exclude chainlab-link -- --test-threads=1' \
 		$(PY) -m pytest -m "not serial" -n 2 --durations=25
 	$(PY) -m pytest -m serial --durations=25
