@@ -405,6 +405,10 @@ func badValue(fs *flag.FlagSet, msg string) string {
 			}
 		}
 	}
+	if strings.Contains(why, "out of range") {
+		// A number of the right kind, too large for the option's type: not the kind's fault.
+		what += " that fits its type"
+	}
 	return fmt.Sprintf("invalid value '%s' for '--%s'; allowed: %s", m[1], m[2], what)
 }
 

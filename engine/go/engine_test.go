@@ -167,6 +167,8 @@ func TestAValueTheFlagPackageCannotParseIsSaidAsTheRustEnginesSayIt(t *testing.T
 			"invalid value 'lots' for '--rate'; allowed: a positive number"},
 		{[]string{"--connect", "127.0.0.1:1", "--no-verify", "--rate", "10", "--duration-ms", "5", "--warmup", "x"},
 			"invalid value 'x' for '--warmup'; allowed: a whole number (0 or more)"},
+		{[]string{"--connect", "127.0.0.1:1", "--no-verify", "--rate", "10", "--duration-ms", "99999999999999999999"},
+			"invalid value '99999999999999999999' for '--duration-ms'; allowed: a whole number (0 or more) that fits its type"},
 	} {
 		_, err := parseLoad(c.argv)
 		if err == nil || err.Error() != c.want {
