@@ -238,6 +238,7 @@ fn the_load_generator_mixes_the_population_too() {
             .filter(|r: &Value| r["side"] == "client")
             .collect();
         server.stop();
+        assert!(records.len() >= 30, "{stack}: {} attempts", records.len());
         // An attempt due while every slot was open never started (a loaded host's
         // generator, recorded as generator_saturated): it drew no kind.
         let (started, missed): (Vec<&Value>, Vec<&Value>) = records
