@@ -47,6 +47,18 @@ def _switch(value: str) -> str | None:
     return None if value.strip().lower() in ("on", "off") else "is neither 'on' nor 'off'"
 
 
+# What CHAINLAB_HOST_PASSES may hold: passes over the measurements a cache keeps
+# (chainlab.runner.host.steady), 1 to measure each once whatever the host did around it.
+HOST_PASSES_MAX = 5
+
+
+def _passes(value: str) -> str | None:
+    v = value.strip()
+    if not v.isdigit():
+        return "is not a whole number"
+    return None if 1 <= int(v) <= HOST_PASSES_MAX else f"is outside 1 to {HOST_PASSES_MAX}"
+
+
 @dataclass(frozen=True)
 class Variable:
     name: str
@@ -70,6 +82,12 @@ VARIABLES: dict[str, Variable] = {
         Variable("CHAINLAB_GO", _EXE, _executable),
         Variable("CHAINLAB_LINK", "the path of an executable chainlab-link", _executable),
         Variable("CHAINLAB_FIGURES", "'on' or 'off' (off: reports without figure files)", _switch),
+        Variable(
+            "CHAINLAB_HOST_PASSES",
+            f"a whole number from 1 to {HOST_PASSES_MAX} (1: each cached measurement taken "
+            "once, however slow the host was around it)",
+            _passes,
+        ),
     )
 }
 # What decides where the caches are: the first of these that is set.
@@ -87,6 +105,13 @@ def cache_dir(kind: str) -> Path:
         return Path(os.environ[own]).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "chainlab" / kind
+
+
+def host_passes(default: int) -> int:
+    """Passes over the measurements a cache keeps: CHAINLAB_HOST_PASSES where set (checked
+    with the others before a run starts), else `default`."""
+    value = os.environ.get("CHAINLAB_HOST_PASSES", "").strip()
+    return int(value) if value and _passes(value) is None else default
 
 
 def problems(names: Iterable[str] | None = None) -> list[str]:

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from chainlab import environment
+
 # Rounds of the engine's reference workload: ~20 ms on this machine kind (16 rounds took
 # 40.4-40.9 ms in three runs' 30-64 readings on 2026-11-27, their spells up to 66 ms), so
 # timing it before and after each scenario costs about 0.05 s. Twenty milliseconds are
@@ -79,7 +81,9 @@ def drift(rows: list[dict]) -> float | None:
 # slow spells last seconds to a minute (2026-11-27: X25519MLKEM768 encapsulation measured
 # 1.50x and the OpenSSL reference's server CPU 1.45x in one 3-second spell of a first run, and
 # every later run on that machine was priced from them: browser.toml's OpenSSL server +31.5 %),
-# so a measurement is taken again after the rest of the phase, not at once.
+# so a measurement is taken again after the rest of the phase, not at once. Where the host
+# is known to be shared (the tests that run beside each other), CHAINLAB_HOST_PASSES=1 takes
+# each once: a neighbour's load is no spell to wait out.
 STEADY_PASSES = 3
 
 
@@ -107,7 +111,7 @@ def steady(
     units: list,
     measure: Callable[[object], tuple[object, list[int]]],
     read: Callable[[], int],
-    passes: int = STEADY_PASSES,
+    passes: int | None = None,
 ) -> Steady:
     """Measures each unit with the host reference workload timed before the first and after
     each (`read`: its wall ns); `measure(unit)` returns its result and any readings it took
@@ -116,7 +120,10 @@ def steady(
     is measured again after the others, up to `passes` in all, and the measurement with the
     fastest host around it is kept: a cached figure must not carry a spell into every later
     run's prices. Judged against the whole phase's fastest reading, so a phase that began in
-    a spell has its first units taken again once the host is back."""
+    a spell has its first units taken again once the host is back. `passes` defaults to
+    STEADY_PASSES, or CHAINLAB_HOST_PASSES where set."""
+    if passes is None:
+        passes = environment.host_passes(STEADY_PASSES)
     results: list = [None] * len(units)
     worst = [math.inf] * len(units)
     readings: list[int] = []

@@ -110,6 +110,8 @@ ENVIRONMENT = [
     ("CHAINLAB_ENGINE_OPENSSL_4_0", lambda w: str(w / "nothing-here"), "names no file", []),
     ("CHAINLAB_LINK", lambda w: str(w / "nothing-here"), "names no file", []),
     ("CHAINLAB_FIGURES", lambda w: "maybe", "is neither 'on' nor 'off'", []),
+    ("CHAINLAB_HOST_PASSES", lambda w: "0", "is outside 1 to 5", []),
+    ("CHAINLAB_HOST_PASSES", lambda w: "2.5", "is not a whole number", []),
 ]
 
 

@@ -8,6 +8,12 @@ from chainlab.runner import host
 pytestmark = pytest.mark.usefixtures("serial")  # measures: runs alone
 
 
+@pytest.fixture(autouse=True)
+def _default_passes(monkeypatch):
+    """The default passes, whatever the session set (conftest: 1)."""
+    monkeypatch.delenv("CHAINLAB_HOST_PASSES", raising=False)
+
+
 def scripted(readings):
     """A host reference read that returns these wall times in turn (ms, for readability)."""
     it = iter(readings)
@@ -80,3 +86,16 @@ def test_a_unit_that_stays_slow_keeps_its_fastest_measurement_and_says_so():
 def test_nothing_to_measure_reads_nothing():
     got = host.steady([], Counted(), scripted([]))
     assert got.results == [] and got.again == []
+
+
+def test_a_shared_host_takes_each_unit_once_when_the_environment_says_so(monkeypatch):
+    monkeypatch.setenv("CHAINLAB_HOST_PASSES", "1")
+    m = Counted()
+    got = host.steady(["a", "b"], m, scripted([40, 40, 80]))
+    assert m.calls == ["a", "b"]  # b's slow reading is not waited out
+    assert got.results == ["a#1", "b#1"] and got.again == []
+    assert got.slowdown[1] == 80 / 40 - 1  # still said: the host was slow around b
+    monkeypatch.setenv("CHAINLAB_HOST_PASSES", "2")
+    m = Counted()
+    host.steady(["a", "b"], m, scripted([40, 40, 80, 40, 40, 80]))
+    assert m.calls == ["a", "b", "b"]
