@@ -64,6 +64,7 @@ def test_scenarios_over_an_emulated_link_calibrate_it_once(
     toml.write_text(
         '[campaign]\nseed = 7\norder = "interleaved"\n[aliases]\nml = "ML-DSA-65"\n'
         "[network.lan]\ndelay_ms = 5\n"
+        "[primitives]\nmeasure = false\n"  # the path reference is test_primitives.py's
         "[sampling]\ntarget_rel_halfwidth = 0.0001\nmin = 4\nmax = 12\nwarmup = 1\n"
         '[matrix.m]\nkex = ["X25519", "X25519MLKEM768"]\nhierarchy = [["ml", "ml"]]\n'
         'network = ["lan"]\n'

@@ -34,6 +34,7 @@ def test_quic_round_trips_over_a_50ms_link(tmp_path, engine_bin, pki_cache, netn
         '[campaign]\nseed = 3\norder = "declared"\n'
         '[aliases]\nec = "ECDSA-P256"\nml = "ML-DSA-44"\nslhf = "SLH-DSA-SHAKE-128f"\n'
         f"[network.wan]\ndelay_ms = {RTT_MS / 2}\n"
+        "[primitives]\nmeasure = false\n"  # the path reference is test_primitives.py's
         '[sampling]\nmode = "fixed"\ncount = 8\nwarmup = 1\n'
         '[matrix.ec]\nkex = ["X25519MLKEM768"]\nhierarchy = [["ec", "ec"]]\n'
         'transport = ["tcp", "quic"]\nnetwork = ["loopback", "wan"]\n'
@@ -82,6 +83,7 @@ def test_quic_scenarios_run_on_loopback_and_are_reported(tmp_path, engine_bin, p
     toml = tmp_path / "l.toml"
     toml.write_text(
         '[campaign]\nseed = 1\norder = "declared"\n[aliases]\nml = "ML-DSA-44"\n'
+        "[primitives]\nmeasure = false\n"  # QUIC's references are test_primitives.py's
         '[sampling]\nmode = "fixed"\ncount = 10\nwarmup = 1\n'
         '[matrix.m]\nkex = ["X25519MLKEM768", "MLKEM768"]\nhierarchy = [["ml", "ml"]]\n'
         'transport = ["tcp", "quic"]\n'
