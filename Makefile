@@ -33,15 +33,14 @@ run: setup
 	$(PY) -m chainlab report $(STORE)
 
 # Everything CI runs: every engine, the lints and type checks, every test.
-# The engines' tests run beside the Python tests that time nothing (docs/testing.md), the
-# emulated link's before them: its tests time round trips through the link.
+# The engines' tests are built and run beside the Python tests that time nothing
+# (docs/testing.md; building them leaves the engines' binaries as they are), the emulated
+# link's before them: its tests time round trips through the link.
 test: engines python lint
-	$(CARGO) test --release $(CARGO_FEATURES) --no-run
-	@engine/build.sh seed
 	cd engine/go && go test ./...
 	$(CARGO) test --release -p chainlab-link -- --test-threads=1
 	scripts/beside.py build/cargo-test.log \
-		'$(CARGO) test --release $(CARGO_FEATURES) --exclude chainlab-link -- --test-threads=1' \
+		'$(CARGO) test --release $(CARGO_FEATURES) --no-run && engine/build.sh seed && $(CARGO) test --release $(CARGO_FEATURES) --exclude chainlab-link -- --test-threads=1' \
 		$(PY) -m pytest -m "not serial" -n 2 --durations=25
 	$(PY) -m pytest -m serial --durations=25
 
