@@ -11,6 +11,7 @@ LAYERS = (
     {"errors", "schema", "stats", "processes", "engine", "machine", "environment", "__init__"},
     {"network"},
     {"campaign"},
+    {"model"},
     {"store"},
     {"runner"},
     {"analysis"},

@@ -23,7 +23,7 @@ import pandas as pd
 from chainlab.analysis import twins
 from chainlab.analysis.paper import DATA_DIR
 from chainlab.analysis.registry import produces
-from chainlab.campaign.cost import DECOMPRESS_BYTES
+from chainlab.model.cost import DECOMPRESS_BYTES
 
 # RFC 8879 §4: a CompressedCertificate carries, beyond the compressed bytes, the algorithm
 # (2 bytes), the uncompressed length (3) and the compressed data's length (3): what a client

@@ -1,6 +1,6 @@
 """The cost model checked in instructions (docs/methods/instructions.md#instructions-per-handshake):
 each scenario's operations
-(chainlab.campaign.cost, as for CPU) priced with primitives counted under callgrind the way
+(chainlab.model.cost, as for CPU) priced with primitives counted under callgrind the way
 handshakes are, plus the TLS overhead in instructions fitted as a line in the KiB the
 handshake carries, as the CPU model's overhead is (docs/methods/cost-model.md#cost-model). Neither
 side of the
@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from chainlab.analysis.cost_model import scenario_of
-from chainlab.campaign import cost, estimate, flights
+from chainlab.model import cost, estimate, flights
 
 SIDES = ("server", "client")
 

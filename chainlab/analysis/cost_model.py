@@ -20,10 +20,11 @@ import pandas as pd
 
 from chainlab.analysis.load import parse_json, stored_campaign
 from chainlab.analysis.registry import produces
-from chainlab.campaign import cost, cost_fit, estimate, reference_specs, rollout
+from chainlab.campaign import rollout
 from chainlab.campaign.model import NetworkProfile, Scenario
 from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.errors import ChainlabError
+from chainlab.model import cost, cost_fit, estimate, reference_specs
 from chainlab.network.profile import LOOPBACK
 from chainlab.runner.host import HOST_DRIFT_LIMIT
 from chainlab.stats import se_mean, z_value
@@ -170,7 +171,7 @@ def per_scenario(
             # peer's flight: the peer's predicted signing time (reference_specs.LONG_WAIT_MS).
             out[f"{side}_waits_ms"] = p.parts[PEER[side]].get("sign", 0.0)
             # What the model prices with another implementation's figure than the one that
-            # runs it (chainlab.campaign.implementations): what it may miss on this side.
+            # runs it (chainlab.model.implementations): what it may miss on this side.
             out[f"{side}_borrowed"] = ", ".join(
                 sorted(f"{subject} {op}" for s_, subject, op in p.borrowed if s_ == side)
             )

@@ -35,8 +35,8 @@ from chainlab.analysis.network_profiles import (
     tristate,
 )
 from chainlab.analysis.registry import produces
-from chainlab.campaign.flights import KEY_SHARE_BYTES
 from chainlab.campaign.model import SCENARIO_KEYS
+from chainlab.model.flights import KEY_SHARE_BYTES
 from chainlab.network import model
 from chainlab.network.profile import DEFAULT_INITCWND, LOOPBACK, TCP_IP_OVERHEAD
 from chainlab.stats import percentile_interval, proportion_ci

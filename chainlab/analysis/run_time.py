@@ -1,8 +1,8 @@
-"""A stored run's wall time beside its run-time estimate (chainlab.campaign.run_estimate):
+"""A stored run's wall time beside its run-time estimate (chainlab.model.run_estimate):
 the estimate it started with (`runs.estimate`, schema 14) and the same estimate made again
 now from the store alone (its campaign file, its primitives, what the run had to make), so a
 change to the estimate's model is checked against runs that really took place
-(`chainlab bench model`; tests/campaign/test_run_estimate_stores.py).
+(`chainlab bench model`; tests/model/test_run_estimate_stores.py).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from chainlab.analysis.cost_model import model_of
 from chainlab.analysis.load import stored_campaign
-from chainlab.campaign import run_estimate
+from chainlab.model import run_estimate
 
 # Estimate over wall time, within this on every bundled campaign (issue 40's target).
 ESTIMATE_TARGET = 0.15

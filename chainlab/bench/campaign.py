@@ -28,8 +28,9 @@ import time
 from pathlib import Path
 
 from chainlab import engine, machine
-from chainlab.campaign import estimate, load
+from chainlab.campaign import load
 from chainlab.engine import REPO
+from chainlab.model import estimate
 from chainlab.runner import pki
 from chainlab.runner.campaign import RunOptions, run
 from chainlab.store import Store

@@ -30,7 +30,7 @@ from chainlab import engine as engine_binary
 from chainlab.analysis import cost_instructions, run_time
 from chainlab.analysis.analyze import analyze
 from chainlab.analysis.cost_model import STACK_ERROR_TARGET, off_target_reason
-from chainlab.campaign import estimate
+from chainlab.model import estimate
 from chainlab.runner import instructions, primitives
 from chainlab.store import Store
 

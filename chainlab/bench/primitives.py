@@ -28,8 +28,8 @@ import uuid
 from pathlib import Path
 
 from chainlab import engine, stats
-from chainlab.campaign.implementations import REFERENCE
 from chainlab.campaign.model import PrimitivesPlan
+from chainlab.model.implementations import REFERENCE
 from chainlab.runner import primitives, primitives_cache, references
 from chainlab.store import Store
 

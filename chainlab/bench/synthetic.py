@@ -10,7 +10,7 @@ engine-shaped client and server records (docs/engine-records.md) paired by
 
 Latencies and CPU times are log-normal with a given mean and coefficient of variation (cv 0
 gives constants, for exact answers); bytes are constants as in TLS. Certificate sizes are
-the run-time estimate's (`chainlab.campaign.flights.certificate_bytes`), so chain sizes are
+the run-time estimate's (`chainlab.model.flights.certificate_bytes`), so chain sizes are
 plausible. Emulated networks: a scenario names its profile (`network`), and `build_store`'s
 `network_profiles` (rows from `network_profile(...)`) fill the `network_profiles` table the
 way the runner does (configured as the campaign declares it, measured as calibration
@@ -29,9 +29,10 @@ import numpy as np
 import tomli_w
 
 from chainlab import __version__
-from chainlab.campaign import algorithm_costs, axes, flights, ids
+from chainlab.campaign import axes, ids
 from chainlab.campaign.algorithms import resumption_ratio, token
 from chainlab.campaign.model import NetworkProfile, SamplingPolicy, Scenario
+from chainlab.model import algorithm_costs, flights
 from chainlab.network.calibrate import TOLERANCE
 from chainlab.network.profile import LOOPBACK
 from chainlab.runner import records
@@ -432,7 +433,7 @@ def build_store(
 
 
 # Key-exchange CPU per handshake and side (ms), a toy figure for benchmark stores only; the
-# signatures' costs are the run-time estimate's table (chainlab.campaign.estimate).
+# signatures' costs are the run-time estimate's table (chainlab.model.estimate).
 _KEX_MS = {"X25519": 0.05, "X25519MLKEM768": 0.12, "MLKEM768": 0.08}
 # Everything else in a handshake, per side (ms), likewise a toy figure.
 _OTHER_MS = 0.25

@@ -118,10 +118,10 @@ class Axis:
     # Merkle Tree Certificate's, a dual-chain server's two roots; None: the hierarchy's.
     trust: Callable[[Any, Any], list[str] | None] | None = None
     # What a value adds to the run-time estimate of one handshake, in ms (None: nothing
-    # beyond what chainlab.campaign.estimate prices itself).
+    # beyond what chainlab.model.estimate prices itself).
     estimate_ms: Callable[[Any, Any], float] | None = None
     # Cryptographic operations a value adds to one handshake beyond those of its hierarchy,
-    # key exchange and mode (`operations(value, h)`: chainlab.campaign.cost.Operation
+    # key exchange and mode (`operations(value, h)`: chainlab.model.cost.Operation
     # fields as (side, category, subject, op, message, count)); the cost model prices them
     # and the runner measures their primitives. None: nothing.
     operations: Callable[[Any, Any], list[tuple]] | None = None

@@ -1,6 +1,6 @@
 """What a scenario's axis values make of its handshake and its run, as the plumbing sees it.
 
-The estimate (chainlab.campaign.estimate), the stacks' capability check
+The estimate (chainlab.model.estimate), the stacks' capability check
 (chainlab.campaign.stacks), cross-axis rules and the runner ask a `Handshake`, never an axis
 by its key: which stacks run, whether QUIC carries it, the handshake mode, the compression,
 the client's certificate, which certificates the server sends and where the client's trust

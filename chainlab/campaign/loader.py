@@ -225,8 +225,6 @@ class _Validator(TableReaders, MatrixReaders, ClientReaders):
                 f"bad value {baseline!r}: not a scenario of this file; allowed: "
                 + allowed(scenarios, baseline),
             )
-        if load is not None:
-            load_plan.check_steps(self, scenarios)
         if placement == "split":
             self.check_split(scenarios, load)
         if not scenarios:

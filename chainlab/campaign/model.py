@@ -87,7 +87,7 @@ class NetworkProfile:
 
 
 # How chainlab.runner.primitives measures (the run-time estimate prices the same steps:
-# chainlab.campaign.run_estimate).
+# chainlab.model.run_estimate).
 # A pilot batch: enough operations for a first variance.
 PILOT = 5
 # Fewest operations a primitive's interval is computed from.

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from chainlab.campaign import algorithm_costs, algorithms
+from chainlab.campaign import algorithm_sizes, algorithms
 from chainlab.campaign.axis import NOT_MINE, Axis
 
 DEFAULT_STACK = "openssl-3.5"
@@ -239,7 +239,7 @@ def certificate_message_bytes(h) -> int:
     `h`: the scenario's handshake (chainlab.campaign.handshake)."""
     if not h.hierarchy or h.credential.is_mtc:
         return 0
-    certs = list(reversed(algorithm_costs.certificate_bytes(h.hierarchy)))  # leaf first
+    certs = list(reversed(algorithm_sizes.certificate_bytes(h.hierarchy)))  # leaf first
     if len(certs) > 1 and h.sent != "full":
         certs = certs[:1] if h.sent == "leaf" else certs[:-1]
     return sum(certs)

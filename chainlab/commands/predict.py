@@ -13,8 +13,8 @@ import uuid
 from pathlib import Path
 
 from chainlab import engine, environment
-from chainlab.campaign import estimate, flights, load
-from chainlab.commands import campaign_arguments
+from chainlab.commands import campaign_arguments, read_campaign
+from chainlab.model import estimate, flights
 from chainlab.runner import parts, primitives, references
 from chainlab.schema import counted
 
@@ -26,7 +26,7 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    c = load(args.file)
+    c = read_campaign(args.file)
     selected = c.select(args.campaign)
     items = primitives.items_for(selected)
     environment.check(caches=("pki", "primitives"))

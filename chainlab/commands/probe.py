@@ -21,10 +21,10 @@ from pathlib import Path
 import tomli_w
 
 from chainlab import environment
-from chainlab.campaign import load
 from chainlab.campaign.algorithms import GROUPS, canonical_group
 from chainlab.campaign.fields import MIN_STEP_ATTEMPTS, TARGET_ADDRESS_RE
 from chainlab.campaign.tables import trust_anchor_problem
+from chainlab.commands import read_campaign
 from chainlab.commands.run import run_status
 from chainlab.schema import Problems
 
@@ -223,12 +223,12 @@ def _write_validated(campaign: dict, store: Path, args):
         scratch.write_text(text)
         if ca not in ("system", "none"):
             shutil.copyfile(args.ca, Path(tmp) / ca)
-        load(scratch)  # raises listing every problem
+        read_campaign(scratch)  # raises listing every problem
         store.parent.mkdir(parents=True, exist_ok=True)
         if ca not in ("system", "none"):
             shutil.copyfile(Path(tmp) / ca, store.with_name(ca))
         file.write_text(text)
-    return file, load(file)
+    return file, read_campaign(file)
 
 
 def _load(args) -> dict:

@@ -9,7 +9,7 @@ Ctrl-C loses at most the scenario in flight and `--resume` continues where a run
 import sys
 from pathlib import Path
 
-from chainlab.campaign import load
+from chainlab.commands import read_campaign
 from chainlab.errors import (
     EXIT_INTERRUPTED,
     EXIT_NONE_COMPLETED,
@@ -61,7 +61,7 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    campaign = load(args.file)  # validation first: a bad file stops here, nothing written
+    campaign = read_campaign(args.file)  # validation first: a bad file stops here, nothing written
     # Deferred: the runner loads the store (duckdb, pyarrow, pandas); the command line builds
     # every subcommand's parser at start and must stay quick for `chainlab validate`.
     from chainlab.runner.campaign import RunOptions

@@ -5,9 +5,9 @@ the key path, the bad value and what is allowed; the exit status is then 2.
 """
 
 from chainlab import engine
-from chainlab.campaign import estimate, load, run_estimate
-from chainlab.commands import campaign_arguments
+from chainlab.commands import campaign_arguments, read_campaign
 from chainlab.errors import ChainlabError
+from chainlab.model import estimate, run_estimate
 from chainlab.runner import fresh, primitives
 from chainlab.runner.campaign import estimate_note
 from chainlab.schema import counted
@@ -29,7 +29,7 @@ def run(args) -> int:
     if args.workers is not None and args.workers < 1:
         # Before anything is read or printed.
         raise ChainlabError(f"--workers {args.workers}: allowed: at least 1")
-    c = load(args.file)
+    c = read_campaign(args.file)
     selected = c.select(args.campaign)
     names = args.campaign or list(c.campaigns)
     member = {}

@@ -31,13 +31,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from chainlab import __version__, engine, environment, machine
-from chainlab.campaign import run_estimate
-from chainlab.campaign.estimate import fmt_duration
 from chainlab.campaign.fields import CLUSTER_ADDRESS, CLUSTER_ADDRESS_RE, SEED_MAX
 from chainlab.campaign.loader import split_problem
 from chainlab.campaign.model import Campaign, Scenario
 from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.errors import ChainlabError, one_line
+from chainlab.model import load_steps, run_estimate
+from chainlab.model.estimate import fmt_duration
 from chainlab.runner import executors, fresh, network, parts, primitives, references, seeds
 from chainlab.runner.progress import Progress
 from chainlab.runner.scenario import RunContext
@@ -155,7 +155,9 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
     seed = campaign.seed if opts.seed is None else opts.seed
     order = opts.order or campaign.order
     # Every option, variable and the store's own state first: nothing is built or written
-    # for a run that would be refused.
+    # for a run that would be refused. The load steps against the cost model too (the
+    # commands check them on reading the file; a campaign given here may not have been).
+    load_steps.check(campaign)
     check_options(campaign, selected, opts)
     if opts.cluster is not None:
         executors.reach(opts.cluster)

@@ -1,4 +1,4 @@
-"""What a run must make because this machine's caches lack it (chainlab.campaign.run_estimate
+"""What a run must make because this machine's caches lack it (chainlab.model.run_estimate
 .Fresh): the primitives and reference handshakes the primitives cache does not hold enough
 of, and the hierarchies the hierarchy cache does not hold. `validate` and a run read it the
 same way, before anything is made.
@@ -10,8 +10,8 @@ from pathlib import Path
 
 from chainlab import engine
 from chainlab.campaign.model import PrimitivesPlan, Scenario
-from chainlab.campaign.run_estimate import Fresh
 from chainlab.errors import ChainlabError
+from chainlab.model.run_estimate import Fresh
 from chainlab.runner import pki, primitives, references
 from chainlab.runner.primitives_cache import cache_path, cached_rows
 

@@ -51,8 +51,8 @@ from pathlib import Path
 import numpy as np
 
 from chainlab import processes, stats
-from chainlab.campaign import estimate
 from chainlab.campaign.fields import MAX_IN_FLIGHT
+from chainlab.model import estimate
 from chainlab.runner import load_counters, records, seeds
 from chainlab.runner.scenario_state import Visit
 

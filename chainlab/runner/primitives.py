@@ -29,14 +29,7 @@ from pathlib import Path
 import pandas as pd
 
 from chainlab import engine, stats
-from chainlab.campaign import (
-    certificates,
-    cost,
-    cost_fit,
-    estimate,
-    implementations,
-    reference_specs,
-)
+from chainlab.campaign import certificates
 from chainlab.campaign.algorithms import (
     ALGORITHM_NAMES,
     CERT_COMPRESSIONS,
@@ -59,6 +52,7 @@ from chainlab.campaign.model import (
 )
 from chainlab.campaign.stacks import DEFAULT_STACK, OPENSSL_STACKS, OWN_MLDSA_AND_CLASSICAL
 from chainlab.errors import ChainlabError
+from chainlab.model import cost, cost_fit, estimate, implementations, reference_specs
 from chainlab.runner import host, references
 from chainlab.runner.primitives_cache import (
     cache_path,
@@ -83,7 +77,7 @@ class PrimitiveError(ChainlabError):
 @dataclass(frozen=True)
 class Item:
     """One primitive to time: its implementation, the engine that times it (a stack's, with
-    flags: chainlab.campaign.implementations.timer) and the engine's --subject, --op,
+    flags: chainlab.model.implementations.timer) and the engine's --subject, --op,
     --message, --message-bytes."""
 
     subject: str

@@ -2,7 +2,7 @@
 each finished scenario's line printed above them; one plain line per finished scenario when
 stderr is not a terminal or CI=true.
 
-The campaign ETA is the run-time estimate's (chainlab.campaign.run_estimate: the same model
+The campaign ETA is the run-time estimate's (chainlab.model.run_estimate: the same model
 `validate` prints) of the scenarios left, their hierarchies not yet generated and the network
 profiles not yet calibrated, scaled by how the finished
 scenarios' measured time compared with their estimate. Failed scenarios say nothing about
@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.progress import BarColumn, TextColumn
 from rich.progress import Progress as Bars
 
-from chainlab.campaign import estimate
+from chainlab.model import estimate
 from chainlab.runner.sampler import predicted_count
 from chainlab.schema import counted
 
@@ -57,11 +57,11 @@ class Progress:
         self._bars: Bars | None = None
         self._finished: set[str] = set()
         self._calibrated: dict[str, float] = {}  # scenario -> calibration estimates in it
-        # scenario -> the hierarchies it generates first (chainlab.campaign.run_estimate)
+        # scenario -> the hierarchies it generates first (chainlab.model.run_estimate)
         self._hierarchies: dict[str, float] = {}
 
     def use_estimate(self, run) -> None:
-        """The run's estimate (chainlab.campaign.run_estimate.RunEstimate): each scenario's
+        """The run's estimate (chainlab.model.run_estimate.RunEstimate): each scenario's
         hierarchies to generate join its estimate, as its wall time will hold them."""
         self._hierarchies = dict(run.hierarchies_s)
         for sid, seconds in self._hierarchies.items():

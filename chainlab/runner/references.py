@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chainlab.campaign import algorithm_costs, axes, estimate, reference_specs
+from chainlab.campaign import axes
 from chainlab.campaign.algorithms import DEFAULT_TRANSPORT
 from chainlab.campaign.model import (
     PATH_REFERENCE_WARMUP,
@@ -26,6 +26,7 @@ from chainlab.campaign.model import (
 )
 from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.errors import ChainlabError
+from chainlab.model import algorithm_costs, estimate, reference_specs
 from chainlab.network.profile import LOOPBACK
 from chainlab.runner.primitives_cache import now
 from chainlab.runner.scenario import RunContext, ScenarioExecution

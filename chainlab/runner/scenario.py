@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from chainlab import processes
-from chainlab.campaign import estimate
 from chainlab.campaign.model import NetworkProfile, Scenario, cpu_list
+from chainlab.model import estimate
 from chainlab.network import calibrate, emulated_link
 from chainlab.network.profile import LOOPBACK
 from chainlab.runner import (

@@ -31,7 +31,7 @@ CREATE TABLE runs (
     libraries           JSON,                 -- Python, numpy, scipy, pandas, duckdb, ... versions
                                               -- of the run (NULL in runs of version-1 stores)
     estimate            JSON                  -- the run-time estimate it started with and what
-                                              -- it had to make (chainlab.campaign.run_estimate;
+                                              -- it had to make (chainlab.model.run_estimate;
                                               -- NULL before version 14)
 );
 

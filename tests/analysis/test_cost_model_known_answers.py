@@ -13,9 +13,9 @@ from chainlab.analysis.cost_model import (
     per_stack,
     scenario_of,
 )
-from chainlab.campaign import cost, estimate
-from chainlab.campaign.implementations import REFERENCE
-from chainlab.campaign.reference_specs import LONG_WAIT_MS
+from chainlab.model import cost, estimate
+from chainlab.model.implementations import REFERENCE
+from chainlab.model.reference_specs import LONG_WAIT_MS
 
 MEAN_MS, SE_MS = 0.5, 0.1
 Z_95 = 1.959963984540054

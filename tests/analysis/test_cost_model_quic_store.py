@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 
 from chainlab.analysis.analyze import analyze
-from chainlab.campaign import reference_specs
+from chainlab.model import reference_specs
 
 STORE = Path(__file__).parents[1] / "data" / "stores" / "v14-quic.duckdb"
 # The band: the scenarios' |error| when the store was made was at most 20.2 % (the ML-DSA

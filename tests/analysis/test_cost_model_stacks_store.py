@@ -10,7 +10,7 @@ import duckdb
 
 from chainlab.analysis.analyze import analyze
 from chainlab.analysis.cost_model import model_of, stored_scenarios
-from chainlab.campaign import estimate
+from chainlab.model import estimate
 
 STORE = Path(__file__).parents[1] / "data" / "stores" / "v13-stacks.duckdb"
 # The band: each side and stack's median |error| on this store was at most 12.4 % when it

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from chainlab.analysis.analyze import analyze
 from chainlab.analysis.cost_model import model_of, per_scenario, stored_scenarios
-from chainlab.campaign import reference_specs
+from chainlab.model import reference_specs
 
 STORE = Path(__file__).parents[1] / "data" / "stores" / "v14-quick.duckdb"
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from chainlab import engine
-from chainlab.campaign.algorithm_costs import KEY_SIG_BYTES, SIGN_VERIFY_MS
+from chainlab.campaign.algorithm_sizes import KEY_SIG_BYTES
 from chainlab.campaign.algorithms import (
     OPENSSL_ALGORITHMS,
     SIGNATURE_ALGORITHMS,
@@ -14,6 +14,7 @@ from chainlab.campaign.algorithms import (
     token,
 )
 from chainlab.errors import ChainlabError
+from chainlab.model.algorithm_costs import SIGN_VERIFY_MS
 
 RUST_TABLE = Path(engine.REPO) / "engine/crates/chainlab-engine/src/algorithms.rs"
 LIBOQS_TABLE = Path(engine.REPO) / "engine/crates/chainlab-oqs/src/algorithms.rs"

@@ -14,9 +14,10 @@ import chainlab
 from chainlab.analysis import twins
 from chainlab.analysis.analyze import analyze
 from chainlab.bench.synthetic import SyntheticScenario, build_store
-from chainlab.campaign import axes, estimate, ids, load
+from chainlab.campaign import axes, ids, load
 from chainlab.campaign.axis import NOT_MINE
 from chainlab.campaign.loader import CampaignError
+from chainlab.model import estimate
 from chainlab.runner import engine_args
 from chainlab.runner.scenario_state import Files
 from chainlab.store import Store

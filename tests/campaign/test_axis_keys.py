@@ -1,7 +1,7 @@
 """Axes are plugins: each axis's key (and its other [matrix.*] keys and store columns) is
-named in the plumbing layers (chainlab/campaign, chainlab/runner, chainlab/store) only by
-the registry (campaign/axes.py, campaign/axis.py) and the module that declares the axis.
-Everything else asks the axis's callables, or the scenario's handshake
+named in the plumbing layers (chainlab/campaign, chainlab/model, chainlab/runner,
+chainlab/store) only by the registry (campaign/axes.py, campaign/axis.py) and the module
+that declares the axis. Everything else asks the axis's callables, or the scenario's handshake
 (chainlab.campaign.handshake) its values make (ARCHITECTURE.md, "A campaign axis").
 Analyses and report sections that study an axis name it freely.
 
@@ -19,7 +19,7 @@ from pathlib import Path
 from chainlab.campaign import axes
 
 ROOT = Path(__file__).resolve().parents[2]
-PLUMBING = ("campaign", "runner", "store")
+PLUMBING = ("campaign", "model", "runner", "store")
 REGISTRY = {"chainlab/campaign/axes.py", "chainlab/campaign/axis.py"}
 # Where an axis is declared outside the registry.
 DECLARED_IN = {

@@ -8,9 +8,11 @@ import textwrap
 
 import pytest
 
-from chainlab.campaign import CampaignError, cost, load
-from chainlab.campaign.algorithm_costs import KEY_SIG_BYTES, SIGN_VERIFY_MS
+from chainlab.campaign import CampaignError, load
+from chainlab.campaign.algorithm_sizes import KEY_SIG_BYTES
 from chainlab.campaign.algorithms import COMPOSITE_COMPONENTS, COMPOSITES
+from chainlab.model import cost
+from chainlab.model.algorithm_costs import SIGN_VERIFY_MS
 
 HEAD = """
 [campaign]

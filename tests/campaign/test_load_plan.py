@@ -1,10 +1,12 @@
-"""[load]: impossible plans are refused before anything runs, one line each; overrides."""
+"""[load]: impossible plans are refused before anything runs, one line each (read as the
+commands read a file: the loader, then the steps against the cost model); overrides."""
 
 import os
 
 import pytest
 
 from chainlab.campaign import CampaignError, load
+from chainlab.commands import read_campaign
 
 HEAD = """
 [campaign]
@@ -26,7 +28,7 @@ def write(tmp_path, body: str):
 
 def problems(tmp_path, body: str) -> list[str]:
     with pytest.raises(CampaignError) as e:
-        load(write(tmp_path, body))
+        read_campaign(write(tmp_path, body))
     return e.value.problems
 
 
@@ -103,7 +105,7 @@ def test_a_thread_pool_server_gets_four_workers_per_core(tmp_path):
 
 
 def test_the_time_estimate_covers_the_load_steps(tmp_path):
-    from chainlab.campaign import estimate
+    from chainlab.model import estimate
 
     base = load(write(tmp_path, ""))
     plan = (

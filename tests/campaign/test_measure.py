@@ -5,7 +5,8 @@ import textwrap
 
 import pytest
 
-from chainlab.campaign import CampaignError, estimate, load
+from chainlab.campaign import CampaignError, load
+from chainlab.model import estimate
 
 HEAD = """
 [campaign]

@@ -7,7 +7,8 @@ import textwrap
 
 import pytest
 
-from chainlab.campaign import CampaignError, estimate, ids, load, profiles
+from chainlab.campaign import CampaignError, ids, load, profiles
+from chainlab.model import estimate
 from chainlab.runner import engine_args, primitives
 
 HEAD = """

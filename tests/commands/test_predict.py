@@ -6,8 +6,9 @@ import re
 import pytest
 
 from chainlab import engine
-from chainlab.campaign import estimate, flights, load
+from chainlab.campaign import load
 from chainlab.cli import main
+from chainlab.model import estimate, flights
 from chainlab.runner import primitives, primitives_cache
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("serial")]  # measures: runs alone

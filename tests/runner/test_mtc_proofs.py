@@ -200,7 +200,7 @@ def test_the_size_estimate_is_the_issued_certificates(tmp_path, engine_bin, leaf
     """`validate`'s estimate of an MTC's bytes (chainlab.campaign.certificates.der_bytes)
     against what `pki` issues, within the slack of a subject name's length."""
     from chainlab.campaign import certificates as c
-    from chainlab.campaign.algorithm_costs import KEY_SIG_BYTES
+    from chainlab.campaign.algorithm_sizes import KEY_SIG_BYTES
 
     out = tmp_path / "pki"
     subprocess.run(

@@ -11,13 +11,14 @@ import duckdb
 import pytest
 
 from chainlab.analysis.analyze import analyze
-from chainlab.campaign import axes, cost, estimate, implementations, load, reference_specs
+from chainlab.campaign import axes, load
 from chainlab.campaign.model import (
     PATH_REFERENCE_COUNT,
     REFERENCE_KEPT_SHARE,
     NetworkProfile,
     PrimitivesPlan,
 )
+from chainlab.model import cost, estimate, implementations, reference_specs
 from chainlab.report import build_report
 from chainlab.runner import primitives, references
 from chainlab.runner.campaign import RunOptions, run

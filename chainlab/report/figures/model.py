@@ -5,7 +5,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from chainlab.campaign.cost import CATEGORIES
+from chainlab.model.cost import CATEGORIES
 from chainlab.report.figures.registry import figure
 from chainlab.report.figures.style import WIDTH, fig_height, scenario_labels
 

@@ -7,9 +7,9 @@ import math
 
 from chainlab.analysis.cost_model import STACK_ERROR_TARGET, off_target_reason
 from chainlab.analysis.load import parse_json
-from chainlab.campaign.cost import CATEGORIES
-from chainlab.campaign.implementations import unrecorded
-from chainlab.campaign.reference_specs import (
+from chainlab.model.cost import CATEGORIES
+from chainlab.model.implementations import unrecorded
+from chainlab.model.reference_specs import (
     PATH_PREFIX,
     REFERENCE_PREFIX,
     TRANSPORT_PREFIX,

@@ -39,15 +39,15 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from chainlab.campaign import implementations
 from chainlab.campaign.algorithms import (
     COMPOSITE_COMPONENTS,
     DEFAULT_TRANSPORT,
     GROUPS,
     resumption_ratio,
 )
-from chainlab.campaign.reference_specs import overhead_key
 from chainlab.campaign.stacks import DEFAULT_STACK
+from chainlab.model import implementations
+from chainlab.model.reference_specs import overhead_key
 
 # What a signature operation signs (the engine's --message): the CertificateVerify content
 # (130 bytes, TLS 1.3 scheme) or a TBSCertificate (certificate scheme).

@@ -5,10 +5,10 @@ import textwrap
 
 import pytest
 
-from chainlab.campaign import cost, cost_fit, estimate, reference_specs
 from chainlab.campaign.algorithms import SERVED_CHAINS
 from chainlab.campaign.loader import load
 from chainlab.campaign.model import NetworkProfile
+from chainlab.model import cost, cost_fit, estimate, reference_specs
 from chainlab.runner import references
 
 ML, SLH, EC = "ML-DSA-65", "SLH-DSA-SHAKE-128f", "ECDSA-P256"
@@ -512,8 +512,8 @@ def test_a_wait_reference_prices_the_wake_up_of_a_client_that_waits_long_on_loop
     bytes is the stack's wake-up extra; it is added to a scenario whose client idles
     LONG_WAIT_MS or more for the server's signature, on loopback only, and it leaves the
     overhead line as the two overhead references draw it."""
-    from chainlab.campaign import estimate
     from chainlab.campaign.model import Scenario
+    from chainlab.model import estimate
 
     rows = [
         *REFERENCE_PRIMITIVES,

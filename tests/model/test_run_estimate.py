@@ -1,14 +1,15 @@
-"""The whole run's estimate (chainlab.campaign.run_estimate): known answers for what a run
+"""The whole run's estimate (chainlab.model.run_estimate): known answers for what a run
 makes before its scenarios, priced from the built-in table and from a cost model."""
 
 from dataclasses import replace
 
 import pytest
 
-from chainlab.campaign import cost, estimate, load, run_estimate
-from chainlab.campaign.algorithm_costs import SIGN_VERIFY_MS
+from chainlab.campaign import load
 from chainlab.campaign.model import PrimitivesPlan
-from chainlab.campaign.run_estimate import Fresh
+from chainlab.model import cost, estimate, run_estimate
+from chainlab.model.algorithm_costs import SIGN_VERIFY_MS
+from chainlab.model.run_estimate import Fresh
 
 from .test_estimate import REPO
 

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 import chainlab
-from chainlab.campaign import estimate, flights, load, run_estimate
-from chainlab.campaign.algorithm_costs import KEY_SIG_BYTES
+from chainlab.campaign import load
+from chainlab.campaign.algorithm_sizes import KEY_SIG_BYTES
 from chainlab.campaign.algorithms import GROUPS, SIGNATURE_ALGORITHMS
 from chainlab.commands import validate
+from chainlab.model import estimate, flights, run_estimate
 
 REPO = Path(__file__).resolve().parents[2]
 NETWORK = REPO / "campaigns" / "network.toml"

@@ -3,7 +3,7 @@ first ETA.
 
 The cost model (docs/campaigns.md, "Estimated run time"; docs/methods/cost-model.md#cost-model):
 
-    loopback handshake_ms = the cost model's prediction (chainlab.campaign.cost) from the
+    loopback handshake_ms = the cost model's prediction (chainlab.model.cost) from the
                            primitives measured on this machine, when a model is given;
                            without one, the built-in table below:
                            BASE_MS + sign_ms(leaf) + sum(verify_ms(issuer) for each link)
@@ -32,10 +32,13 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from statistics import NormalDist
 
-from chainlab.campaign import axes, cost, measure_plan, reference_specs
-from chainlab.campaign.algorithm_costs import SIGN_VERIFY_MS
+from chainlab.campaign import axes, measure_plan
 from chainlab.campaign.algorithms import DEFAULT_TRANSPORT
-from chainlab.campaign.flights import (
+from chainlab.campaign.handshake import Handshake, view
+from chainlab.campaign.model import SAMPLE_GROWTH, SETTLED_N, NetworkProfile, Scenario
+from chainlab.model import cost, reference_specs
+from chainlab.model.algorithm_costs import SIGN_VERIFY_MS
+from chainlab.model.flights import (
     FULL,
     KEY_SHARE_BYTES,
     RESUMED,
@@ -43,8 +46,6 @@ from chainlab.campaign.flights import (
     client_certificate_bytes,
     flight_bytes,
 )
-from chainlab.campaign.handshake import Handshake, view
-from chainlab.campaign.model import SAMPLE_GROWTH, SETTLED_N, NetworkProfile, Scenario
 from chainlab.network.calibrate import BULK_MAX_S, plan_for
 from chainlab.network.model import (
     predict_handshake,
@@ -140,7 +141,7 @@ CALIBRATION_LOSSY_BULK_S = 5.5
 
 
 def scenario_operations(s: Scenario | Handshake) -> list[cost.Operation]:
-    """The scenario's cryptographic operations per handshake (chainlab.campaign.cost); none
+    """The scenario's cryptographic operations per handshake (chainlab.model.cost); none
     for a target (its server's chain is not known before it is measured)."""
     h = view(s)
     if h.target is not None:
@@ -229,7 +230,7 @@ def _with_wait(p: cost.Prediction, h: Handshake, model: cost.CostModel) -> cost.
 
 def pricing(s: Scenario | Handshake, model: cost.CostModel) -> cost.Pricing:
     """How the model prices the scenario: each side with its stack's implementations and
-    its overhead over the scenario's transport (chainlab.campaign.implementations)."""
+    its overhead over the scenario's transport (chainlab.model.implementations)."""
     h = view(s)
     return model.pricing(h.stacks, signing(s), "quic" if h.quic else DEFAULT_TRANSPORT)
 

@@ -1,4 +1,4 @@
-"""The cost model from stored rows (chainlab.campaign.cost): the primitives' timings by
+"""The cost model from stored rows (chainlab.model.cost): the primitives' timings by
 implementation, each stack's overhead lines fitted on its reference handshakes (over TCP and
 over QUIC), what each stack's path references measured beyond loopback and what its wait
 reference's client paid beyond its overhead line
@@ -10,8 +10,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from chainlab.campaign import implementations
-from chainlab.campaign.cost import (
+from chainlab.campaign.stacks import DEFAULT_STACK
+from chainlab.model import implementations
+from chainlab.model.cost import (
     SIDES,
     CostModel,
     Line,
@@ -23,7 +24,7 @@ from chainlab.campaign.cost import (
     operations,
     predict,
 )
-from chainlab.campaign.reference_specs import (
+from chainlab.model.reference_specs import (
     PATH_PREFIX,
     PATH_REFERENCES,
     PEER_REFERENCE,
@@ -37,7 +38,6 @@ from chainlab.campaign.reference_specs import (
     reference_spec,
     transport_of,
 )
-from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.stats import se_mean
 
 

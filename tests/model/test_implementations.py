@@ -1,8 +1,8 @@
 """Whose code runs each operation on each stack, and which engine times it
-(chainlab.campaign.implementations)."""
+(chainlab.model.implementations)."""
 
-from chainlab.campaign import implementations as impl
 from chainlab.campaign.stacks import STACKS
+from chainlab.model import implementations as impl
 
 
 def test_every_stack_has_its_own_library():

@@ -1,5 +1,5 @@
 """The run-time estimate of a whole run: each scenario's estimate
-(chainlab.campaign.estimate.scenario) plus what a run does before and between them, which
+(chainlab.model.estimate.scenario) plus what a run does before and between them, which
 depends on this machine's caches:
 
     run = RUN_START_S
@@ -16,7 +16,7 @@ depends on this machine's caches:
 `Fresh` lists what the caches lack (chainlab.runner.fresh reads them, for `validate` and for a
 run). A run stores its estimate with its Fresh (`runs.estimate`), so the estimate of a stored
 run can be made again from the store alone and compared with the wall time the run took
-(`chainlab bench model`; tests/campaign/test_run_estimate_stores.py).
+(`chainlab bench model`; tests/model/test_run_estimate_stores.py).
 
 Constants were measured on this 2-core machine kind (2026-11-27) and say where from.
 """
@@ -27,8 +27,6 @@ import math
 from dataclasses import dataclass, field
 from statistics import NormalDist
 
-from chainlab.campaign import cost, estimate, implementations, reference_specs
-from chainlab.campaign.algorithm_costs import SIGN_VERIFY_MS
 from chainlab.campaign.model import (
     PATH_REFERENCE_COUNT,
     PATH_REFERENCE_WARMUP,
@@ -42,6 +40,8 @@ from chainlab.campaign.model import (
     Scenario,
 )
 from chainlab.campaign.stacks import DEFAULT_STACK
+from chainlab.model import cost, estimate, implementations, reference_specs
+from chainlab.model.algorithm_costs import SIGN_VERIFY_MS
 
 # A run's own start before its first scenario (the engine's build facts, the store, reading
 # the primitives cache): 0.59 s with every cache warm in a signature-placement.toml run.

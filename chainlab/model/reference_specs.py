@@ -1,7 +1,7 @@
 """The reference handshakes the cost model's overhead lines are fitted on, and the names
 their stored rows carry (docs/methods/cost-model.md#cost-model): what each reference runs,
 and how a row's `message` names its path, transport or peer (chainlab.runner.primitives
-measures them; chainlab.campaign.cost and cost_fit read them)."""
+measures them; chainlab.model.cost and cost_fit read them)."""
 
 from __future__ import annotations
 

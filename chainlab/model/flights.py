@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from chainlab.campaign import algorithm_costs, certificates
-from chainlab.campaign.algorithm_costs import KEY_SIG_BYTES
+from chainlab.campaign import algorithm_sizes, certificates
+from chainlab.campaign.algorithm_sizes import KEY_SIG_BYTES
 from chainlab.campaign.handshake import Handshake, view
 from chainlab.campaign.model import Scenario
 
@@ -72,7 +72,7 @@ RECORD_OVERHEAD = 22
 def certificate_bytes(s: Scenario | Handshake) -> list[int]:
     """Estimated DER bytes of the hierarchy's certificates, root first (none for a target)."""
     h = view(s)
-    return algorithm_costs.certificate_bytes(h.hierarchy) if h.hierarchy else []
+    return algorithm_sizes.certificate_bytes(h.hierarchy) if h.hierarchy else []
 
 
 def served_certificate_bytes(s: Scenario | Handshake) -> list[int]:
