@@ -1,9 +1,8 @@
-"""Synthetic stores with known answers for the analysis tests (chainlab.bench.synthetic
-writes them through the real schema)."""
+"""Synthetic stores with known answers for the analysis tests (tests/synthetic.py writes
+them through the real schema)."""
 
 import pytest
-
-from chainlab.bench.synthetic import SyntheticScenario, build_store
+from synthetic import SyntheticScenario, build_store
 
 ML, SLH, SLHF = "ML-DSA-65", "SLH-DSA-SHAKE-192s", "SLH-DSA-SHAKE-128f"
 BASELINE = "x25519mlkem768__ml_root__ml_int__ml_leaf"

@@ -1,8 +1,9 @@
 """The interop matrix: one cell per scenario with its outcome, the category of most of its
 failed handshakes, and the capability tables' prediction (chainlab.analysis.interop)."""
 
+from synthetic import SyntheticScenario
+
 from chainlab.analysis.analyze import analyze
-from chainlab.bench.synthetic import SyntheticScenario
 
 ML, SLHF = "ML-DSA-65", "SLH-DSA-SHAKE-128f"
 

@@ -5,9 +5,9 @@ import datetime as dt
 import duckdb
 import numpy as np
 import pytest
+from synthetic import build_store
 
 from chainlab.analysis.load import load_store
-from chainlab.bench.synthetic import build_store
 from chainlab.errors import ChainlabError
 from chainlab.store import SCHEMA_VERSION
 

@@ -1,7 +1,7 @@
 """Emulated networks in the analysis: the profile table and its flag, the share of server
 flights above the initial window, predicted versus emulated latency, the projection onto
-reference links, and the like-with-like rules, on chainlab.bench.synthetic's
-network_example (its docstring gives every value used here)."""
+reference links, and the like-with-like rules, on tests/synthetic.py's network_example
+(its docstring gives every value used here)."""
 
 import json
 import math
@@ -9,15 +9,15 @@ import math
 import duckdb
 import numpy as np
 import pytest
-
-from chainlab.analysis.analyze import analyze
-from chainlab.analysis.network import REFERENCE_PROFILES
-from chainlab.bench.synthetic import (
+from synthetic import (
     SyntheticScenario,
     build_store,
     network_example,
     network_profile,
 )
+
+from chainlab.analysis.analyze import analyze
+from chainlab.analysis.network import REFERENCE_PROFILES
 from chainlab.errors import ChainlabError
 from chainlab.stats import proportion_ci
 

@@ -3,10 +3,10 @@
 import math
 
 import pytest
+from synthetic import SyntheticScenario
 
 from chainlab.analysis import paper
 from chainlab.analysis.analyze import analyze
-from chainlab.bench.synthetic import SyntheticScenario
 
 from .conftest import ML, SLH
 

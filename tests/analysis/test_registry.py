@@ -4,10 +4,10 @@ what its sections read; a store that varies a lever gets none of the placement s
 from dataclasses import replace
 
 import pytest
+from synthetic import SyntheticScenario
 
 from chainlab.analysis import registry
 from chainlab.analysis.analyze import analyze
-from chainlab.bench.synthetic import SyntheticScenario
 from chainlab.report import build_report
 
 SLH = "SLH-DSA-SHAKE-128f"

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from synthetic import SyntheticScenario, build_store
 
 import chainlab
 from chainlab.analysis import twins
 from chainlab.analysis.analyze import analyze
-from chainlab.bench.synthetic import SyntheticScenario, build_store
 from chainlab.campaign import axes, ids, load
 from chainlab.campaign.axis import NOT_MINE
 from chainlab.campaign.loader import CampaignError

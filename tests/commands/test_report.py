@@ -1,8 +1,8 @@
 """`chainlab report` on the command line: outputs, overrides and one-line errors."""
 
 import pytest
+from synthetic import SyntheticScenario, build_store
 
-from chainlab.bench.synthetic import SyntheticScenario, build_store
 from chainlab.cli import main
 
 SLH = "SLH-DSA-SHAKE-192s"

@@ -7,8 +7,7 @@ machine; bootstrap and Monte-Carlo intervals use the report's fixed seed.
 import numpy as np
 import pytest
 from conftest import figure_files
-
-from chainlab.bench.synthetic import SyntheticScenario, build_store
+from synthetic import SyntheticScenario, build_store, network_example
 
 ML, SLH = "ML-DSA-65", "SLH-DSA-SHAKE-192s"
 N = 60
@@ -93,10 +92,8 @@ def golden_report(golden_store):
 
 @pytest.fixture(scope="session")
 def network_store(tmp_path_factory):
-    """chainlab.bench.synthetic.network_example: emulated profiles (one flagged, one known
+    """tests/synthetic.py's network_example: emulated profiles (one flagged, one known
     only from the campaign file), loopback twins, exact latencies."""
-    from chainlab.bench.synthetic import network_example
-
     scenarios, profiles, campaign = network_example()
     d = tmp_path_factory.mktemp("network")
     return build_store(

@@ -3,10 +3,10 @@
 import matplotlib
 import matplotlib.pyplot as plt
 import pytest
+from synthetic import SyntheticScenario, build_store
 
 from chainlab.analysis.analyze import analyze
 from chainlab.analysis.families import PLACEMENT_COLOURS
-from chainlab.bench.synthetic import SyntheticScenario, build_store
 from chainlab.report import figures as F
 
 

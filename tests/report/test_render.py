@@ -8,7 +8,7 @@ and review the diff of tests/report/golden/ and tests/report/golden_network/ bef
 committing it. CSVs are compared with a relative tolerance of 1e-9 on numbers (exact on
 text); the Markdown exactly. golden/ is a loopback-only store's whole report (which has no
 network section); golden_network/ the emulated-networks section and the tables that change
-with networks of chainlab.bench.synthetic.network_example's store.
+with networks of tests/synthetic.py's network_example's store.
 """
 
 import math

@@ -4,8 +4,8 @@ the campaign that ran, links each to its section, and keeps run metadata below."
 import re
 
 import pytest
+from synthetic import SyntheticScenario, build_store
 
-from chainlab.bench.synthetic import SyntheticScenario, build_store
 from chainlab.report import build_report, sections
 from chainlab.report.sections.registry import registered
 
