@@ -10,7 +10,8 @@
 
 use anyhow::bail;
 
-use crate::cli::{ClientArgs, Compression, ServeArgs, Transport};
+use chainlab_record::args::{ClientArgs, Compression, ServeArgs};
+use chainlab_record::record::Transport;
 
 /// The stack name campaigns use and every record carries.
 pub const STACK: &str = "boringssl";
@@ -259,7 +260,7 @@ pub fn check_handshake(args: &ClientArgs) -> anyhow::Result<()> {
 }
 
 /// Refuses `--random-seed` (`seeded_random`) and liboqs signatures.
-pub fn check_common(seed: Option<u64>, tls: &crate::cli::TlsArgs) -> anyhow::Result<()> {
+pub fn check_common(seed: Option<u64>, tls: &chainlab_record::args::TlsArgs) -> anyhow::Result<()> {
     if seed.is_some() {
         bail!(missing("--random-seed", "seeded_random"));
     }

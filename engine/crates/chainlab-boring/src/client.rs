@@ -25,9 +25,9 @@ use rand_chacha::ChaCha8Rng;
 use crate::anchors;
 use crate::capabilities::{self, STACK};
 use crate::chain::observed_chain;
-use crate::cli::{ClientArgs, HandshakeArgs, LoadArgs};
 use crate::context::{self, ClientContext};
 use crate::errors::{self, Side};
+use chainlab_record::args::{ClientArgs, HandshakeArgs, LoadArgs};
 
 pub fn run(args: &HandshakeArgs) -> anyhow::Result<()> {
     capabilities::check_common(args.random_seed, &args.client.tls)?;

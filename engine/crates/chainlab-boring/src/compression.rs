@@ -16,7 +16,7 @@ use boring::ssl::{CertificateCompressionAlgorithm, CertificateCompressor};
 use serde::Serialize;
 use zlib_rs::{DeflateConfig, Inflate, InflateFlush, ReturnCode, Status};
 
-use crate::cli::Compression;
+use chainlab_record::args::Compression;
 
 /// Brotli's parameters: the largest quality (a chain is compressed once), its default window.
 const BROTLI_QUALITY: u32 = 11;

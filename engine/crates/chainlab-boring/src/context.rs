@@ -25,9 +25,9 @@ use foreign_types::{ForeignType, ForeignTypeRef};
 use serde::Serialize;
 
 use crate::capabilities::{self, OFFERED_SCHEMES};
-use crate::cli::{ChainPolicy, ClientArgs, Compression, ServeArgs, TlsArgs};
 use crate::compression::{self, Brotli, Cached, CompressionSetup, Compressor, Zlib};
 use crate::keys::{read_certificates, read_private_key};
+use chainlab_record::args::{ChainPolicy, ClientArgs, Compression, ServeArgs, TlsArgs};
 
 /// The server's context and the facts the ready line reports about it.
 pub struct ServerContext {

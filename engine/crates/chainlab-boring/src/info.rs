@@ -46,8 +46,8 @@ mod tests {
             ("boring", BORING_VERSION),
             ("boring-sys", BORING_SYS_VERSION),
         ] {
-            let entry = format!("name = \"{name}\"\nversion = \"{version}\"");
-            assert!(lock.contains(&entry), "Cargo.lock has no {name} {version}");
+            let locked = chainlab_record::stack_cli::locked(lock, name, version);
+            assert!(locked, "Cargo.lock has no {name} {version}");
         }
     }
 }

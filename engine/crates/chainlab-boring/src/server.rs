@@ -19,10 +19,10 @@ use serde::Serialize;
 
 use crate::capabilities::{self, STACK};
 use crate::chain::observed_chain;
-use crate::cli::ServeArgs;
 use crate::compression::CompressionSetup;
 use crate::context::{self, ClientAuth, ServedChain};
 use crate::errors::{self, Failure, Side};
+use chainlab_record::args::ServeArgs;
 
 pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
     serve::check_args(args)?;

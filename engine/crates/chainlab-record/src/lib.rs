@@ -8,7 +8,8 @@
 //! instruction counting (`random`), the failures all classify alike (`failure`), the thread
 //! model's accept wait (`listen`), documents on standard output that end quietly on a closed
 //! pipe (`output`), the `primitives` record and the signature timing of the engines that
-//! time signatures only (`primitives`) and the clocks of a record (`unix_ns`, `ns_between`).
+//! time signatures only (`primitives`), the command line and `main` of the engines over
+//! other stacks (`stack_cli`) and the clocks of a record (`unix_ns`, `ns_between`).
 //!
 //! The OpenSSL engine (`chainlab-engine`, linked against OpenSSL 3.5 or 4.0), the rustls
 //! engine (`chainlab-rustls`) and the BoringSSL engine (`chainlab-boring`) write their
@@ -32,6 +33,7 @@ pub mod primitives;
 pub mod random;
 pub mod record;
 pub mod serve;
+pub mod stack_cli;
 
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 

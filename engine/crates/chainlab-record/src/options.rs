@@ -187,7 +187,17 @@ pub fn broken_rule(
 /// clap's first line names the option and the bad value (the rest of its message is a usage
 /// hint, left to `--help`). `--help` and `--version` print as clap prints them.
 pub fn parse_command_line<C: clap::Parser>(engine: &str) -> Result<C, std::process::ExitCode> {
-    let parsed = C::command()
+    parse_command_line_as::<C>(engine, C::command())
+}
+
+/// `parse_command_line` with the command `C` derives changed first (another engine's name
+/// and description on one shared set of subcommands: `stack_cli`).
+pub fn parse_command_line_as<C: clap::Parser>(
+    engine: &str,
+    command: clap::Command,
+) -> Result<C, std::process::ExitCode> {
+    let parsed = command
+        .clone()
         .try_get_matches()
         .and_then(|m| C::from_arg_matches(&m).map(|c| (c, m)));
     match parsed {
@@ -209,7 +219,7 @@ pub fn parse_command_line<C: clap::Parser>(engine: &str) -> Result<C, std::proce
             ) =>
         {
             // clap would print the whole help here.
-            let commands: Vec<String> = C::command()
+            let commands: Vec<String> = command
                 .get_subcommands()
                 .map(|c| c.get_name().to_string())
                 .collect();

@@ -14,8 +14,9 @@ use rustls::crypto::aws_lc_rs::kx_group;
 use rustls::crypto::SupportedKxGroup;
 use rustls::{NamedGroup, SignatureScheme};
 
-use crate::cli::{Compression, ServeArgs, Transport};
 use chainlab_record::args::ClientArgs;
+use chainlab_record::args::{Compression, ServeArgs};
+use chainlab_record::record::Transport;
 
 /// The stack name campaigns use and every record carries.
 pub const STACK: &str = "rustls";

@@ -23,10 +23,10 @@ use rustls::{ClientConfig, ClientConnection, HandshakeKind};
 
 use crate::capabilities::{self, STACK};
 use crate::chain::observed_chain;
-use crate::cli::{ClientArgs, HandshakeArgs, LoadArgs};
 use crate::errors::{self, Side};
 use crate::io::{self as tlsio, RecordReads, Socket, Stop};
 use crate::tls;
+use chainlab_record::args::{ClientArgs, HandshakeArgs, LoadArgs};
 
 pub fn run(args: &HandshakeArgs) -> anyhow::Result<()> {
     capabilities::check_random(args.random_seed)?;

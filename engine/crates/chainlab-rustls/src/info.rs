@@ -58,8 +58,8 @@ mod tests {
             ("aws-lc-rs", AWS_LC_RS_VERSION),
             ("rustls-post-quantum", RUSTLS_POST_QUANTUM_VERSION),
         ] {
-            let entry = format!("name = \"{name}\"\nversion = \"{version}\"");
-            assert!(lock.contains(&entry), "Cargo.lock has no {name} {version}");
+            let locked = chainlab_record::stack_cli::locked(lock, name, version);
+            assert!(locked, "Cargo.lock has no {name} {version}");
         }
     }
 }

@@ -10,7 +10,6 @@ use std::process::ExitCode;
 mod anchors;
 mod capabilities;
 mod chain;
-mod cli;
 mod client;
 mod composite;
 mod errors;
@@ -24,28 +23,35 @@ mod primitives_kex;
 mod server;
 mod tls;
 
-use cli::{Cli, Command};
+use chainlab_record::args::{HandshakeArgs, LoadArgs, ServeArgs};
+use chainlab_record::primitives::SignatureArgs;
+use chainlab_record::stack_cli::StackEngine;
+
+/// This engine's commands on the command line every stack's engine shares
+/// (`chainlab_record::stack_cli`).
+struct Rustls;
+
+impl StackEngine for Rustls {
+    const NAME: &'static str = "chainlab-rustls";
+    const ABOUT: &'static str = "chainlab's measuring engine over rustls (aws-lc-rs provider)";
+
+    fn serve(args: &ServeArgs) -> anyhow::Result<()> {
+        server::run(args)
+    }
+    fn handshake(args: &HandshakeArgs) -> anyhow::Result<()> {
+        client::run(args)
+    }
+    fn load(args: &LoadArgs) -> anyhow::Result<()> {
+        client::load(args)
+    }
+    fn primitives(args: &SignatureArgs) -> anyhow::Result<()> {
+        primitives::run(args)
+    }
+    fn info() -> anyhow::Result<()> {
+        info::run()
+    }
+}
 
 fn main() -> ExitCode {
-    let cli = match chainlab_record::options::parse_command_line::<Cli>("chainlab-rustls") {
-        Ok(cli) => cli,
-        Err(code) => return code,
-    };
-    let result = match cli.command {
-        Command::Serve(args) => server::run(&args),
-        Command::Handshake(args) => client::run(&args),
-        Command::Load(args) => client::load(&args),
-        Command::Primitives(args) => primitives::run(&args),
-        Command::Info => info::run(),
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!(
-                "chainlab-rustls: error: {}",
-                chainlab_record::output::one_line(&format!("{err:#}"))
-            );
-            ExitCode::from(2)
-        }
-    }
+    chainlab_record::stack_cli::main::<Rustls>()
 }

@@ -18,10 +18,10 @@ use rustls::{HandshakeKind, ServerConnection, SignatureScheme};
 use serde::Serialize;
 
 use crate::capabilities::{self, STACK};
-use crate::cli::ServeArgs;
 use crate::errors::{self, Side};
 use crate::io::RecordReads;
 use crate::tls::{self, ServerSetup};
+use chainlab_record::args::ServeArgs;
 
 pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
     serve::check_args(args)?;
@@ -52,7 +52,7 @@ struct Facts<'a> {
 
 #[derive(Serialize)]
 struct ServedChain {
-    policy: crate::cli::ChainPolicy,
+    policy: chainlab_record::args::ChainPolicy,
     certificates: usize,
     der_bytes: usize,
 }

@@ -31,8 +31,8 @@ use rustls::{
 };
 
 use crate::capabilities;
-use crate::cli::{Compression, ServeArgs, TlsArgs};
 use chainlab_record::args::{ChainPolicy, ClientArgs};
+use chainlab_record::args::{Compression, ServeArgs, TlsArgs};
 
 thread_local! {
     /// The scheme of the last CertificateVerify this thread signed (server) or checked
