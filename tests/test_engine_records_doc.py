@@ -6,8 +6,9 @@
   not require; so the doc, the schema and (through chainlab-record's tests/schema.rs) the
   Rust types cannot drift apart silently;
 - every built engine's ready line and records, of `serve`, `handshake` and `load` (and QUIC
-  where the stack has it), validate against the schema with a full JSON Schema validator:
-  a field an engine leaves out, adds or mistypes fails here, whichever language wrote it.
+  where the stack has it), its `primitives` lines and its `info`, and the OpenSSL engine's
+  `reference` line, validate against the schema with a full JSON Schema validator: a field
+  an engine leaves out, adds or mistypes fails here, whichever language wrote it.
 
 Every Rust engine test checks each line it reads against the same file too
 (chainlab-test-support `assert_contract`), MTC, trust-anchor and QUIC runs included."""
@@ -29,7 +30,16 @@ DOC = REPO / "docs" / "engine-records.md"
 SCHEMA = REPO / "engine" / "crates" / "chainlab-record" / "records.schema.json"
 CHAIN = "ML-DSA-44,ML-DSA-44"
 READY_S = 20.0
-KINDS = ("ready", "client", "server", "generator", "server_thread")
+KINDS = (
+    "ready",
+    "client",
+    "server",
+    "generator",
+    "server_thread",
+    "primitive",
+    "reference",
+    "info",
+)
 # Optional fields documented in the sections of their own (load, QUIC), not marked "absent"
 # in the client and server tables.
 LOAD_FIELDS = {"intended_ns", "sched_lag_ns", "latency_ns"}
@@ -88,6 +98,9 @@ def documented() -> dict[str, tuple[set[str], set[str]]]:
         "server": (server | {"transport"} | datagrams, server_opt | datagrams),
         "generator": generator,
         "server_thread": (thread, set()),
+        "primitive": table_fields(s["Primitive records (`primitives`)"]),
+        "reference": table_fields(s["Host reference (`chainlab-engine reference`)"]),
+        "info": table_fields(s["The engine's `info`"]),
     }
 
 
@@ -199,3 +212,47 @@ def test_every_engine_keeps_the_record_contract(stack, eng, pki, tmp_path):
     assert seen >= LOAD_FIELDS
     if "resumption_mix" not in stacks.CAPABILITIES[stack].missing_features:
         assert "resume_offered" in seen
+
+
+@pytest.mark.parametrize("stack,eng", engines(), ids=[s for s, _ in engines()])
+def test_every_engine_prints_info_and_primitives_as_the_schema_says(stack, eng, engine_bin):
+    info = json.loads(
+        subprocess.run([str(eng), "info"], check=True, capture_output=True, timeout=60).stdout
+    )
+    errors = [e.message for e in validator("info").iter_errors(info)]
+    assert not errors, f"{stack} info breaks records.schema.json: {errors[:6]}"
+    assert info["stack"] == stack
+    out = subprocess.run(
+        [str(eng), "primitives", "--subject", "ML-DSA-44", "--op", "sign", "--count", "2",
+         "--warmup", "1"],
+        check=True, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    lines = [json.loads(x) for x in out.stdout.splitlines()]
+    assert len(lines) == 3
+    for line in lines:
+        assert_valid(line, f"{stack} primitives")
+
+
+def test_the_host_reference_line_keeps_the_schema(engine_bin):
+    out = subprocess.run(
+        [str(engine.path()), "reference", "--rounds", "2"], check=True, capture_output=True,
+        text=True, timeout=60,
+    )  # fmt: skip
+    assert_valid(json.loads(out.stdout), "chainlab-engine reference")
+
+
+def test_the_info_schema_refuses_a_mixed_shape_and_an_unknown_field():
+    base = {
+        "stack": "go", "engine_version": "0.1.0", "record_schema": "chainlab.engine.record/1",
+        "primitives_revision": 1, "option_rules": [], "hardware_counters": {"available": False},
+        "build": {"go": "go1.27.3"}, "groups": ["X25519"], "signature_algorithms": [],
+        "signature_implementations": ["stack"], "root_only_signature_algorithms": [],
+        "max_handshake_message": None, "cert_compressions": [], "missing_features": [],
+    }  # fmt: skip
+    v = validator("info")
+    assert v.is_valid(base)
+    assert not v.is_valid({**base, "colour": "blue"})
+    assert not v.is_valid({k: x for k, x in base.items() if k != "groups"})
+    # Another stack cannot carry the OpenSSL engine's shape, nor the reverse.
+    assert not v.is_valid({**base, "stack": "openssl-3.5"})
+    assert not v.is_valid({**base, "pki_revision": 1})

@@ -8,7 +8,8 @@ use std::process::Command;
 use common::engine;
 use serde_json::Value;
 
-/// Runs `primitives` with `args`; its records (warm-ups included).
+/// Runs `primitives` with `args`; its records (warm-ups included), each held to the record
+/// contract (`records.schema.json`, `$defs.primitive`).
 fn run(args: &[&str]) -> Vec<Value> {
     let out = Command::new(engine())
         .arg("primitives")
@@ -20,11 +21,7 @@ fn run(args: &[&str]) -> Vec<Value> {
         "primitives {args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
+    chainlab_test_support::parse_lines(&String::from_utf8(out.stdout).unwrap())
 }
 
 fn error_of(args: &[&str]) -> String {

@@ -1,5 +1,6 @@
 //! The record contract, machine-readable: `records.schema.json` (JSON Schema 2020-12) says
-//! which fields the ready line, client, server, generator and server-thread records carry,
+//! which fields the ready line, client, server, generator and server-thread records, a
+//! `primitives` operation and a host reference carry (and what `info` prints),
 //! their types and which are always written. Engines that do not share this crate (the Go
 //! engine) are held to it by the same file: every engine integration test checks each line
 //! it reads with `violations` (chainlab-test-support), the Python contract test with a full
@@ -15,17 +16,21 @@ use serde_json::{Map, Value};
 pub const SCHEMA_JSON: &str = include_str!("../records.schema.json");
 
 /// The schema's definition named `name` (`ready`, `client`, `server`, `generator`,
-/// `server_thread`, `certificate`).
+/// `server_thread`, `certificate`, `primitive`, `reference`, `info`).
 pub fn definition(name: &str) -> Value {
     let schema: Value = serde_json::from_str(SCHEMA_JSON).expect("records.schema.json is JSON");
     schema["$defs"][name].clone()
 }
 
-/// The definition a line is held to: the ready line by its `event`, a record by its `side`;
-/// `None` for a line the contract does not cover (`primitives` output).
+/// The definition a line is held to: the ready line, a `primitives` operation and a host
+/// reference by their `event`, a record by its `side`; `None` for a line the contract does
+/// not cover.
 pub fn kind_of(line: &Value) -> Option<&'static str> {
-    if line.get("event").and_then(Value::as_str) == Some("ready") {
-        return Some("ready");
+    match line.get("event").and_then(Value::as_str) {
+        Some("ready") => return Some("ready"),
+        Some("primitive") => return Some("primitive"),
+        Some("reference") => return Some("reference"),
+        _ => {}
     }
     match line.get("side").and_then(Value::as_str)? {
         "client" => Some("client"),

@@ -11,6 +11,7 @@
 use std::collections::BTreeSet;
 
 use chainlab_record::contract::{definition as def, problems, SCHEMA_JSON};
+use chainlab_record::primitives::{Sample, EVENT};
 use chainlab_record::record::{
     ClientRecord, Datagrams, ErrorCategory, GeneratorRecord, MtcChecked, ObservedCert, Outcome,
     ServerModel, ServerRecord, ServerThreadRecord, Transport, TrustAnchorsSeen, SCHEMA,
@@ -71,6 +72,24 @@ fn server_thread_records_match_the_schema() {
         wait_cpu_ns: 100_000,
     };
     check("server_thread", &thread, &thread);
+}
+
+#[test]
+fn primitive_records_match_the_schema() {
+    let sample = |message_bytes| Sample {
+        event: EVENT,
+        subject: "ML-DSA-44",
+        op: "sign",
+        message_bytes,
+        warmup: false,
+        seq: 3,
+        wall_ns: 600_000,
+        cpu_ns: 590_000,
+    };
+    check("primitive", &sample(Some(130)), &sample(None));
+    let line = serde_json::to_value(sample(None)).expect("JSON");
+    assert_eq!(chainlab_record::contract::kind_of(&line), Some("primitive"));
+    assert!(chainlab_record::contract::violations(&line).is_empty());
 }
 
 #[test]
