@@ -22,20 +22,8 @@ const ALERT_OFFSET: libc::c_int = ffi::SSL_AD_REASON_OFFSET as libc::c_int;
 /// The handshake_failure alert (RFC 8446).
 const HANDSHAKE_FAILURE: libc::c_int = 40;
 
-/// Which side is classifying, and what it offered.
-#[derive(Debug, Clone, Copy)]
-pub enum Side {
-    Server {
-        /// The server requires client certificates (`--client-ca`).
-        client_auth: bool,
-    },
-    Client {
-        /// Chain verification is on (`--no-verify` not given).
-        verify: bool,
-        /// `--sigalgs` restricted the offered signature schemes.
-        sigalgs_restricted: bool,
-    },
-}
+/// Which side is classifying, and what it offered (`chainlab_record::failure`).
+pub use chainlab_record::failure::Side;
 
 /// A client that sent a certificate and then, closing, read a fatal alert from the server:
 /// the server rejected the certificate (TLS 1.3 lets it say so only after the client's
@@ -156,46 +144,24 @@ fn reason_failure(reason: libc::c_int, ssl: &SslRef, side: Side) -> Option<Failu
     Some(Failure::new(category, reason_text(reason)))
 }
 
-/// A fatal alert received from the peer. As on the OpenSSL engine: a handshake_failure in
-/// reply to the ClientHello means no shared group when the client offered every scheme
-/// (no `--sigalgs`); with `--sigalgs` the cause is ambiguous (`tls_alert`), and the
-/// server's record of the same connection names it.
+/// A fatal alert received from the peer, classified as on the OpenSSL engine
+/// (`chainlab_record::failure::received_alert`); before ServerHello no group is set.
 fn alert_failure(alert: libc::c_int, ssl: &SslRef, side: Side) -> Failure {
     let name = alert_name(alert);
     // SAFETY: valid SSL pointer for the duration of the call.
     let before_server_hello = unsafe { ffi::SSL_get_group_id(ssl.as_ptr()) } == 0;
-    if let Side::Client {
-        sigalgs_restricted, ..
-    } = side
-    {
-        if alert == HANDSHAKE_FAILURE && before_server_hello {
-            if !sigalgs_restricted {
-                return Failure::new(
-                    ErrorCategory::NoSharedGroup,
-                    format!("received alert {name} in reply to ClientHello"),
-                );
-            }
-            return Failure::new(
-                ErrorCategory::TlsAlert,
-                format!(
-                    "received alert {name} in reply to ClientHello (no shared group or \
-                     signature scheme)"
-                ),
-            );
-        }
-    }
-    Failure::new(ErrorCategory::TlsAlert, format!("received alert {name}"))
+    chainlab_record::failure::received_alert(
+        &name,
+        alert == HANDSHAKE_FAILURE && before_server_hello,
+        side,
+    )
 }
 
 /// RFC 8446 style alert name ("handshake_failure") with its code.
 fn alert_name(alert: libc::c_int) -> String {
     // SAFETY: returns a pointer into a static string table (or "unknown").
     let long = unsafe { std::ffi::CStr::from_ptr(ffi::SSL_alert_desc_string_long(alert)) };
-    let name = long
-        .to_string_lossy()
-        .to_ascii_lowercase()
-        .replace(' ', "_");
-    format!("{name} ({alert})")
+    chainlab_record::failure::alert_name(&long.to_string_lossy(), alert)
 }
 
 /// BoringSSL's text for a libssl reason code.

@@ -1,6 +1,8 @@
-//! Failures both engines classify alike: a failed TCP connect, and a socket error during a
-//! handshake (timeouts, the peer going away). What a TLS library reports about the peer is
-//! each engine's own (`chainlab-engine`'s `tls::errors`, `chainlab-rustls`'s `errors`).
+//! Failures every engine classifies alike: a failed TCP connect, a socket error during a
+//! handshake (timeouts, the peer going away), and on the libssl stacks (OpenSSL's,
+//! BoringSSL's) a fatal alert from the peer (`received_alert`, by `Side`). What a TLS
+//! library reports about the peer otherwise is each engine's own (`chainlab-engine`'s
+//! `tls::errors`, `chainlab-boring`'s and `chainlab-rustls`'s `errors`).
 
 use std::io;
 
@@ -20,6 +22,66 @@ impl Failure {
             detail: detail.into(),
         }
     }
+}
+
+/// Which side of a libssl stack classifies a failure, and what it offered (a received
+/// alert means different things depending on it).
+#[derive(Debug, Clone, Copy)]
+pub enum Side {
+    Server {
+        /// The server requires client certificates (`--client-ca`).
+        client_auth: bool,
+    },
+    Client {
+        /// Chain verification is on (`--no-verify` not given).
+        verify: bool,
+        /// `--sigalgs` restricted the offered signature schemes.
+        sigalgs_restricted: bool,
+    },
+}
+
+/// A fatal alert received from the peer, `name` as `alert_name` spells it.
+///
+/// A server that finds no common group, signature scheme or cipher suite answers the
+/// ClientHello with handshake_failure; the wire does not say which. The engines' clients
+/// always offer their library's full TLS 1.3 cipher-suite list, so with the library's
+/// default signature schemes (no `--sigalgs`) a handshake_failure before ServerHello
+/// (`handshake_failure_before_server_hello`) means no shared group. With `--sigalgs`
+/// restricted the cause is ambiguous and is recorded as `tls_alert`; the server's record
+/// of the same connection names the exact cause either way.
+pub fn received_alert(
+    name: &str,
+    handshake_failure_before_server_hello: bool,
+    side: Side,
+) -> Failure {
+    if let Side::Client {
+        sigalgs_restricted, ..
+    } = side
+    {
+        if handshake_failure_before_server_hello {
+            if !sigalgs_restricted {
+                return Failure::new(
+                    ErrorCategory::NoSharedGroup,
+                    format!("received alert {name} in reply to ClientHello"),
+                );
+            }
+            return Failure::new(
+                ErrorCategory::TlsAlert,
+                format!(
+                    "received alert {name} in reply to ClientHello (no shared group or \
+                     signature scheme)"
+                ),
+            );
+        }
+    }
+    Failure::new(ErrorCategory::TlsAlert, format!("received alert {name}"))
+}
+
+/// An alert's name as RFC 8446 spells it, with its code ("handshake_failure (40)"), from
+/// the library's long description of it ("handshake failure").
+pub fn alert_name(long_description: &str, alert: i32) -> String {
+    let name = long_description.to_ascii_lowercase().replace(' ', "_");
+    format!("{name} ({alert})")
 }
 
 /// Whether the peer is presumably still connected after a failure of this category (our
@@ -67,6 +129,41 @@ pub fn socket_failure(kind: io::ErrorKind, detail: &str) -> Failure {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const CLIENT: Side = Side::Client {
+        verify: true,
+        sigalgs_restricted: false,
+    };
+    const RESTRICTED: Side = Side::Client {
+        verify: true,
+        sigalgs_restricted: true,
+    };
+
+    /// A handshake_failure in reply to the ClientHello is no shared group only where the
+    /// client offered every scheme; anything else is an alert as such.
+    #[test]
+    fn a_received_alert_is_classified_by_side_and_moment() {
+        let name = alert_name("handshake failure", 40);
+        assert_eq!(name, "handshake_failure (40)");
+        let got = received_alert(&name, true, CLIENT);
+        assert_eq!(got.category, ErrorCategory::NoSharedGroup);
+        assert_eq!(
+            got.detail,
+            "received alert handshake_failure (40) in reply to ClientHello"
+        );
+        assert_eq!(
+            received_alert(&name, true, RESTRICTED).category,
+            ErrorCategory::TlsAlert
+        );
+        assert_eq!(
+            received_alert(&name, false, CLIENT).category,
+            ErrorCategory::TlsAlert
+        );
+        let server = Side::Server { client_auth: false };
+        let got = received_alert(&name, true, server);
+        assert_eq!(got.category, ErrorCategory::TlsAlert);
+        assert_eq!(got.detail, "received alert handshake_failure (40)");
+    }
 
     #[test]
     fn connect_errors_map_to_stable_categories() {

@@ -18,21 +18,8 @@ use crate::record::ErrorCategory;
 use chainlab_record::failure::socket_failure;
 pub use chainlab_record::failure::{connect_failure, peer_still_connected, Failure};
 
-/// Which side is classifying, and what it offered (a received alert means different
-/// things depending on it).
-#[derive(Debug, Clone, Copy)]
-pub enum Side {
-    Server {
-        /// The server requires client certificates (`--client-ca`).
-        client_auth: bool,
-    },
-    Client {
-        /// Chain verification is on (`--no-verify` not given).
-        verify: bool,
-        /// `--sigalgs` restricted the offered signature schemes.
-        sigalgs_restricted: bool,
-    },
-}
+/// Which side is classifying, and what it offered (`chainlab_record::failure`).
+pub use chainlab_record::failure::Side;
 
 /// A client that sent a certificate and then, closing, read a fatal alert from the server:
 /// the server rejected the certificate (TLS 1.3 lets it say so only after the client's
@@ -286,51 +273,26 @@ fn reason_failure(reason: libc::c_int, ssl: &SslRef, side: Side) -> Option<Failu
     Some(Failure::new(category, text()))
 }
 
-/// A fatal alert received from the peer.
-///
-/// A server that finds no common group, signature scheme or cipher suite answers the
-/// ClientHello with handshake_failure; the wire does not say which. The engine's client
-/// always offers OpenSSL's full TLS 1.3 cipher-suite list, so with the library's default
-/// signature schemes (no `--sigalgs`) a handshake_failure before ServerHello means no shared
-/// group. With `--sigalgs` restricted the cause is ambiguous and is recorded as `tls_alert`;
-/// the server's record of the same connection names the exact cause either way.
+/// A fatal alert received from the peer (`chainlab_record::failure::received_alert` says
+/// what a handshake_failure before ServerHello means): the client is still writing its
+/// ClientHello's state when the server's reply is an alert.
 fn alert_failure(alert: libc::c_int, ssl: &SslRef, side: Side) -> Failure {
     let name = alert_name(alert);
     let before_server_hello =
         // SAFETY: valid SSL pointer for the duration of the call.
         unsafe { ossl::SSL_get_state(ssl.as_ptr()) } == ossl::TLS_ST_CW_CLNT_HELLO;
-    if let Side::Client {
-        sigalgs_restricted, ..
-    } = side
-    {
-        if alert == ossl::SSL_AD_HANDSHAKE_FAILURE && before_server_hello {
-            if !sigalgs_restricted {
-                return Failure::new(
-                    ErrorCategory::NoSharedGroup,
-                    format!("received alert {name} in reply to ClientHello"),
-                );
-            }
-            return Failure::new(
-                ErrorCategory::TlsAlert,
-                format!(
-                    "received alert {name} in reply to ClientHello (no shared group or \
-                     signature scheme)"
-                ),
-            );
-        }
-    }
-    Failure::new(ErrorCategory::TlsAlert, format!("received alert {name}"))
+    chainlab_record::failure::received_alert(
+        &name,
+        alert == ossl::SSL_AD_HANDSHAKE_FAILURE && before_server_hello,
+        side,
+    )
 }
 
 /// RFC 8446 style alert name ("handshake_failure") with its code.
 fn alert_name(alert: libc::c_int) -> String {
     // SAFETY: returns a pointer into a static string table (or "unknown").
     let long = unsafe { ossl::static_str(sys::SSL_alert_desc_string_long(alert)) };
-    let name = long
-        .unwrap_or("unknown")
-        .to_ascii_lowercase()
-        .replace(' ', "_");
-    format!("{name} ({alert})")
+    chainlab_record::failure::alert_name(long.unwrap_or("unknown"), alert)
 }
 
 /// OpenSSL's text for an SSL-library reason code.
