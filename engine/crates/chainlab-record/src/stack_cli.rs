@@ -2,7 +2,7 @@
 //! rustls'): the OpenSSL engine's `serve`, `handshake` and `load` with the very same flags
 //! (`args`), a signature `primitives` (`primitives::SignatureArgs`) and `info`, so a
 //! campaign's commands run on any stack. A stack plugs its five commands in as a
-//! `StackEngine`; what it cannot do is parsed and then refused by its own capability checks
+//! `StackEngine` (`stack_main!` in its crate's root); what it cannot do is parsed and then refused by its own capability checks
 //! with a one-line error, never silently ignored.
 
 use std::process::ExitCode;
@@ -14,17 +14,36 @@ use crate::args::{HandshakeArgs, LoadArgs, ServeArgs};
 use crate::primitives::SignatureArgs;
 
 /// One TLS stack's engine: its binary's name, what `--help` says it is, and its commands.
-pub trait StackEngine {
+pub struct StackEngine {
     /// The binary's name, as its errors and `--help` say it.
-    const NAME: &'static str;
+    pub name: &'static str,
     /// What the engine is (its stack and library), for `--help`.
-    const ABOUT: &'static str;
+    pub about: &'static str,
+    pub serve: fn(&ServeArgs) -> Result<()>,
+    pub handshake: fn(&HandshakeArgs) -> Result<()>,
+    pub load: fn(&LoadArgs) -> Result<()>,
+    pub primitives: fn(&SignatureArgs) -> Result<()>,
+    pub info: fn() -> Result<()>,
+}
 
-    fn serve(args: &ServeArgs) -> Result<()>;
-    fn handshake(args: &HandshakeArgs) -> Result<()>;
-    fn load(args: &LoadArgs) -> Result<()>;
-    fn primitives(args: &SignatureArgs) -> Result<()>;
-    fn info() -> Result<()>;
+/// The `main` of an engine over another stack, in its crate's root: the crate's
+/// `server::run`, `client::run`, `client::load`, `primitives::run` and `info::run` on the
+/// shared command line, under the binary's name and description.
+#[macro_export]
+macro_rules! stack_main {
+    ($name:literal, $about:literal) => {
+        fn main() -> std::process::ExitCode {
+            $crate::stack_cli::main(&$crate::stack_cli::StackEngine {
+                name: $name,
+                about: $about,
+                serve: server::run,
+                handshake: client::run,
+                load: client::load,
+                primitives: primitives::run,
+                info: info::run,
+            })
+        }
+    };
 }
 
 #[derive(Debug, Parser)]
@@ -51,36 +70,33 @@ pub enum Command {
     Info,
 }
 
-/// The command line `E` parses: the shared subcommands under its name and description.
-pub fn command<E: StackEngine>() -> clap::Command {
+/// The command line `engine` parses: the shared subcommands under its name and description.
+pub fn command(engine: &StackEngine) -> clap::Command {
     Cli::command()
-        .name(E::NAME)
-        .bin_name(E::NAME)
-        .about(E::ABOUT)
+        .name(engine.name)
+        .bin_name(engine.name)
+        .about(engine.about)
 }
 
 /// The engine's `main`: its command line parsed (a bad one said in one line, exit status 2),
 /// the command run, and an error it ends with said in one line, exit status 2.
-pub fn main<E: StackEngine>() -> ExitCode {
-    let cli = match crate::options::parse_command_line_as::<Cli>(E::NAME, command::<E>()) {
+pub fn main(engine: &StackEngine) -> ExitCode {
+    let cli = match crate::options::parse_command_line_as::<Cli>(engine.name, command(engine)) {
         Ok(cli) => cli,
         Err(code) => return code,
     };
     let result = match cli.command {
-        Command::Serve(args) => E::serve(&args),
-        Command::Handshake(args) => E::handshake(&args),
-        Command::Load(args) => E::load(&args),
-        Command::Primitives(args) => E::primitives(&args),
-        Command::Info => E::info(),
+        Command::Serve(args) => (engine.serve)(&args),
+        Command::Handshake(args) => (engine.handshake)(&args),
+        Command::Load(args) => (engine.load)(&args),
+        Command::Primitives(args) => (engine.primitives)(&args),
+        Command::Info => (engine.info)(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!(
-                "{}: error: {}",
-                E::NAME,
-                crate::output::one_line(&format!("{err:#}"))
-            );
+            let said = crate::output::one_line(&format!("{err:#}"));
+            eprintln!("{}: error: {said}", engine.name);
             ExitCode::from(2)
         }
     }
@@ -96,31 +112,24 @@ pub fn locked(lock: &str, name: &str, version: &str) -> bool {
 mod tests {
     use super::*;
 
-    struct Fake;
-    impl StackEngine for Fake {
-        const NAME: &'static str = "chainlab-fake";
-        const ABOUT: &'static str = "a stack for this test";
-        fn serve(_: &ServeArgs) -> Result<()> {
-            Ok(())
-        }
-        fn handshake(_: &HandshakeArgs) -> Result<()> {
-            Ok(())
-        }
-        fn load(_: &LoadArgs) -> Result<()> {
-            Ok(())
-        }
-        fn primitives(_: &SignatureArgs) -> Result<()> {
-            Ok(())
-        }
-        fn info() -> Result<()> {
-            Ok(())
-        }
+    fn nothing<A>(_: &A) -> Result<()> {
+        Ok(())
     }
+
+    const FAKE: StackEngine = StackEngine {
+        name: "chainlab-fake",
+        about: "a stack for this test",
+        serve: nothing,
+        handshake: nothing,
+        load: nothing,
+        primitives: nothing,
+        info: || Ok(()),
+    };
 
     /// The shared command line takes the stack's name and words, and every subcommand.
     #[test]
     fn a_stack_names_the_shared_command_line() {
-        let c = command::<Fake>();
+        let c = command(&FAKE);
         assert_eq!(c.get_name(), "chainlab-fake");
         assert_eq!(
             c.get_about().map(|a| a.to_string()).as_deref(),
