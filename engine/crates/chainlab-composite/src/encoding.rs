@@ -134,24 +134,8 @@ pub fn pkcs8(algorithm: &CompositeAlgorithm, private: &[u8]) -> Vec<u8> {
 
 /// The algorithm and private key (draft form) of a PKCS#8, None for another algorithm's.
 pub fn from_pkcs8(der_bytes: &[u8]) -> Result<Option<(&'static CompositeAlgorithm, Vec<u8>)>> {
-    let outer = der::expect(der_bytes, der::SEQUENCE, "PrivateKeyInfo")?;
-    let parts = der::elements(outer.contents)?;
-    let (Some(alg_id), Some(private)) = (parts.get(1), parts.get(2)) else {
-        bail!(
-            "PrivateKeyInfo: {} elements, expected at least 3",
-            parts.len()
-        );
-    };
-    let Some(algorithm) = algorithm_of(alg_id)? else {
-        return Ok(None);
-    };
-    if private.tag != der::OCTET_STRING {
-        bail!(
-            "PrivateKeyInfo of {}: privateKey is not an OCTET STRING",
-            algorithm.name
-        );
-    }
-    Ok(Some((algorithm, private.contents.to_vec())))
+    let found = der::read_pkcs8(der_bytes, algorithm_of, |a| a.name)?;
+    Ok(found.map(|(algorithm, private)| (algorithm, private.to_vec())))
 }
 
 /// The components of a composite public key: (mldsaPK, tradPK).
@@ -188,11 +172,7 @@ pub fn split_signature<'a>(
 
 /// The table's algorithm of an AlgorithmIdentifier element, None for any other OID.
 fn algorithm_of(alg_id: &der::Element<'_>) -> Result<Option<&'static CompositeAlgorithm>> {
-    let inner = der::elements(alg_id.contents)?;
-    let Some(oid) = inner.first().filter(|e| e.tag == der::OID) else {
-        bail!("AlgorithmIdentifier without an OID");
-    };
-    Ok(by_oid(&der::oid_text(oid.contents)))
+    Ok(by_oid(&der::algorithm_oid(alg_id)?))
 }
 
 /// The composite algorithm of a PEM private key file, None for any other key: what a stack

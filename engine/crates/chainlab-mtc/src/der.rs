@@ -140,6 +140,43 @@ pub fn read_spki<T>(
     Ok(Some((algorithm, key.contents[1..].to_vec())))
 }
 
+/// A PKCS#8 PrivateKeyInfo's algorithm (as `algorithm_of` reads its AlgorithmIdentifier;
+/// None for another table's) and private key (its OCTET STRING's contents); `name` names
+/// an algorithm in errors.
+pub fn read_pkcs8<T>(
+    der_bytes: &[u8],
+    algorithm_of: impl Fn(&Element<'_>) -> Result<Option<T>>,
+    name: impl Fn(&T) -> &str,
+) -> Result<Option<(T, &[u8])>> {
+    let outer = expect(der_bytes, SEQUENCE, "PrivateKeyInfo")?;
+    let parts = elements(outer.contents)?;
+    let (Some(alg_id), Some(private)) = (parts.get(1), parts.get(2)) else {
+        anyhow::bail!(
+            "PrivateKeyInfo: {} elements, expected at least 3",
+            parts.len()
+        );
+    };
+    let Some(algorithm) = algorithm_of(alg_id)? else {
+        return Ok(None);
+    };
+    if private.tag != OCTET_STRING {
+        anyhow::bail!(
+            "PrivateKeyInfo of {}: privateKey is not an OCTET STRING",
+            name(&algorithm)
+        );
+    }
+    Ok(Some((algorithm, private.contents)))
+}
+
+/// The OID of an AlgorithmIdentifier element, dotted.
+pub fn algorithm_oid(alg_id: &Element<'_>) -> Result<String> {
+    let inner = elements(alg_id.contents)?;
+    let Some(oid) = inner.first().filter(|e| e.tag == OID) else {
+        anyhow::bail!("AlgorithmIdentifier without an OID");
+    };
+    Ok(oid_text(oid.contents))
+}
+
 /// A non-negative INTEGER.
 pub fn integer(value: u64) -> Vec<u8> {
     let bytes = value.to_be_bytes();

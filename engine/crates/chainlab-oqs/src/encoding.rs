@@ -84,41 +84,23 @@ pub fn pkcs8_algorithm(der_bytes: &[u8]) -> Result<Option<&'static OqsAlgorithm>
 /// (another library's key). ML-DSA keys are read in OpenSSL's forms; a seed-only ML-DSA key
 /// is refused (liboqs 0.13 cannot expand a seed).
 pub fn from_pkcs8(der_bytes: &[u8]) -> Result<Option<Key>> {
-    let outer = der::expect(der_bytes, der::SEQUENCE, "PrivateKeyInfo")?;
-    let parts = der::elements(outer.contents)?;
-    let (Some(alg_id), Some(private)) = (parts.get(1), parts.get(2)) else {
-        bail!(
-            "PrivateKeyInfo: {} elements, expected at least 3",
-            parts.len()
-        );
-    };
-    let Some(algorithm) = algorithm_of(alg_id)? else {
+    let Some((algorithm, private)) = der::read_pkcs8(der_bytes, algorithm_of, |a| a.name)? else {
         return Ok(None);
     };
-    if private.tag != der::OCTET_STRING {
-        bail!(
-            "PrivateKeyInfo of {}: privateKey is not an OCTET STRING",
-            algorithm.name
-        );
-    }
     if algorithm.family == Family::MlDsa {
-        return ml_dsa_secret(algorithm, private.contents)
+        return ml_dsa_secret(algorithm, private)
             .and_then(|secret| Key::for_signing(algorithm, &secret))
             .map(Some);
     }
     let (sk, pk) = crate::backend::lengths(algorithm)?;
     // The OQS provider's form (an inner OCTET STRING), or the bare key earlier chainlab
     // versions wrote (cached hierarchies keep it): the lengths tell them apart.
-    let key = if private.contents.len() == sk + pk {
-        private.contents
+    let key = if private.len() == sk + pk {
+        private
     } else {
-        der::expect(
-            private.contents,
-            der::OCTET_STRING,
-            "PrivateKeyInfo privateKey",
-        )
-        .map(|inner| inner.contents)
-        .unwrap_or(private.contents)
+        der::expect(private, der::OCTET_STRING, "PrivateKeyInfo privateKey")
+            .map(|inner| inner.contents)
+            .unwrap_or(private)
     };
     if key.len() != sk + pk {
         bail!(
@@ -159,11 +141,7 @@ fn ml_dsa_secret(algorithm: &OqsAlgorithm, contents: &[u8]) -> Result<Vec<u8>> {
 
 /// The table's algorithm of an AlgorithmIdentifier element, `None` for any other OID.
 fn algorithm_of(alg_id: &der::Element<'_>) -> Result<Option<&'static OqsAlgorithm>> {
-    let inner = der::elements(alg_id.contents)?;
-    let Some(oid) = inner.first().filter(|e| e.tag == der::OID) else {
-        bail!("AlgorithmIdentifier without an OID");
-    };
-    Ok(by_oid(&der::oid_text(oid.contents)))
+    Ok(by_oid(&der::algorithm_oid(alg_id)?))
 }
 
 #[cfg(test)]
