@@ -23,18 +23,7 @@ pub const SEED_BYTES: usize = 32;
 
 /// Reads every PEM certificate of a file; `flag` names the option in errors.
 pub fn read_certificates(path: &Path, flag: &str) -> anyhow::Result<Vec<X509>> {
-    let pem =
-        std::fs::read(path).with_context(|| format!("{flag}: cannot read {}", path.display()))?;
-    let certs = X509::stack_from_pem(&pem).map_err(|e| {
-        anyhow!(
-            "{flag}: {} is not a PEM certificate file: {e}",
-            path.display()
-        )
-    })?;
-    if certs.is_empty() {
-        bail!("{flag}: {} holds no PEM certificate", path.display());
-    }
-    Ok(certs)
+    chainlab_record::pem::read_certificates(path, flag, X509::stack_from_pem)
 }
 
 /// Reads a PEM private key (PKCS#8), an ML-DSA key through its seed (see the module doc).

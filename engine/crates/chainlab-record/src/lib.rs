@@ -1,15 +1,18 @@
 //! What every chainlab engine shares, whatever TLS stack it links: the command-line options
 //! all take alike (`args`) and the rules between them and the parse of a whole command line
-//! (`options`), the trust_anchors extension's lists and retry (`anchors`), the per-connection records (`record`), their machine-readable contract (`contract`: `records.schema.json`) and how a side's
-//! observations become a record (`observed`), the server scaffold with its thread-per-
-//! connection and event-loop models, ready line and stop signals (`serve`), the client's
-//! attempt loop and the open-loop load generator (`drive`), the thread CPU clocks and CPU
-//! placement (`cpu`), byte counting at the socket (`counting`), seeded random bytes for
-//! instruction counting (`random`), the failures all classify alike (`failure`), the thread
-//! model's accept wait (`listen`), documents on standard output that end quietly on a closed
-//! pipe (`output`), the `primitives` record and the signature timing of the engines that
-//! time signatures only (`primitives`), the command line and `main` of the engines over
-//! other stacks (`stack_cli`) and the clocks of a record (`unix_ns`, `ns_between`).
+//! (`options`), the trust_anchors extension's lists and retry (`anchors`), the
+//! per-connection records (`record`), their machine-readable contract (`contract`:
+//! `records.schema.json`) and how a side's observations become a record (`observed`), the
+//! server scaffold with its thread-per-connection and event-loop models, ready line and
+//! stop signals (`serve`), the client's attempt loop and the open-loop load generator
+//! (`drive`), the thread CPU clocks and CPU placement (`cpu`), byte counting at the socket
+//! (`counting`), seeded random bytes for instruction counting (`random`), the failures all
+//! classify alike (`failure`), the thread model's accept wait (`listen`), documents on
+//! standard output that end quietly on a closed pipe (`output`), PEM certificate files
+//! named on the command line (`pem`), the `primitives` record and the signature timing of
+//! the engines that time signatures only (`primitives`), the command line and `main` of the
+//! engines over other stacks (`stack_cli`) and the clocks of a record (`unix_ns`,
+//! `ns_between`).
 //!
 //! The OpenSSL engine (`chainlab-engine`, linked against OpenSSL 3.5 or 4.0), the rustls
 //! engine (`chainlab-rustls`) and the BoringSSL engine (`chainlab-boring`) write their
@@ -29,6 +32,7 @@ pub mod mtc;
 pub mod observed;
 pub mod options;
 pub mod output;
+pub mod pem;
 pub mod primitives;
 pub mod random;
 pub mod record;

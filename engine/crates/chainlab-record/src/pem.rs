@@ -1,0 +1,60 @@
+//! PEM files named on the command line, read the same way whatever library parses them:
+//! a file that cannot be read, does not parse, or holds no certificate is one line naming
+//! the option and the file.
+
+use std::path::Path;
+
+use anyhow::{anyhow, bail, Context as _, Result};
+
+/// Every PEM certificate of the file at `path`, as `parse` (the stack's own
+/// `X509::stack_from_pem`) reads them; `flag` names the option in errors.
+pub fn read_certificates<C, E: std::fmt::Display>(
+    path: &Path,
+    flag: &str,
+    parse: impl FnOnce(&[u8]) -> std::result::Result<Vec<C>, E>,
+) -> Result<Vec<C>> {
+    let pem =
+        std::fs::read(path).with_context(|| format!("{flag}: cannot read {}", path.display()))?;
+    let certs = parse(&pem).map_err(|e| {
+        anyhow!(
+            "{flag}: {} is not a PEM certificate file: {e}",
+            path.display()
+        )
+    })?;
+    if certs.is_empty() {
+        bail!("{flag}: {} holds no PEM certificate", path.display());
+    }
+    Ok(certs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(text: &[u8]) -> std::result::Result<Vec<String>, String> {
+        let text = std::str::from_utf8(text).map_err(|e| e.to_string())?;
+        if text.starts_with("bad") {
+            return Err("no PEM here".into());
+        }
+        Ok(text.lines().map(str::to_owned).collect())
+    }
+
+    #[test]
+    fn each_way_a_file_fails_names_the_option_and_the_file() {
+        let dir = std::env::temp_dir().join(format!("chainlab-pem-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (good, bad, empty) = (dir.join("good"), dir.join("bad"), dir.join("empty"));
+        std::fs::write(&good, "a\nb").unwrap();
+        std::fs::write(&bad, "bad").unwrap();
+        std::fs::write(&empty, "").unwrap();
+        assert_eq!(read_certificates(&good, "--ca", lines).unwrap(), ["a", "b"]);
+        let said = |p: &Path| read_certificates(p, "--ca", lines).unwrap_err().to_string();
+        assert!(
+            said(&bad).starts_with("--ca: ")
+                && said(&bad).ends_with("is not a PEM certificate file: no PEM here")
+        );
+        assert!(said(&empty).ends_with("holds no PEM certificate"));
+        assert!(said(&dir.join("missing")).contains("--ca: cannot read"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
