@@ -9,29 +9,21 @@ pub const BORING_VERSION: &str = "5.4.0";
 pub const BORING_SYS_VERSION: &str = "5.4.0";
 
 pub fn run() -> anyhow::Result<()> {
-    let info = serde_json::json!({
-        "engine_version": env!("CARGO_PKG_VERSION"),
-        "stack": capabilities::STACK,
-        "record_schema": chainlab_record::record::SCHEMA,
-        "option_rules": chainlab_record::options::OPTION_RULES,
-        "primitives_revision": chainlab_record::primitives::METHOD_REVISION,
-        "build": {
-            "boring": BORING_VERSION,
-            "boring_sys": BORING_SYS_VERSION,
-        },
-        "signature_algorithms": capabilities::SIGNATURES.iter().map(|s| serde_json::json!({
-            "algorithm": s.algorithm, "scheme": s.tls_name, "implementation": "boringssl",
-        })).collect::<Vec<_>>(),
-        "signature_implementations": ["stack"],
-        "root_only_signature_algorithms": [],
-        "max_handshake_message": serde_json::Value::Null,
-        "groups": capabilities::GROUPS.iter().map(|g| g.names[0]).collect::<Vec<_>>(),
-        "cert_compressions": capabilities::CERT_COMPRESSIONS,
-        "missing_features": capabilities::MISSING_FEATURES,
-        "hardware_counters": chainlab_record::cpu::hardware_counters(),
-    });
-    chainlab_record::output::print_line(&serde_json::to_string_pretty(&info)?)?;
-    Ok(())
+    chainlab_record::stack_cli::print_info(chainlab_record::stack_cli::StackInfo {
+        stack: capabilities::STACK,
+        build: serde_json::json!({"boring": BORING_VERSION, "boring_sys": BORING_SYS_VERSION}),
+        signatures: capabilities::SIGNATURES
+            .iter()
+            .map(|s| (s.algorithm, s.tls_name, "boringssl"))
+            .collect(),
+        signature_implementations: &["stack"],
+        root_only: Vec::new(),
+        max_handshake_message: None,
+        groups: capabilities::GROUPS.iter().map(|g| g.names[0]).collect(),
+        cert_compressions: capabilities::CERT_COMPRESSIONS,
+        missing_features: capabilities::MISSING_FEATURES,
+        liboqs: None,
+    })
 }
 
 #[cfg(test)]

@@ -102,6 +102,56 @@ pub fn main(engine: &StackEngine) -> ExitCode {
     }
 }
 
+/// What an engine over another stack says of itself in `info` (records.schema.json,
+/// `$defs.info`): the stack's build, and what it can do, which the capability tables and
+/// `validate` read (docs/stacks.md).
+pub struct StackInfo<'a> {
+    pub stack: &'a str,
+    /// The crate or module versions of the stack, by name.
+    pub build: serde_json::Value,
+    /// (algorithm, TLS scheme, whose code verifies it) for every signature it takes.
+    pub signatures: Vec<(&'a str, &'a str, &'a str)>,
+    pub signature_implementations: &'a [&'a str],
+    /// (algorithm, why) for every algorithm it takes only as a root.
+    pub root_only: Vec<(&'a str, String)>,
+    /// The longest handshake message it takes, where it has a limit of its own.
+    pub max_handshake_message: Option<usize>,
+    pub groups: Vec<&'a str>,
+    pub cert_compressions: &'a [&'a str],
+    pub missing_features: &'a [&'a str],
+    /// liboqs' version and build, where the engine links it.
+    pub liboqs: Option<serde_json::Value>,
+}
+
+/// `info`: the fields every engine prints, then `info`'s own, as one JSON document.
+pub fn print_info(info: StackInfo<'_>) -> Result<()> {
+    let mut out = serde_json::json!({
+        "engine_version": env!("CARGO_PKG_VERSION"),
+        "stack": info.stack,
+        "record_schema": crate::record::SCHEMA,
+        "option_rules": crate::options::OPTION_RULES,
+        "primitives_revision": crate::primitives::METHOD_REVISION,
+        "build": info.build,
+        "signature_algorithms": info.signatures.iter().map(|(algorithm, scheme, by)| {
+            serde_json::json!({"algorithm": algorithm, "scheme": scheme, "implementation": by})
+        }).collect::<Vec<_>>(),
+        "signature_implementations": info.signature_implementations,
+        "root_only_signature_algorithms": info.root_only.iter().map(|(algorithm, why)| {
+            serde_json::json!({"algorithm": algorithm, "reason": why})
+        }).collect::<Vec<_>>(),
+        "max_handshake_message": info.max_handshake_message,
+        "groups": info.groups,
+        "cert_compressions": info.cert_compressions,
+        "missing_features": info.missing_features,
+        "hardware_counters": crate::cpu::hardware_counters(),
+    });
+    if let Some(liboqs) = info.liboqs {
+        out["liboqs"] = liboqs;
+    }
+    crate::output::print_line(&serde_json::to_string_pretty(&out)?)?;
+    Ok(())
+}
+
 /// Whether Cargo.lock (its text) pins crate `name` at `version`: an engine's `info` names
 /// the versions of its stack's crates, and its tests hold them to the lock.
 pub fn locked(lock: &str, name: &str, version: &str) -> bool {
