@@ -5,7 +5,8 @@
 use boring::nid::Nid;
 use boring::pkey::Id;
 use boring::ssl::SslRef;
-use boring::x509::X509Ref;
+use boring::x509::{X509Ref, X509};
+use chainlab_record::observed::PeerCertificate;
 use chainlab_record::record::ObservedCert;
 
 /// The certificates the peer sent, leaf first; `None` when it sent none (a resumed
@@ -14,40 +15,37 @@ pub fn observed_chain(
     ssl: &SslRef,
     server_side: bool,
 ) -> anyhow::Result<Option<Vec<ObservedCert>>> {
-    let Some(chain) = ssl.peer_cert_chain() else {
-        return Ok(None);
-    };
-    let mut observed = Vec::with_capacity(chain.len() + 1);
-    if server_side {
-        // On the server, SSL_get_peer_cert_chain leaves out the client's leaf.
-        match ssl.peer_certificate() {
-            Some(leaf) => observed.push(observed_cert(&leaf)?),
-            None => return Ok(None),
-        }
-    }
-    for cert in chain {
-        observed.push(observed_cert(cert)?);
-    }
-    Ok(Some(observed))
+    let chain = ssl
+        .peer_cert_chain()
+        .map(|chain| chain.iter().map(|c| Cert(c.to_owned())).collect());
+    let leaf = ssl.peer_certificate().map(Cert);
+    chainlab_record::observed::peer_chain(leaf, chain, server_side)
 }
 
-fn observed_cert(cert: &X509Ref) -> anyhow::Result<ObservedCert> {
-    let subject = cert
-        .subject_name()
-        .entries()
-        .map(|e| {
-            let key = e.object().nid().short_name().unwrap_or("?");
-            Ok(format!("{key}={}", e.data().as_utf8()?))
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?
-        .join(", ");
-    let sig_nid = cert.signature_algorithm().object().nid();
-    Ok(ObservedCert {
-        der_bytes: cert.to_der()?.len(),
-        subject,
-        sig_alg: sig_nid.long_name().unwrap_or("unknown").to_owned(),
-        key_alg: key_algorithm(cert)?,
-    })
+/// A certificate as BoringSSL reads it.
+struct Cert(X509);
+
+impl PeerCertificate for Cert {
+    fn der_bytes(&self) -> anyhow::Result<usize> {
+        Ok(self.0.to_der()?.len())
+    }
+    fn subject_entries(&self) -> anyhow::Result<Vec<(String, String)>> {
+        self.0
+            .subject_name()
+            .entries()
+            .map(|e| {
+                let key = e.object().nid().short_name().unwrap_or("?");
+                Ok((key.to_owned(), e.data().as_utf8()?.to_string()))
+            })
+            .collect()
+    }
+    fn sig_alg(&self) -> String {
+        let nid = self.0.signature_algorithm().object().nid();
+        nid.long_name().unwrap_or("unknown").to_owned()
+    }
+    fn key_alg(&self) -> anyhow::Result<String> {
+        key_algorithm(&self.0)
+    }
 }
 
 /// The certificate's key type in the vocabulary of `pki --chain` ("ML-DSA-65",

@@ -3,6 +3,8 @@
 //! `ServerObserved` with what only its TLS library can say (conn_id, group, scheme, chain,
 //! failure, byte counts); the spans and clocks come from the scaffold that ran the
 //! connection. Adding a record field touches the record, its observation and these builders.
+//! The peer's chain is put in a record's order here too (`peer_chain`), from each
+//! certificate as its library reads it (`PeerCertificate`).
 
 use crate::args::ServerModel;
 use crate::counting::Counts;
@@ -218,5 +220,115 @@ fn outcome(failure: &Option<Failure>) -> Outcome {
         Outcome::Ok
     } else {
         Outcome::Failed
+    }
+}
+
+/// One certificate the peer sent, as the stack's library reads it: what a record's
+/// `peer_chain` holds of it (names as the OpenSSL engine gives them, so records of every
+/// stack compare).
+pub trait PeerCertificate {
+    fn der_bytes(&self) -> anyhow::Result<usize>;
+    /// The subject's attributes, `short name=value`, in order.
+    fn subject_entries(&self) -> anyhow::Result<Vec<(String, String)>>;
+    /// The signature algorithm's long name ("ML-DSA-65", "ecdsa-with-SHA256").
+    fn sig_alg(&self) -> String;
+    /// The key's type in the vocabulary of `pki --chain` ("ML-DSA-65", "ECDSA-P256").
+    fn key_alg(&self) -> anyhow::Result<String>;
+}
+
+/// The certificates the peer sent, leaf first, from the library's `leaf` and `chain`
+/// (`None` when it sent none: a resumed handshake, or a server that asked for no client
+/// certificate). On a server, libssl's peer chain leaves out the client's leaf (`leaf`
+/// then comes first); a client's holds it.
+pub fn peer_chain<C: PeerCertificate>(
+    leaf: Option<C>,
+    chain: Option<Vec<C>>,
+    server_side: bool,
+) -> anyhow::Result<Option<Vec<ObservedCert>>> {
+    let Some(chain) = chain else {
+        return Ok(None);
+    };
+    let mut observed = Vec::with_capacity(chain.len() + 1);
+    if server_side {
+        match leaf {
+            Some(leaf) => observed.push(observed_cert(&leaf)?),
+            None => return Ok(None),
+        }
+    }
+    for cert in &chain {
+        observed.push(observed_cert(cert)?);
+    }
+    Ok(Some(observed))
+}
+
+fn observed_cert(cert: &impl PeerCertificate) -> anyhow::Result<ObservedCert> {
+    let subject = cert
+        .subject_entries()?
+        .iter()
+        .map(|(key, value)| format!("{key}={value}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Ok(ObservedCert {
+        der_bytes: cert.der_bytes()?,
+        subject,
+        sig_alg: cert.sig_alg(),
+        key_alg: cert.key_alg()?,
+    })
+}
+
+#[cfg(test)]
+mod peer_chain_tests {
+    use super::*;
+
+    struct Fake(&'static str);
+    impl PeerCertificate for Fake {
+        fn der_bytes(&self) -> anyhow::Result<usize> {
+            Ok(self.0.len())
+        }
+        fn subject_entries(&self) -> anyhow::Result<Vec<(String, String)>> {
+            Ok(vec![
+                ("CN".into(), self.0.into()),
+                ("O".into(), "chainlab".into()),
+            ])
+        }
+        fn sig_alg(&self) -> String {
+            "ML-DSA-65".into()
+        }
+        fn key_alg(&self) -> anyhow::Result<String> {
+            Ok("ML-DSA-44".into())
+        }
+    }
+
+    /// A client's chain is the library's as it stands; a server's puts the client's leaf
+    /// first, and without it there is no chain; no chain at all is none.
+    #[test]
+    fn a_peer_chain_is_leaf_first_on_either_side() {
+        let subjects = |c: Option<Vec<ObservedCert>>| {
+            c.unwrap()
+                .into_iter()
+                .map(|o| o.subject)
+                .collect::<Vec<_>>()
+        };
+        let client = peer_chain(None, Some(vec![Fake("leaf"), Fake("root")]), false).unwrap();
+        assert_eq!(
+            subjects(client),
+            ["CN=leaf, O=chainlab", "CN=root, O=chainlab"]
+        );
+        let server = peer_chain(Some(Fake("leaf")), Some(vec![Fake("int")]), true).unwrap();
+        assert_eq!(
+            subjects(server),
+            ["CN=leaf, O=chainlab", "CN=int, O=chainlab"]
+        );
+        assert!(peer_chain(None, Some(vec![Fake("int")]), true)
+            .unwrap()
+            .is_none());
+        assert!(peer_chain::<Fake>(None, None, false).unwrap().is_none());
+        let one = peer_chain(None, Some(vec![Fake("leaf")]), false)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (one[0].der_bytes, one[0].sig_alg.as_str()),
+            (4, "ML-DSA-65")
+        );
     }
 }
