@@ -261,6 +261,55 @@ pub fn peer_chain<C: PeerCertificate>(
     Ok(Some(observed))
 }
 
+/// A libssl stack's `observed_chain(ssl, server_side)`, over the rust-openssl family's
+/// types (openssl's and boring's, one fork apart): `$ssl` and `$x509` are the crate's
+/// `SslRef` and `X509`, `|$data| $text` reads a subject entry's value as text (its API
+/// differs), `$key_alg` names a certificate's key (`fn(&X509Ref) -> Result<String>`).
+#[macro_export]
+macro_rules! libssl_peer_chain {
+    ($ssl:ty, $x509:ty, |$data:ident| $text:expr, $key_alg:path) => {
+        /// The certificates the peer sent, leaf first; `None` when it sent none (a resumed
+        /// handshake, or a server that asked for no client certificate).
+        pub fn observed_chain(
+            ssl: &$ssl,
+            server_side: bool,
+        ) -> anyhow::Result<Option<Vec<$crate::record::ObservedCert>>> {
+            let chain = ssl
+                .peer_cert_chain()
+                .map(|chain| chain.iter().map(|c| PeerCert(c.to_owned())).collect());
+            let leaf = ssl.peer_certificate().map(PeerCert);
+            $crate::observed::peer_chain(leaf, chain, server_side)
+        }
+
+        /// A certificate the peer sent, as the library reads it.
+        struct PeerCert($x509);
+
+        impl $crate::observed::PeerCertificate for PeerCert {
+            fn der_bytes(&self) -> anyhow::Result<usize> {
+                Ok(self.0.to_der()?.len())
+            }
+            fn subject_entries(&self) -> anyhow::Result<Vec<(String, String)>> {
+                self.0
+                    .subject_name()
+                    .entries()
+                    .map(|e| {
+                        let key = e.object().nid().short_name().unwrap_or("?");
+                        let $data = e.data();
+                        Ok((key.to_owned(), $text))
+                    })
+                    .collect()
+            }
+            fn sig_alg(&self) -> String {
+                let nid = self.0.signature_algorithm().object().nid();
+                nid.long_name().unwrap_or("unknown").to_owned()
+            }
+            fn key_alg(&self) -> anyhow::Result<String> {
+                $key_alg(&self.0)
+            }
+        }
+    };
+}
+
 fn observed_cert(cert: &impl PeerCertificate) -> anyhow::Result<ObservedCert> {
     let subject = cert
         .subject_entries()?
