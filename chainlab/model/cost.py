@@ -35,9 +35,10 @@ store (`chainlab.runner.primitives` measures them); this module only does the ar
 from __future__ import annotations
 
 import math
-from collections import Counter
-from collections.abc import Mapping
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 from chainlab.campaign.algorithms import (
     COMPOSITE_COMPONENTS,
@@ -84,6 +85,14 @@ def is_kem(group: str) -> bool:
     return GROUPS[group] in ("hybrid", "pure_pq")
 
 
+# An operation of a handshake, merged by it: (side, category, subject, op, message).
+OpKey = tuple[str, str, str, str, str | None]
+# What a primitive timing is of: (subject, op, message), and by whose code:
+# (implementation, subject, op, message).
+PrimitiveKey = tuple[str, str, str | None]
+TimingKey = tuple[str, str, str, str | None]
+
+
 @dataclass(frozen=True)
 class Operation:
     side: str  # server | client
@@ -126,7 +135,7 @@ def operations(
     """
     ratio = resumption_ratio(handshake_mode)
     if 0 < ratio < 1:
-        mixed: Counter = Counter()
+        mixed: defaultdict[OpKey, float] = defaultdict(float)
         for mode, weight in (("full", 1 - ratio), ("resumed", ratio)):
             for o in operations(
                 hierarchy,
@@ -143,9 +152,16 @@ def operations(
                 mixed[(o.side, o.category, o.subject, o.op, o.message)] += weight * o.count
         return [Operation(*k, count=n) for k, n in mixed.items()]
     h = list(hierarchy)
-    ops: Counter = Counter()
+    ops: defaultdict[OpKey, float] = defaultdict(float)
 
-    def add(side, category, subject, op, message=None, count=1.0):
+    def add(
+        side: str,
+        category: str,
+        subject: str,
+        op: str,
+        message: str | None = None,
+        count: float = 1.0,
+    ) -> None:
         ops[(side, category, subject, op, message)] += count
 
     if is_kem(kex):
@@ -196,12 +212,12 @@ def operations(
     return [Operation(*k, count=n) for k, n in composite_parts(ops).items()]
 
 
-def composite_parts(ops: Counter) -> Counter:
+def composite_parts(ops: Mapping[OpKey, float]) -> dict[OpKey, float]:
     """Each composite ML-DSA signature operation as its parts: its ML-DSA and traditional
     components' same operation on the same message, and M' (PREHASH of the message, the
     composite's pre-hash as subject); every other operation as it is
     (docs/methods/cost-model.md#composite-cost)."""
-    out: Counter = Counter()
+    out: defaultdict[OpKey, float] = defaultdict(float)
     for (side, category, subject, op, message), n in ops.items():
         parts = COMPOSITE_COMPONENTS.get(subject)
         if parts is None or op not in ("sign", "verify"):
@@ -214,7 +230,7 @@ def composite_parts(ops: Counter) -> Counter:
     return out
 
 
-def primitive_keys(ops) -> set[tuple[str, str, str | None]]:
+def primitive_keys(ops: Iterable[Operation]) -> set[PrimitiveKey]:
     return {o.key for o in ops}
 
 
@@ -288,7 +304,7 @@ class Prediction:
     overhead: dict[str, float] = field(default_factory=dict)
     # Operations priced with another implementation's figure than the one that runs them
     # (implementations.candidates): (side, subject, op) each.
-    borrowed: set = field(default_factory=set)
+    borrowed: set[tuple[str, str, str]] = field(default_factory=set)
     # CPU per side the scenario's emulated path adds (CostModel.path_extras), included above.
     path: dict[str, float] = field(default_factory=dict)
     # CPU per side its long idle wait for the peer's signature adds (CostModel.wait_extras).
@@ -296,7 +312,9 @@ class Prediction:
     # CPU per side a peer of another stack adds (CostModel.peer_extras), included above.
     peer: dict[str, float] = field(default_factory=dict)
 
-    def with_path(self, extra: dict, profile: str = "", borrowed: tuple = ()) -> Prediction:
+    def with_path(
+        self, extra: Mapping[str, float], profile: str = "", borrowed: tuple[str, ...] = ()
+    ) -> Prediction:
         """This prediction on a path whose reference measured `extra` beyond loopback;
         `borrowed`: the sides whose stack is not the one the references ran (PATH_REFERENCES
         of the reference stack), named as borrowed like a primitive."""
@@ -310,7 +328,7 @@ class Prediction:
             path={side: extra[side] for side in SIDES},
         )
 
-    def with_wait(self, extra: dict) -> Prediction:
+    def with_wait(self, extra: Mapping[str, float]) -> Prediction:
         """This prediction with what its client's wake-up after a long idle wait for the
         server's signature costs (`extra`: the client stack's WAIT_REFERENCE beyond its
         overhead line; a server that waits for a client's signature is not priced so)."""
@@ -321,7 +339,7 @@ class Prediction:
             wait={"client": extra["client"]},
         )
 
-    def with_peer(self, extra: dict) -> Prediction:
+    def with_peer(self, extra: Mapping[str, float]) -> Prediction:
         """This prediction between two stacks whose pair's reference cost `extra` per side
         beyond each stack's own (PEER_REFERENCE)."""
         return replace(
@@ -343,7 +361,7 @@ class Pricing:
     message), the TLS overhead per stack, the stacks of (client, server) and the signature
     implementation the scenario asks for."""
 
-    timings: Mapping
+    timings: Mapping[TimingKey, Timing]
     overheads: Mapping[str, Overhead]
     stacks: tuple[str, str] = (DEFAULT_STACK, DEFAULT_STACK)
     # liboqs, or None: each stack signs with its own (the signature implementation axis)
@@ -352,7 +370,10 @@ class Pricing:
     carrier: str = DEFAULT_TRANSPORT
 
     @staticmethod
-    def single(timings: Mapping, overhead: Overhead = ZERO_OVERHEAD) -> Pricing:
+    def single(
+        timings: Mapping[TimingKey, Timing] | Mapping[PrimitiveKey, Timing],
+        overhead: Overhead = ZERO_OVERHEAD,
+    ) -> Pricing:
         """Timings with one overhead for every stack (timings keyed (subject, op, message)
         are the reference implementation's)."""
         return Pricing(by_implementation(timings), {DEFAULT_STACK: overhead})
@@ -360,7 +381,7 @@ class Pricing:
     def side_stack(self, side: str) -> str:
         return self.stacks[0] if side == "client" else self.stacks[1]
 
-    def timing(self, o: Operation) -> tuple[tuple, Timing] | None:
+    def timing(self, o: Operation) -> tuple[TimingKey, Timing] | None:
         """The first candidate key (implementations.candidates) with a timing, and it."""
         stack = self.side_stack(o.side)
         for key in implementations.candidates(stack, self.signing, *o.key):
@@ -381,7 +402,7 @@ class Pricing:
 
 def predict(
     ops: list[Operation],
-    timings: Mapping | Pricing,
+    timings: Mapping[TimingKey, Timing] | Mapping[PrimitiveKey, Timing] | Pricing,
     overhead: Overhead = ZERO_OVERHEAD,
     handshake_mode: str = "full",
     kib: float = 0.0,
@@ -400,7 +421,7 @@ def predict(
     pricing = timings if isinstance(timings, Pricing) else Pricing.single(timings, overhead)
     parts: dict[str, dict[str, float]] = {side: {} for side in SIDES}
     var = dict.fromkeys(SIDES, 0.0)
-    borrowed = set()
+    borrowed: set[tuple[str, str, str]] = set()
     for o in ops:
         found = pricing.timing(o)
         if found is None:
@@ -436,24 +457,26 @@ class CostModel:
     `source` says where from."""
 
     # (implementation, subject, op, message) -> Timing
-    timings: dict
+    timings: dict[TimingKey, Timing]
     # stack -> its overhead lines, from its own reference handshakes
     overheads: dict[str, Overhead]
     source: str
     # Reference handshakes as measured: stack -> (name, mode) -> {latency, client, server,
     # kib} means
-    stack_references: dict = field(default_factory=dict)
+    stack_references: dict[str, dict[tuple[str, str], dict[str, float]]] = field(
+        default_factory=dict
+    )
     # (stack, network profile) -> {server, client: Line}: CPU per handshake the stack's path
     # references measured beyond its loopback ones, as a line in KiB carried (PATH_REFERENCES)
-    path_extras: dict = field(default_factory=dict)
+    path_extras: dict[tuple[str, str], dict[str, Line]] = field(default_factory=dict)
     # (client stack, server stack) -> {server, client, server_se, client_se}: CPU per full
     # handshake the pair's reference cost each side beyond its own stack's (PEER_REFERENCE)
-    peer_extras: dict = field(default_factory=dict)
+    peer_extras: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
     # stack -> {client, client_se}: CPU per handshake the stack's client paid after its wait
     # reference's long idle wait beyond its primitives and overhead line (WAIT_REFERENCE)
-    wait_extras: dict = field(default_factory=dict)
+    wait_extras: dict[str, dict[str, float]] = field(default_factory=dict)
 
-    def path_extra(self, stack: str, profile: str) -> tuple[dict, bool] | None:
+    def path_extra(self, stack: str, profile: str) -> tuple[dict[str, Line], bool] | None:
         """What a profile's path adds to a stack's handshake ({side: Line} in KiB), and
         whether it is borrowed (the reference stack's, where the stack's own path references
         were not taken)."""
@@ -463,11 +486,11 @@ class CostModel:
             return self.path_extras[(DEFAULT_STACK, profile)], stack != DEFAULT_STACK
         return None
 
-    def peer_extra(self, stacks: tuple[str, str], handshake_mode: str) -> dict | None:
+    def peer_extra(self, stacks: tuple[str, str], handshake_mode: str) -> dict[str, float] | None:
         """What a handshake of `handshake_mode` between two stacks (client, server) adds per
         side beyond each stack's own (PEER_REFERENCE, a full handshake: a resumption mix's
         share of full ones), where the model holds the pair; None otherwise."""
-        extra = self.peer_extras.get(tuple(stacks))
+        extra = self.peer_extras.get((stacks[0], stacks[1]))
         full = 1 - resumption_ratio(handshake_mode)
         if extra is None or full == 0:
             return None
@@ -479,7 +502,7 @@ class CostModel:
         return self.overheads.get(DEFAULT_STACK, ZERO_OVERHEAD)
 
     @property
-    def references(self) -> dict:
+    def references(self) -> dict[tuple[str, str], dict[str, float]]:
         """The reference stack's reference handshakes."""
         return self.stack_references.get(DEFAULT_STACK, {})
 
@@ -494,17 +517,22 @@ class CostModel:
         signing: str | None = None,
         transport: str = DEFAULT_TRANSPORT,
     ) -> Pricing:
-        return Pricing(self.timings, self.overheads, tuple(stacks), signing, transport)
+        return Pricing(self.timings, self.overheads, (stacks[0], stacks[1]), signing, transport)
 
-    def missing(self, ops, pricing: Pricing | None = None) -> set:
+    def missing(
+        self, ops: Iterable[Operation], pricing: Pricing | None = None
+    ) -> set[PrimitiveKey]:
         """Keys of the operations no stored timing prices."""
         pricing = pricing or self.pricing((DEFAULT_STACK, DEFAULT_STACK))
         return {o.key for o in ops if pricing.timing(o) is None}
 
 
-def by_implementation(timings: Mapping) -> Mapping:
+def by_implementation(
+    timings: Mapping[TimingKey, Timing] | Mapping[PrimitiveKey, Timing],
+) -> Mapping[TimingKey, Timing]:
     """Timings keyed (implementation, subject, op, message); one implementation's keyed
     (subject, op, message) are the reference's."""
     if any(len(k) == 3 for k in timings):
-        return {(implementations.unrecorded(k[0], k[1]), *k): t for k, t in timings.items()}
-    return timings
+        one = cast(Mapping[PrimitiveKey, Timing], timings)
+        return {(implementations.unrecorded(k[0], k[1]), *k): t for k, t in one.items()}
+    return cast(Mapping[TimingKey, Timing], timings)

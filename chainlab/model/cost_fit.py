@@ -8,7 +8,8 @@ reference's client paid beyond its overhead line
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.model import implementations
@@ -20,6 +21,7 @@ from chainlab.model.cost import (
     Overhead,
     Pricing,
     Timing,
+    TimingKey,
     by_implementation,
     operations,
     predict,
@@ -40,8 +42,14 @@ from chainlab.model.reference_specs import (
 )
 from chainlab.stats import se_mean
 
+# A stack's reference handshakes as measured: (name, mode) -> {latency, client, server,
+# their standard errors, kib, n}.
+References = dict[tuple[str, str], dict[str, float]]
+# A reference's residual beyond its primitives: {metric: (ms, se), "kib": float}.
+Residual = dict[str, Any]
 
-def model_from_summary(rows, source: str) -> CostModel:
+
+def model_from_summary(rows: Iterable[Mapping[str, Any]], source: str) -> CostModel:
     """A CostModel from the per-primitive summary a store gives (`Store.primitive_summary`:
     one row per implementation, subject, op and message with n, cpu_mean, cpu_var,
     wall_mean, wall_var, server_mean, server_var, kib). CPU time is the primitives' cost (on
@@ -50,27 +58,29 @@ def model_from_summary(rows, source: str) -> CostModel:
     (implementations.unrecorded: liboqs' for its families, OpenSSL 3.5's otherwise), and a
     reference handshake without one on OpenSSL 3.5; a reference handshake's implementation is
     the stack that ran it."""
-    timings: dict = {}
-    refs: dict = {}
-    paths: dict = {}
-    peers: dict = {}
+    timings: dict[TimingKey, Timing] = {}
+    # By stack, or (stack, transport) until each is filed under its overhead key below.
+    refs: dict[str | tuple[str, str], References] = {}
+    paths: dict[tuple[str, str], References] = {}
+    peers: dict[tuple[str, str], References] = {}
     for r in rows:
         n = int(r["n"])
-        impl = r.get("implementation")
-        recorded = isinstance(impl, str) and bool(impl)
+        got = r.get("implementation")
+        recorded = got if isinstance(got, str) and got else None
         message = r["message"] if isinstance(r["message"], str) else None
-        if str(r["subject"]).startswith(REFERENCE_PREFIX):
-            impl = impl if recorded else DEFAULT_STACK
+        subject, op = str(r["subject"]), str(r["op"])
+        if subject.startswith(REFERENCE_PREFIX):
+            impl = recorded or DEFAULT_STACK
             name = str(r["subject"])[len(REFERENCE_PREFIX) :]
             if message is not None and message.startswith(PATH_PREFIX):
                 into = paths.setdefault((impl, path_profile(message)), {})
-            elif peer_of(message) is not None:
-                into = peers.setdefault((peer_of(message), impl), {})
+            elif (peer := peer_of(message)) is not None:
+                into = peers.setdefault((peer, impl), {})
             elif message is not None and message.startswith(TRANSPORT_PREFIX):
                 into = refs.setdefault((impl, transport_of(message)), {})
             else:
                 into = refs.setdefault(impl, {})
-            into[(name, r["op"])] = {
+            into[(name, op)] = {
                 "n": n,
                 "latency": r["wall_mean"] / 1e6,
                 "latency_se": _se(r["wall_var"], n) / 1e6,
@@ -81,9 +91,8 @@ def model_from_summary(rows, source: str) -> CostModel:
                 "kib": float(r["kib"]),
             }
             continue
-        if not recorded:
-            impl = implementations.unrecorded(r["subject"], r["op"])
-        timings[(impl, r["subject"], r["op"], message)] = Timing(
+        impl = recorded or implementations.unrecorded(subject, op)
+        timings[(impl, subject, op, message)] = Timing(
             r["cpu_mean"] / 1e6, _se(r["cpu_var"], n) / 1e6, n
         )
     overheads = {k: fit_overhead(m, timings, k) for k, m in refs.items() if isinstance(k, str)}
@@ -93,25 +102,30 @@ def model_from_summary(rows, source: str) -> CostModel:
         resumed = overheads[stack].resumed if stack in overheads else over.resumed
         overheads[overhead_key(stack, transport)] = Overhead(over.full, resumed)
         refs[overhead_key(stack, transport)] = refs.pop((stack, transport))
-    waits = wait_extras(refs, timings, overheads)
+    stack_refs = {k: m for k, m in refs.items() if isinstance(k, str)}
+    waits = wait_extras(stack_refs, timings, overheads)
     return CostModel(
         timings,
         overheads,
         source,
-        refs,
-        path_extras(paths, refs),
-        peer_extras(peers, refs),
+        stack_refs,
+        path_extras(paths, stack_refs),
+        peer_extras(peers, stack_refs),
         waits,
     )
 
 
-def wait_extras(refs: dict, timings: Mapping, overheads: Mapping) -> dict:
+def wait_extras(
+    refs: Mapping[str, References],
+    timings: Mapping[TimingKey, Timing],
+    overheads: Mapping[str, Overhead],
+) -> dict[str, dict[str, float]]:
     """Per stack: its wait reference's client CPU beyond its primitives (as the stack runs
     them) and the stack's full overhead line at the bytes it carried, with its standard
     error (WAIT_REFERENCE)."""
     out = {}
     for stack, m in refs.items():
-        if not isinstance(stack, str) or stack not in overheads:
+        if stack not in overheads:
             continue
         res = reference_residuals(
             {k: v for k, v in m.items() if k[0] == WAIT_REFERENCE}, timings, stack
@@ -127,13 +141,15 @@ def wait_extras(refs: dict, timings: Mapping, overheads: Mapping) -> dict:
     return out
 
 
-def path_extras(paths: dict, refs: dict) -> dict:
+def path_extras(
+    paths: Mapping[tuple[str, str], References], refs: Mapping[str, References]
+) -> dict[tuple[str, str], dict[str, Line]]:
     """Per (stack, profile): per side, a line in KiB carried through what each of its path
     references (PATH_REFERENCES) cost beyond the same reference on loopback on the same
     stack (at the loopback one's bytes), with standard errors; flat through one."""
     out = {}
     for (stack, profile), got in paths.items():
-        points = []
+        points: list[Residual] = []
         for key in PATH_REFERENCES:
             loop, there = refs.get(stack, {}).get(key), got.get(key)
             if loop is None or there is None:
@@ -154,23 +170,26 @@ def path_extras(paths: dict, refs: dict) -> dict:
     return out
 
 
-def peer_extras(peers: dict, refs: dict) -> dict:
+def peer_extras(
+    peers: Mapping[tuple[str, str], References], refs: Mapping[str, References]
+) -> dict[tuple[str, str], dict[str, float]]:
     """Per (client stack, server stack): what the pair's reference (PEER_REFERENCE) cost each
     side beyond the same reference between each side's own stack, with standard errors."""
     out = {}
     for (client, server), got in peers.items():
         pair = got.get(PEER_REFERENCE)
-        own = {"client": refs.get(client, {}), "server": refs.get(server, {})}
-        own = {side: m.get(PEER_REFERENCE) for side, m in own.items()}
-        if pair is None or None in own.values():
+        mine = refs.get(client, {}).get(PEER_REFERENCE)
+        theirs = refs.get(server, {}).get(PEER_REFERENCE)
+        if pair is None or mine is None or theirs is None:
             continue
+        own = {"client": mine, "server": theirs}
         out[(client, server)] = {side: pair[side] - own[side][side] for side in SIDES} | {
             f"{side}_se": math.hypot(pair[f"{side}_se"], own[side][f"{side}_se"]) for side in SIDES
         }
     return out
 
 
-def kib_line(points: list[dict], k: str) -> Line:
+def kib_line(points: list[Residual], k: str) -> Line:
     """A line in KiB carried through the first two `points` (sorted by "kib"; each "kib" and
     k: (ms, se)): flat at their mean where it would fall, flat through a lone one, zero
     through none."""
@@ -188,16 +207,18 @@ def kib_line(points: list[dict], k: str) -> Line:
     return Line(0.0, 0.0)
 
 
-def _se(var, n: int) -> float:
+def _se(var: float | None, n: int) -> float:
     """A mean's standard error (stats.se_mean); 0 where unknown, so it adds nothing."""
     se = se_mean(float(var), n) if var is not None else math.nan
     return se if math.isfinite(se) else 0.0
 
 
-def reference_residuals(refs: dict, timings: Mapping, stack: str = DEFAULT_STACK) -> dict:
+def reference_residuals(
+    refs: References, timings: Mapping[TimingKey, Timing], stack: str = DEFAULT_STACK
+) -> dict[tuple[str, str], Residual]:
     """(name, mode) -> {metric: (residual ms, se ms), 'kib': ...}: what each reference
     handshake of a stack cost beyond its primitives (priced as the stack runs them)."""
-    out = {}
+    out: dict[tuple[str, str], Residual] = {}
     pricing = Pricing(by_implementation(timings), {}, (stack, stack))
     for (name, mode), m in refs.items():
         hierarchy, kex, _served, _modes = reference_spec(name)
@@ -212,13 +233,15 @@ def reference_residuals(refs: dict, timings: Mapping, stack: str = DEFAULT_STACK
     return out
 
 
-def fit_overhead(refs: dict, timings: Mapping, stack: str = DEFAULT_STACK) -> Overhead:
+def fit_overhead(
+    refs: References, timings: Mapping[TimingKey, Timing], stack: str = DEFAULT_STACK
+) -> Overhead:
     """A stack's overhead lines: through its two full reference handshakes (ecdsa, mldsa)
     in KiB carried (flat at their mean where the line would fall); a constant from the
     resumed one. A missing reference gives a flat line through the other, none at all zero."""
     res = reference_residuals(refs, timings, stack)
 
-    def line(points) -> dict[str, Line]:
+    def line(points: list[Residual]) -> dict[str, Line]:
         return {k: kib_line(points, k) for k in ("server", "client", "latency")}
 
     # The overhead references alone (a wait reference's wake-up is no part of the line).

@@ -28,14 +28,20 @@ handshakes are estimated at TARGET_HANDSHAKE_MS each, its operations and chain a
 from __future__ import annotations
 
 import math
-from collections import Counter
+from collections import defaultdict
 from dataclasses import dataclass, replace
 from statistics import NormalDist
 
 from chainlab.campaign import axes, measure_plan
 from chainlab.campaign.algorithms import DEFAULT_TRANSPORT
 from chainlab.campaign.handshake import Handshake, view
-from chainlab.campaign.model import SAMPLE_GROWTH, SETTLED_N, NetworkProfile, Scenario
+from chainlab.campaign.model import (
+    SAMPLE_GROWTH,
+    SETTLED_N,
+    NetworkProfile,
+    SamplingPolicy,
+    Scenario,
+)
 from chainlab.model import cost, reference_specs
 from chainlab.model.algorithm_costs import SIGN_VERIFY_MS
 from chainlab.model.flights import (
@@ -149,7 +155,7 @@ def scenario_operations(s: Scenario | Handshake) -> list[cost.Operation]:
     # A client population against one or two chains: each served kind's handshake weighted
     # by its share among them (chainlab.campaign.rollout.mixture).
     cert = h.credential
-    mixed: Counter = Counter()
+    mixed: defaultdict[cost.OpKey, float] = defaultdict(float)
     for weight, hierarchy, group in h.kinds():
         for o in cost.operations(
             hierarchy,
@@ -166,8 +172,8 @@ def scenario_operations(s: Scenario | Handshake) -> list[cost.Operation]:
     # What an axis value adds to every handshake (`Axis.operations`).
     for axis in axes.registered():
         if axis.operations is not None and axis.key in h.parts:
-            for *k, n in axis.operations(h.parts[axis.key], h):
-                mixed[tuple(k)] += n
+            for side, category, subject, op, message, n in axis.operations(h.parts[axis.key], h):
+                mixed[(side, category, subject, op, message)] += n
     return [cost.Operation(*k, count=n) for k, n in mixed.items()]
 
 
@@ -189,8 +195,8 @@ def predict(s: Scenario | Handshake, model: cost.CostModel) -> cost.Prediction:
     profile = h.network_profile
     if profile is None:
         return _with_wait(p, h, model)
-    extra: dict = {}
-    borrowed = []
+    extra: dict[str, float] = {}
+    borrowed: list[str] = []
     for side, stack in zip(("client", "server"), h.stacks, strict=True):  # h.stacks' order
         got = model.path_extra(stack, profile.name)
         if got is not None:
@@ -241,7 +247,7 @@ def signing(s: Scenario | Handshake) -> str | None:
     return None if value == axes.SIGNATURE_IMPL.default else value
 
 
-def missing_primitives(s: Scenario | Handshake, model: cost.CostModel) -> set:
+def missing_primitives(s: Scenario | Handshake, model: cost.CostModel) -> set[cost.PrimitiveKey]:
     """The scenario's operations the model has no timing for."""
     return model.missing(scenario_operations(s), pricing(s, model))
 
@@ -263,7 +269,7 @@ def loopback_ms(s: Scenario | Handshake, model: cost.CostModel | None = None) ->
         return p.latency_ms
     if h.target is not None:
         return TARGET_HANDSHAKE_MS
-    sign, _ = SIGN_VERIFY_MS.get(h.leaf_alg, (1.0, 0.2))
+    sign, _ = SIGN_VERIFY_MS.get(h.leaf_alg or "", (1.0, 0.2))
     # Signed links checked by the client: each certificate below the anchor is verified with
     # its issuer's key; the leaf's CertificateVerify with the leaf's key. A resumed
     # handshake has neither; a resumption mix has them on its full share.
@@ -285,7 +291,7 @@ def sign_ms(s: Scenario | Handshake, model: cost.CostModel | None = None) -> flo
     p = _prediction(h, model)
     if p is not None:
         return p.parts["server"].get("sign", 0.0)
-    return (1 - h.resumed_share) * SIGN_VERIFY_MS.get(h.leaf_alg, (1.0, 0.2))[0]
+    return (1 - h.resumed_share) * SIGN_VERIFY_MS.get(h.leaf_alg or "", (1.0, 0.2))[0]
 
 
 def server_cpu_ms(s: Scenario | Handshake, model: cost.CostModel | None = None) -> float:
@@ -369,18 +375,19 @@ def network_cost(s: Scenario | Handshake, model: cost.CostModel | None = None) -
     if h.quic:
         # No connect round trip; the server's flight held by the anti-amplification limit
         # (network.model's QUIC projection, as the report's TCP and QUIC section uses).
-        q = predict_quic_handshake(
+        share = KEY_SHARE_BYTES.get(h.kex or "", (1200, 1100))[0]
+        quic = predict_quic_handshake(
             base_ms=base,
-            client_initial_bytes=quic_client_initial_bytes(KEY_SHARE_BYTES.get(h.kex, (1200,))[0]),
+            client_initial_bytes=quic_client_initial_bytes(share),
             server_flight_bytes=server,
             rtt_ms=rtt,
             rate_mbit=p.rate_mbit,
             loss=p.loss,
         )
-        trips = h.connections * q.round_trips
+        trips = h.connections * quic.round_trips
         var = sd**2 + trips * 2 * p.jitter_ms**2 / 3
-        mean = base + h.connections * (q.latency_ms - base)
-        return NetworkCost(mean, math.sqrt(var), base, trips, q.exceeds_initcwnd)
+        mean = base + h.connections * (quic.latency_ms - base)
+        return NetworkCost(mean, math.sqrt(var), base, trips, quic.exceeds_initcwnd)
     pred = predict_handshake(
         base_ms=base,
         client_flight_bytes=client,
@@ -466,7 +473,7 @@ def scenario(s: Scenario, model: cost.CostModel | None = None) -> Estimate:
     )
 
 
-def batches(p, n: int) -> int:
+def batches(p: SamplingPolicy, n: int) -> int:
     """Client batches a scenario takes to `n` measured handshakes (chainlab.runner.sampler):
     one to `min`, then growing SAMPLE_GROWTH-fold while below SETTLED_N, then one to the
     predicted count."""
@@ -492,7 +499,7 @@ def load_seconds(s: Scenario, model: cost.CostModel | None = None) -> float:
     plan = s.load
     if plan is None:
         return 0.0
-    steps = len(plan.rates if plan.rates is not None else plan.fractions)
+    steps = len(plan.rates if plan.rates is not None else plan.fractions or ())
     warm = plan.warmup * loopback_ms(s, model) / 1000
     t = warm + LOAD_CAPACITY_TRIES * (plan.capacity_s + LOAD_STEP_OVERHEAD_S)
     # The sustainable-rate search, as long as capacity steps (only before `fractions`).
@@ -507,7 +514,7 @@ def calibration_seconds(profile: NetworkProfile) -> float:
     prof = parse_profile(profile.to_dict())
     plan = plan_for(prof)
     rtt_s = prof.rtt_ms / 1000
-    t = CALIBRATION_BASE_S + (plan["connects"] + CALIBRATION_EXTRA_RTTS) * rtt_s
+    t: float = CALIBRATION_BASE_S + (plan["connects"] + CALIBRATION_EXTRA_RTTS) * rtt_s
     t += plan["connects"] * (1 - (1 - prof.loss) ** 2) * SYN_RTO_MS / 1000
     if prof.rate_mbit:
         rate_bps = prof.rate_mbit * 1e6

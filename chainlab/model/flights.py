@@ -123,15 +123,16 @@ def flight_bytes(s: Scenario | Handshake) -> tuple[int, int]:
     if 0 < r < 1:
         full = flight_bytes(replace(h, mode=FULL))
         resumed = flight_bytes(replace(h, mode=RESUMED))
-        return tuple(round((1 - r) * f + r * q) for f, q in zip(full, resumed, strict=True))
-    c_share, s_share = KEY_SHARE_BYTES.get(h.kex, (1200, 1100))
+        (fc, fs), (rc, rs) = full, resumed
+        return round((1 - r) * fc + r * rc), round((1 - r) * fs + r * rs)
+    c_share, s_share = KEY_SHARE_BYTES.get(h.kex or "", (1200, 1100))
     extra = CLIENT_ECDHE_EXTRA if h.kex in ECDHE_GROUPS else 0
     if h.compression != "none":
         extra += CLIENT_COMPRESSION_EXTRA
     if r == 1:
         return CLIENT_RESUMED_FIXED + extra + c_share, SERVER_RESUMED_FIXED + s_share
     served = served_certificate_bytes(h)
-    _, sig = KEY_SIG_BYTES.get(h.leaf_alg, (1000, 1000))
+    _, sig = KEY_SIG_BYTES.get(h.leaf_alg or "", (1000, 1000))
     cert_msg = CERT_MSG_HEADER + sum(b + CERT_ENTRY_BYTES for b in served)
     cv_msg = CV_MSG_HEADER + sig
     extra_records = sum(math.ceil(m / RECORD_PLAINTEXT) - 1 for m in (cert_msg, cv_msg))

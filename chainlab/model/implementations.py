@@ -137,7 +137,7 @@ def candidates(
     return out
 
 
-def is_borrowed(key: tuple, stack: str, signing: str | None) -> bool:
+def is_borrowed(key: tuple[str, str, str, str | None], stack: str, signing: str | None) -> bool:
     """Whether a timing key prices an operation with another implementation's figure."""
     impl, subject, op, _message = key
     return impl != of(stack, signing, subject, op)

@@ -26,6 +26,8 @@ def check_steps(v: Problems, scenarios: dict[str, Scenario]) -> None:
     fractions at the capacity the cost model expects of the scenario."""
     checked = set()
     for sid, sc in scenarios.items():
+        if sc.load is None:
+            continue
         # Absolute rates hold the same attempts for every scenario of a plan: say it once.
         key = sc.load if sc.load.rates is not None else (sc.load, sid)
         if key not in checked:
@@ -35,6 +37,8 @@ def check_steps(v: Problems, scenarios: dict[str, Scenario]) -> None:
 
 def check_plan(v: Problems, sid: str, sc: Scenario) -> None:
     load = sc.load
+    if load is None:
+        return
     if load.rates is not None:
         # Little's law: a generator with `slots` connections open at a time, each lasting a
         # handshake, can start at most slots / handshake time attempts a second; past that
@@ -62,7 +66,7 @@ def check_plan(v: Problems, sid: str, sc: Scenario) -> None:
                 )
         return
     capacity = load.server_cores / (estimate.server_cpu_ms(sc) / 1e3)
-    low = min(load.fractions)
+    low = min(load.fractions or (1.0,))
     if low * capacity * load.step_s < MIN_STEP_ATTEMPTS:
         need = MIN_STEP_ATTEMPTS / (low * capacity)
         v.bad(

@@ -9,6 +9,7 @@ import hashlib
 import json
 
 from chainlab.campaign.algorithms import DEFAULT_TRANSPORT
+from chainlab.campaign.model import NetworkProfile
 
 # Reference handshakes that measure the TLS overhead (chainlab.runner.primitives runs them
 # through the real server and client, on loopback): a small classical chain and a larger
@@ -97,7 +98,7 @@ def overhead_key(stack: str, transport: str) -> str:
     return stack if transport == DEFAULT_TRANSPORT else f"{stack} over {transport}"
 
 
-def path_key(profile) -> str:
+def path_key(profile: NetworkProfile) -> str:
     """The `message` of a path reference over `profile` (a NetworkProfile): its name and a
     digest of its configuration, so a changed profile is measured again."""
     conf = {k: v for k, v in sorted(profile.to_dict().items()) if k not in ("description",)}

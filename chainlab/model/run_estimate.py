@@ -24,8 +24,10 @@ Constants were measured on this 2-core machine kind (2026-11-27) and say where f
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from statistics import NormalDist
+from typing import Any
 
 from chainlab.campaign.model import (
     PATH_REFERENCE_COUNT,
@@ -36,6 +38,7 @@ from chainlab.campaign.model import (
     REFERENCE_WARMUP,
     WAIT_REFERENCE_COUNT,
     WAIT_REFERENCE_WARMUP,
+    NetworkProfile,
     PrimitivesPlan,
     Scenario,
 )
@@ -112,7 +115,7 @@ class Fresh:
     # (scenario, hierarchy, MTC batch size: 0 without MTCs)
     hierarchies: tuple[tuple[str, tuple[str, ...], int], ...] = ()
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "primitives": [list(p) for p in self.primitives],
             "references": [list(r) for r in self.references],
@@ -120,10 +123,13 @@ class Fresh:
         }
 
     @classmethod
-    def from_json(cls, d: dict) -> Fresh:
+    def from_json(cls, d: Mapping[str, Any]) -> Fresh:
+        # Lists as stored, read back as the tuples they were (JSON keeps no tuple).
+        primitives: Any = tuple(tuple(p) for p in d.get("primitives", []))
+        references: Any = tuple(tuple(r) for r in d.get("references", []))
         return cls(
-            tuple(tuple(p) for p in d.get("primitives", [])),
-            tuple(tuple(r) for r in d.get("references", [])),
+            primitives,
+            references,
             # A run before MTC batches were priced stored (scenario, hierarchy).
             tuple((x[0], tuple(x[1]), x[2] if len(x) > 2 else 0) for x in d.get("hierarchies", [])),
         )
@@ -143,7 +149,7 @@ class RunEstimate:
     # Per scenario (for the ETA): the hierarchies it generates first, in seconds.
     hierarchies_s: dict[str, float] = field(default_factory=dict)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "low_s": self.low_s,
             "expected_s": self.expected_s,
@@ -155,7 +161,7 @@ class RunEstimate:
 
 def run(
     scenarios: list[Scenario],
-    model=None,
+    model: cost.CostModel | None = None,
     fresh: Fresh | None = None,
     plan: PrimitivesPlan | None = None,
 ) -> RunEstimate:
@@ -189,7 +195,9 @@ def run(
     )
 
 
-def _op_ms(implementation: str, subject: str, op: str, message, model) -> float:
+def _op_ms(
+    implementation: str, subject: str, op: str, message: str | None, model: cost.CostModel | None
+) -> float:
     if model is not None:
         t = model.timings.get((implementation, subject, op, message))
         if t is not None:
@@ -199,7 +207,11 @@ def _op_ms(implementation: str, subject: str, op: str, message, model) -> float:
     return UNTIMED_OP_MS
 
 
-def primitive_seconds(p: tuple, model=None, plan: PrimitivesPlan | None = None) -> float:
+def primitive_seconds(
+    p: tuple[str, str, str, str, str | None],
+    model: cost.CostModel | None = None,
+    plan: PrimitivesPlan | None = None,
+) -> float:
     """Measuring one primitive (engine, implementation, subject, op, message) under `plan`
     (chainlab.runner.primitives: batches until the interval or the time cap)."""
     plan = plan or PrimitivesPlan()
@@ -223,7 +235,11 @@ def primitive_seconds(p: tuple, model=None, plan: PrimitivesPlan | None = None) 
     return HOST_READING_S + batches * (start + setup_ms / 1000) + n * op_ms / 1000
 
 
-def reference_seconds(r: tuple, model=None, paths: dict | None = None) -> float:
+def reference_seconds(
+    r: tuple[str, str, str, str | None] | tuple[str, str, str],
+    model: cost.CostModel | None = None,
+    paths: Mapping[str, NetworkProfile] | None = None,
+) -> float:
     """Taking one stack's reference handshakes (stack, subject, mode, message) in their
     rounds; a path reference (its message names the profile, one of `paths`) in one round
     over its link, each handshake paying the path's round trips; a wait reference in one
@@ -250,15 +266,17 @@ def reference_seconds(r: tuple, model=None, paths: dict | None = None) -> float:
         got = model.stack_references.get(over, {}).get((name, mode))
         if got is not None:
             ms = got["latency"]
-    per_round = REFERENCE_COUNT / REFERENCE_ROUNDS + REFERENCE_WARMUP
+    rounds_each = REFERENCE_COUNT / REFERENCE_ROUNDS + REFERENCE_WARMUP
     return REFERENCE_ROUNDS * (
         HOST_READING_S
         + REFERENCE_ROUND_START_S
-        + per_round * (ms + estimate.connection_gap_ms(stack)) / 1000
+        + rounds_each * (ms + estimate.connection_gap_ms(stack)) / 1000
     )
 
 
-def hierarchy_seconds(hierarchy: tuple[str, ...], model=None, mtc_batch: int = 0) -> float:
+def hierarchy_seconds(
+    hierarchy: tuple[str, ...], model: cost.CostModel | None = None, mtc_batch: int = 0
+) -> float:
     """Generating one hierarchy (root first): the root signs itself and its child, each
     intermediate its child; keys and the leaf cost next to nothing beside them; with MTCs,
     their batch's log entries (MTC_ENTRY_S)."""
