@@ -88,6 +88,7 @@ lint: engines lint-python
 lint-python: python
 	.venv/bin/ruff check chainlab tests
 	.venv/bin/ruff format --check chainlab tests
+	.venv/bin/mypy chainlab/model
 
 bench: setup
 	$(PY) -m chainlab bench engine
