@@ -151,6 +151,8 @@ def test_a_crash_in_an_emulated_scenario_tears_the_link_down(
     toml = tmp_path / "c.toml"
     toml.write_text(
         f'[aliases]\nml = "ML-DSA-65"\n[network.{profile}]\ndelay_ms = 1\n'
+        # The crash is the scenario's: no reference handshake runs first (they would crash).
+        "[primitives]\nmeasure = false\n"
         '[sampling]\nmode = "fixed"\ncount = 10\n'
         f'[matrix.m]\nkex = ["X25519"]\nhierarchy = [["ml", "ml"]]\nnetwork = ["{profile}"]\n'
     )
@@ -177,6 +179,8 @@ def test_a_signal_during_an_emulated_scenario_tears_everything_down(
     # One scenario whose single client batch would run for up to the time cap (bounded).
     toml.write_text(
         f'[aliases]\nml = "ML-DSA-65"\n[network.{profile}]\ndelay_ms = 2\n'
+        # The signal finds the scenario's client, not a reference handshake's.
+        "[primitives]\nmeasure = false\n"
         "[sampling]\ntarget_rel_halfwidth = 0.0001\nmin = 100000\nmax = 100000\n"
         "time_cap_s = 20\nwarmup = 1\n"
         f'[matrix.m]\nkex = ["X25519"]\nhierarchy = [["ml", "ml"]]\nnetwork = ["{profile}"]\n'
