@@ -1,10 +1,13 @@
-"""Campaign files: schema, validation, matrix expansion, scenario ids, run-time estimate.
+"""Campaign files: schema, validation, matrix expansion, scenario ids.
 
     from chainlab.campaign import load
     c = load("campaigns/quick.toml")      # raises CampaignError listing every problem
     for s in c.select(["A"]): print(s.scenario_id)
 
-docs/campaigns.md is the file format reference.
+The load steps against what the cost model expects of each scenario are checked above this
+layer (chainlab.model.load_steps; the commands read a file through
+chainlab.commands.read_campaign, which does both). docs/campaigns.md is the file format
+reference.
 """
 
 from chainlab.campaign.loader import CampaignError, load
