@@ -32,6 +32,10 @@ run: setup
 	$(PY) -m chainlab run $(CAMPAIGN) --store $(STORE) --resume
 	$(PY) -m chainlab report $(STORE)
 
+# The one engine test whose assertions hold only on a host nothing else loads (an open-loop
+# generator far below capacity starts every attempt on time): it runs alone, at the end.
+ENGINE_TIMED_TEST := past_capacity_throughput_stops_growing_and_failures_are_recorded
+
 # Everything CI runs: every engine, the lints and type checks, every test.
 # The engines' tests are built and run beside the Python tests that time nothing
 # (docs/testing.md; building them leaves the engines' binaries as they are), the emulated
@@ -40,9 +44,10 @@ test: engines python lint
 	cd engine/go && go test ./...
 	$(CARGO) test --release -p chainlab-link -- --test-threads=1
 	scripts/beside.py build/cargo-test.log \
-		'$(CARGO) test --release $(CARGO_FEATURES) --no-run && engine/build.sh seed && $(CARGO) test --release $(CARGO_FEATURES) --exclude chainlab-link -- --test-threads=1' \
+		'$(CARGO) test --release $(CARGO_FEATURES) --no-run && engine/build.sh seed && $(CARGO) test --release $(CARGO_FEATURES) --exclude chainlab-link -- --test-threads=1 --skip $(ENGINE_TIMED_TEST)' \
 		$(PY) -m pytest -m "not serial" -n 2 --durations=25
 	$(PY) -m pytest -m serial --durations=25
+	$(CARGO) test --release $(CARGO_FEATURES) --exclude chainlab-link -- --exact $(ENGINE_TIMED_TEST)
 
 # The fast tier (docs/testing.md): units, store, analysis, report text without figures,
 # the engines' unit tests; no engine process, namespace or chainlab subprocess.
