@@ -50,8 +50,18 @@ def overrides_from(args) -> dict:
     return {k: getattr(cfg, k) for k in given}
 
 
-def _interrupted(signum, frame):
-    raise KeyboardInterrupt
+class _Stop:
+    """Ctrl-C or SIGTERM during the report: raise KeyboardInterrupt, and remember it. Python
+    runs a signal handler between any two bytecodes, also inside a finaliser (`__del__`, a
+    weakref callback: matplotlib and pandas have many), where the exception is printed and
+    dropped; the flag makes such a stop still end the report unwritten, exit 130."""
+
+    def __init__(self) -> None:
+        self.requested = False
+
+    def __call__(self, signum, frame):
+        self.requested = True
+        raise KeyboardInterrupt
 
 
 def run(args) -> int:
@@ -79,11 +89,13 @@ def run(args) -> int:
             f"allowed: {shown}"
         )
     # SIGTERM as Ctrl-C: the half-built report is removed on the way out (chainlab.report).
-    previous = signal.signal(signal.SIGTERM, _interrupted)
+    stop = _Stop()
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        out = build_report(args.store, args.out, analysis=a)
+        out = build_report(args.store, args.out, analysis=a, stopped=lambda: stop.requested)
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     elapsed = time.monotonic() - t0
     print(f"report: {out / 'index.html'}")
     print(f"        {out / 'report.md'}, {out / 'tables'}/*.csv, {out / 'figures'}/*.png|svg")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import io
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -55,10 +56,19 @@ def prepare_out_dir(out: Path) -> None:
                 stale.unlink()
 
 
-def build_report(store, out_dir=None, *, analysis: Analysis | None = None, **overrides) -> Path:
+def build_report(
+    store,
+    out_dir=None,
+    *,
+    analysis: Analysis | None = None,
+    stopped: Callable[[], bool] = lambda: False,
+    **overrides,
+) -> Path:
     """Analyse `store` (or use `analysis`) and write the report; returns the folder.
 
     `overrides` change single analysis settings (baseline=..., price_per_vcpu_hour=...).
+    `stopped()` true once the whole report is written (an interrupt whose KeyboardInterrupt
+    was dropped on the way): KeyboardInterrupt, and nothing of the report lands.
     """
     store = Path(store)
     a = analysis if analysis is not None else analyze(store, **overrides)
@@ -70,6 +80,8 @@ def build_report(store, out_dir=None, *, analysis: Analysis | None = None, **ove
     try:
         prepare_out_dir(work)
         write_report(a, work)
+        if stopped():
+            raise KeyboardInterrupt
         move_into_place(work, out)
     except OSError as e:
         # A folder the file system refuses (read-only, full, gone): one line, and nothing of

@@ -212,3 +212,17 @@ def test_a_report_at_another_confidence_level_says_so(golden_store, tmp_path, fi
     assert "95 %" not in md
     svg = (out / "figures" / "mean_latency.svg").read_text()
     assert "bars: 90 % CI" in svg and "95 %" not in svg
+
+
+def test_a_report_stopped_while_it_was_written_lands_nowhere(golden_store, tmp_path):
+    """An interrupt whose KeyboardInterrupt Python dropped (raised inside a finaliser, printed
+    and ignored) still stops the report: `stopped()` is asked once the files are written,
+    before they move into place, and nothing half-built or whole is left."""
+    from chainlab.report import build_report
+
+    out = tmp_path / "r"
+    with pytest.raises(KeyboardInterrupt):
+        build_report(golden_store, out, stopped=lambda: True)
+    assert not out.exists()
+    assert list(tmp_path.glob(".r.partial-*")) == []
+    assert (build_report(golden_store, out, stopped=lambda: False) / "index.html").exists()
