@@ -296,7 +296,7 @@ def _rows(s, sc, run_id, rng, t0_ns, started: dt.datetime, network_row) -> Scena
         "batches": 1,
         "wall_seconds": float(SCENARIO_SPACING_S - 1),
     }
-    if sc.cert_compression != "none":
+    if sc.value("cert_compression") != "none":
         body = flights.certificate_message_bytes(sc) - CERT_BODY_HEADER
         row["cert_message_bytes"] = body
         row["cert_compressed_bytes"] = round(body * s.compressed_share)

@@ -293,7 +293,7 @@ def _resumption_client(mode: str, s, files, seed: int) -> list[str]:
         return []
     # A resumption mix: each handshake offers the ticket with the scenario's ratio, seeded
     # per batch so a rerun with the run's seed repeats the mix.
-    return ["--resume-ratio", f"{s.resumed_share:g}", "--resume-seed", str(seed)]
+    return ["--resume-ratio", f"{s.handshake.resumed_share:g}", "--resume-seed", str(seed)]
 
 
 HANDSHAKE_MODE = Axis(

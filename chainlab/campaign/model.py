@@ -245,10 +245,10 @@ class Scenario:
 
     Its fields are the four structural axes (the key exchange, the hierarchy, the network,
     a target) and what the run needs besides; every other axis's value is a lever
-    (chainlab.campaign.axes), read as `s.value(key)` or, where code studies that axis, as
-    the attribute `s.<key>` (or `s.<column>`). What the values make of the handshake
-    (stacks, QUIC, the mode, what is sent, the credential) is `s.handshake`, whose fields a
-    scenario also answers as attributes (`s.anchor_depth`, `s.engine_chain`)."""
+    (chainlab.campaign.axes), read as `s.value(key)`, its store columns as `s.columns()`.
+    What the values make of the handshake (stacks, QUIC, the mode, what is sent, the
+    credential) is `s.handshake` (`s.handshake.anchor_depth`, `s.handshake.engine_chain`):
+    nothing is looked up by name at run time."""
 
     scenario_id: str
     kex: str
@@ -308,22 +308,6 @@ class Scenario:
     def handshake(self) -> Handshake:
         """What the scenario's axis values make of its handshake and run."""
         return axes.handshake(self.parts(), self.network_profile)
-
-    def __getattr__(self, name: str):
-        # Only for names no field or property has: a lever's key or column, or a field of
-        # the handshake. Private names (pickling, copying) are never axes.
-        if name.startswith("_") or name in ("levers", "handshake"):
-            raise AttributeError(name)
-        for a in axes.levers():
-            if a.key == name:
-                return self.value(name)
-        for a in axes.levers():
-            if name in a.column_names:
-                values = a.column_values(self.value(a.key))
-                return dict(zip(a.column_names, values, strict=True))[name]
-        if hasattr(Handshake, name) or name in Handshake.__dataclass_fields__:
-            return getattr(self.handshake, name)
-        raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
 
     @property
     def depth(self) -> int:

@@ -168,7 +168,7 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
     info = engine.info()
     # Every other TLS stack a scenario runs: its binary must be there before anything runs,
     # and its build facts (versions, pins) go into the run's metadata.
-    others = sorted({st for s in selected for st in s.stacks} - {DEFAULT_STACK})
+    others = sorted({st for s in selected for st in s.handshake.stacks} - {DEFAULT_STACK})
     if others:
         info = {**info, "stacks": {st: engine.stack_info(st) for st in others}}
     store = Store.open_or_create(opts.store)

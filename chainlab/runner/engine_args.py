@@ -45,10 +45,10 @@ def server_argv(
     what each axis value asks of the server (`Axis.server_flags`); `counted`: a server whose
     instructions callgrind counts, one connection at a time (chainlab.runner.instructions)."""
     argv = [
-        str(binary(run_engine, s.stacks[1])), "serve",
+        str(binary(run_engine, s.handshake.stacks[1])), "serve",
         "--pki", str(files.pki_dir),
         "--listen", listen,
-        "--chain", s.engine_chain,
+        "--chain", s.handshake.engine_chain,
     ]  # fmt: skip
     for axis in axes.registered():
         if axis.server_flags is not None:
@@ -68,7 +68,7 @@ def server_argv(
         # (its listener owns the one socket): the model and the workers apply to TCP.
         model, workers = (
             ("threads", 1)
-            if s.quic
+            if s.handshake.quic
             else (
                 s.load.server_model,
                 s.load.server_workers,
@@ -83,7 +83,7 @@ def server_argv(
 def anchor_file(s: Scenario) -> str:
     """The client's trust anchor in the hierarchy directory: the root (`ca.pem`), or the
     leaf's issuing intermediate (`int1.pem` at depth 3, `int2.pem` at depth 4)."""
-    if not s.anchor_depth:
+    if not s.handshake.anchor_depth:
         return "ca.pem"
     return f"{STORE_ROLES.get(s.roles[-2], s.roles[-2])}.pem"
 
@@ -114,7 +114,7 @@ def client_head(
     if s.target_spec is not None:
         return _target_head(s, run_engine, subcommand, server_addr, files.target_ca)
     return [
-        str(binary(run_engine, stack or s.stacks[0])), subcommand,
+        str(binary(run_engine, stack or s.handshake.stacks[0])), subcommand,
         "--connect", server_addr,
         *trust(s, files),
         "--groups", s.kex,
@@ -127,7 +127,7 @@ def _target_head(
 ) -> list[str]:
     t = s.target_spec
     head = [
-        str(binary(run_engine, s.stacks[0])), subcommand,
+        str(binary(run_engine, s.handshake.stacks[0])), subcommand,
         "--connect", server_addr,
         "--servername", t.servername,
         "--groups", s.kex,

@@ -56,7 +56,7 @@ def fresh(
         for spec in pki.needed(s, seed):
             where = pki.location(engine_bin, *spec)
             if where not in seen and not pki.cached(where):
-                batch = s.credential.batch if spec[3] else 0  # its MTCs' log entries
+                batch = s.handshake.credential.batch if spec[3] else 0  # its MTCs' log entries
                 hierarchies.append((s.scenario_id, spec[0], batch))
             seen.add(where)
     return Fresh(tuple(prims), tuple(refs), tuple(hierarchies))

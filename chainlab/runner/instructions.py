@@ -162,8 +162,8 @@ def run(ex: Visit) -> list[dict]:
         processes.stop_group(server)
         if server.stdout is not None:
             server.stdout.close()
-    return _rows(ex, records.read(cli_records, writer=s.stacks[0]),
-                 records.server_connections(srv_records, writer=s.stacks[1]),
+    return _rows(ex, records.read(cli_records, writer=s.handshake.stacks[0]),
+                 records.server_connections(srv_records, writer=s.handshake.stacks[1]),
                  dumps(cli_out), dumps(srv_out))  # fmt: skip
 
 

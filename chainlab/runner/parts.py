@@ -22,7 +22,7 @@ def needed(scenarios: Iterable[Scenario], seed: int) -> list[str]:
     algorithms = {a for s in scenarios for spec in pki.needed(s, seed) for a in spec[0]}
     if any(ALGORITHM_FAMILY.get(a) in LIBOQS_FAMILIES for a in algorithms):
         parts.append("liboqs")
-    parts += sorted({st for s in scenarios for st in s.stacks} - {DEFAULT_STACK})
+    parts += sorted({st for s in scenarios for st in s.handshake.stacks} - {DEFAULT_STACK})
     if any(s.network != LOOPBACK for s in scenarios):
         parts.append("link")
     return parts

@@ -87,11 +87,11 @@ def cached(final: Path) -> bool:
 def needed(s: Scenario, seed: int) -> list[tuple[tuple[str, ...], int, str, list[str] | None]]:
     """The hierarchies scenario `s` runs with, as `ensure`'s (hierarchy, seed, purpose, mtc):
     the server's; a mutual-TLS client's (its own CA); a dual-chain server's second."""
-    out = [(s.hierarchy, seed, "server", s.credential.pki_flags())]
-    if s.client_hierarchy:
-        out.append((s.client_hierarchy, client_seed(seed), "client", None))
-    if s.second_hierarchy:
-        out.append((s.second_hierarchy, second_seed(seed), "server", None))
+    out = [(s.hierarchy, seed, "server", s.handshake.credential.pki_flags())]
+    if s.handshake.client_hierarchy:
+        out.append((s.handshake.client_hierarchy, client_seed(seed), "client", None))
+    if s.handshake.second_hierarchy:
+        out.append((s.handshake.second_hierarchy, second_seed(seed), "server", None))
     return out
 
 
@@ -194,9 +194,9 @@ def certificate_rows(pki_dir: Path, s: Scenario) -> list[dict]:
     full = pem_certs(pki_dir / CHAIN_FILES["full"])
     if len(full) != s.depth:
         raise PkiError(f"{CHAIN_FILES['full']} holds {len(full)} certificates, expected {s.depth}")
-    sent = sent_chain(pki_dir, s.engine_chain).file
+    sent = sent_chain(pki_dir, s.handshake.engine_chain).file
     served = {hashlib.sha256(d).hexdigest() for d in pem_certs(sent)}
-    if s.credential.is_mtc:
+    if s.handshake.credential.is_mtc:
         # The MTC takes the leaf's place: the X.509 certificates stay, none of them sent.
         full[0] = pem_certs(sent)[0]
     leaf_first_algs = list(reversed(s.hierarchy))

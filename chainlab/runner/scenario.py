@@ -140,8 +140,8 @@ class ScenarioExecution:
         try:
             dirs = [pki.ensure(ctx.engine, *spec) for spec in pki.needed(plan, ctx.seed)]
             pki_dir = dirs.pop(0)
-            client_pki_dir = dirs.pop(0) if plan.client_hierarchy else None
-            second_pki_dir = dirs.pop(0) if plan.second_hierarchy else None
+            client_pki_dir = dirs.pop(0) if plan.handshake.client_hierarchy else None
+            second_pki_dir = dirs.pop(0) if plan.handshake.second_hierarchy else None
             trust_file = None
             if second_pki_dir is not None:
                 trust_file = self.dir / "trust.pem"
@@ -153,7 +153,7 @@ class ScenarioExecution:
                 client_pki_dir=client_pki_dir,
                 second_pki_dir=second_pki_dir,
                 trust_file=trust_file,
-                chain=pki.sent_chain(pki_dir, plan.engine_chain),
+                chain=pki.sent_chain(pki_dir, plan.handshake.engine_chain),
             )
             self.results.certificates = pki.certificate_rows(pki_dir, plan)
         except (pki.PkiError, OSError, subprocess.TimeoutExpired) as e:
@@ -292,7 +292,7 @@ class ScenarioExecution:
         self._server_proc = None
         try:
             lines = records.read(
-                self.dir / f"server-{self.state.visits}.jsonl", writer=self.plan.stacks[1]
+                self.dir / f"server-{self.state.visits}.jsonl", writer=self.plan.handshake.stacks[1]
             )
         except records.RecordError as e:
             self.fail("bad_records", str(e))
@@ -505,7 +505,7 @@ class ScenarioExecution:
         wall = time.monotonic() - t_start
         self.state.sampling_s += wall
         try:
-            got = records.read(rec, writer=self.plan.stacks[0])
+            got = records.read(rec, writer=self.plan.handshake.stacks[0])
         except records.RecordError as e:
             self.fail("bad_records", str(e))
             return

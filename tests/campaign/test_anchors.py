@@ -83,7 +83,7 @@ def test_each_value_asks_for_its_ids_and_replaces_the_stand_in(tmp_path):
     assert client[-4:] == [
         "--trust-anchors", certificates.LANDMARK_ID, "--trust-anchors-filler", "27",
     ]  # fmt: skip
-    assert "--mtc-landmarks" in held.credential.client_flags(tmp_path)
+    assert "--mtc-landmarks" in held.handshake.credential.client_flags(tmp_path)
     _, client = flags(got[base + "mtcl64_nolm__stack_boring__tai1"])
     assert client[-4:] == ["--trust-anchors", certificates.CA_ID, "--trust-anchors-filler", "0"]
     _, client = flags(got[base + "mtcl64__stack_boring__tai0"])

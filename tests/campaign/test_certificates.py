@@ -53,7 +53,7 @@ def test_every_kind_expands_into_scenarios_whose_ids_read_back(tmp_path):
             """,
         )
     )
-    got = {s.scenario_id: s.credential for s in c.scenarios.values()}
+    got = {s.scenario_id: s.handshake.credential for s in c.scenarios.values()}
     assert sorted(got) == sorted(
         [
             "x25519mlkem768__ml_root__ml_leaf",
@@ -176,7 +176,7 @@ def test_the_retry_is_a_landmark_certificate_the_client_lacks(tmp_path):
     )
     (s,) = c.scenarios.values()
     assert s.scenario_id == "x25519mlkem768__ml_root__ml_leaf__mtcl4096_nolm_retry"
-    cert = s.credential
+    cert = s.handshake.credential
     # The server holds the landmark-relative certificate and the standalone one for the
     # retry; the client holds no landmark and retries.
     assert cert.engine_chain == "mtc-landmark" and cert.server_flags() == ["--mtc-retry-standalone"]

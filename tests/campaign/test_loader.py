@@ -74,7 +74,12 @@ def test_good_file_expands_and_ids_are_compositional(tmp_path):
     assert "x25519mlkem768__ml_root__ml_int1__ml_int2__slhf_leaf" in two
     assert "x25519mlkem768__ml_root__ml_leaf__served_full__resumed__zlib__net_wan" in two
     s = c.scenarios["x25519mlkem768__ml_root__ml_leaf__served_full__resumed__zlib__net_wan"]
-    assert (s.served_chain, s.handshake_mode, s.cert_compression, s.network) == (
+    assert (
+        s.value("served_chain"),
+        s.value("handshake_mode"),
+        s.value("cert_compression"),
+        s.network,
+    ) == (
         "full",
         "resumed",
         "zlib",
@@ -119,7 +124,9 @@ def test_bundled_files_validate():
     ]:
         assert sid in sp.scenarios
     for s in sp.scenarios.values():
-        assert s.served_chain == ("full" if len(s.hierarchy) == 2 else "leaf+intermediates")
+        assert s.value("served_chain") == (
+            "full" if len(s.hierarchy) == 2 else "leaf+intermediates"
+        )
     q = load(REPO / "campaigns" / "quick.toml")
     assert 4 <= len(q.scenarios) <= 8
     assert q.primitives.measure and q.primitives.target_rel_halfwidth == 0.02
@@ -132,20 +139,29 @@ def test_bundled_files_validate():
     assert len(ap.scenarios) == 43 and all(s.depth == 3 for s in ap.scenarios.values())
     # Each lever of issue #12 on the four hierarchies it names.
     lv = load(REPO / "campaigns" / "levers.toml").scenarios.values()
-    assert {s.resumed_share for s in lv} == {0, 0.5, 0.9, 1}
-    assert {s.cert_compression for s in lv} == {"none", "zlib", "brotli", "zstd"}
-    assert {s.served_chain for s in lv} == {"leaf+intermediates", "leaf", "intermediate-anchor"}
-    assert {s.client_auth[-1] for s in lv if s.client_auth} == {"ML-DSA-44", "SLH-DSA-SHAKE-128f"}
+    assert {s.handshake.resumed_share for s in lv} == {0, 0.5, 0.9, 1}
+    assert {s.value("cert_compression") for s in lv} == {"none", "zlib", "brotli", "zstd"}
+    assert {s.value("served_chain") for s in lv} == {
+        "leaf+intermediates",
+        "leaf",
+        "intermediate-anchor",
+    }
+    assert {s.value("client_auth")[-1] for s in lv if s.value("client_auth")} == {
+        "ML-DSA-44",
+        "SLH-DSA-SHAKE-128f",
+    }
     assert {s.network for s in lv} == {"loopback", "rtt50"}
     assert len({s.hierarchy for s in lv}) == 4
     # Issue #14's hierarchies over TCP and QUIC, loopback and 50 ms RTT, each QUIC scenario
     # with its TCP twin.
     qs = load(REPO / "campaigns" / "quic.toml").scenarios
-    assert {s.transport for s in qs.values()} == {"tcp", "quic"}
+    assert {s.value("transport") for s in qs.values()} == {"tcp", "quic"}
     assert {s.network for s in qs.values()} == {"loopback", "rtt50"}
     assert {s.kex for s in qs.values()} == {"X25519MLKEM768"}
     assert len({s.hierarchy for s in qs.values()}) == 6
-    assert any(s.served_chain == "full" and s.root_alg.startswith("SLH") for s in qs.values())
+    assert any(
+        s.value("served_chain") == "full" and s.root_alg.startswith("SLH") for s in qs.values()
+    )
     assert all(sid.replace("__quic", "") in qs for sid in qs if "__quic" in sid)
 
 
@@ -383,7 +399,7 @@ def test_bundled_network_file_crosses_three_profiles_and_loopback():
     got = {}
     for s in c.scenarios.values():
         assert s.kex == "X25519MLKEM768"
-        got.setdefault((s.hierarchy, s.served_chain), set()).add(s.network)
+        got.setdefault((s.hierarchy, s.value("served_chain")), set()).add(s.network)
     assert set(got) == hierarchies
     assert all(nets == {"loopback", "lan", "wan", "lossy"} for nets in got.values())
 
@@ -393,10 +409,10 @@ def test_a_resumption_ratio_axis_gives_mixes(tmp_path):
         'hierarchy = [["ml", "ml"]', 'resumption_ratio = [0, 0.5, 1]\nhierarchy = [["ml", "ml"]', 1
     )
     c = load(write(tmp_path, text, "mix.toml"))
-    modes = {s.handshake_mode for s in c.scenarios.values()}
+    modes = {s.value("handshake_mode") for s in c.scenarios.values()}
     assert {"full", "resume50", "resumed"} <= modes
-    mix = next(s for s in c.scenarios.values() if s.handshake_mode == "resume50")
-    assert mix.resumed_share == 0.5 and mix.scenario_id.endswith("__resume50")
+    mix = next(s for s in c.scenarios.values() if s.value("handshake_mode") == "resume50")
+    assert mix.handshake.resumed_share == 0.5 and mix.scenario_id.endswith("__resume50")
     from chainlab.campaign import ids
 
     parts = ids.decode(
@@ -418,7 +434,9 @@ def test_a_client_auth_axis_gives_mutual_tls_scenarios(tmp_path):
         "[matrix.m]",
     ).replace('matrices = ["m"]', 'matrices = ["m", "c"]')
     c = load(write(tmp_path, text, "mtls.toml"))
-    auth = {s.scenario_id: s.client_auth for s in c.scenarios.values() if s.kex == "X25519"}
+    auth = {
+        s.scenario_id: s.value("client_auth") for s in c.scenarios.values() if s.kex == "X25519"
+    }
     assert auth["x25519__ml_root__ml_leaf"] == ()
     assert auth["x25519__ml_root__ml_leaf__client_ml_ml"] == ("ML-DSA-65", "ML-DSA-65")
     s = c.scenarios["x25519__ml_root__ml_leaf__client_ml_slhf"]
@@ -446,9 +464,9 @@ def test_an_intermediate_anchor_needs_an_intermediate(tmp_path):
         'exclude = [{ kex = "X25519", depth = 3 }, { depth = [1, 2] }]',
     ).replace('exclude = [{ kex = "X25519", depth = 3 }]\nserved', "served")
     c = load(write(tmp_path, fixed, "anchor2.toml"))
-    anchored = [s for s in c.scenarios.values() if s.served_chain == "intermediate-anchor"]
-    assert anchored and all(s.depth == 3 and s.anchor_depth == 1 for s in anchored)
-    assert anchored[0].engine_chain == "leaf"
+    anchored = [s for s in c.scenarios.values() if s.value("served_chain") == "intermediate-anchor"]
+    assert anchored and all(s.depth == 3 and s.handshake.anchor_depth == 1 for s in anchored)
+    assert anchored[0].handshake.engine_chain == "leaf"
 
 
 @pytest.mark.bad_input
@@ -460,9 +478,9 @@ def test_a_transport_axis_gives_quic_scenarios_and_refuses_what_quic_cannot_do(t
     ).replace('matrices = ["m"]', 'matrices = ["m", "q"]')
     c = load(write(tmp_path, text, "quic.toml"))
     q = c.scenarios["x25519__ml_root__ml_leaf__quic"]
-    assert q.transport == "quic" and q.params()["transport"] == "quic"
+    assert q.value("transport") == "quic" and q.params()["transport"] == "quic"
     tcp = c.scenarios["x25519__ml_root__ml_leaf"]
-    assert tcp.transport == "tcp" and "transport" not in tcp.params()
+    assert tcp.value("transport") == "tcp" and "transport" not in tcp.params()
     # Resumption, compression and client certificates run over QUIC too.
     levers = text.replace(
         'transport = ["tcp", "quic"]',

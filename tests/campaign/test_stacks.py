@@ -79,7 +79,10 @@ def test_stack_and_the_two_sides_expand_into_scenarios(tmp_path):
             """,
         )
     )
-    pairs = {sid: (s.client_stack, s.server_stack) for sid, s in c.scenarios.items()}
+    pairs = {
+        sid: (s.columns()["client_stack"], s.columns()["server_stack"])
+        for sid, s in c.scenarios.items()
+    }
     base = "x25519mlkem768__ml_root__ml_leaf"
     assert pairs == {
         base: ("openssl-3.5", "openssl-3.5"),
@@ -91,7 +94,9 @@ def test_stack_and_the_two_sides_expand_into_scenarios(tmp_path):
     # Only a non-default pair is part of the stored parameters (older stores stay equal).
     assert "client_stack" not in c.scenarios[base].params()
     assert c.scenarios[f"{base}__stack_rustls_ossl35"].params()["server_stack"] == "openssl-3.5"
-    assert c.scenarios[f"{base}__stack_rustls_ossl35"].stack_label == "rustls → openssl-3.5"
+    assert (
+        c.scenarios[f"{base}__stack_rustls_ossl35"].handshake.stack_label == "rustls → openssl-3.5"
+    )
 
 
 def test_zlib_and_brotli_run_on_rustls(tmp_path):
@@ -127,7 +132,7 @@ def test_exclusions_test_either_side_or_one(tmp_path):
             """,
         )
     )
-    assert sorted(s.stack_label for s in c.scenarios.values()) == [
+    assert sorted(s.handshake.stack_label for s in c.scenarios.values()) == [
         "openssl-3.5",
         "openssl-3.5 → rustls",
         "rustls",

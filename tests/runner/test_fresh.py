@@ -51,4 +51,6 @@ def test_a_hierarchy_issuing_mtcs_carries_its_batch(engine_bin, tmp_path, monkey
     # X.509 hierarchies none; each MTC one its credential's log entries (2^12 and 2^22 here).
     assert batches == {0, 4096, 4194304}
     for sid, _h, batch in got.hierarchies:
-        assert batch == (by_id[sid].credential.batch if by_id[sid].credential.is_mtc else 0)
+        assert batch == (
+            by_id[sid].handshake.credential.batch if by_id[sid].handshake.credential.is_mtc else 0
+        )
