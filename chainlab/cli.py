@@ -7,6 +7,7 @@ Subcommands, in workflow order, each a module of `chainlab.commands` with `HELP`
 import argparse
 import datetime
 import importlib
+import logging
 import os
 import sys
 import tempfile
@@ -61,6 +62,12 @@ def _dispatch(argv) -> int:
         prog="chainlab", description="Post-quantum TLS 1.3 certificate hierarchy laboratory."
     )
     parser.add_argument("--version", action="version", version=f"chainlab {__version__}")
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="say on stderr what the command did at debug level (report: the sections built, "
+        "those left out and why, the analyses computed)",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     commands = {}
     for name in COMMANDS:
@@ -79,6 +86,11 @@ def _dispatch(argv) -> int:
         )
     # Every environment variable chainlab reads, before any command reads or writes.
     environment.check()
+    if args.debug:
+        logging.basicConfig(level=logging.DEBUG, format="chainlab: debug: %(message)s")
+        # Only chainlab's own: matplotlib and the libraries log much at debug level.
+        logging.getLogger().setLevel(logging.WARNING)
+        logging.getLogger("chainlab").setLevel(logging.DEBUG)
     return args._run(args) or 0
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from chainlab.campaign import Campaign
+from chainlab.campaign import Campaign, axes
 from chainlab.campaign import load as load_campaign
 from chainlab.campaign.analysis_settings import AnalysisConfig, from_campaign_toml
 from chainlab.store import Store
@@ -65,6 +65,28 @@ class StoreData:
     rollout_load: pd.DataFrame = field(default_factory=pd.DataFrame)
     # Per scenario that sent the trust_anchors extension or retried (the store's _ANCHORS).
     anchors: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    def uses(self, *keys: str) -> bool:
+        """Whether some scenario (the lab's or a target's) holds any of the axes `keys` at
+        another value than the axis's default: what a report section needs before its
+        analyses can find anything (a store that never set a lever has no data of it)."""
+        frames = [f for f in (self.scenarios, self.targets) if not f.empty]
+        for key in keys:
+            axis = axes.get(key)
+            default = dict(zip(axis.column_names, axis.column_values(axis.default), strict=True))
+            for f in frames:
+                for column in (c for c in axis.column_names if c in f):
+                    held = f[column].dropna().astype(str)
+                    if (held != str(default[column])).any():
+                        return True
+        return False
+
+    def algorithms(self) -> set[str]:
+        """Every algorithm some lab scenario's hierarchy holds, at any position."""
+        columns = [
+            c for c in ("root_alg", "int1_alg", "int2_alg", "leaf_alg") if c in self.scenarios
+        ]
+        return {a for c in columns for a in self.scenarios[c].dropna().astype(str)}
 
 
 def load_store(path, config: AnalysisConfig | None = None) -> StoreData:

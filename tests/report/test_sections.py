@@ -100,3 +100,54 @@ def test_an_answer_from_unlike_scenarios_says_what_it_mixes(tmp_path):
     answers = md.split('<a id="answers"></a>')[1].split("CSV: `tables/answers.csv`")[0]
     line = next(x for x in answers.splitlines() if "fastest" in x)
     assert "(mixes handshake modes full, resumed)" in line, line
+
+
+def test_only_the_sections_whose_data_the_store_holds_are_built_and_their_analyses_run(
+    tmp_path, caplog
+):
+    """A compression campaign: the sections of axes it never set (QUIC, MTC, stacks,
+    rollout, ...) are not built, none of their analyses runs, and the debug log says which
+    sections were left out and why, and which analyses ran."""
+    from chainlab.analysis.analyze import analyze
+
+    store = build_store(
+        tmp_path / "lever.duckdb",
+        [
+            scenario(1.0, 0.5, 0.5, bytes_read=16000),
+            scenario(0.9, 0.55, 0.52, bytes_read=12000, cert_compression="zlib"),
+        ],
+    )
+    a = analyze(store)
+    with caplog.at_level("DEBUG", logger="chainlab.report"):
+        doc = sections.build(a, lambda item, fig: None)
+    built = {s.anchor for s in doc.sections}
+    assert "compression" in built
+    assert not built & {"quic", "mtc", "stacks", "interop", "rollout", "composite", "probe"}
+    for analysis in ("compression", "compression_verdicts", "summary"):
+        assert analysis in a.computed
+    for analysis in ("quic", "mtc", "stacks", "interop", "rollout_shares", "trust_anchors"):
+        assert analysis not in a.computed, analysis
+    log = caplog.text
+    assert "section quic not built: the store holds no data of it (it needs: a scenario " \
+        "with transport other than tcp)" in log  # fmt: skip
+    assert "section compression not built" not in log
+    ran = next(line for line in log.splitlines() if "analyses computed" in line)
+    assert "compression_verdicts" in ran and " quic," not in ran
+
+
+def test_a_section_applies_where_some_scenario_or_target_sets_its_axis(tmp_path):
+    """StoreData.uses: an axis counts as used where one scenario holds another value than
+    its default; the default in every scenario is no use of it."""
+    from chainlab.analysis.load import load_store
+
+    store = build_store(
+        tmp_path / "s.duckdb",
+        [
+            scenario(1.0, 0.5, 0.5),
+            scenario(0.9, 0.5, 0.5, handshake_mode="resumed", root_alg="SLH-DSA-SHA2-128s"),
+        ],
+    )
+    data = load_store(store)
+    assert data.uses("handshake_mode") and data.uses("cert_compression", "handshake_mode")
+    assert not data.uses("cert_compression") and not data.uses("transport", "stack")
+    assert data.algorithms() == {"ML-DSA-65", "SLH-DSA-SHA2-128s"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 from chainlab.report import format as f
 from chainlab.report.builder import Builder, ci, codes, ints, nums, percents
 from chainlab.report.document import Section
-from chainlab.report.sections.registry import section
+from chainlab.report.sections.registry import holds, section
 
 
 def headline(b: Builder) -> list[tuple[str, str]]:
@@ -46,7 +46,7 @@ def headline(b: Builder) -> list[tuple[str, str]]:
     return out
 
 
-@section(167, headline=headline)
+@section(167, headline=headline, applies=holds("anchors"))
 def build(b: Builder) -> Section | None:
     t = b.a.trust_anchors
     if t.empty:

@@ -15,7 +15,7 @@ from chainlab.report.builder import (
     percents,
 )
 from chainlab.report.document import Section
-from chainlab.report.sections.registry import section
+from chainlab.report.sections.registry import section, uses
 
 
 def headline(b: Builder) -> list[tuple[str, str]]:
@@ -34,7 +34,7 @@ def headline(b: Builder) -> list[tuple[str, str]]:
     ]
 
 
-@section(150, headline=headline)
+@section(150, headline=headline, applies=uses("client_auth"))
 def build(b: Builder) -> Section | None:
     c = b.a.client_auth
     if c.empty:

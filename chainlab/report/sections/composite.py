@@ -6,6 +6,7 @@ least cost."""
 from __future__ import annotations
 
 from chainlab.analysis.composite import METRICS
+from chainlab.analysis.families import family
 from chainlab.report.builder import Builder, ci
 from chainlab.report.document import Section
 from chainlab.report.sections.registry import section
@@ -13,6 +14,11 @@ from chainlab.report.sections.registry import section
 
 def _ratio(r: dict, col: str) -> str:
     return f"{r[f'{col}_ratio']:.2f}x [{r[f'{col}_ratio_lo']:.2f}, {r[f'{col}_ratio_hi']:.2f}]"
+
+
+def holds_composite(b: Builder) -> bool:
+    """a composite algorithm in some scenario's hierarchy (the section's `applies`)"""
+    return any(family(a) == "composite" for a in b.a.data.algorithms())
 
 
 def headline(b: Builder) -> list[tuple[str, str]]:
@@ -34,7 +40,7 @@ def headline(b: Builder) -> list[tuple[str, str]]:
     return out
 
 
-@section(173, headline=headline)
+@section(173, headline=headline, applies=holds_composite)
 def build(b: Builder) -> Section | None:
     table = b.a.composite_placements
     if table.empty:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from chainlab.analysis.compression import guide_claim
 from chainlab.report.builder import Builder, ci, ci_of, codes, ints, median_row, nums, percents
 from chainlab.report.document import Section
-from chainlab.report.sections.registry import section
+from chainlab.report.sections.registry import section, uses
 
 
 def headline(b: Builder) -> list[tuple[str, str]]:
@@ -31,7 +31,7 @@ def headline(b: Builder) -> list[tuple[str, str]]:
     return out
 
 
-@section(120, headline=headline)
+@section(120, headline=headline, applies=uses("cert_compression"))
 def build(b: Builder) -> Section | None:
     a = b.a
     c = a.compression

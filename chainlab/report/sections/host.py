@@ -7,7 +7,7 @@ from chainlab.analysis.load_capacity import normalised_latency
 from chainlab.report import format as f
 from chainlab.report.builder import Builder, ci, codes, ints, nums, percents
 from chainlab.report.document import Section
-from chainlab.report.sections.registry import section
+from chainlab.report.sections.registry import holds, section
 from chainlab.runner.host import HOST_DRIFT_LIMIT
 
 
@@ -28,7 +28,7 @@ def headline(b: Builder) -> list[tuple[str, str]]:
     ]
 
 
-@section(30, headline=headline)
+@section(30, headline=headline, applies=holds("host_reference"))
 def build(b: Builder) -> Section | None:
     h = b.a.host_speed
     if h is None or h.empty:

@@ -16,7 +16,7 @@ from chainlab.report.builder import (
     nums,
 )
 from chainlab.report.document import Section
-from chainlab.report.sections.registry import section
+from chainlab.report.sections.registry import section, uses
 
 POLICY_TEXT = {
     "leaf": "the leaf only (the client holds the intermediates)",
@@ -39,7 +39,7 @@ def headline(b: Builder) -> list[tuple[str, str]]:
     )
 
 
-@section(140, headline=headline)
+@section(140, headline=headline, applies=uses("served_chain"))
 def build(b: Builder) -> Section | None:
     p = b.a.intermediates
     if p.empty:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from chainlab.campaign.stacks import STACKS
 from chainlab.report.builder import Builder, codes, ints
 from chainlab.report.document import Section
-from chainlab.report.sections.registry import section
+from chainlab.report.sections.registry import section, uses
 
 
 def headline(b: Builder) -> list[tuple[str, str]]:
@@ -29,7 +29,7 @@ def headline(b: Builder) -> list[tuple[str, str]]:
     ]
 
 
-@section(175, headline=headline)
+@section(175, headline=headline, applies=uses("stack"))
 def build(b: Builder) -> Section | None:
     c = b.a.interop
     if c.empty:

@@ -9,7 +9,7 @@ from chainlab.analysis.load_capacity import SERVER_BUSY
 from chainlab.report import format as f
 from chainlab.report.builder import Builder, ci, ci_of, codes, ints, nums, percents
 from chainlab.report.document import Section
-from chainlab.report.sections.registry import section
+from chainlab.report.sections.registry import holds, section
 
 
 def _failures(value) -> str:
@@ -77,7 +77,7 @@ def headline(b: Builder) -> list[tuple[str, str]]:
     return out
 
 
-@section(200, headline=headline)
+@section(200, headline=headline, applies=holds("load_steps", "target_load_steps"))
 def build(b: Builder) -> Section | None:
     a = b.a
     steps, cap = a.load_steps, a.load_capacity

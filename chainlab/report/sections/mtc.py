@@ -19,7 +19,7 @@ from chainlab.report.builder import (
     nums,
 )
 from chainlab.report.document import Section
-from chainlab.report.sections.registry import section
+from chainlab.report.sections.registry import section, uses
 
 
 def headline(b: Builder) -> list[tuple[str, str]]:
@@ -42,7 +42,7 @@ def headline(b: Builder) -> list[tuple[str, str]]:
     return out
 
 
-@section(165, headline=headline)
+@section(165, headline=headline, applies=uses("certificate"))
 def build(b: Builder) -> Section | None:
     p, proofs = b.a.mtc, b.a.mtc_proofs
     if p.empty and proofs.empty:

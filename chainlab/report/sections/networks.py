@@ -10,7 +10,7 @@ from chainlab.report import format as f
 from chainlab.report.builder import Builder, ci, codes, ints, nums
 from chainlab.report.document import Section
 from chainlab.report.sections import projection
-from chainlab.report.sections.registry import section
+from chainlab.report.sections.registry import section, uses
 
 # The calibration's tolerance, as the text says it.
 TOLERANCE_TEXT = f"{TOLERANCE * 100:g} %"
@@ -37,7 +37,7 @@ def headline(b: Builder) -> list[tuple[str, str]]:
     ]
 
 
-@section(50, headline=headline)
+@section(50, headline=headline, applies=uses("network"))
 def build(b: Builder) -> Section | None:
     net = b.a.network
     if net is None:

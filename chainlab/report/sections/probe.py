@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from chainlab.report.builder import Builder, ci, ci_of, codes, ints, nums, percents
 from chainlab.report.document import Section
-from chainlab.report.sections.registry import section
+from chainlab.report.sections.registry import holds, section
 
 
 def headline(b: Builder) -> list[tuple[str, str]]:
@@ -27,7 +27,7 @@ def headline(b: Builder) -> list[tuple[str, str]]:
     ]
 
 
-@section(180, headline=headline)
+@section(180, headline=headline, applies=holds("targets"))
 def build(b: Builder) -> Section | None:
     a = b.a
     t = a.targets

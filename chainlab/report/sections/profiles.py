@@ -5,7 +5,7 @@ from __future__ import annotations
 from chainlab.report import format as f
 from chainlab.report.builder import Builder, ci, ci_of, codes, ints, nums
 from chainlab.report.document import Section
-from chainlab.report.sections.registry import section
+from chainlab.report.sections.registry import section, uses
 
 
 def headline(b: Builder) -> list[tuple[str, str]]:
@@ -31,7 +31,7 @@ def headline(b: Builder) -> list[tuple[str, str]]:
     return out
 
 
-@section(168, headline=headline)
+@section(168, headline=headline, applies=uses("client_profile"))
 def build(b: Builder) -> Section | None:
     c = b.a.client_profiles
     if c.empty:

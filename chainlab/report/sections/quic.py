@@ -15,7 +15,7 @@ from chainlab.report.builder import (
     nums,
 )
 from chainlab.report.document import Section
-from chainlab.report.sections.registry import section
+from chainlab.report.sections.registry import section, uses
 
 
 def headline(b: Builder) -> list[tuple[str, str]]:
@@ -34,7 +34,7 @@ def headline(b: Builder) -> list[tuple[str, str]]:
     ]
 
 
-@section(160, headline=headline)
+@section(160, headline=headline, applies=uses("transport"))
 def build(b: Builder) -> Section | None:
     p = b.a.quic
     if p.empty:

@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from chainlab.campaign import axes
+
 
 @dataclass(frozen=True)
 class Registered:
@@ -57,8 +59,35 @@ def registered() -> list[Registered]:
 
 
 def placement_study(b) -> bool:
-    """`applies` of the placement study's sections (the paper's tables of classes, the
+    """a placement study: scenarios that vary no lever but the served chain
+
+    `applies` of the placement study's sections (the paper's tables of classes, the
     strategy matrix, correlations, capacity and cost, findings, the paper comparison): a
     store whose scenarios vary no lever but the served chain (chainlab.analysis.compare:
     `placement_study`). A campaign that varies another lever is read lever by lever."""
     return bool(b.a.placement_study)
+
+
+def uses(*keys: str) -> Callable:
+    """`applies` of a section that reads axes `keys`: some scenario holds one of them off its
+    default (chainlab.analysis.load.StoreData.uses)."""
+
+    def applies(b) -> bool:
+        return b.a.data.uses(*keys)
+
+    defaults = (
+        f"{k} other than {'/'.join(axes.get(k).column_values(axes.get(k).default))}" for k in keys
+    )
+    applies.__doc__ = f"a scenario with {' or '.join(defaults)}"
+    return applies
+
+
+def holds(*frames: str) -> Callable:
+    """`applies` of a section whose data is one of the store's optional frames `frames`
+    (chainlab.analysis.load.StoreData fields): the section runs where any is not empty."""
+
+    def applies(b) -> bool:
+        return any(len(getattr(b.a.data, f)) for f in frames)
+
+    applies.__doc__ = f"the store holds {' or '.join(frames)}"
+    return applies

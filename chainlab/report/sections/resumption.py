@@ -5,7 +5,7 @@ from __future__ import annotations
 from chainlab.report import format as f
 from chainlab.report.builder import Builder, ci, ci_of, codes
 from chainlab.report.document import Section
-from chainlab.report.sections.registry import section
+from chainlab.report.sections.registry import section, uses
 
 METRIC_TITLES = {
     "server_cpu": "Server CPU per connection (ms)",
@@ -34,7 +34,7 @@ def headline(b: Builder) -> list[tuple[str, str]]:
     ]
 
 
-@section(130, headline=headline)
+@section(130, headline=headline, applies=uses("handshake_mode"))
 def build(b: Builder) -> Section | None:
     r = b.a.resumption
     if r.empty:

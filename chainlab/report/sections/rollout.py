@@ -8,7 +8,7 @@ from chainlab.analysis import rollout
 from chainlab.report import format as f
 from chainlab.report.builder import Builder, ci, codes, ints, nums
 from chainlab.report.document import Section
-from chainlab.report.sections.registry import section
+from chainlab.report.sections.registry import section, uses
 
 
 def _share(x) -> str:
@@ -39,7 +39,7 @@ def headline(b: Builder) -> list[tuple[str, str]]:
     return out
 
 
-@section(175, headline=headline)
+@section(175, headline=headline, applies=uses("population", "second_chain"))
 def build(b: Builder) -> Section | None:
     shares, kinds = b.a.rollout_shares, b.a.rollout_kinds
     load_kinds, rule = b.a.rollout_load_kinds, b.a.rollout_rule

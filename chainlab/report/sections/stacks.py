@@ -18,7 +18,7 @@ from chainlab.report.builder import (
     nums,
 )
 from chainlab.report.document import Section
-from chainlab.report.sections.registry import section
+from chainlab.report.sections.registry import section, uses
 
 
 def headline(b: Builder) -> list[tuple[str, str]]:
@@ -35,7 +35,7 @@ def headline(b: Builder) -> list[tuple[str, str]]:
     )
 
 
-@section(170, headline=headline)
+@section(170, headline=headline, applies=uses("stack"))
 def build(b: Builder) -> Section | None:
     p, order, split = b.a.stacks, b.a.stack_orderings, b.a.stack_cost_split
     if p.empty and order.empty:
