@@ -5,6 +5,7 @@ the analysis settings of the stored campaign file.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import tempfile
@@ -17,7 +18,7 @@ import pandas as pd
 from chainlab.campaign import Campaign, axes
 from chainlab.campaign import load as load_campaign
 from chainlab.campaign.analysis_settings import AnalysisConfig, from_campaign_toml
-from chainlab.store import Store
+from chainlab.store import AnalysisFrames, Store
 
 
 @dataclass
@@ -30,21 +31,14 @@ class StoreData:
     # scenarios + chosen scenario_runs + moments; one row each. The lab's own scenarios only:
     # targets (servers chainlab did not start, no hierarchy) are in `targets`.
     scenarios: pd.DataFrame
-    campaigns: pd.DataFrame  # campaign, scenario_id
     failures: pd.DataFrame  # scenario_id, error_category, n, example_detail
-    certificates: pd.DataFrame
-    observed_chain: pd.DataFrame
-    network_profiles: pd.DataFrame
-    # Mutual TLS: the client's chain as the server observed it (empty without).
-    observed_client_chain: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # The store's frames: those below that are properties read from it when first asked for.
+    frames: AnalysisFrames | None = field(default=None, repr=False, compare=False)
     # Targets: their rows as `scenarios` has them, their failures by category and their load
     # steps (`load_steps` holds the lab's only).
     targets: pd.DataFrame = field(default_factory=pd.DataFrame)
     target_failures: pd.DataFrame = field(default_factory=pd.DataFrame)
     target_load_steps: pd.DataFrame = field(default_factory=pd.DataFrame)
-    # measured ok handshakes of every scenario (see _NETWORK_SAMPLES); empty unless some
-    # scenario ran on an emulated network
-    network_samples: pd.DataFrame = field(default_factory=pd.DataFrame)
     latencies_ms: dict[str, np.ndarray] = field(default_factory=dict)  # sorted, per scenario
     config: AnalysisConfig = field(default_factory=AnalysisConfig)
     campaign_name: str | None = None
@@ -54,17 +48,68 @@ class StoreData:
     # Load steps of the chosen runs (empty without [load]) and, per (scenario, step), the
     # sorted latencies (ms, from the intended start) of the successful attempts.
     load_steps: pd.DataFrame = field(default_factory=pd.DataFrame)
-    load_latencies_ms: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
-    # The host-speed workload timed around each scenario and load step (may be empty).
-    host_reference: pd.DataFrame = field(default_factory=pd.DataFrame)
-    # The cost model's inputs: one row per primitive and reference handshake (may be empty).
-    primitives: pd.DataFrame = field(default_factory=pd.DataFrame)
-    # Staged rollout: every measured attempt (and load attempt) of a scenario with a client
-    # population or a second chain, with its kind and chain (may be empty).
-    rollout_attempts: pd.DataFrame = field(default_factory=pd.DataFrame)
-    rollout_load: pd.DataFrame = field(default_factory=pd.DataFrame)
     # Per scenario that sent the trust_anchors extension or retried (the store's _ANCHORS).
     anchors: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    # Read from the store the first time an analysis asks (chainlab.store.frames).
+
+    @property
+    def campaigns(self) -> pd.DataFrame:
+        """campaign, scenario_id."""
+        return self._table("campaign_scenarios")
+
+    @property
+    def certificates(self) -> pd.DataFrame:
+        return self._table("certificates")
+
+    @property
+    def observed_chain(self) -> pd.DataFrame:
+        return self._table("observed_chain")
+
+    @property
+    def network_profiles(self) -> pd.DataFrame:
+        return self._table("network_profiles")
+
+    @property
+    def observed_client_chain(self) -> pd.DataFrame:
+        """Mutual TLS: the client's chain as the server observed it (empty without)."""
+        return self._table("observed_client_chain")
+
+    @property
+    def network_samples(self) -> pd.DataFrame:
+        """Measured ok handshakes of every scenario (_NETWORK_SAMPLES); empty unless some
+        scenario ran on an emulated network."""
+        return self.frames.network_samples if self.frames is not None else pd.DataFrame()
+
+    @functools.cached_property
+    def load_latencies_ms(self) -> dict[tuple[str, int], np.ndarray]:
+        """Per (scenario, step) of the lab's load steps, the sorted latencies (ms, from the
+        intended start) of the successful attempts."""
+        return _by_step(self.frames.load_latencies) if self.frames is not None else {}
+
+    @property
+    def host_reference(self) -> pd.DataFrame:
+        """The host-speed workload timed around each scenario and load step (may be empty)."""
+        return self.frames.host_reference if self.frames is not None else pd.DataFrame()
+
+    @property
+    def primitives(self) -> pd.DataFrame:
+        """The cost model's inputs: one row per primitive and reference handshake."""
+        return self.frames.primitives if self.frames is not None else pd.DataFrame()
+
+    @property
+    def rollout_attempts(self) -> pd.DataFrame:
+        """Staged rollout: every measured attempt of a scenario with a client population or
+        a second chain, with its kind and chain (may be empty)."""
+        return self.frames.rollout_attempts if self.frames is not None else pd.DataFrame()
+
+    @property
+    def rollout_load(self) -> pd.DataFrame:
+        """The same for the load attempts of those scenarios (may be empty)."""
+        return self.frames.rollout_load if self.frames is not None else pd.DataFrame()
+
+    def _table(self, name: str) -> pd.DataFrame:
+        return self.frames.table(name) if self.frames is not None else pd.DataFrame()
 
     def uses(self, *keys: str) -> bool:
         """Whether some scenario (the lab's or a target's) holds any of the axes `keys` at
@@ -146,15 +191,10 @@ def load_store(path, config: AnalysisConfig | None = None) -> StoreData:
         meta=frames.meta,
         runs=runs,
         scenarios=df,
-        campaigns=frames.optional["campaign_scenarios"],
         failures=failures,
-        certificates=frames.optional["certificates"],
-        observed_chain=frames.optional["observed_chain"],
-        network_profiles=frames.optional["network_profiles"],
-        observed_client_chain=frames.optional["observed_client_chain"],
+        frames=frames,
         targets=targets,
         target_failures=target_failures,
-        network_samples=frames.network_samples,
         anchors=frames.anchors,
         latencies_ms=latencies,
         config=cfg,
@@ -164,11 +204,6 @@ def load_store(path, config: AnalysisConfig | None = None) -> StoreData:
         not_run=not_run,
         load_steps=load_steps,
         target_load_steps=target_load_steps,
-        load_latencies_ms=_by_step(frames.load_latencies),
-        host_reference=frames.host_reference,
-        primitives=frames.primitives,
-        rollout_attempts=frames.rollout_attempts,
-        rollout_load=frames.rollout_load,
     )
 
 

@@ -12,7 +12,7 @@ together, so a killed run leaves a store that opens and holds every completed sc
 
 This package is the only code that opens a store file, for reading or writing: the runner
 writes through `Store`, the analysis reads through `Store.analysis_frames()`
-(`chainlab.store.views`), tests and benchmarks build stores through the same writer.
+(`chainlab.store.frames`, its queries in `chainlab.store.views`), tests and benchmarks build stores through the same writer.
 
 Rows are inserted by column name, with the types the catalog gives each column
 (`chainlab.store.schema`); a key the table lacks is an error, never dropped. An older store
@@ -22,8 +22,11 @@ one transaction, to exactly the columns of a new store.
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import duckdb
 import pandas as pd
@@ -33,6 +36,7 @@ from chainlab import __version__
 from chainlab.campaign import axes
 from chainlab.errors import ChainlabError
 from chainlab.store import schema
+from chainlab.store.frames import AnalysisFrames, analysis_frames
 from chainlab.store.rows import ScenarioRows
 from chainlab.store.schema import (
     SCHEMA_SQL,
@@ -43,7 +47,9 @@ from chainlab.store.schema import (
     rollback,
     table_sql,
 )
-from chainlab.store.views import AnalysisFrames, analysis_frames, primitive_summary
+from chainlab.store.views import primitive_summary
+
+T = TypeVar("T")
 
 __all__ = ["SCHEMA_VERSION", "TABLES", "AnalysisFrames", "ScenarioRows", "Store", "StoreError"]
 
@@ -165,9 +171,10 @@ class Store:
     primitive_samples = property(lambda self: self.table("primitive_samples"))
 
     def analysis_frames(self) -> AnalysisFrames:
-        """What the analysis reads, as raw frames (chainlab.store.views)."""
+        """What the analysis reads, as raw frames (chainlab.store.frames): what every report
+        reads now, the rest from the store when first asked for (`read_later`)."""
         try:
-            return analysis_frames(self.con, self.path)
+            return analysis_frames(self.con, self.path, functools.partial(read_later, self.path))
         except duckdb.Error as e:
             raise damaged(self.path, e) from None
 
@@ -394,6 +401,18 @@ def damaged(path: Path, e: BaseException) -> ChainlabError:
         f"store {path} is damaged and cannot be read ({first_line(e)}); restore it from a "
         "copy, or run its campaign into a new store (--store)"
     )
+
+
+def read_later(path: Path, query: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
+    """`query(con)` on the store at `path`, opened read-only for this read alone (a frame the
+    analysis asks for after the store it was made from was closed)."""
+    con = _connect(path, read_only=True)
+    try:
+        return query(con)
+    except duckdb.Error as e:
+        raise damaged(path, e) from None
+    finally:
+        con.close()
 
 
 def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:

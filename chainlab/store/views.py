@@ -11,16 +11,9 @@ Which samples count:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
-
 import duckdb
 import numpy as np
 import pandas as pd
-
-from chainlab.campaign import axes
-from chainlab.errors import ChainlabError
-from chainlab.network.profile import LOOPBACK
 
 _REQUIRED_TABLES = ("meta", "runs", "scenarios", "scenario_runs", "samples")
 
@@ -374,36 +367,6 @@ ORDER BY l.scenario_id, l.step, l.seq
 )
 
 
-@dataclass
-class AnalysisFrames:
-    """A store's content as the analysis reads it, before any statistics."""
-
-    meta: dict
-    runs: pd.DataFrame  # ordered by start
-    scenarios: pd.DataFrame  # the scenarios table, ordered by id
-    chosen_runs: pd.DataFrame  # the chosen scenario run of each executed scenario
-    moments: pd.DataFrame  # per scenario (_MOMENTS)
-    cpu: pd.DataFrame  # per scenario (_CPU)
-    counts: pd.DataFrame  # per scenario (_COUNTS)
-    datagrams: pd.DataFrame  # per QUIC scenario (_DATAGRAMS); empty before version 5
-    mtc: pd.DataFrame  # per MTC scenario (_MTC); empty before version 7
-    anchors: pd.DataFrame  # per trust_anchors or retry scenario (_ANCHORS); empty before 11
-    failures: pd.DataFrame  # scenario_id, error_category, n, example_detail
-    optional: dict[str, pd.DataFrame]  # _OPTIONAL_TABLES, empty where absent
-    latencies: dict  # scenario_id -> sorted total_ns (int64) of its chosen run (_LATENCIES)
-    network_samples: pd.DataFrame  # _NETWORK_SAMPLES; empty unless a scenario is emulated
-    load_steps: pd.DataFrame  # _LOAD_STEPS; empty without load steps (or a version-1 store)
-    load_latencies: dict  # fetchnumpy of _LOAD_LATENCIES: scenario_id, step, latency_ns
-    load_windows: pd.DataFrame  # _LOAD_WINDOWS; empty without load steps
-    host_reference: pd.DataFrame  # _HOST_REFERENCE; empty in stores without it
-    primitives: pd.DataFrame  # PRIMITIVE_SUMMARY; empty in stores without primitives
-    # Staged rollout (_ROLLOUT_ATTEMPTS, _ROLLOUT_LOAD); empty before version 8 or without.
-    rollout_attempts: pd.DataFrame = field(default_factory=pd.DataFrame)
-    rollout_load: pd.DataFrame = field(default_factory=pd.DataFrame)
-    # Per scenario with instruction counts (_INSTRUCTIONS); empty before version 9 or without.
-    instructions: pd.DataFrame = field(default_factory=pd.DataFrame)
-
-
 # The same for a version-1 store: no whole-connection server CPU (NULL columns).
 _CPU_V1 = (
     _CPU.replace("count(server_conn_cpu_ns)", "0::BIGINT")
@@ -492,87 +455,3 @@ def _latencies(con, chosen: pd.DataFrame) -> dict[str, np.ndarray]:
         got = con.execute(_LATENCIES, [run_id, sid]).fetchnumpy()["total_ns"]
         out[str(sid)] = np.asarray(got, dtype=np.int64)
     return out
-
-
-def analysis_frames(con, path: Path) -> AnalysisFrames:
-    """Read what the analysis needs from an open store connection."""
-    tables = {
-        r[0]
-        for r in con.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'"
-        ).fetchall()
-    }
-    missing = [t for t in _REQUIRED_TABLES if t not in tables]
-    if missing:
-        raise ChainlabError(
-            f"store {path}: not a chainlab result store (missing table {missing[0]!r}); "
-            "stores are written by `chainlab run`"
-        )
-    runs = con.execute("SELECT * FROM runs ORDER BY started_at, run_id").df()
-    if runs.empty:
-        raise ChainlabError(f"store {path}: holds no run (the runs table is empty)")
-    scenarios = con.execute("SELECT * FROM scenarios ORDER BY scenario_id").df()
-    if "target" not in scenarios:
-        # Stores before version 4 (read as they are) knew no targets.
-        scenarios["target"] = None
-    for axis in axes.levers():
-        # A store read as it is, made before a lever existed, ran every scenario at its
-        # default (no client certificate before version 4, TCP before 5, OpenSSL 3.5 before 6)
-        # or at what the axis says of scenarios stored before the column (an MTC's encoding).
-        for column in axis.column_names:
-            if column not in scenarios:
-                scenarios[column] = [
-                    axis.value_before(column, row) for row in scenarios.to_dict("records")
-                ] if len(scenarios) else axis.value_before(column, {})  # fmt: skip
-    # Older stores (read as they are) lack the whole-connection CPU (v1) and instructions.
-    sample_columns = _columns(con, "samples")
-    emulated = con.execute(
-        "SELECT count(*) FROM scenarios WHERE network <> ?", [LOOPBACK]
-    ).fetchone()[0]
-    chosen = con.execute(_SCENARIO_RUNS).df()
-    rollout = "client_kind" in sample_columns
-    return AnalysisFrames(
-        meta=dict(con.execute("SELECT key, value FROM meta").fetchall()),
-        runs=runs,
-        scenarios=scenarios,
-        chosen_runs=chosen,
-        moments=con.execute(_MOMENTS).df(),
-        cpu=con.execute(_cpu_sql(sample_columns)).df(),
-        counts=con.execute(_COUNTS).df(),
-        datagrams=(
-            con.execute(_DATAGRAMS).df() if "datagrams_read" in sample_columns else pd.DataFrame()
-        ),
-        mtc=con.execute(_MTC).df() if "mtc_kind" in sample_columns else pd.DataFrame(),
-        anchors=con.execute(_ANCHORS).df() if "retried" in sample_columns else pd.DataFrame(),
-        failures=con.execute(_FAILURES).df(),
-        optional={
-            name: con.execute(f"SELECT * FROM {name}").df() if name in tables else pd.DataFrame()
-            for name in _OPTIONAL_TABLES
-        },
-        latencies=_latencies(con, chosen),
-        network_samples=con.execute(_NETWORK_SAMPLES).df() if emulated else pd.DataFrame(),
-        load_steps=con.execute(_LOAD_STEPS).df() if "load_steps" in tables else pd.DataFrame(),
-        load_latencies=(
-            con.execute(_LOAD_LATENCIES).fetchnumpy() if "load_samples" in tables else {}
-        ),
-        load_windows=(
-            con.execute(_LOAD_WINDOWS).df()
-            if {"load_samples", "load_steps"} <= tables
-            else pd.DataFrame()
-        ),
-        host_reference=(
-            con.execute(_HOST_REFERENCE).df() if "host_reference" in tables else pd.DataFrame()
-        ),
-        primitives=primitive_summary(con, tables),
-        instructions=(
-            con.execute(_instructions_sql(con)).df()
-            if "instruction_samples" in tables
-            else pd.DataFrame()
-        ),
-        rollout_attempts=(con.execute(_ROLLOUT_ATTEMPTS).df() if rollout else pd.DataFrame()),
-        rollout_load=(
-            con.execute(_ROLLOUT_LOAD).df()
-            if rollout and "load_samples" in tables
-            else pd.DataFrame()
-        ),
-    )
