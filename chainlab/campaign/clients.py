@@ -8,18 +8,19 @@ from __future__ import annotations
 from chainlab.campaign import ids, rollout
 from chainlab.campaign.algorithms import GROUPS, canonical_group
 from chainlab.campaign.rollout import Kind
+from chainlab.campaign.tables import TableReaders
 from chainlab.schema import allowed, fmt
 
 CLIENT_KEYS = ("groups", "signatures", "description")
 
 
-class ClientReaders:
+class ClientReaders(TableReaders):
     """The reader of [clients] (a method of the loader's validator)."""
 
     def read_clients(self, value) -> dict[str, Kind]:
         """[clients.<name>]: a kind of client, the groups and signature algorithms it offers
         in its order of preference (a population draws kinds by share)."""
-        self.clients: dict[str, Kind] = {}
+        self.clients = {}
         for name, spec in self.table(value, "clients").items():
             at = f"clients.{name}"
             if not rollout.KIND_RE.match(name) or name in ids.RESERVED:

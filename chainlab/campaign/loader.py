@@ -34,10 +34,9 @@ from chainlab.campaign.model import (
     SamplingPolicy,
     Scenario,
 )
-from chainlab.campaign.tables import TableReaders
 from chainlab.errors import ChainlabError
 from chainlab.network.profile import LOOPBACK
-from chainlab.schema import ConfigError, Int, Problems, Str, allowed
+from chainlab.schema import ConfigError, allowed
 
 # A campaign file that does not validate; `problems` has one line per problem.
 CampaignError = ConfigError
@@ -103,42 +102,9 @@ def split_problem(scenarios, load) -> str | None:
     return None
 
 
-class _Validator(TableReaders, MatrixReaders, ClientReaders):
-    def __init__(self, path: Path, data: dict, algorithms: tuple[str, ...]):
-        self.path = path
-        self.data = data
-        self.algorithms = algorithms
-        self.p = Problems(str(path))
-        self.notes: list[str] = []
-        # [campaign] interop: client-side capability problems run as expected failures.
-        self.interop = False
-
-    # -- reporting: chainlab.schema -----------------------------------------------------
-
-    def bad(self, key: str, message: str):
-        self.p.bad(key, message)
-
-    def check(self):
-        self.p.raise_if_any()
-
-    def keys(self, table: dict, names, where: str) -> None:
-        self.p.keys(table, names, where)
-
-    def table(self, value, where: str) -> dict:
-        return self.p.table(value, where)
-
-    def string(self, value, where: str, choices=None, what="a string"):
-        return Str(choices=tuple(choices) if choices is not None else None, what=what).check(
-            value, where, self.p
-        )
-
-    def integer(self, value, where: str, lo: int, hi: int | None = None):
-        return Int(lo, hi).check(value, where, self.p)
-
-    @staticmethod
-    def listish(value) -> list:
-        """An array, or a single value standing for a one-element array."""
-        return value if isinstance(value, list) else [value]
+class _Validator(MatrixReaders, ClientReaders):
+    """The whole campaign file's reader: its tables (the readers mixed in), then the rules
+    that span scenarios."""
 
     # -- sections ----------------------------------------------------------------------
 

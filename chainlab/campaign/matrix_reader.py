@@ -11,11 +11,12 @@ from chainlab.campaign.fields import (
     MATRIX_OTHER_KEYS,
     NAME_RE,
 )
+from chainlab.campaign.tables import TableReaders
 from chainlab.network.profile import LOOPBACK
 from chainlab.schema import fmt
 
 
-class MatrixReaders:
+class MatrixReaders(TableReaders):
     """Readers of [matrix.*] and [campaigns.*] (methods of the loader's validator)."""
 
     def read_matrices(self, value) -> dict[str, dict]:
@@ -123,7 +124,7 @@ class MatrixReaders:
         return ids_
 
     def read_campaigns(self, value, matrices, matrix_ids, parts_by_id) -> dict[str, list[str]]:
-        self.campaign_matrices: dict[str, list[str]] = {}
+        self.campaign_matrices = {}
         if value is None:
             # No [campaigns]: one campaign, named after the file, of every matrix.
             name = self.path.stem

@@ -33,12 +33,13 @@ from chainlab.campaign.model import (
     PrimitivesPlan,
     Target,
 )
+from chainlab.campaign.reading import Reading
 from chainlab.network import profile as network_profile
 from chainlab.network.profile import LOOPBACK
 from chainlab.schema import allowed, fmt
 
 
-class TableReaders:
+class TableReaders(Reading):
     """Readers of the campaign file's tables (methods of the loader's validator)."""
 
     def read_primitives(self, value) -> PrimitivesPlan:
@@ -56,7 +57,7 @@ class TableReaders:
         out: dict[str, str] = {}
         by_alg: dict[str, str] = {}
         # Aliases already reported as bad: their uses are not reported again.
-        self.bad_aliases: set[str] = set()
+        self.bad_aliases = set()
         for alias, alg in self.table(value, "aliases").items():
             at = f"aliases.{alias}"
             self.bad_aliases.add(alias)
@@ -218,7 +219,7 @@ class TableReaders:
         out: dict[str, NetworkProfile] = {}
         # Names of declared profiles, valid or not: a matrix naming a profile whose values
         # are bad gets no second, misleading problem (the file stops on the first anyway).
-        self.declared_networks: list[str] = []
+        self.declared_networks = []
         for nname, spec in self.table(value, "network").items():
             at = f"network.{nname}"
             if nname == LOOPBACK:
