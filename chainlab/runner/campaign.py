@@ -29,6 +29,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from chainlab import __version__, engine, environment, machine
 from chainlab.campaign.fields import CLUSTER_ADDRESS, CLUSTER_ADDRESS_RE, SEED_MAX
@@ -53,10 +54,10 @@ class SignalGuard:
     """Turns SIGINT/SIGTERM into Interrupted, except inside `deferred()` (a store commit),
     where the signal waits until the block ends."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.deferring = False
         self.pending: int | None = None
-        self._old = {}
+        self._old: dict[int, Any] = {}
 
     def __enter__(self):
         for sig in (signal.SIGINT, signal.SIGTERM):

@@ -126,6 +126,8 @@ def _target_head(
     s: Scenario, run_engine: Path, subcommand: str, server_addr: str, target_ca: Path | None
 ) -> list[str]:
     t = s.target_spec
+    if t is None:
+        raise ValueError(f"scenario {s.scenario_id} has no target")
     head = [
         str(binary(run_engine, s.handshake.stacks[0])), subcommand,
         "--connect", server_addr,

@@ -37,8 +37,10 @@ from pathlib import Path
 
 from chainlab import engine, machine
 from chainlab.campaign.fields import CLUSTER_ADDRESS, CLUSTER_ADDRESS_RE
+from chainlab.campaign.model import Scenario
 from chainlab.errors import ChainlabError
 from chainlab.runner import records
+from chainlab.runner.progress import Silent
 from chainlab.runner.scenario import (
     RunContext,
     ScenarioExecution,
@@ -167,18 +169,11 @@ def run_whole(ex: ScenarioExecution, progress) -> None:
 # -- Dask -------------------------------------------------------------------------------
 
 
-class NullProgress:
-    """A worker's progress: nothing to draw there (the driver reports each scenario)."""
-
-    def __getattr__(self, _name):
-        return lambda *a, **k: None
-
-
 @dataclass(frozen=True)
 class Job:
     """What a worker needs to run one scenario (everything picklable)."""
 
-    scenario: object  # chainlab.campaign.model.Scenario
+    scenario: Scenario
     run_id: str
     seed: int
     networks: dict
@@ -201,9 +196,7 @@ def run_on_worker(job: Job):
         )
     started.set()
     with tempfile.TemporaryDirectory(prefix="chainlab-worker-") as tmp:
-        ctx = RunContext(
-            engine.path(), job.run_id, job.seed, Path(tmp), job.networks, NullProgress()
-        )
+        ctx = RunContext(engine.path(), job.run_id, job.seed, Path(tmp), job.networks, Silent())
         ctx.host = host_facts("dask", worker.address)
         ctx.stopped = stop.is_set
         ex = ScenarioExecution(ctx, job.scenario)
@@ -225,9 +218,7 @@ def serve_on_worker(job: Job, address_name: str, done_name: str) -> dict:
     address = Variable(address_name)
     stop, done = Event(job.stop_event), Event(done_name)
     with tempfile.TemporaryDirectory(prefix="chainlab-worker-") as tmp:
-        ctx = RunContext(
-            engine.path(), job.run_id, job.seed, Path(tmp), job.networks, NullProgress()
-        )
+        ctx = RunContext(engine.path(), job.run_id, job.seed, Path(tmp), job.networks, Silent())
         ctx.listen_host = worker.address.split("://", 1)[1].rsplit(":", 1)[0].strip("[]")
         ex = ScenarioExecution(ctx, job.scenario)
         try:
@@ -276,9 +267,7 @@ def client_on_worker(job: Job, address_name: str):
 
     stop = Event(job.stop_event)
     with tempfile.TemporaryDirectory(prefix="chainlab-worker-") as tmp:
-        ctx = RunContext(
-            engine.path(), job.run_id, job.seed, Path(tmp), job.networks, NullProgress()
-        )
+        ctx = RunContext(engine.path(), job.run_id, job.seed, Path(tmp), job.networks, Silent())
         ctx.host = host_facts("dask", worker.address)
         ctx.stopped = stop.is_set
         ctx.remote_server = remote_server

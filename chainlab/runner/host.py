@@ -11,6 +11,7 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from chainlab import environment
 
@@ -109,7 +110,7 @@ class Steady:
 
 def steady(
     units: list,
-    measure: Callable[[object], tuple[object, list[int]]],
+    measure: Callable[[Any], tuple[Any, list[int]]],
     read: Callable[[], int],
     passes: int | None = None,
 ) -> Steady:

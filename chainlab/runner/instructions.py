@@ -26,7 +26,7 @@ from pathlib import Path
 from chainlab import processes
 from chainlab.campaign import measure_plan
 from chainlab.runner import engine_args, records, seeds
-from chainlab.runner.scenario_state import Visit
+from chainlab.runner.scenario_state import Visit, measure_plan_of
 
 # The span the engine exposes for counting (engine/crates/chainlab-record/src/cpu.rs).
 SPAN = "chainlab_record::cpu::counted_span"
@@ -103,7 +103,7 @@ def dumps(out_file: Path) -> list[int]:
 def run(ex: Visit) -> list[dict]:
     """Counts the scenario's instructions (its [measure] plan) on this visit's path; the
     visit's own server is stopped first. Returns `instruction_samples` rows."""
-    plan, s = ex.plan.measure, ex.plan
+    plan, s = measure_plan_of(ex), ex.plan
     ex.stop_server()
     d = ex.dir / "callgrind"
     d.mkdir(exist_ok=True)
@@ -200,7 +200,7 @@ def _rows(ex: Visit, client: list[dict], server: list[dict], cli: list[int], srv
                 "client_instructions": n,
                 "server_instructions": srv_n,
                 "source": source(),
-                "random": ex.plan.measure.random,
+                "random": measure_plan_of(ex).random,
             }
         )
     return out

@@ -54,7 +54,7 @@ from chainlab import processes, stats
 from chainlab.campaign.fields import MAX_IN_FLIGHT
 from chainlab.model import estimate
 from chainlab.runner import load_counters, records, seeds
-from chainlab.runner.scenario_state import Visit
+from chainlab.runner.scenario_state import Visit, load_plan_of
 
 # The capacity search offers this multiple of the single-connection estimate: enough to
 # saturate a server whose connections cost up to a third less under load than alone.
@@ -126,12 +126,12 @@ class Step:
 def run(ex: Visit) -> tuple[list[dict], list[dict]]:
     """The scenario's load steps and their attempts as store rows; ex is the running
     chainlab.runner.scenario.ScenarioExecution (server up, single-connection phase done)."""
-    plan = ex.plan.load
+    plan = load_plan_of(ex)
     steps: list[dict] = []
     samples: list[dict] = []
     index = 0
     if ex.plan.target_spec is not None:
-        _offer(ex, [(rate, None) for rate in plan.rates], index, steps, samples)
+        _offer(ex, [(rate, None) for rate in plan.rates or ()], index, steps, samples)
         return steps, samples
     derived = _derived_capacity(ex)
     offered = max(CAPACITY_OVERLOAD * derived, MIN_CAPACITY_ATTEMPTS / plan.capacity_s)
@@ -144,7 +144,7 @@ def run(ex: Visit) -> tuple[list[dict], list[dict]]:
     )
     capacity = 0.0
     for _ in range(CAPACITY_TRIES):
-        left = len(plan.rates if plan.rates is not None else plan.fractions)
+        left = len(plan.rates if plan.rates is not None else plan.fractions or ())
         row, rows = _run_step(
             ex, Step(index, "capacity", offered, None, plan.capacity_s, capacity_timeout), left
         )
@@ -160,12 +160,13 @@ def run(ex: Visit) -> tuple[list[dict], list[dict]]:
         offered *= 2
     if not capacity > 0:
         return steps, samples  # nothing completed: the steps' failures say why
+    offers: list[tuple[float, float | None]]
     if plan.rates is not None:
         offers = [(rate, None) for rate in plan.rates]
     else:
         base = _search(ex, capacity, index, steps, samples) if plan.search_steps else capacity
         index = len(steps)
-        offers = [(f * base, f) for f in plan.fractions]
+        offers = [(f * base, f) for f in plan.fractions or ()]
     _offer(ex, offers, index, steps, samples)
     return steps, samples
 
@@ -173,12 +174,12 @@ def run(ex: Visit) -> tuple[list[dict], list[dict]]:
 def _search(ex: Visit, capacity: float, index: int, steps: list, samples: list) -> float:
     """The search steps (appended in place): bisection of [SEARCH_FLOOR x capacity,
     capacity] for the highest offer that `kept_up`; returns it (the floor when none did)."""
-    plan = ex.plan.load
+    plan = load_plan_of(ex)
     bound_ns = LATENCY_BOUND * _unloaded_p99_ns(ex)
     lo, hi = SEARCH_FLOOR * capacity, capacity
     for k in range(plan.search_steps):
         rate = (lo + hi) / 2
-        left = plan.search_steps - k - 1 + len(plan.fractions)
+        left = plan.search_steps - k - 1 + len(plan.fractions or ())
         step = Step(index + k, "search", rate, None, plan.capacity_s, ex.plan.sampling.timeout_ms)
         row, rows = _run_step(ex, step, left)
         steps.append(row)
@@ -238,7 +239,7 @@ def _unloaded_p99_ns(ex: Visit) -> float:
 
 def _offer(ex: Visit, offers, index: int, steps: list[dict], samples: list[dict]) -> None:
     """One step per (rate, fraction) offered, numbered from `index`, appended in place."""
-    plan = ex.plan.load
+    plan = load_plan_of(ex)
     for k, (rate, fraction) in enumerate(offers):
         row, rows = _run_step(
             ex,
@@ -290,7 +291,7 @@ def in_flight(ex: Visit, rate: float) -> int:
     """The connection slots of a step offering `rate`: the campaign's `max_in_flight`, else
     IN_FLIGHT_MARGIN x rate x the scenario's median single-connection latency (its path's
     round trips included), within MIN_IN_FLIGHT and MAX_IN_FLIGHT."""
-    given = ex.plan.load.max_in_flight
+    given = load_plan_of(ex).max_in_flight
     if given is not None:
         return given
     ok = ex.state.ok_values
@@ -324,11 +325,11 @@ def _derived_capacity(ex: Visit) -> float:
     ]
     if not cpu:
         return FALLBACK_CAPACITY
-    return ex.plan.load.server_cores * 1e9 / float(np.mean(cpu))
+    return load_plan_of(ex).server_cores * 1e9 / float(np.mean([float(c) for c in cpu if c]))
 
 
 def _argv(ex: Visit, step: Step, rec: Path) -> list[str]:
-    plan = ex.plan.load
+    plan = load_plan_of(ex)
     argv = [
         *ex.client_head("load", plan.generator_stack),
         "--rate", f"{step.rate:.9g}",
@@ -350,7 +351,7 @@ def _warm_up(ex: Visit, step: Step) -> None:
     initialisation), one at a time in a process of their own before the first step, so the
     step's kernel counters (the server's cores, its process) cover its schedule alone: over
     a 50 ms path 20 warm-ups are 2 s of an idle server. Their records are not kept."""
-    plan = ex.plan.load
+    plan = load_plan_of(ex)
     if not plan.warmup:
         return
     before = records.count_lines(ex.server_records_path)
@@ -379,7 +380,7 @@ def _warm_up(ex: Visit, step: Step) -> None:
 
 
 def _run_step(ex: Visit, step: Step, steps_left: int) -> tuple[dict, list[dict]]:
-    plan = ex.plan.load
+    plan = load_plan_of(ex)
     rec = ex.dir / f"load-{step.index}.jsonl"
     err = ex.dir / f"load-{step.index}.stderr"
     target = ex.plan.target_spec is not None
@@ -421,7 +422,7 @@ def _run_step(ex: Visit, step: Step, steps_left: int) -> tuple[dict, list[dict]]
     if target:
         # Nothing of a target's server is chainlab's to read.
         row.update(server_workers=0, server_cpus=None, server_cpu_s=None, server_cores=0)
-    else:
+    elif before is not None and after is not None:
         row.update(load_counters.deltas(before, after, row["wall_s"], plan.server_cores))
     eta = steps_left * (plan.step_s + estimate.LOAD_STEP_OVERHEAD_S)
     ex.ctx.progress.note(
@@ -450,7 +451,7 @@ def _server_records(ex: Visit, before: int, conn_ids: set[str]) -> list[dict]:
 
 
 def _rows(ex: Visit, step: Step, client, generator, by_conn) -> tuple[dict, list[dict]]:
-    plan, run_id, sid = ex.plan.load, ex.ctx.run_id, ex.plan.scenario_id
+    plan, run_id, sid = load_plan_of(ex), ex.ctx.run_id, ex.plan.scenario_id
     measured = [r for r in client if not r.get("warmup")]
     samples = []
     server_cpu = 0

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from chainlab.campaign.model import cpu_list
-from chainlab.runner.scenario_state import Visit
+from chainlab.runner.scenario_state import Visit, load_plan_of
 
 
 def server(ex: Visit) -> dict:
@@ -19,7 +19,7 @@ def server(ex: Visit) -> dict:
     out = {
         "link": link.forwarder_stats().get("timer") if link is not None else None,
         "process": process_cpu_s(ex.server_pid),
-        "cores": cores_time(cpu_list(ex.plan.load.server_cpus)),
+        "cores": cores_time(cpu_list(load_plan_of(ex).server_cpus)),
         "netstat": listen_counters() if ex.on_loopback else None,
     }
     return out

@@ -87,7 +87,9 @@ def cached(final: Path) -> bool:
 def needed(s: Scenario, seed: int) -> list[tuple[tuple[str, ...], int, str, list[str] | None]]:
     """The hierarchies scenario `s` runs with, as `ensure`'s (hierarchy, seed, purpose, mtc):
     the server's; a mutual-TLS client's (its own CA); a dual-chain server's second."""
-    out = [(s.hierarchy, seed, "server", s.handshake.credential.pki_flags())]
+    out: list[tuple[tuple[str, ...], int, str, list[str] | None]] = [
+        (s.hierarchy, seed, "server", s.handshake.credential.pki_flags())
+    ]
     if s.handshake.client_hierarchy:
         out.append((s.handshake.client_hierarchy, client_seed(seed), "client", None))
     if s.handshake.second_hierarchy:

@@ -176,7 +176,7 @@ def all_items() -> list[Item]:
     """Every primitive chainlab can place, in the reference implementation: sign and verify
     (CertificateVerify and certificate) for every signature algorithm, accepting a Merkle
     Tree Certificate of its key, every group's operations, every decompression."""
-    keys = set()
+    keys: set[tuple[str, str, str | None]] = set()
     for a in ALGORITHM_NAMES:
         if a in COMPOSITE_COMPONENTS:
             continue  # priced as its parts: its components' and M''s pre-hash (below)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from typing import Protocol
 
 from rich.console import Console
 from rich.progress import BarColumn, TextColumn
@@ -209,3 +210,38 @@ class Progress:
             info=f"n={n}/{target_n} ci={_pct(st.rel_halfwidth)}->{target} {plan.scenario_id}",
         )
         bars.refresh()
+
+
+class ScenarioProgress(Protocol):
+    """What a running scenario tells the progress display (chainlab.runner.scenario's
+    RunContext.progress): `Progress` on the terminal, `Silent` where nothing is shown."""
+
+    def note(self, text: str) -> None: ...
+
+    def calibrated(self, plan, profile: str, text: str) -> None: ...
+
+    def scenario_start(self, plan, state=None) -> None: ...
+
+    def scenario_step(self, plan, state) -> None: ...
+
+    def scenario_tick(self, plan, state, batch_done: int, batch_total: int) -> None: ...
+
+
+class Silent:
+    """A progress that shows nothing: a Dask worker's (the driver reports each scenario) and
+    the reference handshakes' (they are not campaign scenarios)."""
+
+    def note(self, text: str) -> None:
+        pass
+
+    def calibrated(self, plan, profile: str, text: str) -> None:
+        pass
+
+    def scenario_start(self, plan, state=None) -> None:
+        pass
+
+    def scenario_step(self, plan, state) -> None:
+        pass
+
+    def scenario_tick(self, plan, state, batch_done: int, batch_total: int) -> None:
+        pass

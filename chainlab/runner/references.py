@@ -29,6 +29,7 @@ from chainlab.errors import ChainlabError
 from chainlab.model import algorithm_costs, estimate, reference_specs
 from chainlab.network.profile import LOOPBACK
 from chainlab.runner.primitives_cache import now
+from chainlab.runner.progress import Silent
 from chainlab.runner.scenario import RunContext, ScenarioExecution
 
 
@@ -44,7 +45,7 @@ def reference_keys(
     """(stack, subject, mode, message) of each reference handshake of each stack (message
     None), of each full one over each (stack, transport) of `transports`, and of the peer
     reference of each (client, server) of `peers` (the server's, message naming the client)."""
-    keys = [
+    keys: list[tuple[str, str, str, str | None]] = [
         (stack, reference_specs.REFERENCE_PREFIX + name, mode, None)
         for stack in (stacks or [DEFAULT_STACK])
         for name, (_h, _k, _s, modes) in reference_specs.REFERENCES.items()
@@ -143,13 +144,6 @@ def profiles_of(scenarios: list[Scenario]) -> list[tuple[NetworkProfile, str]]:
     return list(out.values())
 
 
-class _Quiet:
-    """A progress sink for the reference handshakes (they are not campaign scenarios)."""
-
-    def __getattr__(self, _name):
-        return lambda *a, **k: None
-
-
 def reference_scenario(
     name: str,
     mode: str,
@@ -219,7 +213,7 @@ def time_reference(
     s = reference_scenario(name, mode, stack, count, profile, warmup, carrier, peer)
     message = reference_specs.PEER_PREFIX + peer if peer else reference_message(profile, carrier)
     networks = {profile.name: profile} if profile is not None else {}
-    ctx = RunContext(engine_bin, run_id, seed, workdir, networks, _Quiet())
+    ctx = RunContext(engine_bin, run_id, seed, workdir, networks, Silent())
     if profile is not None:
         ctx.calibrations[profile.name] = {}  # no calibration: the scenarios' own run does it
     ex = ScenarioExecution(ctx, s)

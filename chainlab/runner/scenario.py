@@ -30,7 +30,9 @@ from pathlib import Path
 from chainlab import processes
 from chainlab.campaign.model import NetworkProfile, Scenario, cpu_list
 from chainlab.model import estimate
+from chainlab.model.cost import CostModel
 from chainlab.network import calibrate, emulated_link
+from chainlab.network.link import Link
 from chainlab.network.profile import LOOPBACK
 from chainlab.runner import (
     engine_args,
@@ -46,6 +48,7 @@ from chainlab.runner import (
     server_cpu,
     target,
 )
+from chainlab.runner.progress import ScenarioProgress
 from chainlab.runner.scenario_state import Files, Results, State, now
 from chainlab.store import ScenarioRows
 
@@ -64,7 +67,7 @@ class RunContext:
     seed: int
     workdir: Path
     networks: dict[str, NetworkProfile]
-    progress: object  # chainlab.runner.progress.Progress
+    progress: ScenarioProgress
     # profile -> its `network_profiles` row, once the profile is calibrated in this run
     calibrations: dict[str, dict] = field(default_factory=dict)
     # profile -> why it cannot run in this run (chainlab.runner.network.preflight)
@@ -73,7 +76,7 @@ class RunContext:
     # SIGINT/SIGTERM there, so a second Ctrl-C cannot cut a link's teardown short.
     defer: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext
     # The cost model of the run's primitives (None until measured, or without them).
-    cost_model: object = None
+    cost_model: CostModel | None = None
     # Where the scenarios run (chainlab.runner.executors.host_facts), stored per scenario.
     host: dict | None = None
     # A cluster's stop signal: true once the driver was interrupted (None: local run, where
@@ -118,7 +121,7 @@ class ScenarioExecution:
         self._engine_pid: int | None = None
         self._cpu_at_ready: int | None = None
         self._link_stack: contextlib.ExitStack | None = None
-        self._link = None
+        self._link: Link | None = None
 
     def fail(self, cause: str, detail: str) -> None:
         self.state.fail(cause, detail)
@@ -213,7 +216,7 @@ class ScenarioExecution:
             self.ctx.progress.note(
                 "chainlab: removed leftovers of a killed run: " + ", ".join(link.cleaned)
             )
-        if first:
+        if first and link.calibration is not None:
             self.ctx.calibrations[profile.name] = network.profile_row(
                 self.ctx.run_id, spec, link.calibration
             )
@@ -332,6 +335,8 @@ class ScenarioExecution:
     def client_head(self, subcommand: str, stack: str | None = None) -> list[str]:
         """The start of every client command of this scenario (chainlab.runner.engine_args);
         `stack`: another stack's client (the load generator's)."""
+        if self._server_addr is None:
+            raise ValueError(f"scenario {self.plan.scenario_id}: no server address yet")
         return engine_args.client_head(
             self.plan, self.ctx.engine, subcommand, self._server_addr, self.files, stack
         )
@@ -437,7 +442,7 @@ class ScenarioExecution:
         d = self.decide()
         self.state.rel_halfwidth = d.rel_halfwidth
         if d.stop:
-            self._finish(d.reason)
+            self._finish(d.reason or "failed")
             return True
         policy = self.plan.sampling
         warm = policy.warmup if self.state.batches == 0 else policy.batch_warmup
@@ -459,7 +464,7 @@ class ScenarioExecution:
         d = self.decide()
         self.state.rel_halfwidth = d.rel_halfwidth
         if d.stop:
-            self._finish(d.reason)
+            self._finish(d.reason or "failed")
         return self.state.done
 
     def _run_batch(self, count: int, warm: int) -> None:

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
-from chainlab.campaign.model import Scenario
+from chainlab.campaign.model import LoadPlan, MeasurePlan, Scenario
 from chainlab.runner import pki
 from chainlab.runner.server_cpu import ServerCpu
 
@@ -155,3 +155,19 @@ class Visit(Protocol):
     def reference(self, phase: str, step: int = -1) -> None: ...
 
     def stop_server(self) -> None: ...
+
+
+def load_plan_of(ex: Visit) -> LoadPlan:
+    """The [load] plan of a scenario whose load steps run (the runner calls `run` only then)."""
+    plan = ex.plan.load
+    if plan is None:
+        raise ValueError(f"scenario {ex.plan.scenario_id} has no load steps")
+    return plan
+
+
+def measure_plan_of(ex: Visit) -> MeasurePlan:
+    """The [measure] plan of a scenario whose instructions are counted."""
+    plan = ex.plan.measure
+    if plan is None:
+        raise ValueError(f"scenario {ex.plan.scenario_id} counts no instructions")
+    return plan
