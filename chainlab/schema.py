@@ -16,6 +16,7 @@ from __future__ import annotations
 import difflib
 import math
 import re
+from collections import abc
 from dataclasses import dataclass, field
 
 from chainlab.errors import ChainlabError, one_line
@@ -134,7 +135,7 @@ class Problems:
             return {}
         return value
 
-    def check(self, fields: dict[str, Field], table: dict, where: str, also=()) -> dict:
+    def check(self, fields: abc.Mapping[str, Field], table: dict, where: str, also=()) -> dict:
         """The checked value of every key of `table` that `fields` declares (None where the
         value is bad); keys neither declared nor in `also` (checked by the caller) are
         problems too."""

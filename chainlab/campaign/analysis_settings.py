@@ -169,4 +169,6 @@ def from_campaign_toml(text: str | None, where: str) -> AnalysisConfig:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ChainlabError(f"{where}: the stored campaign file is not valid TOML: {err}") from err
-    return parse_analysis(doc.get("analysis", {}), where, find_baseline(doc))
+    cfg = parse_analysis(doc.get("analysis", {}), where, find_baseline(doc))
+    assert cfg is not None  # without `problems` it raises a ConfigError instead of None
+    return cfg

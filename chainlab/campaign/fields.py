@@ -19,8 +19,9 @@ MAX_IN_FLIGHT = 4096
 SEED_MAX = 2**63 - 1
 
 # Top-level tables of a campaign file.
-TOP_KEYS = ("campaign", "aliases", "hierarchies", "network", "sampling", "matrix", "campaigns")
-TOP_KEYS += ("analysis", "load", "primitives", "targets", "cluster", "clients", "measure")
+TOP_KEYS: tuple[str, ...] = ("campaign", "aliases", "hierarchies", "network", "sampling")
+TOP_KEYS += ("matrix", "campaigns", "analysis", "load", "primitives", "targets", "cluster")
+TOP_KEYS += ("clients", "measure")
 ORDERS = ("random", "interleaved", "declared")
 # A [matrix.*]'s keys besides its axes' (chainlab.campaign.axes.matrix_keys).
 MATRIX_OTHER_KEYS = ("exclude", "description")

@@ -27,7 +27,7 @@ target takes their place, `<kex>__target_<name>[...]` (`x25519mlkem768__target_e
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Set
 
 from chainlab.campaign import axes
 from chainlab.campaign.algorithms import GROUPS, token
@@ -57,7 +57,7 @@ def decode(
     scenario_id: str,
     algorithms: dict[str, str],
     networks: set[str],
-    targets: set[str] = frozenset(),
+    targets: Set[str] = frozenset(),
 ) -> dict:
     """The parts of an id (axis key -> value), given the file's token -> algorithm map,
     network and target names.

@@ -21,7 +21,7 @@ def read(v, value) -> LoadPlan | None:
     """[load]: the offered loads and how to run them; rules between keys and the
     machine's cores here; the steps' lengths against each scenario's expected capacity are
     the cost model's to check (chainlab.model.load_steps)."""
-    v.load_overrides: list[tuple[dict, dict]] = []
+    v.load_overrides = []
     if value is None:
         return None
     table = v.table(value, "load")

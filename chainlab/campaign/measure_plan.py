@@ -41,7 +41,7 @@ CALLGRIND_START_S = 3.0
 
 def read(v, value) -> MeasurePlan:
     """[measure], and its overrides into `v.measure_overrides`."""
-    v.measure_overrides: list[tuple[dict, dict]] = []
+    v.measure_overrides = []
     if value is None:
         return MeasurePlan()
     table = v.table(value, "measure")

@@ -38,6 +38,9 @@ class Reading:
         self.target_names: list[str] = []
         self.clients: dict[str, Kind] = {}
         self.campaign_matrices: dict[str, list[str]] = {}
+        # [load] and [measure] overrides by `where` (chainlab.campaign.load_plan, .measure_plan).
+        self.load_overrides: list[tuple[dict, dict]] = []
+        self.measure_overrides: list[tuple[dict, dict]] = []
 
     # -- reporting: chainlab.schema -----------------------------------------------------
 

@@ -362,7 +362,7 @@ def check(v, sid: str, h, with_load: bool) -> None:
         ):
             have = stacks.CAPABILITIES[stack].signature_algorithms
             for alg in algs if have is not None else ():
-                if alg not in have:
+                if have is not None and alg not in have:
                     verb = "sign with" if side == "server" else "verify"
                     v.bad(
                         "matrix",

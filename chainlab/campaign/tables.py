@@ -156,7 +156,8 @@ class TableReaders(Reading):
             )
             return None
         algs = [self.resolve_alg(a, f"{where}[{i}]") for i, a in enumerate(value)]
-        return None if None in algs else tuple(algs)
+        resolved = [a for a in algs if a is not None]
+        return tuple(resolved) if len(resolved) == len(algs) else None
 
     def read_hierarchies(self, value) -> dict[str, tuple[str, ...]]:
         self.hierarchies = {}

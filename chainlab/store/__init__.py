@@ -12,7 +12,8 @@ together, so a killed run leaves a store that opens and holds every completed sc
 
 This package is the only code that opens a store file, for reading or writing: the runner
 writes through `Store`, the analysis reads through `Store.analysis_frames()`
-(`chainlab.store.frames`, its queries in `chainlab.store.views`), tests and benchmarks build stores through the same writer.
+(`chainlab.store.frames`, its queries in `chainlab.store.views`), tests and benchmarks
+build stores through the same writer.
 
 Rows are inserted by column name, with the types the catalog gives each column
 (`chainlab.store.schema`); a key the table lacks is an error, never dropped. An older store
