@@ -93,7 +93,7 @@ lint: engines lint-python
 lint-python: python
 	.venv/bin/ruff check chainlab tests
 	.venv/bin/ruff format --check chainlab tests
-	.venv/bin/mypy chainlab/model
+	.venv/bin/mypy chainlab
 
 bench: setup
 	$(PY) -m chainlab bench engine

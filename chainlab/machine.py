@@ -35,7 +35,7 @@ def describe() -> dict:
 
 def libraries() -> dict:
     """Python's version and that of each of LIBRARIES (None where one is not installed)."""
-    out = {"python": platform.python_version()}
+    out: dict[str, str | None] = {"python": platform.python_version()}
     for name in LIBRARIES:
         try:
             out[name] = metadata.version(name)

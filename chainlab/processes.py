@@ -18,6 +18,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import IO, Any
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
@@ -26,6 +27,13 @@ _libc = ctypes.CDLL(None, use_errno=True)
 
 def _child_setup() -> None:  # runs in the child between fork and exec
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def pipe(stream: IO[Any] | None) -> IO[Any]:
+    """A child's stdout (or stdin) that `spawn` was asked to pipe."""
+    if stream is None:
+        raise ValueError("the process was started without that pipe")
+    return stream
 
 
 def spawn(argv: list[str], stdout, stderr, cwd: Path | None = None) -> subprocess.Popen:
@@ -127,7 +135,7 @@ def wait_ready(proc: subprocess.Popen, timeout_s: float, stderr_path: Path) -> d
     """
     deadline = time.monotonic() + timeout_s
     sel = selectors.DefaultSelector()
-    sel.register(proc.stdout, selectors.EVENT_READ)
+    sel.register(pipe(proc.stdout), selectors.EVENT_READ)
     buf = b""
     try:
         while True:
@@ -144,7 +152,7 @@ def wait_ready(proc: subprocess.Popen, timeout_s: float, stderr_path: Path) -> d
                         f"{tail(stderr_path) or 'no message'}"
                     )
                 continue
-            chunk = os.read(proc.stdout.fileno(), 4096)
+            chunk = os.read(pipe(proc.stdout).fileno(), 4096)
             if not chunk:
                 proc.wait(timeout=5)
                 raise ServerStartError(

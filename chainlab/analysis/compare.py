@@ -16,7 +16,9 @@ Intervals (docs/methods/statistics.md#ratios-between-scenarios, #quantile-ratios
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -266,7 +268,7 @@ def group_stats(
     A relative statistic is NaN without a baseline.
     """
     cfg = mc.cfg
-    fns = {"mean": np.mean, "median": np.median}
+    fns: dict[str, Callable[..., Any]] = {"mean": np.mean, "median": np.median}
     idx = summary.set_index("scenario_id")
     out = []
     for g, members in group_members(summary, grouping).items():
@@ -455,7 +457,7 @@ def find_pairs(
     level = cfg.confidence_level
     ok = summary[summary["status"] == "ok"].reset_index(drop=True)
     rows_idx = summary.set_index("scenario_id")
-    member = {}
+    member: dict[str, set[str]] = {}
     if campaigns is not None and not campaigns.empty:
         for c, s in zip(campaigns["campaign"], campaigns["scenario_id"], strict=True):
             member.setdefault(s, set()).add(str(c))

@@ -21,7 +21,8 @@ import pandas as pd
 from chainlab.analysis.load import parse_json, stored_campaign
 from chainlab.analysis.registry import produces
 from chainlab.campaign import rollout
-from chainlab.campaign.model import NetworkProfile, Scenario
+from chainlab.campaign.handshake import view as handshake_view
+from chainlab.campaign.model import NetworkProfile, SamplingPolicy, Scenario
 from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.errors import ChainlabError
 from chainlab.model import cost, cost_fit, estimate, reference_specs
@@ -34,6 +35,22 @@ SIDES = {"server": "server_cpu_ms", "client": "client_cpu_ms"}
 # least this share of its predicted server CPU (an SLH-DSA leaf: 97.5-99.9 % here, the
 # fastest set, SHA2-128f at 12 ms, the lowest; an ML-DSA leaf at most about 90 %).
 SIGNING_DOMINATED = 0.95
+
+# A scenario read back from a store: how it was sampled is not what the cost model prices
+# (the stored counts are), so its policy is a placeholder that samples nothing.
+STORED_SAMPLING = SamplingPolicy(
+    mode="fixed",
+    count=0,
+    target_rel_halfwidth=0.0,
+    confidence=0.95,
+    min=0,
+    max=0,
+    time_cap_s=None,
+    warmup=0,
+    batch_warmup=0,
+    timeout_ms=0,
+    max_failed_fraction=0.0,
+)
 
 
 def model_of(primitives: pd.DataFrame) -> cost.CostModel | None:
@@ -77,7 +94,7 @@ def scenario_of(r, stored: dict[str, Scenario] | None = None) -> Scenario:
         kex=r["kex"],
         hierarchy=hierarchy,
         network=r["network"],
-        sampling=None,
+        sampling=STORED_SAMPLING,
         levers=(
             ("served_chain", r["served_chain"]),
             ("handshake_mode", r["handshake_mode"]),
@@ -96,7 +113,7 @@ def scenario_of(r, stored: dict[str, Scenario] | None = None) -> Scenario:
 
 def profiles_of(network_profiles: pd.DataFrame) -> dict[str, NetworkProfile]:
     """The stored network profiles (their configured values) as campaign NetworkProfiles."""
-    out = {}
+    out: dict[str, NetworkProfile] = {}
     if network_profiles is None or network_profiles.empty:
         return out
     keys = {f.name for f in fields(NetworkProfile)}
@@ -138,8 +155,8 @@ def per_scenario(
             "label": r["label"],
             "network": r["network"],
             "handshake_mode": r["handshake_mode"],
-            "client_stack": estimate.view(s).stacks[0],
-            "server_stack": estimate.view(s).stacks[1],
+            "client_stack": handshake_view(s).stacks[0],
+            "server_stack": handshake_view(s).stacks[1],
             "n_ok": r["n_ok"],
         }
         predicted = {"server": (p.server_ms, p.server_se), "client": (p.client_ms, p.client_se)}

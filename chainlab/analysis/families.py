@@ -24,7 +24,7 @@ FAMILY_DISPLAY = {
     "cross": "CROSS",
     "composite": "composite ML-DSA",
 }
-FAMILY_SHORT = {
+FAMILY_SHORT: dict[str | None, str] = {
     "ml-dsa": "ML",
     "slh-dsa": "SLH",
     "ecdsa": "EC",
@@ -80,7 +80,7 @@ def family(algorithm: str | None) -> str | None:
 def positions(row) -> dict[str, str | None]:
     """Algorithm per hierarchy position of a scenario row (None where the depth has none)."""
     depth = int(row["depth"])
-    out = {p: None for p in POSITIONS}
+    out: dict[str, str | None] = {p: None for p in POSITIONS}
     out["leaf"] = row["leaf_alg"]
     if depth >= 2:
         out["root"] = row["root_alg"]

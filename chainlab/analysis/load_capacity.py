@@ -141,7 +141,7 @@ def link_loads(data: StoreData) -> dict[str, tuple[float, float]]:
     prof, samples = data.network_profiles, data.network_samples
     if prof is None or prof.empty or samples is None or samples.empty:
         return {}
-    rates = {}
+    rates: dict[str, float] = {}
     for r in prof.to_dict("records"):
         configured = r.get("configured")
         cfg = json.loads(configured) if isinstance(configured, str) else (configured or {})

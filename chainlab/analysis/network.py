@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -45,7 +46,7 @@ from chainlab.stats import percentile_interval, proportion_ci
 # cross-continent path (100 ms) and a satellite or poor mobile path (300 ms), all at
 # 10 Mbit/s (a modest access link, where serialization of a large chain is visible) with the
 # defaults of an emulated profile (MTU 1500, initcwnd 10, no loss).
-REFERENCE_PROFILES = (
+REFERENCE_PROFILES: tuple[dict[str, Any], ...] = (
     {"name": "10 ms, 10 Mbit/s", "delay_ms": 5.0, "rate_mbit": 10.0},
     {"name": "100 ms, 10 Mbit/s", "delay_ms": 50.0, "rate_mbit": 10.0},
     {"name": "300 ms, 10 Mbit/s", "delay_ms": 150.0, "rate_mbit": 10.0},
@@ -227,7 +228,8 @@ def points_frame(data: StoreData, summary: pd.DataFrame, profiles: pd.DataFrame)
         "mtu": em["mtu"].nunique(dropna=False) > 1 or varies["mtu"],
         "initcwnd": em["initcwnd"].nunique(dropna=False) > 1 or varies["initcwnd"],
     }
-    rtt_fam, loss_fam = [], []
+    rtt_fam: list[str | None] = []
+    loss_fam: list[str | None] = []
     for _, r in df.iterrows():
         if not r["emulated"]:
             rtt_fam.append(None)

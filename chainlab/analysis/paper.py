@@ -25,7 +25,7 @@ SOURCE = (
     'J. L. Delgado, "Signature Placement in Post-Quantum TLS Certificate Hierarchies", '
     "arXiv 2604.06100, CC BY 4.0"
 )
-PAPER_ALGORITHMS = {"ml-dsa": "ML-DSA-65", "slh-dsa": "SLH-DSA-SHAKE-192s"}
+PAPER_ALGORITHMS: dict[str | None, str] = {"ml-dsa": "ML-DSA-65", "slh-dsa": "SLH-DSA-SHAKE-192s"}
 PAPER_CHAIN_LEN = 2
 
 

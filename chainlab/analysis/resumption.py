@@ -76,7 +76,7 @@ def per_scenario(summary: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
                 line = (1 - w) * f + w * q
                 line_se = math.hypot((1 - w) * f_se, w * q_se)
                 off = 0 < x < 1 and abs(m - line) > z * math.hypot(se, line_se)
-                bounds = [
+                bounds: list[tuple[float, ...]] = [
                     (m, m - z * se, m + z * se),
                     (line, line - z * line_se, line + z * line_se),
                 ]

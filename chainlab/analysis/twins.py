@@ -95,7 +95,10 @@ def instructions_disagree(row: dict) -> str:
     for side in ("server", "client"):
         c_lo, c_hi = row.get(f"{side}_cpu_ratio_lo"), row.get(f"{side}_cpu_ratio_hi")
         i_lo, i_hi = row.get(f"{side}_instr_ratio_lo"), row.get(f"{side}_instr_ratio_hi")
-        known = all(isinstance(x, float) and math.isfinite(x) for x in (c_lo, c_hi, i_lo, i_hi))
-        if known and (c_hi < i_lo or i_hi < c_lo):
+        bounds = [x for x in (c_lo, c_hi, i_lo, i_hi) if isinstance(x, float) and math.isfinite(x)]
+        if len(bounds) < 4:
+            continue
+        c_lo, c_hi, i_lo, i_hi = bounds
+        if c_hi < i_lo or i_hi < c_lo:
             out.append(side)
     return ", ".join(out)

@@ -41,8 +41,8 @@ def main(argv=None) -> int:
     # Deferred: `chainlab bench` lists every benchmark at start; only this one needs Dask.
     from distributed import LocalCluster
 
-    with tempfile.TemporaryDirectory(prefix="chainlab-bench-cluster-") as tmp:
-        tmp = Path(tmp)
+    with tempfile.TemporaryDirectory(prefix="chainlab-bench-cluster-") as tmp_name:
+        tmp = Path(tmp_name)
         f = tmp / "quick.toml"
         text = CAMPAIGN.read_text()
         f.write_text(text.split("\n[primitives]")[0] + "\n[primitives]\nmeasure = false\n")

@@ -142,8 +142,8 @@ def main(argv: list[str] | None = None) -> int:
         f"chainlab bench cpu: {args.handshakes} ML-DSA-65 handshakes one at a time per server; "
         f"perf: {perf or 'not installed (task-clock column empty)'}"
     )
-    with tempfile.TemporaryDirectory(prefix="chainlab-bench-cpu-") as tmp:
-        tmp = Path(tmp)
+    with tempfile.TemporaryDirectory(prefix="chainlab-bench-cpu-") as tmp_name:
+        tmp = Path(tmp_name)
         bench_pki(eng, tmp, CHAIN)
         for stack, model, transport in servers:
             c = measure(eng, stack, model, transport, tmp, args.handshakes, perf)

@@ -358,11 +358,12 @@ class Bench:
         else:
             cmd += ["--no-instrument"]
         proc = self.spawn(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        ready, _, _ = select.select([proc.stdout], [], [], STARTUP_TIMEOUT_S)
-        line = proc.stdout.readline() if ready else b""
+        out = processes.pipe(proc.stdout)
+        ready, _, _ = select.select([out], [], [], STARTUP_TIMEOUT_S)
+        line = out.readline() if ready else b""
         if not line:
             proc.kill()
-            err = proc.stderr.read().decode(errors="replace").strip()
+            err = processes.pipe(proc.stderr).read().decode(errors="replace").strip()
             raise ChainlabError(f"chainlab-engine serve printed no ready line: {err}")
         return proc, json.loads(line)["addr"]
 

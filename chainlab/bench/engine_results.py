@@ -90,8 +90,10 @@ def report_rates(rates: dict[str, list[Run]]) -> None:
         client, server = cpu_per_handshake_ms(rates[key])
         print(f"     {label:34} {client:7.3f} / {server:7.3f}")
     print("   what each side does:")
-    for key, (server, client) in WHAT_EACH_SIDE_DOES.items():
-        print(f"     {RATE_LABELS[key]}:\n       server: {server}\n       client: {client}")
+    for key, (server_does, client_does) in WHAT_EACH_SIDE_DOES.items():
+        print(
+            f"     {RATE_LABELS[key]}:\n       server: {server_does}\n       client: {client_does}"
+        )
 
 
 def report_overhead(overhead: dict[str, list[Run]]) -> None:

@@ -38,6 +38,7 @@ from chainlab import processes
 from chainlab.errors import ChainlabError
 from chainlab.network import emulated_link, require_privileges
 from chainlab.network.calibrate import PROBE
+from chainlab.network.link import Link
 from chainlab.network.pipes import LineReader
 
 CHAIN = "ML-DSA-44,ML-DSA-44"
@@ -131,7 +132,7 @@ class Route:
     """One measured path between a client and a server namespace (a Link), its servers and
     its samples."""
 
-    link: object
+    link: Link
     stack: contextlib.ExitStack
     rtt_ms: list[float] = field(default_factory=list)
     handshake_ms: list[float] = field(default_factory=list)
@@ -239,6 +240,8 @@ def report(paths: dict, args, why_not: str | None, scheduler: str, timer: dict) 
         "per-round differences)",
     ]
     rtt = added(d, lk, "rtt")
+    if rtt is None:
+        raise ValueError("the link benchmark measured no round trips")
     lines.append(
         f"{f'TCP round trip, median ms (n={len(lk.rtt_ms)})':34}"
         f"{rtt[0]:10.3f}{rtt[1]:10.3f}{rtt[2]:+10.3f}"
@@ -293,7 +296,7 @@ def _engine_pki(tmp: Path) -> tuple[str | None, str | None]:
 
 
 def _ready_line(proc: subprocess.Popen, what: str) -> dict:
-    line = LineReader(proc.stdout.fileno()).readline(timeout=STARTUP_TIMEOUT_S)
+    line = LineReader(processes.pipe(proc.stdout).fileno()).readline(timeout=STARTUP_TIMEOUT_S)
     try:
         ready = json.loads(line or "")
     except ValueError:

@@ -81,8 +81,8 @@ def main(argv: list[str] | None = None) -> int:
         print("chainlab bench load: needs 2 CPUs (server on one, clients on the other)")
         return 0
     eng = str(engine_binary.path())
-    with tempfile.TemporaryDirectory(prefix="chainlab-bench-load-") as tmp:
-        tmp = Path(tmp)
+    with tempfile.TemporaryDirectory(prefix="chainlab-bench-load-") as tmp_name:
+        tmp = Path(tmp_name)
         bench_pki(eng, tmp, CHAIN)
         figures = {}
         for stack, model, workers in SERVERS:
@@ -175,7 +175,7 @@ def measure(eng: str, addr: str, tmp: Path, srv_rec: Path, args) -> dict:
     env = {**os.environ, "OPENSSL_CONF": str(conf)}
     # s_time runs past -time (it finishes its last connection) and prints whole seconds, so
     # its rate is its connections over the wall time from the first start to the last exit.
-    started = time.monotonic()
+    t_start = time.monotonic()
     procs = [
         subprocess.Popen(
             [
@@ -199,7 +199,7 @@ def measure(eng: str, addr: str, tmp: Path, srv_rec: Path, args) -> dict:
     for p in procs:
         stdout, stderr = p.communicate(timeout=args.seconds + 60)
         total += parse_s_time(stdout, stderr)
-    out["s_time"] = total / (time.monotonic() - started)
+    out["s_time"] = total / (time.monotonic() - t_start)
     return out
 
 

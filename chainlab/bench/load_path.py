@@ -61,10 +61,10 @@ def capacities(server: str, tmp: Path, name: str, model: str, workers: int, rate
     }
 
 
-def capacity(server: str, tmp: Path, name: str, profile: dict, model: str, workers: int,
+def capacity(binary: str, tmp: Path, name: str, profile: dict, model: str, workers: int,
              rate: float, seconds: int, cpus: tuple[str, str], group: str) -> dict:  # fmt: skip
     """Achieved handshakes per second over the path `profile` and the server core's busy
-    share, of the `server` binary under `model`; `name` tells its files apart."""
+    share, of the `binary` under `model`; `name` tells its files apart."""
     server_cpu, client_cpu = cpus
     with emulated_link(
         profile, f"bench-{name}"[:40], calibrate=False, forwarder_cpus={int(client_cpu)}
@@ -74,7 +74,7 @@ def capacity(server: str, tmp: Path, name: str, profile: dict, model: str, worke
         with err.open("wb") as errf:
             server = processes.spawn(
                 link.server_cmd(
-                    [server, "serve", "--pki", str(tmp / "pki"), "--groups", group,
+                    [binary, "serve", "--pki", str(tmp / "pki"), "--groups", group,
                      "--listen", f"{link.server_addr}:0", "--cpus", server_cpu,
                      "--server-model", model, "--workers", str(workers),
                      "--records", str(srv_rec)]

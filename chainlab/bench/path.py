@@ -86,8 +86,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     eng = str(engine_binary.path())
     out: dict[tuple[str, str], dict] = {}
-    with tempfile.TemporaryDirectory(prefix="chainlab-bench-path-") as tmp:
-        tmp = Path(tmp)
+    with tempfile.TemporaryDirectory(prefix="chainlab-bench-path-") as tmp_name:
+        tmp = Path(tmp_name)
         bench_pki(eng, tmp, CHAIN)
         for path in ("loopback", *PATHS):
             out[(path, "one at a time")] = run(eng, tmp, path, "threads", None, args)

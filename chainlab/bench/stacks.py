@@ -161,8 +161,9 @@ class Bench:
         ]  # fmt: skip
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.started.append(proc)  # stopped by close() whatever happens next
-        ready, _, _ = select.select([proc.stdout], [], [], STARTUP_TIMEOUT_S)
-        line = proc.stdout.readline() if ready else b""
+        out = processes.pipe(proc.stdout)
+        ready, _, _ = select.select([out], [], [], STARTUP_TIMEOUT_S)
+        line = out.readline() if ready else b""
         if not line:
             raise ChainlabError(f"{stack} serve printed no ready line")
         return proc, json.loads(line)["addr"]

@@ -23,8 +23,10 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import tomli_w
@@ -140,7 +142,8 @@ class SyntheticScenario:
     @property
     def hierarchy(self) -> tuple[str, ...]:
         """Algorithms root first, as a campaign declares them (depth 1: the leaf alone)."""
-        return (*(self.root_alg, self.int1_alg, self.int2_alg)[: self.depth - 1], self.leaf_alg)
+        chain = (*(self.root_alg, self.int1_alg, self.int2_alg)[: self.depth - 1], self.leaf_alg)
+        return tuple(a for a in chain if a is not None)
 
     @property
     def parts(self) -> dict:
@@ -223,8 +226,9 @@ def _records(s: SyntheticScenario, sc: Scenario, certs: list[dict], rng, t0_ns: 
          "sig_alg": c["algorithm"], "key_alg": c["algorithm"]}
         for c in certs if c["served"]
     ]  # fmt: skip
-    sigalg = token(sc.leaf_alg)
-    client, server = [], []
+    sigalg = token(sc.hierarchy[-1])
+    client: list[dict[str, Any]] = []
+    server: list[dict[str, Any]] = []
     for i in range(n_ok + s.n_failed):
         conn = f"{hashlib.sha256(sc.scenario_id.encode()).hexdigest()[:6]}{i:010x}"
         start = t0_ns + i * HANDSHAKE_SPACING_NS
@@ -324,7 +328,7 @@ def build_store(
     seed: int = 1,
     started_at: dt.datetime = dt.datetime(2026, 4, 6, 12, 0, 0),
     machine: dict | None = None,
-    network_profiles: list[dict] = (),
+    network_profiles: Sequence[dict] = (),
 ) -> Path:
     """Write a store with `scenarios` to `path` (overwritten) through `chainlab.store.Store`
     and return the path. `network_profiles`: `network_profiles` rows (`profile`,

@@ -163,7 +163,8 @@ def check(args) -> tuple[Path, list[str]]:
             # A name that does not resolve would run zero handshakes into a new store.
             socket.getaddrinfo(host.strip("[]"), int(port), type=socket.SOCK_STREAM)
         except (socket.gaierror, UnicodeError) as e:
-            p.bad("address", f"{host} does not resolve ({e.strerror or e}); allowed: a host "
+            why = getattr(e, "strerror", None) or e
+            p.bad("address", f"{host} does not resolve ({why}); allowed: a host "
                   "name this machine resolves, or an address")  # fmt: skip
     for flag, value, least in (
         ("--count", args.count, 1),

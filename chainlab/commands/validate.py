@@ -32,7 +32,7 @@ def run(args) -> int:
     c = read_campaign(args.file)
     selected = c.select(args.campaign)
     names = args.campaign or list(c.campaigns)
-    member = {}
+    member: dict[str, list[str]] = {}
     for camp, sid in c.memberships(names):
         member.setdefault(sid, []).append(camp)
     print(
@@ -96,7 +96,7 @@ def run(args) -> int:
             f"(one scenario per host at a time, longest first; the busiest host does "
             f"{100 * share:.0f} % of the work; each emulated scenario calibrates its profile)"
         )
-    if fallback == 0:
+    if model is not None and fallback == 0:
         print(f"handshake costs: the cost model, from {model.source}")
     else:
         print(

@@ -293,7 +293,7 @@ def summarize(profile, raw: dict) -> dict:
 
 
 def _ready(server: subprocess.Popen) -> dict:
-    line = LineReader(server.stdout.fileno()).readline(timeout=READY_TIMEOUT_S)
+    line = LineReader(processes.pipe(server.stdout).fileno()).readline(timeout=READY_TIMEOUT_S)
     try:
         ready = json.loads(line or "")
     except ValueError:

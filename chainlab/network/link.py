@@ -25,8 +25,9 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
-from chainlab import engine
+from chainlab import engine, processes
 from chainlab.errors import ChainlabError
 from chainlab.network import namespaces as nsmod
 from chainlab.network.calibrate import calibrate as run_calibration
@@ -123,7 +124,7 @@ class Link:
         self.forwarder_cpus: list[int] | None = None  # where the forwarder was kept, if pinned
         self._forwarder: subprocess.Popen | None = None
         self._lines: LineReader | None = None
-        self._stderr = None
+        self._stderr: IO[bytes] | None = None
         self._state: dict = {}
         self._closed = False
         self._lock = threading.Lock()
@@ -250,7 +251,7 @@ class Link:
             "start": nsmod.process_start(self._forwarder.pid),
         }
         nsmod.write_state(self.link_id, self._state)
-        self._lines = LineReader(self._forwarder.stdout.fileno())
+        self._lines = LineReader(processes.pipe(self._forwarder.stdout).fileno())
         line = self._lines.readline(timeout=READY_TIMEOUT_S)
         ready = _parse_line(line)
         if not ready or ready.get("event") != "ready":

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -248,7 +249,7 @@ def predict(
     *,
     base: str = "total",
     keys: tuple[str, ...],
-    key_share_bytes: dict[str, float] | None = None,
+    key_share_bytes: Mapping[str, float] | None = None,
 ) -> pd.DataFrame:
     """Predicted latency of every loopback scenario on every profile, beside the emulated
     median where the same scenario was also measured on that profile.
@@ -294,7 +295,7 @@ def predict(
             share = (key_share_bytes or {}).get(s.get("kex")) if quic else None
             if quic and share is None:
                 ok = False
-            if ok and quic:
+            if ok and quic and share is not None:
                 rate = p["rate_mbit"] if _finite(p["rate_mbit"]) else None
                 pred = predict_quic_handshake(
                     base_ms=base_ms,

@@ -7,9 +7,12 @@ it formats what the analysis computed and adds nothing of its own.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pandas as pd
 
 from chainlab.analysis import families as fam
+from chainlab.analysis.registry import Analysis
 from chainlab.report import format as f
 from chainlab.report.document import Code, Figure, Link, Table
 from chainlab.report.figures import REGISTRY
@@ -117,7 +120,7 @@ MIXED_SETTINGS = (
 class Builder:
     """The state the sections share while one report is built."""
 
-    def __init__(self, a, figure_sink):
+    def __init__(self, a: Analysis, figure_sink: Callable[..., None]) -> None:
         self.a = a
         self.cfg = a.config
         self.h = fam.FAMILY_DISPLAY.get(self.cfg.heavy_family, self.cfg.heavy_family)

@@ -36,6 +36,7 @@ from chainlab.campaign.algorithms import (
     COMPOSITE_COMPONENTS,
     GROUPS,
 )
+from chainlab.campaign.handshake import view as handshake_view
 from chainlab.campaign.model import (
     MAX_BATCHES,
     MIN_SAMPLES,
@@ -147,7 +148,7 @@ def items_for(scenarios: list[Scenario], with_references: bool = True) -> list[I
     (and the references' own, for each stack the scenarios run), sorted."""
     keys: dict = {}
     for s in scenarios:
-        stacks = estimate.view(s).stacks
+        stacks = handshake_view(s).stacks
         keys |= _measured(estimate.scenario_operations(s), stacks, estimate.signing(s))
     if with_references:
         for stack in stacks_of(scenarios):
@@ -168,7 +169,7 @@ def stacks_of(scenarios: list[Scenario]) -> list[str]:
     prices what another stack's lacks)."""
     out = {DEFAULT_STACK}
     for s in scenarios:
-        out |= set(estimate.view(s).stacks)
+        out |= set(handshake_view(s).stacks)
     return sorted(out)
 
 

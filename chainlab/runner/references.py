@@ -16,6 +16,7 @@ from pathlib import Path
 
 from chainlab.campaign import axes
 from chainlab.campaign.algorithms import DEFAULT_TRANSPORT
+from chainlab.campaign.handshake import view as handshake_view
 from chainlab.campaign.model import (
     PATH_REFERENCE_WARMUP,
     REFERENCE_COUNT,
@@ -73,7 +74,7 @@ def peers_of(scenarios: list[Scenario]) -> list[tuple[str, str]]:
     not chainlab's): the peer references to take."""
     out = set()
     for s in scenarios:
-        h = estimate.view(s)
+        h = handshake_view(s)
         if h.target is None and h.stacks[0] != h.stacks[1]:
             out.add(h.stacks)
     return sorted(out)
@@ -99,7 +100,7 @@ def waits_of(scenarios: list[Scenario]) -> list[str]:
             if o.side == "server" and o.op == "sign"
         )
         if sign_ms >= reference_specs.LONG_WAIT_MS:
-            out.add(estimate.view(s).stacks[0])
+            out.add(handshake_view(s).stacks[0])
     return sorted(out)
 
 
@@ -107,7 +108,7 @@ def transports_of(scenarios: list[Scenario]) -> list[tuple[str, str]]:
     """(stack, transport) of each side of each scenario that is not over TCP."""
     out = set()
     for s in scenarios:
-        h = estimate.view(s)
+        h = handshake_view(s)
         if h.quic and h.target is None:
             out |= {(stack, "quic") for stack in h.stacks}
     return sorted(out)
@@ -139,7 +140,7 @@ def profiles_of(scenarios: list[Scenario]) -> list[tuple[NetworkProfile, str]]:
     out: dict[tuple[str, str], tuple[NetworkProfile, str]] = {}
     for s in scenarios:
         if s.network_profile is not None and s.target_spec is None:
-            for stack in estimate.view(s).stacks:
+            for stack in handshake_view(s).stacks:
                 out.setdefault((s.network, stack), (s.network_profile, stack))
     return list(out.values())
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -25,7 +27,8 @@ NETWORK_MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*", "h", "<", ">", "p")
 FAMILY_STYLES = ("-", "-.", ":", (0, (6, 1.5, 1, 1.5, 1, 1.5)), (0, (1, 3)), (0, (8, 2)))
 
 
-FAMILY_FILLS = ("full", "none", "left", "bottom", "right", "top")
+FillStyle = Literal["full", "left", "right", "bottom", "top", "none"]
+FAMILY_FILLS: tuple[FillStyle, ...] = ("full", "none", "left", "bottom", "right", "top")
 
 
 # Points of different families at the same x are set apart by this share of the x range.

@@ -79,7 +79,7 @@ def legend_classes(ax, classes, heavy: str, loc="above", lift: float = 0.3):
     if not handles:
         return
     if loc == "above":
-        chars = sum(len(h.get_label()) for h in handles)
+        chars = sum(len(str(h.get_label())) for h in handles)
         ncol = len(handles) if chars <= 90 else 2
         ax.legend(
             handles=handles,

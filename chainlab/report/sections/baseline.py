@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pandas as pd
+
 from chainlab.report import format as f
 from chainlab.report.builder import Builder, ci, ci_of, codes, ints, nums
 from chainlab.report.document import Section
@@ -103,7 +105,7 @@ def build(b: Builder) -> Section:
             "the baseline with the class bands.",
         )
     )
-    st = a.strategy if a.placement_study else []
+    st = a.strategy if a.placement_study else pd.DataFrame()
     if len(st) > 1:
         s.blocks.append(
             "The strategy matrix (paper Campaign B, Tables 3-4): the scenarios that share "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pandas as pd
+
 from chainlab.analysis.summary import SERVER_BOUND_ELAPSED_SHARE
 from chainlab.report.builder import (
     Builder,
@@ -92,7 +94,7 @@ def build(b: Builder) -> Section:
         b.table("decomposition", "Performance decomposition", "Paper Table 10.", d, cols)
     )
     instructions_table(b, s)
-    dc = a.decomposition_classes if a.placement_study else []
+    dc = a.decomposition_classes if a.placement_study else pd.DataFrame()
     if len(dc):
         cols = [
             ("class", list(dc["class_name"])),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from chainlab.analysis.network import EXCEED_MARK_SHARE
@@ -106,7 +108,7 @@ def build(b: Builder) -> Section | None:
         return "; ".join(parts)
 
     rows = [r for _, r in pr.iterrows()]
-    cols = [("profile", codes(pr["profile"]))]
+    cols: list[tuple[str, list[Any]]] = [("profile", codes(pr["profile"]))]
     if several_runs:
         cols.append(("run", codes(pr["run_id"])))
     cols += [

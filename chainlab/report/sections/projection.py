@@ -90,7 +90,7 @@ def build(b: Builder) -> Section:
         )
     rf = net.reference
     if len(rf):
-        names = [p["name"] for p in REFERENCE_PROFILES]
+        names = [str(p["name"]) for p in REFERENCE_PROFILES]
         first = rf.drop_duplicates("scenario_id")
         cols = [
             ("loopback scenario", codes(first["scenario_id"])),
