@@ -18,11 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from chainlab.campaign import axes
 from chainlab.errors import ChainlabError
 from chainlab.network.profile import LOOPBACK
+from chainlab.store.rows import Connection
 from chainlab.store.views import (
     _ANCHORS,
     _COUNTS,
@@ -55,7 +57,7 @@ Reader = Callable[[Callable[[Any], Any]], Any]
 class AnalysisFrames:
     """A store's frames: the fields are read at once, the properties on first use."""
 
-    meta: dict
+    meta: dict[str, str]
     runs: pd.DataFrame  # ordered by start
     scenarios: pd.DataFrame  # the scenarios table, ordered by id
     chosen_runs: pd.DataFrame  # the chosen scenario run of each executed scenario
@@ -66,7 +68,8 @@ class AnalysisFrames:
     mtc: pd.DataFrame  # per MTC scenario (_MTC); empty before version 7
     anchors: pd.DataFrame  # per trust_anchors or retry scenario (_ANCHORS); empty before 11
     failures: pd.DataFrame  # scenario_id, error_category, n, example_detail
-    latencies: dict  # scenario_id -> sorted total_ns (int64) of its chosen run (_LATENCIES)
+    # scenario_id -> sorted total_ns (int64) of its chosen run (_LATENCIES)
+    latencies: dict[str, np.ndarray]
     load_steps: pd.DataFrame  # _LOAD_STEPS; empty without load steps (or a version-1 store)
     load_windows: pd.DataFrame  # _LOAD_WINDOWS; empty without load steps
     # Per scenario with instruction counts (_INSTRUCTIONS); empty before version 9 or without.
@@ -99,11 +102,14 @@ class AnalysisFrames:
         return self.read(lambda con: con.execute(_NETWORK_SAMPLES).df())
 
     @functools.cached_property
-    def load_latencies(self) -> dict:
+    def load_latencies(self) -> dict[str, np.ndarray]:
         """fetchnumpy of _LOAD_LATENCIES: scenario_id, step, latency_ns ({} without)."""
         if "load_samples" not in self.tables:
             return {}
-        return self.read(lambda con: con.execute(_LOAD_LATENCIES).fetchnumpy())
+        got: dict[str, np.ndarray] = self.read(
+            lambda con: con.execute(_LOAD_LATENCIES).fetchnumpy()
+        )
+        return got
 
     @functools.cached_property
     def host_reference(self) -> pd.DataFrame:
@@ -132,7 +138,7 @@ class AnalysisFrames:
         return self.read(lambda con: con.execute(_ROLLOUT_LOAD).df())
 
 
-def analysis_frames(con, path: Path, read: Reader) -> AnalysisFrames:
+def analysis_frames(con: Connection, path: Path, read: Reader) -> AnalysisFrames:
     """What every report reads, from an open store connection; `read` for the rest."""
     tables = {
         r[0]
@@ -152,9 +158,10 @@ def analysis_frames(con, path: Path, read: Reader) -> AnalysisFrames:
     scenarios = _scenarios(con)
     # Older stores (read as they are) lack the whole-connection CPU (v1) and instructions.
     sample_columns = _columns(con, "samples")
-    emulated = con.execute(
+    counted = con.execute(
         "SELECT count(*) FROM scenarios WHERE network <> ?", [LOOPBACK]
-    ).fetchone()[0]
+    ).fetchone()
+    emulated = counted is not None and counted[0] > 0
     chosen = con.execute(_SCENARIO_RUNS).df()
     return AnalysisFrames(
         meta=dict(con.execute("SELECT key, value FROM meta").fetchall()),
@@ -189,7 +196,7 @@ def analysis_frames(con, path: Path, read: Reader) -> AnalysisFrames:
     )
 
 
-def _scenarios(con) -> pd.DataFrame:
+def _scenarios(con: Connection) -> pd.DataFrame:
     """The scenarios table, ordered by id, with every lever's columns: a store read as it is,
     made before a lever existed, ran every scenario at its default (no client certificate
     before version 4, TCP before 5, OpenSSL 3.5 before 6) or at what the axis says of

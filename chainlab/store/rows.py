@@ -7,6 +7,13 @@ store a `ScenarioRows`, so every store is written by the same code from the same
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+
+# A row as the store inserts it (column name -> value), and an open store connection.
+Row = dict[str, Any]
+Connection = duckdb.DuckDBPyConnection
 
 
 @dataclass
@@ -28,17 +35,17 @@ class ScenarioRows:
       ([measure]; chainlab.runner.instructions), empty without.
     """
 
-    scenario_run: dict
-    samples: list[dict]
-    observed_chain: list[dict]
-    certificates: list[dict]
-    network: dict | None
-    load_steps: list[dict] = field(default_factory=list)
-    load_samples: list[dict] = field(default_factory=list)
-    host_reference: list[dict] = field(default_factory=list)
-    observed_client_chain: list[dict] = field(default_factory=list)
-    instruction_samples: list[dict] = field(default_factory=list)
+    scenario_run: Row
+    samples: list[Row]
+    observed_chain: list[Row]
+    certificates: list[Row]
+    network: Row | None
+    load_steps: list[Row] = field(default_factory=list)
+    load_samples: list[Row] = field(default_factory=list)
+    host_reference: list[Row] = field(default_factory=list)
+    observed_client_chain: list[Row] = field(default_factory=list)
+    instruction_samples: list[Row] = field(default_factory=list)
 
     @property
     def status(self) -> str:
-        return self.scenario_run["status"]
+        return str(self.scenario_run["status"])

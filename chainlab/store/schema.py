@@ -27,7 +27,9 @@ import duckdb
 import pyarrow as pa
 
 from chainlab.campaign import axes
+from chainlab.campaign.axis import Axis
 from chainlab.errors import ChainlabError
+from chainlab.store.rows import Connection
 
 SCHEMA_SQL = Path(__file__).with_name("schema.sql")
 
@@ -145,7 +147,7 @@ UPGRADES = {
 }
 
 
-def axis_columns_sql(con) -> list[str]:
+def axis_columns_sql(con: Connection) -> list[str]:
     """The statements that give `scenarios` a column for every lever axis it lacks
     (chainlab.campaign.axes): VARCHAR NOT NULL at the axis's default, which every scenario
     stored before the axis existed had. Run on a new store and on every store opened for
@@ -167,11 +169,11 @@ def axis_columns_sql(con) -> list[str]:
     return out
 
 
-def _literal(value) -> str:
+def _literal(value: object) -> str:
     return str(value).replace("'", "''")
 
 
-def _before_column_sql(con, axis, column: str, have: set[str]) -> list[str]:
+def _before_column_sql(con: Connection, axis: Axis, column: str, have: set[str]) -> list[str]:
     """The updates giving each stored scenario what the axis says of scenarios stored
     before `column` existed (from the columns the store has: one it lacks yet reads as its
     axis default, as the view does)."""
@@ -220,7 +222,7 @@ def _since() -> dict[str, int]:
 TABLE_SINCE = _since()
 
 
-def check_tables(path: Path, con, version: int) -> None:
+def check_tables(path: Path, con: Connection, version: int) -> None:
     """Every table a store of `version` was made with is there: a store missing one was
     damaged after chainlab wrote it (a dropped table), and nothing reads it as empty."""
     present = {
@@ -260,7 +262,7 @@ _ARROW_TYPES = {
 }
 
 
-def columns(con, table: str) -> dict[str, str]:
+def columns(con: Connection, table: str) -> dict[str, str]:
     """The catalog's columns of `table` (name -> DuckDB type), in table order."""
     rows = con.execute(
         "SELECT column_name, data_type FROM information_schema.columns "
@@ -276,7 +278,7 @@ def arrow_field(name: str, duck_type: str) -> pa.Field | None:
     return pa.field(name, t) if t is not None else None
 
 
-def rollback(con) -> None:
+def rollback(con: Connection) -> None:
     """Roll back, if the connection still can (a failed commit may have ended the
     transaction already)."""
     with contextlib.suppress(duckdb.Error):
@@ -290,7 +292,7 @@ def first_line(e: BaseException) -> str:
     return text.splitlines()[0] if text else type(e).__name__
 
 
-def check_version(path: Path, con) -> int:
+def check_version(path: Path, con: Connection) -> int:
     """The store's schema version, if this chainlab reads it."""
     try:
         row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
@@ -325,7 +327,7 @@ def check_version(path: Path, con) -> int:
     return version
 
 
-def upgrade(path: Path, con, version: int) -> None:
+def upgrade(path: Path, con: Connection, version: int) -> None:
     """Bring a store opened for writing to SCHEMA_VERSION, one version at a time, and give
     it the column of every lever axis it lacks, in one transaction: a store is either wholly
     upgraded or left as it was."""

@@ -15,6 +15,8 @@ import duckdb
 import numpy as np
 import pandas as pd
 
+from chainlab.store.rows import Connection
+
 _REQUIRED_TABLES = ("meta", "runs", "scenarios", "scenario_runs", "samples")
 
 _CHOSEN = """
@@ -319,7 +321,7 @@ GROUP BY scenario_id
 SEEDED_SUFFIX = ", seeded random bytes"
 
 
-def _instructions_sql(con) -> str:
+def _instructions_sql(con: Connection) -> str:
     """_INSTRUCTIONS for this store: a version-9 store (read as it is) has no `random`
     column, its handshakes drew the system's random bytes."""
     seeded = (
@@ -416,7 +418,7 @@ def _primitive_summary_sql(columns: set[str]) -> str:
     return PRIMITIVE_SUMMARY.format(implementation=implementation)
 
 
-def primitive_summary(con, tables: set[str]) -> pd.DataFrame:
+def primitive_summary(con: Connection, tables: set[str]) -> pd.DataFrame:
     """PRIMITIVE_SUMMARY, empty (with its columns) in a store without primitives."""
     if "primitive_samples" in tables:
         return con.execute(_primitive_summary_sql(_columns(con, "primitive_samples"))).df()
@@ -441,14 +443,14 @@ def summarize_rows(rows: pd.DataFrame) -> pd.DataFrame:
         return mem.execute(_primitive_summary_sql(set(rows.columns))).df()
 
 
-def _columns(con, table: str) -> set[str]:
+def _columns(con: Connection, table: str) -> set[str]:
     rows = con.execute(
         "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table]
     ).fetchall()
     return {r[0] for r in rows}
 
 
-def _latencies(con, chosen: pd.DataFrame) -> dict[str, np.ndarray]:
+def _latencies(con: Connection, chosen: pd.DataFrame) -> dict[str, np.ndarray]:
     """Scenario id -> its successful measured latencies (ns, int64), sorted."""
     out = {}
     for run_id, sid in zip(chosen["run_id"], chosen["scenario_id"], strict=True):
