@@ -18,6 +18,7 @@ import math
 import re
 from collections import abc
 from dataclasses import dataclass, field
+from typing import Any
 
 from chainlab.errors import ChainlabError, one_line
 
@@ -150,7 +151,7 @@ def _at(where: str, key: str) -> str:
 class Field:
     """A declared value: `check` returns it (normalized) or None after reporting why not."""
 
-    def check(self, value, at: str, problems: Problems):
+    def check(self, value: Any, at: str, problems: Problems) -> Any:
         raise NotImplementedError
 
 
@@ -159,7 +160,7 @@ class Int(Field):
     lo: int
     hi: int | None = None
 
-    def check(self, value, at, problems):
+    def check(self, value: Any, at: str, problems: Problems) -> Any:
         if isinstance(value, bool) or not isinstance(value, int):
             problems.bad(at, f"expected an integer, got {fmt(value)}")
             return None
@@ -177,7 +178,7 @@ class Num(Field):
     lo_open: bool = False  # lo itself is not allowed
     hi_open: bool = False  # hi itself is not allowed
 
-    def check(self, value, at, problems):
+    def check(self, value: Any, at: str, problems: Problems) -> Any:
         ok_type = isinstance(value, int | float) and not isinstance(value, bool)
         if not ok_type or not math.isfinite(value):
             problems.bad(at, f"expected a number, got {fmt(value)}")
@@ -203,7 +204,7 @@ class Str(Field):
     pattern: re.Pattern | None = None
     what: str = "a string"  # what a value is, for messages
 
-    def check(self, value, at, problems):
+    def check(self, value: Any, at: str, problems: Problems) -> Any:
         if not isinstance(value, str):
             problems.bad(at, f"expected {self.what}, got {fmt(value)}")
             return None
@@ -218,7 +219,7 @@ class Str(Field):
 
 @dataclass(frozen=True)
 class Bool(Field):
-    def check(self, value, at, problems):
+    def check(self, value: Any, at: str, problems: Problems) -> Any:
         if not isinstance(value, bool):
             problems.bad(at, f"expected true or false, got {fmt(value)}")
             return None
@@ -233,7 +234,7 @@ class Items(Field):
     min_len: int = 1
     what: str = "an array"
 
-    def check(self, value, at, problems):
+    def check(self, value: Any, at: str, problems: Problems) -> Any:
         if not isinstance(value, list):
             problems.bad(at, f"expected {self.what}, got {fmt(value)}")
             return None
@@ -248,8 +249,8 @@ class Items(Field):
                 f"value{'s' if self.min_len != 1 else ''}, got {got}",
             )
             return None
-        got = [self.of.check(v, f"{at}[{i}]", problems) for i, v in enumerate(value)]
-        return None if None in got else got
+        items = [self.of.check(v, f"{at}[{i}]", problems) for i, v in enumerate(value)]
+        return None if None in items else items
 
 
 @dataclass(frozen=True)
@@ -259,7 +260,7 @@ class Record(Field):
     fields: dict[str, Field]
     defaults: dict = field(default_factory=dict)
 
-    def check(self, value, at, problems):
+    def check(self, value: Any, at: str, problems: Problems) -> Any:
         if not isinstance(value, dict):
             problems.bad(at, f"expected a table ({', '.join(self.fields)}), got {fmt(value)}")
             return None
@@ -276,7 +277,7 @@ class Mapping(Field):
     values: Field
     what: str = "a table of names and values"
 
-    def check(self, value, at, problems):
+    def check(self, value: Any, at: str, problems: Problems) -> Any:
         if not isinstance(value, dict) or not value:
             problems.bad(at, f"expected {self.what}, got {fmt(value)}")
             return None

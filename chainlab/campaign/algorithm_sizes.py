@@ -7,6 +7,9 @@ algorithm has them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from chainlab.campaign.algorithms import COMPOSITE_COMPONENTS
 
 # (public key bytes in the certificate, signature bytes) per algorithm: FIPS 204 Table 2,
@@ -49,7 +52,7 @@ KEY_SIG_BYTES: dict[str, tuple[int, int]] = {
 # components' concatenated.
 
 
-def composite_sum(table: dict, name: str) -> tuple:
+def composite_sum(table: dict[str, Any], name: str) -> tuple[Any, ...]:
     """A composite's entry: its two components' entries summed, field by field."""
     mldsa, trad, _ = COMPOSITE_COMPONENTS[name]
     return (table[mldsa][0] + table[trad][0], table[mldsa][1] + table[trad][1])
@@ -65,7 +68,7 @@ KEY_SIG_BYTES.update({name: composite_sum(KEY_SIG_BYTES, name) for name in COMPO
 CERT_OVERHEAD_BYTES = {"root": 310, "int": 345, "leaf": 405, "self": 370}
 
 
-def certificate_bytes(hierarchy) -> list[int]:
+def certificate_bytes(hierarchy: Sequence[str]) -> list[int]:
     """Estimated DER bytes of a hierarchy's certificates, root first: the subject's public
     key, its issuer's signature and the role's overhead."""
     h = list(hierarchy)

@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import dataclasses
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from chainlab.campaign.algorithms import FAMILIES
 from chainlab.errors import ChainlabError
@@ -80,7 +82,7 @@ FIELDS = {
     "cpu_regimes": Record({k: _POSITIVE for k in DEFAULT_CPU_REGIMES}, DEFAULT_CPU_REGIMES),
 }
 # Orders between the bounds of a table (key -> (holds(bounds), what is allowed)).
-ORDERS = {
+ORDERS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "plausibility": (
         lambda p: p["reasonable"] < p["penalized"] < p["problematic"],
         "reasonable < penalized < problematic",
@@ -100,13 +102,13 @@ class AnalysisConfig:
     confidence_level: float = 0.95
     bootstrap_resamples: int = 2000
     bootstrap_seed: int = 1
-    plausibility: dict = field(default_factory=lambda: dict(DEFAULT_PLAUSIBILITY))
-    service_classes: dict = field(default_factory=lambda: dict(DEFAULT_SERVICE_CLASSES))
-    cpu_regimes: dict = field(default_factory=lambda: dict(DEFAULT_CPU_REGIMES))
+    plausibility: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_PLAUSIBILITY))
+    service_classes: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_SERVICE_CLASSES))
+    cpu_regimes: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_CPU_REGIMES))
     # key -> where its value came from: 'campaign file', 'default' or 'command line'
-    sources: dict = field(default_factory=dict)
+    sources: dict[str, Any] = field(default_factory=dict[str, Any])
 
-    def replace(self, **changes) -> AnalysisConfig:
+    def replace(self, **changes: Any) -> AnalysisConfig:
         sources = dict(self.sources)
         for k in changes:
             sources[k] = "command line"
@@ -114,7 +116,7 @@ class AnalysisConfig:
 
 
 def parse_analysis(
-    table: dict,
+    table: dict[str, Any],
     where: str,
     top_baseline: str | None = None,
     problems: Problems | None = None,
@@ -148,7 +150,7 @@ def parse_analysis(
     return AnalysisConfig(**values, sources=sources)
 
 
-def find_baseline(doc: dict) -> str | None:
+def find_baseline(doc: dict[str, Any]) -> str | None:
     """The campaign's baseline scenario id: top-level `baseline`, else the first top-level
     table with a string `baseline` key (e.g. [campaign]); [analysis].baseline is handled by
     `parse_analysis` and wins over both."""
@@ -157,7 +159,7 @@ def find_baseline(doc: dict) -> str | None:
         return b
     for key, value in doc.items():
         if key != "analysis" and isinstance(value, dict) and isinstance(value.get("baseline"), str):
-            return value["baseline"]
+            return str(value["baseline"])
     return None
 
 

@@ -17,6 +17,13 @@ it trusts. With X.509 only the ClientHello changes: the server's chain carries n
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from chainlab.campaign.handshake import Handshake
+    from chainlab.campaign.loader import Validator
+    from chainlab.campaign.model import Scenario
+
 import re
 from dataclasses import replace
 
@@ -31,7 +38,7 @@ MAX_IDS = 1000
 _TOKEN = re.compile(r"tai(\d+)")
 
 
-def read(v, item, at: str) -> str | None:
+def read(v: Validator, item: Any, at: str) -> str | None:
     """'sni', or a number of IDs 0 to MAX_IDS (kept as its decimal string)."""
     if item == STAND_IN:
         return STAND_IN
@@ -50,7 +57,7 @@ def requested(value: str) -> int | None:
     return None if value == STAND_IN else int(value)
 
 
-def _client_flags(value: str, s, files, seed: int) -> list[str]:
+def _client_flags(value: str, s: Scenario, files: Any, seed: int) -> list[str]:
     """The client's request: its own IDs first, then filler IDs up to the number; and the
     retry where the certificate says the client retries."""
     n = requested(value)
@@ -62,14 +69,14 @@ def _client_flags(value: str, s, files, seed: int) -> list[str]:
     return flags + (["--trust-anchor-retry"] if cert.retry else [])
 
 
-def _needs(value: str, h) -> list[tuple[str, str, str]]:
+def _needs(value: str, h: Handshake) -> list[tuple[str, str, str]]:
     if requested(value) is None:
         return []
     # The server's side only where it has IDs to offer (an MTC's).
     return [need("both" if h.credential.is_mtc else "client", "trust_anchors")]
 
 
-def check(v, sid: str, h, with_load: bool) -> None:
+def check(v: Validator, sid: str, h: Handshake, with_load: bool) -> None:
     """What neither engine carries the extension over: QUIC (BoringSSL's engine has no QUIC;
     the OpenSSL engine's QUIC connections do not carry its custom extension), and a server
     choosing by ID with a pre-compressed Certificate message (which cannot carry the

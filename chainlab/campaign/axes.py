@@ -29,7 +29,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chainlab.campaign import anchors, certificates, profiles, rollout, stacks
 from chainlab.campaign.algorithms import (
@@ -53,6 +53,10 @@ from chainlab.campaign.handshake import Handshake
 from chainlab.network.profile import LOOPBACK
 from chainlab.schema import allowed, fmt
 
+if TYPE_CHECKING:
+    from chainlab.campaign.loader import Validator
+    from chainlab.campaign.model import NetworkProfile, Scenario
+
 # Values an id does not name (the defaults of the levers below).
 DEFAULT_HANDSHAKE_MODE = "full"
 DEFAULT_CERT_COMPRESSION = "none"
@@ -68,7 +72,7 @@ CLIENT_PREFIX = "client_"
 # -- readers of structural values ----------------------------------------------------------
 
 
-def read_group(v, value, at: str) -> str | None:
+def read_group(v: Validator, value: Any, at: str) -> str | None:
     """A key-exchange group, in any accepted spelling."""
     if not isinstance(value, str):
         v.bad(at, f"expected a key-exchange group name, got {fmt(value)}")
@@ -79,7 +83,7 @@ def read_group(v, value, at: str) -> str | None:
     return canon
 
 
-def _algorithm(v, item, at: str) -> str | None:
+def _algorithm(v: Validator, item: Any, at: str) -> str | None:
     return v.resolve_alg(item, at)
 
 
@@ -129,7 +133,7 @@ HIERARCHY = Axis(
 )
 
 
-def _target(v, item, at):
+def _target(v: Validator, item: Any, at: str) -> Any:
     """A matrix's target: the name of one of the file's [targets.<name>] tables."""
     if not v.target_names:
         v.bad(at, f"bad value {fmt(item)}; allowed: the name of a [targets.<name>] table (none "
@@ -171,7 +175,7 @@ def client_auth_name(h: tuple[str, ...]) -> str:
     return ",".join(h) if h else NO_CLIENT_AUTH
 
 
-def _check_anchor(v, sid: str, h: Handshake, with_load: bool) -> None:
+def _check_anchor(v: Validator, sid: str, h: Handshake, with_load: bool) -> None:
     """An intermediate can be the trust anchor only where the hierarchy has one."""
     depth = len(h.hierarchy)
     if h.parts["served_chain"] == INTERMEDIATE_ANCHOR and depth < 3:
@@ -183,7 +187,7 @@ def _check_anchor(v, sid: str, h: Handshake, with_load: bool) -> None:
         )
 
 
-def _served_chain_client(chain: str, s, files, _seed: int) -> list[str]:
+def _served_chain_client(chain: str, s: Scenario, files: Any, _seed: int) -> list[str]:
     """A client of a server that sends less than the leaf's issuers."""
     if chain == "leaf" and s.depth >= 3:
         # The server omits the intermediates: the client gets them as untrusted path
@@ -240,7 +244,7 @@ CERTIFICATE = certificates.CERTIFICATE
 RATIO_KEY = "resumption_ratio"
 
 
-def read_ratios(v, raw, at: str) -> list[str]:
+def read_ratios(v: Validator, raw: Any, at: str) -> list[str]:
     """`resumption_ratio = [0, 0.5, 0.9]`: the handshake modes these ratios are."""
     items = v.listish(raw)
     if not items:
@@ -262,7 +266,7 @@ def read_ratios(v, raw, at: str) -> list[str]:
     return modes
 
 
-def read_modes(v, m: Mapping[str, Any], at: str) -> list[str] | None:
+def read_modes(v: Validator, m: Mapping[str, Any], at: str) -> list[str] | None:
     """A matrix's handshake modes: `handshake_mode`, or `resumption_ratio` (not both)."""
     if RATIO_KEY not in m:
         return v.axis_values(HANDSHAKE_MODE, m, at)
@@ -277,16 +281,16 @@ def read_modes(v, m: Mapping[str, Any], at: str) -> list[str] | None:
     return modes or None
 
 
-def read_handshake_mode(v, item, at: str) -> str | None:
+def read_handshake_mode(v: Validator, item: Any, at: str) -> str | None:
     """A handshake mode: full, resumed, or a resumption mix resumeNN."""
     got = v.string(item, at, what="a handshake mode")
     if got is not None and not is_handshake_mode(got):
         v.bad(at, f"bad value {fmt(got)}; allowed: {MIX_ALLOWED}")
         return None
-    return got
+    return None if got is None else str(got)
 
 
-def _resumption_client(mode: str, s, files, seed: int) -> list[str]:
+def _resumption_client(mode: str, s: Scenario, files: Any, seed: int) -> list[str]:
     if mode == "resumed":
         return ["--resume"]
     if mode == DEFAULT_HANDSHAKE_MODE:
@@ -332,7 +336,7 @@ CERT_COMPRESSION = Axis(
 )
 
 
-def read_client_auth(v, item, at: str) -> tuple[str, ...] | None:
+def read_client_auth(v: Validator, item: Any, at: str) -> tuple[str, ...] | None:
     """A client certificate: 'none', or its hierarchy (an array of algorithms root to leaf,
     or a [hierarchies] name)."""
     if item == NO_CLIENT_AUTH:
@@ -378,7 +382,7 @@ CLIENT_AUTH = Axis(
 )
 
 
-def _check_transport(v, sid: str, h: Handshake, with_load: bool) -> None:
+def _check_transport(v: Validator, sid: str, h: Handshake, with_load: bool) -> None:
     """QUIC scenarios: what the engine's QUIC transport does not do yet is refused here,
     never found failing at run time (docs/engine-records.md, "QUIC")."""
     if not h.quic or h.target is None:
@@ -544,20 +548,20 @@ def value_order() -> dict[str, Mapping[str, int]]:
     return out
 
 
-def needs_of(h) -> list[tuple[str, str, str]]:
+def needs_of(h: Handshake) -> list[tuple[str, str, str]]:
     """(side, capability, text) that a scenario's axis values need of the TLS stacks (`h`:
     its handshake, chainlab.campaign.handshake, whose `parts` are the values)."""
     return [n for a in _AXES if a.needs is not None for n in a.needs(h.parts[a.key], h)]
 
 
-def default_params() -> dict:
+def default_params() -> dict[str, Any]:
     """What a scenario's stored params say of the levers they name even at their default
     (`Axis.params_always`), at the default: what a scenario stored before one of them
     existed had."""
     return {k: v for a in levers() if a.params_always for k, v in a.params_of(a.default).items()}
 
 
-def handshake(parts: Mapping[str, Any], network_profile=None) -> Handshake:
+def handshake(parts: Mapping[str, Any], network_profile: NetworkProfile | None = None) -> Handshake:
     """What a scenario's axis values (`parts`) make of its handshake and run: each axis's
     `shape` in registry order (chainlab.campaign.handshake)."""
     h = Handshake(

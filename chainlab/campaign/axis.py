@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from chainlab.campaign.reading import Reading
 
 # An id part an axis does not recognise (`Axis.id_read`).
 NOT_MINE = object()
@@ -28,7 +31,7 @@ def hierarchy_part(prefix: str, what: str) -> Callable[[str, Mapping[str, str]],
     """The `id_read` that undoes `hierarchy_token(prefix)`: the algorithms, NOT_MINE for
     another part, ValueError for a bad one."""
 
-    def untoken(part: str, algorithms: Mapping[str, str]):
+    def untoken(part: str, algorithms: Mapping[str, str]) -> Any:
         if not part.startswith(prefix):
             return NOT_MINE
         tokens = part[len(prefix) :].split("_")
@@ -42,7 +45,7 @@ def hierarchy_part(prefix: str, what: str) -> Callable[[str, Mapping[str, str]],
     return untoken
 
 
-def read_with(reader: tuple[str, ...] | Reader, v, item, at: str):
+def read_with(reader: tuple[str, ...] | Reader, v: Reading, item: Any, at: str) -> Any:
     """`item` read as `reader` says: one of a set of strings, or through the reader."""
     if isinstance(reader, tuple):
         return v.string(item, at, choices=reader)
@@ -65,7 +68,7 @@ class Axis:
     # The scenario (store, summary) columns the axis sets; None: one column named `key`.
     columns: tuple[str, ...] | None = None
     # The store's value(s) of each column from the axis's value; None: the value itself.
-    store: Callable[[Any], tuple] | None = None
+    store: Callable[[Any], tuple[Any, ...]] | None = None
     # What a scenario stored before a column existed holds in it, from its other columns
     # (a mapping of column name to value); a column not named holds the axis default's.
     before_column: Mapping[str, Callable[[Mapping[str, Any]], Any]] = field(default_factory=dict)
@@ -87,11 +90,11 @@ class Axis:
     not_with_target: bool = False
     # `where` keys the axis offers and the set of values a scenario's value has for each;
     # None: one key, `key`, tested against the value itself.
-    where: Mapping[str, Callable[[Any], set]] | None = None
+    where: Mapping[str, Callable[[Any], set[Any]]] | None = None
     # How a matrix gives the axis's values when not as one key's array of `read` values:
     # `matrix_read(v, matrix, at)` -> the values, or None when the matrix gives none (a
     # stack pair may be given side by side, as client_stack and server_stack).
-    matrix_read: Callable[[Any, Mapping[str, Any], str], list | None] | None = None
+    matrix_read: Callable[[Any, Mapping[str, Any], str], list[Any] | None] | None = None
     # More [matrix.*] keys the axis reads through `matrix_read` (besides `key`).
     matrix_keys: tuple[str, ...] = ()
     # How the loader reads a value of each `where` key (as `read`); None: `read` for `key`.
@@ -124,7 +127,7 @@ class Axis:
     # key exchange and mode (`operations(value, h)`: chainlab.model.cost.Operation
     # fields as (side, category, subject, op, message, count)); the cost model prices them
     # and the runner measures their primitives. None: nothing.
-    operations: Callable[[Any, Any], list[tuple]] | None = None
+    operations: Callable[[Any, Any], list[tuple[Any, ...]]] | None = None
     # (side, capability) pairs a value needs of the stacks, given the scenario's handshake
     # (`needs(value, h)`): checked against each stack's missing features
     # (chainlab.campaign.stacks), with the text it reads as.
@@ -135,7 +138,7 @@ class Axis:
     # The scenario's stored params (`scenarios.params`) for a value: None: {key: value}.
     # `params_always`: named even at the default (the axes the first stores had), else only
     # where the value is not the default, so older scenarios keep their params.
-    params: Callable[[Any], dict] | None = None
+    params: Callable[[Any], dict[str, Any]] | None = None
     params_always: bool = False
     # Whether the axis is one of the four the id and the runner handle themselves.
     structural: bool = False
@@ -144,11 +147,11 @@ class Axis:
     def column_names(self) -> tuple[str, ...]:
         return self.columns if self.columns is not None else (self.key,)
 
-    def column_values(self, value) -> tuple:
+    def column_values(self, value: Any) -> tuple[Any, ...]:
         """The store's values of `column_names` for an axis value."""
         return self.store(value) if self.store is not None else (value,)
 
-    def value_before(self, column: str, row: Mapping[str, Any]):
+    def value_before(self, column: str, row: Mapping[str, Any]) -> Any:
         """What column `column` holds for a scenario (`row`: its other columns) stored
         before the column existed."""
         if column in self.before_column:
@@ -156,20 +159,20 @@ class Axis:
         defaults = dict(zip(self.column_names, self.column_values(self.default), strict=True))
         return defaults[column]
 
-    def params_of(self, value) -> dict:
+    def params_of(self, value: Any) -> dict[str, Any]:
         """What the scenario's stored params say of `value` (empty at an unnamed default)."""
         if value == self.default and not self.params_always:
             return {}
         return self.params(value) if self.params is not None else {self.key: value}
 
-    def where_facts(self) -> Mapping[str, Callable[[Any], set]]:
+    def where_facts(self) -> Mapping[str, Callable[[Any], set[Any]]]:
         return self.where if self.where is not None else {self.key: lambda v: {v}}
 
     def where_reader(self, key: str) -> tuple[str, ...] | Reader:
         """How the loader reads a value of `where` key `key`."""
         return (self.where_read or {}).get(key, self.read)
 
-    def token(self, value, alg_token: Callable[[str], str]) -> str | None:
+    def token(self, value: Any, alg_token: Callable[[str], str]) -> str | None:
         """The id part of `value` (None at the default)."""
         if value == self.default:
             return None
@@ -177,7 +180,7 @@ class Axis:
             return self.id_part(value, alg_token)
         return f"{self.key}_{value}"
 
-    def untoken(self, part: str, algorithms: Mapping[str, str]):
+    def untoken(self, part: str, algorithms: Mapping[str, str]) -> Any:
         """The value an id part stands for, or NOT_MINE."""
         if self.id_read is not None:
             return self.id_read(part, algorithms)
@@ -188,7 +191,7 @@ class Axis:
                 return value
         return NOT_MINE
 
-    def label_of(self, *column_values) -> str:
+    def label_of(self, *column_values: Any) -> str:
         """What a scenario's label adds for this axis (where it varies in the store)."""
         if self.describe is not None:
             return self.describe(*column_values)

@@ -34,12 +34,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chainlab.campaign.algorithms import DEFAULT_SERVED_CHAIN
 from chainlab.campaign.axis import NOT_MINE, Axis
 from chainlab.campaign.stacks import need
 from chainlab.schema import fmt
+
+if TYPE_CHECKING:
+    from chainlab.campaign.handshake import Handshake
+    from chainlab.campaign.loader import Validator
 
 X509 = "x509"
 STANDALONE = "mtc-standalone"
@@ -240,7 +244,7 @@ def token(spec: str, alg_token: Callable[[str], str]) -> str:
     return "_".join([f"mtcs{c.batch}", *algs]) + exp
 
 
-def untoken(part: str, algorithms: Mapping[str, str]):
+def untoken(part: str, algorithms: Mapping[str, str]) -> Any:
     """The canonical string an id part stands for, or None if the part is not one."""
     words = part.split("_")
     encoding = PLANTS_07
@@ -321,7 +325,7 @@ def _power_of_two(batch: str) -> bool:
 # -- the axis: how a campaign file gives a value, its rules, what the engines get --------
 
 
-def read(v, item, at: str) -> str | None:
+def read(v: Validator, item: Any, at: str) -> str | None:
     """A certificate: "x509", or a Merkle Tree Certificate's table { kind, batch, ca,
     cosigners, landmark_held, retry } (or its canonical string), read by the loader's
     validator `v` (chainlab.campaign.axis.Reader)."""
@@ -390,7 +394,7 @@ def read(v, item, at: str) -> str | None:
     return mtc.spec
 
 
-def check(v, sid: str, h, with_load: bool) -> None:
+def check(v: Validator, sid: str, h: Handshake, with_load: bool) -> None:
     """A Merkle Tree Certificate is the only certificate sent: no served-chain policy. The
     retry runs over TCP, one attempt at a time (`h`: chainlab.campaign.handshake)."""
     cert = h.credential
@@ -413,7 +417,7 @@ def check(v, sid: str, h, with_load: bool) -> None:
         )
 
 
-def needs(cert: Certificate, h) -> list[tuple[str, str, str]]:
+def needs(cert: Certificate, h: Handshake) -> list[tuple[str, str, str]]:
     """What serving and checking `cert` asks of the stacks: MTCs; a client that checks
     cosigners besides the CA or reads the early experiments' encoding; and, without the
     trust_anchors extension (`h`: the scenario's handshake), the SNI stand-in for the
@@ -430,14 +434,14 @@ def needs(cert: Certificate, h) -> list[tuple[str, str, str]]:
     return out
 
 
-def _shape(spec: str, h):
+def _shape(spec: str, h: Handshake) -> Any:
     """The credential, and the engine's --chain for a Merkle Tree Certificate (sent in
     place of the served chain's files)."""
     cert = parse(spec)
     return replace(h, credential=cert, engine_chain=cert.engine_chain or h.engine_chain)
 
 
-def _trust(spec: str, files) -> list[str] | None:
+def _trust(spec: str, files: Any) -> list[str] | None:
     """A client's trust anchors for a Merkle Tree Certificate (its CA's, in place of the
     hierarchy's root); None for X.509."""
     cert = parse(spec)

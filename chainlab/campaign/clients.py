@@ -5,6 +5,8 @@ mixes this reader in; it reports its problems through the validator's `bad`.
 
 from __future__ import annotations
 
+from typing import Any
+
 from chainlab.campaign import ids, rollout
 from chainlab.campaign.algorithms import GROUPS, canonical_group
 from chainlab.campaign.rollout import Kind
@@ -17,7 +19,7 @@ CLIENT_KEYS = ("groups", "signatures", "description")
 class ClientReaders(TableReaders):
     """The reader of [clients] (a method of the loader's validator)."""
 
-    def read_clients(self, value) -> dict[str, Kind]:
+    def read_clients(self, value: Any) -> dict[str, Kind]:
         """[clients.<name>]: a kind of client, the groups and signature algorithms it offers
         in its order of preference (a population draws kinds by share)."""
         self.clients = {}

@@ -14,12 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chainlab.campaign.algorithms import DEFAULT_SERVED_CHAIN, resumption_ratio
 from chainlab.campaign.certificates import X509, Certificate, parse
 from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.campaign.stacks import label as stack_label
+
+if TYPE_CHECKING:
+    from chainlab.campaign.model import Scenario
 
 
 @dataclass(frozen=True)
@@ -91,7 +94,7 @@ class Handshake:
         return self.hierarchy
 
 
-def view(s) -> Handshake:
+def view(s: Scenario | Handshake) -> Handshake:
     """The handshake a scenario's axis values make (a campaign Scenario's `handshake`; a
     Handshake is its own): what the estimates price, never an axis by its key."""
     return s if isinstance(s, Handshake) else s.handshake

@@ -28,9 +28,11 @@ target takes their place, `<kex>__target_<name>[...]` (`x25519mlkem768__target_e
 from __future__ import annotations
 
 from collections.abc import Callable, Set
+from typing import Any
 
 from chainlab.campaign import axes
 from chainlab.campaign.algorithms import GROUPS, token
+from chainlab.campaign.axis import NOT_MINE
 from chainlab.campaign.model import ROLES
 
 TARGET_PREFIX = "target_"
@@ -39,7 +41,7 @@ ROLE_TOKENS = {"self", "root", "int", "int1", "int2", "leaf"}
 RESERVED = {w for a in axes.registered() for w in a.id_words}
 
 
-def compose(parts: dict, alg_token: Callable[[str], str]) -> str:
+def compose(parts: dict[str, Any], alg_token: Callable[[str], str]) -> str:
     """The id of a scenario from its parts (axis key -> value; chainlab.campaign.axes), with
     `alg_token` naming an algorithm (its alias, or its plain token)."""
     if parts.get("target") is not None:
@@ -58,7 +60,7 @@ def decode(
     algorithms: dict[str, str],
     networks: set[str],
     targets: Set[str] = frozenset(),
-) -> dict:
+) -> dict[str, Any]:
     """The parts of an id (axis key -> value), given the file's token -> algorithm map,
     network and target names.
 
@@ -112,7 +114,7 @@ def decode(
     for p in rest:
         for axis in axes.suffix_axes():
             value = axis.untoken(p, algorithms)
-            if value is axes.NOT_MINE:
+            if value is NOT_MINE:
                 continue
             if axis is axes.NETWORK and value not in networks:
                 continue

@@ -5,6 +5,11 @@ loader's validator (chainlab.campaign.loader), whose problems these report into.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from chainlab.campaign.loader import Validator
+
 import os
 from dataclasses import replace
 
@@ -17,7 +22,7 @@ from chainlab.campaign.matrix import matches
 from chainlab.campaign.model import LoadPlan, cpu_list
 
 
-def read(v, value) -> LoadPlan | None:
+def read(v: Validator, value: Any) -> LoadPlan | None:
     """[load]: the offered loads and how to run them; rules between keys and the
     machine's cores here; the steps' lengths against each scenario's expected capacity are
     the cost model's to check (chainlab.model.load_steps)."""
@@ -60,7 +65,7 @@ def read(v, value) -> LoadPlan | None:
     return LoadPlan(**values)
 
 
-def read_overrides(v, value) -> list[tuple[dict, dict]]:
+def read_overrides(v: Validator, value: Any) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """[[load.override]]: `where` a scenario matches, and the step plan it gets instead
     (e.g. longer steps for a scenario that handles a handshake a second)."""
     fields = {
@@ -76,7 +81,9 @@ def read_overrides(v, value) -> list[tuple[dict, dict]]:
     return out
 
 
-def for_scenario(v, load: LoadPlan | None, parts: dict, sid: str) -> LoadPlan | None:
+def for_scenario(
+    v: Validator, load: LoadPlan | None, parts: dict[str, Any], sid: str
+) -> LoadPlan | None:
     """The scenario's plan: [load] with the overrides it matches applied in order."""
     if load is None:
         return None

@@ -13,6 +13,12 @@ All problems found are reported together; docs/campaigns.md is the reference for
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from chainlab.campaign.handshake import Handshake
+    from chainlab.campaign.model import LoadPlan
+
 import hashlib
 import tomllib
 from dataclasses import replace
@@ -42,7 +48,7 @@ from chainlab.schema import ConfigError, allowed
 CampaignError = ConfigError
 
 
-def load(path, algorithms: tuple[str, ...] | None = None) -> Campaign:
+def load(path: str | Path, algorithms: tuple[str, ...] | None = None) -> Campaign:
     """Reads, validates and expands a campaign file; raises CampaignError listing problems.
 
     `algorithms` is the list of accepted signature algorithms (the engine's `info` table);
@@ -63,7 +69,7 @@ def load(path, algorithms: tuple[str, ...] | None = None) -> Campaign:
         raise CampaignError([f"{path}: invalid TOML: {e}"]) from None
     if algorithms is None:
         algorithms = allowed_algorithms()
-    v = _Validator(path, data, algorithms)
+    v = Validator(path, data, algorithms)
     campaign = v.run()
     campaign.text = text
     campaign.sha256 = hashlib.sha256(raw).hexdigest()
@@ -78,7 +84,7 @@ def allowed_algorithms() -> tuple[str, ...]:
         return ALGORITHM_NAMES
 
 
-def split_problem(scenarios, load) -> str | None:
+def split_problem(scenarios: Any, load: LoadPlan | None) -> str | None:
     """Why these scenarios cannot run with split placement, or None. Split placement
     measures over the real network between two hosts: no emulated link, no target (no
     server of chainlab's), no load steps (they read the server's host)."""
@@ -102,7 +108,7 @@ def split_problem(scenarios, load) -> str | None:
     return None
 
 
-class _Validator(MatrixReaders, ClientReaders):
+class Validator(MatrixReaders, ClientReaders):
     """The whole campaign file's reader: its tables (the readers mixed in), then the rules
     that span scenarios."""
 
@@ -141,7 +147,7 @@ class _Validator(MatrixReaders, ClientReaders):
         self.check()
 
         # Expand the matrices (declaration order, ids unique), then the campaigns.
-        parts_by_id: dict[str, dict] = {}
+        parts_by_id: dict[str, dict[str, Any]] = {}
         matrix_ids: dict[str, list[str]] = {}
         for mname, m in matrices.items():
             matrix_ids[mname] = self.expand(mname, m, parts_by_id)
@@ -222,12 +228,14 @@ class _Validator(MatrixReaders, ClientReaders):
             placement=placement,
         )
 
-    def check_split(self, scenarios: dict, load) -> None:
+    def check_split(self, scenarios: dict[str, Any], load: LoadPlan | None) -> None:
         problem = split_problem(scenarios.values(), load)
         if problem:
             self.bad("cluster.placement", problem)
 
-    def check_capabilities(self, sid: str, parts: dict, h, load) -> None:
+    def check_capabilities(
+        self, sid: str, parts: dict[str, Any], h: Handshake, load: LoadPlan | None
+    ) -> None:
         """What a side's TLS stack cannot do is refused here, one line per problem, never
         found failing at run time (chainlab.campaign.stacks, docs/stacks.md); so is what
         [load]'s generator_stack cannot do of the scenario's client side."""
@@ -252,7 +260,9 @@ class _Validator(MatrixReaders, ClientReaders):
                         "choose another generator_stack or exclude the scenario",
                     )
 
-    def resolve_sampling(self, sid, parts, h, base, overrides) -> SamplingPolicy:
+    def resolve_sampling(
+        self, sid: str, parts: dict[str, Any], h: Handshake, base: Any, overrides: Any
+    ) -> SamplingPolicy:
         values = dict(base)
         sources = {k: "sampling" for k in values}
         for i, (where, ov) in enumerate(overrides):

@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from typing import Any
 
 from chainlab.campaign import axes, ids
 
 
 def expand(
-    values: dict[str, list],
-    excludes: list[dict],
+    values: dict[str, list[Any]],
+    excludes: list[dict[str, Any]],
     alg_token: Callable[[str], str],
-    parts_by_id: dict[str, dict],
+    parts_by_id: dict[str, dict[str, Any]],
 ) -> tuple[list[str], list[int]]:
     """(scenario ids in declaration order, indexes of exclusions that excluded nothing).
 
@@ -42,7 +43,7 @@ def expand(
     return out, [i for i, n in enumerate(excluded_by) if n == 0]
 
 
-def matches(where: dict, parts: dict, sid: str) -> bool:
+def matches(where: dict[str, Any], parts: dict[str, Any], sid: str) -> bool:
     """Whether a scenario (its parts and id) has, for every key of `where`, one of the
     values listed there (each axis says which `where` keys it offers and their facts)."""
     for k, vals in where.items():

@@ -5,6 +5,12 @@ checked, then expanded (chainlab.campaign.matrix) into scenario ids; the loader'
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from chainlab.campaign.axis import Axis
+
 from chainlab.campaign import axes, ids, matrix
 from chainlab.campaign.fields import (
     CAMPAIGNS_KEYS,
@@ -19,7 +25,7 @@ from chainlab.schema import fmt
 class MatrixReaders(TableReaders):
     """Readers of [matrix.*] and [campaigns.*] (methods of the loader's validator)."""
 
-    def read_matrices(self, value) -> dict[str, dict]:
+    def read_matrices(self, value: Any) -> dict[str, dict[str, Any]]:
         out = {}
         for mname, m in self.table(value, "matrix").items():
             at = f"matrix.{mname}"
@@ -34,7 +40,7 @@ class MatrixReaders(TableReaders):
                         "missing; allowed: an array of "
                         + ("key-exchange groups" if req == "kex" else "hierarchies"),
                     )
-            values: dict[str, list] = {}
+            values: dict[str, list[Any]] = {}
             for axis in axes.registered():
                 if axis.matrix_read is not None:
                     got = axis.matrix_read(self, m, at)
@@ -54,7 +60,7 @@ class MatrixReaders(TableReaders):
             out[mname] = {"axes": values, "exclude": excludes}
         return out
 
-    def axis_values(self, axis, m: dict, at: str) -> list | None:
+    def axis_values(self, axis: Axis, m: Mapping[str, Any], at: str) -> list[Any] | None:
         """An axis's values as a matrix gives them: one value or an array of them under its
         key, each read as `axis.read` says (None: the matrix leaves the axis out)."""
         raw = m.get(axis.key)
@@ -74,7 +80,7 @@ class MatrixReaders(TableReaders):
                 vals.append(got)
         return vals
 
-    def flat_hierarchy(self, raw, at: str) -> bool:
+    def flat_hierarchy(self, raw: Any, at: str) -> bool:
         """One hierarchy given as a flat array of names is a common slip: say so."""
         if (
             isinstance(raw, list)
@@ -90,7 +96,7 @@ class MatrixReaders(TableReaders):
             return True
         return False
 
-    def check_target_matrix(self, m: dict, at: str) -> None:
+    def check_target_matrix(self, m: dict[str, Any], at: str) -> None:
         """A matrix of targets sets only what the client chooses."""
         chooses = [
             k for a in axes.registered() if not a.not_with_target for k in (a.key, *a.matrix_keys)
@@ -111,7 +117,9 @@ class MatrixReaders(TableReaders):
                 "real network between this machine and it)",
             )
 
-    def expand(self, mname: str, m: dict, parts_by_id: dict[str, dict]) -> list[str]:
+    def expand(
+        self, mname: str, m: dict[str, Any], parts_by_id: dict[str, dict[str, Any]]
+    ) -> list[str]:
         """The scenario ids of matrix `mname` (matrix.expand), with what it reports."""
         ids_, unused = matrix.expand(m["axes"], m["exclude"], self.alg_token, parts_by_id)
         for i in unused:
@@ -123,7 +131,13 @@ class MatrixReaders(TableReaders):
             )
         return ids_
 
-    def read_campaigns(self, value, matrices, matrix_ids, parts_by_id) -> dict[str, list[str]]:
+    def read_campaigns(
+        self,
+        value: Any,
+        matrices: dict[str, dict[str, Any]],
+        matrix_ids: dict[str, list[str]],
+        parts_by_id: dict[str, dict[str, Any]],
+    ) -> dict[str, list[str]]:
         self.campaign_matrices = {}
         if value is None:
             # No [campaigns]: one campaign, named after the file, of every matrix.

@@ -7,6 +7,13 @@ these report into.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from chainlab.campaign.handshake import Handshake
+    from chainlab.campaign.loader import Validator
+    from chainlab.campaign.model import Scenario
+
 import shutil
 from dataclasses import replace
 
@@ -39,7 +46,7 @@ CALLGRIND_HANDSHAKE_FLOOR_S = 0.15
 CALLGRIND_START_S = 3.0
 
 
-def read(v, value) -> MeasurePlan:
+def read(v: Validator, value: Any) -> MeasurePlan:
     """[measure], and its overrides into `v.measure_overrides`."""
     v.measure_overrides = []
     if value is None:
@@ -58,7 +65,9 @@ def read(v, value) -> MeasurePlan:
     return plan
 
 
-def for_scenario(v, plan: MeasurePlan, parts: dict, h, sid: str) -> MeasurePlan | None:
+def for_scenario(
+    v: Validator, plan: MeasurePlan, parts: dict[str, Any], h: Handshake, sid: str
+) -> MeasurePlan | None:
     """The scenario's plan with the overrides it matches applied in order (None: no
     instruction counting); a scenario the counted span cannot cover is refused."""
     if not plan.counts_instructions:
@@ -89,7 +98,7 @@ def for_scenario(v, plan: MeasurePlan, parts: dict, h, sid: str) -> MeasurePlan 
     return plan
 
 
-def seconds(s, handshake_ms: float) -> float:
+def seconds(s: Scenario, handshake_ms: float) -> float:
     """Estimated wall time of a scenario's instruction counting (0 without)."""
     plan = s.measure
     if plan is None:

@@ -58,7 +58,7 @@ class SamplingPolicy:
     timeout_ms: int  # connect + handshake timeout handed to the engine client
     max_failed_fraction: float  # more failed handshakes than this marks the scenario failed
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -82,7 +82,7 @@ class NetworkProfile:
     congestion_control: str | None = None  # None: the link's default (cubic)
     description: str = ""
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -168,7 +168,7 @@ class LoadPlan:
     def generator_cores(self) -> int:
         return len(cpu_list(self.generator_cpus))
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -229,7 +229,7 @@ class Target:
     def port(self) -> int:
         return int(self.address.rsplit(":", 1)[1])
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "address": self.address,
@@ -283,24 +283,24 @@ class Scenario:
         object.__setattr__(self, "levers", kept)
 
     @classmethod
-    def from_parts(cls, scenario_id: str, parts: dict, **rest) -> Scenario:
+    def from_parts(cls, scenario_id: str, parts: dict[str, Any], **rest: Any) -> Scenario:
         """A scenario from its parts (axis key -> value, as ids and matrices give them)."""
         own = {f.name for f in fields(cls)}
         kw = {k: v for k, v in parts.items() if k in own}
         more = tuple((k, v) for k, v in parts.items() if k not in own)
         return cls(scenario_id=scenario_id, levers=more, **kw, **rest)
 
-    def value(self, key: str):
+    def value(self, key: str) -> Any:
         """The scenario's value of axis `key` (its default where the scenario predates it)."""
         if key in self.__dataclass_fields__:
             return getattr(self, key)
         return dict(self.levers).get(key, axes.get(key).default)
 
-    def parts(self) -> dict:
+    def parts(self) -> dict[str, Any]:
         """Axis key -> value, for every registered axis."""
         return {a.key: self.value(a.key) for a in axes.registered()}
 
-    def columns(self) -> dict:
+    def columns(self) -> dict[str, Any]:
         """The store's scenario columns of every axis (chainlab.campaign.axes)."""
         return axes.values_of(self.parts())
 
@@ -342,7 +342,7 @@ class Scenario:
         """The store's role of each certificate, leaf first (position 0)."""
         return tuple(STORE_ROLES.get(r, r) for r in reversed(self.roles))
 
-    def params(self) -> dict:
+    def params(self) -> dict[str, Any]:
         """The scenario's defining parameters (stored as `scenarios.params`): the structural
         axes, then what each lever says of its value (`Axis.params_of`)."""
         out = {
@@ -379,7 +379,7 @@ class Campaign:
     networks: dict[str, NetworkProfile]
     scenarios: dict[str, Scenario]  # every scenario of every campaign, in declaration order
     campaigns: dict[str, list[str]]  # campaign name -> scenario ids, declaration order
-    analysis: dict
+    analysis: dict[str, Any]
     notes: list[str] = field(default_factory=list)  # non-fatal remarks for `validate`
     load: LoadPlan | None = None
     measure: MeasurePlan = field(default_factory=MeasurePlan)

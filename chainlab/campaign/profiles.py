@@ -10,6 +10,12 @@ certificate compression, GREASE, a GREASE ECH extension and a permuted extension
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from chainlab.campaign.handshake import Handshake
+    from chainlab.campaign.loader import Validator
+
 from chainlab.campaign.axis import NOT_MINE, Axis
 from chainlab.campaign.stacks import need
 
@@ -31,7 +37,7 @@ CHROME_SIGNERS = (
 )  # fmt: skip
 
 
-def check(v, sid: str, h, with_load: bool) -> None:
+def check(v: Validator, sid: str, h: Handshake, with_load: bool) -> None:
     """A profile's ClientHello is its own: the scenario's key exchange must be its first
     group, its compression one it offers, and its leaf one it accepts a signature of."""
     profile = h.parts["client_profile"]

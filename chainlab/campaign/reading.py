@@ -39,8 +39,8 @@ class Reading:
         self.clients: dict[str, Kind] = {}
         self.campaign_matrices: dict[str, list[str]] = {}
         # [load] and [measure] overrides by `where` (chainlab.campaign.load_plan, .measure_plan).
-        self.load_overrides: list[tuple[dict, dict]] = []
-        self.measure_overrides: list[tuple[dict, dict]] = []
+        self.load_overrides: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        self.measure_overrides: list[tuple[dict[str, Any], dict[str, Any]]] = []
 
     # -- reporting: chainlab.schema -----------------------------------------------------
 

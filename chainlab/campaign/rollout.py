@@ -17,6 +17,12 @@ a post-quantum signature scheme or key-exchange group; `pq_share` sums their sha
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from chainlab.campaign.handshake import Handshake
+    from chainlab.campaign.loader import Validator
+
 import re
 from dataclasses import dataclass, replace
 
@@ -103,7 +109,7 @@ def parse(spec: str) -> tuple[Kind, ...]:
     return tuple(out)
 
 
-def compose(kinds) -> str:
+def compose(kinds: Any) -> str:
     """The canonical string of a population: its kinds sorted by name."""
     if not kinds:
         return NO_POPULATION
@@ -124,7 +130,7 @@ def store(spec: str) -> tuple[str, str]:
     return (spec, NO_POPULATION if share is None else f"{share:g}")
 
 
-def token(spec: str, _alg_token=None) -> str:
+def token(spec: str, _alg_token: object = None) -> str:
     """The id part: `pop_` and each kind's name with its share in per cent, by name
     (`pop_classical90_pq10`)."""
     return POPULATION_PREFIX + "_".join(f"{k.name}{round(k.share * 100)}" for k in parse(spec))
@@ -161,7 +167,7 @@ def server_groups(kex: str, spec: str, policy: str) -> list[str]:
     return ["--groups", ":".join(dict.fromkeys(groups))]
 
 
-def server_groups_token(policy: str, _alg_token=None) -> str:
+def server_groups_token(policy: str, _alg_token: object = None) -> str:
     return SERVER_GROUPS_PREFIX + "_".join(
         re.sub(r"[^a-z0-9]", "", g.lower()) for g in policy.split(":")
     )
@@ -250,11 +256,11 @@ def mixture(
 _SHARE_SLACK = 1e-9
 
 
-def read_population(v, item, at: str) -> str | None:
+def read_population(v: Validator, item: Any, at: str) -> str | None:
     """A population: "none", or a table of [clients] kinds and their shares (whole per
     cent, summing to 1), e.g. { pq = 0.1, classical = 0.9 }."""
     if item == NO_POPULATION:
-        return item
+        return NO_POPULATION
     if not isinstance(item, dict):
         v.bad(
             at,
@@ -288,14 +294,14 @@ def read_population(v, item, at: str) -> str | None:
     return compose(kinds)
 
 
-def resolve_population(v, spec: str, at: str) -> str | None:
+def resolve_population(v: Validator, spec: str, at: str) -> str | None:
     """A population an id names (kinds and shares) with its kinds from [clients]."""
     if spec == NO_POPULATION:
         return spec
     return read_population(v, {k.name: k.share for k in parse(spec)}, at)
 
 
-def read_second_chain(v, item, at: str) -> tuple[str, ...] | None:
+def read_second_chain(v: Validator, item: Any, at: str) -> tuple[str, ...] | None:
     """A second chain the server holds: 'none', or a hierarchy (an array of algorithms
     root to leaf, or a [hierarchies] name)."""
     if item == NO_SECOND_CHAIN:
@@ -303,11 +309,11 @@ def read_second_chain(v, item, at: str) -> tuple[str, ...] | None:
     return v.read_hierarchy(item, at)
 
 
-def read_server_groups(v, item, at: str) -> str | None:
+def read_server_groups(v: Validator, item: Any, at: str) -> str | None:
     """The server's group policy: 'client' (the client's order), or the server's own
     preference, an array of groups."""
     if item == CLIENT_ORDER:
-        return item
+        return CLIENT_ORDER
     if not isinstance(item, list) or not item:
         v.bad(
             at,
@@ -325,7 +331,7 @@ def read_server_groups(v, item, at: str) -> str | None:
     return ":".join(dict.fromkeys(groups))
 
 
-def check(v, sid: str, h, with_load: bool) -> None:
+def check(v: Validator, sid: str, h: Handshake, with_load: bool) -> None:
     """A second chain: TCP, uncompressed X.509 chains whose leaves differ in key type,
     each side's stack able to use it. A population: each kind's groups on the client's
     stack, the server's groups covering theirs; a kind no chain serves is noted (`h`:
@@ -396,9 +402,9 @@ def check(v, sid: str, h, with_load: bool) -> None:
             )
 
 
-def _mixture(spec: str, h):
+def _mixture(spec: str, h: Handshake) -> Handshake:
     """A population's handshakes: the chain and group each kind gets, by its share."""
-    if spec == NO_POPULATION:
+    if spec == NO_POPULATION or h.kex is None:  # a target's server is not chainlab's
         return replace(h, mixture=None)
     parts = h.parts
     got = mixture(
@@ -476,7 +482,7 @@ SERVER_GROUPS = Axis(
 )
 
 
-def _check_chain_order(v, sid: str, h, with_load: bool) -> None:
+def _check_chain_order(v: Validator, sid: str, h: Handshake, with_load: bool) -> None:
     """The server's order picks between two chains: it needs a second chain."""
     order = h.parts["chain_order"]
     if order != CLIENT_ORDER and not h.parts["second_chain"]:

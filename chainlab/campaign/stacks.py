@@ -23,10 +23,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chainlab.campaign import algorithm_sizes, algorithms
 from chainlab.campaign.axis import NOT_MINE, Axis
+
+if TYPE_CHECKING:
+    from chainlab.campaign.handshake import Handshake
+    from chainlab.campaign.loader import Validator
 
 DEFAULT_STACK = "openssl-3.5"
 STACKS = ("openssl-3.5", "openssl-4.0", "rustls", "boringssl", "go")
@@ -233,7 +237,7 @@ def label(client: str, server: str) -> str:
     return client if client == server else f"{client} → {server}"
 
 
-def certificate_message_bytes(h) -> int:
+def certificate_message_bytes(h: Handshake) -> int:
     """About how many bytes the server's Certificate message has (the certificates it sends,
     estimated from key and signature sizes; 0 for a Merkle Tree Certificate or a target).
     `h`: the scenario's handshake (chainlab.campaign.handshake)."""
@@ -259,7 +263,7 @@ class Problem:
     category: str | None = None
 
 
-def problems(h, with_load: bool, needs: list[tuple[str, str, str]]) -> list[Problem]:
+def problems(h: Handshake, with_load: bool, needs: list[tuple[str, str, str]]) -> list[Problem]:
     """What the scenario (its handshake, chainlab.campaign.handshake) asks of a side's stack
     that the stack cannot do: one line per problem, naming the side, the stack and the
     missing capability. `needs` are the (side, capability, text) the scenario's axis values
@@ -349,7 +353,7 @@ def need(side: str, feature: str) -> tuple[str, str, str]:
 # -- the axis: each side's stack ------------------------------------------------------
 
 
-def read_stack_pairs(v, m: Mapping[str, Any], at: str) -> list[tuple[str, str]] | None:
+def read_stack_pairs(v: Validator, m: Mapping[str, Any], at: str) -> list[tuple[str, str]] | None:
     """The (client, server) stack pairs of a matrix: `stack` (both sides alike), or
     `client_stack` x `server_stack` (a side left out is on the default stack)."""
     if "stack" in m and ("client_stack" in m or "server_stack" in m):

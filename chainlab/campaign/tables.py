@@ -11,6 +11,7 @@ import base64
 import binascii
 import re
 from pathlib import Path
+from typing import Any
 
 from chainlab.campaign import axes, ids
 from chainlab.campaign.algorithms import (
@@ -42,18 +43,18 @@ from chainlab.schema import allowed, fmt
 class TableReaders(Reading):
     """Readers of the campaign file's tables (methods of the loader's validator)."""
 
-    def read_primitives(self, value) -> PrimitivesPlan:
+    def read_primitives(self, value: Any) -> PrimitivesPlan:
         """[primitives]: how the cost model's primitives are measured before the scenarios."""
         table = self.table(value, "primitives")
         got = self.p.check(PRIMITIVES_FIELDS, table, "primitives")
         given = {k: v for k, v in got.items() if v is not None}
         return PrimitivesPlan(**given)
 
-    def check_analysis(self, table: dict, baseline: str | None) -> None:
+    def check_analysis(self, table: dict[str, Any], baseline: str | None) -> None:
         """[analysis] belongs to the report; its settings' own fields say what it accepts."""
         parse_analysis(table, str(self.path), baseline, problems=self.p)
 
-    def read_aliases(self, value) -> dict[str, str]:
+    def read_aliases(self, value: Any) -> dict[str, str]:
         out: dict[str, str] = {}
         by_alg: dict[str, str] = {}
         # Aliases already reported as bad: their uses are not reported again.
@@ -118,7 +119,7 @@ class TableReaders(Reading):
                 return t
         return token(alg)
 
-    def resolve_alg(self, ref, where: str) -> str | None:
+    def resolve_alg(self, ref: Any, where: str) -> str | None:
         if not isinstance(ref, str):
             self.bad(where, f"expected an algorithm name or alias, got {fmt(ref)}")
             return None
@@ -133,7 +134,7 @@ class TableReaders(Reading):
             self.bad(where, f"unknown algorithm or alias {ref!r}; allowed: {allowed(names, ref)}")
         return canon
 
-    def read_hierarchy(self, value, where: str) -> tuple[str, ...] | None:
+    def read_hierarchy(self, value: Any, where: str) -> tuple[str, ...] | None:
         if isinstance(value, str):
             if value in self.hierarchies:
                 return self.hierarchies[value]
@@ -159,7 +160,7 @@ class TableReaders(Reading):
         resolved = [a for a in algs if a is not None]
         return tuple(resolved) if len(resolved) == len(algs) else None
 
-    def read_hierarchies(self, value) -> dict[str, tuple[str, ...]]:
+    def read_hierarchies(self, value: Any) -> dict[str, tuple[str, ...]]:
         self.hierarchies = {}
         for hname, h in self.table(value, "hierarchies").items():
             got = self.read_hierarchy(h if not isinstance(h, str) else [h], f"hierarchies.{hname}")
@@ -167,7 +168,7 @@ class TableReaders(Reading):
                 self.hierarchies[hname] = got
         return self.hierarchies
 
-    def read_targets(self, value) -> dict[str, Target]:
+    def read_targets(self, value: Any) -> dict[str, Target]:
         """[targets.<name>]: servers chainlab measures but does not start."""
         out: dict[str, Target] = {}
         # Every declared name, a refused one too: a matrix naming it is not a second problem.
@@ -216,7 +217,7 @@ class TableReaders(Reading):
             )
         return out
 
-    def read_networks(self, value) -> dict[str, NetworkProfile]:
+    def read_networks(self, value: Any) -> dict[str, NetworkProfile]:
         out: dict[str, NetworkProfile] = {}
         # Names of declared profiles, valid or not: a matrix naming a profile whose values
         # are bad gets no second, misleading problem (the file stops on the first anyway).
@@ -243,12 +244,12 @@ class TableReaders(Reading):
             out[nname] = profile
         return out
 
-    def sampling_values(self, table: dict, where: str) -> dict:
+    def sampling_values(self, table: dict[str, Any], where: str) -> dict[str, Any]:
         """Checked sampling keys of `table` (only those present and valid)."""
         got = self.p.check(SAMPLING_FIELDS, table, where, also=("override", "where"))
         return {k: v for k, v in got.items() if v is not None}
 
-    def read_sampling(self, value):
+    def read_sampling(self, value: Any) -> Any:
         table = self.table(value, "sampling")
         base = dict(SAMPLING_DEFAULTS)
         base.update(self.sampling_values(table, "sampling"))
@@ -275,7 +276,9 @@ class TableReaders(Reading):
             overrides.append((where, values))
         return base, overrides
 
-    def read_overrides(self, value, at: str, fields: dict) -> list[tuple[dict, dict]]:
+    def read_overrides(
+        self, value: Any, at: str, fields: dict[str, Any]
+    ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
         """An array of override tables (`[[load.override]]`, `[[measure.override]]`): each
         a `where` table of scenario properties and values of `fields` for what it matches."""
         if not isinstance(value, list):
@@ -292,13 +295,13 @@ class TableReaders(Reading):
             out.append((where, self.p.check(fields, ov, here, also=("where",))))
         return out
 
-    def read_where(self, value, where: str) -> dict:
+    def read_where(self, value: Any, where: str) -> dict[str, Any]:
         """A `where` table: each key a scenario property an axis offers
         (chainlab.campaign.axes), read as that axis says; `scenario` is a scenario id."""
         table = self.table(value, where)
         keys = axes.where_keys()
         self.keys(table, keys, where)
-        out: dict[str, set] = {}
+        out: dict[str, set[Any]] = {}
         for k, raw in table.items():
             if k not in keys:
                 continue
@@ -318,7 +321,7 @@ class TableReaders(Reading):
             out[k] = vals
         return out
 
-    def read_value(self, reader, item, at: str):
+    def read_value(self, reader: Any, item: Any, at: str) -> Any:
         """One value as an axis reads it (chainlab.campaign.axis.read_with): one of a set of
         strings, or through the axis's reader; None after reporting a bad one."""
         return read_with(reader, self, item, at)
