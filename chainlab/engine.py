@@ -4,7 +4,7 @@ The engine is `$CHAINLAB_ENGINE` when set, else `<repo>/engine/target/release/ch
 (built by `make engine`; every stack by `make engines`). `info()` is `chainlab-engine info`
 parsed: OpenSSL version, patch hash, the accepted signature algorithms and the record schema.
 
-Each TLS stack (chainlab.campaign.stacks) has its own binary, found by `stack_path()`: the
+Each TLS stack (chainlab.axes.stack) has its own binary, found by `stack_path()`: the
 engine above for openssl-3.5, the engine linked against OpenSSL 4.0, the rustls, BoringSSL
 and Go engines, each overridable by an environment variable (`STACK_BINARIES`).
 

@@ -10,8 +10,8 @@ import inspect
 import re
 from pathlib import Path
 
-from chainlab.campaign.axis import Axis
-from chainlab.campaign.handshake import Handshake
+from chainlab.axes.axis import Axis
+from chainlab.axes.handshake import Handshake
 from chainlab.report.sections.registry import section
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,7 +85,7 @@ def test_the_axis_recipe_names_fields_of_axis():
     }
     body = recipe("A campaign axis")
     assert not [c for c in callables if f"`{c}`" not in body]
-    assert "`Handshake`" in body and Handshake.__module__ == "chainlab.campaign.handshake"
+    assert "`Handshake`" in body and Handshake.__module__ == "chainlab.axes.handshake"
 
 
 def test_the_section_recipe_describes_the_decorator():

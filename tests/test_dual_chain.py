@@ -16,7 +16,7 @@ import subprocess
 import pytest
 
 from chainlab import engine
-from chainlab.campaign.stacks import STACKS
+from chainlab.axes.stack import STACKS
 
 ECDSA, MLDSA = "ecdsa_secp256r1_sha256", "mldsa65"
 # The offers and the chain each order sends them (0: --pki's ECDSA chain, 1: ML-DSA).

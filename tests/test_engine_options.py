@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from chainlab import engine
-from chainlab.campaign.stacks import STACKS
+from chainlab.axes.stack import STACKS
 
 # A value each valued option can take (flags take none).
 VALUES = {

@@ -22,7 +22,7 @@ import jsonschema
 import pytest
 
 from chainlab import engine, processes
-from chainlab.campaign import stacks
+from chainlab.axes import stack as stacks
 from chainlab.errors import ChainlabError
 
 REPO = Path(__file__).resolve().parents[1]

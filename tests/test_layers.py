@@ -10,6 +10,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "chainlab"
 LAYERS = (
     {"errors", "schema", "stats", "processes", "engine", "machine", "environment", "__init__"},
     {"network"},
+    {"axes"},
     {"campaign"},
     {"model"},
     {"store"},

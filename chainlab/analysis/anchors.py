@@ -16,8 +16,9 @@ import math
 
 import pandas as pd
 
+from chainlab import axes
 from chainlab.analysis.registry import produces
-from chainlab.campaign import anchors, axes
+from chainlab.axes import trust_anchors as anchors
 
 # Identity columns of the context besides the requested list (and the network).
 _EXCLUDED = {"trust_anchors"}

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import pandas as pd
 
+from chainlab import axes
 from chainlab.analysis.families import POSITIONS, family
 from chainlab.analysis.registry import produces
-from chainlab.campaign import axes
 
 # How the report names a position.
 POSITION_NAMES = {"root": "root", "int1": "intermediate", "int2": "second intermediate"}

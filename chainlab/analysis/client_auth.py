@@ -19,7 +19,7 @@ import pandas as pd
 
 from chainlab.analysis import twins
 from chainlab.analysis.registry import produces
-from chainlab.campaign.algorithms import NO_CLIENT_AUTH
+from chainlab.axes.algorithms import NO_CLIENT_AUTH
 
 
 def per_pair(summary: pd.DataFrame, client_chains: pd.DataFrame, level: float) -> pd.DataFrame:

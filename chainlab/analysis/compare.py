@@ -23,10 +23,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from chainlab import axes
 from chainlab.analysis import families as fam
 from chainlab.analysis.registry import produces
 from chainlab.analysis.twins import instructions_disagree
-from chainlab.campaign import axes
 from chainlab.campaign.analysis_settings import PLAUSIBILITY_CLASSES, AnalysisConfig
 from chainlab.stats import (
     lognormal_draws,
@@ -324,7 +324,7 @@ def class_table(
 # Paired comparisons
 
 # The hierarchy's own pair axes (a pair differs in one position, or in every position
-# alike); the others come from the registry (chainlab.campaign.axes), in its order.
+# alike); the others come from the registry (chainlab.axes), in its order.
 HIERARCHY_AXES = {
     "leaf_alg": "leaf algorithm",
     "uniform": "whole-hierarchy algorithm",

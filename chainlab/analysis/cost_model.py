@@ -20,10 +20,10 @@ import pandas as pd
 
 from chainlab.analysis.load import parse_json, stored_campaign
 from chainlab.analysis.registry import produces
-from chainlab.campaign import rollout
-from chainlab.campaign.handshake import view as handshake_view
+from chainlab.axes import rollout
+from chainlab.axes.handshake import view as handshake_view
+from chainlab.axes.stack import DEFAULT_STACK
 from chainlab.campaign.model import NetworkProfile, SamplingPolicy, Scenario
-from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.errors import ChainlabError
 from chainlab.model import cost, cost_fit, estimate, reference_specs
 from chainlab.network.profile import LOOPBACK
@@ -99,7 +99,7 @@ def scenario_of(r, stored: dict[str, Scenario] | None = None) -> Scenario:
             ("served_chain", r["served_chain"]),
             ("handshake_mode", r["handshake_mode"]),
             ("cert_compression", r["cert_compression"]),
-            # Staged rollout: what the cost model mixes (chainlab.campaign.rollout.mixture).
+            # Staged rollout: what the cost model mixes (chainlab.axes.rollout.mixture).
             ("second_chain", () if second == rollout.NO_SECOND_CHAIN else tuple(second.split(","))),
             ("population", r.get("population", rollout.NO_POPULATION)),
             ("server_groups", r.get("server_groups", rollout.CLIENT_ORDER)),

@@ -1,6 +1,6 @@
 """Algorithm families, where the heavy family sits in a hierarchy, and short scenario labels.
 
-Families are the engine's table's (`chainlab.campaign.algorithms`: ml-dsa, slh-dsa, ecdsa,
+Families are the engine's table's (`chainlab.axes.algorithms`: ml-dsa, slh-dsa, ecdsa,
 ed-dsa, rsa, and liboqs' falcon, mayo, uov, cross); a name the table lacks (another engine's,
 e.g. Ed448 from a probed server) is read by its prefix.
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from chainlab.campaign import axes
-from chainlab.campaign.algorithms import ALGORITHM_FAMILY, NO_CLIENT_AUTH
+from chainlab import axes
+from chainlab.axes.algorithms import ALGORITHM_FAMILY, NO_CLIENT_AUTH
 
 FAMILY_DISPLAY = {
     "ml-dsa": "ML-DSA",
@@ -181,7 +181,7 @@ def scenario_labels(scen: pd.DataFrame) -> dict[str, tuple[str, str]]:
     algs = pd.concat([scen[c] for c in ("root_alg", "int1_alg", "int2_alg", "leaf_alg")])
     slh = {str(a).split("-")[2] for a in algs.dropna() if str(a).upper().startswith("SLH-DSA-")}
     slh_varies = len(slh) > 1
-    # The levers (chainlab.campaign.axes) and the network, each named where it varies.
+    # The levers (chainlab.axes) and the network, each named where it varies.
     named = [*axes.levers(), axes.NETWORK]
     varies = {
         a.key: any(c in scen and scen[c].nunique(dropna=False) > 1 for c in a.column_names)

@@ -5,7 +5,7 @@ A cell is one scenario: the client stack, the server stack and everything else f
 context: the chain's algorithms root first, and any other axis that varies). Its outcome is
 `ok` when every measured handshake completed, else the failure category of most of its
 failed handshakes, with the counts. Each cell also says what the stacks' capability tables
-predicted, read as `validate` reads them (chainlab.campaign.stacks.problems: what the client
+predicted, read as `validate` reads them (chainlab.axes.stack.problems: what the client
 meets on the wire): a client that cannot verify an algorithm of the chain fails
 verification; one that cannot receive the chain fails; otherwise every handshake completes.
 A cell whose outcome differs from the prediction is flagged: an interop bug, or a table that
@@ -16,18 +16,20 @@ from __future__ import annotations
 
 import pandas as pd
 
+from chainlab import axes
 from chainlab.analysis.registry import produces
-from chainlab.campaign import axes, certificates, stacks
-from chainlab.campaign.handshake import Handshake
+from chainlab.axes import certificate as certificates
+from chainlab.axes import stack as stacks
+from chainlab.axes.handshake import Handshake
 
 # The columns a cell's context is made of besides the hierarchy: every identity column but
-# the two stacks' (chainlab.campaign.axes), and the network.
+# the two stacks' (chainlab.axes), and the network.
 _STACK_COLUMNS = ("client_stack", "server_stack")
 _POSITIONS = ("root_alg", "int1_alg", "int2_alg", "leaf_alg")
 
 
 def predicted(row) -> str:
-    """What the stacks' capability tables (chainlab.campaign.stacks.problems, as `validate`
+    """What the stacks' capability tables (chainlab.axes.stack.problems, as `validate`
     reads them) predict for the cell: `ok`, the category the client records (a chain with an
     algorithm the client does not verify: `verify_failed`), or `failed` (some failure)."""
     chain = tuple(row[c] for c in _POSITIONS if isinstance(row.get(c), str) and row[c])

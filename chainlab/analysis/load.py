@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from chainlab.campaign import Campaign, axes
+from chainlab import axes
+from chainlab.campaign import Campaign
 from chainlab.campaign import load as load_campaign
 from chainlab.campaign.analysis_settings import AnalysisConfig, from_campaign_toml
 from chainlab.store import AnalysisFrames, Store

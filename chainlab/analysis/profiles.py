@@ -15,7 +15,7 @@ import pandas as pd
 
 from chainlab.analysis import twins
 from chainlab.analysis.registry import produces
-from chainlab.campaign.profiles import NONE
+from chainlab.axes.client_profile import NONE
 
 
 def per_pair(summary: pd.DataFrame, level: float) -> pd.DataFrame:

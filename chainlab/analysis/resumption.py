@@ -19,7 +19,7 @@ import pandas as pd
 
 from chainlab.analysis import twins
 from chainlab.analysis.registry import produces
-from chainlab.campaign.algorithms import resumption_ratio
+from chainlab.axes.algorithms import resumption_ratio
 from chainlab.stats import proportion_ci, z_value
 
 # Metric -> (summary column, unit); capacity is derived from the connection's server CPU.

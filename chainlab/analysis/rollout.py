@@ -17,9 +17,10 @@ import math
 import numpy as np
 import pandas as pd
 
+from chainlab import axes
 from chainlab.analysis.compression import guide_claim
 from chainlab.analysis.registry import produces
-from chainlab.campaign import axes, rollout
+from chainlab.axes import rollout
 from chainlab.stats import mean_ci, quantile_ci
 
 ALL_KINDS = "all"

@@ -23,10 +23,10 @@ import math
 
 import pandas as pd
 
+from chainlab import axes
 from chainlab.analysis import twins
 from chainlab.analysis.registry import produces
-from chainlab.campaign import axes
-from chainlab.campaign.stacks import DEFAULT_STACK
+from chainlab.axes.stack import DEFAULT_STACK
 from chainlab.stats import kendall_tau
 
 # The stack every other one is read against.

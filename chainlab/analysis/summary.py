@@ -13,11 +13,11 @@ import math
 import numpy as np
 import pandas as pd
 
+from chainlab import axes
 from chainlab.analysis import families as fam
 from chainlab.analysis.load import StoreData, parse_json
 from chainlab.analysis.registry import empty_summary, produces
-from chainlab.campaign import axes
-from chainlab.campaign.stacks import label as stack_label
+from chainlab.axes.stack import label as stack_label
 from chainlab.network.profile import LOOPBACK
 from chainlab.stats import (
     log_interval,
@@ -165,7 +165,7 @@ def scenario_summary(data: StoreData) -> pd.DataFrame:
             "int1_alg": r["int1_alg"],
             "int2_alg": r["int2_alg"],
             "leaf_alg": r["leaf_alg"],
-            # Every lever's columns (chainlab.campaign.axes), as the store has them.
+            # Every lever's columns (chainlab.axes), as the store has them.
             **{c: r[c] for c in axes.lever_columns()},
             "stack": stack_label(r["client_stack"], r["server_stack"]),
             "network": r["network"],

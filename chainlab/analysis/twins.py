@@ -16,13 +16,13 @@ import math
 
 import pandas as pd
 
-from chainlab.campaign import axes
+from chainlab import axes
 from chainlab.stats import difference_ci, ratio_ci
 
 
 def identity() -> tuple[str, ...]:
     """Everything that identifies a scenario in the summary: every axis's columns
-    (chainlab.campaign.axes), the hierarchy by its algorithm at each position (its label
+    (chainlab.axes), the hierarchy by its algorithm at each position (its label
     names families only: ML-DSA-44 and ML-DSA-65 read alike), a target never (targets are
     not in the lab's summary)."""
     return tuple(c for a in axes.registered() if a is not axes.TARGET for c in a.column_names)

@@ -44,6 +44,7 @@ from pathlib import Path
 
 from chainlab import engine as engines
 from chainlab import processes
+from chainlab.axes.stack import DEFAULT_STACK, STACKS
 from chainlab.bench import stacks_primitives
 from chainlab.bench.engine import (
     CALLGRIND_COUNTS,
@@ -63,7 +64,6 @@ from chainlab.bench.engine_results import (
     print_rounds,
     summarize_records,
 )
-from chainlab.campaign.stacks import DEFAULT_STACK, STACKS
 from chainlab.errors import ChainlabError
 
 CHAIN = "ML-DSA-65,ML-DSA-65"

@@ -31,9 +31,9 @@ from typing import Any
 import numpy as np
 import tomli_w
 
-from chainlab import __version__
-from chainlab.campaign import axes, ids
-from chainlab.campaign.algorithms import resumption_ratio, token
+from chainlab import __version__, axes
+from chainlab.axes.algorithms import resumption_ratio, token
+from chainlab.campaign import ids
 from chainlab.campaign.model import NetworkProfile, SamplingPolicy, Scenario
 from chainlab.model import algorithm_costs, flights
 from chainlab.network.profile import LOOPBACK
@@ -104,7 +104,7 @@ class SyntheticScenario:
     # ready line reports the body before and after; a share >= 1 is not installed).
     compressed_share: float = 0.97
     overrides: dict = field(default_factory=dict)  # OVERRIDES column -> n values (ok rows)
-    # Values of other axes (chainlab.campaign.axes key -> value); the rest at their defaults.
+    # Values of other axes (chainlab.axes key -> value); the rest at their defaults.
     axis_values: dict = field(default_factory=dict)
     # A resumption mix (handshake_mode resumeNN): the share of its measured handshakes that
     # resumed (the first ones); None: the mix's own ratio.

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from chainlab.campaign.algorithms import FAMILIES
+from chainlab.axes.algorithms import FAMILIES
 from chainlab.errors import ChainlabError
 from chainlab.schema import Int, Mapping, Num, Problems, Record, Str, fmt
 

@@ -1,5 +1,5 @@
 """The campaign file's [clients.<kind>] table: the kinds of client a population draws
-(chainlab.campaign.rollout, whose axes read populations of them). The loader's validator
+(chainlab.axes.rollout, whose axes read populations of them). The loader's validator
 mixes this reader in; it reports its problems through the validator's `bad`.
 """
 
@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from chainlab.campaign import ids, rollout
-from chainlab.campaign.algorithms import GROUPS, canonical_group
-from chainlab.campaign.rollout import Kind
+from chainlab.axes import rollout
+from chainlab.axes.algorithms import GROUPS, canonical_group
+from chainlab.axes.rollout import Kind
+from chainlab.campaign import ids
 from chainlab.campaign.tables import TableReaders
 from chainlab.schema import allowed, fmt
 

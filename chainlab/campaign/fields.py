@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from chainlab.campaign.stacks import STACKS
+from chainlab.axes.stack import STACKS
 from chainlab.network import profile as network_profile
 from chainlab.schema import Bool, Int, Items, Num, Str
 
@@ -23,7 +23,7 @@ TOP_KEYS: tuple[str, ...] = ("campaign", "aliases", "hierarchies", "network", "s
 TOP_KEYS += ("matrix", "campaigns", "analysis", "load", "primitives", "targets", "cluster")
 TOP_KEYS += ("clients", "measure")
 ORDERS = ("random", "interleaved", "declared")
-# A [matrix.*]'s keys besides its axes' (chainlab.campaign.axes.matrix_keys).
+# A [matrix.*]'s keys besides its axes' (chainlab.axes.matrix_keys).
 MATRIX_OTHER_KEYS = ("exclude", "description")
 CAMPAIGNS_KEYS = ("description", "matrices", "scenarios")
 # A [network.<name>] table: the link's own fields, less the name (the table's name is).

@@ -13,10 +13,10 @@ nothing, so an id only names what differs: `x25519mlkem768__slh_root__ml_int__ml
 algorithm tokens, root first: `__client_mldsa65_mldsa44`. QUIC instead of TCP adds `__quic`.
 A Merkle Tree Certificate adds `__mtcl<batch>` (landmark-relative; `_nolm` when the client
 lacks the landmark) or `__mtcs<batch>_<ca>[_<cosigner>...]` (standalone, its signers'
-algorithm tokens; chainlab.campaign.certificates). A TLS stack other than openssl-3.5 adds
+algorithm tokens; chainlab.axes.certificate). A TLS stack other than openssl-3.5 adds
 `__stack_<tok>` (both sides: `__stack_rustls`) or
 `__stack_<client tok>_<server tok>` (`__stack_ossl35_rustls`: an OpenSSL 3.5 client, a rustls
-server); chainlab.campaign.stacks names the tokens. Staged rollout (chainlab.campaign.rollout)
+server); chainlab.axes.stack names the tokens. Staged rollout (chainlab.axes.rollout)
 adds a second chain's algorithm tokens (`__dual_ecp256_ecp256`), a population's kinds with
 their shares in per cent by name (`__pop_classical90_pq10`) and the server's own group order
 (`__sgrp_x25519mlkem768_x25519`).
@@ -30,9 +30,9 @@ from __future__ import annotations
 from collections.abc import Callable, Set
 from typing import Any
 
-from chainlab.campaign import axes
-from chainlab.campaign.algorithms import GROUPS, token
-from chainlab.campaign.axis import NOT_MINE
+from chainlab import axes
+from chainlab.axes.algorithms import GROUPS, token
+from chainlab.axes.axis import NOT_MINE
 from chainlab.campaign.model import ROLES
 
 TARGET_PREFIX = "target_"
@@ -42,7 +42,7 @@ RESERVED = {w for a in axes.registered() for w in a.id_words}
 
 
 def compose(parts: dict[str, Any], alg_token: Callable[[str], str]) -> str:
-    """The id of a scenario from its parts (axis key -> value; chainlab.campaign.axes), with
+    """The id of a scenario from its parts (axis key -> value; chainlab.axes), with
     `alg_token` naming an algorithm (its alias, or its plain token)."""
     if parts.get("target") is not None:
         head = [token(parts["kex"]), TARGET_PREFIX + parts["target"]]

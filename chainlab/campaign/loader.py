@@ -2,7 +2,7 @@
 
 The tables are read by `tables.py` (aliases, hierarchies, targets, networks, sampling, where)
 and `matrix_reader.py` (matrices, campaigns), each axis's values by its own reader
-(chainlab.campaign.axis: `Axis.read`); this module runs them in order and applies the rules
+(chainlab.axes.axis: `Axis.read`); this module runs them in order and applies the rules
 that span scenarios: each axis's own (`Axis.check`), what a scenario's values need of its
 stacks, split placement, sampling overrides.
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from chainlab.campaign.handshake import Handshake
+    from chainlab.axes.handshake import Handshake
     from chainlab.campaign.model import LoadPlan
 
 import hashlib
@@ -24,9 +24,10 @@ import tomllib
 from dataclasses import replace
 from pathlib import Path
 
-from chainlab import engine
-from chainlab.campaign import axes, load_plan, measure_plan, stacks
-from chainlab.campaign.algorithms import ALGORITHM_NAMES
+from chainlab import axes, engine
+from chainlab.axes import stack as stacks
+from chainlab.axes.algorithms import ALGORITHM_NAMES
+from chainlab.campaign import load_plan, measure_plan
 from chainlab.campaign.clients import ClientReaders
 from chainlab.campaign.fields import (
     CAMPAIGN_FIELDS,
@@ -52,7 +53,7 @@ def load(path: str | Path, algorithms: tuple[str, ...] | None = None) -> Campaig
     """Reads, validates and expands a campaign file; raises CampaignError listing problems.
 
     `algorithms` is the list of accepted signature algorithms (the engine's `info` table);
-    default: the engine's if it is built, else the copy in chainlab.campaign.algorithms.
+    default: the engine's if it is built, else the copy in chainlab.axes.algorithms.
     """
     path = Path(path)
     try:
@@ -165,7 +166,7 @@ class Validator(MatrixReaders, ClientReaders):
             h = axes.handshake(parts)
             policy = self.resolve_sampling(sid, parts, h, base_sampling, overrides)
             scenario_load = load_plan.for_scenario(self, load, parts, sid)
-            # Each axis's rules with the others (chainlab.campaign.axis: `Axis.check`),
+            # Each axis's rules with the others (chainlab.axes.axis: `Axis.check`),
             # then what the scenario's values need of its stacks.
             for axis in axes.registered():
                 if axis.check is not None:
@@ -237,7 +238,7 @@ class Validator(MatrixReaders, ClientReaders):
         self, sid: str, parts: dict[str, Any], h: Handshake, load: LoadPlan | None
     ) -> None:
         """What a side's TLS stack cannot do is refused here, one line per problem, never
-        found failing at run time (chainlab.campaign.stacks, docs/stacks.md); so is what
+        found failing at run time (chainlab.axes.stack, docs/stacks.md); so is what
         [load]'s generator_stack cannot do of the scenario's client side."""
         needs = axes.needs_of(h)
         for problem in stacks.problems(h, load is not None, needs):

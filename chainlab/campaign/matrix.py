@@ -8,7 +8,8 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
-from chainlab.campaign import axes, ids
+from chainlab import axes
+from chainlab.campaign import ids
 
 
 def expand(
@@ -20,7 +21,7 @@ def expand(
     """(scenario ids in declaration order, indexes of exclusions that excluded nothing).
 
     `values`: axis key -> values (validated); an axis left out has its default (the
-    registry's, chainlab.campaign.axes). `excludes`: `where` tables (property -> set of
+    registry's, chainlab.axes). `excludes`: `where` tables (property -> set of
     values); `alg_token`: an algorithm's id token (its alias, or its plain token). Every new
     id's parts (axis key -> value) are added to `parts_by_id` (shared by all matrices of a
     file, so a scenario two matrices produce is one scenario)."""

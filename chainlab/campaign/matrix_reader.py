@@ -9,9 +9,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from chainlab.campaign.axis import Axis
+    from chainlab.axes.axis import Axis
 
-from chainlab.campaign import axes, ids, matrix
+from chainlab import axes
+from chainlab.campaign import ids, matrix
 from chainlab.campaign.fields import (
     CAMPAIGNS_KEYS,
     MATRIX_OTHER_KEYS,

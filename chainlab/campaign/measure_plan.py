@@ -10,14 +10,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from chainlab.campaign.handshake import Handshake
+    from chainlab.axes.handshake import Handshake
     from chainlab.campaign.loader import Validator
     from chainlab.campaign.model import Scenario
 
 import shutil
 from dataclasses import replace
 
-from chainlab.campaign import stacks
+from chainlab.axes import stack as stacks
 from chainlab.campaign.matrix import matches
 from chainlab.campaign.model import INSTRUCTION_SOURCES, RANDOM_SOURCES, MeasurePlan
 from chainlab.schema import Int, Str

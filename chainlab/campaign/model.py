@@ -7,9 +7,9 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from chainlab.campaign import axes
-from chainlab.campaign.algorithms import GROUPS
-from chainlab.campaign.handshake import Handshake
+from chainlab import axes
+from chainlab.axes.algorithms import GROUPS
+from chainlab.axes.handshake import Handshake
 from chainlab.errors import ChainlabError
 
 # Roles of the positions of a hierarchy of each depth, root first (the store's column names).
@@ -21,7 +21,7 @@ ROLES = {
 }
 
 # The scenario columns (store schema) that identify a scenario apart from its network: a
-# scenario and its twin on another network share them (chainlab.campaign.axes).
+# scenario and its twin on another network share them (chainlab.axes).
 SCENARIO_KEYS = axes.scenario_keys()
 
 # The store's name of a role (certificates.role) where it differs from the id's.
@@ -245,7 +245,7 @@ class Scenario:
 
     Its fields are the four structural axes (the key exchange, the hierarchy, the network,
     a target) and what the run needs besides; every other axis's value is a lever
-    (chainlab.campaign.axes), read as `s.value(key)`, its store columns as `s.columns()`.
+    (chainlab.axes), read as `s.value(key)`, its store columns as `s.columns()`.
     What the values make of the handshake (stacks, QUIC, the mode, what is sent, the
     credential) is `s.handshake` (`s.handshake.anchor_depth`, `s.handshake.engine_chain`):
     nothing is looked up by name at run time."""
@@ -301,7 +301,7 @@ class Scenario:
         return {a.key: self.value(a.key) for a in axes.registered()}
 
     def columns(self) -> dict[str, Any]:
-        """The store's scenario columns of every axis (chainlab.campaign.axes)."""
+        """The store's scenario columns of every axis (chainlab.axes)."""
         return axes.values_of(self.parts())
 
     @functools.cached_property

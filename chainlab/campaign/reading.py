@@ -10,8 +10,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from chainlab.axes.rollout import Kind
 from chainlab.campaign.model import NetworkProfile, Target
-from chainlab.campaign.rollout import Kind
 from chainlab.schema import Int, Problems, Str
 
 

@@ -11,15 +11,16 @@ import base64
 import binascii
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from chainlab.campaign import axes, ids
-from chainlab.campaign.algorithms import (
+from chainlab import axes
+from chainlab.axes.algorithms import (
     canonical_algorithm,
     token,
 )
+from chainlab.axes.axis import AxisReader, read_with
+from chainlab.campaign import ids
 from chainlab.campaign.analysis_settings import parse_analysis
-from chainlab.campaign.axis import read_with
 from chainlab.campaign.fields import (
     ALIAS_RE,
     NETWORK_FIELDS,
@@ -297,7 +298,7 @@ class TableReaders(Reading):
 
     def read_where(self, value: Any, where: str) -> dict[str, Any]:
         """A `where` table: each key a scenario property an axis offers
-        (chainlab.campaign.axes), read as that axis says; `scenario` is a scenario id."""
+        (chainlab.axes), read as that axis says; `scenario` is a scenario id."""
         table = self.table(value, where)
         keys = axes.where_keys()
         self.keys(table, keys, where)
@@ -322,9 +323,10 @@ class TableReaders(Reading):
         return out
 
     def read_value(self, reader: Any, item: Any, at: str) -> Any:
-        """One value as an axis reads it (chainlab.campaign.axis.read_with): one of a set of
+        """One value as an axis reads it (chainlab.axes.axis.read_with): one of a set of
         strings, or through the axis's reader; None after reporting a bad one."""
-        return read_with(reader, self, item, at)
+        # The loader's validator is every reader at once (chainlab.campaign.loader).
+        return read_with(reader, cast("AxisReader", self), item, at)
 
 
 PEM_CERTIFICATE = re.compile(

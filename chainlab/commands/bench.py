@@ -23,7 +23,7 @@ import importlib
 import sys
 
 from chainlab import engine
-from chainlab.campaign.stacks import STACKS
+from chainlab.axes.stack import STACKS
 
 HELP = "run a benchmark and print its figures"
 BENCHMARKS = [

@@ -21,7 +21,7 @@ from pathlib import Path
 import tomli_w
 
 from chainlab import environment
-from chainlab.campaign.algorithms import GROUPS, canonical_group
+from chainlab.axes.algorithms import GROUPS, canonical_group
 from chainlab.campaign.fields import MIN_STEP_ATTEMPTS, TARGET_ADDRESS_RE
 from chainlab.campaign.tables import trust_anchor_problem
 from chainlab.commands import read_campaign

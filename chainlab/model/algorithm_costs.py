@@ -1,13 +1,13 @@
 """What each signature algorithm costs before this machine's primitives are measured: the
 built-in sign and verify times (the sizes are the algorithms' facts:
-chainlab.campaign.algorithm_sizes). `chainlab.model.estimate` reads them;
+chainlab.axes.algorithm_sizes). `chainlab.model.estimate` reads them;
 `tests/campaign/test_algorithms.py` checks every algorithm has them.
 """
 
 from __future__ import annotations
 
-from chainlab.campaign.algorithm_sizes import composite_sum
-from chainlab.campaign.algorithms import COMPOSITE_COMPONENTS
+from chainlab.axes.algorithm_sizes import composite_sum
+from chainlab.axes.algorithms import COMPOSITE_COMPONENTS
 
 # Milliseconds per operation: `openssl speed -seconds 1 -mr <alg>` with the project's
 # OpenSSL 3.5.5 on this machine kind (2 shared cores), one run per algorithm. The fallback

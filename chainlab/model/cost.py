@@ -40,13 +40,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import cast
 
-from chainlab.campaign.algorithms import (
+from chainlab.axes.algorithms import (
     COMPOSITE_COMPONENTS,
     DEFAULT_TRANSPORT,
     GROUPS,
     resumption_ratio,
 )
-from chainlab.campaign.stacks import DEFAULT_STACK
+from chainlab.axes.stack import DEFAULT_STACK
 from chainlab.model import implementations
 from chainlab.model.reference_specs import overhead_key
 

@@ -11,7 +11,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from chainlab.campaign.stacks import DEFAULT_STACK
+from chainlab.axes.stack import DEFAULT_STACK
 from chainlab.model import implementations
 from chainlab.model.cost import (
     SIDES,

@@ -32,9 +32,10 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 from statistics import NormalDist
 
-from chainlab.campaign import axes, measure_plan
-from chainlab.campaign.algorithms import DEFAULT_TRANSPORT
-from chainlab.campaign.handshake import Handshake, view
+from chainlab import axes
+from chainlab.axes.algorithms import DEFAULT_TRANSPORT
+from chainlab.axes.handshake import Handshake, view
+from chainlab.campaign import measure_plan
 from chainlab.campaign.model import (
     SAMPLE_GROWTH,
     SETTLED_N,
@@ -153,7 +154,7 @@ def scenario_operations(s: Scenario | Handshake) -> list[cost.Operation]:
     if h.target is not None:
         return []
     # A client population against one or two chains: each served kind's handshake weighted
-    # by its share among them (chainlab.campaign.rollout.mixture).
+    # by its share among them (chainlab.axes.rollout.mixture).
     cert = h.credential
     mixed: defaultdict[cost.OpKey, float] = defaultdict(float)
     for weight, hierarchy, group in h.kinds():

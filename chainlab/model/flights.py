@@ -10,12 +10,13 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from chainlab.campaign import algorithm_sizes, certificates
-from chainlab.campaign.algorithm_sizes import KEY_SIG_BYTES
-from chainlab.campaign.handshake import Handshake, view
+from chainlab.axes import algorithm_sizes
+from chainlab.axes import certificate as certificates
+from chainlab.axes.algorithm_sizes import KEY_SIG_BYTES
+from chainlab.axes.handshake import Handshake, view
 from chainlab.campaign.model import Scenario
 
-# The two handshakes a resumption mix is made of (chainlab.campaign.algorithms), and the
+# The two handshakes a resumption mix is made of (chainlab.axes.algorithms), and the
 # credential of a client certificate's chain (always X.509).
 FULL, RESUMED = "full", "resumed"
 X509_CREDENTIAL = certificates.parse(certificates.X509)

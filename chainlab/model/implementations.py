@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from chainlab.campaign.algorithms import ALGORITHM_FAMILY, LIBOQS_FAMILIES
-from chainlab.campaign.stacks import CAPABILITIES, OPENSSL_STACKS, OWN_MLDSA_AND_CLASSICAL
+from chainlab.axes.algorithms import ALGORITHM_FAMILY, LIBOQS_FAMILIES
+from chainlab.axes.stack import CAPABILITIES, OPENSSL_STACKS, OWN_MLDSA_AND_CLASSICAL
 
 # The implementation whose primitives price what another cannot time, and what a row
 # without an implementation was measured with.

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from chainlab.campaign.algorithms import DEFAULT_TRANSPORT
+from chainlab.axes.algorithms import DEFAULT_TRANSPORT
 from chainlab.campaign.model import NetworkProfile
 
 # Reference handshakes that measure the TLS overhead (chainlab.runner.primitives runs them

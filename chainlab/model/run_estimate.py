@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any
 
+from chainlab.axes.stack import DEFAULT_STACK
 from chainlab.campaign.model import (
     PATH_REFERENCE_COUNT,
     PATH_REFERENCE_WARMUP,
@@ -42,7 +43,6 @@ from chainlab.campaign.model import (
     PrimitivesPlan,
     Scenario,
 )
-from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.model import cost, estimate, implementations, reference_specs
 from chainlab.model.algorithm_costs import SIGN_VERIFY_MS
 

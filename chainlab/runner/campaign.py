@@ -32,10 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from chainlab import __version__, engine, environment, machine
+from chainlab.axes.stack import DEFAULT_STACK
 from chainlab.campaign.fields import CLUSTER_ADDRESS, CLUSTER_ADDRESS_RE, SEED_MAX
 from chainlab.campaign.loader import split_problem
 from chainlab.campaign.model import Campaign, Scenario
-from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.errors import ChainlabError, one_line
 from chainlab.model import load_steps, run_estimate
 from chainlab.model.estimate import fmt_duration

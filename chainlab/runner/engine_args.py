@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from chainlab import axes
 from chainlab import engine as engines
-from chainlab.campaign import axes
+from chainlab.axes.stack import DEFAULT_STACK
 from chainlab.campaign.model import STORE_ROLES, Scenario
-from chainlab.campaign.stacks import DEFAULT_STACK
 
 
 def binary(run_engine: Path, stack: str) -> Path:
@@ -22,7 +22,7 @@ def binary(run_engine: Path, stack: str) -> Path:
 
 
 def axis_flags(s: Scenario) -> list[str]:
-    """The flags both sides take for the scenario's axis values (chainlab.campaign.axis:
+    """The flags both sides take for the scenario's axis values (chainlab.axes.axis:
     `Axis.flags`), in registry order."""
     out: list[str] = []
     for axis in axes.registered():

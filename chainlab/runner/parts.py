@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from chainlab.campaign.algorithms import ALGORITHM_FAMILY, LIBOQS_FAMILIES
+from chainlab.axes.algorithms import ALGORITHM_FAMILY, LIBOQS_FAMILIES
+from chainlab.axes.stack import DEFAULT_STACK
 from chainlab.campaign.model import Scenario
-from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.network.profile import LOOPBACK
 from chainlab.runner import pki
 

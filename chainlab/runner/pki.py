@@ -27,7 +27,7 @@ from pathlib import Path
 
 from chainlab import engine as chainlab_engine
 from chainlab import environment
-from chainlab.campaign.algorithms import token
+from chainlab.axes.algorithms import token
 from chainlab.campaign.model import Scenario
 from chainlab.runner import seeds
 

@@ -29,14 +29,15 @@ from pathlib import Path
 import pandas as pd
 
 from chainlab import engine, stats
-from chainlab.campaign import certificates
-from chainlab.campaign.algorithms import (
+from chainlab.axes import certificate as certificates
+from chainlab.axes.algorithms import (
     ALGORITHM_NAMES,
     CERT_COMPRESSIONS,
     COMPOSITE_COMPONENTS,
     GROUPS,
 )
-from chainlab.campaign.handshake import view as handshake_view
+from chainlab.axes.handshake import view as handshake_view
+from chainlab.axes.stack import DEFAULT_STACK, OPENSSL_STACKS, OWN_MLDSA_AND_CLASSICAL
 from chainlab.campaign.model import (
     MAX_BATCHES,
     MIN_SAMPLES,
@@ -51,7 +52,6 @@ from chainlab.campaign.model import (
     PrimitivesPlan,
     Scenario,
 )
-from chainlab.campaign.stacks import DEFAULT_STACK, OPENSSL_STACKS, OWN_MLDSA_AND_CLASSICAL
 from chainlab.errors import ChainlabError
 from chainlab.model import cost, cost_fit, estimate, implementations, reference_specs
 from chainlab.runner import host, references

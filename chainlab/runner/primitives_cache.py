@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from chainlab import __version__, engine, environment, machine
-from chainlab.campaign.stacks import DEFAULT_STACK
+from chainlab.axes.stack import DEFAULT_STACK
 from chainlab.errors import ChainlabError
 from chainlab.store import Store
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chainlab.campaign import axes
-from chainlab.campaign.algorithms import DEFAULT_TRANSPORT
-from chainlab.campaign.handshake import view as handshake_view
+from chainlab import axes
+from chainlab.axes.algorithms import DEFAULT_TRANSPORT
+from chainlab.axes.handshake import view as handshake_view
+from chainlab.axes.stack import DEFAULT_STACK
 from chainlab.campaign.model import (
     PATH_REFERENCE_WARMUP,
     REFERENCE_COUNT,
@@ -25,7 +26,6 @@ from chainlab.campaign.model import (
     SamplingPolicy,
     Scenario,
 )
-from chainlab.campaign.stacks import DEFAULT_STACK
 from chainlab.errors import ChainlabError
 from chainlab.model import algorithm_costs, estimate, reference_specs
 from chainlab.network.profile import LOOPBACK

@@ -34,8 +34,7 @@ import duckdb
 import pandas as pd
 import pyarrow as pa
 
-from chainlab import __version__
-from chainlab.campaign import axes
+from chainlab import __version__, axes
 from chainlab.errors import ChainlabError
 from chainlab.store import schema
 from chainlab.store.frames import AnalysisFrames, analysis_frames

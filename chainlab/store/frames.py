@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from chainlab.campaign import axes
+from chainlab import axes
 from chainlab.errors import ChainlabError
 from chainlab.network.profile import LOOPBACK
 from chainlab.store.rows import Connection

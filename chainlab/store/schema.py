@@ -26,8 +26,8 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from chainlab.campaign import axes
-from chainlab.campaign.axis import Axis
+from chainlab import axes
+from chainlab.axes.axis import Axis
 from chainlab.errors import ChainlabError
 from chainlab.store.rows import Connection
 
@@ -149,7 +149,7 @@ UPGRADES = {
 
 def axis_columns_sql(con: Connection) -> list[str]:
     """The statements that give `scenarios` a column for every lever axis it lacks
-    (chainlab.campaign.axes): VARCHAR NOT NULL at the axis's default, which every scenario
+    (chainlab.axes): VARCHAR NOT NULL at the axis's default, which every scenario
     stored before the axis existed had. Run on a new store and on every store opened for
     writing, so both have exactly the same columns."""
     have = set(columns(con, "scenarios"))

@@ -2,9 +2,9 @@
 
 import pytest
 
+from chainlab.axes.stack import STACKS
 from chainlab.bench import stacks
 from chainlab.bench.engine_results import Run
-from chainlab.campaign.stacks import STACKS
 
 
 def runs(rate: float) -> list[Run]:

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from chainlab import engine
-from chainlab.campaign.algorithm_sizes import KEY_SIG_BYTES
-from chainlab.campaign.algorithms import (
+from chainlab.axes.algorithm_sizes import KEY_SIG_BYTES
+from chainlab.axes.algorithms import (
     OPENSSL_ALGORITHMS,
     SIGNATURE_ALGORITHMS,
     canonical_group,
@@ -73,7 +73,7 @@ def test_names_and_tokens():
 
 def test_composite_components_are_the_engine_tables():
     """Each composite's components and pre-hash, as chainlab-composite's table has them."""
-    from chainlab.campaign.algorithms import COMPOSITE_COMPONENTS
+    from chainlab.axes.algorithms import COMPOSITE_COMPONENTS
 
     src = COMPOSITE_TABLE.read_text()
     rows = re.findall(

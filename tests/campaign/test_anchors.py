@@ -6,7 +6,9 @@ import textwrap
 
 import pytest
 
-from chainlab.campaign import CampaignError, anchors, certificates, ids, load
+from chainlab.axes import certificate as certificates
+from chainlab.axes import trust_anchors as anchors
+from chainlab.campaign import CampaignError, ids, load
 from chainlab.runner import engine_args
 
 HEAD = """

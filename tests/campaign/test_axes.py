@@ -12,10 +12,11 @@ import pytest
 from synthetic import SyntheticScenario, build_store
 
 import chainlab
+from chainlab import axes
 from chainlab.analysis import twins
 from chainlab.analysis.analyze import analyze
-from chainlab.campaign import axes, ids, load
-from chainlab.campaign.axis import NOT_MINE
+from chainlab.axes.axis import NOT_MINE
+from chainlab.campaign import ids, load
 from chainlab.campaign.loader import CampaignError
 from chainlab.model import estimate
 from chainlab.runner import engine_args

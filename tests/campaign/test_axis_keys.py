@@ -1,8 +1,8 @@
 """Axes are plugins: each axis's key (and its other [matrix.*] keys and store columns) is
-named in the plumbing layers (chainlab/campaign, chainlab/model, chainlab/runner,
-chainlab/store) only by the registry (campaign/axes.py, campaign/axis.py) and the module
+named in the plumbing layers (chainlab/axes, chainlab/campaign, chainlab/model,
+chainlab/runner, chainlab/store) only by the registry (axes/__init__.py, axes/axis.py) and the module
 that declares the axis. Everything else asks the axis's callables, or the scenario's handshake
-(chainlab.campaign.handshake) its values make (ARCHITECTURE.md, "A campaign axis").
+(chainlab.axes.handshake) its values make (ARCHITECTURE.md, "A campaign axis").
 Analyses and report sections that study an axis name it freely.
 
 A name counts where code uses it: a string literal (not a docstring), an attribute
@@ -16,29 +16,25 @@ import io
 import tokenize
 from pathlib import Path
 
-from chainlab.campaign import axes
+from chainlab import axes
 
 ROOT = Path(__file__).resolve().parents[2]
-PLUMBING = ("campaign", "model", "runner", "store")
-REGISTRY = {"chainlab/campaign/axes.py", "chainlab/campaign/axis.py"}
-# Where an axis is declared outside the registry.
+PLUMBING = ("axes", "campaign", "model", "runner", "store")
+REGISTRY = {"chainlab/axes/__init__.py", "chainlab/axes/axis.py"}
+# Where each axis is declared: a module of chainlab/axes named by its key (the rollout's four
+# together).
+ROLLOUT = ("second_chain", "population", "server_groups", "chain_order")
 DECLARED_IN = {
-    "stack": "chainlab/campaign/stacks.py",
-    "certificate": "chainlab/campaign/certificates.py",
-    "second_chain": "chainlab/campaign/rollout.py",
-    "population": "chainlab/campaign/rollout.py",
-    "server_groups": "chainlab/campaign/rollout.py",
-    "chain_order": "chainlab/campaign/rollout.py",
-    "trust_anchors": "chainlab/campaign/anchors.py",
-    "client_profile": "chainlab/campaign/profiles.py",
+    a.key: f"chainlab/axes/{'rollout' if a.key in ROLLOUT else a.key}.py" for a in axes.registered()
 }
 # A word that is also an axis's name but names something else in that file.
 ELSEWHERE = {
+    ("chainlab/axes/signature_impl.py", "stack"): "a value: the stack's own implementation",
     ("chainlab/runner/records.py", "stack"): "an engine record's field: its writer's stack",
     ("chainlab/runner/scenario.py", "cert_compression"): "the engine's ready-line field",
-    ("chainlab/campaign/stacks.py", "client_auth"): "a capability as the engines' info names it",
-    ("chainlab/campaign/stacks.py", "trust_anchors"): "a capability as the engines name it",
-    ("chainlab/campaign/stacks.py", "client_profile"): "a capability as the engines name it",
+    ("chainlab/axes/stack.py", "client_auth"): "a capability as the engines' info names it",
+    ("chainlab/axes/stack.py", "trust_anchors"): "a capability as the engines name it",
+    ("chainlab/axes/stack.py", "client_profile"): "a capability as the engines name it",
 }
 
 
@@ -59,9 +55,17 @@ def uses(src: str, names: dict[str, str]) -> list[tuple[str, int]]:
         if t.type not in (tokenize.COMMENT, tokenize.NL)
     ]
     out = []
+    importing = False  # an import statement: its module paths name modules, not axes
     for i, t in enumerate(toks):
         prev = toks[i - 1] if i else None
         nxt = toks[i + 1] if i + 1 < len(toks) else None
+        starts = prev is None or prev.type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
+        if t.type == tokenize.NEWLINE:
+            importing = False
+        elif starts and t.type == tokenize.NAME:
+            importing = t.string in ("from", "import")
+        if importing:
+            continue
         if t.type == tokenize.STRING:
             statement = prev is None or prev.type in (
                 tokenize.NEWLINE,
@@ -86,6 +90,7 @@ def uses(src: str, names: dict[str, str]) -> list[tuple[str, int]]:
 def test_the_scan_finds_each_kind_of_use():
     names = {"served_chain": "served_chain"}
     src = '''
+from chainlab.axes.served_chain import SERVED_CHAIN
 def f(s, parts):
     """served_chain is named in this docstring only."""
     # served_chain in a comment
@@ -94,7 +99,7 @@ def f(s, parts):
     c = replace(s, served_chain="full")
     return f"{a} served_chain"
 '''
-    assert [line for _, line in uses(src, names)] == [5, 6, 7]
+    assert [line for _, line in uses(src, names)] == [6, 7, 8]
 
 
 def test_axis_keys_are_named_only_by_the_registry_and_their_own_module():

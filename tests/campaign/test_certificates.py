@@ -6,7 +6,8 @@ import textwrap
 import pytest
 
 from chainlab import engine
-from chainlab.campaign import CampaignError, certificates, ids, load
+from chainlab.axes import certificate as certificates
+from chainlab.campaign import CampaignError, ids, load
 
 HEAD = """
 [campaign]

@@ -8,9 +8,9 @@ import textwrap
 
 import pytest
 
+from chainlab.axes.algorithm_sizes import KEY_SIG_BYTES
+from chainlab.axes.algorithms import COMPOSITE_COMPONENTS, COMPOSITES
 from chainlab.campaign import CampaignError, load
-from chainlab.campaign.algorithm_sizes import KEY_SIG_BYTES
-from chainlab.campaign.algorithms import COMPOSITE_COMPONENTS, COMPOSITES
 from chainlab.model import cost
 from chainlab.model.algorithm_costs import SIGN_VERIFY_MS
 

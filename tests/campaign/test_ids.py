@@ -2,7 +2,8 @@
 
 import pytest
 
-from chainlab.campaign import axes, ids
+from chainlab import axes
+from chainlab.campaign import ids
 
 ALGS = {"ml": "ML-DSA-65", "slh": "SLH-DSA-SHAKE-192s", "mldsa44": "ML-DSA-44"}
 TOKEN = {alg: tok for tok, alg in ALGS.items()}

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from chainlab.axes.algorithms import ALGORITHM_NAMES
 from chainlab.campaign import CampaignError, load
-from chainlab.campaign.algorithms import ALGORITHM_NAMES
 
 REPO = Path(__file__).resolve().parents[2]
 

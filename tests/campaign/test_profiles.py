@@ -7,7 +7,8 @@ import textwrap
 
 import pytest
 
-from chainlab.campaign import CampaignError, ids, load, profiles
+from chainlab.axes import client_profile as profiles
+from chainlab.campaign import CampaignError, ids, load
 from chainlab.model import estimate
 from chainlab.runner import engine_args, primitives
 

@@ -6,7 +6,8 @@ import textwrap
 
 import pytest
 
-from chainlab.campaign import CampaignError, load, rollout
+from chainlab.axes import rollout
+from chainlab.campaign import CampaignError, load
 from chainlab.model import estimate
 from chainlab.runner import engine_args
 from chainlab.runner.scenario_state import Files

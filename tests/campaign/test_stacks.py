@@ -8,7 +8,8 @@ import textwrap
 import pytest
 
 from chainlab import engine
-from chainlab.campaign import CampaignError, load, stacks
+from chainlab.axes import stack as stacks
+from chainlab.campaign import CampaignError, load
 
 HEAD = """
 [campaign]

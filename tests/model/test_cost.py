@@ -5,7 +5,7 @@ import textwrap
 
 import pytest
 
-from chainlab.campaign.algorithms import SERVED_CHAINS
+from chainlab.axes.algorithms import SERVED_CHAINS
 from chainlab.campaign.loader import load
 from chainlab.campaign.model import NetworkProfile
 from chainlab.model import cost, cost_fit, estimate, reference_specs

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 import chainlab
+from chainlab.axes.algorithm_sizes import KEY_SIG_BYTES
+from chainlab.axes.algorithms import GROUPS, SIGNATURE_ALGORITHMS
 from chainlab.campaign import load
-from chainlab.campaign.algorithm_sizes import KEY_SIG_BYTES
-from chainlab.campaign.algorithms import GROUPS, SIGNATURE_ALGORITHMS
 from chainlab.commands import validate
 from chainlab.model import estimate, flights, run_estimate
 

@@ -1,7 +1,7 @@
 """Whose code runs each operation on each stack, and which engine times it
 (chainlab.model.implementations)."""
 
-from chainlab.campaign.stacks import STACKS
+from chainlab.axes.stack import STACKS
 from chainlab.model import implementations as impl
 
 

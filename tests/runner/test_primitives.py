@@ -10,8 +10,9 @@ from dataclasses import replace
 import duckdb
 import pytest
 
+from chainlab import axes
 from chainlab.analysis.analyze import analyze
-from chainlab.campaign import axes, load
+from chainlab.campaign import load
 from chainlab.campaign.model import (
     PATH_REFERENCE_COUNT,
     REFERENCE_KEPT_SHARE,

@@ -8,7 +8,8 @@ import json
 import pytest
 
 from chainlab.analysis.analyze import analyze
-from chainlab.campaign import certificates, load
+from chainlab.axes import certificate as certificates
+from chainlab.campaign import load
 from chainlab.report import build_report
 from chainlab.runner.campaign import RunOptions, run
 

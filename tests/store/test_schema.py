@@ -110,7 +110,7 @@ def test_upgrades_add_columns_as_schema_sql_declares_them():
 
 
 def test_the_lever_columns_are_declared_by_their_axes_alone():
-    from chainlab.campaign import axes
+    from chainlab import axes
 
     text = schema.table_sql("scenarios")
     for axis in axes.levers():

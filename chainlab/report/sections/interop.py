@@ -3,7 +3,7 @@ outcome beside what the stacks' capability tables predict."""
 
 from __future__ import annotations
 
-from chainlab.campaign.stacks import STACKS
+from chainlab.axes.stack import STACKS
 from chainlab.report.builder import Builder, codes, ints
 from chainlab.report.document import Section
 from chainlab.report.sections.registry import section, uses

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from chainlab.campaign import axes
+from chainlab import axes
 
 
 @dataclass(frozen=True)

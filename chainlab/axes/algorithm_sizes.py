@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from chainlab.campaign.algorithms import COMPOSITE_COMPONENTS
+from chainlab.axes.algorithms import COMPOSITE_COMPONENTS
 
 # (public key bytes in the certificate, signature bytes) per algorithm: FIPS 204 Table 2,
 # FIPS 205 Table 2; ECDSA an uncompressed SEC1 point and a typical DER signature (70-72 and

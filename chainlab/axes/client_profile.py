@@ -1,4 +1,4 @@
-"""The `client_profile` axis, declared here whole (the registry is chainlab.campaign.axes):
+"""The `client_profile` axis, declared here whole (the registry is chainlab.axes):
 whose ClientHello the client sends. `none` is the engine's own, exactly what the scenario's
 other axes say; `chrome` is desktop Chrome's (150 and later) on the BoringSSL engine: its
 groups (X25519MLKEM768 first, with an X25519 key share too), its signature schemes (ML-DSA
@@ -13,11 +13,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from chainlab.campaign.handshake import Handshake
-    from chainlab.campaign.loader import Validator
+    from chainlab.axes.handshake import Handshake
 
-from chainlab.campaign.axis import NOT_MINE, Axis
-from chainlab.campaign.stacks import need
+from chainlab.axes.axis import NOT_MINE, Axis, AxisReader
+from chainlab.axes.stack import need
 
 NONE, CHROME = "none", "chrome"
 PROFILES = (NONE, CHROME)
@@ -37,7 +36,7 @@ CHROME_SIGNERS = (
 )  # fmt: skip
 
 
-def check(v: Validator, sid: str, h: Handshake, with_load: bool) -> None:
+def check(v: AxisReader, sid: str, h: Handshake, with_load: bool) -> None:
     """A profile's ClientHello is its own: the scenario's key exchange must be its first
     group, its compression one it offers, and its leaf one it accepts a signature of."""
     profile = h.parts["client_profile"]

@@ -1,12 +1,12 @@
 """What a scenario's axis values make of its handshake and its run, as the plumbing sees it.
 
 The estimate (chainlab.model.estimate), the stacks' capability check
-(chainlab.campaign.stacks), cross-axis rules and the runner ask a `Handshake`, never an axis
+(chainlab.axes.stack), cross-axis rules and the runner ask a `Handshake`, never an axis
 by its key: which stacks run, whether QUIC carries it, the handshake mode, the compression,
 the client's certificate, which certificates the server sends and where the client's trust
 anchor sits, the credential (an X.509 chain or a Merkle Tree Certificate), the mixture a
 client population makes. Each axis writes its part through `Axis.shape`
-(chainlab.campaign.axes.handshake folds them in registry order), so an axis that changes
+(chainlab.axes.handshake folds them in registry order), so an axis that changes
 what a handshake is says so in its own declaration, and a new one adds a field here.
 """
 
@@ -14,15 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from chainlab.campaign.algorithms import DEFAULT_SERVED_CHAIN, resumption_ratio
-from chainlab.campaign.certificates import X509, Certificate, parse
-from chainlab.campaign.stacks import DEFAULT_STACK
-from chainlab.campaign.stacks import label as stack_label
-
-if TYPE_CHECKING:
-    from chainlab.campaign.model import Scenario
+from chainlab.axes.algorithms import DEFAULT_SERVED_CHAIN, resumption_ratio
+from chainlab.axes.axis import ScenarioLike
+from chainlab.axes.certificate import X509, Certificate, parse
+from chainlab.axes.stack import DEFAULT_STACK
+from chainlab.axes.stack import label as stack_label
 
 
 @dataclass(frozen=True)
@@ -37,7 +35,7 @@ class Handshake:
     # The TLS stack of (the client, the server).
     stacks: tuple[str, str] = (DEFAULT_STACK, DEFAULT_STACK)
     quic: bool = False  # QUIC carries the handshake (else TCP)
-    # full, resumed, or a resumption mix resumeNN (chainlab.campaign.algorithms).
+    # full, resumed, or a resumption mix resumeNN (chainlab.axes.algorithms).
     mode: str = "full"
     compression: str = "none"  # the certificate compression the client offers
     client_hierarchy: tuple[str, ...] = ()  # the client certificate's, root first
@@ -46,18 +44,18 @@ class Handshake:
     # How many certificates the client's trust anchor sits above the root (1: the leaf's
     # issuing intermediate).
     anchor_depth: int = 0
-    # What the server authenticates with (chainlab.campaign.certificates).
+    # What the server authenticates with (chainlab.axes.certificate).
     credential: Certificate = parse(X509)
     # The trust anchor IDs the client requests in the trust_anchors extension
-    # (chainlab.campaign.anchors); None: no extension, and an MTC's negotiation is the
+    # (chainlab.axes.trust_anchors); None: no extension, and an MTC's negotiation is the
     # campaign's stand-in.
     anchors_requested: int | None = None
     # The engine's `serve --chain`: which of the hierarchy's files the server sends.
     engine_chain: str = DEFAULT_SERVED_CHAIN
-    # A second chain the server also holds, root first (chainlab.campaign.rollout).
+    # A second chain the server also holds, root first (chainlab.axes.rollout).
     second_hierarchy: tuple[str, ...] = ()
     # What the successful handshakes are made of, (weight, chain sent, group) per kind of
-    # client (chainlab.campaign.rollout.mixture); None: one kind, the hierarchy, the kex.
+    # client (chainlab.axes.rollout.mixture); None: one kind, the hierarchy, the kex.
     mixture: tuple[tuple[float, tuple[str, ...], str], ...] | None = None
 
     @property
@@ -68,7 +66,7 @@ class Handshake:
     @property
     def connections(self) -> int:
         """Connections per attempt: an MTC's trust-anchor retry makes two, the first
-        abandoned at its certificate (chainlab.campaign.certificates); else one."""
+        abandoned at its certificate (chainlab.axes.certificate); else one."""
         return 2 if self.credential.retry and self.resumed_share == 0 else 1
 
     @property
@@ -94,7 +92,7 @@ class Handshake:
         return self.hierarchy
 
 
-def view(s: Scenario | Handshake) -> Handshake:
+def view(s: ScenarioLike | Handshake) -> Handshake:
     """The handshake a scenario's axis values make (a campaign Scenario's `handshake`; a
     Handshake is its own): what the estimates price, never an axis by its key."""
     return s if isinstance(s, Handshake) else s.handshake

@@ -1,5 +1,5 @@
 """The `certificate` axis, declared here whole (its reader, rules, store columns and engine
-flags; the registry is chainlab.campaign.axes), and its values: what the server
+flags; the registry is chainlab.axes), and its values: what the server
 authenticates with, an X.509 chain of the scenario's hierarchy or a Merkle Tree Certificate
 (draft-ietf-plants-merkle-tree-certs-07) for the same leaf key (docs/pki.md, "Merkle Tree
 Certificates").
@@ -18,7 +18,7 @@ CA certificate) unless `encoding=experimental` asks for the early experiments' O
 chainlab wrote before; stores made before the encoding was a column hold the latter.
 
 Only BoringSSL implements the `trust_anchors` extension that lets a client say which
-landmarks it holds (the `trust_anchors` axis, chainlab.campaign.anchors). Without it the
+landmarks it holds (the `trust_anchors` axis, chainlab.axes.trust_anchors). Without it the
 campaign states what the client holds instead, and the runner starts the server with the
 certificate the draft's negotiation would pick for that client (the stand-in): the
 landmark-relative one for a client holding the landmark, otherwise the standalone one
@@ -36,14 +36,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from chainlab.campaign.algorithms import DEFAULT_SERVED_CHAIN
-from chainlab.campaign.axis import NOT_MINE, Axis
-from chainlab.campaign.stacks import need
+from chainlab.axes.algorithms import DEFAULT_SERVED_CHAIN
+from chainlab.axes.axis import NOT_MINE, Axis, AxisReader
+from chainlab.axes.stack import need
 from chainlab.schema import fmt
 
 if TYPE_CHECKING:
-    from chainlab.campaign.handshake import Handshake
-    from chainlab.campaign.loader import Validator
+    from chainlab.axes.handshake import Handshake
 
 X509 = "x509"
 STANDALONE = "mtc-standalone"
@@ -325,10 +324,10 @@ def _power_of_two(batch: str) -> bool:
 # -- the axis: how a campaign file gives a value, its rules, what the engines get --------
 
 
-def read(v: Validator, item: Any, at: str) -> str | None:
+def read(v: AxisReader, item: Any, at: str) -> str | None:
     """A certificate: "x509", or a Merkle Tree Certificate's table { kind, batch, ca,
     cosigners, landmark_held, retry } (or its canonical string), read by the loader's
-    validator `v` (chainlab.campaign.axis.Reader)."""
+    validator `v` (chainlab.axes.axis.Reader)."""
     if isinstance(item, str):
         try:
             return parse(item).spec
@@ -394,9 +393,9 @@ def read(v: Validator, item: Any, at: str) -> str | None:
     return mtc.spec
 
 
-def check(v: Validator, sid: str, h: Handshake, with_load: bool) -> None:
+def check(v: AxisReader, sid: str, h: Handshake, with_load: bool) -> None:
     """A Merkle Tree Certificate is the only certificate sent: no served-chain policy. The
-    retry runs over TCP, one attempt at a time (`h`: chainlab.campaign.handshake)."""
+    retry runs over TCP, one attempt at a time (`h`: chainlab.axes.handshake)."""
     cert = h.credential
     if cert.retry and (h.quic or with_load):
         v.bad(
@@ -465,7 +464,7 @@ CERTIFICATE = Axis(
     where_read={"certificate": KINDS},
     shape=_shape,
     check=check,
-    # A stack serves and checks MTCs only where it has them (chainlab.campaign.stacks).
+    # A stack serves and checks MTCs only where it has them (chainlab.axes.stack).
     needs=lambda spec, h: needs(parse(spec), h),
     # The stand-in's retry flags; with the trust_anchors extension its axis gives them.
     server_flags=lambda spec, s, files: (

@@ -25,12 +25,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from chainlab.campaign import algorithm_sizes, algorithms
-from chainlab.campaign.axis import NOT_MINE, Axis
+from chainlab.axes import algorithm_sizes, algorithms
+from chainlab.axes.axis import NOT_MINE, Axis, AxisReader
 
 if TYPE_CHECKING:
-    from chainlab.campaign.handshake import Handshake
-    from chainlab.campaign.loader import Validator
+    from chainlab.axes.handshake import Handshake
 
 DEFAULT_STACK = "openssl-3.5"
 STACKS = ("openssl-3.5", "openssl-4.0", "rustls", "boringssl", "go")
@@ -70,7 +69,7 @@ class Capabilities:
 
 
 # The trust_anchors extension through libssl's custom extension callbacks (TCP only,
-# without certificate compression: chainlab.campaign.anchors checks those).
+# without certificate compression: chainlab.axes.trust_anchors checks those).
 _OPENSSL = Capabilities(
     signature_algorithms=algorithms.OPENSSL_ALGORITHMS,
     missing_features=("signature_impl_liboqs", "client_profile"),
@@ -240,7 +239,7 @@ def label(client: str, server: str) -> str:
 def certificate_message_bytes(h: Handshake) -> int:
     """About how many bytes the server's Certificate message has (the certificates it sends,
     estimated from key and signature sizes; 0 for a Merkle Tree Certificate or a target).
-    `h`: the scenario's handshake (chainlab.campaign.handshake)."""
+    `h`: the scenario's handshake (chainlab.axes.handshake)."""
     if not h.hierarchy or h.credential.is_mtc:
         return 0
     certs = list(reversed(algorithm_sizes.certificate_bytes(h.hierarchy)))  # leaf first
@@ -264,10 +263,10 @@ class Problem:
 
 
 def problems(h: Handshake, with_load: bool, needs: list[tuple[str, str, str]]) -> list[Problem]:
-    """What the scenario (its handshake, chainlab.campaign.handshake) asks of a side's stack
+    """What the scenario (its handshake, chainlab.axes.handshake) asks of a side's stack
     that the stack cannot do: one line per problem, naming the side, the stack and the
     missing capability. `needs` are the (side, capability, text) the scenario's axis values
-    need (chainlab.campaign.axes: `Axis.needs`); the run's own needs ([load], a target) are
+    need (chainlab.axes: `Axis.needs`); the run's own needs ([load], a target) are
     added here."""
     out: list[Problem] = []
     hierarchy = h.hierarchy
@@ -353,7 +352,7 @@ def need(side: str, feature: str) -> tuple[str, str, str]:
 # -- the axis: each side's stack ------------------------------------------------------
 
 
-def read_stack_pairs(v: Validator, m: Mapping[str, Any], at: str) -> list[tuple[str, str]] | None:
+def read_stack_pairs(v: AxisReader, m: Mapping[str, Any], at: str) -> list[tuple[str, str]] | None:
     """The (client, server) stack pairs of a matrix: `stack` (both sides alike), or
     `client_stack` x `server_stack` (a side left out is on the default stack)."""
     if "stack" in m and ("client_stack" in m or "server_stack" in m):

@@ -2,7 +2,7 @@
 population of clients, and the server's group policy: the axes `second_chain`,
 `population` and `server_groups`, declared here whole (how a campaign file gives their
 values, their rules with the other axes, what the engines get; the registry is
-chainlab.campaign.axes).
+chainlab.axes).
 
 A *population* is one client process whose attempts each draw a kind of client, with the
 kinds' shares as probabilities (the engine's `--population`). Its value everywhere (axis,
@@ -20,20 +20,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from chainlab.campaign.handshake import Handshake
-    from chainlab.campaign.loader import Validator
+    from chainlab.axes.handshake import Handshake
 
 import re
 from dataclasses import dataclass, replace
 
-from chainlab.campaign import stacks
-from chainlab.campaign.algorithms import (
+from chainlab.axes import stack as stacks
+from chainlab.axes.algorithms import (
     ALGORITHM_FAMILY,
     GROUPS,
     SIGNATURE_ALGORITHMS,
     canonical_group,
 )
-from chainlab.campaign.axis import NOT_MINE, Axis, hierarchy_part, hierarchy_token
+from chainlab.axes.axis import NOT_MINE, Axis, AxisReader, hierarchy_part, hierarchy_token
 from chainlab.schema import allowed, fmt
 
 # The population axis's default: every attempt is the scenario's one client.
@@ -256,7 +255,7 @@ def mixture(
 _SHARE_SLACK = 1e-9
 
 
-def read_population(v: Validator, item: Any, at: str) -> str | None:
+def read_population(v: AxisReader, item: Any, at: str) -> str | None:
     """A population: "none", or a table of [clients] kinds and their shares (whole per
     cent, summing to 1), e.g. { pq = 0.1, classical = 0.9 }."""
     if item == NO_POPULATION:
@@ -294,14 +293,14 @@ def read_population(v: Validator, item: Any, at: str) -> str | None:
     return compose(kinds)
 
 
-def resolve_population(v: Validator, spec: str, at: str) -> str | None:
+def resolve_population(v: AxisReader, spec: str, at: str) -> str | None:
     """A population an id names (kinds and shares) with its kinds from [clients]."""
     if spec == NO_POPULATION:
         return spec
     return read_population(v, {k.name: k.share for k in parse(spec)}, at)
 
 
-def read_second_chain(v: Validator, item: Any, at: str) -> tuple[str, ...] | None:
+def read_second_chain(v: AxisReader, item: Any, at: str) -> tuple[str, ...] | None:
     """A second chain the server holds: 'none', or a hierarchy (an array of algorithms
     root to leaf, or a [hierarchies] name)."""
     if item == NO_SECOND_CHAIN:
@@ -309,7 +308,7 @@ def read_second_chain(v: Validator, item: Any, at: str) -> tuple[str, ...] | Non
     return v.read_hierarchy(item, at)
 
 
-def read_server_groups(v: Validator, item: Any, at: str) -> str | None:
+def read_server_groups(v: AxisReader, item: Any, at: str) -> str | None:
     """The server's group policy: 'client' (the client's order), or the server's own
     preference, an array of groups."""
     if item == CLIENT_ORDER:
@@ -331,11 +330,11 @@ def read_server_groups(v: Validator, item: Any, at: str) -> str | None:
     return ":".join(dict.fromkeys(groups))
 
 
-def check(v: Validator, sid: str, h: Handshake, with_load: bool) -> None:
+def check(v: AxisReader, sid: str, h: Handshake, with_load: bool) -> None:
     """A second chain: TCP, uncompressed X.509 chains whose leaves differ in key type,
     each side's stack able to use it. A population: each kind's groups on the client's
     stack, the server's groups covering theirs; a kind no chain serves is noted (`h`:
-    chainlab.campaign.handshake)."""
+    chainlab.axes.handshake)."""
     second, spec = h.parts["second_chain"], h.parts["population"]
     hierarchy = h.hierarchy
     on_client, on_server = h.stacks  # each side's TLS stack
@@ -482,7 +481,7 @@ SERVER_GROUPS = Axis(
 )
 
 
-def _check_chain_order(v: Validator, sid: str, h: Handshake, with_load: bool) -> None:
+def _check_chain_order(v: AxisReader, sid: str, h: Handshake, with_load: bool) -> None:
     """The server's order picks between two chains: it needs a second chain."""
     order = h.parts["chain_order"]
     if order != CLIENT_ORDER and not h.parts["second_chain"]:

@@ -1,10 +1,10 @@
-"""The `trust_anchors` axis, declared here whole (the registry is chainlab.campaign.axes):
+"""The `trust_anchors` axis, declared here whole (the registry is chainlab.axes):
 the trust_anchors extension (draft-ietf-tls-trust-anchor-ids-06) a client sends, BoringSSL's
 own or the OpenSSL engine's through libssl's custom extension callbacks (docs/stacks.md);
 rustls has none.
 
 A value is `"sni"` (the default: no extension; a Merkle Tree Certificate's negotiation is the
-campaign's stand-in, chainlab.campaign.certificates) or how many trust anchor IDs the
+campaign's stand-in, chainlab.axes.certificate) or how many trust anchor IDs the
 ClientHello requests: 0 sends the extension with an empty list (as Chrome 141 does), 28 as
 many IDs as Chrome 152. The client requests its own IDs first (its landmark's when it holds
 the landmark, the CA's when it takes the standalone MTC; none when it will retry), then IDs of
@@ -20,15 +20,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from chainlab.campaign.handshake import Handshake
-    from chainlab.campaign.loader import Validator
-    from chainlab.campaign.model import Scenario
+    from chainlab.axes.handshake import Handshake
 
 import re
 from dataclasses import replace
 
-from chainlab.campaign.axis import NOT_MINE, Axis
-from chainlab.campaign.stacks import need
+from chainlab.axes.axis import NOT_MINE, Axis, AxisReader, ScenarioLike
+from chainlab.axes.stack import need
 from chainlab.schema import fmt
 
 STAND_IN = "sni"
@@ -38,7 +36,7 @@ MAX_IDS = 1000
 _TOKEN = re.compile(r"tai(\d+)")
 
 
-def read(v: Validator, item: Any, at: str) -> str | None:
+def read(v: AxisReader, item: Any, at: str) -> str | None:
     """'sni', or a number of IDs 0 to MAX_IDS (kept as its decimal string)."""
     if item == STAND_IN:
         return STAND_IN
@@ -57,7 +55,7 @@ def requested(value: str) -> int | None:
     return None if value == STAND_IN else int(value)
 
 
-def _client_flags(value: str, s: Scenario, files: Any, seed: int) -> list[str]:
+def _client_flags(value: str, s: ScenarioLike, files: Any, seed: int) -> list[str]:
     """The client's request: its own IDs first, then filler IDs up to the number; and the
     retry where the certificate says the client retries."""
     n = requested(value)
@@ -76,7 +74,7 @@ def _needs(value: str, h: Handshake) -> list[tuple[str, str, str]]:
     return [need("both" if h.credential.is_mtc else "client", "trust_anchors")]
 
 
-def check(v: Validator, sid: str, h: Handshake, with_load: bool) -> None:
+def check(v: AxisReader, sid: str, h: Handshake, with_load: bool) -> None:
     """What neither engine carries the extension over: QUIC (BoringSSL's engine has no QUIC;
     the OpenSSL engine's QUIC connections do not carry its custom extension), and a server
     choosing by ID with a pre-compressed Certificate message (which cannot carry the

@@ -1,17 +1,74 @@
 """What a scenario axis is: its key and values, how the loader reads and checks a value,
 what the id, the store and the report make of it, and what it asks of the engines and the
-estimate. The registry of axes is chainlab.campaign.axes; an axis is declared in the
+estimate. The registry of axes is chainlab.axes; an axis is declared in the
 module of its subject (certificates, rollout) or there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from chainlab.campaign.reading import Reading
+    from chainlab.axes.handshake import Handshake
+
+
+class AxisReader(Protocol):
+    """What an axis's readers and rules use of the campaign file's reader (the loader's
+    validator, chainlab.campaign.loader.Validator): how a problem is reported, the readers
+    of plain values and hierarchies, and what the file's earlier tables declared."""
+
+    @property
+    def notes(self) -> list[str]: ...
+
+    @property
+    def hierarchies(self) -> dict[str, tuple[str, ...]]: ...
+
+    @property
+    def clients(self) -> dict[str, Any]: ...
+
+    @property
+    def declared_networks(self) -> list[str]: ...
+
+    @property
+    def target_names(self) -> list[str]: ...
+
+    def bad(self, key: str, message: str) -> None: ...
+
+    def string(
+        self, value: Any, where: str, choices: Iterable[str] | None = None, what: str = "a string"
+    ) -> Any: ...
+
+    def integer(self, value: Any, where: str, lo: int, hi: int | None = None) -> Any: ...
+
+    def keys(self, table: dict[str, Any], names: Iterable[str], where: str) -> None: ...
+
+    def table(self, value: Any, where: str) -> dict[str, Any]: ...
+
+    def listish(self, value: Any) -> list[Any]: ...
+
+    def read_hierarchy(self, value: Any, where: str) -> tuple[str, ...] | None: ...
+
+    def resolve_alg(self, ref: Any, where: str) -> str | None: ...
+
+    def axis_values(self, axis: Axis, m: Mapping[str, Any], at: str) -> list[Any] | None: ...
+
+
+class ScenarioLike(Protocol):
+    """What an axis's engine flags read of a scenario (chainlab.campaign.model.Scenario)."""
+
+    @property
+    def scenario_id(self) -> str: ...
+
+    @property
+    def handshake(self) -> Handshake: ...
+
+    @property
+    def depth(self) -> int: ...
+
+    def value(self, key: str) -> Any: ...
+
 
 # An id part an axis does not recognise (`Axis.id_read`).
 NOT_MINE = object()
@@ -45,7 +102,7 @@ def hierarchy_part(prefix: str, what: str) -> Callable[[str, Mapping[str, str]],
     return untoken
 
 
-def read_with(reader: tuple[str, ...] | Reader, v: Reading, item: Any, at: str) -> Any:
+def read_with(reader: tuple[str, ...] | Reader, v: AxisReader, item: Any, at: str) -> Any:
     """`item` read as `reader` says: one of a set of strings, or through the reader."""
     if isinstance(reader, tuple):
         return v.string(item, at, choices=reader)
@@ -99,7 +156,7 @@ class Axis:
     matrix_keys: tuple[str, ...] = ()
     # How the loader reads a value of each `where` key (as `read`); None: `read` for `key`.
     where_read: Mapping[str, tuple[str, ...] | Reader] | None = None
-    # What a value makes of the scenario's handshake (chainlab.campaign.handshake): the
+    # What a value makes of the scenario's handshake (chainlab.axes.handshake): the
     # estimate, the stacks' capability check, other axes' rules and the runner read that,
     # never this axis's key. `shape(value, h)` returns `h` with this axis's fields set
     # (`h.parts` holds every axis's value; axes are folded in registry order).
@@ -130,7 +187,7 @@ class Axis:
     operations: Callable[[Any, Any], list[tuple[Any, ...]]] | None = None
     # (side, capability) pairs a value needs of the stacks, given the scenario's handshake
     # (`needs(value, h)`): checked against each stack's missing features
-    # (chainlab.campaign.stacks), with the text it reads as.
+    # (chainlab.axes.stack), with the text it reads as.
     needs: Callable[[Any, Any], list[tuple[str, str, str]]] | None = None
     # How a scenario's label names its value where the axis varies in a store, from its
     # column values; None: "<key> <value>".
