@@ -5,7 +5,7 @@ A cell is one scenario: the client stack, the server stack and everything else f
 context: the chain's algorithms root first, and any other axis that varies). Its outcome is
 `ok` when every measured handshake completed, else the failure category of most of its
 failed handshakes, with the counts. Each cell also says what the stacks' capability tables
-predicted, read as `validate` reads them (chainlab.axes.stack.problems: what the client
+predicted, read as `validate` reads them (chainlab.axes.stack_check.problems: what the client
 meets on the wire): a client that cannot verify an algorithm of the chain fails
 verification; one that cannot receive the chain fails; otherwise every handshake completes.
 A cell whose outcome differs from the prediction is flagged: an interop bug, or a table that
@@ -18,8 +18,8 @@ import pandas as pd
 
 from chainlab import axes
 from chainlab.analysis.registry import produces
-from chainlab.axes import certificate as certificates
-from chainlab.axes import stack as stacks
+from chainlab.axes import certificate as certificate_axis
+from chainlab.axes import stack_check
 from chainlab.axes.handshake import Handshake
 
 # The columns a cell's context is made of besides the hierarchy: every identity column but
@@ -29,7 +29,7 @@ _POSITIONS = ("root_alg", "int1_alg", "int2_alg", "leaf_alg")
 
 
 def predicted(row) -> str:
-    """What the stacks' capability tables (chainlab.axes.stack.problems, as `validate`
+    """What the stacks' capability tables (chainlab.axes.stack_check.problems, as `validate`
     reads them) predict for the cell: `ok`, the category the client records (a chain with an
     algorithm the client does not verify: `verify_failed`), or `failed` (some failure)."""
     chain = tuple(row[c] for c in _POSITIONS if isinstance(row.get(c), str) and row[c])
@@ -39,9 +39,9 @@ def predicted(row) -> str:
         hierarchy=chain,
         stacks=(row["client_stack"], row["server_stack"]),
         # A Merkle Tree Certificate's client verifies its signers, not the chain's issuers.
-        credential=certificates.from_columns(row),
+        credential=certificate_axis.from_columns(row),
     )
-    wire = [p for p in stacks.problems(h, False, []) if p.on_the_wire]
+    wire = [p for p in stack_check.problems(h, False, []) if p.on_the_wire]
     if not wire:
         return "ok"
     return next((p.category for p in wire if p.category), "failed")

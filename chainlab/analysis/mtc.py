@@ -25,8 +25,8 @@ import pandas as pd
 from chainlab import axes
 from chainlab.analysis import network, twins
 from chainlab.analysis.registry import produces
-from chainlab.axes import certificate as certificates
-from chainlab.axes.certificate import HASH_BYTES, draft_hashes, subtree_entries
+from chainlab.axes import credential as certificates
+from chainlab.axes.credential import HASH_BYTES, draft_hashes, subtree_entries
 
 # The draft's Size Estimates (draft-ietf-plants-merkle-tree-certs-07): per-CA issuance of
 # ~4.4 M certificates an hour, a landmark every hour; a checkpoint every 2 s spans ~2,500.

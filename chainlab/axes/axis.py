@@ -8,10 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
-
-if TYPE_CHECKING:
-    from chainlab.axes.handshake import Handshake
+from typing import Any, Protocol
 
 
 class AxisReader(Protocol):
@@ -53,21 +50,6 @@ class AxisReader(Protocol):
     def resolve_alg(self, ref: Any, where: str) -> str | None: ...
 
     def axis_values(self, axis: Axis, m: Mapping[str, Any], at: str) -> list[Any] | None: ...
-
-
-class ScenarioLike(Protocol):
-    """What an axis's engine flags read of a scenario (chainlab.campaign.model.Scenario)."""
-
-    @property
-    def scenario_id(self) -> str: ...
-
-    @property
-    def handshake(self) -> Handshake: ...
-
-    @property
-    def depth(self) -> int: ...
-
-    def value(self, key: str) -> Any: ...
 
 
 # An id part an axis does not recognise (`Axis.id_read`).

@@ -1,17 +1,7 @@
 """The `certificate` axis, declared here whole (its reader, rules, store columns and engine
-flags; the registry is chainlab.axes), and its values: what the server
-authenticates with, an X.509 chain of the scenario's hierarchy or a Merkle Tree Certificate
-(draft-ietf-plants-merkle-tree-certs-07) for the same leaf key (docs/pki.md, "Merkle Tree
-Certificates").
-
-A value is kept as one canonical string, so it is hashable, JSON and readable in stores:
-
-    x509
-    mtc-landmark batch=4096                      the client holds the landmark
-    mtc-landmark batch=4096 held=no              it does not: it gets the standalone one
-    mtc-landmark batch=4096 held=no retry=yes    it does not, and pays the draft's retry
-    mtc-standalone batch=4096 ca=ML-DSA-44 cosigners=ML-DSA-44,ECDSA-P256
-    mtc-standalone batch=4096 ca=ML-DSA-44 encoding=experimental
+flags; the registry is chainlab.axes): what the server authenticates with, an X.509 chain of
+the scenario's hierarchy or a Merkle Tree Certificate for the same leaf key. What a value
+says (`Certificate`, its canonical string, token, columns and size) is chainlab.axes.credential.
 
 An MTC is written in draft -07's encoding (the IANA OIDs BoringSSL verifies, with an MTC
 CA certificate) unless `encoding=experimental` asks for the early experiments' OIDs that
@@ -31,253 +21,37 @@ record. The certificate the server sends without a signal is the same either way
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
-from pathlib import Path
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from chainlab.axes.algorithms import DEFAULT_SERVED_CHAIN
 from chainlab.axes.axis import NOT_MINE, Axis, AxisReader
+from chainlab.axes.credential import (
+    DEFAULT_CA,
+    ENCODING_BEFORE_COLUMN,
+    ENCODINGS,
+    EXPERIMENTAL,
+    KINDS,
+    LANDMARK,
+    MAX_BATCH,
+    MIN_BATCH,
+    PLANTS_07,
+    STANDALONE,
+    TABLE_KEYS,
+    X509,
+    Certificate,
+    describe,
+    parse,
+    store,
+    token,
+    untoken,
+)
 from chainlab.axes.stack import need
 from chainlab.schema import fmt
 
 if TYPE_CHECKING:
     from chainlab.axes.handshake import Handshake
-
-X509 = "x509"
-STANDALONE = "mtc-standalone"
-LANDMARK = "mtc-landmark"
-KINDS = (X509, STANDALONE, LANDMARK)
-# Entries per log batch: the engine's bounds (chainlab_mtc::issue::MAX_BATCH, printed by
-# `chainlab-engine info` as mtc.max_batch; tests/campaign/test_certificates.py compares).
-MIN_BATCH, MAX_BATCH = 2, 1 << 26
-# The CA cosigner's algorithm when a campaign names none (the draft's example cosigner).
-DEFAULT_CA = "ML-DSA-44"
-# The trust anchor IDs `pki` gives the CA and the batch's landmark (chainlab-engine's
-# pki::mtc CA_ID and chainlab_mtc::proof::landmark_id of log 1's landmark 2, written into
-# trust.json; tests/runner/test_trust_anchors_run.py compares).
-CA_ID = "32473.1"
-LANDMARK_ID = "32473.1.0.1.2"
-# The keys of a certificate's inline table in a campaign file.
-TABLE_KEYS = ("kind", "batch", "ca", "cosigners", "landmark_held", "retry", "encoding")
-# How an MTC is encoded (`pki --mtc-encoding`): -07's IANA OIDs, or the early experiments'.
-PLANTS_07, EXPERIMENTAL = "plants-07", "experimental"
-ENCODINGS = (PLANTS_07, EXPERIMENTAL)
-# What stores made before the encoding was a column hold for an MTC (chainlab wrote only the
-# early experiments' encoding then).
-ENCODING_BEFORE_COLUMN = EXPERIMENTAL
-_TOKEN = {STANDALONE: "mtcs", LANDMARK: "mtcl"}
-# The proof a `primitives --op mtc-verify` is timed with: the draft's hourly landmark (23
-# hashes). Evaluating a hash costs ~0.2 us beside the ~5 us of parsing and entry hashing, so
-# one size stands for every batch (as one TBSCertificate size does for X.509 verification).
-MTC_VERIFY_HASHES = 23
-HASH_BYTES = 32  # SHA-256, the log's hash
-# An MTC's DER bytes besides its key and MTCProof, and the bytes of the MTCProof's
-# signatures length, per encoding: measured on `pki`'s certificates (an ML-DSA-65 leaf's
-# landmark-relative MTC is 2,641 bytes in -07, 1,952 of key and 371 of proof; 2,649 in the
-# experimental encoding, whose OIDs and UTF8String CA ID are longer, 370 of proof).
-MTC_OVERHEAD_BYTES = {PLANTS_07: 318, EXPERIMENTAL: 327}
-SIGNATURES_LENGTH_BYTES = {PLANTS_07: 3, EXPERIMENTAL: 2}
-# A cosigner ID's binary form: the CA's (32473.1) 4 bytes, a further cosigner's 5.
-CA_ID_BYTES, COSIGNER_ID_BYTES = 4, 5
-
-
-@dataclass(frozen=True)
-class Certificate:
-    kind: str
-    batch: int = 0
-    ca: str | None = None
-    cosigners: tuple[str, ...] = ()
-    held: bool = True  # landmark only: the client holds the landmark subtrees
-    retry: bool = False  # landmark not held: the client pays the trust-anchor retry
-    encoding: str = PLANTS_07
-
-    @property
-    def is_mtc(self) -> bool:
-        return self.kind != X509
-
-    @property
-    def spec(self) -> str:
-        """The canonical string."""
-        if not self.is_mtc:
-            return X509
-        words = [self.kind, f"batch={self.batch}"]
-        if self.kind == STANDALONE:
-            words.append(f"ca={self.ca}")
-            if self.cosigners:
-                words.append(f"cosigners={','.join(self.cosigners)}")
-        elif not self.held:
-            words.append("held=no")
-            if self.retry:
-                words.append("retry=yes")
-        if self.encoding != PLANTS_07:
-            words.append(f"encoding={self.encoding}")
-        return " ".join(words)
-
-    @property
-    def sent(self) -> str | None:
-        """Which MTC the server sends: 'landmark', 'standalone', or None (X.509)."""
-        if not self.is_mtc:
-            return None
-        return "landmark" if self.kind == LANDMARK and (self.held or self.retry) else "standalone"
-
-    @property
-    def engine_chain(self) -> str | None:
-        """`serve --chain` for this certificate (None: the served-chain axis decides)."""
-        return None if self.sent is None else f"mtc-{self.sent}"
-
-    @property
-    def signers(self) -> tuple[str, ...]:
-        """Algorithms whose subtree signatures the client verifies (CA first): those of the
-        standalone certificate it accepts (after a retry, the CA's)."""
-        if self.retry:
-            return (DEFAULT_CA,)
-        if self.sent != "standalone":
-            return ()
-        return (self.ca or DEFAULT_CA, *self.cosigners)
-
-    def pki_flags(self) -> list[str]:
-        """`pki` flags issuing this MTC beside the hierarchy (none for X.509)."""
-        if not self.is_mtc:
-            return []
-        flags = ["--mtc-batch", str(self.batch), "--mtc-ca", self.ca or DEFAULT_CA]
-        flags += ["--mtc-encoding", self.encoding]
-        if self.cosigners:
-            flags += ["--mtc-cosigners", ",".join(self.cosigners)]
-        return flags
-
-    def server_flags(self) -> list[str]:
-        """`serve` flags beyond `--chain` for the stand-in: the standalone certificate for a
-        retry."""
-        return ["--mtc-retry-standalone"] if self.retry else []
-
-    def client_flags(self, pki_dir: Path) -> list[str]:
-        """A client's verification flags for this MTC (in place of `--ca`)."""
-        flags = ["--mtc-trust", str(pki_dir / "mtc" / "trust.json")]
-        if self.sent == "landmark" and not self.retry:
-            flags.append("--mtc-landmarks")
-        return [*flags, "--mtc-cosigners-required", str(len(self.cosigners))]
-
-    @property
-    def own_ids(self) -> tuple[str, ...]:
-        """The trust anchor IDs a client requests first for this certificate: its landmark's
-        when it holds the landmark, the CA's when it takes the standalone one; none when it
-        retries (its first request names neither, as a client whose list lacks the CA)."""
-        if not self.is_mtc or self.retry:
-            return ()
-        return (LANDMARK_ID,) if self.sent == "landmark" else (CA_ID,)
-
-
-def subtree_entries(batch: int) -> int:
-    """The entries of the larger subtree covering a batch placed as `pki` places it (docs/
-    pki.md): the batch starts at BIT_CEIL(batch), so its left subtree has the largest power
-    of two below the batch's size."""
-    return 1 << max(batch - 1, 1).bit_length() - 1
-
-
-def draft_hashes(entries: int) -> int:
-    """Hashes in an inclusion proof of a subtree of `entries` entries: ceil(log2 n) (the
-    draft's size rule)."""
-    return max(entries - 1, 0).bit_length()
-
-
-def der_bytes(c: Certificate, key_bytes: int, signature_bytes: Callable[[str], int]) -> int:
-    """Estimated DER bytes of an MTC whose leaf key is `key_bytes` long: the key, the fixed
-    fields and the MTCProof (extensions, start, end, the proof, each signature with its
-    cosigner ID). A retry's client receives two: the landmark-relative one, then the
-    standalone one."""
-    bare = MTC_OVERHEAD_BYTES[c.encoding] + key_bytes + 2 + 12 + 2
-    bare += SIGNATURES_LENGTH_BYTES[c.encoding]
-    bare += draft_hashes(subtree_entries(c.batch)) * HASH_BYTES
-    ids = [CA_ID_BYTES, *[COSIGNER_ID_BYTES] * (len(c.signers) - 1)]
-    signed = sum(1 + i + 2 + signature_bytes(a) for i, a in zip(ids, c.signers, strict=False))
-    return bare + signed + (bare if c.retry else 0)
-
-
-def parse(spec: str) -> Certificate:
-    """The certificate a canonical string stands for; ValueError naming what is wrong."""
-    words = spec.split()
-    if not words or words[0] not in KINDS:
-        raise ValueError(f"unknown certificate kind in {spec!r}; allowed: {', '.join(KINDS)}")
-    kind, fields = words[0], {}
-    for w in words[1:]:
-        key, sep, value = w.partition("=")
-        if not sep or key not in ("batch", "ca", "cosigners", "held", "retry", "encoding"):
-            raise ValueError(
-                f"bad word {w!r} in {spec!r}; allowed: batch=, ca=, cosigners=, held=, retry=, "
-                "encoding="
-            )
-        fields[key] = value
-    if kind == X509:
-        if fields:
-            raise ValueError(f"{spec!r}: an X.509 chain takes no MTC parameters")
-        return Certificate(X509)
-    if "batch" not in fields or not fields["batch"].isdigit():
-        raise ValueError(f"{spec!r}: batch=<entries> is required")
-    encoding = fields.get("encoding", PLANTS_07)
-    if encoding not in ENCODINGS:
-        raise ValueError(f"{spec!r}: encoding {encoding!r}; allowed: {', '.join(ENCODINGS)}")
-    return Certificate(
-        kind,
-        int(fields["batch"]),
-        fields.get("ca", DEFAULT_CA if kind == STANDALONE else None),
-        tuple(a for a in fields.get("cosigners", "").split(",") if a),
-        fields.get("held", "yes") != "no",
-        fields.get("retry", "no") == "yes",
-        encoding,
-    )
-
-
-# The id word of the early experiments' encoding (-07's, the default, has none).
-_EXPERIMENTAL_WORD = "exp"
-
-
-def token(spec: str, alg_token: Callable[[str], str]) -> str:
-    """A scenario id's part: `mtcl<batch>[_nolm[_retry]][_exp]`,
-    `mtcs<batch>_<ca>[_<cosigner>...][_exp]`."""
-    c = parse(spec)
-    exp = f"_{_EXPERIMENTAL_WORD}" if c.encoding == EXPERIMENTAL else ""
-    if c.kind == LANDMARK:
-        return f"mtcl{c.batch}" + ("" if c.held else "_nolm") + ("_retry" if c.retry else "") + exp
-    algs = (alg_token(a) for a in (c.ca or DEFAULT_CA, *c.cosigners))
-    return "_".join([f"mtcs{c.batch}", *algs]) + exp
-
-
-def untoken(part: str, algorithms: Mapping[str, str]) -> Any:
-    """The canonical string an id part stands for, or None if the part is not one."""
-    words = part.split("_")
-    encoding = PLANTS_07
-    if len(words) > 1 and words[-1] == _EXPERIMENTAL_WORD:
-        words, encoding = words[:-1], EXPERIMENTAL
-    head = words[0]
-    kind = next((k for k, t in _TOKEN.items() if head.startswith(t)), None)
-    if kind is None or not head[4:].isdigit():
-        return None
-    batch = int(head[4:])
-    if kind == LANDMARK:
-        if words[1:] not in ([], ["nolm"], ["nolm", "retry"]):
-            return None
-        held, retry = not words[1:], "retry" in words
-        return Certificate(LANDMARK, batch, held=held, retry=retry, encoding=encoding).spec
-    if len(words) < 2 or any(w not in algorithms for w in words[1:]):
-        return None
-    algs = [algorithms[w] for w in words[1:]]
-    return Certificate(STANDALONE, batch, algs[0], tuple(algs[1:]), encoding=encoding).spec
-
-
-def store(spec: str) -> tuple[str, str, str, str, str]:
-    """The store's columns: certificate (kind), mtc_batch ('0' for X.509), mtc_signers
-    (the algorithms whose subtree signatures the certificate sent carries, CA first,
-    comma-separated: 'none' for X.509 and a landmark-relative certificate),
-    mtc_landmark_held ('yes', 'no'; 'n/a' unless landmark), mtc_encoding ('plants-07',
-    'experimental'; 'n/a' for X.509)."""
-    c = parse(spec)
-    signers = c.signers
-    held = (
-        ("yes" if c.held else ("no, retry" if c.retry else "no")) if c.kind == LANDMARK else "n/a"
-    )
-    encoding = c.encoding if c.is_mtc else "n/a"
-    return c.kind, str(c.batch), ",".join(signers) or "none", held, encoding
 
 
 def from_columns(row: Mapping[str, Any]) -> Certificate:
@@ -300,28 +74,6 @@ def encoding_before_column(row: Mapping[str, Any]) -> str:
     """The mtc_encoding of a scenario stored before the column existed: the early
     experiments' for an MTC (the only encoding chainlab wrote then), 'n/a' for X.509."""
     return "n/a" if row.get("certificate", X509) == X509 else ENCODING_BEFORE_COLUMN
-
-
-def describe(kind: str, batch: str, signers: str, held: str, encoding: str = "n/a") -> str:
-    """How a report names the value where the axis varies."""
-    if kind == X509:
-        return "X.509"
-    what = f"{kind} 2^{int(batch).bit_length() - 1}" if _power_of_two(batch) else f"{kind} {batch}"
-    if encoding == EXPERIMENTAL:
-        what += " (experimental OIDs)"
-    if kind == STANDALONE:
-        return f"{what} signed {signers}"
-    if held == "yes":
-        return what
-    return what + (" (landmark not held, retried)" if "retry" in held else " (landmark not held)")
-
-
-def _power_of_two(batch: str) -> bool:
-    n = int(batch)
-    return n > 0 and n & (n - 1) == 0
-
-
-# -- the axis: how a campaign file gives a value, its rules, what the engines get --------
 
 
 def read(v: AxisReader, item: Any, at: str) -> str | None:

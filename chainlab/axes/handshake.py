@@ -14,11 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from chainlab.axes.algorithms import DEFAULT_SERVED_CHAIN, resumption_ratio
-from chainlab.axes.axis import ScenarioLike
-from chainlab.axes.certificate import X509, Certificate, parse
+from chainlab.axes.credential import X509, Certificate, parse
 from chainlab.axes.stack import DEFAULT_STACK
 from chainlab.axes.stack import label as stack_label
 
@@ -90,6 +89,21 @@ class Handshake:
         if self.credential.is_mtc:
             return (*self.credential.signers, *self.hierarchy[-1:])
         return self.hierarchy
+
+
+class ScenarioLike(Protocol):
+    """What an axis's engine flags read of a scenario (chainlab.campaign.model.Scenario)."""
+
+    @property
+    def scenario_id(self) -> str: ...
+
+    @property
+    def handshake(self) -> Handshake: ...
+
+    @property
+    def depth(self) -> int: ...
+
+    def value(self, key: str) -> Any: ...
 
 
 def view(s: ScenarioLike | Handshake) -> Handshake:

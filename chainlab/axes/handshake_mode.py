@@ -18,8 +18,8 @@ from chainlab.axes.axis import (
     NOT_MINE,
     Axis,
     AxisReader,
-    ScenarioLike,
 )
+from chainlab.axes.handshake import ScenarioLike
 from chainlab.schema import fmt
 
 DEFAULT_HANDSHAKE_MODE = "full"

@@ -17,9 +17,8 @@ from chainlab.axes.axis import (
     NOT_MINE,
     Axis,
     AxisReader,
-    ScenarioLike,
 )
-from chainlab.axes.handshake import Handshake
+from chainlab.axes.handshake import Handshake, ScenarioLike
 
 SERVED_TOKENS = SERVED_TOKENS = {
     "leaf": "served_leaf",

@@ -17,17 +17,16 @@ it trusts. With X.509 only the ClientHello changes: the server's chain carries n
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from chainlab.axes.handshake import Handshake
-
 import re
 from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
-from chainlab.axes.axis import NOT_MINE, Axis, AxisReader, ScenarioLike
+from chainlab.axes.axis import NOT_MINE, Axis, AxisReader
 from chainlab.axes.stack import need
 from chainlab.schema import fmt
+
+if TYPE_CHECKING:
+    from chainlab.axes.handshake import Handshake, ScenarioLike
 
 STAND_IN = "sni"
 # The most IDs a campaign may request: 1,000 filler IDs of 6 or 7 bytes each stay well

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from chainlab.campaign.loader import Validator
+    from chainlab.campaign.tables import TableReaders
 
 import os
 from dataclasses import replace
@@ -22,7 +22,7 @@ from chainlab.campaign.matrix import matches
 from chainlab.campaign.model import LoadPlan, cpu_list
 
 
-def read(v: Validator, value: Any) -> LoadPlan | None:
+def read(v: TableReaders, value: Any) -> LoadPlan | None:
     """[load]: the offered loads and how to run them; rules between keys and the
     machine's cores here; the steps' lengths against each scenario's expected capacity are
     the cost model's to check (chainlab.model.load_steps)."""
@@ -65,7 +65,7 @@ def read(v: Validator, value: Any) -> LoadPlan | None:
     return LoadPlan(**values)
 
 
-def read_overrides(v: Validator, value: Any) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+def read_overrides(v: TableReaders, value: Any) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """[[load.override]]: `where` a scenario matches, and the step plan it gets instead
     (e.g. longer steps for a scenario that handles a handshake a second)."""
     fields = {
@@ -82,7 +82,7 @@ def read_overrides(v: Validator, value: Any) -> list[tuple[dict[str, Any], dict[
 
 
 def for_scenario(
-    v: Validator, load: LoadPlan | None, parts: dict[str, Any], sid: str
+    v: TableReaders, load: LoadPlan | None, parts: dict[str, Any], sid: str
 ) -> LoadPlan | None:
     """The scenario's plan: [load] with the overrides it matches applied in order."""
     if load is None:

@@ -25,7 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from chainlab import axes, engine
-from chainlab.axes import stack as stacks
+from chainlab.axes import stack_check
 from chainlab.axes.algorithms import ALGORITHM_NAMES
 from chainlab.campaign import load_plan, measure_plan
 from chainlab.campaign.clients import ClientReaders
@@ -241,7 +241,7 @@ class Validator(MatrixReaders, ClientReaders):
         found failing at run time (chainlab.axes.stack, docs/stacks.md); so is what
         [load]'s generator_stack cannot do of the scenario's client side."""
         needs = axes.needs_of(h)
-        for problem in stacks.problems(h, load is not None, needs):
+        for problem in stack_check.problems(h, load is not None, needs):
             if self.interop and problem.on_the_wire:
                 self.notes.append(
                     f"scenario {sid}: {problem.text}: an interop cell, expected to fail by category"
@@ -253,7 +253,7 @@ class Validator(MatrixReaders, ClientReaders):
         gen = load.generator_stack if load is not None else None
         if gen is not None and gen != h.stacks[0]:
             as_client = replace(h, stacks=(gen, h.stacks[1]))
-            for problem in stacks.problems(as_client, True, needs):
+            for problem in stack_check.problems(as_client, True, needs):
                 if problem.text.startswith("client "):
                     self.bad(
                         "load.generator_stack",

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from chainlab.axes.handshake import Handshake
-    from chainlab.campaign.loader import Validator
     from chainlab.campaign.model import Scenario
+    from chainlab.campaign.tables import TableReaders
 
 import shutil
 from dataclasses import replace
@@ -46,7 +46,7 @@ CALLGRIND_HANDSHAKE_FLOOR_S = 0.15
 CALLGRIND_START_S = 3.0
 
 
-def read(v: Validator, value: Any) -> MeasurePlan:
+def read(v: TableReaders, value: Any) -> MeasurePlan:
     """[measure], and its overrides into `v.measure_overrides`."""
     v.measure_overrides = []
     if value is None:
@@ -66,7 +66,7 @@ def read(v: Validator, value: Any) -> MeasurePlan:
 
 
 def for_scenario(
-    v: Validator, plan: MeasurePlan, parts: dict[str, Any], h: Handshake, sid: str
+    v: TableReaders, plan: MeasurePlan, parts: dict[str, Any], h: Handshake, sid: str
 ) -> MeasurePlan | None:
     """The scenario's plan with the overrides it matches applied in order (None: no
     instruction counting); a scenario the counted span cannot cover is refused."""

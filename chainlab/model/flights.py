@@ -11,7 +11,7 @@ import math
 from dataclasses import replace
 
 from chainlab.axes import algorithm_sizes
-from chainlab.axes import certificate as certificates
+from chainlab.axes import credential as certificates
 from chainlab.axes.algorithm_sizes import KEY_SIG_BYTES
 from chainlab.axes.handshake import Handshake, view
 from chainlab.campaign.model import Scenario

@@ -29,7 +29,7 @@ from pathlib import Path
 import pandas as pd
 
 from chainlab import engine, stats
-from chainlab.axes import certificate as certificates
+from chainlab.axes import credential as certificates
 from chainlab.axes.algorithms import (
     ALGORITHM_NAMES,
     CERT_COMPRESSIONS,

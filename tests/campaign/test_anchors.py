@@ -6,7 +6,8 @@ import textwrap
 
 import pytest
 
-from chainlab.axes import certificate as certificates
+from chainlab.axes import certificate as certificate_axis
+from chainlab.axes import credential as certificates
 from chainlab.axes import trust_anchors as anchors
 from chainlab.campaign import CampaignError, ids, load
 from chainlab.runner import engine_args
@@ -36,7 +37,7 @@ def load_text(tmp_path, text):
 
 def flags(s):
     """(server flags, client flags) the axes give a scenario."""
-    server = [f for a in (certificates.CERTIFICATE, anchors.TRUST_ANCHORS)
+    server = [f for a in (certificate_axis.CERTIFICATE, anchors.TRUST_ANCHORS)
               for f in a.server_flags(s.value(a.key), s, None)]  # fmt: skip
     client = engine_args.client_extras(s, [], None, 0)
     return server, client

@@ -1,8 +1,9 @@
 """Axes are plugins: each axis's key (and its other [matrix.*] keys and store columns) is
 named in the plumbing layers (chainlab/axes, chainlab/campaign, chainlab/model,
-chainlab/runner, chainlab/store) only by the registry (axes/__init__.py, axes/axis.py) and the module
-that declares the axis. Everything else asks the axis's callables, or the scenario's handshake
-(chainlab.axes.handshake) its values make (ARCHITECTURE.md, "A campaign axis").
+chainlab/runner, chainlab/store) only by the registry (axes/__init__.py, axes/axis.py) and
+the module that declares the axis. Everything else asks the axis's callables, or the
+scenario's handshake (chainlab.axes.handshake) its values make (ARCHITECTURE.md, "A campaign
+axis").
 Analyses and report sections that study an axis name it freely.
 
 A name counts where code uses it: a string literal (not a docstring), an attribute

@@ -6,7 +6,8 @@ import textwrap
 import pytest
 
 from chainlab import engine
-from chainlab.axes import certificate as certificates
+from chainlab.axes import certificate as certificate_axis
+from chainlab.axes import credential as certificates
 from chainlab.campaign import CampaignError, ids, load
 
 HEAD = """
@@ -182,7 +183,7 @@ def test_the_retry_is_a_landmark_certificate_the_client_lacks(tmp_path):
     # retry; the client holds no landmark and retries.
     assert cert.engine_chain == "mtc-landmark" and cert.server_flags() == ["--mtc-retry-standalone"]
     # The stand-in's retry (no trust_anchors extension): asked for in the SNI.
-    assert certificates.CERTIFICATE.client_flags(cert.spec, s, None, 0) == ["--mtc-retry"]
+    assert certificate_axis.CERTIFICATE.client_flags(cert.spec, s, None, 0) == ["--mtc-retry"]
     assert "--mtc-landmarks" not in cert.client_flags(tmp_path)
     assert ids.decode(s.scenario_id, {"ml": "ML-DSA-44"}, {"loopback"})["certificate"] == cert.spec
     assert certificates.store(cert.spec)[3] == "no, retry"

@@ -197,9 +197,9 @@ def test_a_power_of_two_batch_gives_the_drafts_proof_length(tmp_path, engine_bin
 @pytest.mark.parametrize("encoding", ["plants-07", "experimental"])
 @pytest.mark.parametrize("leaf", ["ML-DSA-44", "ML-DSA-65", "ECDSA-P256"])
 def test_the_size_estimate_is_the_issued_certificates(tmp_path, engine_bin, leaf, encoding):
-    """`validate`'s estimate of an MTC's bytes (chainlab.axes.certificate.der_bytes)
+    """`validate`'s estimate of an MTC's bytes (chainlab.axes.credential.der_bytes)
     against what `pki` issues, within the slack of a subject name's length."""
-    from chainlab.axes import certificate as c
+    from chainlab.axes import credential as c
     from chainlab.axes.algorithm_sizes import KEY_SIG_BYTES
 
     out = tmp_path / "pki"

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from chainlab.analysis.analyze import analyze
-from chainlab.axes import certificate as certificates
+from chainlab.axes import credential as certificates
 from chainlab.campaign import load
 from chainlab.report import build_report
 from chainlab.runner.campaign import RunOptions, run
