@@ -216,6 +216,50 @@ pub fn loads_its_own_event_driven_server(stack: &str) {
     }
 }
 
+/// A stack's client certificates across stacks: its server and the OpenSSL 3.5 engine's, each
+/// way and on itself, with an ML-DSA-44 client hierarchy over an ML-DSA-65 server's: sent,
+/// checked and recorded by the server; refused by a server that trusts another client CA,
+/// which both sides record as `client_cert_rejected`.
+pub fn client_certificates_across(stack: &str) {
+    let dir = TempDir::new(&format!("{stack}-mtls"));
+    let pki = pki(&dir, "ML-DSA-65,ML-DSA-65");
+    let client_pki = pki_with(&dir, "ML-DSA-44,ML-DSA-44", &["--purpose", "client"]);
+    let other_ca = pki_with(&dir, "ECDSA-P256,ECDSA-P256", &["--purpose", "client"]);
+    let ca = pki.join("ca.pem");
+    let cert = ["--cert-pki", client_pki.to_str().expect("UTF-8 path")];
+    for (server, client_stack) in [
+        (stack, stack),
+        (stack, "openssl-3.5"),
+        ("openssl-3.5", stack),
+    ] {
+        let label = format!("{client_stack} -> {server}");
+        for (anchors, accepted) in [
+            (client_pki.join("ca.pem"), true),
+            (other_ca.join("ca.pem"), false),
+        ] {
+            let srv = Server::start(
+                server,
+                &pki,
+                "X25519MLKEM768",
+                &["--client-ca", anchors.to_str().expect("UTF-8 path")],
+            );
+            let clients = handshakes(client_stack, &srv, &ca, "X25519MLKEM768", &cert);
+            let servers = srv.stop();
+            if accepted {
+                same_connections(&label, &clients, &servers);
+                assert_eq!(
+                    servers[0]["peer_chain"][0]["key_alg"], "ML-DSA-44",
+                    "{label}"
+                );
+            } else {
+                for r in clients.iter().chain(&servers) {
+                    assert_eq!(r["error_category"], "client_cert_rejected", "{label}: {r}");
+                }
+            }
+        }
+    }
+}
+
 /// A stack's generator (`load`, with `load_extra`) offers 50 attempts in a second (and one
 /// warm-up, at most 8 in flight) to its own event-model server (with `server_extra`) over
 /// an ML-DSA-65 hierarchy; every attempt is started and recorded by both sides. Returns the

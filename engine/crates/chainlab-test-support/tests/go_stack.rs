@@ -8,7 +8,7 @@
 
 use std::process::Command;
 
-use chainlab_test_support::stacks::{self as common, binary, handshakes, pki, pki_with, Server};
+use chainlab_test_support::stacks::{self as common, binary, handshakes, pki, Server};
 use chainlab_test_support::TempDir;
 use serde_json::Value;
 
@@ -119,41 +119,7 @@ fn go_resumes_with_every_stacks_tickets_and_serves_its_own() {
 
 #[test]
 fn client_certificates_are_sent_checked_and_refused_across_stacks() {
-    let dir = TempDir::new("go-mtls");
-    let pki = pki(&dir, MLDSA);
-    let client_pki = pki_with(&dir, "ML-DSA-44,ML-DSA-44", &["--purpose", "client"]);
-    let other_ca = pki_with(&dir, "ECDSA-P256,ECDSA-P256", &["--purpose", "client"]);
-    let ca = pki.join("ca.pem");
-    let cert = ["--cert-pki", client_pki.to_str().unwrap()];
-    for (server, client_stack) in [(GO, GO), (GO, "openssl-3.5"), ("openssl-3.5", GO)] {
-        let label = format!("{client_stack} -> {server}");
-        let anchors = client_pki.join("ca.pem");
-        let srv = Server::start(
-            server,
-            &pki,
-            HYBRID,
-            &["--client-ca", anchors.to_str().unwrap()],
-        );
-        let clients = handshakes(client_stack, &srv, &ca, HYBRID, &cert);
-        let servers = srv.stop();
-        same_connections(&label, &clients, &servers);
-        assert_eq!(
-            servers[0]["peer_chain"][0]["key_alg"], "ML-DSA-44",
-            "{label}"
-        );
-        let wrong = other_ca.join("ca.pem");
-        let srv = Server::start(
-            server,
-            &pki,
-            HYBRID,
-            &["--client-ca", wrong.to_str().unwrap()],
-        );
-        let clients = handshakes(client_stack, &srv, &ca, HYBRID, &cert);
-        let servers = srv.stop();
-        for r in clients.iter().chain(&servers) {
-            assert_eq!(r["error_category"], "client_cert_rejected", "{label}: {r}");
-        }
-    }
+    common::client_certificates_across(GO);
 }
 
 #[test]
