@@ -216,6 +216,70 @@ pub fn loads_its_own_event_driven_server(stack: &str) {
     }
 }
 
+/// `stack` and each of `others`, as server and as client of each other, over a hierarchy of
+/// an ML-DSA-65 root, an ML-DSA-44 intermediate and an ECDSA-P256 leaf: each handshake takes
+/// the hybrid group and the leaf's scheme, both sides record the same connections, and every
+/// client observed the same two certificates, field by field.
+pub fn same_chain_both_ways(stack: &str, others: &[&str]) {
+    let dir = TempDir::new(&format!("{stack}-chains"));
+    let pki = pki(&dir, "ML-DSA-65,ML-DSA-44,ECDSA-P256");
+    let ca = pki.join("ca.pem");
+    let mut chains = Vec::new();
+    for other in others {
+        for (server, client_stack) in [(stack, *other), (*other, stack)] {
+            let srv = Server::start(server, &pki, "X25519MLKEM768", &[]);
+            let clients = handshakes(client_stack, &srv, &ca, "X25519MLKEM768", &[]);
+            let servers = srv.stop();
+            let label = format!("{client_stack} -> {server}");
+            same_connections(&label, &clients, &servers);
+            for r in clients.iter().chain(&servers) {
+                assert_eq!(r["group"], "X25519MLKEM768", "{label}: {r}");
+                assert_eq!(r["sigalg"], "ecdsa_secp256r1_sha256", "{label}: {r}");
+            }
+            chains.push(clients[0]["peer_chain"].clone());
+        }
+    }
+    for chain in &chains[1..] {
+        assert_eq!(chain, &chains[0]);
+    }
+    assert_eq!(chains[0].as_array().map(Vec::len), Some(2));
+    assert_eq!(chains[0][1]["key_alg"], "ML-DSA-44");
+    assert_eq!(chains[0][1]["sig_alg"], "ML-DSA-65");
+}
+
+/// Each (server stack, client stack) of `pairs` resumes with the server's tickets over an
+/// ML-DSA-65 hierarchy: a full handshake, then two resumed ones without a CertificateVerify
+/// or a chain, and each connection's bytes the other side's.
+pub fn resumes_across(pairs: &[(&str, &str)]) {
+    let dir = TempDir::new("resume");
+    let pki = pki(&dir, "ML-DSA-65,ML-DSA-65");
+    let ca = pki.join("ca.pem");
+    for (server, client_stack) in pairs {
+        let label = format!("{client_stack} -> {server}");
+        let srv = Server::start(server, &pki, "X25519MLKEM768", &["--tickets", "1"]);
+        let clients = handshakes(client_stack, &srv, &ca, "X25519MLKEM768", &["--resume"]);
+        let servers = srv.stop();
+        // The server's handshake span holds the ticket it sends after its flight, the
+        // client's ends before reading it: the connections' bytes are each other's.
+        for (c, s) in clients.iter().zip(&servers) {
+            assert_eq!(c["outcome"], "ok", "{label}: {c}");
+            assert_eq!(c["conn_id"], s["conn_id"], "{label}");
+            assert_eq!(c["conn_bytes_read"], s["conn_bytes_written"], "{label}");
+            assert_eq!(c["conn_bytes_written"], s["conn_bytes_read"], "{label}");
+        }
+        for records in [&clients, &servers] {
+            let resumed: Vec<_> = records.iter().map(|r| r["resumed"].clone()).collect();
+            assert_eq!(resumed, [false, true, true], "{label}");
+            assert!(records[1]["sigalg"].is_null(), "{label}: {}", records[1]);
+        }
+        assert!(clients[1]["peer_chain"].is_null(), "{label}");
+        assert!(
+            clients[1]["bytes_read"].as_u64() < clients[0]["bytes_read"].as_u64(),
+            "{label}: a resumed handshake carries no chain"
+        );
+    }
+}
+
 /// A stack's client certificates across stacks: its server and the OpenSSL 3.5 engine's, each
 /// way and on itself, with an ML-DSA-44 client hierarchy over an ML-DSA-65 server's: sent,
 /// checked and recorded by the server; refused by a server that trusts another client CA,

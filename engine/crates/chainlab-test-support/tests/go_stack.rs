@@ -53,37 +53,12 @@ fn go_handshakes_with_itself_over_every_post_quantum_group() {
 
 #[test]
 fn go_and_every_stack_handshake_both_ways_and_observe_the_same_chain() {
-    let dir = TempDir::new("go-chains");
-    let pki = pki(&dir, "ML-DSA-65,ML-DSA-44,ECDSA-P256");
-    let ca = pki.join("ca.pem");
-    let mut chains = Vec::new();
-    for other in OTHERS {
-        for (server, client_stack) in [(GO, other), (other, GO)] {
-            let srv = Server::start(server, &pki, HYBRID, &[]);
-            let clients = handshakes(client_stack, &srv, &ca, HYBRID, &[]);
-            let servers = srv.stop();
-            let label = format!("{client_stack} -> {server}");
-            same_connections(&label, &clients, &servers);
-            for r in clients.iter().chain(&servers) {
-                assert_eq!(r["group"], HYBRID, "{label}: {r}");
-                assert_eq!(r["sigalg"], "ecdsa_secp256r1_sha256", "{label}: {r}");
-            }
-            chains.push(clients[0]["peer_chain"].clone());
-        }
-    }
-    for chain in &chains[1..] {
-        assert_eq!(chain, &chains[0]);
-    }
-    assert_eq!(chains[0][1]["key_alg"], "ML-DSA-44");
-    assert_eq!(chains[0][1]["sig_alg"], "ML-DSA-65");
+    common::same_chain_both_ways(GO, &OTHERS);
 }
 
 #[test]
 fn go_resumes_with_every_stacks_tickets_and_serves_its_own() {
-    let dir = TempDir::new("go-resume");
-    let pki = pki(&dir, MLDSA);
-    let ca = pki.join("ca.pem");
-    for (server, client_stack) in [
+    common::resumes_across(&[
         (GO, GO),
         ("openssl-3.5", GO),
         ("rustls", GO),
@@ -91,30 +66,7 @@ fn go_resumes_with_every_stacks_tickets_and_serves_its_own() {
         (GO, "openssl-3.5"),
         (GO, "rustls"),
         (GO, "boringssl"),
-    ] {
-        let label = format!("{client_stack} -> {server}");
-        let srv = Server::start(server, &pki, HYBRID, &["--tickets", "1"]);
-        let clients = handshakes(client_stack, &srv, &ca, HYBRID, &["--resume"]);
-        let servers = srv.stop();
-        // The server's handshake span holds the ticket it sends after its flight, the
-        // client's ends before reading it: the connections' bytes are each other's.
-        for (c, s) in clients.iter().zip(&servers) {
-            assert_eq!(c["outcome"], "ok", "{label}: {c}");
-            assert_eq!(c["conn_id"], s["conn_id"], "{label}");
-            assert_eq!(c["conn_bytes_read"], s["conn_bytes_written"], "{label}");
-            assert_eq!(c["conn_bytes_written"], s["conn_bytes_read"], "{label}");
-        }
-        for records in [&clients, &servers] {
-            let resumed: Vec<_> = records.iter().map(|r| r["resumed"].clone()).collect();
-            assert_eq!(resumed, [false, true, true], "{label}");
-            assert!(records[1]["sigalg"].is_null(), "{label}: {}", records[1]);
-        }
-        assert!(clients[1]["peer_chain"].is_null(), "{label}");
-        assert!(
-            clients[1]["bytes_read"].as_u64() < clients[0]["bytes_read"].as_u64(),
-            "{label}: a resumed handshake carries no chain"
-        );
-    }
+    ]);
 }
 
 #[test]
