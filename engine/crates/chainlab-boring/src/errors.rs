@@ -60,24 +60,11 @@ pub fn handshake_failure(
         return socket_failure(kind, &err.to_string());
     }
     if let Some(stack) = err.ssl_error() {
-        let ssl_errors: Vec<_> = stack
-            .errors()
-            .iter()
-            .filter(|e| e.library_code() == LIB_SSL)
-            .collect();
-        for e in &ssl_errors {
-            if let Some(failure) = reason_failure(e.reason_code(), ssl, side) {
-                return failure;
-            }
-        }
-        if let Some(e) = ssl_errors.first() {
-            return Failure::new(
-                ErrorCategory::TlsError,
-                e.reason().unwrap_or("unknown TLS error"),
-            );
-        }
-        if let Some(e) = stack.errors().first() {
-            return Failure::new(ErrorCategory::TlsError, e.to_string());
+        let found = chainlab_record::libssl_stack_failure!(stack, LIB_SSL, |code| {
+            reason_failure(code, ssl, side)
+        });
+        if let Some(failure) = found {
+            return failure;
         }
     }
     if err.code() == ErrorCode::SYSCALL {

@@ -126,6 +126,44 @@ pub fn socket_failure(kind: io::ErrorKind, detail: &str) -> Failure {
     }
 }
 
+/// A libssl error stack's failure, over the rust-openssl family's `ErrorStack` (openssl's
+/// and boring's, one fork apart): the first entry of the SSL library (`$lib_ssl`) whose
+/// reason code `$by_reason` classifies (`|code| -> Option<Failure>`), else the first SSL
+/// entry as a TLS error, else the first entry of any library; `None` for an empty stack.
+#[macro_export]
+macro_rules! libssl_stack_failure {
+    ($stack:expr, $lib_ssl:expr, |$code:ident| $by_reason:expr) => {{
+        let stack = $stack;
+        let ssl_errors: Vec<_> = stack
+            .errors()
+            .iter()
+            .filter(|e| e.library_code() == $lib_ssl)
+            .collect();
+        ssl_errors
+            .iter()
+            .find_map(|e| {
+                let $code = e.reason_code();
+                $by_reason
+            })
+            .or_else(|| {
+                ssl_errors.first().map(|e| {
+                    $crate::failure::Failure::new(
+                        $crate::record::ErrorCategory::TlsError,
+                        e.reason().unwrap_or("unknown TLS error"),
+                    )
+                })
+            })
+            .or_else(|| {
+                stack.errors().first().map(|e| {
+                    $crate::failure::Failure::new(
+                        $crate::record::ErrorCategory::TlsError,
+                        e.to_string(),
+                    )
+                })
+            })
+    }};
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -196,24 +196,11 @@ fn classify(
         return socket_failure(kind, fallback);
     }
     if let Some(stack) = stack {
-        let ssl_errors: Vec<_> = stack
-            .errors()
-            .iter()
-            .filter(|e| e.library_code() == ossl::ERR_LIB_SSL)
-            .collect();
-        for e in &ssl_errors {
-            if let Some(failure) = reason_failure(e.reason_code(), ssl, side) {
-                return failure;
-            }
-        }
-        if let Some(e) = ssl_errors.first() {
-            return Failure::new(
-                ErrorCategory::TlsError,
-                e.reason().unwrap_or("unknown TLS error"),
-            );
-        }
-        if let Some(e) = stack.errors().first() {
-            return Failure::new(ErrorCategory::TlsError, e.to_string());
+        let found = chainlab_record::libssl_stack_failure!(stack, ossl::ERR_LIB_SSL, |code| {
+            reason_failure(code, ssl, side)
+        });
+        if let Some(failure) = found {
+            return failure;
         }
     }
     if code == ErrorCode::SYSCALL {
