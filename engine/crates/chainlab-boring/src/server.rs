@@ -96,35 +96,7 @@ struct BoringConn {
 }
 
 impl Conn for BoringConn {
-    fn advance(&mut self) -> Step {
-        // What an earlier step's socket said is no cause of what this step meets.
-        self.tls.get_mut().clear_last_error();
-        match self.life.phase() {
-            Phase::Handshake => match self.accept() {
-                Ok(()) => self.life.handshaken(self.tls.get_ref().counts()),
-                Err(e) if e.code() == ErrorCode::WANT_READ => Step::Read,
-                Err(e) if e.code() == ErrorCode::WANT_WRITE => Step::Write,
-                Err(e) => {
-                    let side = Side::Server {
-                        client_auth: self.client_auth,
-                    };
-                    let last = self.tls.get_ref().last_error();
-                    let failure = errors::handshake_failure(&e, self.tls.ssl(), last, side);
-                    self.life.fail(failure)
-                }
-            },
-            Phase::Closing => self.close(),
-            Phase::Done => Step::Closed,
-        }
-    }
-
-    fn interrupt(&mut self, failure: Failure) {
-        self.life.interrupt(failure);
-    }
-
-    fn socket(&self) -> &std::net::TcpStream {
-        self.tls.get_ref().tcp()
-    }
+    chainlab_record::libssl_server_steps!(|c| c.accept());
 
     fn finish(self) -> anyhow::Result<ServerObserved> {
         let ssl = self.tls.ssl();

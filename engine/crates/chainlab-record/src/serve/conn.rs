@@ -42,3 +42,46 @@ pub trait Conn {
     /// What the connection observed; the socket is closed when this returns.
     fn finish(self) -> anyhow::Result<ServerObserved>;
 }
+
+/// The `advance`, `interrupt` and `socket` of a libssl stack's `Conn` (OpenSSL's, BoringSSL's:
+/// the rust-openssl family, one fork apart), inside its `impl Conn`: the connection has a
+/// `tls` stream over a `CountingStream`, a `life` (`Lifecycle`), a `client_auth` flag and a
+/// `close()`; `|$conn| $accept` takes one handshake step (`|c| c.tls.accept()`). The caller's
+/// `ErrorCode`, `Side`, `Step`, `Phase` and `errors::handshake_failure` are the stack's.
+#[macro_export]
+macro_rules! libssl_server_steps {
+    (|$conn:ident| $accept:expr) => {
+        fn advance(&mut self) -> Step {
+            // What an earlier step's socket said is no cause of what this step meets.
+            self.tls.get_mut().clear_last_error();
+            match self.life.phase() {
+                Phase::Handshake => {
+                    let $conn = &mut *self;
+                    match $accept {
+                        Ok(()) => self.life.handshaken(self.tls.get_ref().counts()),
+                        Err(e) if e.code() == ErrorCode::WANT_READ => Step::Read,
+                        Err(e) if e.code() == ErrorCode::WANT_WRITE => Step::Write,
+                        Err(e) => {
+                            let side = Side::Server {
+                                client_auth: self.client_auth,
+                            };
+                            let last = self.tls.get_ref().last_error();
+                            let failure = errors::handshake_failure(&e, self.tls.ssl(), last, side);
+                            self.life.fail(failure)
+                        }
+                    }
+                }
+                Phase::Closing => self.close(),
+                Phase::Done => Step::Closed,
+            }
+        }
+
+        fn interrupt(&mut self, failure: Failure) {
+            self.life.interrupt(failure);
+        }
+
+        fn socket(&self) -> &std::net::TcpStream {
+            self.tls.get_ref().tcp()
+        }
+    };
+}
