@@ -338,11 +338,8 @@ def test_a_peer_reference_runs_the_server_stack_against_the_other_client(
 
 
 def test_full_references_are_taken_again_over_quic_and_give_its_overhead(
-    engine_bin, pki_cache, tmp_path, monkeypatch, serial
+    engine_bin, pki_cache, tmp_path, monkeypatch
 ):
-    """Serial: OpenSSL's QUIC server leaves a handshake's CPU null where the next client's
-    first datagram arrived before it was done, which a host shared with other tests makes
-    common (64 of 600 in one parallel run, against 0-4 alone)."""
     monkeypatch.setenv("CHAINLAB_PRIMITIVES_CACHE", str(tmp_path / "cache"))
     plan = PrimitivesPlan(target_rel_halfwidth=0.5, time_cap_s=0.05)
     quic = [("openssl-3.5", "quic")]
