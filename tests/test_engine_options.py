@@ -20,7 +20,7 @@ VALUES = {
     "trust-anchors-filler": "2", "mtc-cosigners-required": "1", "resume-ratio": "0.5",
     "resume-seed": "3", "population": "a=1/X25519/mldsa44", "population-seed": "2",
     "count": "2", "duration-ms": "100", "random-seed": "5", "transport": "quic",
-    "workers": "2", "chain": "leaf", "chain-order": "server",
+    "workers": "2", "chain": "leaf", "chain-order": "server", "mtc-landmark-lag": "1",
 }  # fmt: skip
 # What each subcommand needs on its command line besides the options under test.
 BASE = {

@@ -190,12 +190,13 @@ func (c *clientArgs) define(fs *flag.FlagSet) *bool {
 
 var clientRefusals = map[string]string{
 	"untrusted": "untrusted_intermediates", "mtc-trust": "mtc", "mtc-cosigners-required": "mtc",
-	"trust-anchors": "trust_anchors", "trust-anchors-filler": "trust_anchors",
+	"mtc-landmark-lag": "mtc",
+	"trust-anchors":    "trust_anchors", "trust-anchors-filler": "trust_anchors",
 	"client-profile": "client_profile",
 }
 var clientFlagRefusals = map[string]string{
 	"partial-chain": "partial_chain", "mtc-landmarks": "mtc", "mtc-retry": "mtc",
-	"trust-anchor-retry": "trust_anchors",
+	"trust-anchor-retry": "trust_anchors", "trust-anchors-own": "trust_anchors",
 }
 
 func (c *clientArgs) check(noInstrument bool) error {
@@ -433,6 +434,9 @@ var optionRules = []optionRule{
 	{clientSubcommands, "mtc-trust", "conflicts", "untrusted", ""},
 	{clientSubcommands, "mtc-trust", "conflicts", "partial-chain", ""},
 	{clientSubcommands, "mtc-landmarks", "needs", "mtc-trust", ""},
+	{clientSubcommands, "mtc-landmark-lag", "needs", "mtc-landmarks", ""},
+	{clientSubcommands, "trust-anchors-own", "needs", "mtc-trust", ""},
+	{clientSubcommands, "trust-anchors-own", "needs", "trust-anchors", ""},
 	{clientSubcommands, "mtc-cosigners-required", "needs", "mtc-trust", ""},
 	{clientSubcommands, "mtc-retry", "needs", "mtc-trust", ""},
 	{clientSubcommands, "trust-anchors", "conflicts", "untrusted", ""},

@@ -104,21 +104,22 @@ pub fn server(args: &ServeArgs) -> anyhow::Result<ServerContext> {
             bail!("--trust-anchor-ids: without certificate compression only");
         }
         // Tried in order: the credentials a client asks for by ID, then the default.
-        for (policy, id) in chainlab_record::anchors::server_ids(&args.pki)? {
-            let (cred, _, _) = credential(&args.pki, policy, "--pki")?;
+        for offer in chainlab_record::anchors::server_ids(&args.pki)? {
+            let (cred, _, _) = credential(&args.pki, offer.chain, &offer.file, "--pki")?;
             // SAFETY: a credential we own.
-            unsafe { crate::anchors::offer_under(cred.0, &id)? };
+            unsafe { crate::anchors::offer_under(cred.0, &offer.id)? };
             add_credential(&mut builder, &cred)?;
         }
     }
-    let (first, served_chain, chain_der) = credential(&args.pki, args.chain, "--pki")?;
+    let (first, served_chain, chain_der) =
+        credential(&args.pki, args.chain, &args.served_file(), "--pki")?;
     add_credential(&mut builder, &first)?;
     let second = match &args.second_pki {
         Some(dir) => {
             if args.tls.cert_compression != Compression::None {
                 bail!("--second-pki: without certificate compression only");
             }
-            let (cred, _, _) = credential(dir, args.chain, "--second-pki")?;
+            let (cred, _, _) = credential(dir, args.chain, args.chain.file_name(), "--second-pki")?;
             add_credential(&mut builder, &cred)?;
             let chains = [
                 (first.0 as usize, leaf_schemes(&args.pki)?),
@@ -240,7 +241,12 @@ pub fn client(args: &ClientArgs) -> anyhow::Result<ClientContext> {
     // Offered to servers, and used on the client's own certificate.
     precompress(&mut builder, crate::profile::offered_compression(args), &[])?;
     if let Some(dir) = &args.cert_pki {
-        let (cred, _, _) = credential(dir, ChainPolicy::LeafIntermediates, "--cert-pki")?;
+        let (cred, _, _) = credential(
+            dir,
+            ChainPolicy::LeafIntermediates,
+            ChainPolicy::LeafIntermediates.file_name(),
+            "--cert-pki",
+        )?;
         add_credential(&mut builder, &cred)?;
     }
     Ok(ClientContext {
@@ -332,9 +338,10 @@ impl Drop for Credential {
 fn credential(
     dir: &Path,
     policy: ChainPolicy,
+    file: &str,
     flag: &str,
 ) -> anyhow::Result<(Credential, ServedChain, Vec<Vec<u8>>)> {
-    let chain_path = dir.join(policy.file_name());
+    let chain_path = dir.join(file);
     let chain: Vec<X509> = read_certificates(&chain_path, flag)?;
     let ders = chain
         .iter()

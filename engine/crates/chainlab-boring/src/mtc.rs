@@ -82,5 +82,6 @@ pub fn checked(der: &[u8]) -> Option<MtcChecked> {
         mtc_kind: "standalone",
         mtc_proof_hashes: proof.inclusion_proof.len() as u64,
         mtc_signatures_checked: SIGNATURES_CHECKED,
+        mtc_landmark: None,
     })
 }

@@ -64,6 +64,12 @@ pub struct PkiArgs {
     /// the landmark list (docs/pki.md).
     #[arg(long)]
     pub mtc_batch: Option<u64>,
+    /// Landmark intervals the subscriber renewed in (1 to 16): one landmark-relative MTC per
+    /// landmark, `mtc/landmark-<n>.pem`, each interval a batch of `--mtc-batch` entries; the
+    /// standalone MTC is the newest interval's. A server holding them serves clients whose
+    /// landmarks lag by up to this many intervals less one (docs/methods/mtc.md).
+    #[arg(long, default_value_t = 1)]
+    pub mtc_renewals: u64,
     /// The MTC CA cosigner's algorithm (any `--chain` algorithm).
     #[arg(long, default_value = "ML-DSA-44")]
     pub mtc_ca: String,

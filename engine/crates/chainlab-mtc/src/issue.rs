@@ -9,6 +9,13 @@
 //! landmark 2's interval and is covered by its two landmark subtrees (the draft's "Selecting
 //! Two Subtrees"); a standalone certificate uses the same subtree, signed by the CA and
 //! cosigners as a checkpoint job covering the batch would sign it.
+//!
+//! A subscriber that renews every landmark interval (`Placement::nth`): landmark `2 + j`'s
+//! interval is the next `batch` entries, `[P + j·batch, P + (j+1)·batch)`, with the
+//! subscriber's entry again at an offset drawn from the seed and `j`. Its left landmark
+//! subtree may reach back into the previous interval, which holds the previous renewal:
+//! every renewal's entry hashes alike (a log entry leaves the serial out), so a `Batch`
+//! knows all of them. Placement 0 is the single batch above, unchanged.
 
 use anyhow::{bail, Context, Result};
 use sha2::{Digest, Sha256};
@@ -29,6 +36,9 @@ pub const MAX_BATCH: u64 = 1 << 26;
 /// The landmark whose interval is the batch (landmarks 0, 1, 2 sit at tree sizes 0, P and
 /// P + batch): the one a client holding the batch's landmark subtrees holds.
 pub const BATCH_LANDMARK: u64 = 2;
+
+/// Landmark intervals a subscriber renews over at most (`Placement::nth`).
+pub const MAX_LANDMARKS: u64 = 16;
 
 /// The smallest batch: a subscriber's entry and one other.
 pub const MIN_BATCH: u64 = 2;
@@ -53,15 +63,27 @@ pub struct Placement {
 
 impl Placement {
     pub fn new(batch: u64, seed: &[u8]) -> Result<Placement> {
+        Placement::nth(batch, seed, 0)
+    }
+
+    /// The subscriber's renewal in the `j`-th landmark interval of `batch` entries each
+    /// (landmark `BATCH_LANDMARK + j`; `j = 0` is `new`'s).
+    pub fn nth(batch: u64, seed: &[u8], j: u64) -> Result<Placement> {
         if !(MIN_BATCH..=MAX_BATCH).contains(&batch) {
             bail!("a batch of {batch} entries; allowed: {MIN_BATCH} to {MAX_BATCH}");
         }
-        let start = batch.next_power_of_two();
+        if j >= MAX_LANDMARKS {
+            bail!("landmark interval {j}; allowed: 0 to {}", MAX_LANDMARKS - 1);
+        }
+        let start = batch.next_power_of_two() + j * batch;
         let end = start + batch;
-        let digest = Sha256::new()
+        let mut hasher = Sha256::new()
             .chain_update(b"chainlab mtc index\0")
-            .chain_update(seed)
-            .finalize();
+            .chain_update(seed);
+        if j > 0 {
+            hasher.update(j.to_be_bytes());
+        }
+        let digest = hasher.finalize();
         let offset = u64::from_be_bytes(digest[..8].try_into().expect("8 bytes")) % batch;
         let index = start + offset;
         let (left, right) = tree::find_subtrees(start, end);
@@ -80,9 +102,23 @@ impl Placement {
         (LOG_NUMBER << 48) | self.index
     }
 
-    /// The draft's landmark list: `<last> <active>`, then tree sizes newest first.
+    /// The landmark whose interval this is.
+    pub fn landmark(&self) -> u64 {
+        let first = self.batch.next_power_of_two();
+        BATCH_LANDMARK + (self.interval.0 - first) / self.batch
+    }
+
+    /// The draft's landmark list when this is the newest interval: `<last> <active>`, then
+    /// tree sizes newest first (every landmark of the log is active).
     pub fn landmarks_text(&self) -> String {
-        format!("2 2\n{}\n{}\n0\n", self.interval.1, self.interval.0)
+        let last = self.landmark();
+        let first = self.batch.next_power_of_two();
+        let mut out = format!("{last} {last}\n");
+        for n in (BATCH_LANDMARK..=last).rev() {
+            out.push_str(&format!("{}\n", first + (n - 1) * self.batch));
+        }
+        out.push_str(&format!("{first}\n0\n"));
+        out
     }
 }
 
@@ -137,6 +173,8 @@ pub fn certificate(tbs: &[u8], proof: &MtcProof) -> Result<Vec<u8>> {
 /// A subscriber's entry in its batch, with every other entry of the batch synthetic.
 pub struct Batch<'a> {
     pub placement: Placement,
+    /// The subscriber's entries in the log: this placement's and its earlier renewals'.
+    subscriber: Vec<u64>,
     seed: &'a [u8],
     entry_hash: Hash,
     /// What every synthetic entry shares, encoded once (hashing a batch builds millions):
@@ -161,6 +199,7 @@ impl<'a> Batch<'a> {
         head.extend_from_slice(t.issuer.raw);
         head.extend_from_slice(t.validity.raw);
         Ok(Batch {
+            subscriber: vec![placement.index],
             placement,
             seed,
             entry_hash,
@@ -169,6 +208,12 @@ impl<'a> Batch<'a> {
             common_name: der::oid(OID_COMMON_NAME)?,
             subject_alt_name: der::oid(OID_SUBJECT_ALT_NAME)?,
         })
+    }
+
+    /// The same subscriber's earlier renewals (`Placement::nth`) are in the log too.
+    pub fn with_renewals(mut self, earlier: &[Placement]) -> Batch<'a> {
+        self.subscriber.extend(earlier.iter().map(|p| p.index));
+        self
     }
 
     pub fn entry_hash(&self) -> Hash {
@@ -233,7 +278,7 @@ impl<'a> Batch<'a> {
 
 impl Leaves for Batch<'_> {
     fn leaf(&self, index: u64) -> Hash {
-        if index == self.placement.index {
+        if self.subscriber.contains(&index) {
             self.entry_hash
         } else {
             tree::leaf_hash(&self.synthetic_entry(index))
@@ -325,5 +370,35 @@ mod tests {
         assert_eq!(time("20300101000000Z").unwrap()[0], der::UTC_TIME);
         assert_eq!(time("20500101000000Z").unwrap()[0], der::GENERALIZED_TIME);
         assert!(time("2030-01-01").is_err());
+    }
+
+    #[test]
+    fn renewals_fill_successive_landmark_intervals() {
+        for batch in [3u64, 4096, 4_400_000] {
+            let first = Placement::new(batch, b"seed").unwrap();
+            assert_eq!(first.landmark(), BATCH_LANDMARK);
+            assert_eq!(
+                first.landmarks_text(),
+                format!("2 2\n{}\n{}\n0\n", first.interval.1, first.interval.0)
+            );
+            let mut previous = first.clone();
+            for j in 1..4 {
+                let p = Placement::nth(batch, b"seed", j).unwrap();
+                assert_eq!(p.interval.0, previous.interval.1, "contiguous intervals");
+                assert_eq!(p.landmark(), BATCH_LANDMARK + j);
+                assert!(p.interval.0 <= p.index && p.index < p.interval.1);
+                assert!(tree::is_valid_subtree(p.subtree.0, p.subtree.1));
+                assert!(p.subtree.0 <= p.index && p.index < p.subtree.1);
+                assert_eq!(p.subtrees[1].1, p.interval.1);
+                previous = p;
+            }
+            let text = previous.landmarks_text();
+            let sizes: Vec<u64> = text.lines().skip(1).map(|l| l.parse().unwrap()).collect();
+            assert_eq!(text.lines().next(), Some("5 5"));
+            assert_eq!(sizes.len(), 6, "landmarks 5 to 0");
+            assert_eq!(sizes[0], previous.interval.1);
+            assert_eq!(sizes[5], 0);
+        }
+        assert!(Placement::nth(4096, b"s", MAX_LANDMARKS).is_err());
     }
 }

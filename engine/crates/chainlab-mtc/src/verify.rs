@@ -57,6 +57,10 @@ pub struct TrustedSubtree {
     pub end: u64,
     /// Lowercase hex.
     pub hash: String,
+    /// The landmark whose subtree this is; absent in files written before (each held the
+    /// subtrees of one landmark, `Trust::landmark_id`'s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub landmark: Option<u64>,
 }
 
 impl Trust {
@@ -82,6 +86,29 @@ impl Trust {
         }
         Ok(trust)
     }
+
+    /// The newest landmark whose subtrees the file holds (None: the file names none).
+    pub fn newest_landmark(&self) -> Option<u64> {
+        self.trusted_subtrees
+            .iter()
+            .filter_map(|t| t.landmark)
+            .max()
+            .or_else(|| {
+                self.landmark_id
+                    .as_deref()
+                    .and_then(|id| id.rsplit('.').next())
+                    .and_then(|n| n.parse().ok())
+            })
+    }
+
+    /// Whether a relying party holding landmarks through `held_through` holds `t`'s (a
+    /// subtree of a file naming no landmarks is the one landmark's it names).
+    pub fn holds(t: &TrustedSubtree, held_through: Option<u64>) -> bool {
+        match (t.landmark, held_through) {
+            (Some(n), Some(newest)) => n <= newest,
+            _ => true,
+        }
+    }
 }
 
 /// How the relying party decides.
@@ -89,6 +116,9 @@ impl Trust {
 pub struct Policy {
     /// Accept a proof to a trusted landmark subtree (the client holds the landmarks).
     pub landmarks: bool,
+    /// With `landmarks`: the newest landmark the client holds, as a client whose landmark
+    /// updates lag; None: every landmark of the trust file.
+    pub held_through: Option<u64>,
     /// Valid signatures needed from cosigners other than the CA (whose is always needed).
     pub cosigners_required: usize,
     /// Seconds since the Epoch the validity window is checked at.
@@ -131,6 +161,9 @@ pub struct Checked {
     pub signatures_checked: usize,
     pub subtree_start: u64,
     pub subtree_end: u64,
+    /// The landmark whose held subtree a landmark-relative certificate proved inclusion in
+    /// (None: standalone, or a trust file naming no landmark numbers).
+    pub landmark: Option<u64>,
 }
 
 /// The check that fails when the client holds no landmark subtree for a certificate that
@@ -212,8 +245,13 @@ pub fn verify(
     .or_else(|e| fail("inclusion proof", e.to_string()))?;
     let (start, end) = (proof.start, proof.end);
     let held = trust.trusted_subtrees.iter().find(|t| {
-        policy.landmarks && t.log_number == log_number && t.start == start && t.end == end
+        policy.landmarks
+            && Trust::holds(t, policy.held_through)
+            && t.log_number == log_number
+            && t.start == start
+            && t.end == end
     });
+    let landmark = held.and_then(|t| t.landmark);
     let (kind, signatures_checked) = match held {
         Some(t) => {
             if hex(&subtree_hash) != t.hash {
@@ -247,6 +285,7 @@ pub fn verify(
         signatures_checked,
         subtree_start: start,
         subtree_end: end,
+        landmark,
     })
 }
 

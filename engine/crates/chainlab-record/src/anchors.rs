@@ -29,12 +29,17 @@ pub fn requested(args: &ClientArgs) -> anyhow::Result<Option<(Vec<u8>, u64)>> {
     let Some(list) = &args.trust_anchors else {
         return Ok(None);
     };
-    let mut ids: Vec<String> = list
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(String::from)
-        .collect();
+    let mut ids = if args.trust_anchors_own {
+        own_ids(args)?
+    } else {
+        Vec::new()
+    };
+    ids.extend(
+        list.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from),
+    );
     ids.extend((0..args.trust_anchors_filler).map(|i| format!("{FILLER_ARC}.{i}")));
     let wire = proof::trust_anchor_list(&ids).map_err(|e| {
         anyhow!("--trust-anchors {list:?}: {e}; allowed: dotted relative OIDs such as 32473.1")
@@ -49,18 +54,60 @@ pub fn requested(args: &ClientArgs) -> anyhow::Result<Option<(Vec<u8>, u64)>> {
     Ok(Some((wire, ids.len() as u64)))
 }
 
-/// The IDs the client trusts for a retry: its MTC CA's, and its landmark's when it holds
-/// the landmarks.
+/// The IDs the client trusts for a retry: its MTC CA's, and the IDs of the landmarks it
+/// holds (`--mtc-landmarks`, lagging `--mtc-landmark-lag`), newest first.
 pub fn trusted_ids(args: &ClientArgs) -> anyhow::Result<Vec<String>> {
     let Some(path) = &args.mtc_trust else {
         return Ok(Vec::new());
     };
     let trust = Trust::read(path)?;
-    let mut ids = vec![trust.ca_id];
-    if args.mtc_landmarks {
-        ids.extend(trust.landmark_id);
+    let mut ids = vec![trust.ca_id.clone()];
+    ids.extend(held_landmark_ids(&trust, args));
+    Ok(ids)
+}
+
+/// `--trust-anchors-own`: the client's own IDs, what it asks a server for: its newest held
+/// landmark's (a server sends a landmark-relative MTC only for a landmark the client
+/// holds), then its CA's, for the standalone MTC, unless it would rather retry.
+pub fn own_ids(args: &ClientArgs) -> anyhow::Result<Vec<String>> {
+    let Some(path) = &args.mtc_trust else {
+        bail!("--trust-anchors-own needs --mtc-trust (the IDs are the trust file's)");
+    };
+    let trust = Trust::read(path)?;
+    let mut ids: Vec<String> = held_landmark_ids(&trust, args)
+        .into_iter()
+        .take(1)
+        .collect();
+    if !args.trust_anchor_retry {
+        ids.push(trust.ca_id);
     }
     Ok(ids)
+}
+
+/// The trust anchor IDs of the landmarks the client holds, newest first: its newest (the
+/// trust file's less `--mtc-landmark-lag`) and every older one the file has subtrees of.
+fn held_landmark_ids(trust: &Trust, args: &ClientArgs) -> Vec<String> {
+    if !args.mtc_landmarks {
+        return Vec::new();
+    }
+    let newest = match crate::mtc::held_through(trust, args.mtc_landmark_lag) {
+        None => trust.newest_landmark(),
+        Some(held) => held,
+    };
+    let Some(newest) = newest else {
+        return Vec::new();
+    };
+    let mut numbers: Vec<u64> = trust
+        .trusted_subtrees
+        .iter()
+        .filter_map(|t| t.landmark)
+        .filter(|&n| n < newest)
+        .chain([newest])
+        .collect();
+    numbers.sort_unstable_by(|a, b| b.cmp(a));
+    numbers.dedup();
+    let log = proof::log_id(&trust.ca_id, chainlab_mtc::issue::LOG_NUMBER);
+    numbers.into_iter().map(|n| format!("{log}.{n}")).collect()
 }
 
 /// The IDs of the server's available list (`available`, wire format) the client trusts, in
@@ -91,10 +138,20 @@ pub fn seen(requested: u64, matched: bool, available: &[u8]) -> TrustAnchorsSeen
     }
 }
 
+/// One MTC a `--trust-anchor-ids` server offers: its policy, its file in the hierarchy and
+/// the trust anchor ID it is offered under.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Offer {
+    pub chain: ChainPolicy,
+    pub file: String,
+    pub id: String,
+}
+
 /// The server's side: which MTC is offered under which trust anchor ID, in the order a
-/// server tries them (the landmark-relative one under its landmark's, the standalone one
-/// under the CA's), from the hierarchy's `mtc/trust.json`.
-pub fn server_ids(pki: &Path) -> anyhow::Result<[(ChainPolicy, String); 2]> {
+/// server tries them: the landmark-relative one of each landmark the subscriber renewed in
+/// (`pki --mtc-renewals`), newest first, under its landmark's ID, then the standalone one
+/// under the CA's; from the hierarchy's `mtc/trust.json` and `mtc/manifest.json`.
+pub fn server_ids(pki: &Path) -> anyhow::Result<Vec<Offer>> {
     let trust_path = pki.join("mtc/trust.json");
     let trust = Trust::read(&trust_path)
         .map_err(|e| anyhow!("--trust-anchor-ids needs the MTCs of `pki --mtc-batch`: {e}"))?;
@@ -105,10 +162,54 @@ pub fn server_ids(pki: &Path) -> anyhow::Result<[(ChainPolicy, String); 2]> {
             trust_path.display()
         )
     })?;
-    Ok([
-        (ChainPolicy::MtcLandmark, landmark),
-        (ChainPolicy::MtcStandalone, trust.ca_id),
-    ])
+    let mut offers: Vec<Offer> = renewals(pki)?
+        .into_iter()
+        .rev()
+        .map(|(file, id)| Offer {
+            chain: ChainPolicy::MtcLandmark,
+            file: format!("mtc/{file}"),
+            id,
+        })
+        .collect();
+    if offers.is_empty() {
+        offers.push(Offer {
+            chain: ChainPolicy::MtcLandmark,
+            file: ChainPolicy::MtcLandmark.file_name().to_owned(),
+            id: landmark,
+        });
+    }
+    offers.push(Offer {
+        chain: ChainPolicy::MtcStandalone,
+        file: ChainPolicy::MtcStandalone.file_name().to_owned(),
+        id: trust.ca_id,
+    });
+    Ok(offers)
+}
+
+/// The landmark-relative MTCs of `mtc/manifest.json`'s `landmarks`, oldest first, as (file
+/// in `mtc/`, trust anchor ID); none in a manifest written before.
+fn renewals(pki: &Path) -> anyhow::Result<Vec<(String, String)>> {
+    let path = pki.join("mtc/manifest.json");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| anyhow!("--trust-anchor-ids: cannot read {}: {e}", path.display()))?;
+    let manifest: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| anyhow!("--trust-anchor-ids: {}: {e}", path.display()))?;
+    let Some(list) = manifest.get("landmarks").and_then(|l| l.as_array()) else {
+        return Ok(Vec::new());
+    };
+    list.iter()
+        .map(|l| {
+            let file = l.pointer("/cert/file").and_then(|f| f.as_str());
+            let id = l.get("id").and_then(|i| i.as_str());
+            match (file, id) {
+                (Some(f), Some(i)) => Ok((f.to_owned(), i.to_owned())),
+                _ => bail!(
+                    "--trust-anchor-ids: {}: a landmark without cert.file or id",
+                    path.display()
+                ),
+            }
+        })
+        .collect()
 }
 
 /// `--trust-anchor-ids` needs an MTC as `--chain` (the MTCs carry the IDs; the `--chain`

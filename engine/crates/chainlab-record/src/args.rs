@@ -37,6 +37,10 @@ pub struct ServeArgs {
     /// Certificates the server sends.
     #[arg(long, value_enum, default_value = "leaf+intermediates")]
     pub chain: ChainPolicy,
+    /// The file of `--chain` in the hierarchy when it is not the policy's own (an older
+    /// landmark's MTC a `--trust-anchor-ids` server offers by ID); never a flag.
+    #[arg(skip)]
+    pub chain_file: Option<String>,
     #[command(flatten)]
     pub tls: TlsArgs,
     /// Session tickets issued per full handshake (0 disables resumption).
@@ -151,6 +155,12 @@ pub struct ClientArgs {
     /// certificate is accepted on its proof alone.
     #[arg(long)]
     pub mtc_landmarks: bool,
+    /// With `--mtc-landmarks`: the client's landmarks lag this many landmark intervals
+    /// behind the trust file's newest, as a client that has not updated them yet; it holds
+    /// the subtrees of landmarks up to the newest less this (none when that is before the
+    /// log's first).
+    #[arg(long, default_value_t = 0)]
+    pub mtc_landmark_lag: u64,
     /// With `--mtc-trust`: valid subtree signatures required from cosigners other than the
     /// CA (whose signature a standalone certificate always needs).
     #[arg(long, default_value_t = 0)]
@@ -172,6 +182,11 @@ pub struct ClientArgs {
     /// (`32473.99.<i>`), as a browser requesting the IDs of other CAs it trusts does.
     #[arg(long, default_value_t = 0)]
     pub trust_anchors_filler: u32,
+    /// With `--trust-anchors` and `--mtc-trust`: request the client's own IDs first, as its
+    /// trust file and landmarks make them (`anchors::own_ids`): its newest landmark's when
+    /// it holds landmarks, then the CA's unless it retries (`--trust-anchor-retry`).
+    #[arg(long)]
+    pub trust_anchors_own: bool,
     /// With `--trust-anchors` and `--mtc-trust`: when the certificate fails verification,
     /// connect again at once requesting the IDs of the server's available list
     /// (EncryptedExtensions) that the client trusts (its CA's, and its landmark's with
@@ -289,6 +304,15 @@ pub struct LoadArgs {
     /// with "warmup": true).
     #[arg(long, default_value_t = 0)]
     pub warmup: u64,
+}
+
+impl ServeArgs {
+    /// The file in `--pki` of the certificates the server sends.
+    pub fn served_file(&self) -> String {
+        self.chain_file
+            .clone()
+            .unwrap_or_else(|| self.chain.file_name().to_owned())
+    }
 }
 
 /// Which certificates the server sends in its Certificate message.

@@ -50,6 +50,25 @@ pub const OPTION_RULES: &[OptionRule] = &[
     rule(CLIENT, "mtc-landmarks", Rule::Needs { other: "mtc-trust" }),
     rule(
         CLIENT,
+        "mtc-landmark-lag",
+        Rule::Needs {
+            other: "mtc-landmarks",
+        },
+    ),
+    rule(
+        CLIENT,
+        "trust-anchors-own",
+        Rule::Needs { other: "mtc-trust" },
+    ),
+    rule(
+        CLIENT,
+        "trust-anchors-own",
+        Rule::Needs {
+            other: "trust-anchors",
+        },
+    ),
+    rule(
+        CLIENT,
         "mtc-cosigners-required",
         Rule::Needs { other: "mtc-trust" },
     ),

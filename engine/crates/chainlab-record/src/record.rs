@@ -192,6 +192,10 @@ pub struct MtcChecked {
     pub mtc_proof_hashes: u64,
     /// Subtree signatures verified (0 for a landmark-relative certificate).
     pub mtc_signatures_checked: u64,
+    /// The landmark a landmark-relative certificate was relative to (absent for a
+    /// standalone one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mtc_landmark: Option<u64>,
 }
 
 /// The trust_anchors extension on one connection (of the last one, after a retry).

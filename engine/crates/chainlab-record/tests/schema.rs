@@ -204,6 +204,7 @@ fn full_client() -> ClientRecord {
             mtc_kind: "landmark",
             mtc_proof_hashes: 4,
             mtc_signatures_checked: 0,
+            mtc_landmark: Some(3),
         }),
         first_conn_id: Some("8899aabbccddeeff".into()),
         retry_first_detail: Some("MTC landmark check failed".into()),

@@ -8,6 +8,9 @@
 //! - `standalone.pem`: the proof to the batch's subtree and the subtree signatures of the CA
 //!   cosigner and of every `--mtc-cosigners` cosigner;
 //! - `landmark.pem`: the same proof to the same (landmark) subtree, no signatures;
+//! - with `--mtc-renewals L` above 1, `landmark-<n>.pem` for each landmark `n` the
+//!   subscriber renewed in (`landmark.pem` is the newest's), as a server holds the
+//!   certificates of its last L landmarks;
 //! - `trust.json`: the relying party's configuration (CA ID, cosigners and their keys, the
 //!   landmark subtrees it would hold);
 //! - `ca-cert.pem` (`--mtc-encoding plants-07`): the MTC CA certificate, what a relying party
@@ -60,6 +63,8 @@ fn cosigner_id(k: usize) -> String {
 /// Checked `--mtc-*` arguments.
 pub struct MtcSpec {
     pub batch: u64,
+    /// Landmark intervals the subscriber renewed in (`--mtc-renewals`).
+    pub landmarks: u64,
     pub ca: &'static Algorithm,
     pub cosigners: Vec<&'static Algorithm>,
     pub validity: Option<(String, String)>,
@@ -73,12 +78,22 @@ impl MtcSpec {
             if !args.mtc_cosigners.is_empty() || !args.mtc_validity.is_empty() {
                 bail!("--mtc-cosigners and --mtc-validity need --mtc-batch N (the log batch size)");
             }
+            if args.mtc_renewals != 1 {
+                bail!("--mtc-renewals needs --mtc-batch N (the log batch size)");
+            }
             if args.mtc_encoding != Encoding::Plants07 {
                 bail!("--mtc-encoding needs --mtc-batch N (the log batch size)");
             }
             return Ok(None);
         };
         Placement::new(batch, b"").map_err(|e| anyhow::anyhow!("--mtc-batch {batch}: {e}"))?;
+        if !(1..=issue::MAX_LANDMARKS).contains(&args.mtc_renewals) {
+            bail!(
+                "--mtc-renewals {}: allowed: 1 to {} landmark intervals",
+                args.mtc_renewals,
+                issue::MAX_LANDMARKS
+            );
+        }
         let ca = algorithms::lookup(&args.mtc_ca).context("--mtc-ca")?;
         let cosigners = args
             .mtc_cosigners
@@ -114,6 +129,7 @@ impl MtcSpec {
         };
         Ok(Some(MtcSpec {
             batch,
+            landmarks: args.mtc_renewals,
             ca,
             cosigners,
             validity,
@@ -144,6 +160,9 @@ pub struct MtcManifest {
     pub cosigners: Vec<CosignerEntry>,
     pub standalone: CertEntry,
     pub landmark: CertEntry,
+    /// The landmark-relative MTC of every landmark the subscriber renewed in, oldest first
+    /// (`--mtc-renewals`; the last is `landmark`'s).
+    pub landmarks: Vec<LandmarkEntry>,
     /// The X.509 leaf with the same key, for comparison.
     pub x509_leaf_der_bytes: usize,
     pub trust_file: &'static str,
@@ -160,8 +179,19 @@ pub struct CosignerEntry {
 }
 
 #[derive(Debug, Serialize)]
+pub struct LandmarkEntry {
+    pub landmark: u64,
+    /// Its trust anchor ID (the log's ID and the landmark's number).
+    pub id: String,
+    pub index: u64,
+    pub subtree: [u64; 2],
+    pub proof_hashes: usize,
+    pub cert: CertEntry,
+}
+
+#[derive(Debug, Clone, Serialize)]
 pub struct CertEntry {
-    pub file: &'static str,
+    pub file: String,
     pub der_bytes: usize,
     /// The MTCProof (signatureValue) alone.
     pub proof_structure_bytes: usize,
@@ -183,24 +213,32 @@ pub fn issue(hierarchy: &Hierarchy, spec: &MtcSpec, out: &Path) -> Result<(MtcMa
     let seed = hierarchy.spec.seed.as_str();
     let leaf = hierarchy.leaf();
     let leaf_der = leaf.cert.to_der()?;
-    let placement = Placement::new(spec.batch, seed.as_bytes())?;
+    // One placement per landmark interval the subscriber renewed in, oldest first; the
+    // newest is the standalone certificate's and `landmark.pem`'s.
+    let placements = (0..spec.landmarks)
+        .map(|j| Placement::nth(spec.batch, seed.as_bytes(), j))
+        .collect::<Result<Vec<_>>>()?;
     let validity = spec
         .validity
         .as_ref()
         .map(|(a, b)| (a.as_str(), b.as_str()));
-    let tbs = issue::tbs_from_x509(
-        &leaf_der,
-        CA_ID,
-        placement.serial(),
-        validity,
-        spec.encoding,
-    )
-    .context("--mtc-validity")?;
+    let tbs_of = |p: &Placement| {
+        issue::tbs_from_x509(&leaf_der, CA_ID, p.serial(), validity, spec.encoding)
+            .context("--mtc-validity")
+    };
     let started = Instant::now();
-    let batch = Batch::new(placement.clone(), &tbs, seed.as_bytes())?;
-    let (inclusion, root) = batch.proof();
-    let landmark_subtrees = batch.landmark_subtrees(root);
+    let mut renewals = Vec::new();
+    for (j, placement) in placements.iter().enumerate() {
+        let tbs = tbs_of(placement)?;
+        let batch =
+            Batch::new(placement.clone(), &tbs, seed.as_bytes())?.with_renewals(&placements[..j]);
+        let (inclusion, root) = batch.proof();
+        let subtrees = batch.landmark_subtrees(root);
+        renewals.push((tbs, inclusion, root, subtrees));
+    }
     let hash_ns = started.elapsed().as_nanos() as u64;
+    let placement = placements.last().expect("at least one landmark").clone();
+    let (tbs, inclusion, root, _) = renewals.last().expect("at least one landmark").clone();
 
     let log = proof::log_id(CA_ID, issue::LOG_NUMBER);
     let (start, end) = placement.subtree;
@@ -256,25 +294,43 @@ pub fn issue(hierarchy: &Hierarchy, spec: &MtcSpec, out: &Path) -> Result<(MtcMa
     let landmark_proof = issue::mtc_proof(&placement, inclusion, Vec::new(), spec.encoding);
     let standalone = write_cert(&dir, "standalone.pem", &tbs, &standalone_proof)?;
     let landmark = write_cert(&dir, "landmark.pem", &tbs, &landmark_proof)?;
+    let mut landmarks = Vec::new();
+    let mut trusted_subtrees = Vec::new();
+    for (p, (tbs, inclusion, _, subtrees)) in placements.iter().zip(&renewals) {
+        let number = p.landmark();
+        let proof = issue::mtc_proof(p, inclusion.clone(), Vec::new(), spec.encoding);
+        let cert = if spec.landmarks == 1 {
+            landmark.clone()
+        } else {
+            write_cert(&dir, &landmark_file(number), tbs, &proof)?
+        };
+        landmarks.push(LandmarkEntry {
+            landmark: number,
+            id: proof::landmark_id(CA_ID, issue::LOG_NUMBER, number),
+            index: p.index,
+            subtree: [p.subtree.0, p.subtree.1],
+            proof_hashes: proof.inclusion_proof.len(),
+            cert,
+        });
+        trusted_subtrees.extend(subtrees.iter().map(|&((s, e), h)| TrustedSubtree {
+            log_number: issue::LOG_NUMBER,
+            start: s,
+            end: e,
+            hash: verify::hex(&h),
+            landmark: Some(number),
+        }));
+    }
 
     let trust = Trust {
         schema: verify::TRUST_SCHEMA.to_owned(),
         ca_id: CA_ID.to_owned(),
         hash: verify::LOG_HASH.to_owned(),
         cosigners: trusted,
-        trusted_subtrees: landmark_subtrees
-            .iter()
-            .map(|&((s, e), h)| TrustedSubtree {
-                log_number: issue::LOG_NUMBER,
-                start: s,
-                end: e,
-                hash: verify::hex(&h),
-            })
-            .collect(),
+        trusted_subtrees,
         landmark_id: Some(proof::landmark_id(
             CA_ID,
             issue::LOG_NUMBER,
-            issue::BATCH_LANDMARK,
+            placement.landmark(),
         )),
     };
     write_json(&dir, "trust.json", &trust)?;
@@ -301,6 +357,7 @@ pub fn issue(hierarchy: &Hierarchy, spec: &MtcSpec, out: &Path) -> Result<(MtcMa
         cosigners,
         standalone,
         landmark,
+        landmarks,
         x509_leaf_der_bytes: leaf_der.len(),
         trust_file: "trust.json",
         landmarks_file: "landmarks.txt",
@@ -315,20 +372,20 @@ pub fn issue(hierarchy: &Hierarchy, spec: &MtcSpec, out: &Path) -> Result<(MtcMa
     ))
 }
 
+/// The landmark-relative MTC of landmark `n` when the subscriber renewed in several.
+pub fn landmark_file(n: u64) -> String {
+    format!("landmark-{n}.pem")
+}
+
 /// Writes one certificate as PEM, read back through OpenSSL so a file no X.509 parser
 /// accepts is never written.
-fn write_cert(
-    dir: &Path,
-    file: &'static str,
-    tbs: &[u8],
-    proof: &proof::MtcProof,
-) -> Result<CertEntry> {
+fn write_cert(dir: &Path, file: &str, tbs: &[u8], proof: &proof::MtcProof) -> Result<CertEntry> {
     let der = issue::certificate(tbs, proof)?;
     let x509 =
         X509::from_der(&der).with_context(|| format!("OpenSSL does not parse the MTC {file}"))?;
     write_file(dir, file, &x509.to_pem()?, Secrecy::Public)?;
     Ok(CertEntry {
-        file,
+        file: file.to_owned(),
         der_bytes: der.len(),
         proof_structure_bytes: proof.encode().len(),
         sha256: verify::hex(&openssl::sha::sha256(&der)),
@@ -435,6 +492,7 @@ pub fn verify_operation(
             start: 0,
             end,
             hash: verify::hex(&root),
+            landmark: None,
         }],
         landmark_id: None,
     };
@@ -443,6 +501,7 @@ pub fn verify_operation(
         .map_or(0, |d| d.as_secs() as i64);
     let policy = verify::Policy {
         landmarks: true,
+        held_through: None,
         cosigners_required: 0,
         now,
         server_name: "localhost".to_owned(),

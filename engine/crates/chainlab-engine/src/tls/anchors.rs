@@ -29,7 +29,7 @@ use chainlab_mtc::proof;
 use chainlab_record::anchors::{self, EXTENSION_TYPE};
 use chainlab_record::record::TrustAnchorsSeen;
 
-use crate::cli::{ChainPolicy, ClientArgs, Compression, ServeArgs, Transport};
+use crate::cli::{ClientArgs, Compression, ServeArgs, Transport};
 
 /// Where the extension travels, on both sides.
 fn contexts() -> ExtensionContext {
@@ -292,18 +292,21 @@ fn split(mut list: &[u8]) -> Vec<&[u8]> {
 /// it tries them, each MTC it offers with its binary trust anchor ID.
 pub struct Offered {
     pub available: Vec<u8>,
-    pub by_id: Vec<(ChainPolicy, Vec<u8>)>,
+    pub by_id: Vec<(anchors::Offer, Vec<u8>)>,
 }
 
 /// What `args`' hierarchy offers by ID (its `mtc/trust.json`).
 pub fn offered(args: &ServeArgs) -> anyhow::Result<Offered> {
     let ids = anchors::server_ids(&args.pki)?;
-    let names: Vec<String> = ids.iter().map(|(_, id)| id.clone()).collect();
+    let names: Vec<String> = ids.iter().map(|o| o.id.clone()).collect();
     let available = proof::trust_anchor_list(&names)
         .map_err(|e| anyhow!("--trust-anchor-ids: the hierarchy's trust anchor IDs: {e}"))?;
     let by_id = ids
         .into_iter()
-        .map(|(policy, id)| Ok((policy, proof::binary_id(&id)?)))
+        .map(|offer| {
+            let id = proof::binary_id(&offer.id)?;
+            Ok((offer, id))
+        })
         .collect::<anyhow::Result<Vec<_>>>()?;
     Ok(Offered { available, by_id })
 }

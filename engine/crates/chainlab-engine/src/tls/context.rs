@@ -95,7 +95,8 @@ fn build_server(args: &ServeArgs, answering: Option<&[u8]>) -> anyhow::Result<Se
     if args.chain.is_mtc() {
         super::mtc::accept_mtc_signature(&mut builder);
     }
-    let (served_chain, first) = load_served_chain(&mut builder, &args.pki, args.chain)?;
+    let (served_chain, first) =
+        load_served_chain(&mut builder, &args.pki, args.chain, &args.served_file())?;
     let second_leaf = match &args.second_pki {
         Some(dir) => {
             let second = load_second_chain(&mut builder, args, dir)?;
@@ -116,7 +117,7 @@ fn build_server(args: &ServeArgs, answering: Option<&[u8]>) -> anyhow::Result<Se
         if args.chain.is_mtc() {
             super::mtc::accept_mtc_signature(&mut scratch);
         }
-        load_served_chain(&mut scratch, &args.pki, args.chain)?;
+        load_served_chain(&mut scratch, &args.pki, args.chain, &args.served_file())?;
         precompress(&mut scratch, Some(&mut builder), args.tls.cert_compression)?
     } else {
         precompress(&mut builder, None, args.tls.cert_compression)?
@@ -444,9 +445,10 @@ fn serve_by_trust_anchor(builder: &mut SslContextBuilder, args: &ServeArgs) -> a
     let super::anchors::Offered { available, by_id } = super::anchors::offered(args)?;
     let offered = by_id
         .into_iter()
-        .map(|(chain, id)| {
+        .map(|(offer, id)| {
             let alternate = ServeArgs {
-                chain,
+                chain: offer.chain,
+                chain_file: Some(offer.file),
                 ..args.clone()
             };
             Ok((build_server(&alternate, Some(&available))?.ctx, id))
@@ -466,6 +468,7 @@ fn serve_standalone_on_retry(
 ) -> anyhow::Result<()> {
     let standalone = server(&ServeArgs {
         chain: ChainPolicy::MtcStandalone,
+        chain_file: None,
         mtc_retry_standalone: false,
         ..args.clone()
     })?

@@ -108,18 +108,14 @@ pub(super) fn load_second_chain(
     Held::new(leaf, key, chain, dir)
 }
 
-/// Loads `<pki>/<policy file>` (leaf first) and `<pki>/leaf.key` into the context.
+/// Loads `<pki>/<file>` (leaf first; `policy`'s) and `<pki>/leaf.key` into the context.
 pub(super) fn load_served_chain(
     builder: &mut SslContextBuilder,
     pki: &Path,
     policy: ChainPolicy,
+    file: &str,
 ) -> anyhow::Result<(ServedChain, Held)> {
-    let loaded = load_chain(
-        builder,
-        &pki.join(policy.file_name()),
-        &pki.join("leaf.key"),
-        "--pki",
-    )?;
+    let loaded = load_chain(builder, &pki.join(file), &pki.join("leaf.key"), "--pki")?;
     let served = ServedChain {
         policy,
         certificates: loaded.certificates,

@@ -5,6 +5,11 @@
 //! A kind is a whole client of its own (its own TLS context or configuration, built from the
 //! shared arguments with its groups and schemes); `Population` picks one per attempt and
 //! names the kind in the record.
+//!
+//! With Merkle Tree Certificates (`--mtc-trust`) a kind may also say which landmarks it
+//! holds, a fourth field: `k`, the landmarks up to k intervals old (0: current;
+//! `--mtc-landmark-lag`), or `none` (no landmarks: it takes the standalone certificate or
+//! retries).
 
 use anyhow::{bail, Context};
 use rand::{Rng as _, SeedableRng as _};
@@ -35,16 +40,23 @@ pub fn kinds(args: &ClientArgs) -> anyhow::Result<Option<Vec<Kind>>> {
     for part in spec.split(',') {
         let bad = || {
             format!(
-                "--population {spec:?}: bad kind {part:?}; allowed: name=share/groups/sigalgs, \
-                 e.g. pq=0.7/X25519MLKEM768/mldsa65:ecdsa_secp256r1_sha256"
+                "--population {spec:?}: bad kind {part:?}; allowed: \
+                 name=share/groups/sigalgs[/landmarks], e.g. \
+                 pq=0.7/X25519MLKEM768/mldsa65:ecdsa_secp256r1_sha256, landmarks a lag in \
+                 landmark intervals (0: current) or 'none'"
             )
         };
         let (name, rest) = part.split_once('=').with_context(bad)?;
-        let mut fields = rest.splitn(3, '/');
+        let mut fields = rest.splitn(4, '/');
         let (Some(share), Some(groups), Some(sigalgs)) =
             (fields.next(), fields.next(), fields.next())
         else {
             bail!(bad());
+        };
+        let landmarks = match fields.next() {
+            None => None,
+            Some("none") => Some(None),
+            Some(k) => Some(Some(k.parse::<u64>().ok().with_context(bad)?)),
         };
         let share: f64 = share
             .parse()
@@ -62,6 +74,16 @@ pub fn kinds(args: &ClientArgs) -> anyhow::Result<Option<Vec<Kind>>> {
         kind_args.population = None;
         kind_args.tls.groups = groups.to_owned();
         kind_args.tls.sigalgs = Some(sigalgs.to_owned());
+        if let Some(lag) = landmarks {
+            if args.mtc_trust.is_none() {
+                bail!(
+                    "--population {spec:?}: kind {name:?} says which landmarks it holds; \
+                     allowed with --mtc-trust only"
+                );
+            }
+            kind_args.mtc_landmarks = lag.is_some();
+            kind_args.mtc_landmark_lag = lag.unwrap_or(0);
+        }
         out.push(Kind {
             name: name.to_owned(),
             share,
@@ -172,6 +194,25 @@ mod tests {
         assert!(kinds(&args(&["--population", "a=0.5/X25519"])).is_err());
         assert!(kinds(&args(&["--population", "a=1.5/X25519/ed25519"])).is_err());
         assert!(kinds(&args(&[])).unwrap().is_none());
+    }
+
+    #[test]
+    fn kinds_may_say_which_landmarks_they_hold() {
+        let spec =
+            "now=0.5/X25519/mldsa44/0,late=0.3/X25519/mldsa44/2,never=0.2/X25519/mldsa44/none";
+        let a = args(&["--mtc-trust", "trust.json", "--population", spec]);
+        let k = kinds(&a).unwrap().unwrap();
+        let held: Vec<(bool, u64)> = k
+            .iter()
+            .map(|k| (k.args.mtc_landmarks, k.args.mtc_landmark_lag))
+            .collect();
+        assert_eq!(held, [(true, 0), (true, 2), (false, 0)]);
+        assert!(
+            kinds(&args(&["--population", spec])).is_err(),
+            "landmarks without --mtc-trust"
+        );
+        let bad = "a=1/X25519/mldsa44/soon";
+        assert!(kinds(&args(&["--mtc-trust", "t.json", "--population", bad])).is_err());
     }
 
     /// The draw: each kind's count within its binomial 99.9 % interval, and the same seed
