@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from chainlab.axes import landmark_lag, rollout
 from chainlab.axes.algorithms import DEFAULT_SERVED_CHAIN
 from chainlab.axes.axis import NOT_MINE, Axis, AxisReader
 from chainlab.axes.credential import (
@@ -35,6 +36,7 @@ from chainlab.axes.credential import (
     KINDS,
     LANDMARK,
     MAX_BATCH,
+    MAX_RENEWALS,
     MIN_BATCH,
     PLANTS_07,
     STANDALONE,
@@ -63,11 +65,19 @@ def from_columns(row: Mapping[str, Any]) -> Certificate:
     signers = tuple(a for a in str(row.get("mtc_signers", "none")).split(",") if a != "none")
     held = str(row.get("mtc_landmark_held", "n/a"))
     encoding = str(row.get("mtc_encoding", ENCODING_BEFORE_COLUMN))
+    renewals = str(row.get("mtc_renewals", "1"))
     return Certificate(
         kind, int(row.get("mtc_batch", 0)), signers[0] if kind == STANDALONE else None,
-        signers[1:] if kind == STANDALONE else (), held in ("yes", "n/a"), "retry" in held,
-        encoding if encoding in ENCODINGS else ENCODING_BEFORE_COLUMN,
+        signers[1:] if kind == STANDALONE else (), held.startswith("yes") or held == "n/a",
+        "retry" in held, encoding if encoding in ENCODINGS else ENCODING_BEFORE_COLUMN,
+        int(renewals) if renewals.isdigit() else 1,
     )  # fmt: skip
+
+
+def renewals_before_column(row: Mapping[str, Any]) -> str:
+    """The mtc_renewals of a scenario stored before the column existed: one landmark's MTC
+    for a landmark-relative certificate (all chainlab issued then), 'n/a' otherwise."""
+    return "1" if row.get("certificate", X509) == LANDMARK else "n/a"
 
 
 def encoding_before_column(row: Mapping[str, Any]) -> str:
@@ -110,15 +120,24 @@ def read(v: AxisReader, item: Any, at: str) -> str | None:
         if got is not None:
             cosigners.append(got)
     held, retry = t.get("landmark_held", True), t.get("retry", False)
+    renewals = v.integer(t.get("renewals", 1), f"{at}.renewals", 1, MAX_RENEWALS)
+    if "renewals" in t and kind != LANDMARK:
+        v.bad(
+            f"{at}.renewals",
+            "given with kind 'mtc-standalone'; allowed: with kind 'mtc-landmark' (the "
+            "landmark intervals whose landmark-relative MTCs the server holds)",
+        )
+        return None
     encoding = v.string(t.get("encoding", PLANTS_07), f"{at}.encoding", choices=ENCODINGS)
     for key, value in (("landmark_held", held), ("retry", retry)):
         if not isinstance(value, bool):
             v.bad(f"{at}.{key}", f"expected true or false, got {fmt(value)}")
-    if retry is True and (kind != LANDMARK or held is not False):
+    if retry is True and kind != LANDMARK:
         v.bad(
             f"{at}.retry",
             "allowed only with kind 'mtc-landmark' and landmark_held = false (the client "
-            "that cannot use the landmark-relative certificate retries)",
+            "that cannot use the landmark-relative certificate retries), or with a "
+            "population whose kinds say which landmarks they hold",
         )
         return None
     if kind == LANDMARK and ("cosigners" in t or "ca" in t):
@@ -136,11 +155,11 @@ def read(v: AxisReader, item: Any, at: str) -> str | None:
             "the client holds the landmark)",
         )
         return None
-    if batch is None or ca is None or encoding is None:
+    if batch is None or ca is None or encoding is None or renewals is None:
         return None
     mtc = Certificate(
         kind, batch, ca if kind == STANDALONE else None, tuple(cosigners), held is not False,
-        retry is True, encoding,
+        retry is True, encoding, renewals,
     )  # fmt: skip
     return mtc.spec
 
@@ -149,6 +168,13 @@ def check(v: AxisReader, sid: str, h: Handshake, with_load: bool) -> None:
     """A Merkle Tree Certificate is the only certificate sent: no served-chain policy. The
     retry runs over TCP, one attempt at a time (`h`: chainlab.axes.handshake)."""
     cert = h.credential
+    if cert.retry and cert.held and not landmark_lag.lagging(rollout.population_of(h)):
+        v.bad(
+            "matrix",
+            f"scenario {sid}: certificate retry with the landmark held and no population "
+            "whose kinds say which landmarks they hold: nothing would retry; allowed: "
+            "landmark_held = false with retry, or kinds with landmark_lag",
+        )
     if cert.retry and (h.quic or with_load):
         v.bad(
             "matrix",
@@ -204,9 +230,19 @@ CERTIFICATE = Axis(
     label="certificate",
     default=X509,
     read=read,
-    columns=("certificate", "mtc_batch", "mtc_signers", "mtc_landmark_held", "mtc_encoding"),
+    columns=(
+        "certificate",
+        "mtc_batch",
+        "mtc_signers",
+        "mtc_landmark_held",
+        "mtc_encoding",
+        "mtc_renewals",
+    ),  # fmt: skip
     store=store,
-    before_column={"mtc_encoding": encoding_before_column},
+    before_column={
+        "mtc_encoding": encoding_before_column,
+        "mtc_renewals": renewals_before_column,
+    },
     order={X509: 0, STANDALONE: 1, LANDMARK: 2},
     id_part=token,
     id_read=lambda p, algs: untoken(p, algs) or NOT_MINE,

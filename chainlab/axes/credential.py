@@ -10,6 +10,8 @@ A value is kept as one canonical string, so it is hashable, JSON and readable in
     mtc-landmark batch=4096                      the client holds the landmark
     mtc-landmark batch=4096 held=no              it does not: it gets the standalone one
     mtc-landmark batch=4096 held=no retry=yes    it does not, and pays the draft's retry
+    mtc-landmark batch=4096 renewals=3           the server holds its last 3 landmarks' MTCs
+    mtc-landmark batch=4096 renewals=3 retry=yes and a lagging kind of a population retries
     mtc-standalone batch=4096 ca=ML-DSA-44 cosigners=ML-DSA-44,ECDSA-P256
     mtc-standalone batch=4096 ca=ML-DSA-44 encoding=experimental
 """
@@ -39,7 +41,11 @@ DEFAULT_CA = "ML-DSA-44"
 CA_ID = "32473.1"
 LANDMARK_ID = "32473.1.0.1.2"
 # The keys of a certificate's inline table in a campaign file.
-TABLE_KEYS = ("kind", "batch", "ca", "cosigners", "landmark_held", "retry", "encoding")
+TABLE_KEYS = (
+    "kind", "batch", "ca", "cosigners", "landmark_held", "retry", "encoding", "renewals",
+)  # fmt: skip
+# Landmark intervals a subscriber renews over at most (chainlab_mtc::issue::MAX_LANDMARKS).
+MAX_RENEWALS = 16
 # How an MTC is encoded (`pki --mtc-encoding`): -07's IANA OIDs, or the early experiments'.
 PLANTS_07, EXPERIMENTAL = "plants-07", "experimental"
 ENCODINGS = (PLANTS_07, EXPERIMENTAL)
@@ -71,6 +77,8 @@ class Certificate:
     held: bool = True  # landmark only: the client holds the landmark subtrees
     retry: bool = False  # landmark not held: the client pays the trust-anchor retry
     encoding: str = PLANTS_07
+    # landmark only: the landmark intervals whose MTCs the server holds (`pki --mtc-renewals`)
+    renewals: int = 1
 
     @property
     def is_mtc(self) -> bool:
@@ -86,8 +94,11 @@ class Certificate:
             words.append(f"ca={self.ca}")
             if self.cosigners:
                 words.append(f"cosigners={','.join(self.cosigners)}")
-        elif not self.held:
-            words.append("held=no")
+        else:
+            if not self.held:
+                words.append("held=no")
+            if self.renewals > 1:
+                words.append(f"renewals={self.renewals}")
             if self.retry:
                 words.append("retry=yes")
         if self.encoding != PLANTS_07:
@@ -124,6 +135,8 @@ class Certificate:
         flags += ["--mtc-encoding", self.encoding]
         if self.cosigners:
             flags += ["--mtc-cosigners", ",".join(self.cosigners)]
+        if self.renewals > 1:
+            flags += ["--mtc-renewals", str(self.renewals)]
         return flags
 
     def server_flags(self) -> list[str]:
@@ -174,6 +187,9 @@ def der_bytes(c: Certificate, key_bytes: int, signature_bytes: Callable[[str], i
     return bare + signed + (bare if c.retry else 0)
 
 
+_WORDS = ("batch", "ca", "cosigners", "held", "retry", "encoding", "renewals")
+
+
 def parse(spec: str) -> Certificate:
     """The certificate a canonical string stands for; ValueError naming what is wrong."""
     words = spec.split()
@@ -182,10 +198,9 @@ def parse(spec: str) -> Certificate:
     kind, fields = words[0], {}
     for w in words[1:]:
         key, sep, value = w.partition("=")
-        if not sep or key not in ("batch", "ca", "cosigners", "held", "retry", "encoding"):
+        if not sep or key not in _WORDS:
             raise ValueError(
-                f"bad word {w!r} in {spec!r}; allowed: batch=, ca=, cosigners=, held=, retry=, "
-                "encoding="
+                f"bad word {w!r} in {spec!r}; allowed: " + ", ".join(f"{k}=" for k in _WORDS)
             )
         fields[key] = value
     if kind == X509:
@@ -197,6 +212,9 @@ def parse(spec: str) -> Certificate:
     encoding = fields.get("encoding", PLANTS_07)
     if encoding not in ENCODINGS:
         raise ValueError(f"{spec!r}: encoding {encoding!r}; allowed: {', '.join(ENCODINGS)}")
+    renewals = fields.get("renewals", "1")
+    if not renewals.isdigit() or not 1 <= int(renewals) <= MAX_RENEWALS:
+        raise ValueError(f"{spec!r}: renewals {renewals!r}; allowed: 1 to {MAX_RENEWALS}")
     return Certificate(
         kind,
         int(fields["batch"]),
@@ -205,6 +223,7 @@ def parse(spec: str) -> Certificate:
         fields.get("held", "yes") != "no",
         fields.get("retry", "no") == "yes",
         encoding,
+        int(renewals),
     )
 
 
@@ -213,12 +232,14 @@ _EXPERIMENTAL_WORD = "exp"
 
 
 def token(spec: str, alg_token: Callable[[str], str]) -> str:
-    """A scenario id's part: `mtcl<batch>[_nolm[_retry]][_exp]`,
+    """A scenario id's part: `mtcl<batch>[_nolm][_ren<n>][_retry][_exp]`,
     `mtcs<batch>_<ca>[_<cosigner>...][_exp]`."""
     c = parse(spec)
     exp = f"_{_EXPERIMENTAL_WORD}" if c.encoding == EXPERIMENTAL else ""
     if c.kind == LANDMARK:
-        return f"mtcl{c.batch}" + ("" if c.held else "_nolm") + ("_retry" if c.retry else "") + exp
+        ren = f"_ren{c.renewals}" if c.renewals > 1 else ""
+        nolm, retry = ("" if c.held else "_nolm"), ("_retry" if c.retry else "")
+        return f"mtcl{c.batch}{nolm}{ren}{retry}{exp}"
     algs = (alg_token(a) for a in (c.ca or DEFAULT_CA, *c.cosigners))
     return "_".join([f"mtcs{c.batch}", *algs]) + exp
 
@@ -235,32 +256,43 @@ def untoken(part: str, algorithms: Mapping[str, str]) -> Any:
         return None
     batch = int(head[4:])
     if kind == LANDMARK:
-        if words[1:] not in ([], ["nolm"], ["nolm", "retry"]):
+        rest = words[1:]
+        held = not (rest[:1] == ["nolm"] and rest.pop(0))
+        renewals = 1
+        if rest[:1] and rest[0].startswith("ren") and rest[0][3:].isdigit():
+            renewals = int(rest.pop(0)[3:])
+        retry = rest == ["retry"]
+        if rest not in ([], ["retry"]) or not 1 <= renewals <= MAX_RENEWALS:
             return None
-        held, retry = not words[1:], "retry" in words
-        return Certificate(LANDMARK, batch, held=held, retry=retry, encoding=encoding).spec
+        return Certificate(
+            LANDMARK, batch, held=held, retry=retry, encoding=encoding, renewals=renewals
+        ).spec
     if len(words) < 2 or any(w not in algorithms for w in words[1:]):
         return None
     algs = [algorithms[w] for w in words[1:]]
     return Certificate(STANDALONE, batch, algs[0], tuple(algs[1:]), encoding=encoding).spec
 
 
-def store(spec: str) -> tuple[str, str, str, str, str]:
+def store(spec: str) -> tuple[str, str, str, str, str, str]:
     """The store's columns: certificate (kind), mtc_batch ('0' for X.509), mtc_signers
     (the algorithms whose subtree signatures the certificate sent carries, CA first,
     comma-separated: 'none' for X.509 and a landmark-relative certificate),
     mtc_landmark_held ('yes', 'no'; 'n/a' unless landmark), mtc_encoding ('plants-07',
-    'experimental'; 'n/a' for X.509)."""
+    'experimental'; 'n/a' for X.509), mtc_renewals (the landmark intervals whose
+    landmark-relative MTCs the server holds: '1', or 'n/a' unless landmark)."""
     c = parse(spec)
     signers = c.signers
-    held = (
-        ("yes" if c.held else ("no, retry" if c.retry else "no")) if c.kind == LANDMARK else "n/a"
-    )
+    held = "n/a"
+    if c.kind == LANDMARK:
+        held = ("yes" if c.held else "no") + (", retry" if c.retry else "")
     encoding = c.encoding if c.is_mtc else "n/a"
-    return c.kind, str(c.batch), ",".join(signers) or "none", held, encoding
+    renewals = str(c.renewals) if c.kind == LANDMARK else "n/a"
+    return c.kind, str(c.batch), ",".join(signers) or "none", held, encoding, renewals
 
 
-def describe(kind: str, batch: str, signers: str, held: str, encoding: str = "n/a") -> str:
+def describe(
+    kind: str, batch: str, signers: str, held: str, encoding: str = "n/a", renewals: str = "n/a"
+) -> str:
     """How a report names the value where the axis varies."""
     if kind == X509:
         return "X.509"
@@ -269,8 +301,10 @@ def describe(kind: str, batch: str, signers: str, held: str, encoding: str = "n/
         what += " (experimental OIDs)"
     if kind == STANDALONE:
         return f"{what} signed {signers}"
-    if held == "yes":
-        return what
+    if renewals not in ("1", "n/a"):
+        what += f", last {renewals} landmarks"
+    if held.startswith("yes"):
+        return what + (" (lagging clients retry)" if "retry" in held else "")
     return what + (" (landmark not held, retried)" if "retry" in held else " (landmark not held)")
 
 

@@ -12,7 +12,9 @@ store column, engine flag) is one canonical string, kinds sorted by name:
 
 each kind `name=share/groups/schemes`, groups in OpenSSL's spelling and signature schemes in
 TLS's, both in the kind's preference order. A kind is *post-quantum capable* when it offers
-a post-quantum signature scheme or key-exchange group; `pq_share` sums their shares.
+a post-quantum signature scheme or key-exchange group; `pq_share` sums their shares. A kind
+may end with the Merkle Tree Certificate landmarks it holds, `/<k>` (up to k landmark
+intervals old) or `/none` (chainlab.axes.landmark_lag).
 """
 
 from __future__ import annotations
@@ -73,6 +75,8 @@ class Kind:
     share: float
     groups: tuple[str, ...] = ()  # OpenSSL names, preference order
     schemes: tuple[str, ...] = ()  # TLS signature scheme names, preference order
+    # The MTC landmarks it holds: "" (not said), "none", or a lag in intervals ("0", "2").
+    landmarks: str = ""
 
     @property
     def pq_capable(self) -> bool:
@@ -84,7 +88,8 @@ class Kind:
         head = f"{self.name}={self.share:g}"
         if not self.groups:
             return head
-        return f"{head}/{':'.join(self.groups)}/{':'.join(self.schemes)}"
+        tail = f"/{self.landmarks}" if self.landmarks else ""
+        return f"{head}/{':'.join(self.groups)}/{':'.join(self.schemes)}{tail}"
 
 
 def parse(spec: str) -> tuple[Kind, ...]:
@@ -96,13 +101,15 @@ def parse(spec: str) -> tuple[Kind, ...]:
     for part in spec.split(","):
         head, _, rest = part.partition("/")
         name, _, share = head.partition("=")
-        groups, _, schemes = rest.partition("/")
+        groups, _, rest = rest.partition("/")
+        schemes, _, landmarks = rest.partition("/")
         out.append(
             Kind(
                 name=name,
                 share=float(share),
                 groups=tuple(groups.split(":")) if groups else (),
                 schemes=tuple(schemes.split(":")) if schemes else (),
+                landmarks=landmarks,
             )
         )
     return tuple(out)
@@ -113,6 +120,11 @@ def compose(kinds: Any) -> str:
     if not kinds:
         return NO_POPULATION
     return ",".join(k.spec() for k in sorted(kinds, key=lambda k: k.name))
+
+
+def population_of(h: Handshake) -> str:
+    """A scenario's population (its canonical string), for the modules whose rules read it."""
+    return str(h.parts["population"])
 
 
 def pq_share(spec: str) -> float | None:

@@ -13,6 +13,9 @@ landmark-relative certificate under its landmark's ID and the standalone one und
 and sends the certificate the stand-in would (the `certificate` value's) to a client that
 requests neither; a client that retries asks again for the one of the server's available IDs
 it trusts. With X.509 only the ClientHello changes: the server's chain carries no ID.
+
+With a population whose kinds hold landmarks (chainlab.axes.landmark_lag) the number is the
+IDs of other CAs each kind requests besides its own, which the engine derives per kind.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from chainlab.axes import landmark_lag, rollout
 from chainlab.axes.axis import NOT_MINE, Axis, AxisReader
 from chainlab.axes.stack import need
 from chainlab.schema import fmt
@@ -61,6 +65,8 @@ def _client_flags(value: str, s: ScenarioLike, files: Any, seed: int) -> list[st
     if n is None:
         return []
     cert = s.handshake.credential
+    if landmark_lag.lagging(rollout.population_of(s.handshake)):
+        return landmark_lag.client_flags(n, cert.retry)
     own = list(cert.own_ids[:n])
     flags = ["--trust-anchors", ",".join(own), "--trust-anchors-filler", str(n - len(own))]
     return flags + (["--trust-anchor-retry"] if cert.retry else [])
@@ -77,7 +83,9 @@ def check(v: AxisReader, sid: str, h: Handshake, with_load: bool) -> None:
     """What neither engine carries the extension over: QUIC (BoringSSL's engine has no QUIC;
     the OpenSSL engine's QUIC connections do not carry its custom extension), and a server
     choosing by ID with a pre-compressed Certificate message (which cannot carry the
-    per-connection match)."""
+    per-connection match). And a population whose kinds hold landmarks (its rules are
+    chainlab.axes.landmark_lag's)."""
+    landmark_lag.check(v, sid, h, with_load)
     if requested(h.parts["trust_anchors"]) is None:
         return
     if h.quic:

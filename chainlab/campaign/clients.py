@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from chainlab.axes import rollout
+from chainlab.axes import landmark_lag, rollout
 from chainlab.axes.algorithms import GROUPS, canonical_group
 from chainlab.axes.rollout import Kind
 from chainlab.campaign import ids
 from chainlab.campaign.tables import TableReaders
 from chainlab.schema import allowed, fmt
 
-CLIENT_KEYS = ("groups", "signatures", "description")
+CLIENT_KEYS = ("groups", "signatures", "description", "landmark_lag")
 
 
 class ClientReaders(TableReaders):
@@ -22,7 +22,8 @@ class ClientReaders(TableReaders):
 
     def read_clients(self, value: Any) -> dict[str, Kind]:
         """[clients.<name>]: a kind of client, the groups and signature algorithms it offers
-        in its order of preference (a population draws kinds by share)."""
+        in its order of preference (a population draws kinds by share), and the Merkle Tree
+        Certificate landmarks it holds (chainlab.axes.landmark_lag)."""
         self.clients = {}
         for name, spec in self.table(value, "clients").items():
             at = f"clients.{name}"
@@ -60,8 +61,15 @@ class ClientReaders(TableReaders):
                 alg = self.resolve_alg(a, f"{at}.signatures[{i}]")
                 if alg is not None:
                     schemes.append(rollout.TLS_SCHEME[alg])
+            landmarks = ""
+            if "landmark_lag" in t:
+                got = landmark_lag.read_kind(self, t["landmark_lag"], f"{at}.landmark_lag")
+                if got is None:
+                    continue
+                landmarks = got
             if groups and schemes:
                 self.clients[name] = Kind(
-                    name, 0.0, tuple(dict.fromkeys(groups)), tuple(dict.fromkeys(schemes))
-                )
+                    name, 0.0, tuple(dict.fromkeys(groups)), tuple(dict.fromkeys(schemes)),
+                    landmarks,
+                )  # fmt: skip
         return self.clients

@@ -250,6 +250,13 @@ class Validator(MatrixReaders, ClientReaders):
             self.bad(
                 "matrix", f"scenario {sid}: {problem.text}; exclude it or choose another stack"
             )
+        if load is not None and not load.verify and h.credential.is_mtc:
+            self.bad(
+                "load.verify",
+                f"scenario {sid}: verify = false with a Merkle Tree Certificate: the "
+                "generator asks for and checks the MTC its client holds (its trust file); "
+                "allowed: verify = true, or exclude the scenario",
+            )
         gen = load.generator_stack if load is not None else None
         if gen is not None and gen != h.stacks[0]:
             as_client = replace(h, stacks=(gen, h.stacks[1]))

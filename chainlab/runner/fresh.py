@@ -56,7 +56,9 @@ def fresh(
         for spec in pki.needed(s, seed):
             where = pki.location(engine_bin, *spec)
             if where not in seen and not pki.cached(where):
-                batch = s.handshake.credential.batch if spec[3] else 0  # its MTCs' log entries
+                # its MTCs' log entries: a batch per landmark interval renewed in
+                cert = s.handshake.credential
+                batch = cert.batch * cert.renewals if spec[3] else 0
                 hierarchies.append((s.scenario_id, spec[0], batch))
             seen.add(where)
     return Fresh(tuple(prims), tuple(refs), tuple(hierarchies))

@@ -78,15 +78,15 @@ def test_every_kind_expands_into_scenarios_whose_ids_read_back(tmp_path):
         assert parts["certificate"] == cert.spec
     # The store's columns.
     assert certificates.store(standalone.spec) == (
-        "mtc-standalone", "4096", "ML-DSA-44,ML-DSA-44,ECDSA-P256", "n/a", "plants-07",
+        "mtc-standalone", "4096", "ML-DSA-44,ML-DSA-44,ECDSA-P256", "n/a", "plants-07", "n/a",
     )  # fmt: skip
     # The early experiments' encoding: its own id word, column and `pki` flag.
     old = got["x25519mlkem768__ml_root__ml_leaf__mtcs4096_ml_exp"]
     assert old.spec == "mtc-standalone batch=4096 ca=ML-DSA-44 encoding=experimental"
-    assert certificates.store(old.spec)[-1] == "experimental"
+    assert certificates.store(old.spec)[-2] == "experimental"
     assert old.pki_flags()[4:6] == ["--mtc-encoding", "experimental"]
     assert standalone.pki_flags()[4:6] == ["--mtc-encoding", "plants-07"]
-    assert certificates.store("x509")[-1] == "n/a"
+    assert certificates.store("x509")[-2:] == ("n/a", "n/a")
 
 
 @pytest.mark.parametrize(
@@ -192,7 +192,11 @@ def test_the_retry_is_a_landmark_certificate_the_client_lacks(tmp_path):
 @pytest.mark.parametrize(
     "value,extra,message",
     [
-        ('{ kind = "mtc-landmark", batch = 4096, retry = true }', "", "certificate[0].retry"),
+        (
+            '{ kind = "mtc-landmark", batch = 4096, retry = true }',
+            "",
+            "certificate retry with the landmark held and no population",
+        ),
         ('{ kind = "mtc-standalone", batch = 4096, retry = true }', "", "certificate[0].retry"),
         (
             '{ kind = "mtc-landmark", batch = 4096, landmark_held = false, retry = true }',
