@@ -31,6 +31,7 @@ from chainlab.analysis import (  # noqa: F401
     findings,
     intermediates,
     interop,
+    landmark_lag,
     load_capacity,
     mtc,
     network,

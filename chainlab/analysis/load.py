@@ -105,6 +105,12 @@ class StoreData:
         return self.frames.rollout_attempts if self.frames is not None else pd.DataFrame()
 
     @property
+    def landmark_attempts(self) -> pd.DataFrame:
+        """Landmark lag: what each measured attempt of a population's kind was sent and
+        verified against a landmark-relative MTC server (may be empty)."""
+        return self.frames.landmark_attempts if self.frames is not None else pd.DataFrame()
+
+    @property
     def rollout_load(self) -> pd.DataFrame:
         """The same for the load attempts of those scenarios (may be empty)."""
         return self.frames.rollout_load if self.frames is not None else pd.DataFrame()

@@ -129,6 +129,7 @@ def sample_rows(run_id: str, scenario_id: str, client: list[dict], server: list[
                 "mtc_kind": c.get("mtc_kind"),
                 "mtc_proof_hashes": c.get("mtc_proof_hashes"),
                 "mtc_signatures_checked": c.get("mtc_signatures_checked"),
+                "mtc_landmark": c.get("mtc_landmark"),
                 # Staged rollout only: the kind of client drawn, the chain the server sent.
                 "client_kind": c.get("client_kind"),
                 "chain_index": s.get("chain_index") if s else None,

@@ -31,6 +31,7 @@ from chainlab.store.views import (
     _DATAGRAMS,
     _FAILURES,
     _HOST_REFERENCE,
+    _LANDMARK_ATTEMPTS,
     _LOAD_LATENCIES,
     _LOAD_STEPS,
     _LOAD_WINDOWS,
@@ -129,6 +130,13 @@ class AnalysisFrames:
         if "client_kind" not in self.sample_columns:
             return pd.DataFrame()
         return self.read(lambda con: con.execute(_ROLLOUT_ATTEMPTS).df())
+
+    @functools.cached_property
+    def landmark_attempts(self) -> pd.DataFrame:
+        """_LANDMARK_ATTEMPTS; empty before version 15 (no landmark lag then)."""
+        if "mtc_landmark" not in self.sample_columns:
+            return pd.DataFrame()
+        return self.read(lambda con: con.execute(_LANDMARK_ATTEMPTS).df())
 
     @functools.cached_property
     def rollout_load(self) -> pd.DataFrame:

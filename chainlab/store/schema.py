@@ -15,7 +15,8 @@ counts under callgrind per connection and side, and the steal time around each s
 whether the counted handshakes drew seeded random bytes; 11 the MTC retry and the
 trust_anchors extension of each sample; 12 the server's CPU per scenario run and how much of
 it the connections' records account for; 13 which implementation timed each primitive;
-14 the run-time estimate each run started with.
+14 the run-time estimate each run started with; 15 the landmark a landmark-relative MTC was
+verified against (landmark lag), and the landmark intervals a server holds MTCs of.
 """
 
 from __future__ import annotations
@@ -68,9 +69,9 @@ def add_columns(table: str, *names: str, if_missing: bool = False) -> tuple[str,
     return tuple(out)
 
 
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 15
 # Versions this chainlab reads; each older one has an upgrade step in UPGRADES.
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14)
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
 # What turns a store of version v into v + 1 (run in one transaction with the version bump).
 UPGRADES = {
     1: (
@@ -144,6 +145,8 @@ UPGRADES = {
     # if_missing: a version-1 store gets primitive_samples in step 2 as schema.sql declares it.
     12: add_columns("primitive_samples", "implementation", if_missing=True),
     13: add_columns("runs", "estimate"),
+    # and the certificate's renewals column: `axis_columns_sql` (1 for older landmark MTCs)
+    14: add_columns("samples", "mtc_landmark"),
 }
 
 

@@ -1,4 +1,4 @@
--- chainlab result store, schema version 14 (chainlab/store/schema.py: SCHEMA_VERSION, which
+-- chainlab result store, schema version 15 (chainlab/store/schema.py: SCHEMA_VERSION, which
 -- tests/store/test_schema.py holds this line to; the versions' history is schema.py's).
 -- Every column is declared here once, except one per lever axis of `scenarios`, which its
 -- axis declares (chainlab/campaign/axes.py). An older store is upgraded when opened for
@@ -196,6 +196,9 @@ CREATE TABLE samples (
     trust_anchors_requested INTEGER,
     trust_anchor_matched BOOLEAN,
     trust_anchors_available INTEGER,
+    -- Landmark lag only (NULL otherwise and before version 15): the landmark a
+    -- landmark-relative MTC was verified against
+    mtc_landmark    INTEGER,
     PRIMARY KEY (run_id, scenario_id, seq)
 );
 

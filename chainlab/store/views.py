@@ -355,6 +355,17 @@ FROM measured m JOIN rollout USING (scenario_id)
 ORDER BY m.scenario_id, m.seq
 """
 )
+# Landmark lag (version 15): what each attempt of a population's kind was sent and verified.
+_LANDMARK_ATTEMPTS = (
+    "WITH "
+    + _CHOSEN
+    + """
+SELECT m.scenario_id, m.client_kind, m.outcome, m.mtc_kind, m.mtc_landmark, m.retried
+FROM measured m JOIN scenarios s USING (scenario_id)
+WHERE s.population <> 'none' AND s.certificate = 'mtc-landmark'
+ORDER BY m.scenario_id, m.seq
+"""
+)
 _ROLLOUT_LOAD = (
     "WITH "
     + _CHOSEN

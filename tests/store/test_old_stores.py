@@ -26,6 +26,12 @@ SHAPES = {
     "v13-stacks.duckdb": (6, 200, "x25519mlkem768__ml_root__ml_leaf__stack_go"),
     # the bundled campaigns/quick.toml (adaptive: its counts are the run's), every cache cold
     "v14-quick.duckdb": (6, None, "x25519mlkem768__ml_root__ml_leaf"),
+    # tiny-landmark-lag.toml: a lagging population on two stacks, the X.509 dual chain twice
+    "v15-landmark-lag.duckdb": (
+        4,
+        1000,
+        "x25519mlkem768__ml_root__ml_leaf__mtcl64_ren3__pop_cur50_late30_never20__tai0",
+    ),  # fmt: skip
 }
 
 
