@@ -218,3 +218,43 @@ def test_the_size_estimate_is_the_issued_certificates(tmp_path, engine_bin, leaf
     landmark = c.Certificate(c.LANDMARK, 4096, encoding=encoding)
     for cert, issued in ((standalone, m["standalone"]), (landmark, m["landmark"])):
         assert abs(c.der_bytes(cert, key, sig) - issued["der_bytes"]) <= 40, (leaf, issued)
+
+
+@pytest.mark.parametrize("batch", [13, 4096])
+def test_renewals_verify_independently_each_against_its_own_landmark(tmp_path, engine_bin, batch):
+    """`pki --mtc-renewals 3`: the landmark-relative MTC of each landmark (2, 3, 4) proves
+    inclusion in a subtree of that landmark's interval, which the trust file holds under
+    that landmark's number and no other; the intervals follow each other by the batch in the
+    landmark list; landmark.pem is the newest's, standalone.pem the newest interval's."""
+    out = tmp_path / "pki"
+    subprocess.run(
+        [str(engine_bin), "pki", "--chain", "ML-DSA-44", "--seed", "r", "--out", str(out),
+         "--mtc-batch", str(batch), "--mtc-renewals", "3"],
+        check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+    manifest = json.loads((out / "mtc" / "manifest.json").read_text())
+    trust = json.loads((out / "mtc" / "trust.json").read_text())
+    held = {(t["start"], t["end"]): t for t in trust["trusted_subtrees"]}
+    lines = (out / "mtc" / "landmarks.txt").read_text().splitlines()
+    assert lines[0] == "4 4"
+    sizes = [int(x) for x in lines[1:]]  # landmarks 4, 3, 2, 1, 0
+    assert [sizes[i] - sizes[i + 1] for i in range(3)] == [batch] * 3
+    assert [m["landmark"] for m in manifest["landmarks"]] == [2, 3, 4]
+    indices = set()
+    for m in manifest["landmarks"]:
+        n = m["landmark"]
+        cert = parse(pem_der(out / "mtc" / m["cert"]["file"]))
+        index = cert["serial"] & ((1 << 48) - 1)
+        interval = (sizes[4 - n + 1], sizes[4 - n])  # [landmark n-1's size, landmark n's)
+        assert interval[0] <= index < interval[1], (n, index, interval)
+        indices.add(index)
+        root = evaluate(cert["proof"], index, cert["entry_hash"], cert["start"], cert["end"])
+        t = held[(cert["start"], cert["end"])]
+        assert t["landmark"] == n and t["hash"] == root.hex(), n
+        assert m["id"] == f"32473.1.0.1.{n}"
+        assert cert["signatures_bytes"] == 0
+    assert len(indices) == 3, "one renewal per interval"
+    newest = manifest["landmarks"][-1]["cert"]["file"]
+    assert (out / "mtc" / "landmark.pem").read_bytes() == (out / "mtc" / newest).read_bytes()
+    standalone = parse(pem_der(out / "mtc" / "standalone.pem"))
+    assert standalone["serial"] & ((1 << 48) - 1) == manifest["landmarks"][-1]["index"]
