@@ -139,3 +139,13 @@ def test_a_bad_landmark_lag_names_the_kind_and_what_is_allowed(tmp_path, value):
         load(p)
     assert "clients.late.landmark_lag: bad value" in str(e.value)
     assert "0 (current) to 64, or 'none'" in str(e.value)
+
+
+@pytest.mark.bad_input
+def test_a_stack_without_the_trust_anchors_extension_is_refused_by_capability(tmp_path):
+    """rustls and Go have no trust_anchors extension: a lagging population cannot ask for its
+    landmark there (docs/stacks.md's capability tables)."""
+    with pytest.raises(CampaignError) as e:
+        load_text(tmp_path, LAG.replace('"boringssl", "openssl-3.5"', '"rustls"'))
+    assert "client stack rustls cannot do the trust_anchors extension" in str(e.value)
+    assert "server stack rustls cannot do the trust_anchors extension" in str(e.value)
