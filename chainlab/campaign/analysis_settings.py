@@ -10,6 +10,8 @@ Keys (all optional; docs/methods/settings.md#baseline-and-analysis explains each
     confidence_level = 0.95               # of every interval in the report
     bootstrap_resamples = 2000            # B for bootstrap / Monte-Carlo intervals
     bootstrap_seed = 1                    # makes every interval reproducible
+    mtc_entries_per_hour = 65536          # the MTC CA's issuance rate: a landmark
+                                          #   interval's entries in hours (landmark lag)
     [analysis.plausibility]               # upper bounds of the mean-latency multiplier
     reasonable = 1.5                      #   vs the baseline for each class; above
     penalized = 5.0                       #   'problematic' a scenario is 'Unsuitable for
@@ -77,6 +79,7 @@ FIELDS = {
     "confidence_level": Num(0.0, 1.0, lo_open=True, hi_open=True),
     "bootstrap_resamples": Int(200, 100_000),
     "bootstrap_seed": Int(0),
+    "mtc_entries_per_hour": _POSITIVE,
     "plausibility": Record({k: _POSITIVE for k in DEFAULT_PLAUSIBILITY}, DEFAULT_PLAUSIBILITY),
     "service_classes": Mapping(_POSITIVE, what="a table of name = handshakes per month"),
     "cpu_regimes": Record({k: _POSITIVE for k in DEFAULT_CPU_REGIMES}, DEFAULT_CPU_REGIMES),
@@ -102,6 +105,8 @@ class AnalysisConfig:
     confidence_level: float = 0.95
     bootstrap_resamples: int = 2000
     bootstrap_seed: int = 1
+    # Landmark lag: entries the MTC CA logs an hour, so entries per landmark read as hours.
+    mtc_entries_per_hour: float | None = None
     plausibility: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_PLAUSIBILITY))
     service_classes: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_SERVICE_CLASSES))
     cpu_regimes: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_CPU_REGIMES))

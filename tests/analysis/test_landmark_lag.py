@@ -89,3 +89,26 @@ def test_the_crossing_is_the_smallest_interval_that_rolls_back():
     assert math.isnan(got.at["0.5", "rolls_back_from"])
     assert got.at["0.5", "largest_measured"] == 65536
     assert landmark_lag.crossing(pd.DataFrame()).empty
+
+
+def test_the_report_gives_the_interval_in_hours_at_the_campaigns_issuance_rate(tmp_path):
+    """[analysis] mtc_entries_per_hour turns entries per landmark into hours; without it the
+    report gives entries only."""
+    from chainlab.report import build_report
+
+    store = tmp_path / STORE.name
+    shutil.copy(STORE, store)
+    md = (build_report(store, tmp_path / "r", mtc_entries_per_hour=32) / "report.md").read_text()
+    assert "landmarks every 2.00 h (64 entries)" in md
+    plain = (build_report(store, tmp_path / "p") / "report.md").read_text()
+    assert "| 64 entries |" in plain and " h (64 entries)" not in plain
+
+
+@pytest.mark.bad_input
+def test_a_bad_issuance_rate_is_one_line(tmp_path):
+    from chainlab.campaign.analysis_settings import parse_analysis
+    from chainlab.errors import ChainlabError
+
+    with pytest.raises(ChainlabError) as e:
+        parse_analysis({"mtc_entries_per_hour": 0}, "c.toml")
+    assert "analysis.mtc_entries_per_hour" in str(e.value)

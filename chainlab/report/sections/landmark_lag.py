@@ -20,6 +20,14 @@ def _kinds(spec: str) -> str:
     )
 
 
+def _interval(b: Builder, batch) -> str:
+    """A landmark interval: its entries, and its hours at the campaign's issuance rate
+    ([analysis] mtc_entries_per_hour) when it gives one."""
+    rate = b.a.config.mtc_entries_per_hour
+    entries = f"{f.integer(batch)} entries"
+    return f"{f.num(batch / rate, 3)} h ({entries})" if rate else entries
+
+
 def _share(x) -> str:
     return f"{x:.1%}" if x == x else "n/a"
 
@@ -44,21 +52,20 @@ def headline(b: Builder) -> list[tuple[str, str]]:
             f"{_share(worst['fallback_measured'])} [{_share(worst['fallback_measured_lo'])}, "
             f"{_share(worst['fallback_measured_hi'])}] of attempts took the standalone MTC "
             f"(predicted {_share(worst['fallback_predicted'])}; {worst['server_stack']}, "
-            f"{worst['network']}, {f.integer(worst['mtc_batch'])} entries per landmark)",
+            f"{worst['network']}, landmarks every {_interval(b, worst['mtc_batch'])})",
         )
     )
     first = landmark_lag.crossing(b.a.landmark_lag_rule)
     for r in first.to_dict("records"):
         at = r["rolls_back_from"]
         text = (
-            f"from {f.integer(at)} entries per landmark"
+            f"from landmarks every {_interval(b, at)}"
             if at == at
-            else f"at no landmark interval measured (up to {f.integer(r['largest_measured'])} "
-            "entries)"
+            else f"at no landmark interval measured (up to {_interval(b, r['largest_measured'])})"
         )
         maybe = r["may_roll_back_from"]
         if maybe == maybe and maybe != at:
-            text += f"; undecided from {f.integer(maybe)} entries per landmark"
+            text += f"; undecided from landmarks every {_interval(b, maybe)}"
         out.append(
             (
                 f"MTC landmark lag, rollback rule on {r['server_stack']}, {r['network']}, "
@@ -84,13 +91,14 @@ def build(b: Builder) -> Section | None:
         "server has a certificate for gets it; the others fall back to the standalone "
         "certificate (docs/methods/mtc.md#landmark-lag). Fallback: predicted from the kinds' "
         "shares, measured as the share of successful attempts whose client verified the "
-        f"standalone certificate, with its {b.level} Wilson interval. Entries per landmark: "
-        "the log's entries in one landmark interval, which sets the proof's hashes."
+        f"standalone certificate, with its {b.level} Wilson interval. Landmark interval: the "
+        "log's entries in one landmark interval, which set the proof's hashes, and in hours "
+        "at the campaign's issuance rate where it gives one ([analysis] mtc_entries_per_hour)."
     )
     cols = [
         ("server", list(lag["server_stack"])),
         ("network", list(lag["network"])),
-        ("entries per landmark", ints(lag["mtc_batch"])),
+        ("landmark interval", [_interval(b, x) for x in lag["mtc_batch"]]),
         ("proof hashes", ints(lag["proof_hashes"])),
         ("renewals", ints(lag["renewals"])),
         ("kinds", [_kinds(p) for p in lag["population"]]),
@@ -136,7 +144,7 @@ def build(b: Builder) -> Section | None:
                 [
                     ("server", list(against["server_stack"])),
                     ("network", list(against["network"])),
-                    ("entries per landmark", ints(against["mtc_batch"])),
+                    ("landmark interval", [_interval(b, x) for x in against["mtc_batch"]]),
                     ("fallback predicted", [_share(x) for x in against["fallback_predicted"]]),
                     ("X.509 scenario", codes(against["x509_id"])),
                     ("latency ×", ci(against, "mean_ms_vs_x509", 3)),
@@ -162,7 +170,7 @@ def build(b: Builder) -> Section | None:
                 [
                     ("server", list(verdicts["server_stack"])),
                     ("network", list(verdicts["network"])),
-                    ("entries per landmark", ints(verdicts["mtc_batch"])),
+                    ("landmark interval", [_interval(b, x) for x in verdicts["mtc_batch"]]),
                     ("fallback predicted", [_share(x) for x in verdicts["fallback_predicted"]]),
                     ("load", [rollout.load_label(x) for x in verdicts["load"]]),
                     ("p99 ms", nums(verdicts["p99_ms"], 3)),
