@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from chainlab.analysis.registry import produces
-from chainlab.analysis.rollout import loads, rollback_factor
+from chainlab.analysis.rollout import crossings, loads, rollback_factor
 from chainlab.axes import credential, landmark_lag
 from chainlab.stats import proportion_ci, ratio_ci
 
@@ -194,27 +194,10 @@ def rule(lag: pd.DataFrame, shares: pd.DataFrame, summary: pd.DataFrame) -> pd.D
 
 def crossing(verdicts: pd.DataFrame) -> pd.DataFrame:
     """Per server stack, path and load: the smallest landmark interval (entries per
-    landmark) at which some population rolls back, the smallest at which one may
-    (undecided), and the largest measured (NaN where none does)."""
-    if verdicts.empty:
-        return pd.DataFrame()
-    rows = []
-    keys = ["server_stack", "network", "load"]
-    for (stack, network, load), g in verdicts.groupby(keys, sort=True):
-        back = g[g["verdict"] == "rolls back"]["mtc_batch"]
-        maybe = g[g["verdict"] != "holds"]["mtc_batch"]
-        rows.append(
-            {
-                "server_stack": stack,
-                "network": network,
-                "load": load,
-                "rolls_back_from": back.min() if len(back) else math.nan,
-                "may_roll_back_from": maybe.min() if len(maybe) else math.nan,
-                "largest_measured": g["mtc_batch"].max(),
-                "max_ratio": g["ratio"].max(),
-            }
-        )
-    return pd.DataFrame(rows)
+    landmark) at which some population rolls back (`rolls_back_at`), the smallest at which
+    one may (`may_roll_back_at`, undecided), and the largest measured (`highest`); NaN where
+    none does."""
+    return crossings(verdicts, ["server_stack", "network", "load"], "mtc_batch")
 
 
 @produces("landmark_lag")

@@ -265,19 +265,27 @@ def rollback(shares: pd.DataFrame) -> pd.DataFrame:
 def first_crossing(rule: pd.DataFrame) -> pd.DataFrame:
     """Per group, path and load: the lowest PQ share at which the rule rolls back (NaN when
     none does), and the lowest at which it may (undecided)."""
-    if rule.empty:
+    return crossings(rule, ["group", "network", "load"], "pq_share", sort=False)
+
+
+def crossings(
+    verdicts: pd.DataFrame, keys: list[str], over: str, sort: bool = True
+) -> pd.DataFrame:
+    """Per `keys`: the lowest value of `over` at which the rule rolls back
+    (`rolls_back_at`, NaN when none does), the lowest at which it may (`may_roll_back_at`:
+    not 'holds'), the highest measured (`highest`) and the largest p99 ratio."""
+    if verdicts.empty:
         return pd.DataFrame()
     rows = []
-    for (group, network, load), g in rule.groupby(["group", "network", "load"], sort=False):
-        back = g[g["verdict"] == "rolls back"]["pq_share"]
-        maybe = g[g["verdict"] != "holds"]["pq_share"]
+    for key, g in verdicts.groupby(keys, sort=sort):
+        back = g[g["verdict"] == "rolls back"][over]
+        maybe = g[g["verdict"] != "holds"][over]
         rows.append(
             {
-                "group": group,
-                "network": network,
-                "load": load,
+                **dict(zip(keys, key, strict=True)),
                 "rolls_back_at": back.min() if len(back) else math.nan,
                 "may_roll_back_at": maybe.min() if len(maybe) else math.nan,
+                "highest": g[over].max(),
                 "max_ratio": g["ratio"].max(),
             }
         )

@@ -83,11 +83,11 @@ def test_the_crossing_is_the_smallest_interval_that_rolls_back():
         ]
     )
     got = landmark_lag.crossing(verdicts).set_index("load")
-    assert got.at["single", "rolls_back_from"] == 1572864
-    assert got.at["single", "may_roll_back_from"] == 1572864
+    assert got.at["single", "rolls_back_at"] == 1572864
+    assert got.at["single", "may_roll_back_at"] == 1572864
     assert got.at["single", "max_ratio"] == pytest.approx(2.6)
-    assert math.isnan(got.at["0.5", "rolls_back_from"])
-    assert got.at["0.5", "largest_measured"] == 65536
+    assert math.isnan(got.at["0.5", "rolls_back_at"])
+    assert got.at["0.5", "highest"] == 65536
     assert landmark_lag.crossing(pd.DataFrame()).empty
 
 

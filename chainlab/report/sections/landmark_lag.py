@@ -11,6 +11,7 @@ from chainlab.report import format as f
 from chainlab.report.builder import Builder, ci, codes, ints, nums
 from chainlab.report.document import Section
 from chainlab.report.sections.registry import holds, section
+from chainlab.report.sections.rollout import crossing_answer
 
 
 def _kinds(spec: str) -> str:
@@ -56,23 +57,14 @@ def headline(b: Builder) -> list[tuple[str, str]]:
         )
     )
     first = landmark_lag.crossing(b.a.landmark_lag_rule)
-    for r in first.to_dict("records"):
-        at = r["rolls_back_from"]
-        text = (
-            f"from landmarks every {_interval(b, at)}"
-            if at == at
-            else f"at no landmark interval measured (up to {_interval(b, r['largest_measured'])})"
+    out += [
+        (
+            f"MTC landmark lag, rollback rule on {r['server_stack']}, {r['network']}, "
+            f"{rollout.load_label(r['load'])}",
+            crossing_answer(r, lambda x: f"landmarks every {_interval(b, x)}", "classical"),
         )
-        maybe = r["may_roll_back_from"]
-        if maybe == maybe and maybe != at:
-            text += f"; undecided from landmarks every {_interval(b, maybe)}"
-        out.append(
-            (
-                f"MTC landmark lag, rollback rule on {r['server_stack']}, {r['network']}, "
-                f"{rollout.load_label(r['load'])}",
-                text + f" (largest p99 × classical {f.num(r['max_ratio'], 3)})",
-            )
-        )
+        for r in first.to_dict("records")
+    ]
     return out
 
 

@@ -4,6 +4,8 @@ measured p99 (chainlab.analysis.rollout)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from chainlab.analysis import rollout
 from chainlab.report import format as f
 from chainlab.report.builder import Builder, ci, codes, ints, nums
@@ -20,23 +22,26 @@ def headline(b: Builder) -> list[tuple[str, str]]:
     if first.empty:
         return []
     factor, _, _ = rollout.rollback_factor()
-    out = []
-    for r in first.to_dict("records"):
-        at = r["rolls_back_at"]
-        text = (
-            f"from PQ share {_share(at)}" if at == at else "at no PQ share measured"
-        ) + f" (largest p99 × baseline {f.num(r['max_ratio'], 3)})"
-        maybe = r["may_roll_back_at"]
-        if maybe == maybe and maybe != at:
-            text += f"; undecided from {_share(maybe)}"
-        out.append(
-            (
-                f"Rollback rule (p99 > {factor:g}× all-classical) for {r['group']}, "
-                f"{r['network']}, {rollout.load_label(r['load'])}",
-                text,
-            )
+    return [
+        (
+            f"Rollback rule (p99 > {factor:g}× all-classical) for {r['group']}, "
+            f"{r['network']}, {rollout.load_label(r['load'])}",
+            crossing_answer(r, lambda x: f"PQ share {_share(x)}", "baseline"),
         )
-    return out
+        for r in first.to_dict("records")
+    ]
+
+
+def crossing_answer(r: dict, name: Callable[[float], str], against: str) -> str:
+    """Where the rule starts to roll back (a row of chainlab.analysis.rollout.crossings),
+    `name` naming a value: 'from <value> (largest p99 × <against> r)', or at none measured,
+    and from where it is undecided."""
+    at, maybe = r["rolls_back_at"], r["may_roll_back_at"]
+    text = f"from {name(at)}" if at == at else f"at no {name(r['highest'])} or below"
+    text += f" (largest p99 × {against} {f.num(r['max_ratio'], 3)})"
+    if maybe == maybe and maybe != at:
+        text += f"; undecided from {name(maybe)}"
+    return text
 
 
 @section(175, headline=headline, applies=uses("population", "second_chain"))
