@@ -27,7 +27,8 @@ def test_a_rebuilt_engine_finds_the_same_hierarchies(engine_bin, tmp_path, monke
         return lambda q: {**real(q), **change} if q == p else real(q)
 
     before = pki.location(engine_bin, HIERARCHY, 1)
-    monkeypatch.setattr(engine, "binary_info", revised(engine_bin, pki_revision=2))
+    newer = real(engine_bin)["pki_revision"] + 1
+    monkeypatch.setattr(engine, "binary_info", revised(engine_bin, pki_revision=newer))
     assert pki.location(engine_bin, HIERARCHY, 1) != before
     other = {**real(engine_bin)["openssl_build"], "openssl_version": "3.5.6"}
     monkeypatch.setattr(engine, "binary_info", revised(engine_bin, openssl_build=other))

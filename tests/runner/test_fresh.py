@@ -48,9 +48,9 @@ def test_a_hierarchy_issuing_mtcs_carries_its_batch(engine_bin, tmp_path, monkey
     got = fresh.fresh(engine_bin, scenarios, 7, PrimitivesPlan(measure=False))
     by_id = {s.scenario_id: s for s in scenarios}
     batches = {batch for _sid, _h, batch in got.hierarchies}
-    # X.509 hierarchies none; each MTC one its credential's log entries (2^12 and 2^22 here).
-    assert batches == {0, 4096, 4194304}
+    # X.509 hierarchies none; each MTC one its credential's log entries per landmark interval
+    # it renews in (2^12 and 2^22 here, and lag_retry's three renewals of 2^12).
+    assert batches == {0, 4096, 3 * 4096, 4194304}
     for sid, _h, batch in got.hierarchies:
-        assert batch == (
-            by_id[sid].handshake.credential.batch if by_id[sid].handshake.credential.is_mtc else 0
-        )
+        cert = by_id[sid].handshake.credential
+        assert batch == (cert.batch * cert.renewals if cert.is_mtc else 0)

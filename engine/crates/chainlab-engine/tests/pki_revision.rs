@@ -13,10 +13,16 @@ use chainlab_test_support::run_bounded;
 use chainlab_test_support::TempDir;
 
 /// The digest of the fixed hierarchies' files at each revision.
-const DIGESTS: &[(u32, &str)] = &[(
-    1,
-    "021aeab582d8148f9657090348b1c9c69f038c65a97f618c9b9654b85fa7cf0f",
-)];
+const DIGESTS: &[(u32, &str)] = &[
+    (
+        1,
+        "021aeab582d8148f9657090348b1c9c69f038c65a97f618c9b9654b85fa7cf0f",
+    ),
+    (
+        2,
+        "061c05323de1ac9c092a27771d49031f21c6f01e7a082f1dd9494a8fe5797ca0",
+    ),
+];
 
 /// Every file under `dir` (relative name, bytes), sorted by name.
 fn files(dir: &Path, base: &Path, out: &mut Vec<(String, Vec<u8>)>) {

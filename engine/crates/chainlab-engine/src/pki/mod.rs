@@ -37,7 +37,9 @@ pub const SCHEMA: &str = "chainlab.pki/1";
 /// options): `info` prints it, and the hierarchy cache is keyed by it with OpenSSL's and
 /// liboqs' builds, not by the binary (chainlab.runner.pki). tests/pki_revision.rs holds the
 /// digest of a fixed hierarchy's files: a change to them fails it until this is bumped.
-pub const REVISION: u32 = 1;
+/// 2: `mtc/trust.json` numbers each trusted subtree's landmark and `mtc/manifest.json`
+/// lists the renewals (`--mtc-renewals`).
+pub const REVISION: u32 = 2;
 
 /// The trust anchor a client loads: root.pem, or leaf.pem at depth 1.
 pub const CA_FILE: &str = "ca.pem";
