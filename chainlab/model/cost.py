@@ -406,7 +406,7 @@ def predict(
     overhead: Overhead = ZERO_OVERHEAD,
     handshake_mode: str = "full",
     kib: float = 0.0,
-    connections: int = 1,
+    connections: float = 1,
 ) -> Prediction:
     """Predicted server CPU, client CPU and loopback latency of one handshake (ms).
 

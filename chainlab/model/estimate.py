@@ -33,7 +33,9 @@ from dataclasses import dataclass, replace
 from statistics import NormalDist
 
 from chainlab import axes
+from chainlab.axes import landmark_lag, rollout
 from chainlab.axes.algorithms import DEFAULT_TRANSPORT
+from chainlab.axes.credential import DEFAULT_CA
 from chainlab.axes.handshake import Handshake, view
 from chainlab.campaign import measure_plan
 from chainlab.campaign.model import (
@@ -147,6 +149,25 @@ CALIBRATION_EXTRA_RTTS = 4
 CALIBRATION_LOSSY_BULK_S = 5.5
 
 
+def mtc_kinds(h: Handshake) -> list[tuple[float, tuple[str, ...], bool]]:
+    """(weight, signers verified, retried) of the handshakes against the scenario's
+    certificate: one for X.509 or an MTC every attempt takes alike; for a population whose
+    kinds hold landmarks of different ages (chainlab.axes.landmark_lag), the share that gets
+    a landmark-relative MTC (no signature) and the share that falls back to the standalone
+    one (the CA's signature), at once or after the retry."""
+    cert = h.credential
+    share = landmark_lag.fallback_share(rollout.population_of(h), cert.renewals)
+    if not cert.is_mtc or share is None:
+        return [(1.0, cert.signers, cert.retry)]
+    return [(1 - share, (), False), (share, (cert.ca or DEFAULT_CA,), cert.retry)]
+
+
+def connections(h: Handshake) -> float:
+    """Connections per attempt (Handshake.connections), a lagging population's retry made
+    only by the share that falls back."""
+    return sum(w * (2 if retry and h.resumed_share == 0 else 1) for w, _, retry in mtc_kinds(h))
+
+
 def scenario_operations(s: Scenario | Handshake) -> list[cost.Operation]:
     """The scenario's cryptographic operations per handshake (chainlab.model.cost); none
     for a target (its server's chain is not known before it is measured)."""
@@ -154,22 +175,25 @@ def scenario_operations(s: Scenario | Handshake) -> list[cost.Operation]:
     if h.target is not None:
         return []
     # A client population against one or two chains: each served kind's handshake weighted
-    # by its share among them (chainlab.axes.rollout.mixture).
+    # by its share among them (chainlab.axes.rollout.mixture); and, against a Merkle Tree
+    # Certificate, by what each kind verifies (mtc_kinds).
     cert = h.credential
     mixed: defaultdict[cost.OpKey, float] = defaultdict(float)
     for weight, hierarchy, group in h.kinds():
-        for o in cost.operations(
-            hierarchy,
-            group,
-            h.mode,
-            h.compression,
-            certificate_message_bytes=certificate_message_bytes(h),
-            anchor_depth=h.anchor_depth,
-            client_hierarchy=h.client_hierarchy,
-            signers=cert.signers if cert.is_mtc else None,
-            retry=cert.retry,
-        ):
-            mixed[(o.side, o.category, o.subject, o.op, o.message)] += weight * o.count
+        for mtc_weight, signers, retry in mtc_kinds(h):
+            for o in cost.operations(
+                hierarchy,
+                group,
+                h.mode,
+                h.compression,
+                certificate_message_bytes=certificate_message_bytes(h),
+                anchor_depth=h.anchor_depth,
+                client_hierarchy=h.client_hierarchy,
+                signers=signers if cert.is_mtc else None,
+                retry=retry,
+            ):
+                key = (o.side, o.category, o.subject, o.op, o.message)
+                mixed[key] += weight * mtc_weight * o.count
     # What an axis value adds to every handshake (`Axis.operations`).
     for axis in axes.registered():
         if axis.operations is not None and axis.key in h.parts:
@@ -186,7 +210,7 @@ def predict(s: Scenario | Handshake, model: cost.CostModel) -> cost.Prediction:
     client, server = flight_bytes(h)
     kib = (client + server + client_certificate_bytes(h)) / 1024
     p = cost.predict(
-        scenario_operations(h), pricing(h, model), cost.ZERO_OVERHEAD, h.mode, kib, h.connections
+        scenario_operations(h), pricing(h, model), cost.ZERO_OVERHEAD, h.mode, kib, connections(h)
     )
     p = _with_peer(p, h, model)
     # On an emulated path, what its reference handshakes measured beyond loopback's at the
@@ -208,7 +232,7 @@ def predict(s: Scenario | Handshake, model: cost.CostModel) -> cost.Prediction:
         return p
     extra = {"server": 0.0, "client": 0.0, "server_se": 0.0, "client_se": 0.0} | extra
     # Each connection of the attempt waits on the path.
-    extra = {k: h.connections * v for k, v in extra.items()}
+    extra = {k: connections(h) * v for k, v in extra.items()}
     return p.with_path(extra, profile.name, tuple(borrowed))
 
 
@@ -219,7 +243,7 @@ def _with_peer(p: cost.Prediction, h: Handshake, model: cost.CostModel) -> cost.
     if extra is None:
         return p
     # Each connection of the attempt is between the two.
-    return p.with_peer({k: h.connections * v for k, v in extra.items()})
+    return p.with_peer({k: connections(h) * v for k, v in extra.items()})
 
 
 def _with_wait(p: cost.Prediction, h: Handshake, model: cost.CostModel) -> cost.Prediction:
@@ -232,7 +256,7 @@ def _with_wait(p: cost.Prediction, h: Handshake, model: cost.CostModel) -> cost.
     if extra is None or p.parts["server"].get("sign", 0.0) < reference_specs.LONG_WAIT_MS:
         return p
     # Each connection of the attempt waits for a signature.
-    return p.with_wait({k: h.connections * v for k, v in extra.items()})
+    return p.with_wait({k: connections(h) * v for k, v in extra.items()})
 
 
 def pricing(s: Scenario | Handshake, model: cost.CostModel) -> cost.Pricing:
@@ -385,10 +409,11 @@ def network_cost(s: Scenario | Handshake, model: cost.CostModel | None = None) -
             rate_mbit=p.rate_mbit,
             loss=p.loss,
         )
-        trips = h.connections * quic.round_trips
+        trips = connections(h) * quic.round_trips
         var = sd**2 + trips * 2 * p.jitter_ms**2 / 3
-        mean = base + h.connections * (quic.latency_ms - base)
-        return NetworkCost(mean, math.sqrt(var), base, trips, quic.exceeds_initcwnd)
+        mean = base + connections(h) * (quic.latency_ms - base)
+        # A lagging population's retry (a share of its attempts): the typical attempt's trips.
+        return NetworkCost(mean, math.sqrt(var), base, round(trips), quic.exceeds_initcwnd)
     pred = predict_handshake(
         base_ms=base,
         client_flight_bytes=client,
@@ -407,7 +432,7 @@ def network_cost(s: Scenario | Handshake, model: cost.CostModel | None = None) -
     data_penalty = rtt + DATA_RTO_MIN_MS
     # Each connection of the attempt (two for an MTC's trust-anchor retry, its flights taken
     # as the second's) crosses the path in full: 203 ms measured over 50 ms, not 101.
-    n = h.connections
+    n = connections(h)
     mean = base + n * (pred.latency_ms - base + p_syn * SYN_RTO_MS + p_data * data_penalty)
     # Jitter: each round trip's two one-way delays wander within +-jitter (sd jitter/sqrt(3)
     # each at most); the round trips of one handshake are taken as independent.
@@ -418,7 +443,8 @@ def network_cost(s: Scenario | Handshake, model: cost.CostModel | None = None) -
         + n * p_syn * (1 - p_syn) * SYN_RTO_MS**2
         + n * p_data * (1 - p_data) * data_penalty**2
     )
-    return NetworkCost(mean, math.sqrt(var), base, n * pred.round_trips, pred.exceeds_initcwnd)
+    trips = round(n * pred.round_trips)  # a lagging population's retry: the typical attempt's
+    return NetworkCost(mean, math.sqrt(var), base, trips, pred.exceeds_initcwnd)
 
 
 @dataclass

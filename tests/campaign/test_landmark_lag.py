@@ -149,3 +149,22 @@ def test_a_stack_without_the_trust_anchors_extension_is_refused_by_capability(tm
         load_text(tmp_path, LAG.replace('"boringssl", "openssl-3.5"', '"rustls"'))
     assert "client stack rustls cannot do the trust_anchors extension" in str(e.value)
     assert "server stack rustls cannot do the trust_anchors extension" in str(e.value)
+
+
+def test_the_cost_model_prices_what_each_share_of_the_population_verifies(tmp_path):
+    """Half the population falls back (late, never): half its handshakes verify the CA's
+    subtree signature; retrying, half of them connect twice."""
+    from chainlab.model import estimate
+
+    s = next(iter(load_text(tmp_path, LAG).scenarios.values()))
+    assert estimate.mtc_kinds(s.handshake) == [(0.5, (), False), (0.5, ("ML-DSA-44",), False)]
+    assert estimate.connections(s.handshake) == 1
+    ca = [o for o in estimate.scenario_operations(s)
+          if (o.side, o.category, o.subject) == ("client", "verify certificates", "ML-DSA-44")
+          and o.op == "verify"]  # fmt: skip
+    assert [o.count for o in ca] == [pytest.approx(0.5)]
+    retrying = next(
+        iter(load_text(tmp_path, LAG, cert='{ kind = "mtc-landmark", batch = 64, renewals = 3, '
+                       'retry = true }').scenarios.values())
+    )  # fmt: skip
+    assert estimate.connections(retrying.handshake) == pytest.approx(1.5)
