@@ -29,21 +29,16 @@ use crate::context::{self, ClientContext};
 use crate::errors::{self, Side};
 use chainlab_record::args::{ClientArgs, HandshakeArgs, LoadArgs};
 
+/// A population kind's slot on its own context.
+fn kind_slot<'a>(ctx: &'a ClientContext, args: &'a ClientArgs) -> Box<dyn Slot + 'a> {
+    Box::new(Client::new(ctx, args))
+}
+
 pub fn run(args: &HandshakeArgs) -> anyhow::Result<()> {
     capabilities::check_common(args.random_seed, &args.client.tls)?;
-    if let Some(kinds) = population::kinds(&args.client)? {
-        // One context per kind of client, each with its own groups and schemes.
-        let ctxs = kinds
-            .iter()
-            .map(|k| prepare(&k.args))
-            .collect::<anyhow::Result<Vec<_>>>()?;
-        let slots = kinds
-            .iter()
-            .zip(&ctxs)
-            .map(|(k, ctx)| Client::new(ctx, &k.args))
-            .collect();
-        let mut mixed = population::Population::new(&kinds, slots, args.client.population_seed);
-        return drive::attempts(&mut mixed, args);
+    // One context per kind of client, each with its own groups and schemes.
+    if let Some(done) = population::attempts(args, prepare, kind_slot)? {
+        return Ok(done);
     }
     let ctx = prepare(&args.client)?;
     drive::attempts(&mut Client::new(&ctx, &args.client), args)

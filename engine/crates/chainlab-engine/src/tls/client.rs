@@ -30,23 +30,18 @@ use chainlab_record::record::ErrorCategory;
 
 pub(crate) use super::attempt::Client;
 
+/// A population kind's slot on its own context.
+fn kind_slot<'a>(ctx: &'a ClientContext, args: &'a ClientArgs) -> Box<dyn Slot + 'a> {
+    Box::new(Client::new(ctx, args))
+}
+
 pub fn run(args: &HandshakeArgs) -> anyhow::Result<()> {
     if let Some(seed) = args.random_seed {
         crate::random::install(seed, chainlab_record::random::Side::Client)?;
     }
-    if let Some(kinds) = population::kinds(&args.client)? {
-        // One context per kind of client, each with its own groups and schemes.
-        let ctxs = kinds
-            .iter()
-            .map(|k| prepare(&k.args))
-            .collect::<anyhow::Result<Vec<_>>>()?;
-        let slots = kinds
-            .iter()
-            .zip(&ctxs)
-            .map(|(k, ctx)| Client::new(ctx, &k.args))
-            .collect();
-        let mut mixed = population::Population::new(&kinds, slots, args.client.population_seed);
-        return chainlab_record::drive::attempts(&mut mixed, args);
+    // One context per kind of client, each with its own groups and schemes.
+    if let Some(done) = population::attempts(args, prepare, kind_slot)? {
+        return Ok(done);
     }
     let ctx = prepare(&args.client)?;
     if !args.client.mtc_retry {

@@ -16,7 +16,7 @@ use rand::{Rng as _, SeedableRng as _};
 use rand_chacha::ChaCha8Rng;
 
 use super::slot::Slot;
-use crate::args::ClientArgs;
+use crate::args::{ClientArgs, HandshakeArgs};
 use crate::record::ClientRecord;
 
 /// How far the shares may miss 1 (they are decimal fractions a campaign wrote).
@@ -95,6 +95,30 @@ pub fn kinds(args: &ClientArgs) -> anyhow::Result<Option<Vec<Kind>>> {
         bail!("--population {spec:?}: the shares sum to {total}; allowed: a sum of 1");
     }
     Ok(Some(out))
+}
+
+/// `--population`'s attempts, as `drive::attempts` runs them: one context per kind
+/// (`prepare`, with the kind's arguments), a slot on each (`slot`), every attempt drawing
+/// its kind; None without `--population`.
+pub fn attempts<C>(
+    args: &HandshakeArgs,
+    prepare: impl Fn(&ClientArgs) -> anyhow::Result<C>,
+    slot: impl for<'a> Fn(&'a C, &'a ClientArgs) -> Box<dyn Slot + 'a>,
+) -> anyhow::Result<Option<()>> {
+    let Some(kinds) = kinds(&args.client)? else {
+        return Ok(None);
+    };
+    let ctxs = kinds
+        .iter()
+        .map(|k| prepare(&k.args))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let slots = kinds
+        .iter()
+        .zip(&ctxs)
+        .map(|(k, ctx)| slot(ctx, &k.args))
+        .collect();
+    let mut mixed = Population::new(&kinds, slots, args.client.population_seed);
+    super::attempts(&mut mixed, args).map(Some)
 }
 
 /// Attempts of a mixed population: each draws its kind, runs that kind's slot and names it.

@@ -8,3 +8,10 @@ pub trait Slot {
     /// network or the peer does ends up in the record.
     fn attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord>;
 }
+
+/// A boxed slot is a slot (the kinds of a population, each its stack's own type).
+impl<T: Slot + ?Sized> Slot for Box<T> {
+    fn attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord> {
+        (**self).attempt(seq, warmup)
+    }
+}
