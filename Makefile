@@ -36,7 +36,8 @@ run: setup
 # generator far below capacity starts every attempt on time; a QUIC server keeps up with 150
 # attempts a second): they run alone, at the end.
 ENGINE_TIMED_TESTS := past_capacity_throughput_stops_growing_and_failures_are_recorded \
-	the_load_generator_runs_over_quic_and_the_server_serves_connections_at_once
+	the_load_generator_runs_over_quic_and_the_server_serves_connections_at_once \
+	go_quic_failures_are_recorded_by_category
 
 # Everything CI runs: every engine, the lints and type checks, every test.
 # The engines' tests are built and run beside the Python tests that time nothing
