@@ -27,6 +27,7 @@ from chainlab.model.cost import (
     predict,
 )
 from chainlab.model.reference_specs import (
+    PATH_BASE_PREFIX,
     PATH_PREFIX,
     PATH_REFERENCES,
     PEER_REFERENCE,
@@ -62,6 +63,7 @@ def model_from_summary(rows: Iterable[Mapping[str, Any]], source: str) -> CostMo
     # By stack, or (stack, transport) until each is filed under its overhead key below.
     refs: dict[str | tuple[str, str], References] = {}
     paths: dict[tuple[str, str], References] = {}
+    twins: dict[tuple[str, str], References] = {}
     peers: dict[tuple[str, str], References] = {}
     for r in rows:
         n = int(r["n"])
@@ -74,6 +76,8 @@ def model_from_summary(rows: Iterable[Mapping[str, Any]], source: str) -> CostMo
             name = str(r["subject"])[len(REFERENCE_PREFIX) :]
             if message is not None and message.startswith(PATH_PREFIX):
                 into = paths.setdefault((impl, path_profile(message)), {})
+            elif message is not None and message.startswith(PATH_BASE_PREFIX):
+                into = twins.setdefault((impl, path_profile(message)), {})
             elif (peer := peer_of(message)) is not None:
                 into = peers.setdefault((peer, impl), {})
             elif message is not None and message.startswith(TRANSPORT_PREFIX):
@@ -109,7 +113,7 @@ def model_from_summary(rows: Iterable[Mapping[str, Any]], source: str) -> CostMo
         overheads,
         source,
         stack_refs,
-        path_extras(paths, stack_refs),
+        path_extras(paths, stack_refs, twins),
         peer_extras(peers, stack_refs),
         waits,
     )
@@ -142,16 +146,20 @@ def wait_extras(
 
 
 def path_extras(
-    paths: Mapping[tuple[str, str], References], refs: Mapping[str, References]
+    paths: Mapping[tuple[str, str], References],
+    refs: Mapping[str, References],
+    twins: Mapping[tuple[str, str], References] | None = None,
 ) -> dict[tuple[str, str], dict[str, Line]]:
     """Per (stack, profile): per side, a line in KiB carried through what each of its path
-    references (PATH_REFERENCES) cost beyond the same reference on loopback on the same
-    stack (at the loopback one's bytes), with standard errors; flat through one."""
+    references (PATH_REFERENCES) cost beyond its loopback twin taken around it (PATH_BASE_PREFIX;
+    a store before 2026-11-29 has none: beyond the stack's loopback reference), at the
+    loopback one's bytes, with standard errors; flat through one."""
     out = {}
     for (stack, profile), got in paths.items():
         points: list[Residual] = []
         for key in PATH_REFERENCES:
-            loop, there = refs.get(stack, {}).get(key), got.get(key)
+            twin = (twins or {}).get((stack, profile), {}).get(key)
+            loop, there = twin or refs.get(stack, {}).get(key), got.get(key)
             if loop is None or there is None:
                 continue
             points.append(

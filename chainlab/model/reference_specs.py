@@ -33,6 +33,14 @@ REFERENCE_PREFIX = "tls-reference:"
 # to each scenario on that path; a store with one of them (before 2026-11-28) is flat.
 PATH_REFERENCES = (("ecdsa", "full"), ("mldsa", "full"))
 PATH_PREFIX = "path:"
+# Each path reference's loopback twin, taken in the same minute (half just before it, half
+# just after: `message` PATH_BASE_PREFIX + the profile's name and digest), is what the path's
+# extra is measured against, not the stack's loopback references, which the cache may have
+# kept from hours before: on this VM the host's speed moves that much between runs. With
+# the cached ones (taken 12 h before), composite.toml's rustls server over a 50 ms path was
+# priced +10 to +22 % and on loopback -12 to -23 % (2026-11-29): the path's extra had
+# absorbed the host's slowdown since then.
+PATH_BASE_PREFIX = "path-base:"
 # A side that idles this long for its peer's signature (the server's SLH-DSA CertificateVerify
 # before the client can go on) wakes to cold caches: its work after the wait cost 0.4-0.8 ms
 # more CPU than the primitives timed back to back and the overhead line predict, after an
@@ -106,6 +114,18 @@ def path_key(profile: NetworkProfile) -> str:
     return f"{PATH_PREFIX}{profile.name}:{digest}"
 
 
+def path_base_key(profile: NetworkProfile) -> str:
+    """The `message` of the loopback twin of a path reference over `profile`."""
+    return PATH_BASE_PREFIX + path_key(profile)[len(PATH_PREFIX) :]
+
+
 def path_profile(message: str) -> str:
-    """The profile name of a path reference's `message`."""
-    return message[len(PATH_PREFIX) :].rsplit(":", 1)[0]
+    """The profile name of a path reference's `message`, or of its loopback twin's."""
+    prefix = PATH_BASE_PREFIX if message.startswith(PATH_BASE_PREFIX) else PATH_PREFIX
+    return message[len(prefix) :].rsplit(":", 1)[0]
+
+
+def is_path_reference(message: str | None) -> bool:
+    """Whether a reference handshake's `message` names a path reference or its loopback
+    twin (measured together, in one round each: PATH_REFERENCE_COUNT)."""
+    return message is not None and message.startswith((PATH_PREFIX, PATH_BASE_PREFIX))

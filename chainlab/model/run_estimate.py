@@ -242,7 +242,8 @@ def reference_seconds(
 ) -> float:
     """Taking one stack's reference handshakes (stack, subject, mode, message) in their
     rounds; a path reference (its message names the profile, one of `paths`) in one round
-    over its link, each handshake paying the path's round trips; a wait reference in one
+    over its link, each handshake paying the path's round trips, and its loopback twin in
+    two; a wait reference in one
     round, each handshake paying the server's SLH-DSA signature."""
     stack, subject, mode = r[:3]
     message = r[3] if len(r) > 3 else None
@@ -252,6 +253,10 @@ def reference_seconds(
         ms = REFERENCE_HANDSHAKE_MS + PATH_REFERENCE_ROUND_TRIPS * rtt
         per_round = PATH_REFERENCE_COUNT + PATH_REFERENCE_WARMUP
         return estimate.LINK_OVERHEAD_S + REFERENCE_ROUND_START_S + per_round * ms / 1000
+    if message is not None and message.startswith(reference_specs.PATH_BASE_PREFIX):
+        # Its loopback twin: two rounds (before and after it) of half the count each.
+        twin_round = PATH_REFERENCE_COUNT / 2 + PATH_REFERENCE_WARMUP
+        return 2 * (REFERENCE_ROUND_START_S + twin_round * REFERENCE_HANDSHAKE_MS / 1000)
     if subject == reference_specs.REFERENCE_PREFIX + reference_specs.WAIT_REFERENCE:
         # One round; each handshake waits for the server's SLH-DSA signature.
         hierarchy, *_ = reference_specs.reference_spec(reference_specs.WAIT_REFERENCE)

@@ -415,26 +415,22 @@ def ensure(
         )
     )
     path_notes = []
-    for (profile, stack), key in [
-        (p, k) for p in profiles or [] for k in references.path_reference_keys(*p)
-    ]:
-        have = by_key.get(key, [])
-        if not needs_measuring(key, by_key, plan):
-            n_cached += 1
-            keep += [{**r, "run_id": run_id, "implementation": key[0]} for r in have]
+    for profile, stack in profiles or []:
+        keys = references.path_reference_keys(profile, stack)
+        if not any(needs_measuring(key, by_key, plan) for key in keys):
+            n_cached += len(keys)
+            for key in keys:
+                keep += [{**r, "run_id": run_id, "implementation": key[0]} for r in by_key[key]]
             continue
-        name = key[1][len(reference_specs.REFERENCE_PREFIX) :]
-        try:
-            got, _ = references.time_reference(
-                engine_bin, name, key[2], seed, workdir, run_id, stack,
-                PATH_REFERENCE_COUNT, profile=profile,
-            )  # fmt: skip
-        except references.ReferenceFailed as e:
-            path_notes.append(f"{profile.name} ({stack}, {name}): {e}")
-            continue
-        n_measured += 1
-        new += got
-        keep += got
+        for name, mode in reference_specs.PATH_REFERENCES:
+            try:
+                got = _path_and_twin(engine_bin, name, mode, seed, workdir, run_id, stack, profile)
+            except references.ReferenceFailed as e:
+                path_notes.append(f"{profile.name} ({stack}, {name}): {e}")
+                continue
+            n_measured += 2
+            new += got
+            keep += got
     for stack in waits or []:
         key = references.wait_reference_key(stack)
         have = by_key.get(key, [])
@@ -456,6 +452,29 @@ def ensure(
     return Outcome(keep, n_measured, n_cached, time.monotonic() - t0, note, path_notes, host_notes)
 
 
+def _path_and_twin(
+    engine_bin: Path,
+    name: str,
+    mode: str,
+    seed: int,
+    workdir: Path,
+    run_id: str,
+    stack: str,
+    profile: NetworkProfile,
+) -> list[dict]:
+    """A path reference over `profile` and its loopback twin around it (half just before,
+    half just after: reference_specs.PATH_BASE_PREFIX), so the path's extra is measured
+    against the host as it was then."""
+    half = PATH_REFERENCE_COUNT // 2
+    common = (engine_bin, name, mode, seed, workdir, run_id, stack)
+    before, _ = references.time_reference(*common, half, twin_of=profile)
+    over, _ = references.time_reference(*common, PATH_REFERENCE_COUNT, profile=profile)
+    after, _ = references.time_reference(
+        *common, PATH_REFERENCE_COUNT - half, first_seq=half, twin_of=profile
+    )
+    return before + over + after
+
+
 def _host_reading(engine_bin: Path) -> Callable[[], int]:
     """The host reference workload's wall time, for `host.steady`."""
 
@@ -475,12 +494,18 @@ def _label(item: Item) -> str:
 
 
 def cache_index(rows: list[dict]) -> dict[tuple, list[dict]]:
-    """Cached rows by timing key (implementation, subject, op, message)."""
+    """Cached rows by timing key (implementation, subject, op, message); of a path reference
+    or its loopback twin only the newest measurement's, so the two stay a pair taken together
+    (`_path_and_twin`; an older cache's path rows without a twin are measured again)."""
     by_key: dict[tuple, list[dict]] = {}
     for r in rows:
         message = r["message"] if isinstance(r["message"], str) else None
         impl = r.get("implementation") or implementations.unrecorded(r["subject"], r["op"])
         by_key.setdefault((impl, r["subject"], r["op"], message), []).append(r)
+    for key, got in by_key.items():
+        if reference_specs.is_path_reference(key[3]):
+            newest = max(got, key=lambda r: r["measured_at"])["measured_run"]
+            by_key[key] = [r for r in got if r["measured_run"] == newest]
     return by_key
 
 
@@ -489,7 +514,7 @@ def needs_measuring(item: Item | tuple, by_key: dict, plan: PrimitivesPlan) -> b
     reference handshake (its key: stack, subject, mode, None) for `plan`."""
     if isinstance(item, Item):
         return not satisfied([r["cpu_ns"] for r in by_key.get(item.timing_key, [])], plan)
-    path = item[3] is not None and item[3].startswith(reference_specs.PATH_PREFIX)
+    path = reference_specs.is_path_reference(item[3])
     wait = item[1] == reference_specs.REFERENCE_PREFIX + reference_specs.WAIT_REFERENCE
     need = PATH_REFERENCE_COUNT if path else WAIT_REFERENCE_COUNT if wait else REFERENCE_COUNT
     return len(by_key.get(item, [])) < need * REFERENCE_KEPT_SHARE

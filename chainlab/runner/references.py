@@ -124,9 +124,11 @@ def reference_message(profile: NetworkProfile | None, transport: str) -> str | N
 def path_reference_keys(
     profile: NetworkProfile, stack: str = DEFAULT_STACK
 ) -> list[tuple[str, str, str, str]]:
-    """The cache and timing keys of a stack's path references over `profile`."""
+    """The cache and timing keys of a stack's path references over `profile`, then of their
+    loopback twins (reference_specs.PATH_BASE_PREFIX), in PATH_REFERENCES' order each."""
     return [
-        (stack, reference_specs.REFERENCE_PREFIX + name, mode, reference_specs.path_key(profile))
+        (stack, reference_specs.REFERENCE_PREFIX + name, mode, message(profile))
+        for message in (reference_specs.path_key, reference_specs.path_base_key)
         for name, mode in reference_specs.PATH_REFERENCES
     ]
 
@@ -202,17 +204,24 @@ def time_reference(
     carrier: str = DEFAULT_TRANSPORT,
     warmup: int | None = None,
     peer: str | None = None,
+    twin_of: NetworkProfile | None = None,
 ) -> tuple[list[dict], list[int]]:
     """`count` reference handshakes through a stack's real server and client: per
     handshake, latency, both sides' CPU and the bytes carried (numbered from `first_seq`);
     over the emulated path `profile` when given (uncalibrated: its CPU is what is wanted),
     over `carrier` (a transport) on loopback otherwise; from a client on `peer` when given
-    (a peer reference). With them, the host reference readings (wall ns) the scenario took
-    at its start and end."""
+    (a peer reference); on loopback as the twin of the path reference over `twin_of` when
+    given (reference_specs.PATH_BASE_PREFIX). With them, the host reference readings (wall
+    ns) the scenario took at its start and end."""
     if warmup is None:
-        warmup = REFERENCE_WARMUP if profile is None else PATH_REFERENCE_WARMUP
+        warmup = REFERENCE_WARMUP if profile is None and twin_of is None else PATH_REFERENCE_WARMUP
     s = reference_scenario(name, mode, stack, count, profile, warmup, carrier, peer)
-    message = reference_specs.PEER_PREFIX + peer if peer else reference_message(profile, carrier)
+    if twin_of is not None:
+        message: str | None = reference_specs.path_base_key(twin_of)
+    elif peer:
+        message = reference_specs.PEER_PREFIX + peer
+    else:
+        message = reference_message(profile, carrier)
     networks = {profile.name: profile} if profile is not None else {}
     ctx = RunContext(engine_bin, run_id, seed, workdir, networks, Silent())
     if profile is not None:

@@ -275,6 +275,35 @@ def test_a_path_reference_adds_what_it_measured_beyond_loopback_to_that_path_onl
     assert other.server_ms == on_path.server_ms
 
 
+def test_a_path_reference_is_measured_against_its_loopback_twin_not_the_cached_loopback():
+    wan = NetworkProfile(name="wan", delay_ms=25.0)
+    key, twin = reference_specs.path_key(wan), reference_specs.path_base_key(wan)
+    assert twin.startswith(reference_specs.PATH_BASE_PREFIX)
+    assert reference_specs.path_profile(twin) == "wan"
+    assert reference_specs.is_path_reference(twin) and reference_specs.is_path_reference(key)
+    assert not reference_specs.is_path_reference(None)
+    rows = [
+        *REFERENCE_PRIMITIVES,
+        # The loopback references, taken when the host was faster.
+        ref("ecdsa", "full", 0.80, 0.50, 0.30, 1.0),
+        ref("mldsa", "full", 1.60, 0.90, 0.90, 15.0),
+        # The path references and, around them, their loopback twins on the slower host.
+        ref("ecdsa", "full", 51.0, 0.90, 0.60, 1.0, key),
+        ref("mldsa", "full", 52.0, 1.60, 1.40, 15.0, key),
+        ref("ecdsa", "full", 0.90, 0.70, 0.40, 1.0, twin),
+        ref("mldsa", "full", 1.80, 1.20, 1.10, 15.0, twin),
+    ]
+    m = cost_fit.model_from_summary(rows, "fixture")
+    lines, _ = m.path_extra("openssl-3.5", "wan")
+    # Beyond the twins: 0.20 / 0.40 on the client, 0.20 / 0.30 on the server (beyond the
+    # cached loopback ones it would be 0.40 / 0.70 and 0.30 / 0.50).
+    assert lines["client"].at(1.0) == pytest.approx(0.20)
+    assert lines["client"].at(15.0) == pytest.approx(0.40)
+    assert lines["server"].at(15.0) == pytest.approx(0.30)
+    # The twins are no part of the stack's overhead line: that stays the loopback ones'.
+    assert m.stack_references["openssl-3.5"][("mldsa", "full")]["client"] == pytest.approx(0.90)
+
+
 def test_two_path_references_give_a_line_in_kib_priced_at_the_scenarios_bytes(tmp_path):
     wan = NetworkProfile(name="wan", delay_ms=25.0)
     key = reference_specs.path_key(wan)

@@ -1,13 +1,17 @@
 """The hierarchy and primitives caches are keyed by what determines their contents (the
 libraries' builds, `pki`'s and the timing method's revisions, the machine), not by the engine
-binary: a rebuilt engine over unchanged libraries finds both caches warm (issue #57)."""
+binary: a rebuilt engine over unchanged libraries finds both caches warm (issue #57); a path
+reference is cached with the loopback twin taken around it."""
 
 from __future__ import annotations
 
 import shutil
+from datetime import datetime
 
 from chainlab import engine
-from chainlab.runner import pki, primitives_cache
+from chainlab.campaign.model import NetworkProfile, PrimitivesPlan
+from chainlab.model import reference_specs
+from chainlab.runner import pki, primitives, primitives_cache, references
 
 HIERARCHY = ("ML-DSA-44", "ML-DSA-44")
 
@@ -57,3 +61,31 @@ def test_the_primitives_cache_is_the_libraries_not_the_binaries(engine_bin, monk
 
     monkeypatch.setattr(engine, "stack_info", rebuilt_boring)
     assert primitives_cache.cache_path(info) != path
+
+
+def test_a_cached_path_reference_is_the_newest_one_with_its_loopback_twin():
+    wan = NetworkProfile(name="wan", delay_ms=25.0)
+    keys = references.path_reference_keys(wan, "rustls")
+    paths, twins = keys[:2], keys[2:]
+    assert [k[3] for k in twins] == [reference_specs.path_base_key(wan)] * 2
+
+    def rows(key, run, hour, n=30):
+        stack, subject, mode, message = key
+        return [
+            {"implementation": stack, "subject": subject, "op": mode, "message": message,
+             "cpu_ns": 1, "measured_run": run, "measured_at": datetime(2026, 11, 29, hour)}
+            for _ in range(n)
+        ]  # fmt: skip
+
+    plan = PrimitivesPlan(target_rel_halfwidth=0.5, time_cap_s=0.05)
+    # An older cache: path references without twins: all four are measured again.
+    old = [r for k in paths for r in rows(k, "old", 5)]
+    by_key = primitives.cache_index(old)
+    assert [primitives.needs_measuring(k, by_key, plan) for k in keys] == [False] * 2 + [True] * 2
+    # Measured again with their twins: only the newest run's rows of each are kept, so the
+    # pair stays one taken together (the old path rows are not mixed in).
+    both = old + [r for k in keys for r in rows(k, "new", 17)]
+    by_key = primitives.cache_index(both)
+    assert not any(primitives.needs_measuring(k, by_key, plan) for k in keys)
+    assert {r["measured_run"] for k in keys for r in by_key[k]} == {"new"}
+    assert len(by_key[paths[0]]) == 30

@@ -4,6 +4,7 @@ campaign whose report's residuals are computed from the store."""
 
 import json
 import shutil
+import statistics
 import uuid
 from dataclasses import replace
 
@@ -301,6 +302,11 @@ def test_a_path_reference_is_taken_over_the_emulated_link_and_priced_into_its_sc
     }
     # Each handshake paid the path's round trips (10 ms each), loopback's did not.
     assert min(r["wall_ns"] for r in over) > 10_000_000
+    # Around each, its loopback twin (half before, half after), what its extra is taken
+    # against: loopback's latency (a median: one of them may meet a busy host).
+    twins = [r for r in out.rows if r["message"] == reference_specs.path_base_key(path)]
+    assert len(twins) == 4 * PATH_REFERENCE_COUNT
+    assert statistics.median(r["wall_ns"] for r in twins) < 10_000_000
     m = primitives.model(out.rows, "test")
     assert set(m.path_extras) == {("openssl-3.5", "wan5"), ("rustls", "wan5")}
     assert set(m.stack_references) == {"openssl-3.5", "rustls"}

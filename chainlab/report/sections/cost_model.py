@@ -10,6 +10,7 @@ from chainlab.analysis.load import parse_json
 from chainlab.model.cost import CATEGORIES
 from chainlab.model.implementations import unrecorded
 from chainlab.model.reference_specs import (
+    PATH_BASE_PREFIX,
     PATH_PREFIX,
     REFERENCE_PREFIX,
     TRANSPORT_PREFIX,
@@ -186,8 +187,9 @@ def build(b: Builder) -> Section | None:
                 "Reference handshakes (the TLS overhead)",
                 "Real loopback handshakes of a small classical and a larger ML-DSA chain; "
                 "their cost beyond their primitives is the model's overhead. Over an "
-                "emulated profile, the full ones again: what they cost beyond loopback "
-                "is that path's own CPU, a line in KiB; over QUIC, the full ones again: "
+                "emulated profile, the full ones again: what they cost beyond the same "
+                "ones on loopback taken around them is that path's own CPU, a line in "
+                "KiB; over QUIC, the full ones again: "
                 "the stack's overhead there; the classical one between two different "
                 "stacks (the server's row, its client named): what each side cost beyond "
                 "its own stack's is the peer's (docs/methods/cost-model.md).",
@@ -203,6 +205,8 @@ def _over(message) -> str:
     its own stack's client unless it names a peer), or the emulated profile it names."""
     if isinstance(message, str) and message.startswith(PATH_PREFIX):
         return path_profile(message)
+    if isinstance(message, str) and message.startswith(PATH_BASE_PREFIX):
+        return f"loopback, around {path_profile(message)}'s"
     if isinstance(message, str) and message.startswith(TRANSPORT_PREFIX):
         return f"loopback, {message[len(TRANSPORT_PREFIX) :]}"
     if isinstance(message, str) and peer_of(message) is not None:
