@@ -44,7 +44,9 @@ LANDMARK_ID = "32473.1.0.1.2"
 TABLE_KEYS = (
     "kind", "batch", "ca", "cosigners", "landmark_held", "retry", "encoding", "renewals",
 )  # fmt: skip
-# Landmark intervals a subscriber renews over at most (chainlab_mtc::issue::MAX_LANDMARKS).
+# Landmark intervals a subscriber renews over at most (chainlab_mtc::issue::MAX_LANDMARKS,
+# printed by `chainlab-engine info` as mtc.max_renewals; tests/campaign/test_certificates.py
+# compares).
 MAX_RENEWALS = 16
 # How an MTC is encoded (`pki --mtc-encoding`): -07's IANA OIDs, or the early experiments'.
 PLANTS_07, EXPERIMENTAL = "plants-07", "experimental"

@@ -163,6 +163,7 @@ def test_a_stack_that_cannot_verify_a_cosigner_is_refused_by_name(tmp_path):
 def test_the_batch_bounds_are_the_engines():
     mtc = engine.info()["mtc"]
     assert (mtc["min_batch"], mtc["max_batch"]) == (certificates.MIN_BATCH, certificates.MAX_BATCH)
+    assert mtc["max_renewals"] == certificates.MAX_RENEWALS
 
 
 def test_the_retry_is_a_landmark_certificate_the_client_lacks(tmp_path):

@@ -16,10 +16,12 @@ pub fn run(_args: &InfoArgs) -> anyhow::Result<()> {
         "algorithms": &*crate::algorithms::ALGORITHMS,
         "liboqs": chainlab_oqs::facts::facts(),
         "hardware_counters": crate::cpu::hardware_counters(),
-        // `pki --mtc-batch`'s bounds (Python's chainlab.campaign.certificates checks them).
+        // `pki --mtc-batch`'s and `--mtc-renewals`' bounds (Python's chainlab.axes.credential
+        // checks them).
         "mtc": {
             "min_batch": chainlab_mtc::issue::MIN_BATCH,
             "max_batch": chainlab_mtc::issue::MAX_BATCH,
+            "max_renewals": chainlab_mtc::issue::MAX_LANDMARKS,
             "encodings": chainlab_mtc::Encoding::ALL
                 .iter()
                 .map(|e| (e.name(), e.proof_oid()))
