@@ -14,13 +14,10 @@ use boring::ssl::{ErrorCode, ShutdownResult, Ssl, SslRef, SslSession, SslStream}
 use boring_sys as ffi;
 use chainlab_record::counting::{conn_id_hex, CountingStream, Socket, CONN_ID_BYTES};
 use chainlab_record::cpu::ThreadCpu;
-use chainlab_record::drive::{self, connect_tcp, population, Slot};
-use chainlab_record::ns_between;
+use chainlab_record::drive::{self, connect_tcp, population, Resumption, Slot};
 use chainlab_record::observed::{ClientIdentity, ClientObserved};
 use chainlab_record::record::{ClientRecord, ErrorCategory};
 use foreign_types::ForeignTypeRef;
-use rand::{Rng as _, SeedableRng as _};
-use rand_chacha::ChaCha8Rng;
 
 use crate::anchors;
 use crate::capabilities::{self, STACK};
@@ -95,11 +92,8 @@ struct Client<'a> {
     side: Side,
     args: &'a ClientArgs,
     timeout: Duration,
-    /// The last completed connection's session, offered next time with `--resume` (or when
-    /// the `--resume-ratio` draw says so).
-    session: Option<SslSession>,
-    /// The `--resume-ratio` draws, one per attempt (the stream the other engines draw).
-    draws: Option<ChaCha8Rng>,
+    /// The session offered next time, and the `--resume-ratio` draws.
+    resumption: Resumption<SslSession>,
     /// `--trust-anchors`: how many IDs the context requests (None: no extension).
     requested: Option<u64>,
     /// `--trust-anchor-retry`: the IDs the client trusts, and the server's available list
@@ -118,10 +112,7 @@ impl<'a> Client<'a> {
             ctx,
             args,
             timeout: Duration::from_millis(args.timeout_ms),
-            session: None,
-            draws: args
-                .resume_ratio
-                .map(|_| ChaCha8Rng::seed_from_u64(args.resume_seed)),
+            resumption: Resumption::new(args),
             // Both were read (and checked) when the context was built.
             requested: chainlab_record::anchors::requested(args)
                 .ok()
@@ -165,24 +156,15 @@ impl<'a> Client<'a> {
                 anyhow::bail!("BoringSSL refused the retry's trust anchor list");
             }
         }
-        // SNI carries host names only (RFC 6066); an IP address is checked but not sent.
-        if self.args.servername.parse::<std::net::IpAddr>().is_err() {
-            ssl.set_hostname(&self.args.servername)?;
+        if let Some(name) = drive::server_name(self.args) {
+            ssl.set_hostname(name)?;
         }
-        // One draw per attempt, whether or not a ticket is kept yet: the mix is the seed's.
-        let wanted = match (&mut self.draws, self.args.resume_ratio) {
-            (Some(draws), Some(ratio)) => draws.random::<f64>() < ratio,
-            _ => self.args.resume,
-        };
-        let mut offered = false;
-        if wanted {
-            if let Some(session) = &self.session {
-                // SAFETY: the session came from a connection of this same context.
-                unsafe { ssl.set_session(session)? };
-                offered = true;
-            }
+        let offered = self.resumption.next(self.args);
+        if let Some(session) = offered {
+            // SAFETY: the session came from a connection of this same context.
+            unsafe { ssl.set_session(session)? };
         }
-        Ok((ssl, offered))
+        Ok((ssl, offered.is_some()))
     }
 
     /// One TCP connection, start to finish. Errors only for local failures; everything the
@@ -242,10 +224,7 @@ impl<'a> Client<'a> {
         seen: &mut ClientObserved,
     ) -> anyhow::Result<()> {
         let mut tls = SslStream::new(ssl, stream)?;
-        let result = tls.connect();
-        let end = Instant::now();
-        seen.cpu = cpu_start.map(|c| ThreadCpu::now().since(c));
-        seen.handshake_ns = Some(ns_between(connect_end, end));
+        let result = drive::handshake_span(seen, connect_end, cpu_start, || tls.connect());
         seen.handshake_counts = tls.get_ref().counts();
         // End of the timed span.
         seen.reply_not_tls = result.as_ref().err().and(tls.get_ref().reply_not_tls());
@@ -267,7 +246,7 @@ impl<'a> Client<'a> {
                 seen.peer_close_notify = instrument.then_some(closed.is_ok());
                 if self.args.resume || self.args.resume_ratio.is_some() {
                     // The ticket the close read (none: the next attempt is a full one).
-                    self.session = context::take_ticket();
+                    self.resumption.session = context::take_ticket();
                 }
                 if instrument {
                     let ssl = tls.ssl();

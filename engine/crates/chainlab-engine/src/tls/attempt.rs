@@ -5,11 +5,9 @@
 
 use std::time::Duration;
 
-use openssl::ssl::{Ssl, SslSession};
-use rand::Rng as _;
-use rand_chacha::ChaCha8Rng;
-
+use chainlab_record::drive::Resumption;
 use chainlab_record::observed::ClientIdentity;
+use openssl::ssl::{Ssl, SslSession};
 
 use crate::cli::ClientArgs;
 use crate::record::ClientRecord;
@@ -23,11 +21,8 @@ pub(crate) struct Client<'a> {
     pub(super) side: Side,
     pub(super) args: &'a ClientArgs,
     pub(super) timeout: Duration,
-    /// The last completed connection's session, offered next time with `--resume` (or when
-    /// the `--resume-ratio` draw says so).
-    pub(super) session: Option<SslSession>,
-    /// The `--resume-ratio` draws, one per attempt.
-    pub(super) draws: Option<ChaCha8Rng>,
+    /// The session offered next time, and the `--resume-ratio` draws.
+    pub(super) resumption: Resumption<SslSession>,
     /// The transport's attempt (TCP or QUIC), chosen once when the slot is made.
     pub(super) attempt_fn: AttemptFn,
     /// The trust_anchors extension (`--trust-anchors`) and its retry.
@@ -52,24 +47,15 @@ impl Client<'_> {
     pub(super) fn new_ssl(&mut self) -> anyhow::Result<(Ssl, bool)> {
         let mut ssl = Ssl::new(&self.ctx.ctx)?;
         self.anchors.prepare(&mut ssl)?;
-        // SNI carries host names only (RFC 6066); an IP address is checked but not sent.
-        if self.args.servername.parse::<std::net::IpAddr>().is_err() {
-            ssl.set_hostname(&self.args.servername)?;
+        if let Some(name) = chainlab_record::drive::server_name(self.args) {
+            ssl.set_hostname(name)?;
         }
-        // One draw per attempt, whether or not a ticket is kept yet: the mix is the seed's.
-        let wanted = match (&mut self.draws, self.args.resume_ratio) {
-            (Some(draws), Some(ratio)) => draws.random::<f64>() < ratio,
-            _ => self.args.resume,
-        };
-        let mut offered = false;
-        if wanted {
-            if let Some(session) = &self.session {
-                // SAFETY: the session came from a connection of this same context.
-                unsafe { ssl.set_session(session)? };
-                offered = true;
-            }
+        let offered = self.resumption.next(self.args);
+        if let Some(session) = offered {
+            // SAFETY: the session came from a connection of this same context.
+            unsafe { ssl.set_session(session)? };
         }
-        Ok((ssl, offered))
+        Ok((ssl, offered.is_some()))
     }
 
     /// The record of one attempt. Without instrumentation only the latency (`total_ns`),

@@ -17,8 +17,6 @@
 use std::time::Duration;
 
 use chainlab_record::drive::Slot;
-use rand::SeedableRng as _;
-use rand_chacha::ChaCha8Rng;
 
 use chainlab_record::drive::population;
 
@@ -78,10 +76,7 @@ impl<'a> Client<'a> {
             ctx,
             args,
             timeout: Duration::from_millis(args.timeout_ms),
-            session: None,
-            draws: args
-                .resume_ratio
-                .map(|_| ChaCha8Rng::seed_from_u64(args.resume_seed)),
+            resumption: chainlab_record::drive::Resumption::new(args),
             // The transport is chosen here, once per slot.
             attempt_fn: match args.tls.transport {
                 Transport::Tcp => super::tcp::client::attempt,

@@ -3,6 +3,7 @@
 //! over connection slots (`load.rs`). A stack supplies a `Slot`: one connection attempt at
 //! a time, each a fresh connection, its record built from what it observed.
 
+mod attempt;
 mod load;
 pub mod population;
 mod slot;
@@ -14,6 +15,7 @@ use anyhow::bail;
 use crate::args::HandshakeArgs;
 use crate::record::{ClientRecord, RecordWriter};
 
+pub use attempt::{handshake_span, server_name, Resumption};
 pub use load::{load, schedule};
 pub use slot::Slot;
 
@@ -280,4 +282,19 @@ pub fn connect_tcp(
             (started, None)
         }
     }
+}
+
+/// A client's arguments as the command line gives them: `--connect` and `extra` (tests).
+#[cfg(test)]
+pub(crate) fn test_args(extra: &[&str]) -> crate::args::ClientArgs {
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        client: crate::args::ClientArgs,
+    }
+    let mut argv = vec!["t", "--connect", "127.0.0.1:1"];
+    argv.extend_from_slice(extra);
+    Cli::parse_from(argv).client
 }

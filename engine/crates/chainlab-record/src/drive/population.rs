@@ -169,19 +169,7 @@ impl<S: Slot> Slot for Population<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
-
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        client: ClientArgs,
-    }
-
-    fn args(extra: &[&str]) -> ClientArgs {
-        let mut argv = vec!["t", "--connect", "127.0.0.1:1"];
-        argv.extend_from_slice(extra);
-        Cli::parse_from(argv).client
-    }
+    use crate::drive::test_args as args;
 
     struct Nothing;
     impl Slot for Nothing {

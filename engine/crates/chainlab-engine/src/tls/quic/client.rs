@@ -88,7 +88,7 @@ pub(crate) fn attempt(
                 None => close_rapidly(ptr, fd, instrument.then_some(&*tally)),
             }
             if wants_ticket {
-                client.session = ssl.session().map(|s| s.to_owned());
+                client.resumption.session = ssl.session().map(|s| s.to_owned());
             }
             if instrument {
                 let resumed = ssl.session_reused();

@@ -8,11 +8,11 @@ use openssl::ssl::{ErrorCode, ShutdownResult, Ssl, SslStream};
 use crate::cpu::ThreadCpu;
 use crate::record::ClientRecord;
 use crate::tls::chain::observed_chain;
-use chainlab_record::drive::connect_tcp;
+use chainlab_record::drive::{self, connect_tcp};
 
 use crate::tls::counting::{CountingStream, SocketStream};
 use crate::tls::errors::{self};
-use crate::tls::{conn_id, group_name, ns_between, sigalg_name};
+use crate::tls::{conn_id, group_name, sigalg_name};
 
 use crate::tls::attempt::{Client, Observed};
 
@@ -60,10 +60,7 @@ impl Client<'_> {
         seen: &mut Observed,
     ) -> anyhow::Result<()> {
         let mut tls = SslStream::new(ssl, stream)?;
-        let result = tls.connect();
-        let end = Instant::now();
-        seen.cpu = cpu_start.map(|c| ThreadCpu::now().since(c));
-        seen.handshake_ns = Some(ns_between(connect_end, end));
+        let result = drive::handshake_span(seen, connect_end, cpu_start, || tls.connect());
         seen.handshake_counts = tls.get_ref().counts();
         // End of the timed span.
         seen.reply_not_tls = result.as_ref().err().and(tls.get_ref().reply_not_tls());
@@ -103,7 +100,7 @@ impl Client<'_> {
                 seen.peer_close_notify = instrument.then_some(closed.is_ok());
                 if self.args.resume || self.args.resume_ratio.is_some() {
                     // Tickets arrive after the handshake: the close read them.
-                    self.session = tls.ssl().session().map(|s| s.to_owned());
+                    self.resumption.session = tls.ssl().session().map(|s| s.to_owned());
                 }
             }
             Err(e) => {
