@@ -27,6 +27,25 @@ pub fn read_certificates<C, E: std::fmt::Display>(
     Ok(certs)
 }
 
+/// `--untrusted`'s certificates, which help path building without being trusted: every
+/// certificate of the file (read as `read_certificates` reads it), a self-signed one
+/// (`self_signed`: the stack's own check) refused, since a trust anchor belongs in `--ca`.
+pub fn untrusted_certificates<C, E: std::fmt::Display>(
+    path: &Path,
+    parse: impl FnOnce(&[u8]) -> std::result::Result<Vec<C>, E>,
+    self_signed: impl Fn(&C) -> bool,
+) -> Result<Vec<C>> {
+    let certs = read_certificates(path, "--untrusted", parse)?;
+    if let Some(i) = certs.iter().position(self_signed) {
+        bail!(
+            "--untrusted {}: certificate {} is self-signed; trust anchors go in --ca",
+            path.display(),
+            i + 1
+        );
+    }
+    Ok(certs)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -55,6 +74,17 @@ mod tests {
         );
         assert!(said(&empty).ends_with("holds no PEM certificate"));
         assert!(said(&dir.join("missing")).contains("--ca: cannot read"));
+        // `--untrusted`: the stack's self-signed check refuses the file, naming the first.
+        let untrusted = untrusted_certificates(&good, lines, |c| c == "b");
+        let said = untrusted.unwrap_err().to_string();
+        assert!(
+            said.starts_with("--untrusted ")
+                && said.ends_with("certificate 2 is self-signed; trust anchors go in --ca")
+        );
+        assert_eq!(
+            untrusted_certificates(&good, lines, |_| false).unwrap(),
+            ["a", "b"]
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

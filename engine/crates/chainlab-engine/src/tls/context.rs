@@ -9,6 +9,7 @@ use std::net::IpAddr;
 use std::path::Path;
 
 use anyhow::{anyhow, bail};
+pub use chainlab_record::serve::ClientAuth;
 use foreign_types::ForeignTypeRef;
 use openssl::ssl::{
     AlpnError, SslContext, SslContextBuilder, SslMethod, SslMode, SslOptions, SslSessionCacheMode,
@@ -19,7 +20,6 @@ use openssl::x509::store::X509StoreBuilder;
 use openssl::x509::verify::X509VerifyFlags;
 use openssl::x509::{X509VerifyResult, X509};
 use openssl_sys as sys;
-use serde::Serialize;
 
 use crate::cli::{ChainPolicy, ClientArgs, ServeArgs, TlsArgs, Transport};
 use crate::ossl;
@@ -41,15 +41,6 @@ pub struct ServerContext {
     /// Dual-chain serving (`--second-pki`): the address of the second chain's leaf, to tell
     /// which chain a connection was sent.
     pub second_leaf: Option<usize>,
-}
-
-/// The server's client-certificate policy, as the ready line reports it.
-#[derive(Debug, Clone, Serialize)]
-pub struct ClientAuth {
-    /// Trust anchors loaded from `--client-ca`.
-    pub anchors: usize,
-    /// Always true: a client without a certificate is refused (`client_cert_rejected`).
-    pub required: bool,
 }
 
 /// The client's context plus what error classification needs to know about it.
@@ -337,28 +328,18 @@ fn require_client_certificates(
     }
     builder.set_verify_cert_store(store.build())?;
     builder.set_verify(SslVerifyMode::PEER | SslVerifyMode::FAIL_IF_NO_PEER_CERT);
-    Ok(ClientAuth {
-        anchors: anchors.len(),
-        required: true,
-    })
+    Ok(ClientAuth::required(anchors.len()))
 }
 
-/// Certificates that help path building without being trusted (`--untrusted`): handed to
-/// `X509_verify_cert` alongside the chain the peer sent, exactly like the peer's own
-/// intermediates. Self-signed certificates are refused: a trust anchor belongs in `--ca`.
+/// Certificates that help path building without being trusted (`--untrusted`,
+/// `pem::untrusted_certificates`): handed to `X509_verify_cert` alongside the chain the peer
+/// sent, exactly like the peer's own intermediates.
 fn install_untrusted(builder: &mut SslContextBuilder, path: &Path) -> anyhow::Result<()> {
     let mut extra = Stack::new()?;
-    for (i, cert) in read_certificates(path, "--untrusted")?
-        .into_iter()
-        .enumerate()
+    let self_signed = |c: &X509| c.issued(c) == X509VerifyResult::OK;
+    for cert in
+        chainlab_record::pem::untrusted_certificates(path, X509::stack_from_pem, self_signed)?
     {
-        if cert.issued(&cert) == X509VerifyResult::OK {
-            bail!(
-                "--untrusted {}: certificate {} is self-signed; trust anchors go in --ca",
-                path.display(),
-                i + 1
-            );
-        }
         extra.push(cert)?;
     }
     // The context lives until the process exits and the callback reads this stack on every

@@ -46,7 +46,7 @@ use crate::record::{RecordWriter, Transport};
 
 pub use conn::{Conn, Stack, Step};
 pub use lifecycle::{Lifecycle, Phase};
-pub use ready::print_ready;
+pub use ready::{print_ready, ClientAuth};
 pub use signals::{StopSignals, STOP_GRACE};
 
 use shared::{Line, Shared};

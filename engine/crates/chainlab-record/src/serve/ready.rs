@@ -25,6 +25,25 @@ struct Ready<'a, E: Serialize> {
     engine: &'a E,
 }
 
+/// The server's client-certificate policy, as the ready line reports it (`--client-ca`).
+#[derive(Debug, Clone, Serialize)]
+pub struct ClientAuth {
+    /// Trust anchors loaded from `--client-ca`.
+    pub anchors: usize,
+    /// Always true: a client without a certificate is refused (`client_cert_rejected`).
+    pub required: bool,
+}
+
+impl ClientAuth {
+    /// Every client must present a certificate that chains to one of `anchors` anchors.
+    pub fn required(anchors: usize) -> Self {
+        ClientAuth {
+            anchors,
+            required: true,
+        }
+    }
+}
+
 pub fn print_ready<E: Serialize>(
     addr: SocketAddr,
     who: ServerIdentity,
