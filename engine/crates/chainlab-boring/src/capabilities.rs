@@ -157,52 +157,31 @@ pub const MISSING_FEATURES: &[&str] = &[
 /// The group ids of a `--groups` list, in order; an error names the unknown one and the
 /// allowed.
 pub fn groups(list: &str) -> anyhow::Result<Vec<u16>> {
-    list.split(':')
-        .map(|name| {
-            let name = name.trim();
-            match GROUPS
-                .iter()
-                .find(|g| g.names.iter().any(|n| n.eq_ignore_ascii_case(name)))
-            {
-                Some(g) => Ok(g.id),
-                None => bail!(
-                    "--groups {list:?}: {name:?} is not a group of the boringssl stack; allowed: {}",
-                    GROUPS
-                        .iter()
-                        .map(|g| g.names[0])
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            }
-        })
-        .collect()
+    let lookup = |name: &str| {
+        GROUPS
+            .iter()
+            .find(|g| g.names.iter().any(|n| n.eq_ignore_ascii_case(name)))
+            .map(|g| g.id)
+    };
+    let names = GROUPS.iter().map(|g| g.names[0]);
+    chainlab_record::output::each_named("--groups", list, "group", STACK, lookup, names)
 }
 
 /// The schemes of a `--sigalgs` list; an error names the unknown one and the allowed.
 pub fn schemes(list: &str) -> anyhow::Result<Vec<u16>> {
-    list.split(':')
-        .map(|name| {
-            let name = name.trim();
-            let found = SIGNATURES
-                .iter()
-                .map(|s| (s.scheme, s.tls_name))
-                .chain(OTHER_SCHEMES.iter().copied())
-                .find(|(_, n)| n.eq_ignore_ascii_case(name));
-            match found {
-                Some((scheme, _)) => Ok(scheme),
-                None => bail!(
-                    "--sigalgs {list:?}: {name:?} is not a scheme of the boringssl stack; \
-                     allowed: {}",
-                    chainlab_record::output::allowed(
-                        SIGNATURES
-                            .iter()
-                            .map(|s| s.tls_name)
-                            .chain(OTHER_SCHEMES.iter().map(|(_, n)| *n))
-                    )
-                ),
-            }
-        })
-        .collect()
+    let known = || {
+        SIGNATURES
+            .iter()
+            .map(|s| (s.scheme, s.tls_name))
+            .chain(OTHER_SCHEMES.iter().copied())
+    };
+    let lookup = |name: &str| {
+        known()
+            .find(|(_, n)| n.eq_ignore_ascii_case(name))
+            .map(|(scheme, _)| scheme)
+    };
+    let names = known().map(|(_, n)| n);
+    chainlab_record::output::each_named("--sigalgs", list, "scheme", STACK, lookup, names)
 }
 
 /// The name a record gives a negotiated group (OpenSSL's, so stacks compare).

@@ -49,9 +49,61 @@ pub fn allowed<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
     seen.join(", ")
 }
 
+/// Each name of a colon-separated list given to a stack's option (`--groups`, `--sigalgs`),
+/// in order, as `lookup` finds it (the stack's table); an unknown name is an error naming
+/// the option, the list, the name, what it should have been (`what`: "group", "scheme") of
+/// which stack, and the `allowed` names.
+pub fn each_named<'a, T>(
+    flag: &str,
+    list: &str,
+    what: &str,
+    stack: &str,
+    lookup: impl Fn(&str) -> Option<T>,
+    allowed_names: impl IntoIterator<Item = &'a str>,
+) -> anyhow::Result<Vec<T>> {
+    let mut out = Vec::new();
+    for name in list.split(':').map(str::trim) {
+        match lookup(name) {
+            Some(found) => out.push(found),
+            None => anyhow::bail!(
+                "{flag} {list:?}: {name:?} is not a {what} of the {stack} stack; allowed: {}",
+                allowed(allowed_names)
+            ),
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_list_is_looked_up_name_by_name_and_an_unknown_one_named() {
+        let table = [("X25519", 29u16), ("P-256", 23)];
+        let lookup = |n: &str| {
+            table
+                .iter()
+                .find(|(t, _)| t.eq_ignore_ascii_case(n))
+                .map(|e| e.1)
+        };
+        let names = || table.iter().map(|e| e.0);
+        let got = each_named(
+            "--groups",
+            "x25519: P-256",
+            "group",
+            "test",
+            lookup,
+            names(),
+        );
+        assert_eq!(got.unwrap(), [29, 23]);
+        let err = each_named("--groups", "X25519:X448", "group", "test", lookup, names());
+        assert_eq!(
+            err.unwrap_err().to_string(),
+            "--groups \"X25519:X448\": \"X448\" is not a group of the test stack; allowed: \
+             X25519, P-256"
+        );
+    }
 
     #[test]
     fn allowed_names_each_once_in_their_first_order() {

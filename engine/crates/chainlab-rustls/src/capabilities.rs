@@ -220,44 +220,26 @@ pub const MISSING_FEATURES: &[&str] = &[
 
 /// The groups of a `--groups` list, in order; an error names the unknown one and the allowed.
 pub fn groups(list: &str) -> anyhow::Result<Vec<&'static dyn SupportedKxGroup>> {
-    list.split(':')
-        .map(|name| {
-            let name = name.trim();
-            match GROUPS
-                .iter()
-                .find(|g| g.names.iter().any(|n| n.eq_ignore_ascii_case(name)))
-            {
-                Some(g) => Ok(g.kx),
-                None => bail!(
-                    "--groups {list:?}: {name:?} is not a group of the rustls stack; allowed: {}",
-                    GROUPS
-                        .iter()
-                        .map(|g| g.names[0])
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            }
-        })
-        .collect()
+    let lookup = |name: &str| {
+        GROUPS
+            .iter()
+            .find(|g| g.names.iter().any(|n| n.eq_ignore_ascii_case(name)))
+            .map(|g| g.kx)
+    };
+    let names = GROUPS.iter().map(|g| g.names[0]);
+    chainlab_record::output::each_named("--groups", list, "group", STACK, lookup, names)
 }
 
 /// The schemes of a `--sigalgs` list; an error names the unknown one and the allowed.
 pub fn schemes(list: &str) -> anyhow::Result<Vec<SignatureScheme>> {
-    list.split(':')
-        .map(|name| {
-            let name = name.trim();
-            match SIGNATURES
-                .iter()
-                .find(|s| s.tls_name.eq_ignore_ascii_case(name))
-            {
-                Some(s) => Ok(s.scheme),
-                None => bail!(
-                    "--sigalgs {list:?}: {name:?} is not a scheme of the rustls stack; allowed: {}",
-                    chainlab_record::output::allowed(SIGNATURES.iter().map(|s| s.tls_name))
-                ),
-            }
-        })
-        .collect()
+    let lookup = |name: &str| {
+        SIGNATURES
+            .iter()
+            .find(|s| s.tls_name.eq_ignore_ascii_case(name))
+            .map(|s| s.scheme)
+    };
+    let names = SIGNATURES.iter().map(|s| s.tls_name);
+    chainlab_record::output::each_named("--sigalgs", list, "scheme", STACK, lookup, names)
 }
 
 /// The name a record gives a negotiated group (OpenSSL's, so stacks compare).
