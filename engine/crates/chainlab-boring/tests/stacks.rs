@@ -21,21 +21,7 @@ const HYBRID: &str = "X25519MLKEM768";
 
 #[test]
 fn boringssl_handshakes_with_itself_over_hybrid_and_pure_ml_kem() {
-    let dir = TempDir::new("self");
-    let pki = pki(&dir, MLDSA);
-    for groups in [HYBRID, "MLKEM1024"] {
-        let srv = Server::start(BORING, &pki, groups, &[]);
-        assert_eq!(srv.ready["stack"], BORING);
-        let clients = handshakes(BORING, &srv, &pki.join("ca.pem"), groups, &[]);
-        let servers = srv.stop();
-        same_connections(groups, &clients, &servers);
-        for r in clients.iter().chain(&servers) {
-            assert_eq!(r["stack"], BORING);
-            assert_eq!(r["group"], groups, "{r}");
-            assert_eq!(r["sigalg"], "mldsa65", "{r}");
-            assert_eq!(r["resumed"], false);
-        }
-    }
+    common::handshakes_with_itself(BORING, &[HYBRID, "MLKEM1024"], |_, _, _, _| {});
 }
 
 #[test]
@@ -120,22 +106,7 @@ fn client_certificates_are_sent_checked_and_refused_across_stacks() {
 
 #[test]
 fn a_dual_chain_server_sends_each_client_the_chain_its_schemes_ask_for() {
-    let dir = TempDir::new("dual");
-    let ml = pki(&dir, MLDSA);
-    let ec = pki(&dir, "ECDSA-P256,ECDSA-P256");
-    let trust = dir.0.join("trust.pem");
-    let both = [ml.join("ca.pem"), ec.join("ca.pem")].map(|p| std::fs::read(p).unwrap());
-    std::fs::write(&trust, both.concat()).unwrap();
-    let srv = Server::start(BORING, &ml, HYBRID, &["--second-pki", ec.to_str().unwrap()]);
-    let classical = ["--sigalgs", "ecdsa_secp256r1_sha256"];
-    let mut clients = handshakes("openssl-3.5", &srv, &trust, HYBRID, &[]);
-    clients.extend(handshakes(BORING, &srv, &trust, HYBRID, &classical));
-    let servers = srv.stop();
-    same_connections("dual", &clients, &servers);
-    let got: Vec<_> = servers.iter().map(|s| s["chain_index"].clone()).collect();
-    assert_eq!(got, [0, 0, 0, 1, 1, 1], "{servers:?}");
-    assert_eq!(clients[3]["sigalg"], "ecdsa_secp256r1_sha256");
-    assert_eq!(clients[0]["sigalg"], "mldsa65");
+    common::dual_chain_by_schemes(BORING, BORING, "ecdsa_secp256r1_sha256");
 }
 
 #[test]

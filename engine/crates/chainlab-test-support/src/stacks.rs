@@ -150,6 +150,64 @@ pub fn same_connections(label: &str, clients: &[Value], servers: &[Value]) {
     }
 }
 
+/// A stack's handshakes with itself over each of `groups` (an ML-DSA-65 hierarchy): the
+/// ready line and every record name the stack, each is one connection from both ends
+/// (`same_connections`, then `check` on the client and server records and the server's
+/// accounts), over the group, signed with ML-DSA-65, a full handshake.
+pub fn handshakes_with_itself(
+    stack: &str,
+    groups: &[&str],
+    check: impl Fn(&str, &[Value], &[Value], &[Value]),
+) {
+    let dir = TempDir::new(&format!("{stack}-self"));
+    let pki = pki(&dir, "ML-DSA-65,ML-DSA-65");
+    for &group in groups {
+        let srv = Server::start(stack, &pki, group, &[]);
+        assert_eq!(srv.ready["stack"], stack);
+        let clients = handshakes(stack, &srv, &pki.join("ca.pem"), group, &[]);
+        let (servers, accounts) = srv.stop_with_accounts();
+        same_connections(group, &clients, &servers);
+        check(group, &clients, &servers, &accounts);
+        for r in clients.iter().chain(&servers) {
+            assert_eq!(r["stack"], stack);
+            assert_eq!(r["group"], group, "{r}");
+            assert_eq!(r["sigalg"], "mldsa65", "{r}");
+            assert_eq!(r["resumed"], false);
+        }
+    }
+}
+
+/// A dual-chain server on `stack` (an ML-DSA-65 chain, and an ECDSA P-256 one through
+/// `--second-pki`) sends each client the chain its signature schemes ask for: three
+/// post-quantum handshakes from OpenSSL 3.5 get the ML-DSA chain (`chain_index` 0), then three
+/// from `classical` offering `sigalgs` (ECDSA P-256 first) the ECDSA one (1), each signed
+/// with its chain's leaf.
+pub fn dual_chain_by_schemes(stack: &str, classical: &str, sigalgs: &str) {
+    let dir = TempDir::new(&format!("{stack}-dual"));
+    let ml = pki(&dir, "ML-DSA-65,ML-DSA-65");
+    let ec = pki(&dir, "ECDSA-P256,ECDSA-P256");
+    let trust = dir.0.join("trust.pem");
+    let both = [ml.join("ca.pem"), ec.join("ca.pem")].map(|p| std::fs::read(p).unwrap());
+    std::fs::write(&trust, both.concat()).unwrap();
+    let hybrid = "X25519MLKEM768";
+    let srv = Server::start(stack, &ml, hybrid, &["--second-pki", ec.to_str().unwrap()]);
+    let mut clients = handshakes("openssl-3.5", &srv, &trust, hybrid, &[]);
+    clients.extend(handshakes(
+        classical,
+        &srv,
+        &trust,
+        hybrid,
+        &["--sigalgs", sigalgs],
+    ));
+    let servers = srv.stop();
+    same_connections("dual", &clients, &servers);
+    let got: Vec<_> = servers.iter().map(|s| s["chain_index"].clone()).collect();
+    assert_eq!(got, [0, 0, 0, 1, 1, 1], "{servers:?}");
+    assert_eq!(clients[3]["sigalg"], "ecdsa_secp256r1_sha256");
+    assert_eq!(servers[3]["sigalg"], "ecdsa_secp256r1_sha256");
+    assert_eq!(clients[0]["sigalg"], "mldsa65");
+}
+
 /// A server that writes one account for its whole process (the Go engine's): every recorded connection counted, their
 /// CPU summed, the rest the process's own.
 pub fn one_account(label: &str, servers: &[Value], accounts: &[Value]) {

@@ -28,27 +28,16 @@ fn same_connections(label: &str, clients: &[Value], servers: &[Value]) {
 
 #[test]
 fn go_handshakes_with_itself_over_every_post_quantum_group() {
-    let dir = TempDir::new("go-self");
-    let pki = pki(&dir, MLDSA);
-    for groups in [
+    let groups = [
         HYBRID,
         "SecP256r1MLKEM768",
         "SecP384r1MLKEM1024",
         "MLKEM1024",
-    ] {
-        let srv = Server::start(GO, &pki, groups, &[]);
-        assert_eq!(srv.ready["stack"], GO);
-        let clients = handshakes(GO, &srv, &pki.join("ca.pem"), groups, &[]);
-        let (servers, accounts) = srv.stop_with_accounts();
-        same_connections(groups, &clients, &servers);
-        common::one_account(groups, &servers, &accounts);
-        for r in clients.iter().chain(&servers) {
-            assert_eq!(r["stack"], GO);
-            assert_eq!(r["group"], groups, "{r}");
-            assert_eq!(r["sigalg"], "mldsa65", "{r}");
-            assert_eq!(r["resumed"], false);
-        }
-    }
+    ];
+    common::handshakes_with_itself(GO, &groups, |group, clients, servers, accounts| {
+        same_connections(group, clients, servers);
+        common::one_account(group, servers, accounts);
+    });
 }
 
 #[test]
@@ -76,23 +65,7 @@ fn client_certificates_are_sent_checked_and_refused_across_stacks() {
 
 #[test]
 fn a_go_dual_chain_server_sends_each_client_the_chain_its_schemes_ask_for() {
-    let dir = TempDir::new("go-dual");
-    let ml = pki(&dir, MLDSA);
-    let ec = pki(&dir, "ECDSA-P256,ECDSA-P256");
-    let trust = dir.0.join("trust.pem");
-    let both = [ml.join("ca.pem"), ec.join("ca.pem")].map(|p| std::fs::read(p).unwrap());
-    std::fs::write(&trust, both.concat()).unwrap();
-    let srv = Server::start(GO, &ml, HYBRID, &["--second-pki", ec.to_str().unwrap()]);
-    let classical = ["--sigalgs", "ecdsa_secp256r1_sha256:mldsa65"];
-    let mut clients = handshakes("openssl-3.5", &srv, &trust, HYBRID, &[]);
-    clients.extend(handshakes("rustls", &srv, &trust, HYBRID, &classical));
-    let servers = srv.stop();
-    same_connections("dual", &clients, &servers);
-    let got: Vec<_> = servers.iter().map(|s| s["chain_index"].clone()).collect();
-    assert_eq!(got, [0, 0, 0, 1, 1, 1], "{servers:?}");
-    assert_eq!(clients[3]["sigalg"], "ecdsa_secp256r1_sha256");
-    assert_eq!(servers[3]["sigalg"], "ecdsa_secp256r1_sha256");
-    assert_eq!(clients[0]["sigalg"], "mldsa65");
+    common::dual_chain_by_schemes(GO, "rustls", "ecdsa_secp256r1_sha256:mldsa65");
 }
 
 #[test]
