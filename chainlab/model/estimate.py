@@ -34,7 +34,7 @@ from statistics import NormalDist
 
 from chainlab import axes
 from chainlab.axes import landmark_lag, rollout
-from chainlab.axes.algorithms import DEFAULT_TRANSPORT
+from chainlab.axes.algorithms import COMPOSITE_COMPONENTS, DEFAULT_TRANSPORT
 from chainlab.axes.credential import DEFAULT_CA
 from chainlab.axes.handshake import Handshake, view
 from chainlab.campaign import measure_plan
@@ -122,6 +122,13 @@ OVERLAPPED_SHARE = 0.7
 SD_FLOOR_MS = 0.03
 CV_PROPORTIONAL = 0.017
 REJECTION_SIGNERS = ("ML-DSA-44", "ML-DSA-65", "ML-DSA-87")
+# ... and the share proportional to the mean is at least the spread this host showed in the
+# stacks' own reference handshakes (the cost model's ECDSA full one: no rejection loop, so its
+# spread is the host's and the stack's), the larger of the scenario's two stacks'. On this
+# VM (2026-11-29) the reference workload between scenarios moved by a cv of 0.16-0.28 and
+# loopback handshakes by a median cv of 0.16-0.27 (nine stores); with 1.7 %, composite.toml's
+# rustls scenarios were estimated at 100-190 handshakes and took 392-711.
+NOISE_REFERENCE = ("ecdsa", "full")
 # A target's handshake before it is measured: a server across a WAN (tens of ms of round
 # trips) or a slow one; only the ETA of a probe depends on it.
 TARGET_HANDSHAKE_MS = 100.0
@@ -353,14 +360,31 @@ class NetworkCost:
 
 
 def latency_sd_ms(h: Handshake, base_ms: float, model: cost.CostModel | None = None) -> float:
-    """The standard deviation of a loopback handshake's latency (see REJECTION_SIGNERS)."""
+    """The standard deviation of a loopback handshake's latency (see REJECTION_SIGNERS and
+    NOISE_REFERENCE)."""
     rejection = 0.0
-    if h.leaf_alg in REJECTION_SIGNERS:
-        sign = sign_ms(h, model)
+    # A composite leaf's ML-DSA component repeats its rejection loop as a pure one does.
+    leaf, share = h.leaf_alg, 1.0
+    if leaf in COMPOSITE_COMPONENTS:
+        mldsa = COMPOSITE_COMPONENTS[leaf][0]
+        share = SIGN_VERIFY_MS[mldsa][0] / SIGN_VERIFY_MS[leaf][0]
+        leaf = mldsa
+    if leaf in REJECTION_SIGNERS:
+        sign = sign_ms(h, model) * share
         rejection = CV_REJECTION_SIGN * sign
         if _certificate_checks_ms(h, model) > sign:
             rejection *= OVERLAPPED_SHARE
-    return math.sqrt(rejection**2 + SD_FLOOR_MS**2 + (CV_PROPORTIONAL * base_ms) ** 2)
+    cv = max([CV_PROPORTIONAL, *(host_cv(model, stack) for stack in set(h.stacks))])
+    return math.sqrt(rejection**2 + SD_FLOOR_MS**2 + (cv * base_ms) ** 2)
+
+
+def host_cv(model: cost.CostModel | None, stack: str) -> float:
+    """The latency spread (sd over mean) of the stack's NOISE_REFERENCE handshakes as the
+    cost model holds them, 0 where it holds none."""
+    got = (model.stack_references.get(stack, {}) if model is not None else {}).get(NOISE_REFERENCE)
+    if not got or got.get("latency", 0.0) <= 0:
+        return 0.0
+    return float(got.get("latency_se", 0.0) * math.sqrt(got.get("n", 0)) / got["latency"])
 
 
 def _certificate_checks_ms(h: Handshake, model: cost.CostModel | None) -> float:

@@ -145,3 +145,40 @@ def test_an_mtc_batch_is_priced_by_its_log_entries_and_old_runs_read_back():
     # A run stored before batches were priced kept (scenario, hierarchy): no batch.
     old = Fresh.from_json({"hierarchies": [[scenarios[0].scenario_id, list(h)]]})
     assert old.hierarchies == ((scenarios[0].scenario_id, h, 0),)
+
+
+def test_the_latency_spread_is_the_hosts_reference_spread_and_a_composites_rejection_loop():
+    c = load(REPO / "campaigns" / "composite.toml")
+    rustls = {
+        s.hierarchy: s
+        for s in c.scenarios.values()
+        if s.network == "loopback" and estimate.view(s).stacks == ("rustls", "rustls")
+    }
+    pure = rustls[("ML-DSA-65",) * 3]
+    comp_leaf = rustls[("ML-DSA-65", "ML-DSA-65", "MLDSA65-ECDSA-P256-SHA512")]
+    ecdsa = rustls[("ECDSA-P256",) * 3]
+    # A composite leaf's ML-DSA component repeats its rejection loop as a pure leaf does:
+    # its spread is the pure one's order, far above an ECDSA leaf's floor.
+    sd = {s: estimate.network_cost(s).sd_ms for s in (pure, comp_leaf, ecdsa)}
+    assert sd[comp_leaf] > 3 * sd[ecdsa]
+    assert sd[comp_leaf] == pytest.approx(sd[pure], rel=0.35)
+    # The spread proportional to the mean is the host's as the stack's ECDSA reference
+    # handshakes showed it (sd over mean), when it is larger than the built-in 1.7 %.
+    quiet = model_with({}, {"rustls": {estimate.NOISE_REFERENCE: {"latency": 1.0,
+                                                                   "latency_se": 0.001,
+                                                                   "n": 100}}})  # fmt: skip
+    noisy = model_with({}, {"rustls": {estimate.NOISE_REFERENCE: {"latency": 1.0,
+                                                                   "latency_se": 0.025,
+                                                                   "n": 100}}})  # fmt: skip
+    assert estimate.host_cv(noisy, "rustls") == pytest.approx(0.25)
+    assert estimate.host_cv(noisy, "go") == 0.0
+    base = estimate.loopback_ms(ecdsa, noisy)
+    assert estimate.network_cost(ecdsa, quiet).sd_ms == pytest.approx(
+        (estimate.SD_FLOOR_MS**2 + (estimate.CV_PROPORTIONAL * base) ** 2) ** 0.5
+    )
+    assert estimate.network_cost(ecdsa, noisy).sd_ms == pytest.approx(
+        (estimate.SD_FLOOR_MS**2 + (0.25 * base) ** 2) ** 0.5
+    )
+    # ... so its adaptive scenarios are expected to take more handshakes.
+    more = estimate.scenario(pure, noisy).handshakes_expected
+    assert more > estimate.scenario(pure, quiet).handshakes_expected
