@@ -154,6 +154,10 @@ CALIBRATION_EXTRA_RTTS = 4
 # the loss-limited rate: calibrating 50 ms one-way + 1 % loss took 8.4 s, of which the model
 # without this term explains 2.9 s.
 CALIBRATION_LOSSY_BULK_S = 5.5
+# Without a rate or loss, a path of tens of ms runs its bulk transfer into BULK_MAX_S (wan50,
+# 50 ms RTT: 92 of 268 MB in the cap; its calibrations took 3.5-3.6 s in ten composite.toml
+# runs of 2026-11-29, estimated at 1.75 s without it); on the 0.5 ms lan it fits the base.
+UNLIMITED_BULK_RTT_MS = 10.0
 
 
 def mtc_kinds(h: Handshake) -> list[tuple[float, tuple[str, ...], bool]]:
@@ -571,6 +575,8 @@ def calibration_seconds(profile: NetworkProfile) -> float:
         rate_bps = prof.rate_mbit * 1e6
         t += min(plan["bulk_bytes"] * 8 / rate_bps, BULK_MAX_S)
         t += plan["train_packets"] * prof.mtu * 8 / rate_bps
+    elif not prof.loss and prof.rtt_ms >= UNLIMITED_BULK_RTT_MS:
+        t += BULK_MAX_S
     t += 2 * plan["loss_probes"] * plan["probe_interval_s"]
     if prof.loss:
         t += CALIBRATION_LOSSY_BULK_S
