@@ -127,7 +127,7 @@ REJECTION_SIGNERS = ("ML-DSA-44", "ML-DSA-65", "ML-DSA-87")
 # spread is the host's and the stack's), the larger of the scenario's two stacks'. On this
 # VM (2026-11-29) the reference workload between scenarios moved by a cv of 0.16-0.28 and
 # loopback handshakes by a median cv of 0.16-0.27 (nine stores); with 1.7 %, composite.toml's
-# rustls scenarios were estimated at 100-190 handshakes and took 392-711.
+# rustls ML-DSA and composite scenarios were estimated at 100-190 handshakes, took 392-711.
 NOISE_REFERENCE = ("ecdsa", "full")
 # A target's handshake before it is measured: a server across a WAN (tens of ms of round
 # trips) or a slow one; only the ETA of a probe depends on it.

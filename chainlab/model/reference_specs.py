@@ -38,8 +38,8 @@ PATH_PREFIX = "path:"
 # extra is measured against, not the stack's loopback references, which the cache may have
 # kept from hours before: on this VM the host's speed moves that much between runs. With
 # the cached ones (taken 12 h before), composite.toml's rustls server over a 50 ms path was
-# priced +10 to +22 % and on loopback -12 to -23 % (2026-11-29): the path's extra had
-# absorbed the host's slowdown since then.
+# priced -2 to +22 % (three of six +17 % or more) and on loopback -12 to -23 % (2026-11-29):
+# the path's extra had absorbed the host's slowdown since then.
 PATH_BASE_PREFIX = "path-base:"
 # A side that idles this long for its peer's signature (the server's SLH-DSA CertificateVerify
 # before the client can go on) wakes to cold caches: its work after the wait cost 0.4-0.8 ms

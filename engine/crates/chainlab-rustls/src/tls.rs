@@ -59,8 +59,8 @@ fn note_scheme(scheme: SignatureScheme) {
 /// The provider both sides use: aws-lc-rs with ML-DSA, the `--groups` in order.
 pub fn provider(tls: &TlsArgs) -> anyhow::Result<CryptoProvider> {
     // aws-lc seeds its random generator from CPU jitter entropy once per process, at its first
-    // use (about 60 ms of CPU here: the first handshake of every client process and of the
-    // server cost 60-125 ms against 1 ms). Seeded here, while the context is built, no
+    // use (30-65 ms of CPU here: the first handshake of every client process and of the
+    // server took 33-125 ms against 1 ms). Seeded here, while the context is built, no
     // handshake pays it.
     let mut seed = [0u8; 1];
     aws_lc_rs::rand::fill(&mut seed)
