@@ -96,4 +96,4 @@ def _ratio(a, b) -> float:
 
 @produces("trust_anchors")
 def _analysis_trust_anchors(a) -> pd.DataFrame:
-    return table(a.summary, a.data.anchors)
+    return table(a.summary, a.data.frame("anchors"))

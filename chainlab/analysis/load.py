@@ -49,8 +49,6 @@ class StoreData:
     # Load steps of the chosen runs (empty without [load]) and, per (scenario, step), the
     # sorted latencies (ms, from the intended start) of the successful attempts.
     load_steps: pd.DataFrame = field(default_factory=pd.DataFrame)
-    # Per scenario that sent the trust_anchors extension or retried (the store's _ANCHORS).
-    anchors: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     # Read from the store the first time an analysis asks (chainlab.store.frames).
 
@@ -114,6 +112,11 @@ class StoreData:
     def rollout_load(self) -> pd.DataFrame:
         """The same for the load attempts of those scenarios (may be empty)."""
         return self.frames.rollout_load if self.frames is not None else pd.DataFrame()
+
+    def frame(self, name: str) -> pd.DataFrame:
+        """An axis's analysis frame (chainlab.axes.axis.Axis.frames): what the engines
+        record for it, per scenario (may be empty)."""
+        return self.frames.frame(name) if self.frames is not None else pd.DataFrame()
 
     def _table(self, name: str) -> pd.DataFrame:
         return self.frames.table(name) if self.frames is not None else pd.DataFrame()
@@ -202,7 +205,6 @@ def load_store(path, config: AnalysisConfig | None = None) -> StoreData:
         frames=frames,
         targets=targets,
         target_failures=target_failures,
-        anchors=frames.anchors,
         latencies_ms=latencies,
         config=cfg,
         campaign_name=str(last["campaign_file_name"]),

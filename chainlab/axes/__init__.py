@@ -30,7 +30,7 @@ import contextlib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from chainlab.axes.axis import Axis
+from chainlab.axes.axis import Axis, Recorded
 from chainlab.axes.cert_compression import CERT_COMPRESSION
 from chainlab.axes.certificate import CERTIFICATE
 from chainlab.axes.client_auth import CLIENT_AUTH
@@ -68,6 +68,7 @@ __all__ = [
     "TRANSPORT",
     "TRUST_ANCHORS",
     "Axis",
+    "Recorded",
 ]
 
 # In the order an id names them: kex, the hierarchy (or a target), then the suffix parts.
@@ -100,6 +101,19 @@ def registered() -> tuple[Axis, ...]:
 
 def get(key: str) -> Axis:
     return next(a for a in _AXES if a.key == key)
+
+
+def recorded() -> tuple[Recorded, ...]:
+    """Every axis's recorded per-connection fields (`Axis.recorded`), in registry order."""
+    return tuple(r for a in _AXES for r in a.recorded)
+
+
+def frame_owner(name: str) -> Axis:
+    """The axis that declares analysis frame `name` (`Axis.frames`); KeyError if none."""
+    for a in _AXES:
+        if name in a.frames:
+            return a
+    raise KeyError(f"no axis declares the analysis frame {name!r}")
 
 
 def levers() -> tuple[Axis, ...]:

@@ -92,6 +92,18 @@ def read_with(reader: tuple[str, ...] | Reader, v: AxisReader, item: Any, at: st
 
 
 @dataclass(frozen=True)
+class Recorded:
+    """A per-connection field the engines record for an axis's capability, which the store
+    keeps as a column of `samples` (chainlab.store.schema adds it to a store that lacks it
+    when the store is created or opened for writing; rows from before hold NULL)."""
+
+    column: str  # the samples column
+    sql_type: str  # its DuckDB type: INTEGER, BOOLEAN, VARCHAR, ...
+    side: str  # "client" or "server": whose record holds the field
+    field: str  # the record's field (engine/crates/chainlab-record/records.schema.json)
+
+
+@dataclass(frozen=True)
 class Axis:
     """One scenario axis. Only `key`, `label`, `default` and `read` are required: a lever
     whose value is one string of a fixed set needs nothing else but its id token."""
@@ -181,6 +193,13 @@ class Axis:
     params_always: bool = False
     # Whether the axis is one of the four the id and the runner handle themselves.
     structural: bool = False
+    # The per-connection fields the engines record for the axis (kept in `samples`).
+    recorded: tuple[Recorded, ...] = ()
+    # The analysis frames made of them: name -> a query over `measured` (the measured
+    # attempts of each scenario's chosen run: chainlab.store.views.MEASURED), read the first
+    # time an analysis asks (chainlab.analysis.load.StoreData.frame); an empty frame in a
+    # store without the `recorded` columns.
+    frames: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def column_names(self) -> tuple[str, ...]:

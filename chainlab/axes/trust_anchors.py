@@ -25,7 +25,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from chainlab.axes import landmark_lag, rollout
-from chainlab.axes.axis import NOT_MINE, Axis, AxisReader
+from chainlab.axes.axis import NOT_MINE, Axis, AxisReader, Recorded
 from chainlab.axes.stack import need
 from chainlab.schema import fmt
 
@@ -108,6 +108,31 @@ def describe(value: str) -> str:
     return "no trust_anchors" if n is None else f"trust_anchors {n} ID{'s' if n != 1 else ''}"
 
 
+# What the client records of the extension (of the retry's connection, after a retry): the
+# IDs its ClientHello requested, whether the server said its certificate matched one, the
+# IDs of the server's available list. NULL without the extension (and before version 11).
+RECORDED = (
+    Recorded("trust_anchors_requested", "INTEGER", "client", "trust_anchors_requested"),
+    Recorded("trust_anchor_matched", "BOOLEAN", "client", "trust_anchor_matched"),
+    Recorded("trust_anchors_available", "INTEGER", "client", "trust_anchors_available"),
+)
+# Per scenario that sent the extension or retried (an MTC's retry): the IDs requested and
+# available, the share the server matched and the share that connected twice, over every
+# measured attempt (failed ones too: a refusal is what the negotiation can end in); the
+# client's bytes written, of the attempts that completed.
+ANCHORS_FRAME = """
+SELECT scenario_id,
+    count(*) AS n_attempts,
+    avg(trust_anchors_requested) AS trust_anchors_requested,
+    avg(CASE WHEN trust_anchor_matched THEN 1.0 ELSE 0.0 END) AS matched_share,
+    avg(trust_anchors_available) AS trust_anchors_available,
+    avg(CASE WHEN retried THEN 1.0 ELSE 0.0 END) AS retried_share,
+    avg(CASE WHEN outcome = 'ok' THEN bytes_written END) AS ok_bytes_written
+FROM measured
+WHERE trust_anchors_requested IS NOT NULL OR retried
+GROUP BY scenario_id
+"""
+
 TRUST_ANCHORS = Axis(
     key="trust_anchors",
     label="trust anchor IDs requested",
@@ -126,4 +151,6 @@ TRUST_ANCHORS = Axis(
     ),
     client_flags=_client_flags,
     describe=describe,
+    recorded=RECORDED,
+    frames={"anchors": ANCHORS_FRAME},
 )

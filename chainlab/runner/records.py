@@ -11,6 +11,7 @@ from pathlib import Path
 
 import orjson
 
+from chainlab import axes
 from chainlab.engine import RECORD_SCHEMA
 
 # The record field naming the TLS stack of the engine that wrote it (docs/engine-records.md).
@@ -133,12 +134,15 @@ def sample_rows(run_id: str, scenario_id: str, client: list[dict], server: list[
                 # Staged rollout only: the kind of client drawn, the chain the server sent.
                 "client_kind": c.get("client_kind"),
                 "chain_index": s.get("chain_index") if s else None,
-                # An attempt of two connections (the MTC retry), and the trust_anchors
-                # extension (BoringSSL clients only).
+                # An attempt of two connections (the MTC retry).
                 "retried": c.get("first_conn_id") is not None,
-                "trust_anchors_requested": c.get("trust_anchors_requested"),
-                "trust_anchor_matched": c.get("trust_anchor_matched"),
-                "trust_anchors_available": c.get("trust_anchors_available"),
+                # The fields the axes record (their columns: `Axis.recorded`).
+                **{
+                    r.column: (s.get(r.field) if s else None)
+                    if r.side == "server"
+                    else c.get(r.field)
+                    for r in axes.recorded()
+                },
             }
         )
     return rows

@@ -81,7 +81,7 @@ class Store:
         try:
             con.begin()
             con.execute(SCHEMA_SQL.read_text())
-            for sql in schema.axis_columns_sql(con):
+            for sql in schema.axis_columns_sql(con) + schema.recorded_columns_sql(con):
                 con.execute(sql)
             con.execute(
                 "INSERT INTO meta VALUES ('schema_version', ?), ('created_by', ?)",

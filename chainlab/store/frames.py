@@ -26,7 +26,6 @@ from chainlab.errors import ChainlabError
 from chainlab.network.profile import LOOPBACK
 from chainlab.store.rows import Connection
 from chainlab.store.views import (
-    _ANCHORS,
     _COUNTS,
     _DATAGRAMS,
     _FAILURES,
@@ -47,6 +46,7 @@ from chainlab.store.views import (
     _cpu_sql,
     _instructions_sql,
     _latencies,
+    measured_query,
     primitive_summary,
 )
 
@@ -67,7 +67,6 @@ class AnalysisFrames:
     counts: pd.DataFrame  # per scenario (_COUNTS)
     datagrams: pd.DataFrame  # per QUIC scenario (_DATAGRAMS); empty before version 5
     mtc: pd.DataFrame  # per MTC scenario (_MTC); empty before version 7
-    anchors: pd.DataFrame  # per trust_anchors or retry scenario (_ANCHORS); empty before 11
     failures: pd.DataFrame  # scenario_id, error_category, n, example_detail
     # scenario_id -> sorted total_ns (int64) of its chosen run (_LATENCIES)
     latencies: dict[str, np.ndarray]
@@ -82,6 +81,7 @@ class AnalysisFrames:
     sample_columns: frozenset[str] = frozenset()
     emulated: bool = False
     _tables_read: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
+    _frames_read: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
 
     def table(self, name: str) -> pd.DataFrame:
         """One of _OPTIONAL_TABLES, whole; empty where the store lacks it."""
@@ -94,6 +94,19 @@ class AnalysisFrames:
                 else pd.DataFrame()
             )
         return self._tables_read[name]
+
+    def frame(self, name: str) -> pd.DataFrame:
+        """An axis's analysis frame (`Axis.frames`), read when first asked for; empty where
+        the store lacks a column the axis records (a store from before the axis recorded)."""
+        if name not in self._frames_read:
+            axis = axes.frame_owner(name)
+            held = all(r.column in self.sample_columns for r in axis.recorded)
+            self._frames_read[name] = (
+                self.read(lambda con: con.execute(measured_query(axis.frames[name])).df())
+                if held
+                else pd.DataFrame()
+            )
+        return self._frames_read[name]
 
     @functools.cached_property
     def network_samples(self) -> pd.DataFrame:
@@ -183,7 +196,6 @@ def analysis_frames(con: Connection, path: Path, read: Reader) -> AnalysisFrames
             con.execute(_DATAGRAMS).df() if "datagrams_read" in sample_columns else pd.DataFrame()
         ),
         mtc=con.execute(_MTC).df() if "mtc_kind" in sample_columns else pd.DataFrame(),
-        anchors=con.execute(_ANCHORS).df() if "retried" in sample_columns else pd.DataFrame(),
         failures=con.execute(_FAILURES).df(),
         latencies=_latencies(con, chosen),
         load_steps=con.execute(_LOAD_STEPS).df() if "load_steps" in tables else pd.DataFrame(),

@@ -128,13 +128,7 @@ UPGRADES = {
     # if_missing: a version-8 store got instruction_samples as schema.sql declares it now.
     9: add_columns("instruction_samples", "random", if_missing=True),
     # and the MTC encoding's column: `axis_columns_sql` (with what older MTCs were written in)
-    10: add_columns(
-        "samples",
-        "retried",
-        "trust_anchors_requested",
-        "trust_anchor_matched",
-        "trust_anchors_available",
-    ),
+    10: add_columns("samples", "retried"),  # and the trust_anchors axis's recorded columns
     11: add_columns(
         "scenario_runs",
         "server_process_cpu_ns",
@@ -170,6 +164,18 @@ def axis_columns_sql(con: Connection) -> list[str]:
             if column in axis.before_column:
                 out += _before_column_sql(con, axis, column, have)
     return out
+
+
+def recorded_columns_sql(con: Connection) -> list[str]:
+    """The statements that give `samples` a column for every field an axis records
+    (`Axis.recorded`) it lacks: NULL in the rows from before. Run on a new store and on every
+    store opened for writing, as `axis_columns_sql`."""
+    have = set(columns(con, "samples"))
+    return [
+        f"ALTER TABLE samples ADD COLUMN {r.column} {r.sql_type}"
+        for r in axes.recorded()
+        if r.column not in have
+    ]
 
 
 def _literal(value: object) -> str:
@@ -341,7 +347,7 @@ def upgrade(path: Path, con: Connection, version: int) -> None:
             for sql in UPGRADES[version]:
                 con.execute(sql)
             version += 1
-        for sql in axis_columns_sql(con):
+        for sql in axis_columns_sql(con) + recorded_columns_sql(con):
             con.execute(sql)
         if old != version:
             con.execute(

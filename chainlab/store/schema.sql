@@ -190,15 +190,11 @@ CREATE TABLE samples (
     -- Whether the attempt connected twice (the MTC trust-anchor retry: the record is both
     -- connections); NULL before version 11
     retried         BOOLEAN,
-    -- The trust_anchors extension only (NULL without it and before version 11): the IDs
-    -- the ClientHello requested, whether the server said its certificate matched one, the
-    -- IDs of the server's available list (of the retry's connection, after a retry)
-    trust_anchors_requested INTEGER,
-    trust_anchor_matched BOOLEAN,
-    trust_anchors_available INTEGER,
     -- Landmark lag only (NULL otherwise and before version 15): the landmark a
     -- landmark-relative MTC was verified against
     mtc_landmark    INTEGER,
+    -- Then the columns the axes record (chainlab/axes: `Axis.recorded`, added by
+    -- chainlab/store/schema.py `recorded_columns_sql`, NULL in rows from before).
     PRIMARY KEY (run_id, scenario_id, seq)
 );
 

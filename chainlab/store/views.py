@@ -34,6 +34,13 @@ measured AS (
 )
 """
 
+
+def measured_query(sql: str) -> str:
+    """An axis's frame query (`Axis.frames`) over `measured`: the measured attempts (warm-ups
+    left out, failed ones in) of each scenario's chosen run."""
+    return "WITH " + _CHOSEN + sql
+
+
 # QUIC's datagram counts per scenario (successful measured handshakes; stores of version 5
 # and later, NULL over TCP): means, and the range of the datagrams the client sent before
 # the server's flight was complete.
@@ -67,27 +74,6 @@ SELECT scenario_id,
     min(mtc_kind) AS mtc_kind
 FROM measured
 WHERE outcome = 'ok' AND mtc_kind IS NOT NULL
-GROUP BY scenario_id
-"""
-)
-
-# The trust_anchors extension and the MTC retry per scenario (measured attempts, failed
-# ones too: a refusal is what the extension's negotiation can end in; stores of version 11
-# and later): the IDs requested and available, the share the server matched and the share
-# that connected twice; the client's bytes written, of the attempts that completed.
-_ANCHORS = (
-    "WITH "
-    + _CHOSEN
-    + """
-SELECT scenario_id,
-    count(*) AS n_attempts,
-    avg(trust_anchors_requested) AS trust_anchors_requested,
-    avg(CASE WHEN trust_anchor_matched THEN 1.0 ELSE 0.0 END) AS matched_share,
-    avg(trust_anchors_available) AS trust_anchors_available,
-    avg(CASE WHEN retried THEN 1.0 ELSE 0.0 END) AS retried_share,
-    avg(CASE WHEN outcome = 'ok' THEN bytes_written END) AS ok_bytes_written
-FROM measured
-WHERE trust_anchors_requested IS NOT NULL OR retried
 GROUP BY scenario_id
 """
 )

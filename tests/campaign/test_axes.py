@@ -2,7 +2,8 @@
 test only, are validated, expanded, named in ids, matched by `where`, stored, read back from
 older stores, paired, labelled and handed to the engine, with no other change. One is a
 simple lever (one string of a set); the other a structured one (a table of two fields, read
-by its own reader) with a rule across axes, a run-time estimate and an engine flag."""
+by its own reader) with a rule across axes, a run-time estimate, an engine flag, and a field
+the server records, which the store keeps in a column and an analysis frame reads."""
 
 import shutil
 from pathlib import Path
@@ -19,7 +20,7 @@ from chainlab.axes.axis import NOT_MINE
 from chainlab.campaign import ids, load
 from chainlab.campaign.loader import CampaignError
 from chainlab.model import estimate
-from chainlab.runner import engine_args
+from chainlab.runner import engine_args, records
 from chainlab.runner.scenario_state import Files
 from chainlab.store import Store
 
@@ -200,6 +201,12 @@ BASKET = axes.Axis(
     describe=lambda fruit, count: (
         "no basket" if fruit == NO_BASKET else f"basket of {count} {fruit}"
     ),
+    # What the server weighed of the basket, per connection, and its mean per scenario.
+    recorded=(axes.Recorded("basket_weight", "INTEGER", "server", "basket_grams"),),
+    frames={
+        "baskets": "SELECT scenario_id, avg(basket_weight) AS grams FROM measured "
+        "WHERE basket_weight IS NOT NULL GROUP BY scenario_id"
+    },
 )
 
 BASKET_CAMPAIGN = """
@@ -286,3 +293,45 @@ def test_it_is_stored_in_its_columns_paired_and_labelled(basket, tmp_path):
     labels = dict(zip(a.summary["scenario_id"], a.summary["label"], strict=True))
     assert labels[f"{base}__basket_pear3"].endswith("basket of 3 pear")
     assert labels[base].endswith("no basket")
+
+
+def test_what_it_records_is_a_column_and_a_frame_read_when_asked(basket, tmp_path):
+    client = {"conn_id": "c1", "seq": 0, "start_unix_ns": 1, "outcome": "ok"}
+    [row] = records.sample_rows("run", "sid", [client], [{"conn_id": "c1", "basket_grams": 450}])
+    assert row["basket_weight"] == 450
+    [row] = records.sample_rows("run", "sid", [client], [])
+    assert row["basket_weight"] is None
+    scenarios = [
+        SyntheticScenario(n=30, latency_ms=1.0),
+        SyntheticScenario(n=30, latency_ms=2.0, axis_values={"basket": "pear*3"}),
+    ]
+    path = build_store(tmp_path / "basket.duckdb", scenarios)
+    base = "x25519mlkem768__ml_root__ml_int__ml_leaf"
+    con = duckdb.connect(str(path))
+    try:
+        con.execute(
+            "UPDATE samples SET basket_weight = 450 WHERE scenario_id = ?",
+            [f"{base}__basket_pear3"],
+        )
+    finally:
+        con.close()
+    a = analyze(path)
+    assert "baskets" not in a.data.frames._frames_read  # not read before it is asked for
+    got = a.data.frame("baskets")
+    assert got.set_index("scenario_id")["grams"].to_dict() == {f"{base}__basket_pear3": 450.0}
+
+
+def test_an_older_store_has_an_empty_frame_until_opened_for_writing(basket, tmp_path):
+    path = tmp_path / "v6.duckdb"
+    shutil.copy(STORES / "v6-tiny.duckdb", path)
+    assert analyze(path).data.frame("baskets").empty
+    with Store.open(path, read_only=False):
+        pass
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        n = con.execute("SELECT count(*) FROM samples WHERE basket_weight IS NULL").fetchone()
+        total = con.execute("SELECT count(*) FROM samples").fetchone()
+    finally:
+        con.close()
+    assert n == total
+    assert analyze(path).data.frame("baskets").empty  # the column, no value in it

@@ -52,6 +52,15 @@ def section(
     return register
 
 
+def _frame(data, name: str):
+    """A store's frame by name: an axis's (`Axis.frames`) or a StoreData field."""
+    try:
+        axes.frame_owner(name)
+    except KeyError:
+        return getattr(data, name)
+    return data.frame(name)
+
+
 def registered() -> list[Registered]:
     """The sections registered so far, in report order (chainlab.report.sections imports
     every module of the package first, which registers them)."""
@@ -84,10 +93,11 @@ def uses(*keys: str) -> Callable:
 
 def holds(*frames: str) -> Callable:
     """`applies` of a section whose data is one of the store's optional frames `frames`
-    (chainlab.analysis.load.StoreData fields): the section runs where any is not empty."""
+    (chainlab.analysis.load.StoreData fields, or an axis's frame: `Axis.frames`): the
+    section runs where any is not empty."""
 
     def applies(b) -> bool:
-        return any(len(getattr(b.a.data, f)) for f in frames)
+        return any(len(_frame(b.a.data, f)) for f in frames)
 
     applies.__doc__ = f"the store holds {' or '.join(frames)}"
     return applies
