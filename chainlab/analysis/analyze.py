@@ -14,41 +14,22 @@ from a notebook:
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
 import pandas as pd
 
-# Each module registers the analyses it produces (chainlab.analysis.registry).
-from chainlab.analysis import (  # noqa: F401
-    anchors,
-    by_position,
-    capacity,
-    client_auth,
-    compare,
-    composite,
-    compression,
-    correlations,
-    cost_model,
-    decomposition,
-    findings,
-    intermediates,
-    interop,
-    landmark_lag,
-    load_capacity,
-    mtc,
-    network,
-    paper,
-    probe,
-    profiles,
-    quic,
-    resumption,
-    rollout,
-    server_cpu,
-    stacks,
-    summary,
-)
+import chainlab.analysis
+from chainlab.analysis import summary
 from chainlab.analysis.load import StoreData, load_store, parse_json
 from chainlab.analysis.registry import Analysis, produces
 from chainlab.campaign.analysis_settings import AnalysisConfig
 from chainlab.machine import libraries
+
+# Each module of the package registers the analyses it produces (chainlab.analysis.registry),
+# as each report section registers itself (chainlab.report.sections).
+for _info in pkgutil.iter_modules(chainlab.analysis.__path__):
+    importlib.import_module(f"chainlab.analysis.{_info.name}")
 
 
 def analyze(path, config: AnalysisConfig | None = None, **overrides) -> Analysis:
