@@ -11,8 +11,19 @@ from chainlab.axes.axis import (
     NOT_MINE,
     Axis,
 )
+from chainlab.axes.handshake import Handshake
 
 DEFAULT_CERT_COMPRESSION = "none"
+# What offering compression adds to the ClientHello: its compress_certificate extension (the
+# engine's records, bytes_written, OpenSSL 3.5.5: chainlab.model.flights).
+CLIENT_COMPRESSION_EXTRA = 7
+
+
+def shape(value: str, h: Handshake) -> Handshake:
+    """The handshake offering `value`: its compression and the extension's bytes."""
+    extra = 0 if value == DEFAULT_CERT_COMPRESSION else CLIENT_COMPRESSION_EXTRA
+    return replace(h, compression=value, client_hello_extra=h.client_hello_extra + extra)
+
 
 CERT_COMPRESSION = Axis(
     params_always=True,
@@ -27,5 +38,5 @@ CERT_COMPRESSION = Axis(
     id_words=CERT_COMPRESSIONS,
     flags=lambda v: ["--cert-compression", v],
     describe=lambda v: f"comp {v}",
-    shape=lambda v, h: replace(h, compression=v),
+    shape=shape,
 )

@@ -49,6 +49,10 @@ class Handshake:
     # (chainlab.axes.trust_anchors); None: no extension, and an MTC's negotiation is the
     # campaign's stand-in.
     anchors_requested: int | None = None
+    # Bytes the axes add to the client's ClientHello beyond the key share and the engine's
+    # own extensions (certificate compression's compress_certificate extension, ...): each
+    # axis's `shape` adds its own.
+    client_hello_extra: int = 0
     # The engine's `serve --chain`: which of the hierarchy's files the server sends.
     engine_chain: str = DEFAULT_SERVED_CHAIN
     # A second chain the server also holds, root first (chainlab.axes.rollout).

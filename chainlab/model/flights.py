@@ -56,8 +56,8 @@ CLIENT_FULL_FIXED = 235
 CLIENT_RESUMED_FIXED = 506
 CLIENT_ECDHE_EXTRA = 8
 ECDHE_GROUPS = ("X25519", "X448", "P-256", "P-384", "P-521")
-#   client with certificate compression: + its compress_certificate extension
-CLIENT_COMPRESSION_EXTRA = 7
+#   client: + the extensions an axis adds (Handshake.client_hello_extra: certificate
+#   compression's compress_certificate, chainlab.axes.cert_compression)
 # Per certificate entry: a 3-byte length and 2 bytes of (empty) extensions.
 CERT_ENTRY_BYTES = 5
 # Certificate and CertificateVerify messages: 4-byte handshake header, plus the request
@@ -128,8 +128,7 @@ def flight_bytes(s: Scenario | Handshake) -> tuple[int, int]:
         return round((1 - r) * fc + r * rc), round((1 - r) * fs + r * rs)
     c_share, s_share = KEY_SHARE_BYTES.get(h.kex or "", (1200, 1100))
     extra = CLIENT_ECDHE_EXTRA if h.kex in ECDHE_GROUPS else 0
-    if h.compression != "none":
-        extra += CLIENT_COMPRESSION_EXTRA
+    extra += h.client_hello_extra
     if r == 1:
         return CLIENT_RESUMED_FIXED + extra + c_share, SERVER_RESUMED_FIXED + s_share
     served = served_certificate_bytes(h)
