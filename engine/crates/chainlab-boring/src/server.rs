@@ -13,6 +13,7 @@ use boring::ssl::{ErrorCode, Ssl, SslContext, SslStream};
 use boring_sys as ffi;
 use chainlab_record::counting::CountingStream;
 use chainlab_record::observed::ServerObserved;
+use chainlab_record::record::ServerRecorded;
 use chainlab_record::serve::{self, Conn, Lifecycle, Phase, Step};
 use foreign_types::ForeignTypeRef;
 use serde::Serialize;
@@ -122,12 +123,13 @@ impl Conn for BoringConn {
             group: capabilities::group_name(group),
             sigalg: capabilities::scheme_name(signed),
             resumed: ok.then_some(resumed),
-            peer_chain: if self.client_auth {
-                Some(observed_chain(ssl, true)?)
-            } else {
-                None
-            },
-            chain_index,
+            recorded: ServerRecorded::default()
+                .peer_chain(if self.client_auth {
+                    Some(observed_chain(ssl, true)?)
+                } else {
+                    None
+                })
+                .chain_index(chain_index),
             failure: self.life.failure,
         })
         // `self.tls` drops here: the socket closes.

@@ -12,7 +12,7 @@ use crate::cpu::ThreadCpu;
 use crate::failure::Failure;
 use crate::record::{
     ClientRecord, Datagrams, ErrorCategory, MtcChecked, ObservedCert, Outcome, ServerRecord,
-    Transport, TrustAnchorsSeen, SCHEMA,
+    ServerRecorded, Transport, TrustAnchorsSeen, SCHEMA,
 };
 
 /// What one client attempt observed, before it becomes a record.
@@ -147,10 +147,8 @@ pub struct ServerObserved {
     pub group: Option<String>,
     pub sigalg: Option<String>,
     pub resumed: Option<bool>,
-    /// Mutual TLS: `Some(chain)` when the server asked for client certificates.
-    pub peer_chain: Option<Option<Vec<ObservedCert>>>,
-    /// Dual-chain serving: `Some(index)` of the chain sent (`Some(None)`: none was).
-    pub chain_index: Option<Option<u8>>,
+    /// What the server records for a capability: the dual chain sent, the client's chain, ...
+    pub recorded: ServerRecorded,
     pub failure: Option<Failure>,
 }
 
@@ -206,8 +204,7 @@ impl ServerRecord {
             group: seen.group,
             sigalg: seen.sigalg,
             resumed: seen.resumed,
-            chain_index: seen.chain_index,
-            peer_chain: seen.peer_chain,
+            recorded: seen.recorded,
             outcome: outcome(&seen.failure),
             error_category: seen.failure.as_ref().map(|f| f.category),
             error_detail: seen.failure.map(|f| f.detail),

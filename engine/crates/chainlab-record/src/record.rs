@@ -273,6 +273,20 @@ pub struct ServerRecord {
     /// Scheme of the CertificateVerify the server sent; null when resumed.
     pub sigalg: Option<String>,
     pub resumed: Option<bool>,
+    /// What the server records for a capability (each field absent without it).
+    #[serde(flatten)]
+    pub recorded: ServerRecorded,
+    pub outcome: Outcome,
+    pub error_category: Option<ErrorCategory>,
+    pub error_detail: Option<String>,
+}
+
+/// What a server records of a connection for a capability some stacks or scenarios have,
+/// each field absent without it. A new one is a field here and a setter, which the stacks
+/// that record it call (`ServerRecorded::default().chain_index(..)`); the others write
+/// nothing new.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ServerRecorded {
     /// With `--second-pki`: the chain the server sent, 0 (`--pki`'s) or 1 (`--second-pki`'s);
     /// null when none was sent (resumed, or failed before).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -281,9 +295,18 @@ pub struct ServerRecord {
     /// without client authentication, null when none arrived (resumed, or failed before).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub peer_chain: Option<Option<Vec<ObservedCert>>>,
-    pub outcome: Outcome,
-    pub error_category: Option<ErrorCategory>,
-    pub error_detail: Option<String>,
+}
+
+impl ServerRecorded {
+    pub fn chain_index(mut self, index: Option<Option<u8>>) -> Self {
+        self.chain_index = index;
+        self
+    }
+
+    pub fn peer_chain(mut self, chain: Option<Option<Vec<ObservedCert>>>) -> Self {
+        self.peer_chain = chain;
+        self
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -14,7 +14,8 @@ use chainlab_record::contract::{definition as def, problems, SCHEMA_JSON};
 use chainlab_record::primitives::{Sample, EVENT};
 use chainlab_record::record::{
     ClientRecord, Datagrams, ErrorCategory, GeneratorRecord, MtcChecked, ObservedCert, Outcome,
-    ServerModel, ServerRecord, ServerThreadRecord, Transport, TrustAnchorsSeen, SCHEMA,
+    ServerModel, ServerRecord, ServerRecorded, ServerThreadRecord, Transport, TrustAnchorsSeen,
+    SCHEMA,
 };
 use serde_json::{Map, Value};
 
@@ -294,8 +295,9 @@ fn full_server() -> ServerRecord {
         group: Some("X25519MLKEM768".into()),
         sigalg: Some("mldsa44".into()),
         resumed: Some(false),
-        chain_index: Some(Some(1)),
-        peer_chain: Some(Some(vec![cert()])),
+        recorded: ServerRecorded::default()
+            .chain_index(Some(Some(1)))
+            .peer_chain(Some(Some(vec![cert()]))),
         outcome: Outcome::Ok,
         error_category: None,
         error_detail: None,
@@ -329,8 +331,7 @@ fn bare_server() -> ServerRecord {
         group: None,
         sigalg: None,
         resumed: None,
-        chain_index: None,
-        peer_chain: None,
+        recorded: ServerRecorded::default(),
         outcome: Outcome::Failed,
         error_category: Some(ErrorCategory::PeerClosed),
         error_detail: Some("eof".into()),

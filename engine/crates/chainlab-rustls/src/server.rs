@@ -13,6 +13,7 @@ use std::io;
 use chainlab_record::counting::CountingStream;
 use chainlab_record::failure::Failure;
 use chainlab_record::observed::ServerObserved;
+use chainlab_record::record::ServerRecorded;
 use chainlab_record::serve::{self, Conn, Lifecycle, Phase, Step};
 use rustls::{HandshakeKind, ServerConnection, SignatureScheme};
 use serde::Serialize;
@@ -133,11 +134,11 @@ impl Conn for RustlsConn {
                 .map(|g| capabilities::group_name(g.name())),
             sigalg: self.sigalg.map(capabilities::scheme_name),
             resumed: ok.then_some(resumed),
-            peer_chain: None,
             // The chain sent, once its key signed a CertificateVerify.
-            chain_index: self
-                .dual
-                .then(|| self.chain.filter(|_| self.sigalg.is_some())),
+            recorded: ServerRecorded::default().chain_index(
+                self.dual
+                    .then(|| self.chain.filter(|_| self.sigalg.is_some())),
+            ),
             failure: self.life.failure,
         })
         // `self.io` drops here: the socket closes.

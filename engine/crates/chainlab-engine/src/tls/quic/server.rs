@@ -25,6 +25,7 @@ use chainlab_record::args::ServerModel;
 use chainlab_record::counting::Counts;
 use chainlab_record::observed::ServerIdentity;
 use chainlab_record::observed::{ServerObserved, ServerSpans};
+use chainlab_record::record::ServerRecorded;
 
 use super::{
     bio_for, close_info, outcome, quic_failure, wait, Step, POLL_INTERVAL,
@@ -399,12 +400,12 @@ impl Live {
             group: group_name(conn),
             sigalg: sigalg_name(conn, false),
             resumed: failure.is_none().then(|| conn.session_reused()),
-            // Mutual TLS: the client's chain as this server saw it (absent without).
-            peer_chain: match each.side {
+            // Mutual TLS: the client's chain as this server saw it (absent without); dual
+            // chains are served over TCP only.
+            recorded: ServerRecorded::default().peer_chain(match each.side {
                 Side::Server { client_auth: true } => Some(observed_chain(conn, true)?),
                 _ => None,
-            },
-            chain_index: None, // dual chains are served over TCP only
+            }),
             failure,
         };
         let handshake_ns = ns_between(self.first.at, end);

@@ -8,6 +8,7 @@ use anyhow::bail;
 use openssl::ssl::{ErrorCode, Ssl, SslContext, SslStream};
 
 use chainlab_record::observed::ServerObserved;
+use chainlab_record::record::ServerRecorded;
 use chainlab_record::serve::{self, Conn, Lifecycle, Phase, Step};
 
 use crate::cli::ServeArgs;
@@ -87,18 +88,20 @@ impl Conn for OpensslConn {
             group: group_name(ssl),
             sigalg: sigalg_name(ssl, false),
             resumed: ok.then(|| ssl.session_reused()),
-            peer_chain: if self.client_auth {
-                Some(observed_chain(ssl, true)?)
-            } else {
-                None
-            },
-            // The certificate libssl chose, once it signed with its key (a CertificateVerify
-            // was sent); before that the connection's certificate is only the default slot.
-            chain_index: self.second_leaf.map(|second| {
-                sigalg_name(ssl, false)
-                    .and(ssl.certificate())
-                    .map(|c| u8::from(c.as_ptr() as usize == second))
-            }),
+            recorded: ServerRecorded::default()
+                .peer_chain(if self.client_auth {
+                    Some(observed_chain(ssl, true)?)
+                } else {
+                    None
+                })
+                // The certificate libssl chose, once it signed with its key (a
+                // CertificateVerify was sent); before that the connection's certificate is
+                // only the default slot.
+                .chain_index(self.second_leaf.map(|second| {
+                    sigalg_name(ssl, false)
+                        .and(ssl.certificate())
+                        .map(|c| u8::from(c.as_ptr() as usize == second))
+                })),
             failure: self.life.failure,
         })
         // `self.tls` drops here: the socket closes.
