@@ -196,9 +196,9 @@ class Axis:
     # The per-connection fields the engines record for the axis (kept in `samples`).
     recorded: tuple[Recorded, ...] = ()
     # The analysis frames made of them: name -> a query over `measured` (the measured
-    # attempts of each scenario's chosen run: chainlab.store.views.MEASURED), read the first
-    # time an analysis asks (chainlab.analysis.load.StoreData.frame); an empty frame in a
-    # store without the `recorded` columns.
+    # attempts of each scenario's chosen run: chainlab.store.views.measured_query), read
+    # the first time an analysis asks (chainlab.analysis.load.StoreData.frame); an empty
+    # frame in a store without the `recorded` columns.
     frames: Mapping[str, str] = field(default_factory=dict)
 
     @property
