@@ -74,6 +74,26 @@ pub fn each_named<'a, T>(
     Ok(out)
 }
 
+/// The entries of a `--groups` list in a stack's table of groups, each entry known by
+/// several names (`names`: the first is the one an error lists, matched without regard to
+/// case); `value` is the stack's handle of an entry.
+pub fn each_group<G, T>(
+    list: &str,
+    stack: &str,
+    table: &'static [G],
+    names: impl Fn(&G) -> &'static [&'static str],
+    value: impl Fn(&G) -> T,
+) -> anyhow::Result<Vec<T>> {
+    let lookup = |name: &str| {
+        table
+            .iter()
+            .find(|g| names(g).iter().any(|n| n.eq_ignore_ascii_case(name)))
+            .map(&value)
+    };
+    let first_names = table.iter().map(|g| names(g)[0]);
+    each_named("--groups", list, "group", stack, lookup, first_names)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,5 +181,27 @@ mod tests {
         }
         let err = write_line(&mut Full, "x").unwrap_err();
         assert_eq!(err.kind(), ErrorKind::StorageFull);
+    }
+
+    #[test]
+    fn a_group_is_found_by_any_of_its_names_and_refused_by_its_first() {
+        static TABLE: [(&[&str], u16); 2] = [
+            (&["X25519MLKEM768", "x25519_mlkem768"], 4588),
+            (&["P-256", "prime256v1"], 23),
+        ];
+        let found = each_group(
+            "prime256v1:X25519MLKEM768",
+            "test",
+            &TABLE,
+            |g| g.0,
+            |g| g.1,
+        );
+        assert_eq!(found.expect("known"), vec![23, 4588]);
+        let e = each_group("P-384", "test", &TABLE, |g| g.0, |g| g.1).expect_err("unknown");
+        assert_eq!(
+            e.to_string(),
+            "--groups \"P-384\": \"P-384\" is not a group of the test stack; allowed: \
+             X25519MLKEM768, P-256"
+        );
     }
 }

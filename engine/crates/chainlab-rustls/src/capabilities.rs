@@ -220,14 +220,7 @@ pub const MISSING_FEATURES: &[&str] = &[
 
 /// The groups of a `--groups` list, in order; an error names the unknown one and the allowed.
 pub fn groups(list: &str) -> anyhow::Result<Vec<&'static dyn SupportedKxGroup>> {
-    let lookup = |name: &str| {
-        GROUPS
-            .iter()
-            .find(|g| g.names.iter().any(|n| n.eq_ignore_ascii_case(name)))
-            .map(|g| g.kx)
-    };
-    let names = GROUPS.iter().map(|g| g.names[0]);
-    chainlab_record::output::each_named("--groups", list, "group", STACK, lookup, names)
+    chainlab_record::output::each_group(list, STACK, GROUPS, |g| g.names, |g| g.kx)
 }
 
 /// The schemes of a `--sigalgs` list; an error names the unknown one and the allowed.
