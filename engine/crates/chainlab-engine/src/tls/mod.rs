@@ -32,11 +32,15 @@ pub mod server;
 pub mod serving;
 pub mod tcp;
 
+use std::sync::OnceLock;
+
 use chainlab_record::counting::{conn_id_hex, CONN_ID_BYTES};
+use chainlab_record::record::ServerRecorded;
 
 use crate::ossl;
 use foreign_types::ForeignTypeRef;
-use openssl::ssl::SslRef;
+use openssl::ex_data::Index;
+use openssl::ssl::{Ssl, SslRef};
 
 /// First 8 bytes of the ClientHello random, hex: the same value on both sides of a
 /// connection (and the value the rustls engine reads off the socket). `None` when no
@@ -74,4 +78,51 @@ pub fn sigalg_name(ssl: &SslRef, peer: bool) -> Option<String> {
     unsafe { ossl::ctrl_name(ssl.as_ptr(), cmd) }.map(str::to_owned)
 }
 
+/// What a capability records of a server's connection, set by the capability's own callback
+/// while the handshake runs: kept on the connection's SSL object, created the first time one
+/// asks. Both transports' servers start their record from it (`recorded`), so a capability
+/// that records a field names neither of them. `None` only if libssl has no ex_data slot.
+pub fn record_on(ssl: &mut SslRef) -> Option<&mut ServerRecorded> {
+    let index = recorded_index()?;
+    if ssl.ex_data(index).is_none() {
+        ssl.set_ex_data(index, ServerRecorded::default());
+    }
+    ssl.ex_data_mut(index)
+}
+
+/// What the capabilities recorded of a server's connection (`record_on`); nothing where none
+/// did.
+pub fn recorded(ssl: &SslRef) -> ServerRecorded {
+    recorded_index()
+        .and_then(|index| ssl.ex_data(index))
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn recorded_index() -> Option<Index<Ssl, ServerRecorded>> {
+    static INDEX: OnceLock<Option<Index<Ssl, ServerRecorded>>> = OnceLock::new();
+    *INDEX.get_or_init(|| Ssl::new_ex_index().ok())
+}
+
 pub use chainlab_record::{ns_between, unix_ns};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use openssl::ssl::{SslContext, SslMethod};
+
+    /// A capability's callback records on the connection; the server's record starts from it.
+    #[test]
+    fn what_a_capability_records_on_a_connection_is_its_servers_record() -> anyhow::Result<()> {
+        let ctx = SslContext::builder(SslMethod::tls())?.build();
+        let mut ssl = Ssl::new(&ctx)?;
+        assert!(recorded(&ssl).chain_index.is_none());
+        record_on(&mut ssl)
+            .ok_or_else(|| anyhow::anyhow!("no ex_data slot"))?
+            .chain_index = Some(Some(1));
+        let again = record_on(&mut ssl).ok_or_else(|| anyhow::anyhow!("no ex_data slot"))?;
+        assert_eq!(again.chain_index, Some(Some(1)), "created once, then kept");
+        assert_eq!(recorded(&ssl).chain_index, Some(Some(1)));
+        Ok(())
+    }
+}

@@ -20,12 +20,11 @@ use crate::tls::chain::observed_chain;
 use crate::tls::context::ServerContext;
 use crate::tls::datagrams::{DatagramCounts, FirstRead, Tally};
 use crate::tls::errors::{Failure, Side};
-use crate::tls::{conn_id, group_name, ns_between, sigalg_name, unix_ns};
+use crate::tls::{conn_id, group_name, ns_between, recorded, sigalg_name, unix_ns};
 use chainlab_record::args::ServerModel;
 use chainlab_record::counting::Counts;
 use chainlab_record::observed::ServerIdentity;
 use chainlab_record::observed::{ServerObserved, ServerSpans};
-use chainlab_record::record::ServerRecorded;
 
 use super::{
     bio_for, close_info, outcome, quic_failure, wait, Step, POLL_INTERVAL,
@@ -402,7 +401,7 @@ impl Live {
             resumed: failure.is_none().then(|| conn.session_reused()),
             // Mutual TLS: the client's chain as this server saw it (absent without); dual
             // chains are served over TCP only.
-            recorded: ServerRecorded::default().peer_chain(match each.side {
+            recorded: recorded(conn).peer_chain(match each.side {
                 Side::Server { client_auth: true } => Some(observed_chain(conn, true)?),
                 _ => None,
             }),

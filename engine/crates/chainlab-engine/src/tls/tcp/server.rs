@@ -8,7 +8,6 @@ use anyhow::bail;
 use openssl::ssl::{ErrorCode, Ssl, SslContext, SslStream};
 
 use chainlab_record::observed::ServerObserved;
-use chainlab_record::record::ServerRecorded;
 use chainlab_record::serve::{self, Conn, Lifecycle, Phase, Step};
 
 use crate::cli::ServeArgs;
@@ -19,7 +18,7 @@ use crate::tls::context::ServerContext;
 use crate::tls::counting::CountingStream;
 use crate::tls::errors::{self, Failure, Side};
 use crate::tls::serving::EngineFacts;
-use crate::tls::{conn_id, group_name, sigalg_name};
+use crate::tls::{conn_id, group_name, recorded, sigalg_name};
 
 /// `serve` over TCP: the scaffold runs the model asked for until a stop signal or
 /// `--max-connections`.
@@ -88,7 +87,7 @@ impl Conn for OpensslConn {
             group: group_name(ssl),
             sigalg: sigalg_name(ssl, false),
             resumed: ok.then(|| ssl.session_reused()),
-            recorded: ServerRecorded::default()
+            recorded: recorded(ssl)
                 .peer_chain(if self.client_auth {
                     Some(observed_chain(ssl, true)?)
                 } else {
