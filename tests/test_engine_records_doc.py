@@ -193,10 +193,10 @@ def test_every_engine_keeps_the_record_contract(stack, eng, pki, tmp_path):
         ("handshake", run_engine(tmp_path, eng, pki)),
         ("load", run_engine(tmp_path, eng, pki, load=True)),
     ]
-    if "resumption_mix" not in stacks.CAPABILITIES[stack].missing_features:
+    if stacks.has(stack, "resumption_mix"):
         mix = ("--resume-ratio", "0.6")
         runs.append(("resume mix", run_engine(tmp_path, eng, pki, more=mix)))
-    if "quic" not in stacks.CAPABILITIES[stack].missing_features:
+    if stacks.has(stack, "quic"):
         runs.append(("quic", run_engine(tmp_path, eng, pki, transport="quic")))
     for what, (ready, server, client) in runs:
         assert_valid(ready, f"{stack} {what} ready line")
@@ -210,7 +210,7 @@ def test_every_engine_keeps_the_record_contract(stack, eng, pki, tmp_path):
         assert all(r["outcome"] == "ok" for r in attempts), what
     # What these runs exercise of the optional fields did appear.
     assert seen >= LOAD_FIELDS
-    if "resumption_mix" not in stacks.CAPABILITIES[stack].missing_features:
+    if stacks.has(stack, "resumption_mix"):
         assert "resume_offered" in seen
 
 
@@ -247,7 +247,7 @@ def test_the_info_schema_refuses_a_mixed_shape_and_an_unknown_field():
         "primitives_revision": 1, "option_rules": [], "hardware_counters": {"available": False},
         "build": {"go": "go1.27.3"}, "groups": ["X25519"], "signature_algorithms": [],
         "signature_implementations": ["stack"], "root_only_signature_algorithms": [],
-        "max_handshake_message": None, "cert_compressions": [], "missing_features": [],
+        "max_handshake_message": None, "cert_compressions": [], "features": [],
     }  # fmt: skip
     v = validator("info")
     assert v.is_valid(base)

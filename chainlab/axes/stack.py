@@ -11,10 +11,13 @@ What a stack cannot do is refused by `validate` (chainlab.axes.stack_check), nam
 scenario, the stack and the missing capability, so such a combination is never discovered
 failing at run time.
 The rustls, BoringSSL and Go stacks' tables are their engines' `info` (capabilities.rs
-of chainlab-rustls and chainlab-boring; engine/go's args.go and info.go); validation
+of chainlab-rustls and chainlab-boring; engine/go's args.go and info.go), and every engine's
+features are listed there too (chainlab_record::features for the Rust engines); validation
 must work without a built engine, so a copy is kept here and `tests/campaign/test_stacks.py`
-fails when the two differ. Both OpenSSL builds carry the same patches and accept every
-group and engine feature of `algorithms.py`, and every algorithm but liboqs' (Falcon, MAYO,
+fails when the two differ. An engine feature is declared once, with the stacks that have it
+(`feature`): a new one, in the axis module that needs it, changes no other stack's table.
+Both OpenSSL builds carry the same patches and accept every
+group of `algorithms.py`, and every algorithm but liboqs' (Falcon, MAYO,
 UOV, CROSS: `pki` issues them with liboqs; no OpenSSL of ours verifies them). Which
 implementation signs ML-DSA (`signature_impl`: the stack's own or liboqs) is a stack
 capability too.
@@ -61,16 +64,12 @@ class Capabilities:
     # Algorithms it takes only at the root of a hierarchy of depth 3 or more (chainlab-rustls
     # info: root_only_signature_algorithms): keys no Certificate message it receives holds.
     root_only: tuple[str, ...] = ()
-    # Engine features it lacks (the names chainlab-rustls info lists as missing_features;
-    # the OpenSSL engine refuses `--signature-impl liboqs`).
-    missing_features: tuple[str, ...] = ()
 
 
 # The trust_anchors extension through libssl's custom extension callbacks (TCP only,
 # without certificate compression: chainlab.axes.trust_anchors checks those).
 _OPENSSL = Capabilities(
     signature_algorithms=algorithms.OPENSSL_ALGORITHMS,
-    missing_features=("signature_impl_liboqs", "client_profile"),
 )
 
 # A stack's own ML-DSA and the classical algorithms: all that BoringSSL and Go sign and
@@ -117,18 +116,6 @@ CAPABILITIES: dict[str, Capabilities] = {
         cert_compressions=("zlib", "brotli"),
         max_handshake_message=65535,
         root_only=("UOV-Is", "UOV-Ip"),
-        missing_features=(
-            "quic",
-            "client_auth",
-            "partial_chain",
-            "untrusted_intermediates",
-            "resumption_mix",
-            "targets",
-            "server_group_preference",
-            "seeded_random",
-            "trust_anchors",
-            "client_profile",
-        ),
     ),
     # chainlab-boring info (engine/crates/chainlab-boring/src/capabilities.rs): BoringSSL's
     # own ML-DSA, no SLH-DSA and none of liboqs' families; MTCs served, and verified by
@@ -138,16 +125,6 @@ CAPABILITIES: dict[str, Capabilities] = {
         signature_algorithms=OWN_MLDSA_AND_CLASSICAL,
         groups=("X25519MLKEM768", "MLKEM1024", "X25519", "P-256", "P-384"),
         cert_compressions=("zlib", "brotli"),
-        missing_features=(
-            "quic",
-            "targets",
-            "server_group_preference",
-            "seeded_random",
-            "signature_impl_liboqs",
-            "mtc_cosigners",
-            "mtc_experimental",
-            "mtc_retry",
-        ),
     ),
     # chainlab-go info (engine/go/info.go, args.go): Go 1.27's crypto/tls and crypto/x509 with
     # their own ML-DSA, QUIC through quic-go; no SLH-DSA, no liboqs families, no MTCs, no
@@ -166,46 +143,107 @@ CAPABILITIES: dict[str, Capabilities] = {
             "P-521",
         ),
         cert_compressions=(),
-        missing_features=(
-            "client_sigalgs",
-            "untrusted_intermediates",
-            "partial_chain",
-            "targets",
-            "server_group_preference",
-            "seeded_random",
-            "signature_impl_liboqs",
-            "mtc",
-            "trust_anchors",
-            "client_profile",
-        ),
     ),
 }
 
-# What each missing feature means, in validate's messages.
-FEATURE_TEXT = {
-    "quic": "QUIC (transport 'quic')",
-    "client_auth": "client certificates (client_auth)",
-    "partial_chain": "an intermediate as trust anchor (served_chain 'intermediate-anchor')",
-    "untrusted_intermediates": "intermediates the server does not send (served_chain 'leaf' "
-    "at depth 3-4)",
-    "resumption_mix": "a resumption mix (handshake_mode resumeNN)",
-    "load": "[load] steps",
-    "workers": "more than one server worker",
-    "targets": "targets ([targets.<name>])",
-    "server_group_preference": "the server's own group preference (server_groups)",
-    "signature_impl_liboqs": "liboqs signing and verifying ML-DSA (signature_impl 'liboqs')",
-    "seeded_random": "seeded random bytes for counted handshakes ([measure] random 'seeded')",
-    "mtc": "Merkle Tree Certificates (certificate 'mtc-standalone' or 'mtc-landmark')",
-    "mtc_cosigners": "MTC cosigners besides the CA (certificate cosigners): BoringSSL's "
-    "verifier checks the CA cosigner's signature only",
-    "mtc_experimental": "the early experiments' MTC encoding (certificate encoding "
-    "'experimental'): BoringSSL's verifier knows -07's OIDs only",
-    "mtc_retry": "the MTC retry's SNI stand-in (certificate retry = true without trust_anchors)",
-    "trust_anchors": "the trust_anchors extension (trust_anchors)",
-    "client_profile": "a browser's ClientHello (client_profile)",
-    "client_sigalgs": "a client offering chosen signature schemes (a client population's "
-    "kinds): its TLS library offers its own list",
-}
+
+@dataclass(frozen=True)
+class Feature:
+    """An engine feature a campaign may ask of a stack: what validate's messages call it, and
+    the stacks whose engine has it. Each engine's `info` lists the features it has
+    (chainlab_record::features for the Rust engines, engine/go/args.go), which
+    `tests/campaign/test_stacks.py` holds this table to."""
+
+    name: str
+    text: str
+    stacks: tuple[str, ...]
+
+
+FEATURES: dict[str, Feature] = {}
+
+
+def feature(name: str, text: str, stacks: tuple[str, ...]) -> str:
+    """Declares engine feature `name` (once: a new one in the axis module that needs it) with
+    what validate's messages call it and the stacks that have it; returns its name."""
+    if name in FEATURES:
+        raise ValueError(f"engine feature {name!r} is declared twice")
+    unknown = sorted(set(stacks) - set(STACKS))
+    if unknown:
+        raise ValueError(f"engine feature {name!r}: unknown stacks {unknown}; allowed: {STACKS}")
+    FEATURES[name] = Feature(name, text, tuple(stacks))
+    return name
+
+
+def has(stack: str, name: str) -> bool:
+    """Whether `stack`'s engine has engine feature `name`."""
+    return stack in FEATURES[name].stacks
+
+
+def features_of(stack: str) -> frozenset[str]:
+    """The engine features `stack`'s engine has (its `info`'s `features`)."""
+    return frozenset(f.name for f in FEATURES.values() if stack in f.stacks)
+
+
+_RUST_MTC = (*OPENSSL_STACKS, "rustls")
+_NOT_GO = (*OPENSSL_STACKS, "rustls", "boringssl")
+_OPENSSL_BORING = (*OPENSSL_STACKS, "boringssl")
+feature("quic", "QUIC (transport 'quic')", (*OPENSSL_STACKS, "go"))
+feature("client_auth", "client certificates (client_auth)", (*_OPENSSL_BORING, "go"))
+feature(
+    "partial_chain",
+    "an intermediate as trust anchor (served_chain 'intermediate-anchor')",
+    _OPENSSL_BORING,
+)
+feature(
+    "untrusted_intermediates",
+    "intermediates the server does not send (served_chain 'leaf' at depth 3-4)",
+    _OPENSSL_BORING,
+)
+feature("resumption_mix", "a resumption mix (handshake_mode resumeNN)", (*_OPENSSL_BORING, "go"))
+feature("load", "[load] steps", STACKS)
+feature("workers", "more than one server worker", STACKS)
+feature("targets", "targets ([targets.<name>])", OPENSSL_STACKS)
+feature(
+    "server_group_preference",
+    "the server's own group preference (server_groups)",
+    OPENSSL_STACKS,
+)
+feature(
+    "seeded_random",
+    "seeded random bytes for counted handshakes ([measure] random 'seeded')",
+    OPENSSL_STACKS,
+)
+feature(
+    "signature_impl_liboqs",
+    "liboqs signing and verifying ML-DSA (signature_impl 'liboqs')",
+    ("rustls",),
+)
+feature("mtc", "Merkle Tree Certificates (certificate 'mtc-standalone' or 'mtc-landmark')", _NOT_GO)
+feature(
+    "mtc_cosigners",
+    "MTC cosigners besides the CA (certificate cosigners): BoringSSL's verifier checks the CA "
+    "cosigner's signature only",
+    _RUST_MTC,
+)
+feature(
+    "mtc_experimental",
+    "the early experiments' MTC encoding (certificate encoding 'experimental'): BoringSSL's "
+    "verifier knows -07's OIDs only",
+    _RUST_MTC,
+)
+feature(
+    "mtc_retry",
+    "the MTC retry's SNI stand-in (certificate retry = true without trust_anchors)",
+    _RUST_MTC,
+)
+feature("trust_anchors", "the trust_anchors extension (trust_anchors)", _OPENSSL_BORING)
+feature("client_profile", "a browser's ClientHello (client_profile)", ("boringssl",))
+feature(
+    "client_sigalgs",
+    "a client offering chosen signature schemes (a client population's kinds): its TLS "
+    "library offers its own list",
+    _NOT_GO,
+)
 
 
 def token(client: str, server: str) -> str | None:
@@ -236,8 +274,8 @@ def label(client: str, server: str) -> str:
 
 def need(side: str, feature: str) -> tuple[str, str, str]:
     """A capability an axis value needs of `side`'s stack ("client", "server" or "both"),
-    with its text (`FEATURE_TEXT`): what an `Axis.needs` returns."""
-    return (side, feature, FEATURE_TEXT[feature])
+    with its text (`FEATURES`): what an `Axis.needs` returns."""
+    return (side, feature, FEATURES[feature].text)
 
 
 # -- the axis: each side's stack ------------------------------------------------------

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from chainlab.axes import algorithm_sizes
 from chainlab.axes.handshake import Handshake
-from chainlab.axes.stack import CAPABILITIES, FEATURE_TEXT
+from chainlab.axes.stack import CAPABILITIES, FEATURES, has
 
 
 def certificate_message_bytes(h: Handshake) -> int:
@@ -48,13 +48,13 @@ def problems(h: Handshake, with_load: bool, needs: list[tuple[str, str, str]]) -
     hierarchy = h.hierarchy
     needs = [
         *needs,
-        *([("both", "load", FEATURE_TEXT["load"])] if with_load else []),
-        *([("both", "targets", FEATURE_TEXT["targets"])] if h.target is not None else []),
+        *([("both", "load", FEATURES["load"].text)] if with_load else []),
+        *([("both", "targets", FEATURES["targets"].text)] if h.target is not None else []),
     ]
     for side, stack in zip(("client", "server"), h.stacks, strict=True):
         caps = CAPABILITIES[stack]
         for need_side, feature, text in needs:
-            if need_side in (side, "both") and feature in caps.missing_features:
+            if need_side in (side, "both") and not has(stack, feature):
                 out.append(
                     Problem(
                         f"{side} stack {stack} cannot do {text} (missing capability: {feature})"

@@ -88,11 +88,11 @@ def for_scenario(
         )
     if plan.random == "seeded":
         for side, stack in zip(("client", "server"), h.stacks, strict=True):
-            if SEEDED in stacks.CAPABILITIES[stack].missing_features:
+            if not stacks.has(stack, SEEDED):
                 v.bad(
                     "measure.random",
                     f"scenario {sid}: {side} stack {stack} cannot do "
-                    f"{stacks.FEATURE_TEXT[SEEDED]} (missing capability: {SEEDED}); allowed: "
+                    f"{stacks.FEATURES[SEEDED].text} (missing capability: {SEEDED}); allowed: "
                     "random = 'system' (or exclude its scenarios)",
                 )
     return plan

@@ -49,7 +49,7 @@ func runInfo() error {
 		"cert_compressions":              []string{},
 		"max_handshake_message":          nil,
 		"root_only_signature_algorithms": []string{},
-		"missing_features":               missingFeatures,
+		"features":                       features,
 		"hardware_counters": map[string]any{
 			"available": false,
 			"reason":    "the go engine reads no hardware counter (records carry no instructions)",

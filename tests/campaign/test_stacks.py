@@ -45,15 +45,31 @@ def test_the_capability_table_is_the_engines(stack):
     )
     assert tuple(info["groups"]) == caps.groups
     assert tuple(info["cert_compressions"]) == caps.cert_compressions
-    assert tuple(info["missing_features"]) == caps.missing_features
     assert ("liboqs" in info["signature_implementations"]) == (
-        "signature_impl_liboqs" not in caps.missing_features
+        stacks.has(stack, "signature_impl_liboqs")
     )
     assert info["max_handshake_message"] == caps.max_handshake_message
     root_only = tuple(a["algorithm"] for a in info["root_only_signature_algorithms"])
     assert root_only == caps.root_only
-    assert "signature_impl_liboqs" in stacks.CAPABILITIES["openssl-3.5"].missing_features
-    assert set(caps.missing_features) <= set(stacks.FEATURE_TEXT)
+
+
+@pytest.mark.parametrize("stack", stacks.STACKS)
+def test_every_engine_has_the_features_the_table_gives_its_stack(stack):
+    """Each engine's `info` lists the engine features it has (chainlab_record::features,
+    engine/go/args.go): exactly the stacks the Python table's declarations name."""
+    info = engine.stack_info(stack)
+    assert len(info["features"]) == len(set(info["features"]))
+    assert set(info["features"]) == stacks.features_of(stack)
+    assert set(info["features"]) <= set(stacks.FEATURES)
+
+
+def test_a_feature_is_declared_once_for_stacks_that_exist():
+    with pytest.raises(ValueError, match="declared twice"):
+        stacks.feature("quic", "QUIC again", ("go",))
+    with pytest.raises(ValueError, match="unknown stacks"):
+        stacks.feature("teleport", "teleportation", ("openssl-9",))
+    assert "teleport" not in stacks.FEATURES
+    assert stacks.has("go", "quic") and not stacks.has("rustls", "quic")
 
 
 def test_every_stack_has_a_binary_that_names_it():

@@ -1,7 +1,7 @@
 //! What this stack can do, in one table: the signature algorithms it signs and verifies, the
-//! key-exchange groups it offers, the certificate compressions it has, and the engine
-//! features it lacks. `info` prints it; the Python side keeps a copy
-//! (`chainlab/campaign/stacks.py`, checked against `info` by a test) so `validate` refuses a
+//! key-exchange groups it offers and the certificate compressions it has; the engine features
+//! it has are chainlab_record::features'. `info` prints them; the Python side keeps a copy
+//! (`chainlab/axes/stack.py`, checked against `info` by a test) so `validate` refuses a
 //! scenario this stack cannot run before anything runs.
 //!
 //! The names are the OpenSSL engine's, so one campaign file names every stack's algorithms:
@@ -10,8 +10,8 @@
 
 use anyhow::bail;
 
-use chainlab_record::args::{ClientArgs, Compression, ServeArgs};
-use chainlab_record::record::Transport;
+use chainlab_record::args::{ClientArgs, Compression, ServeArgs, SignatureImpl};
+use chainlab_record::features;
 
 /// The stack name campaigns use and every record carries.
 pub const STACK: &str = "boringssl";
@@ -132,27 +132,17 @@ pub const GROUPS: &[Group] = &[
 /// RFC 8879 certificate compression algorithms, through BoringSSL's callbacks (`compression`).
 pub const CERT_COMPRESSIONS: &[&str] = &["zlib", "brotli"];
 
-/// Engine features of the OpenSSL engine this stack's engine does not have (the names the
-/// Python capability table uses). `quic`: BoringSSL's QUIC API leaves the transport to the
-/// caller (no QUIC stack here). `seeded_random`: BoringSSL draws its own random bytes, with
-/// no hook to seed them (`--random-seed`). `targets`: probing servers chainlab did not start
-/// is not validated on this stack. `signature_impl_liboqs`: BoringSSL signs with its own
-/// code. `server_group_preference`: the server takes the client's group order.
-/// Merkle Tree Certificates are served, and verified by BoringSSL's own verifier (`mtc`,
-/// landmark-relative ones by chainlab's relying party, which BoringSSL has none of), with
-/// no `mtc_cosigners` (BoringSSL checks the CA cosigner's signature only) and no
-/// `mtc_experimental` (the early experiments' OIDs); `mtc_retry`: the SNI stand-in for the
-/// trust-anchor retry, which the real `trust_anchors` extension replaces here.
-pub const MISSING_FEATURES: &[&str] = &[
-    "quic",
-    "targets",
-    "server_group_preference",
-    "seeded_random",
-    "signature_impl_liboqs",
-    "mtc_cosigners",
-    "mtc_experimental",
-    "mtc_retry",
-];
+// The engine features BoringSSL's engine lacks (chainlab_record::features names the stacks
+// that have each): `quic`: BoringSSL's QUIC API leaves the transport to the caller (no QUIC
+// stack here). `seeded_random`: BoringSSL draws its own random bytes, with no hook to seed
+// them (`--random-seed`). `targets`: probing servers chainlab did not start is not validated
+// on this stack. `signature_impl_liboqs`: BoringSSL signs with its own code.
+// `server_group_preference`: the server takes the client's group order. Merkle Tree
+// Certificates are served, and verified by BoringSSL's own verifier (`mtc`, landmark-relative
+// ones by chainlab's relying party, which BoringSSL has none of), with no `mtc_cosigners`
+// (BoringSSL checks the CA cosigner's signature only) and no `mtc_experimental` (the early
+// experiments' OIDs); `mtc_retry`: the SNI stand-in for the trust-anchor retry, which the real
+// `trust_anchors` extension replaces here.
 
 /// The group ids of a `--groups` list, in order; an error names the unknown one and the
 /// allowed.
@@ -209,43 +199,25 @@ pub fn scheme_name(scheme: u16) -> Option<String> {
 
 /// Refuses what the server cannot do, naming the option and the capability.
 pub fn check_serve(args: &ServeArgs) -> anyhow::Result<()> {
-    check_tls(args.tls.transport, args.tls.cert_compression)?;
-    if args.prefer_server_groups {
-        bail!(missing("--prefer-server-groups", "server_group_preference"));
-    }
-    if args.mtc_retry_standalone {
-        bail!(missing("--mtc-retry-standalone", "mtc_retry"));
-    }
-    check_common(args.random_seed, &args.tls)
+    features::check_serve(STACK, args)?;
+    check_compression(args.tls.cert_compression)
 }
 
 /// Refuses what the client cannot do, naming the option and the capability.
 pub fn check_handshake(args: &ClientArgs) -> anyhow::Result<()> {
-    check_tls(args.tls.transport, args.tls.cert_compression)?;
-    if args.mtc_cosigners_required > 0 {
-        bail!(missing("--mtc-cosigners-required", "mtc_cosigners"));
-    }
-    if args.mtc_retry {
-        bail!(missing("--mtc-retry", "mtc_retry"));
-    }
-    check_common(None, &args.tls)
+    features::check_client(STACK, args)?;
+    check_compression(args.tls.cert_compression)
 }
 
-/// Refuses `--random-seed` (`seeded_random`) and liboqs signatures.
-pub fn check_common(seed: Option<u64>, tls: &chainlab_record::args::TlsArgs) -> anyhow::Result<()> {
-    if seed.is_some() {
-        bail!(missing("--random-seed", "seeded_random"));
-    }
-    if tls.signature_impl != chainlab_record::args::SignatureImpl::Stack {
-        bail!(missing("--signature-impl liboqs", "signature_impl_liboqs"));
+/// Refuses `--signature-impl liboqs` (`primitives`).
+pub fn check_signature_impl(signature_impl: SignatureImpl) -> anyhow::Result<()> {
+    if signature_impl != SignatureImpl::Stack {
+        features::refuse(STACK, "--signature-impl liboqs", "signature_impl_liboqs")?;
     }
     Ok(())
 }
 
-fn check_tls(transport: Transport, compression: Compression) -> anyhow::Result<()> {
-    if transport != Transport::Tcp {
-        bail!(missing("--transport quic", "quic"));
-    }
+fn check_compression(compression: Compression) -> anyhow::Result<()> {
     if compression == Compression::Zstd {
         bail!(
             "--cert-compression zstd: not supported by the boringssl engine; allowed: none, {}",
@@ -253,13 +225,6 @@ fn check_tls(transport: Transport, compression: Compression) -> anyhow::Result<(
         );
     }
     Ok(())
-}
-
-pub fn missing(option: &str, capability: &str) -> String {
-    format!(
-        "{option}: not supported by the boringssl engine (missing capability: {capability}; \
-         `chainlab-boring info` lists what it supports)"
-    )
 }
 
 #[cfg(test)]

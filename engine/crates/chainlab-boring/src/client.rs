@@ -32,7 +32,7 @@ fn kind_slot<'a>(ctx: &'a ClientContext, args: &'a ClientArgs) -> Box<dyn Slot +
 }
 
 pub fn run(args: &HandshakeArgs) -> anyhow::Result<()> {
-    capabilities::check_common(args.random_seed, &args.client.tls)?;
+    chainlab_record::features::check_seed(STACK, args.random_seed)?;
     // One context per kind of client, each with its own groups and schemes.
     if let Some(done) = population::attempts(args, prepare, kind_slot)? {
         return Ok(done);

@@ -21,7 +21,6 @@ pub fn run() -> anyhow::Result<()> {
         max_handshake_message: None,
         groups: capabilities::GROUPS.iter().map(|g| g.names[0]).collect(),
         cert_compressions: capabilities::CERT_COMPRESSIONS,
-        missing_features: capabilities::MISSING_FEATURES,
         liboqs: None,
     })
 }

@@ -14,17 +14,14 @@ use boring::nid::Nid;
 use boring::pkey::{Id, PKey, Private};
 use boring::rsa::{Padding, Rsa};
 use boring::sign::{RsaPssSaltlen, Signer, Verifier};
-use chainlab_record::args::SignatureImpl;
 use chainlab_record::primitives::{self, SignatureArgs, Signing};
 
-use crate::capabilities::{missing, SIGNATURES};
+use crate::capabilities::{self, SIGNATURES};
 use crate::keys::{ml_dsa_from_seed, SEED_BYTES};
 use crate::primitives_kex as kex;
 
 pub fn run(args: &SignatureArgs) -> Result<()> {
-    if args.signature_impl != SignatureImpl::Stack {
-        bail!(missing("--signature-impl liboqs", "signature_impl_liboqs"));
-    }
+    capabilities::check_signature_impl(args.signature_impl)?;
     if let Some(group) = kex::Group::named(&args.subject) {
         return primitives::run_key_exchange(args, &group);
     }

@@ -15,6 +15,7 @@ pub fn run(_args: &InfoArgs) -> anyhow::Result<()> {
         "openssl_build": build,
         "algorithms": &*crate::algorithms::ALGORITHMS,
         "liboqs": chainlab_oqs::facts::facts(),
+        "features": chainlab_record::features::of(crate::build::stack()),
         "hardware_counters": crate::cpu::hardware_counters(),
         // `pki --mtc-batch`'s and `--mtc-renewals`' bounds (Python's chainlab.axes.credential
         // checks them).

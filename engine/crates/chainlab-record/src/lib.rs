@@ -7,7 +7,8 @@
 //! stop signals (`serve`), the client's attempt loop and the open-loop load generator
 //! (`drive`), the thread CPU clocks and CPU placement (`cpu`), byte counting at the socket
 //! (`counting`), seeded random bytes for instruction counting (`random`), the failures all
-//! classify alike (`failure`), the thread model's accept wait (`listen`), documents on
+//! classify alike (`failure`), the engine features each
+//! stack has and the options that ask for one (`features`), the thread model's accept wait (`listen`), documents on
 //! standard output that end quietly on a closed pipe (`output`), PEM certificate files
 //! named on the command line (`pem`), the `primitives` record and the signature timing of
 //! the engines that time signatures only (`primitives`), the command line and `main` of the
@@ -27,6 +28,7 @@ pub mod cpu;
 pub mod drive;
 pub mod dual;
 pub mod failure;
+pub mod features;
 pub mod listen;
 pub mod mtc;
 pub mod observed;

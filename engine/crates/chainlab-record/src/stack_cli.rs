@@ -118,7 +118,6 @@ pub struct StackInfo<'a> {
     pub max_handshake_message: Option<usize>,
     pub groups: Vec<&'a str>,
     pub cert_compressions: &'a [&'a str],
-    pub missing_features: &'a [&'a str],
     /// liboqs' version and build, where the engine links it.
     pub liboqs: Option<serde_json::Value>,
 }
@@ -142,7 +141,7 @@ pub fn print_info(info: StackInfo<'_>) -> Result<()> {
         "max_handshake_message": info.max_handshake_message,
         "groups": info.groups,
         "cert_compressions": info.cert_compressions,
-        "missing_features": info.missing_features,
+        "features": crate::features::of(info.stack),
         "hardware_counters": crate::cpu::hardware_counters(),
     });
     if let Some(liboqs) = info.liboqs {

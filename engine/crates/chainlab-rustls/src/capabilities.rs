@@ -1,7 +1,8 @@
 //! What this stack can do, in one table: the signature algorithms it signs and verifies, the
-//! key-exchange groups it offers, and the engine features it lacks. `info` prints it; the
-//! Python side keeps a copy (`chainlab/campaign/stacks.py`, checked against `info` by a test)
-//! so `validate` refuses a scenario this stack cannot run before anything runs.
+//! key-exchange groups it offers; the engine features it has are chainlab_record::features'.
+//! `info` prints them; the Python side keeps a copy (`chainlab/axes/stack.py`, checked against
+//! `info` by a test) so `validate` refuses a scenario this stack cannot run before anything
+//! runs.
 //!
 //! The names are the OpenSSL engine's, so one campaign file names both stacks' algorithms:
 //! `pki --chain` names for signature algorithms, OpenSSL `--groups` names for groups, TLS
@@ -14,9 +15,8 @@ use rustls::crypto::aws_lc_rs::kx_group;
 use rustls::crypto::SupportedKxGroup;
 use rustls::{NamedGroup, SignatureScheme};
 
-use chainlab_record::args::ClientArgs;
-use chainlab_record::args::{Compression, ServeArgs};
-use chainlab_record::record::Transport;
+use chainlab_record::args::{ClientArgs, Compression, ServeArgs};
+use chainlab_record::features;
 
 /// The stack name campaigns use and every record carries.
 pub const STACK: &str = "rustls";
@@ -198,25 +198,15 @@ pub const GROUPS: &[Group] = &[
 /// zstd in rustls).
 pub const CERT_COMPRESSIONS: &[&str] = &["zlib", "brotli"];
 
-/// Engine features of the OpenSSL engine this stack's engine does not have (the names the
-/// Python capability table uses). `targets`: probing servers chainlab did not start is not
-/// validated on this stack (its client never met a server of another make there).
-/// `seeded_random`: aws-lc draws its own random bytes inside key generation, encapsulation
-/// and ML-DSA signing, with no hook to seed them (`--random-seed`). `trust_anchors`: rustls
-/// has no trust_anchors extension (draft-ietf-tls-trust-anchor-ids). `client_profile`: a
-/// browser's ClientHello (GREASE, extension permutation) is BoringSSL's.
-pub const MISSING_FEATURES: &[&str] = &[
-    "quic",
-    "client_auth",
-    "partial_chain",
-    "untrusted_intermediates",
-    "resumption_mix",
-    "targets",
-    "server_group_preference",
-    "seeded_random",
-    "trust_anchors",
-    "client_profile",
-];
+// The engine features rustls' engine lacks (chainlab_record::features names the stacks that
+// have each): `targets`: probing servers chainlab did not start is not validated on this
+// stack (its client never met a server of another make there). `seeded_random`: aws-lc draws
+// its own random bytes inside key generation, encapsulation and ML-DSA signing, with no hook
+// to seed them (`--random-seed`). `trust_anchors`: rustls has no trust_anchors extension
+// (draft-ietf-tls-trust-anchor-ids). `client_profile`: a browser's ClientHello (GREASE,
+// extension permutation) is BoringSSL's. `quic`, `client_auth`, `partial_chain`,
+// `untrusted_intermediates`, `resumption_mix`, `server_group_preference`: not built on this
+// stack (docs/stacks.md).
 
 /// The groups of a `--groups` list, in order; an error names the unknown one and the allowed.
 pub fn groups(list: &str) -> anyhow::Result<Vec<&'static dyn SupportedKxGroup>> {
@@ -257,56 +247,17 @@ pub fn scheme_name(scheme: SignatureScheme) -> String {
 
 /// Refuses what the server cannot do, naming the option and the capability.
 pub fn check_serve(args: &ServeArgs) -> anyhow::Result<()> {
-    check_tls(args.tls.transport, args.tls.cert_compression)?;
-    if args.client_ca.is_some() {
-        bail!(missing("--client-ca", "client_auth"));
-    }
-    if args.prefer_server_groups {
-        // rustls 0.23's server takes the first of the client's groups it supports.
-        bail!(missing("--prefer-server-groups", "server_group_preference"));
-    }
-    if args.trust_anchor_ids {
-        bail!(missing("--trust-anchor-ids", "trust_anchors"));
-    }
-    check_random(args.random_seed)
-}
-
-/// Refuses `--random-seed` (`seeded_random`: see MISSING_FEATURES).
-pub fn check_random(seed: Option<u64>) -> anyhow::Result<()> {
-    if seed.is_some() {
-        bail!(missing("--random-seed", "seeded_random"));
-    }
-    Ok(())
+    features::check_serve(STACK, args)?;
+    check_compression(args.tls.cert_compression)
 }
 
 /// Refuses what the client cannot do, naming the option and the capability.
 pub fn check_handshake(args: &ClientArgs) -> anyhow::Result<()> {
-    check_tls(args.tls.transport, args.tls.cert_compression)?;
-    if args.cert_pki.is_some() {
-        bail!(missing("--cert-pki", "client_auth"));
-    }
-    if args.trust_anchors.is_some() {
-        bail!(missing("--trust-anchors", "trust_anchors"));
-    }
-    if args.client_profile != chainlab_record::args::ClientProfile::None {
-        bail!(missing("--client-profile", "client_profile"));
-    }
-    if args.partial_chain {
-        bail!(missing("--partial-chain", "partial_chain"));
-    }
-    if args.untrusted.is_some() {
-        bail!(missing("--untrusted", "untrusted_intermediates"));
-    }
-    if args.resume_ratio.is_some() {
-        bail!(missing("--resume-ratio", "resumption_mix"));
-    }
-    Ok(())
+    features::check_client(STACK, args)?;
+    check_compression(args.tls.cert_compression)
 }
 
-fn check_tls(transport: Transport, compression: Compression) -> anyhow::Result<()> {
-    if transport != Transport::Tcp {
-        bail!(missing("--transport quic", "quic"));
-    }
+fn check_compression(compression: Compression) -> anyhow::Result<()> {
     if compression == Compression::Zstd {
         bail!(
             "--cert-compression zstd: not supported by the rustls engine; allowed: none, {}",
@@ -314,13 +265,6 @@ fn check_tls(transport: Transport, compression: Compression) -> anyhow::Result<(
         );
     }
     Ok(())
-}
-
-fn missing(option: &str, capability: &str) -> String {
-    format!(
-        "{option}: not supported by the rustls engine (missing capability: {capability}; \
-         `chainlab-rustls info` lists what it supports)"
-    )
 }
 
 #[cfg(test)]

@@ -29,7 +29,7 @@ use crate::tls;
 use chainlab_record::args::{ClientArgs, HandshakeArgs, LoadArgs};
 
 pub fn run(args: &HandshakeArgs) -> anyhow::Result<()> {
-    capabilities::check_random(args.random_seed)?;
+    chainlab_record::features::check_seed(capabilities::STACK, args.random_seed)?;
     if let Some(kinds) = drive::population::kinds(&args.client)? {
         // One configuration per kind of client, each with its own groups and schemes.
         let slots = kinds

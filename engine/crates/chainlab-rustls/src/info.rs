@@ -33,7 +33,6 @@ pub fn run() -> anyhow::Result<()> {
         max_handshake_message: Some(capabilities::MAX_HANDSHAKE_MESSAGE),
         groups: capabilities::GROUPS.iter().map(|g| g.names[0]).collect(),
         cert_compressions: capabilities::CERT_COMPRESSIONS,
-        missing_features: capabilities::MISSING_FEATURES,
         liboqs: Some(serde_json::to_value(liboqs)?),
     })
 }

@@ -102,7 +102,10 @@ fn liboqs_ml_dsa_signs_and_verifies_on_request() {
         &["--signature-impl", "liboqs"],
     );
     assert!(
-        err.contains("--signature-impl liboqs: not supported by the OpenSSL engine"),
+        err.contains(
+            "--signature-impl liboqs: not supported by the openssl-3.5 engine \
+             (missing capability: signature_impl_liboqs"
+        ),
         "{err}"
     );
 }

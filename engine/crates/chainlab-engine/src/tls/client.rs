@@ -57,12 +57,7 @@ pub fn run(args: &HandshakeArgs) -> anyhow::Result<()> {
 /// TLS context (everything that can be wrong with the arguments fails here).
 pub(crate) fn prepare(args: &ClientArgs) -> anyhow::Result<ClientContext> {
     chainlab_record::drive::check_client(args)?;
-    if args.client_profile != chainlab_record::args::ClientProfile::None {
-        anyhow::bail!(
-            "--client-profile: not supported by the OpenSSL engine (missing capability: \
-             client_profile); the boringssl engine has it"
-        );
-    }
+    chainlab_record::features::check_client(crate::build::stack(), args)?;
     context::client(args)
 }
 

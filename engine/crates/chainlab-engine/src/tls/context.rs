@@ -242,12 +242,6 @@ fn prefer_server_groups(builder: &mut SslContextBuilder, groups: &str) -> anyhow
 /// Settings both sides share: TLS 1.3 only, groups, signature schemes, compression offer,
 /// max cert list.
 fn common(builder: &mut SslContextBuilder, tls: &TlsArgs) -> anyhow::Result<()> {
-    if tls.signature_impl != chainlab_record::args::SignatureImpl::Stack {
-        bail!(
-            "--signature-impl liboqs: not supported by the OpenSSL engine (OpenSSL signs and \
-             verifies with its own code); allowed: stack. The rustls engine takes liboqs"
-        );
-    }
     builder.set_min_proto_version(Some(SslVersion::TLS1_3))?;
     builder.set_max_proto_version(Some(SslVersion::TLS1_3))?;
     if builder.set_groups_list(&tls.groups).is_err() {

@@ -15,6 +15,7 @@ use crate::cli::{ServeArgs, Transport};
 
 pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
     chainlab_record::serve::check_args(args)?;
+    chainlab_record::features::check_serve(crate::build::stack(), args)?;
     super::anchors::check_server(args)?;
     if let Some(seed) = args.random_seed {
         // Before the context: it draws ticket keys.

@@ -1,0 +1,339 @@
+//! Engine features: what a campaign may ask of a stack besides its algorithms, groups and
+//! compressions, each named once here with the Rust engines' stacks that have it, and the
+//! options that ask for one.
+//!
+//! A stack's `info` lists the features it has (`features`: what Python's capability table,
+//! `chainlab.axes.stack`, is checked against); an option that asks for a feature its stack
+//! lacks is refused in one line naming the option and the feature (`check_serve`,
+//! `check_client`, `check_seed`, `refuse`). So a new feature is one entry in `FEATURES`
+//! naming the stacks that have it, and one in `SERVE_OPTIONS` or `CLIENT_OPTIONS` for the
+//! option that asks for it: the stacks without it change nothing. The Go engine, which
+//! cannot read this table, lists its own features (engine/go/args.go) and refuses an option
+//! it does not define as an unexpected argument.
+
+use anyhow::bail;
+
+use crate::args::{ClientArgs, ClientProfile, ServeArgs, SignatureImpl};
+use crate::record::Transport;
+
+const OPENSSL_35: &str = "openssl-3.5";
+const OPENSSL_40: &str = "openssl-4.0";
+const BORINGSSL: &str = "boringssl";
+const RUSTLS: &str = "rustls";
+
+/// A feature and the stacks whose engine has it.
+#[derive(Debug)]
+pub struct Feature {
+    /// Its name, as Python's capability table and `info` spell it.
+    pub name: &'static str,
+    pub stacks: &'static [&'static str],
+}
+
+const OPENSSL: &[&str] = &[OPENSSL_35, OPENSSL_40];
+const OPENSSL_BORING: &[&str] = &[OPENSSL_35, OPENSSL_40, BORINGSSL];
+const OPENSSL_RUSTLS: &[&str] = &[OPENSSL_35, OPENSSL_40, RUSTLS];
+const ALL: &[&str] = &[OPENSSL_35, OPENSSL_40, BORINGSSL, RUSTLS];
+
+/// Every feature. Why a stack lacks one is said where its engine's capabilities are
+/// (chainlab-boring and chainlab-rustls `capabilities.rs`, docs/stacks.md).
+pub const FEATURES: &[Feature] = &[
+    // QUIC v1 (`--transport quic`).
+    Feature {
+        name: "quic",
+        stacks: OPENSSL,
+    },
+    // Client certificates (`--client-ca`, `--cert-pki`).
+    Feature {
+        name: "client_auth",
+        stacks: OPENSSL_BORING,
+    },
+    // An intermediate as trust anchor (`--partial-chain`).
+    Feature {
+        name: "partial_chain",
+        stacks: OPENSSL_BORING,
+    },
+    // Intermediates the server does not send (`--untrusted`).
+    Feature {
+        name: "untrusted_intermediates",
+        stacks: OPENSSL_BORING,
+    },
+    // A resumption mix (`--resume-ratio`).
+    Feature {
+        name: "resumption_mix",
+        stacks: OPENSSL_BORING,
+    },
+    // `load` steps, and more than one server worker.
+    Feature {
+        name: "load",
+        stacks: ALL,
+    },
+    Feature {
+        name: "workers",
+        stacks: ALL,
+    },
+    // Probing servers chainlab did not start (validated on the OpenSSL engine only).
+    Feature {
+        name: "targets",
+        stacks: OPENSSL,
+    },
+    // The server's own group preference (`--prefer-server-groups`).
+    Feature {
+        name: "server_group_preference",
+        stacks: OPENSSL,
+    },
+    // Seeded random bytes for counted handshakes (`--random-seed`).
+    Feature {
+        name: "seeded_random",
+        stacks: OPENSSL,
+    },
+    // liboqs signing and verifying ML-DSA (`--signature-impl liboqs`).
+    Feature {
+        name: "signature_impl_liboqs",
+        stacks: &[RUSTLS],
+    },
+    // Merkle Tree Certificates, their cosigners besides the CA, the early experiments'
+    // encoding, and the SNI stand-in for the trust-anchor retry.
+    Feature {
+        name: "mtc",
+        stacks: ALL,
+    },
+    Feature {
+        name: "mtc_cosigners",
+        stacks: OPENSSL_RUSTLS,
+    },
+    Feature {
+        name: "mtc_experimental",
+        stacks: OPENSSL_RUSTLS,
+    },
+    Feature {
+        name: "mtc_retry",
+        stacks: OPENSSL_RUSTLS,
+    },
+    // The trust_anchors extension (`--trust-anchor-ids`, `--trust-anchors`).
+    Feature {
+        name: "trust_anchors",
+        stacks: OPENSSL_BORING,
+    },
+    // A browser's ClientHello (`--client-profile`).
+    Feature {
+        name: "client_profile",
+        stacks: &[BORINGSSL],
+    },
+    // A client offering chosen signature schemes (`--sigalgs`).
+    Feature {
+        name: "client_sigalgs",
+        stacks: ALL,
+    },
+];
+
+/// An option that asks for a feature, and whether a command line gave it.
+pub struct Asking<A> {
+    /// The option as a refusal names it (`--transport quic`).
+    pub option: &'static str,
+    pub feature: &'static str,
+    pub given: fn(&A) -> bool,
+}
+
+/// What `serve`'s options ask for.
+pub const SERVE_OPTIONS: &[Asking<ServeArgs>] = &[
+    Asking {
+        option: "--transport quic",
+        feature: "quic",
+        given: |a| a.tls.transport != Transport::Tcp,
+    },
+    Asking {
+        option: "--signature-impl liboqs",
+        feature: "signature_impl_liboqs",
+        given: |a| a.tls.signature_impl != SignatureImpl::Stack,
+    },
+    Asking {
+        option: "--client-ca",
+        feature: "client_auth",
+        given: |a| a.client_ca.is_some(),
+    },
+    Asking {
+        option: "--prefer-server-groups",
+        feature: "server_group_preference",
+        given: |a| a.prefer_server_groups,
+    },
+    Asking {
+        option: "--trust-anchor-ids",
+        feature: "trust_anchors",
+        given: |a| a.trust_anchor_ids,
+    },
+    Asking {
+        option: "--mtc-retry-standalone",
+        feature: "mtc_retry",
+        given: |a| a.mtc_retry_standalone,
+    },
+    Asking {
+        option: "--random-seed",
+        feature: "seeded_random",
+        given: |a| a.random_seed.is_some(),
+    },
+];
+
+/// What a client's options (`handshake`, `load`) ask for.
+pub const CLIENT_OPTIONS: &[Asking<ClientArgs>] = &[
+    Asking {
+        option: "--transport quic",
+        feature: "quic",
+        given: |a| a.tls.transport != Transport::Tcp,
+    },
+    Asking {
+        option: "--signature-impl liboqs",
+        feature: "signature_impl_liboqs",
+        given: |a| a.tls.signature_impl != SignatureImpl::Stack,
+    },
+    Asking {
+        option: "--cert-pki",
+        feature: "client_auth",
+        given: |a| a.cert_pki.is_some(),
+    },
+    Asking {
+        option: "--partial-chain",
+        feature: "partial_chain",
+        given: |a| a.partial_chain,
+    },
+    Asking {
+        option: "--untrusted",
+        feature: "untrusted_intermediates",
+        given: |a| a.untrusted.is_some(),
+    },
+    Asking {
+        option: "--resume-ratio",
+        feature: "resumption_mix",
+        given: |a| a.resume_ratio.is_some(),
+    },
+    Asking {
+        option: "--mtc-cosigners-required",
+        feature: "mtc_cosigners",
+        given: |a| a.mtc_cosigners_required > 0,
+    },
+    Asking {
+        option: "--mtc-retry",
+        feature: "mtc_retry",
+        given: |a| a.mtc_retry,
+    },
+    Asking {
+        option: "--trust-anchors",
+        feature: "trust_anchors",
+        given: |a| a.trust_anchors.is_some(),
+    },
+    Asking {
+        option: "--client-profile",
+        feature: "client_profile",
+        given: |a| a.client_profile != ClientProfile::None,
+    },
+];
+
+/// Whether `stack`'s engine has `feature` (false for a name no entry has).
+pub fn has(stack: &str, feature: &str) -> bool {
+    FEATURES
+        .iter()
+        .any(|f| f.name == feature && f.stacks.contains(&stack))
+}
+
+/// The features `stack`'s engine has, in table order (its `info`'s `features`).
+pub fn of(stack: &str) -> Vec<&'static str> {
+    FEATURES
+        .iter()
+        .filter(|f| f.stacks.contains(&stack))
+        .map(|f| f.name)
+        .collect()
+}
+
+/// Refuses `option` on `stack` unless its engine has `feature`: one line naming both.
+pub fn refuse(stack: &str, option: &str, feature: &str) -> anyhow::Result<()> {
+    if has(stack, feature) {
+        return Ok(());
+    }
+    bail!(
+        "{option}: not supported by the {stack} engine (missing capability: {feature}; \
+         `{} info` lists what it supports)",
+        binary(stack)
+    )
+}
+
+/// Refuses the first of `serve`'s options that asks for a feature `stack` lacks.
+pub fn check_serve(stack: &str, args: &ServeArgs) -> anyhow::Result<()> {
+    check(stack, SERVE_OPTIONS, args)
+}
+
+/// Refuses the first of a client's options that asks for a feature `stack` lacks.
+pub fn check_client(stack: &str, args: &ClientArgs) -> anyhow::Result<()> {
+    check(stack, CLIENT_OPTIONS, args)
+}
+
+/// Refuses `handshake`'s `--random-seed` where `stack` has no seeded random bytes.
+pub fn check_seed(stack: &str, seed: Option<u64>) -> anyhow::Result<()> {
+    if seed.is_some() {
+        return refuse(stack, "--random-seed", "seeded_random");
+    }
+    Ok(())
+}
+
+fn check<A>(stack: &str, options: &[Asking<A>], args: &A) -> anyhow::Result<()> {
+    for asking in options.iter().filter(|o| (o.given)(args)) {
+        refuse(stack, asking.option, asking.feature)?;
+    }
+    Ok(())
+}
+
+/// The engine binary of a stack, as a refusal names it.
+fn binary(stack: &str) -> &'static str {
+    match stack {
+        BORINGSSL => "chainlab-boring",
+        RUSTLS => "chainlab-rustls",
+        _ => "chainlab-engine",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_option_asks_for_a_feature_of_the_table() {
+        let named = SERVE_OPTIONS
+            .iter()
+            .map(|o| o.feature)
+            .chain(CLIENT_OPTIONS.iter().map(|o| o.feature));
+        for feature in named {
+            assert!(FEATURES.iter().any(|f| f.name == feature), "{feature}");
+        }
+        let mut names: Vec<_> = FEATURES.iter().map(|f| f.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), FEATURES.len(), "a feature is named twice");
+    }
+
+    #[test]
+    fn a_refusal_names_the_option_the_stack_and_the_feature() {
+        assert!(refuse(OPENSSL_35, "--transport quic", "quic").is_ok());
+        let err = refuse(RUSTLS, "--transport quic", "quic")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "--transport quic: not supported by the rustls engine (missing capability: quic; \
+             `chainlab-rustls info` lists what it supports)"
+        );
+        assert!(refuse(BORINGSSL, "--x", "no_such_feature").is_err());
+        assert!(check_seed(BORINGSSL, None).is_ok());
+        assert!(check_seed(BORINGSSL, Some(1)).is_err());
+    }
+
+    #[test]
+    fn a_stack_lists_what_it_has() {
+        assert_eq!(
+            of(BORINGSSL)
+                .iter()
+                .filter(|f| **f == "client_profile")
+                .count(),
+            1
+        );
+        assert!(!of(RUSTLS).contains(&"quic"));
+        assert!(of(OPENSSL_40).contains(&"seeded_random"));
+    }
+}
