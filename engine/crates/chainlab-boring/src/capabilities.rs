@@ -8,9 +8,7 @@
 //! `pki --chain` names for signature algorithms, OpenSSL `--groups` names for groups, TLS
 //! names for signature schemes and for what a record says was negotiated.
 
-use anyhow::bail;
-
-use chainlab_record::args::{ClientArgs, Compression, ServeArgs, SignatureImpl};
+use chainlab_record::args::SignatureImpl;
 use chainlab_record::features;
 
 /// The stack name campaigns use and every record carries.
@@ -197,32 +195,10 @@ pub fn scheme_name(scheme: u16) -> Option<String> {
     )
 }
 
-/// Refuses what the server cannot do, naming the option and the capability.
-pub fn check_serve(args: &ServeArgs) -> anyhow::Result<()> {
-    features::check_serve(STACK, args)?;
-    check_compression(args.tls.cert_compression)
-}
-
-/// Refuses what the client cannot do, naming the option and the capability.
-pub fn check_handshake(args: &ClientArgs) -> anyhow::Result<()> {
-    features::check_client(STACK, args)?;
-    check_compression(args.tls.cert_compression)
-}
-
 /// Refuses `--signature-impl liboqs` (`primitives`).
 pub fn check_signature_impl(signature_impl: SignatureImpl) -> anyhow::Result<()> {
     if signature_impl != SignatureImpl::Stack {
         features::refuse(STACK, "--signature-impl liboqs", "signature_impl_liboqs")?;
-    }
-    Ok(())
-}
-
-fn check_compression(compression: Compression) -> anyhow::Result<()> {
-    if compression == Compression::Zstd {
-        bail!(
-            "--cert-compression zstd: not supported by the boringssl engine; allowed: none, {}",
-            CERT_COMPRESSIONS.join(", ")
-        );
     }
     Ok(())
 }

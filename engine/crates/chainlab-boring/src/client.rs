@@ -71,7 +71,11 @@ pub fn load(args: &LoadArgs) -> anyhow::Result<()> {
 /// do, build the TLS context (everything that can be wrong with the arguments fails here).
 fn prepare(args: &ClientArgs) -> anyhow::Result<ClientContext> {
     drive::check_client(args)?;
-    capabilities::check_handshake(args)?;
+    chainlab_record::features::check_client(
+        capabilities::STACK,
+        Some(capabilities::CERT_COMPRESSIONS),
+        args,
+    )?;
     crate::profile::check(args)?;
     context::client(args)
 }

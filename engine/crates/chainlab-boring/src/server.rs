@@ -26,12 +26,11 @@ use crate::errors::{self, Failure, Side};
 use chainlab_record::args::ServeArgs;
 
 pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
-    serve::check_args(args)?;
-    capabilities::check_serve(args)?;
-    if let Some(cpus) = &args.cpus {
-        // Before any worker starts: every thread of the server inherits it.
-        chainlab_record::cpu::pin(cpus)?;
-    }
+    serve::prepare(
+        capabilities::STACK,
+        Some(capabilities::CERT_COMPRESSIONS),
+        args,
+    )?;
     let server = context::server(args)?;
     let facts = Facts {
         boringssl: crate::info::BORING_SYS_VERSION,

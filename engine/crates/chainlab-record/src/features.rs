@@ -6,14 +6,17 @@
 //! `chainlab.axes.stack`, is checked against); an option that asks for a feature its stack
 //! lacks is refused in one line naming the option and the feature (`check_serve`,
 //! `check_client`, `check_seed`, `refuse`). So a new feature is one entry in `FEATURES`
-//! naming the stacks that have it, and one in `SERVE_OPTIONS` or `CLIENT_OPTIONS` for the
-//! option that asks for it: the stacks without it change nothing. The Go engine, which
+//! naming the stacks that have it, and one in `SERVE_OPTIONS`, `CLIENT_OPTIONS` or
+//! `TLS_OPTIONS` (both sides) for the option that asks for it: the stacks without it change
+//! nothing. The Go engine, which
 //! cannot read this table, lists its own features (engine/go/args.go) and refuses an option
 //! it does not define as an unexpected argument.
 
 use anyhow::bail;
 
-use crate::args::{ClientArgs, ClientProfile, ServeArgs, SignatureImpl};
+use clap::ValueEnum;
+
+use crate::args::{ClientArgs, ClientProfile, Compression, ServeArgs, SignatureImpl, TlsArgs};
 use crate::record::Transport;
 
 const OPENSSL_35: &str = "openssl-3.5";
@@ -134,18 +137,22 @@ pub struct Asking<A> {
     pub given: fn(&A) -> bool,
 }
 
-/// What `serve`'s options ask for.
-pub const SERVE_OPTIONS: &[Asking<ServeArgs>] = &[
+/// What the options both sides take (`TlsArgs`) ask for.
+pub const TLS_OPTIONS: &[Asking<TlsArgs>] = &[
     Asking {
         option: "--transport quic",
         feature: "quic",
-        given: |a| a.tls.transport != Transport::Tcp,
+        given: |t| t.transport != Transport::Tcp,
     },
     Asking {
         option: "--signature-impl liboqs",
         feature: "signature_impl_liboqs",
-        given: |a| a.tls.signature_impl != SignatureImpl::Stack,
+        given: |t| t.signature_impl != SignatureImpl::Stack,
     },
+];
+
+/// What `serve`'s own options ask for.
+pub const SERVE_OPTIONS: &[Asking<ServeArgs>] = &[
     Asking {
         option: "--client-ca",
         feature: "client_auth",
@@ -173,18 +180,8 @@ pub const SERVE_OPTIONS: &[Asking<ServeArgs>] = &[
     },
 ];
 
-/// What a client's options (`handshake`, `load`) ask for.
+/// What a client's own options (`handshake`, `load`) ask for.
 pub const CLIENT_OPTIONS: &[Asking<ClientArgs>] = &[
-    Asking {
-        option: "--transport quic",
-        feature: "quic",
-        given: |a| a.tls.transport != Transport::Tcp,
-    },
-    Asking {
-        option: "--signature-impl liboqs",
-        feature: "signature_impl_liboqs",
-        given: |a| a.tls.signature_impl != SignatureImpl::Stack,
-    },
     Asking {
         option: "--cert-pki",
         feature: "client_auth",
@@ -255,14 +252,28 @@ pub fn refuse(stack: &str, option: &str, feature: &str) -> anyhow::Result<()> {
     )
 }
 
-/// Refuses the first of `serve`'s options that asks for a feature `stack` lacks.
-pub fn check_serve(stack: &str, args: &ServeArgs) -> anyhow::Result<()> {
-    check(stack, SERVE_OPTIONS, args)
+/// Refuses the first of `serve`'s options that asks for a feature `stack` lacks, or a
+/// certificate compression not among `compressions` (None: it has every one).
+pub fn check_serve(
+    stack: &str,
+    compressions: Option<&[&str]>,
+    args: &ServeArgs,
+) -> anyhow::Result<()> {
+    check(stack, TLS_OPTIONS, &args.tls)?;
+    check(stack, SERVE_OPTIONS, args)?;
+    check_compression(stack, compressions, args.tls.cert_compression)
 }
 
-/// Refuses the first of a client's options that asks for a feature `stack` lacks.
-pub fn check_client(stack: &str, args: &ClientArgs) -> anyhow::Result<()> {
-    check(stack, CLIENT_OPTIONS, args)
+/// Refuses the first of a client's options that asks for a feature `stack` lacks, or a
+/// certificate compression not among `compressions` (None: it has every one).
+pub fn check_client(
+    stack: &str,
+    compressions: Option<&[&str]>,
+    args: &ClientArgs,
+) -> anyhow::Result<()> {
+    check(stack, TLS_OPTIONS, &args.tls)?;
+    check(stack, CLIENT_OPTIONS, args)?;
+    check_compression(stack, compressions, args.tls.cert_compression)
 }
 
 /// Refuses `handshake`'s `--random-seed` where `stack` has no seeded random bytes.
@@ -280,6 +291,24 @@ fn check<A>(stack: &str, options: &[Asking<A>], args: &A) -> anyhow::Result<()> 
     Ok(())
 }
 
+fn check_compression(
+    stack: &str,
+    compressions: Option<&[&str]>,
+    compression: Compression,
+) -> anyhow::Result<()> {
+    let (Some(have), Some(asked)) = (compressions, compression.to_possible_value()) else {
+        return Ok(());
+    };
+    let name = asked.get_name();
+    if compression == Compression::None || have.contains(&name) {
+        return Ok(());
+    }
+    bail!(
+        "--cert-compression {name}: not supported by the {stack} engine; allowed: none, {}",
+        have.join(", ")
+    )
+}
+
 /// The engine binary of a stack, as a refusal names it.
 fn binary(stack: &str) -> &'static str {
     match stack {
@@ -295,9 +324,10 @@ mod tests {
 
     #[test]
     fn every_option_asks_for_a_feature_of_the_table() {
-        let named = SERVE_OPTIONS
+        let named = TLS_OPTIONS
             .iter()
             .map(|o| o.feature)
+            .chain(SERVE_OPTIONS.iter().map(|o| o.feature))
             .chain(CLIENT_OPTIONS.iter().map(|o| o.feature));
         for feature in named {
             assert!(FEATURES.iter().any(|f| f.name == feature), "{feature}");
@@ -321,6 +351,17 @@ mod tests {
         );
         assert!(refuse(BORINGSSL, "--x", "no_such_feature").is_err());
         assert!(check_seed(BORINGSSL, None).is_ok());
+        assert!(check_compression(RUSTLS, Some(&["zlib"]), Compression::Zlib).is_ok());
+        assert!(check_compression(RUSTLS, Some(&[]), Compression::None).is_ok());
+        assert!(check_compression(OPENSSL_35, None, Compression::Zstd).is_ok());
+        let err = check_compression(BORINGSSL, Some(&["zlib", "brotli"]), Compression::Zstd)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "--cert-compression zstd: not supported by the boringssl engine; allowed: none, \
+             zlib, brotli"
+        );
         assert!(check_seed(BORINGSSL, Some(1)).is_err());
     }
 

@@ -10,13 +10,9 @@
 
 use std::sync::LazyLock;
 
-use anyhow::bail;
 use rustls::crypto::aws_lc_rs::kx_group;
 use rustls::crypto::SupportedKxGroup;
 use rustls::{NamedGroup, SignatureScheme};
-
-use chainlab_record::args::{ClientArgs, Compression, ServeArgs};
-use chainlab_record::features;
 
 /// The stack name campaigns use and every record carries.
 pub const STACK: &str = "rustls";
@@ -243,28 +239,6 @@ pub fn scheme_name(scheme: SignatureScheme) -> String {
         .find(|(s, _)| *s == scheme)
         .map(|(_, name)| name.to_owned())
         .unwrap_or_else(|| format!("{scheme:?}"))
-}
-
-/// Refuses what the server cannot do, naming the option and the capability.
-pub fn check_serve(args: &ServeArgs) -> anyhow::Result<()> {
-    features::check_serve(STACK, args)?;
-    check_compression(args.tls.cert_compression)
-}
-
-/// Refuses what the client cannot do, naming the option and the capability.
-pub fn check_handshake(args: &ClientArgs) -> anyhow::Result<()> {
-    features::check_client(STACK, args)?;
-    check_compression(args.tls.cert_compression)
-}
-
-fn check_compression(compression: Compression) -> anyhow::Result<()> {
-    if compression == Compression::Zstd {
-        bail!(
-            "--cert-compression zstd: not supported by the rustls engine; allowed: none, {}",
-            CERT_COMPRESSIONS.join(", ")
-        );
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -85,7 +85,11 @@ pub fn load(args: &LoadArgs) -> anyhow::Result<()> {
 /// stack cannot do), pin to `--cpus`, build the configuration.
 fn prepare(args: &ClientArgs) -> anyhow::Result<Arc<ClientConfig>> {
     drive::check_client(args)?;
-    capabilities::check_handshake(args)?;
+    chainlab_record::features::check_client(
+        capabilities::STACK,
+        Some(capabilities::CERT_COMPRESSIONS),
+        args,
+    )?;
     tls::client(args)
 }
 

@@ -25,11 +25,11 @@ use crate::tls::{self, ServerSetup};
 use chainlab_record::args::ServeArgs;
 
 pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
-    serve::check_args(args)?;
-    capabilities::check_serve(args)?;
-    if let Some(cpus) = &args.cpus {
-        chainlab_record::cpu::pin(cpus)?;
-    }
+    serve::prepare(
+        capabilities::STACK,
+        Some(capabilities::CERT_COMPRESSIONS),
+        args,
+    )?;
     let setup = tls::server(args)?;
     let facts = Facts {
         rustls: crate::info::RUSTLS_VERSION,

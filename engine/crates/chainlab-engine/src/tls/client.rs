@@ -57,7 +57,7 @@ pub fn run(args: &HandshakeArgs) -> anyhow::Result<()> {
 /// TLS context (everything that can be wrong with the arguments fails here).
 pub(crate) fn prepare(args: &ClientArgs) -> anyhow::Result<ClientContext> {
     chainlab_record::drive::check_client(args)?;
-    chainlab_record::features::check_client(crate::build::stack(), args)?;
+    chainlab_record::features::check_client(crate::build::stack(), None, args)?;
     context::client(args)
 }
 

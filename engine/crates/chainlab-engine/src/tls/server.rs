@@ -14,16 +14,11 @@ use super::context::{self};
 use crate::cli::{ServeArgs, Transport};
 
 pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
-    chainlab_record::serve::check_args(args)?;
-    chainlab_record::features::check_serve(crate::build::stack(), args)?;
     super::anchors::check_server(args)?;
+    chainlab_record::serve::prepare(crate::build::stack(), None, args)?;
     if let Some(seed) = args.random_seed {
         // Before the context: it draws ticket keys.
         crate::random::install(seed, chainlab_record::random::Side::Server)?;
-    }
-    if let Some(cpus) = &args.cpus {
-        // Before any worker starts: every thread of the server inherits it.
-        crate::cpu::pin(cpus)?;
     }
     let server = context::server(args)?;
     match args.tls.transport {

@@ -131,8 +131,24 @@ fn deepen_backlog(listener: &TcpListener, backlog: u32) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Checks `serve`'s numbers before anything is bound.
-pub fn check_args(args: &ServeArgs) -> anyhow::Result<()> {
+/// What every engine's `serve` does first: checks its arguments (`check_args`), then pins the
+/// process to `--cpus` before any worker starts (every thread of the server inherits it).
+pub fn prepare(stack: &str, compressions: Option<&[&str]>, args: &ServeArgs) -> anyhow::Result<()> {
+    check_args(stack, compressions, args)?;
+    if let Some(cpus) = &args.cpus {
+        crate::cpu::pin(cpus)?;
+    }
+    Ok(())
+}
+
+/// Checks `serve`'s numbers, and what it asks of `stack` (`features::check_serve`: a feature
+/// it lacks, a certificate compression not among `compressions`), before anything is bound.
+pub fn check_args(
+    stack: &str,
+    compressions: Option<&[&str]>,
+    args: &ServeArgs,
+) -> anyhow::Result<()> {
+    crate::features::check_serve(stack, compressions, args)?;
     if args.workers == 0 {
         bail!("--workers 0: must be at least 1");
     }
