@@ -439,46 +439,19 @@ fn add_credential(builder: &mut SslContextBuilder, cred: &Credential) -> anyhow:
     Ok(())
 }
 
-/// Mutual TLS on the server: ask every client for a certificate, refuse a client without
-/// one, and verify the client's chain against `path`'s certificates only.
-fn require_client_certificates(
-    builder: &mut SslContextBuilder,
-    path: &Path,
-) -> anyhow::Result<ClientAuth> {
-    let mut store = X509StoreBuilder::new()?;
-    let anchors = read_certificates(path, "--client-ca")?;
-    for cert in &anchors {
-        store.add_cert(cert.clone())?;
-    }
-    builder.set_verify_cert_store(store.build())?;
-    builder.set_verify(SslVerifyMode::PEER | SslVerifyMode::FAIL_IF_NO_PEER_CERT);
-    Ok(ClientAuth::required(anchors.len()))
-}
-
-/// Certificates that help path building without being trusted (`--untrusted`,
-/// `pem::untrusted_certificates`): handed to `X509_verify_cert` alongside the chain the peer
-/// sent, exactly like the peer's own intermediates.
-fn install_untrusted(builder: &mut SslContextBuilder, path: &Path) -> anyhow::Result<()> {
-    let mut extra = Stack::new()?;
-    let self_signed = |c: &X509| c.issued(c).is_ok();
-    for cert in
-        chainlab_record::pem::untrusted_certificates(path, X509::stack_from_pem, self_signed)?
-    {
-        extra.push(cert)?;
-    }
-    // The context lives until the process exits and the callback reads this stack on every
-    // handshake, so it is leaked on purpose (one allocation per process).
-    let extra: &'static mut Stack<X509> = Box::leak(Box::new(extra));
-    // SAFETY: valid context; the argument is a 'static stack only ever read.
-    unsafe {
-        ffi::SSL_CTX_set_cert_verify_callback(
-            builder.as_ptr(),
-            Some(verify_with_untrusted),
-            (extra as *mut Stack<X509>).cast(),
-        )
-    };
-    Ok(())
-}
+// Mutual TLS on the server (`--client-ca`; libssl checks the leaf's clientAuth purpose on the
+// server side) and `--untrusted` on the client.
+chainlab_record::libssl_verification!(
+    SslContextBuilder,
+    Stack,
+    X509,
+    X509StoreBuilder,
+    SslVerifyMode,
+    read_certificates,
+    |c| c.issued(c).is_ok(),
+    ffi::SSL_CTX_set_cert_verify_callback,
+    verify_with_untrusted
+);
 
 /// Verification callback for `--untrusted`: the peer's chain plus the extra certificates
 /// as the untrusted set, then the library's own `X509_verify_cert`.

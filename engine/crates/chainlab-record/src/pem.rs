@@ -46,6 +46,71 @@ pub fn untrusted_certificates<C, E: std::fmt::Display>(
     Ok(certs)
 }
 
+/// A libssl stack's verification setup over the rust-openssl family's types (openssl's and
+/// boring's, one fork apart), as two functions: `install_untrusted(builder, path)` for
+/// `--untrusted` and `require_client_certificates(builder, path)` for `--client-ca`.
+/// `$builder`, `$stack`, `$x509`, `$store` and `$mode` are the crate's `SslContextBuilder`,
+/// `Stack`, `X509`, `X509StoreBuilder` and `SslVerifyMode`; `$read` reads a PEM certificate
+/// file (`fn(&Path, flag) -> Result<Vec<X509>>`); `$self_signed` is its self-signed check
+/// (`fn(&X509) -> bool`: the APIs differ); `$set_callback` its
+/// `SSL_CTX_set_cert_verify_callback` and `$callback` the stack's own verification callback,
+/// which reads the `--untrusted` certificates as a `'static` stack through its argument.
+#[macro_export]
+macro_rules! libssl_verification {
+    (
+        $builder:ty,
+        $stack:ident,
+        $x509:ty,
+        $store:ty,
+        $mode:ident,
+        $read:path,
+        $self_signed:expr,
+        $set_callback:path,
+        $callback:path
+    ) => {
+        /// Mutual TLS on the server: ask every client for a certificate, refuse a client
+        /// without one, and verify the client's chain against `path`'s certificates only.
+        fn require_client_certificates(
+            builder: &mut $builder,
+            path: &std::path::Path,
+        ) -> anyhow::Result<$crate::serve::ClientAuth> {
+            let mut store = <$store>::new()?;
+            let anchors = $read(path, "--client-ca")?;
+            for cert in &anchors {
+                store.add_cert(cert.clone())?;
+            }
+            builder.set_verify_cert_store(store.build())?;
+            builder.set_verify($mode::PEER | $mode::FAIL_IF_NO_PEER_CERT);
+            Ok($crate::serve::ClientAuth::required(anchors.len()))
+        }
+
+        /// Certificates that help path building without being trusted (`--untrusted`,
+        /// `pem::untrusted_certificates`): handed to `X509_verify_cert` alongside the chain
+        /// the peer sent, exactly like the peer's own intermediates.
+        fn install_untrusted(builder: &mut $builder, path: &std::path::Path) -> anyhow::Result<()> {
+            let mut extra = $stack::new()?;
+            let self_signed: fn(&$x509) -> bool = $self_signed;
+            for cert in
+                $crate::pem::untrusted_certificates(path, <$x509>::stack_from_pem, self_signed)?
+            {
+                extra.push(cert)?;
+            }
+            // The context lives until the process exits and the callback reads this stack on
+            // every handshake, so it is leaked on purpose (one allocation per process).
+            let extra: &'static mut $stack<$x509> = Box::leak(Box::new(extra));
+            // SAFETY: valid context; the argument is a 'static stack only ever read.
+            unsafe {
+                $set_callback(
+                    builder.as_ptr(),
+                    Some($callback),
+                    (extra as *mut $stack<$x509>).cast(),
+                )
+            };
+            Ok(())
+        }
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

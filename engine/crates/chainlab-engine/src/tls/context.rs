@@ -6,7 +6,6 @@
 //! Bad values fail here, with one line naming the value and what is allowed.
 
 use std::net::IpAddr;
-use std::path::Path;
 
 use anyhow::{anyhow, bail};
 pub use chainlab_record::serve::ClientAuth;
@@ -308,47 +307,19 @@ fn common(builder: &mut SslContextBuilder, tls: &TlsArgs) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// Mutual TLS on the server: ask every client for a certificate, refuse a client without
-/// one, and verify the client's chain against `path`'s certificates only (libssl checks
-/// the leaf's clientAuth purpose on the server side).
-fn require_client_certificates(
-    builder: &mut SslContextBuilder,
-    path: &Path,
-) -> anyhow::Result<ClientAuth> {
-    let mut store = X509StoreBuilder::new()?;
-    let anchors = read_certificates(path, "--client-ca")?;
-    for cert in &anchors {
-        store.add_cert(cert.clone())?;
-    }
-    builder.set_verify_cert_store(store.build())?;
-    builder.set_verify(SslVerifyMode::PEER | SslVerifyMode::FAIL_IF_NO_PEER_CERT);
-    Ok(ClientAuth::required(anchors.len()))
-}
-
-/// Certificates that help path building without being trusted (`--untrusted`,
-/// `pem::untrusted_certificates`): handed to `X509_verify_cert` alongside the chain the peer
-/// sent, exactly like the peer's own intermediates.
-fn install_untrusted(builder: &mut SslContextBuilder, path: &Path) -> anyhow::Result<()> {
-    let mut extra = Stack::new()?;
-    let self_signed = |c: &X509| c.issued(c) == X509VerifyResult::OK;
-    for cert in
-        chainlab_record::pem::untrusted_certificates(path, X509::stack_from_pem, self_signed)?
-    {
-        extra.push(cert)?;
-    }
-    // The context lives until the process exits and the callback reads this stack on every
-    // handshake, so it is leaked on purpose (one allocation per process).
-    let extra: &'static mut Stack<X509> = Box::leak(Box::new(extra));
-    // SAFETY: valid context; the argument is a 'static stack only ever read.
-    unsafe {
-        ossl::SSL_CTX_set_cert_verify_callback(
-            builder.as_ptr(),
-            Some(verify_with_untrusted),
-            (extra as *mut Stack<X509>).cast(),
-        )
-    };
-    Ok(())
-}
+// Mutual TLS on the server (`--client-ca`; libssl checks the leaf's clientAuth purpose on the
+// server side) and `--untrusted` on the client.
+chainlab_record::libssl_verification!(
+    SslContextBuilder,
+    Stack,
+    X509,
+    X509StoreBuilder,
+    SslVerifyMode,
+    read_certificates,
+    |c| c.issued(c) == X509VerifyResult::OK,
+    ossl::SSL_CTX_set_cert_verify_callback,
+    verify_with_untrusted
+);
 
 /// Verification callback for `--untrusted`: the peer's chain plus the extra certificates
 /// as the untrusted set, then the library's own `X509_verify_cert` (trust store, hostname and
