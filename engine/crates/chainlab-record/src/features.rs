@@ -32,6 +32,11 @@ pub struct Feature {
     pub stacks: &'static [&'static str],
 }
 
+/// A feature and the stacks that have it (a table row).
+const fn feature(name: &'static str, stacks: &'static [&'static str]) -> Feature {
+    Feature { name, stacks }
+}
+
 const OPENSSL: &[&str] = &[OPENSSL_35, OPENSSL_40];
 const OPENSSL_BORING: &[&str] = &[OPENSSL_35, OPENSSL_40, BORINGSSL];
 const OPENSSL_RUSTLS: &[&str] = &[OPENSSL_35, OPENSSL_40, RUSTLS];
@@ -41,92 +46,38 @@ const ALL: &[&str] = &[OPENSSL_35, OPENSSL_40, BORINGSSL, RUSTLS];
 /// (chainlab-boring and chainlab-rustls `capabilities.rs`, docs/stacks.md).
 pub const FEATURES: &[Feature] = &[
     // QUIC v1 (`--transport quic`).
-    Feature {
-        name: "quic",
-        stacks: OPENSSL,
-    },
+    feature("quic", OPENSSL),
     // Client certificates (`--client-ca`, `--cert-pki`).
-    Feature {
-        name: "client_auth",
-        stacks: OPENSSL_BORING,
-    },
+    feature("client_auth", OPENSSL_BORING),
     // An intermediate as trust anchor (`--partial-chain`).
-    Feature {
-        name: "partial_chain",
-        stacks: OPENSSL_BORING,
-    },
+    feature("partial_chain", OPENSSL_BORING),
     // Intermediates the server does not send (`--untrusted`).
-    Feature {
-        name: "untrusted_intermediates",
-        stacks: OPENSSL_BORING,
-    },
+    feature("untrusted_intermediates", OPENSSL_BORING),
     // A resumption mix (`--resume-ratio`).
-    Feature {
-        name: "resumption_mix",
-        stacks: OPENSSL_BORING,
-    },
+    feature("resumption_mix", OPENSSL_BORING),
     // `load` steps, and more than one server worker.
-    Feature {
-        name: "load",
-        stacks: ALL,
-    },
-    Feature {
-        name: "workers",
-        stacks: ALL,
-    },
+    feature("load", ALL),
+    feature("workers", ALL),
     // Probing servers chainlab did not start (validated on the OpenSSL engine only).
-    Feature {
-        name: "targets",
-        stacks: OPENSSL,
-    },
+    feature("targets", OPENSSL),
     // The server's own group preference (`--prefer-server-groups`).
-    Feature {
-        name: "server_group_preference",
-        stacks: OPENSSL,
-    },
+    feature("server_group_preference", OPENSSL),
     // Seeded random bytes for counted handshakes (`--random-seed`).
-    Feature {
-        name: "seeded_random",
-        stacks: OPENSSL,
-    },
+    feature("seeded_random", OPENSSL),
     // liboqs signing and verifying ML-DSA (`--signature-impl liboqs`).
-    Feature {
-        name: "signature_impl_liboqs",
-        stacks: &[RUSTLS],
-    },
+    feature("signature_impl_liboqs", &[RUSTLS]),
     // Merkle Tree Certificates, their cosigners besides the CA, the early experiments'
     // encoding, and the SNI stand-in for the trust-anchor retry.
-    Feature {
-        name: "mtc",
-        stacks: ALL,
-    },
-    Feature {
-        name: "mtc_cosigners",
-        stacks: OPENSSL_RUSTLS,
-    },
-    Feature {
-        name: "mtc_experimental",
-        stacks: OPENSSL_RUSTLS,
-    },
-    Feature {
-        name: "mtc_retry",
-        stacks: OPENSSL_RUSTLS,
-    },
+    feature("mtc", ALL),
+    feature("mtc_cosigners", OPENSSL_RUSTLS),
+    feature("mtc_experimental", OPENSSL_RUSTLS),
+    feature("mtc_retry", OPENSSL_RUSTLS),
     // The trust_anchors extension (`--trust-anchor-ids`, `--trust-anchors`).
-    Feature {
-        name: "trust_anchors",
-        stacks: OPENSSL_BORING,
-    },
+    feature("trust_anchors", OPENSSL_BORING),
     // A browser's ClientHello (`--client-profile`).
-    Feature {
-        name: "client_profile",
-        stacks: &[BORINGSSL],
-    },
+    feature("client_profile", &[BORINGSSL]),
     // A client offering chosen signature schemes (`--sigalgs`).
-    Feature {
-        name: "client_sigalgs",
-        stacks: ALL,
-    },
+    feature("client_sigalgs", ALL),
 ];
 
 /// An option that asks for a feature, and whether a command line gave it.
@@ -137,91 +88,66 @@ pub struct Asking<A> {
     pub given: fn(&A) -> bool,
 }
 
+/// An option, the feature it asks for and how a command line gives it (a table row).
+const fn asking<A>(
+    option: &'static str,
+    feature: &'static str,
+    given: fn(&A) -> bool,
+) -> Asking<A> {
+    Asking {
+        option,
+        feature,
+        given,
+    }
+}
+
 /// What the options both sides take (`TlsArgs`) ask for.
 pub const TLS_OPTIONS: &[Asking<TlsArgs>] = &[
-    Asking {
-        option: "--transport quic",
-        feature: "quic",
-        given: |t| t.transport != Transport::Tcp,
-    },
-    Asking {
-        option: "--signature-impl liboqs",
-        feature: "signature_impl_liboqs",
-        given: |t| t.signature_impl != SignatureImpl::Stack,
-    },
+    asking("--transport quic", "quic", |t| {
+        t.transport != Transport::Tcp
+    }),
+    asking("--signature-impl liboqs", "signature_impl_liboqs", |t| {
+        t.signature_impl != SignatureImpl::Stack
+    }),
 ];
 
 /// What `serve`'s own options ask for.
 pub const SERVE_OPTIONS: &[Asking<ServeArgs>] = &[
-    Asking {
-        option: "--client-ca",
-        feature: "client_auth",
-        given: |a| a.client_ca.is_some(),
-    },
-    Asking {
-        option: "--prefer-server-groups",
-        feature: "server_group_preference",
-        given: |a| a.prefer_server_groups,
-    },
-    Asking {
-        option: "--trust-anchor-ids",
-        feature: "trust_anchors",
-        given: |a| a.trust_anchor_ids,
-    },
-    Asking {
-        option: "--mtc-retry-standalone",
-        feature: "mtc_retry",
-        given: |a| a.mtc_retry_standalone,
-    },
-    Asking {
-        option: "--random-seed",
-        feature: "seeded_random",
-        given: |a| a.random_seed.is_some(),
-    },
+    asking("--client-ca", "client_auth", |a| a.client_ca.is_some()),
+    asking("--prefer-server-groups", "server_group_preference", |a| {
+        a.prefer_server_groups
+    }),
+    asking("--trust-anchor-ids", "trust_anchors", |a| {
+        a.trust_anchor_ids
+    }),
+    asking("--mtc-retry-standalone", "mtc_retry", |a| {
+        a.mtc_retry_standalone
+    }),
+    asking("--random-seed", "seeded_random", |a| {
+        a.random_seed.is_some()
+    }),
 ];
 
 /// What a client's own options (`handshake`, `load`) ask for.
 pub const CLIENT_OPTIONS: &[Asking<ClientArgs>] = &[
-    Asking {
-        option: "--cert-pki",
-        feature: "client_auth",
-        given: |a| a.cert_pki.is_some(),
-    },
-    Asking {
-        option: "--partial-chain",
-        feature: "partial_chain",
-        given: |a| a.partial_chain,
-    },
-    Asking {
-        option: "--untrusted",
-        feature: "untrusted_intermediates",
-        given: |a| a.untrusted.is_some(),
-    },
-    Asking {
-        option: "--resume-ratio",
-        feature: "resumption_mix",
-        given: |a| a.resume_ratio.is_some(),
-    },
-    Asking {
-        option: "--mtc-cosigners-required",
-        feature: "mtc_cosigners",
-        given: |a| a.mtc_cosigners_required > 0,
-    },
-    Asking {
-        option: "--mtc-retry",
-        feature: "mtc_retry",
-        given: |a| a.mtc_retry,
-    },
-    Asking {
-        option: "--trust-anchors",
-        feature: "trust_anchors",
-        given: |a| a.trust_anchors.is_some(),
-    },
-    Asking {
-        option: "--client-profile",
-        feature: "client_profile",
-        given: |a| a.client_profile != ClientProfile::None,
-    },
+    asking("--cert-pki", "client_auth", |a| a.cert_pki.is_some()),
+    asking("--partial-chain", "partial_chain", |a| a.partial_chain),
+    asking("--untrusted", "untrusted_intermediates", |a| {
+        a.untrusted.is_some()
+    }),
+    asking("--resume-ratio", "resumption_mix", |a| {
+        a.resume_ratio.is_some()
+    }),
+    asking("--mtc-cosigners-required", "mtc_cosigners", |a| {
+        a.mtc_cosigners_required > 0
+    }),
+    asking("--mtc-retry", "mtc_retry", |a| a.mtc_retry),
+    asking("--trust-anchors", "trust_anchors", |a| {
+        a.trust_anchors.is_some()
+    }),
+    asking("--client-profile", "client_profile", |a| {
+        a.client_profile != ClientProfile::None
+    }),
 ];
 
 /// Whether `stack`'s engine has `feature` (false for a name no entry has).
