@@ -179,11 +179,6 @@ def has(stack: str, name: str) -> bool:
     return stack in FEATURES[name].stacks
 
 
-def features_of(stack: str) -> frozenset[str]:
-    """The engine features `stack`'s engine has (its `info`'s `features`)."""
-    return frozenset(f.name for f in FEATURES.values() if stack in f.stacks)
-
-
 _RUST_MTC = (*OPENSSL_STACKS, "rustls")
 _NOT_GO = (*OPENSSL_STACKS, "rustls", "boringssl")
 _OPENSSL_BORING = (*OPENSSL_STACKS, "boringssl")
