@@ -9,7 +9,7 @@
 //! section 4.2.3), chosen clear of the OQS provider's values that `chainlab_oqs` uses
 //! (0xfed7-0xff5c); they are defined here and nowhere else (docs/stacks.md says so).
 
-use anyhow::anyhow;
+use chainlab_mtc::named;
 
 /// The ML-DSA component's parameter set, with its sizes (FIPS 204, Table 2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -161,33 +161,13 @@ pub const ALGORITHMS: &[CompositeAlgorithm] = &[
     },
 ];
 
+chainlab_mtc::named_table!(CompositeAlgorithm, ALGORITHMS);
+
 /// An algorithm by chainlab name (or the draft's, with `id-`), case-insensitively.
 pub fn lookup(name: &str) -> anyhow::Result<&'static CompositeAlgorithm> {
     let wanted = name.trim();
     let wanted = wanted.strip_prefix("id-").unwrap_or(wanted);
-    ALGORITHMS
-        .iter()
-        .find(|a| a.name.eq_ignore_ascii_case(wanted))
-        .ok_or_else(|| {
-            anyhow!(
-                "unknown composite algorithm {name:?}; allowed: {}",
-                ALGORITHMS
-                    .iter()
-                    .map(|a| a.name)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        })
-}
-
-/// The algorithm of a dotted OID, if it is one of the table's.
-pub fn by_oid(oid: &str) -> Option<&'static CompositeAlgorithm> {
-    ALGORITHMS.iter().find(|a| a.oid == oid)
-}
-
-/// The algorithm of a TLS code point, if it is one of the table's.
-pub fn by_code_point(code_point: u16) -> Option<&'static CompositeAlgorithm> {
-    ALGORITHMS.iter().find(|a| a.code_point == code_point)
+    named::lookup(ALGORITHMS, "composite algorithm", wanted)
 }
 
 #[cfg(test)]

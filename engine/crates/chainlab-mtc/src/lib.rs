@@ -11,6 +11,7 @@
 //!   cosigner signs.
 //! - [`issue`]: a batch of a log, its subtrees, and the certificate for one entry.
 //! - [`verify`]: the relying party's checks and what they found.
+//! - [`named`]: finding a row of a named signature-algorithm table (liboqs's, composite's).
 //! - [`ca`]: the MTC CA certificate a relying party such as BoringSSL takes as trust anchor.
 //!
 //! SHA-256 is the log's hash throughout (the draft's RECOMMENDED choice).
@@ -19,6 +20,7 @@ pub mod ca;
 pub mod der;
 pub mod entry;
 pub mod issue;
+pub mod named;
 pub mod proof;
 pub mod tree;
 pub mod verify;

@@ -4,7 +4,7 @@
 //! private-use ranges (1.3.9999.*, 0xfe00-0xffff), except ML-DSA's, which are FIPS 204's OIDs
 //! and the IANA code points.
 
-use anyhow::anyhow;
+use chainlab_mtc::named;
 
 /// The family a table entry belongs to (the analysis groups placements by family).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,31 +130,11 @@ pub fn only_liboqs() -> impl Iterator<Item = &'static OqsAlgorithm> {
     ALGORITHMS.iter().filter(|a| a.family != Family::MlDsa)
 }
 
+chainlab_mtc::named_table!(OqsAlgorithm, ALGORITHMS);
+
 /// An algorithm by chainlab name, case-insensitively.
 pub fn lookup(name: &str) -> anyhow::Result<&'static OqsAlgorithm> {
-    ALGORITHMS
-        .iter()
-        .find(|a| a.name.eq_ignore_ascii_case(name.trim()))
-        .ok_or_else(|| {
-            anyhow!(
-                "unknown liboqs algorithm {name:?}; allowed: {}",
-                ALGORITHMS
-                    .iter()
-                    .map(|a| a.name)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        })
-}
-
-/// The algorithm of a dotted OID, if it is one of the table's.
-pub fn by_oid(oid: &str) -> Option<&'static OqsAlgorithm> {
-    ALGORITHMS.iter().find(|a| a.oid == oid)
-}
-
-/// The algorithm of a TLS code point, if it is one of the table's.
-pub fn by_code_point(code_point: u16) -> Option<&'static OqsAlgorithm> {
-    ALGORITHMS.iter().find(|a| a.code_point == code_point)
+    named::lookup(ALGORITHMS, "liboqs algorithm", name)
 }
 
 #[cfg(test)]
