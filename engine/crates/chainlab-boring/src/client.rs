@@ -8,13 +8,12 @@
 //! slots' threads and a population's draws are the scaffold's (`chainlab_record::drive`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use boring::ssl::{ErrorCode, ShutdownResult, Ssl, SslRef, SslSession, SslStream};
 use boring_sys as ffi;
 use chainlab_record::counting::{conn_id_hex, CountingStream, Socket, CONN_ID_BYTES};
-use chainlab_record::cpu::ThreadCpu;
-use chainlab_record::drive::{self, connect_tcp, population, Resumption, Slot};
+use chainlab_record::drive::{self, connect_tcp, population, Resumption, Slot, Started};
 use chainlab_record::observed::{ClientIdentity, ClientObserved};
 use chainlab_record::record::{ClientRecord, ErrorCategory};
 use foreign_types::ForeignTypeRef;
@@ -188,13 +187,13 @@ impl<'a> Client<'a> {
         };
         let (started, stream) =
             connect_tcp(&self.args.connect, self.timeout, instrument, &mut seen);
-        let (at, cpu_start) = (started.connect_end, started.cpu_start);
         match stream {
             None => {}
             Some(stream) if instrument => {
-                self.handshake(ssl, CountingStream::new(stream), at, cpu_start, &mut seen)?
+                let tls = SslStream::new(ssl, CountingStream::new(stream))?;
+                self.handshake(tls, &started, &mut seen)?
             }
-            Some(stream) => self.handshake(ssl, stream, at, cpu_start, &mut seen)?,
+            Some(stream) => self.handshake(SslStream::new(ssl, stream)?, &started, &mut seen)?,
         }
         let noted = anchors::take_noted();
         if let Some(n) = requested {
@@ -218,20 +217,16 @@ impl<'a> Client<'a> {
         ))
     }
 
-    /// SSL_connect over a connected socket, then the close and what the record needs.
+    /// SSL_connect over a connected socket, then BoringSSL's close (the server's tickets and
+    /// a client certificate's verdict read before our close_notify) and what the record needs.
     fn handshake<S: Socket>(
         &mut self,
-        ssl: Ssl,
-        stream: S,
-        connect_end: Instant,
-        cpu_start: Option<ThreadCpu>,
+        mut tls: SslStream<S>,
+        started: &Started,
         seen: &mut ClientObserved,
     ) -> anyhow::Result<()> {
-        let mut tls = SslStream::new(ssl, stream)?;
-        let result = drive::handshake_span(seen, connect_end, cpu_start, || tls.connect());
-        seen.handshake_counts = tls.get_ref().counts();
-        // End of the timed span.
-        seen.reply_not_tls = result.as_ref().err().and(tls.get_ref().reply_not_tls());
+        let connect = SslStream::connect;
+        let result = drive::timed_handshake(seen, started, &mut tls, connect, SslStream::get_ref);
 
         let instrument = seen.handshake_counts.is_some();
         match result {

@@ -9,13 +9,11 @@
 
 use std::cell::RefCell;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::anyhow;
 use chainlab_record::counting::CountingStream;
-use chainlab_record::cpu::ThreadCpu;
-use chainlab_record::drive::{self, Slot};
-use chainlab_record::ns_between;
+use chainlab_record::drive::{self, Slot, Started};
 use chainlab_record::observed::ClientIdentity;
 use chainlab_record::record::{ClientRecord, ObservedCert};
 use rustls::pki_types::{CertificateDer, ServerName};
@@ -158,14 +156,13 @@ impl<'a> Client<'a> {
         crate::mtc::take_checked();
         let (started, stream) =
             drive::connect_tcp(&self.args.connect, self.timeout, instrument, &mut seen);
-        let (at, cpu_start) = (started.connect_end, started.cpu_start);
         match stream {
             None => {}
             Some(stream) if instrument => {
                 let io = RecordReads::new(CountingStream::new(stream));
-                self.handshake(io, at, cpu_start, &mut seen)?;
+                self.handshake(io, &started, &mut seen)?;
             }
-            Some(stream) => self.handshake(RecordReads::new(stream), at, None, &mut seen)?,
+            Some(stream) => self.handshake(RecordReads::new(stream), &started, &mut seen)?,
         }
         Ok(self.record(seq, warmup, started.start_unix_ns, seen))
     }
@@ -173,18 +170,12 @@ impl<'a> Client<'a> {
     fn handshake<S: Socket>(
         &self,
         mut io: RecordReads<S>,
-        connect_end: Instant,
-        cpu_start: Option<ThreadCpu>,
+        started: &Started,
         seen: &mut Observed,
     ) -> anyhow::Result<()> {
         let mut conn = ClientConnection::new(self.config.clone(), self.server_name.clone())?;
-        let result = tlsio::handshake(&mut conn, &mut io);
-        let end = Instant::now();
-        seen.cpu = cpu_start.map(|c| ThreadCpu::now().since(c));
-        seen.handshake_ns = Some(ns_between(connect_end, end));
-        seen.handshake_counts = io.socket().counts();
-        // End of the timed span.
-        seen.reply_not_tls = result.as_ref().err().and(io.socket().reply_not_tls());
+        let connect = |io: &mut RecordReads<S>| tlsio::handshake(&mut conn, io);
+        let result = drive::timed_handshake(seen, started, &mut io, connect, RecordReads::socket);
 
         let instrument = seen.handshake_counts.is_some();
         match result {

@@ -1,6 +1,6 @@
 //! What every stack's client does around one attempt's TLS library calls, whatever the
 //! library: whether to offer the kept session (`Resumption`), the name SNI carries
-//! (`server_name`) and the handshake's timed span (`handshake_span`). A stack's client keeps
+//! (`server_name`) and the handshake's timed span (`timed_handshake`). A stack's client keeps
 //! only its library's calls: building the SSL object, setting the session and the name,
 //! driving the handshake.
 
@@ -10,6 +10,7 @@ use rand::{Rng as _, SeedableRng as _};
 use rand_chacha::ChaCha8Rng;
 
 use crate::args::ClientArgs;
+use crate::counting::Socket;
 use crate::cpu::ThreadCpu;
 use crate::observed::ClientObserved;
 
@@ -53,19 +54,38 @@ pub fn server_name(args: &ClientArgs) -> Option<&str> {
     name.parse::<std::net::IpAddr>().is_err().then_some(name)
 }
 
-/// The handshake's timed span: `handshake` (the library's connect) from the end of the TCP
-/// connect to its return, and the thread's CPU since `cpu_start`, into `seen`. What is
-/// read after it (counts, the connection's facts, the close) is outside the span.
-pub fn handshake_span<R>(
+/// Where a TCP attempt's timed span stands once connect() returned.
+#[derive(Debug, Clone, Copy)]
+pub struct Started {
+    /// Wall-clock start, for the record's ordering.
+    pub start_unix_ns: u128,
+    /// The thread's CPU at the span's start (instrumented only).
+    pub cpu_start: Option<ThreadCpu>,
+    /// connect() returned: the handshake's span starts here.
+    pub connect_end: Instant,
+}
+
+/// The handshake's timed span: `handshake` (the library's connect over `tls`) from the end
+/// of the TCP connect (`started`) to its return, and the thread's CPU since then, into `seen`.
+/// Then, outside the span, what the socket under `tls` (`socket`) counted and, where the
+/// handshake failed, the peer's reply if it was no TLS. What the caller reads next (the
+/// connection's facts, the close) is outside the span too.
+pub fn timed_handshake<T, S: Socket + ?Sized, R, E>(
     seen: &mut ClientObserved,
-    connect_end: Instant,
-    cpu_start: Option<ThreadCpu>,
-    handshake: impl FnOnce() -> R,
-) -> R {
-    let result = handshake();
+    started: &Started,
+    tls: &mut T,
+    handshake: impl FnOnce(&mut T) -> Result<R, E>,
+    socket: impl Fn(&T) -> &S,
+) -> Result<R, E> {
+    let result = handshake(tls);
     let end = Instant::now();
-    seen.cpu = cpu_start.map(|c| ThreadCpu::now().since(c));
-    seen.handshake_ns = Some(crate::ns_between(connect_end, end));
+    seen.cpu = started.cpu_start.map(|c| ThreadCpu::now().since(c));
+    seen.handshake_ns = Some(crate::ns_between(started.connect_end, end));
+    seen.handshake_counts = socket(tls).counts();
+    seen.reply_not_tls = result
+        .as_ref()
+        .err()
+        .and_then(|_| socket(tls).reply_not_tls());
     result
 }
 
@@ -73,6 +93,56 @@ pub fn handshake_span<R>(
 mod tests {
     use super::*;
     use crate::drive::test_args as args;
+
+    /// A connected loopback pair: the client's counting socket and the server's end.
+    fn pair() -> (crate::counting::CountingStream, std::net::TcpStream) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+        let client = std::net::TcpStream::connect(listener.local_addr().expect("its address"))
+            .expect("connecting to it");
+        let (server, _) = listener.accept().expect("accepting");
+        (crate::counting::CountingStream::new(client), server)
+    }
+
+    #[test]
+    fn a_timed_handshake_records_its_span_counts_and_a_reply_that_is_no_tls_only_on_failure() {
+        use std::io::{Read as _, Write as _};
+        for fails in [false, true] {
+            let (mut socket, mut server) = pair();
+            server
+                .write_all(b"HTTP/1.1 400 Bad Request")
+                .expect("the server's reply");
+            let mut seen = ClientObserved::default();
+            let started = Started {
+                start_unix_ns: 0,
+                cpu_start: Some(ThreadCpu::now()),
+                connect_end: Instant::now(),
+            };
+            let result = timed_handshake(
+                &mut seen,
+                &started,
+                &mut socket,
+                |s| {
+                    s.write_all(&[22, 3, 1, 0, 1, 1])
+                        .map_err(|e| e.to_string())?;
+                    let mut head = [0u8; 8];
+                    s.read_exact(&mut head).map_err(|e| e.to_string())?;
+                    if fails {
+                        Err("not a ServerHello".to_owned())
+                    } else {
+                        Ok(head.len())
+                    }
+                },
+                |s| s,
+            );
+            assert_eq!(result.is_err(), fails);
+            let counts = seen.handshake_counts.expect("a counting socket counts");
+            assert_eq!((counts.written, counts.read), (6, 8));
+            assert!(seen.handshake_ns.is_some() && seen.cpu.is_some());
+            let reply = seen.reply_not_tls.as_deref();
+            assert_eq!(reply.is_some(), fails, "{reply:?}");
+            assert!(reply.is_none_or(|r| r.contains("HTTP/1.1")), "{reply:?}");
+        }
+    }
 
     #[test]
     fn a_ratio_draws_once_per_attempt_from_the_seed_whether_or_not_a_session_is_kept() {

@@ -15,7 +15,7 @@ use anyhow::bail;
 use crate::args::HandshakeArgs;
 use crate::record::{ClientRecord, RecordWriter};
 
-pub use attempt::{handshake_span, server_name, Resumption};
+pub use attempt::{server_name, timed_handshake, Resumption, Started};
 pub use load::{load, schedule};
 pub use slot::Slot;
 
@@ -230,17 +230,6 @@ fn check_pem(flag: &str, path: &std::path::Path) -> anyhow::Result<()> {
         );
     }
     Ok(())
-}
-
-/// Where a TCP attempt's timed span stands once connect() returned.
-#[derive(Debug, Clone, Copy)]
-pub struct Started {
-    /// Wall-clock start, for the record's ordering.
-    pub start_unix_ns: u128,
-    /// The thread's CPU at the span's start (instrumented only).
-    pub cpu_start: Option<ThreadCpu>,
-    /// connect() returned: the handshake's span starts here.
-    pub connect_end: Instant,
 }
 
 /// The start of every TCP attempt, whatever the stack: the clocks start, connect() within

@@ -1,14 +1,11 @@
 //! The TCP client of `handshake` and `load`: a fresh TCP connection per attempt, the timed
 //! span connect() → `SSL_connect` returned (see `tls::client`), then the close.
 
-use std::time::Instant;
-
 use openssl::ssl::{ErrorCode, ShutdownResult, Ssl, SslStream};
 
-use crate::cpu::ThreadCpu;
 use crate::record::ClientRecord;
 use crate::tls::chain::observed_chain;
-use chainlab_record::drive::{self, connect_tcp};
+use chainlab_record::drive::{self, connect_tcp, Started};
 
 use crate::tls::counting::{CountingStream, SocketStream};
 use crate::tls::errors::{self};
@@ -38,32 +35,29 @@ impl Client<'_> {
 
         let (started, stream) =
             connect_tcp(&self.args.connect, self.timeout, instrument, &mut seen);
-        let (at, cpu_start) = (started.connect_end, started.cpu_start);
         match stream {
             None => {}
             Some(stream) if instrument => {
                 let stream = CountingStream::new(stream);
-                self.handshake(ssl, stream, at, cpu_start, &mut seen)?
+                self.handshake(ssl, stream, &started, &mut seen)?
             }
-            Some(stream) => self.handshake(ssl, stream, at, cpu_start, &mut seen)?,
+            Some(stream) => self.handshake(ssl, stream, &started, &mut seen)?,
         }
         Ok(self.record(seq, warmup, started.start_unix_ns, seen))
     }
 
-    /// SSL_connect over a connected socket, then the close and what the record needs.
+    /// SSL_connect over a connected socket, then OpenSSL's close (our close_notify first, the
+    /// record's facts read while the server answers) and what the record needs.
     fn handshake<S: SocketStream + 'static>(
         &mut self,
         ssl: Ssl,
         stream: S,
-        connect_end: Instant,
-        cpu_start: Option<ThreadCpu>,
+        started: &Started,
         seen: &mut Observed,
     ) -> anyhow::Result<()> {
         let mut tls = SslStream::new(ssl, stream)?;
-        let result = drive::handshake_span(seen, connect_end, cpu_start, || tls.connect());
-        seen.handshake_counts = tls.get_ref().counts();
-        // End of the timed span.
-        seen.reply_not_tls = result.as_ref().err().and(tls.get_ref().reply_not_tls());
+        let connect = SslStream::connect;
+        let result = drive::timed_handshake(seen, started, &mut tls, connect, SslStream::get_ref);
 
         let instrument = seen.handshake_counts.is_some();
         match result {
