@@ -1,7 +1,7 @@
 //! `primitives` on the rustls engine: ML-DSA signed and verified by aws-lc (the stack's own)
-//! and by liboqs (`--signature-impl liboqs`), aws-lc's classical algorithms with rustls'
-//! TLS 1.3 schemes, one record per operation as `chainlab-engine primitives` writes them;
-//! anything else refused in one line.
+//! and by liboqs (`--signature-impl liboqs`); anything else refused in one line. Every
+//! algorithm and group aws-lc has is timed by the cross-stack suite (chainlab-test-support
+//! `tests/stacks.rs`), from its `info`.
 
 use chainlab_test_support::stacks;
 use serde_json::Value;
@@ -34,43 +34,6 @@ fn ml_dsa_signs_and_verifies_on_both_implementations() {
             }
         }
     }
-}
-
-#[test]
-fn aws_lc_classical_signatures_sign_and_verify() {
-    for alg in [
-        "ECDSA-P256",
-        "ECDSA-P384",
-        "Ed25519",
-        "RSA-2048",
-        "RSA-3072",
-    ] {
-        for op in ["sign", "verify"] {
-            let (code, records, err) = primitives(&["--subject", alg, "--op", op, "--count", "2"]);
-            // The engine checks its own signature before timing: a verify that fails ends it.
-            assert_eq!(code, Some(0), "{alg} {op}: {err}");
-            assert_eq!(records.len(), 3, "one warm-up and two timed");
-            assert!(records
-                .iter()
-                .all(|r| r["subject"] == alg && r["op"] == op && r["message_bytes"] == 130));
-        }
-    }
-}
-
-#[test]
-fn aws_lc_key_exchange_runs_each_groups_operations() {
-    stacks::times_key_exchange(
-        "rustls",
-        &[
-            ("X25519MLKEM768", true),
-            ("SecP256r1MLKEM768", true),
-            ("MLKEM768", true),
-            ("MLKEM1024", true),
-            ("X25519", false),
-            ("P-256", false),
-            ("P-384", false),
-        ],
-    );
 }
 
 #[test]

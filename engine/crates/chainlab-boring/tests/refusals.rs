@@ -1,0 +1,154 @@
+//! What the BoringSSL engine cannot do, refused in one line before anything runs or
+//! recorded by category when it meets a peer it cannot serve. What it does with every other
+//! stack is the cross-stack suite's (chainlab-test-support `tests/stacks.rs`).
+//!
+//! Every child is killed and reaped on drop and every wait is bounded, so a failing test
+//! never leaves a process behind or hangs.
+
+use std::process::Command;
+
+use chainlab_test_support::stacks::{binary, handshakes, pki, Server, TempDir};
+
+const BORING: &str = "boringssl";
+const MLDSA: &str = "ML-DSA-65,ML-DSA-65";
+const HYBRID: &str = "X25519MLKEM768";
+
+#[test]
+fn what_boringssl_cannot_do_fails_in_one_line_or_as_a_recorded_category() {
+    let dir = TempDir::new("refuse");
+    // An SLH-DSA leaf: BoringSSL reads no SLH-DSA key; the server refuses to start.
+    let slh = pki(&dir, "SLH-DSA-SHAKE-128f,SLH-DSA-SHAKE-128f");
+    let out = Command::new(binary(BORING))
+        .arg("serve")
+        .arg("--pki")
+        .arg(&slh)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("is not a private key BoringSSL reads"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    // Refused by name before anything runs.
+    let client = [
+        "handshake",
+        "--connect",
+        "127.0.0.1:9",
+        "--count",
+        "1",
+        "--no-verify",
+    ];
+    let server = ["serve", "--pki", slh.to_str().unwrap()];
+    // The MTC relying party's options BoringSSL's verifier has no counterpart for.
+    let mtc_client = [
+        "handshake",
+        "--connect",
+        "127.0.0.1:9",
+        "--count",
+        "1",
+        "--mtc-trust",
+        "t.json",
+    ];
+    for (args, extra, capability) in [
+        (&client[..], &["--transport", "quic"][..], "quic"),
+        (&client[..], &["--random-seed", "1"][..], "seeded_random"),
+        (&server[..], &["--random-seed", "1"][..], "seeded_random"),
+        (
+            &server[..],
+            &["--chain", "mtc-landmark", "--mtc-retry-standalone"][..],
+            "mtc_retry",
+        ),
+        (
+            &mtc_client[..],
+            &["--mtc-cosigners-required", "1"][..],
+            "mtc_cosigners",
+        ),
+        (&mtc_client[..], &["--mtc-retry"][..], "mtc_retry"),
+        (
+            &server[..],
+            &["--prefer-server-groups"][..],
+            "server_group_preference",
+        ),
+        (
+            &client[..],
+            &["--signature-impl", "liboqs"][..],
+            "signature_impl_liboqs",
+        ),
+    ] {
+        let out = Command::new(binary(BORING))
+            .args(args)
+            .args(extra)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.code() == Some(2)
+                && err.contains(&format!("missing capability: {capability}"))
+                && err.trim().lines().count() == 1,
+            "{args:?} {extra:?}: {err}"
+        );
+    }
+    let out = Command::new(binary(BORING))
+        .args(client)
+        .args(["--groups", "MLKEM768"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("\"MLKEM768\" is not a group of the boringssl stack"),
+        "{err}"
+    );
+    // An unknown scheme: every scheme the stack takes listed, each once.
+    let out = Command::new(binary(BORING))
+        .args(client)
+        .args(["--sigalgs", "nope"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let allowed = err.split("allowed: ").nth(1).unwrap_or_default().trim();
+    let names: Vec<&str> = allowed.split(", ").collect();
+    assert!(
+        names.contains(&"rsa_pss_rsae_sha384") && names.contains(&"mldsa65"),
+        "{err}"
+    );
+    assert_eq!(
+        names
+            .iter()
+            .filter(|n| **n == "rsa_pss_rsae_sha256")
+            .count(),
+        1,
+        "{err}"
+    );
+    // An OpenSSL server with an SLH-DSA leaf: the BoringSSL client offers no SLH-DSA
+    // scheme; the server names the cause, the client reads handshake_failure in reply to
+    // its ClientHello and (with every scheme offered) records no shared group, as the
+    // other engines' clients do.
+    let srv = Server::start("openssl-3.5", &slh, HYBRID, &[]);
+    let clients = handshakes(BORING, &srv, &slh.join("ca.pem"), HYBRID, &[]);
+    let servers = srv.stop();
+    assert_eq!(
+        clients[0]["error_category"], "no_shared_group",
+        "{}",
+        clients[0]
+    );
+    assert_eq!(
+        servers[0]["error_category"], "no_shared_sigalg",
+        "{}",
+        servers[0]
+    );
+    // A chain signed by a root the client does not trust: verify_failed, and the server
+    // reads the client's alert.
+    let other = pki(&dir, "ECDSA-P256,ECDSA-P256");
+    let ml = pki(&dir, MLDSA);
+    let srv = Server::start("openssl-3.5", &ml, HYBRID, &[]);
+    let clients = handshakes(BORING, &srv, &other.join("ca.pem"), HYBRID, &[]);
+    let servers = srv.stop();
+    assert_eq!(
+        clients[0]["error_category"], "verify_failed",
+        "{}",
+        clients[0]
+    );
+    assert_eq!(servers[0]["error_category"], "tls_alert", "{}", servers[0]);
+}
