@@ -12,6 +12,10 @@ analyses it asks for), registered with the names it produces:
 kept from the same run. A report section reads the attributes it needs, so a report
 computes what its sections use and nothing else (`Analysis.computed` lists what ran).
 
+Each name is declared on `Analysis` with its type (`mtc = computed[pd.DataFrame]()`), so a
+type checker holds every reader to it and a misspelt name is an error before anything runs;
+tests/analysis/test_registry.py holds the declarations and the producers to each other.
+
 A store of probes only (`chainlab probe`) has no lab scenario: there an analysis runs only
 if it was registered with `probes=True` (the probes' own, the metadata); every other is its
 `empty()` value without running (an empty frame unless it says otherwise).
@@ -22,9 +26,16 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 import pandas as pd
+
+if TYPE_CHECKING:
+    # Named by the declarations below, in quotes (each module imports this one).
+    from chainlab.analysis.compare import MonteCarlo  # noqa: F401
+    from chainlab.analysis.network import NetworkAnalysis  # noqa: F401
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -70,22 +81,116 @@ def known() -> tuple[str, ...]:
     return tuple(_PRODUCERS)
 
 
+def declared() -> tuple[str, ...]:
+    """Every analysis name `Analysis` declares."""
+    return tuple(n for n, v in vars(Analysis).items() if isinstance(v, computed))
+
+
+class computed(Generic[T]):  # noqa: N801 (read as a declaration: `summary = computed[...]()`)
+    """An analysis of `Analysis`, of type T: computed by its producer the first time it is
+    read, then kept on the instance (this descriptor defines no __set__, so the kept value
+    is what later reads find)."""
+
+    name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, a: None, owner: type) -> computed[T]: ...
+    @overload
+    def __get__(self, a: Analysis, owner: type) -> T: ...
+    def __get__(self, a: Analysis | None, owner: type) -> computed[T] | T:
+        if a is None:
+            return self
+        return a.compute(self.name)  # type: ignore[no-any-return]
+
+
 class Analysis:
     """The analyses of one store, each computed when first asked for. `data` is the store's
     frames (chainlab.analysis.load.StoreData), `config` its settings."""
 
-    def __init__(self, data):
+    # Every analysis, in the order of the modules that produce them.
+    summary = computed[pd.DataFrame]()
+    failures = computed[pd.DataFrame]()
+    exposure = computed[pd.DataFrame]()
+    trust_anchors = computed[pd.DataFrame]()
+    by_position = computed[pd.DataFrame]()
+    by_position_best = computed[pd.DataFrame]()
+    monte_carlo = computed["MonteCarlo"]()
+    baseline = computed[str]()
+    baseline_note = computed[str]()
+    multipliers = computed[pd.DataFrame]()
+    strategy = computed[pd.DataFrame]()
+    pairs = computed[pd.DataFrame]()
+    table7 = computed[pd.DataFrame]()
+    classes = computed[pd.DataFrame]()
+    placement_study = computed[bool]()
+    capacity = computed[pd.DataFrame]()
+    all_capacity = computed[pd.DataFrame]()
+    service_scenarios = computed[pd.DataFrame]()
+    service_classes = computed[pd.DataFrame]()
+    client_auth = computed[pd.DataFrame]()
+    composite_placements = computed[pd.DataFrame]()
+    composite_cheapest = computed[pd.DataFrame]()
+    paper_matches = computed[pd.DataFrame]()
+    paper_scenarios = computed[pd.DataFrame]()
+    paper_classes = computed[pd.DataFrame]()
+    paper_correlations = computed[pd.DataFrame]()
+    paper_depth = computed[pd.DataFrame]()
+    paper_kex = computed[pd.DataFrame]()
+    compression = computed[pd.DataFrame]()
+    compression_verdicts = computed[pd.DataFrame]()
+    correlations = computed[pd.DataFrame]()
+    counterexamples = computed[pd.DataFrame]()
+    cost_model = computed[pd.DataFrame]()
+    cost_model_stacks = computed[pd.DataFrame]()
+    primitives = computed[pd.DataFrame]()
+    decomposition = computed[pd.DataFrame]()
+    decomposition_classes = computed[pd.DataFrame]()
+    findings = computed[list[dict[str, Any]]]()
+    network = computed["NetworkAnalysis | None"]()
+    reference_network = computed["str | None"]()
+    network_rank = computed["dict[str, tuple[Any, ...]] | None"]()
+    projection = computed["pd.DataFrame | None"]()
+    intermediates = computed[pd.DataFrame]()
+    interop = computed[pd.DataFrame]()
+    rollout_kinds = computed[pd.DataFrame]()
+    rollout_load_kinds = computed[pd.DataFrame]()
+    rollout_shares = computed[pd.DataFrame]()
+    rollout_rule = computed[pd.DataFrame]()
+    landmark_lag = computed[pd.DataFrame]()
+    landmark_lag_rule = computed[pd.DataFrame]()
+    load_steps = computed[pd.DataFrame]()
+    host_speed = computed[pd.DataFrame]()
+    load_capacity = computed[pd.DataFrame]()
+    mtc = computed[pd.DataFrame]()
+    mtc_proofs = computed[pd.DataFrame]()
+    targets = computed[pd.DataFrame]()
+    target_chains = computed[pd.DataFrame]()
+    target_beside = computed[pd.DataFrame]()
+    target_load = computed[pd.DataFrame]()
+    client_profiles = computed[pd.DataFrame]()
+    quic = computed[pd.DataFrame]()
+    resumption = computed[pd.DataFrame]()
+    server_cpu = computed[pd.DataFrame]()
+    stacks = computed[pd.DataFrame]()
+    stack_orderings = computed[pd.DataFrame]()
+    stack_cost_split = computed[pd.DataFrame]()
+    metadata = computed[list[tuple[str, str]]]()
+
+    def __init__(self, data: Any) -> None:
         self.data = data
         self.config = data.config
         self.probes_only = data.scenarios.empty and not data.targets.empty
         self.computed: list[str] = []  # analyses in the order they ran
         self._running: list[str] = []
 
-    def __getattr__(self, name: str):
-        # Only reached for a name not yet set: an analysis to compute, or a true miss.
-        if name.startswith("_") or name not in _PRODUCERS:
-            raise AttributeError(f"no analysis {name!r} (known: {', '.join(sorted(known()))})")
-        producer = _PRODUCERS[name]
+    def compute(self, name: str) -> Any:
+        """Analysis `name` (and the others its producer gives), computed now and kept."""
+        producer = _PRODUCERS.get(name)
+        if producer is None:
+            raise LookupError(f"analysis {name!r} has no producer (known: {', '.join(known())})")
         if name in self._running:
             raise RuntimeError(f"analysis {name!r} asks for itself: {' -> '.join(self._running)}")
         if self.probes_only and not producer.probes:
@@ -97,10 +202,9 @@ class Analysis:
             finally:
                 self._running.pop()
             values = (got,) if len(producer.names) == 1 else tuple(got)
-        names = producer.names
-        for n, v in zip(names, values, strict=True):
+        for n, v in zip(producer.names, values, strict=True):
             self.__dict__[n] = v
-        self.computed.extend(names)
+        self.computed.extend(producer.names)
         return self.__dict__[name]
 
     def with_config(self, config) -> Analysis:

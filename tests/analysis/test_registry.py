@@ -108,11 +108,22 @@ def test_a_store_that_varies_a_lever_computes_none_of_the_placement_study(make_s
 
 def test_an_unknown_name_and_a_circle_are_errors(make_store, monkeypatch):
     a = analyze(placement_store(make_store))
-    with pytest.raises(AttributeError, match="no analysis 'sumary'"):
-        a.sumary  # noqa: B018
-    monkeypatch.setitem(registry._PRODUCERS, "loop", registry.Producer(lambda a: a.loop, ("loop",)))
+    with pytest.raises(AttributeError, match="sumary"):
+        a.sumary  # type: ignore[attr-defined]  # noqa: B018
+    with pytest.raises(LookupError, match="'sumary' has no producer"):
+        a.compute("sumary")
+    monkeypatch.setitem(
+        registry._PRODUCERS, "loop", registry.Producer(lambda a: a.compute("loop"), ("loop",))
+    )
     with pytest.raises(RuntimeError, match="'loop' asks for itself"):
-        a.loop  # noqa: B018
+        a.compute("loop")
+
+
+def test_every_analysis_is_declared_with_its_type_and_has_a_producer():
+    # Each declaration (what a type checker holds readers to) is produced by exactly one
+    # registered function, and nothing is produced that is not declared.
+    assert sorted(registry.declared()) == sorted(registry.known())
+    assert len(registry.declared()) == len(set(registry.declared()))
 
 
 def test_a_name_is_produced_once():

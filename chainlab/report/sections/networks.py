@@ -315,5 +315,5 @@ def build(b: Builder) -> Section | None:
         )
     else:
         s.blocks.append("No profile has loss, so there is no latency-versus-loss plot.")
-    s.blocks.append(projection.build(b))
+    s.blocks.append(projection.build(b, net))
     return s

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from chainlab.analysis.network import REFERENCE_PROFILES
+from chainlab.analysis.network import REFERENCE_PROFILES, NetworkAnalysis
 from chainlab.report import format as f
 from chainlab.report.builder import Builder, ci, codes, ints, nums
 from chainlab.report.document import Section
 
 
-def build(b: Builder) -> Section:
-    net = b.a.network
+def build(b: Builder, net: NetworkAnalysis) -> Section:
+    """The section of `net`, the store's network analysis (the networks section has one)."""
     s = Section("networks-projection", "Projection from loopback")
     s.blocks.append(
         "The model of docs/network.md (chainlab/network/model.py) predicts a scenario's "
