@@ -416,3 +416,132 @@ fn each_stack_times_every_algorithm_and_group_its_info_lists() {
         common::times_key_exchange(stack, &groups);
     }
 }
+
+/// An option asking for one engine feature (the features of chainlab-record's table, which
+/// `info` lists): the subcommand line it is given on, the option itself, and the features
+/// that line needs besides (an MTC client's options need the MTC client).
+struct Asking {
+    line: Line,
+    option: &'static [&'static str],
+    feature: &'static str,
+    needs: &'static [&'static str],
+}
+
+/// The subcommand lines the options are given on.
+#[derive(Clone, Copy)]
+enum Line {
+    Client,
+    MtcClient,
+    Server,
+}
+
+const fn asking(line: Line, option: &'static [&'static str], feature: &'static str) -> Asking {
+    Asking {
+        line,
+        option,
+        feature,
+        needs: &[],
+    }
+}
+
+/// Every option that asks for a feature some engine lacks.
+const ASKING: &[Asking] = &[
+    asking(Line::Client, &["--transport", "quic"], "quic"),
+    asking(Line::Client, &["--random-seed", "1"], "seeded_random"),
+    asking(Line::Server, &["--random-seed", "1"], "seeded_random"),
+    asking(
+        Line::Server,
+        &["--prefer-server-groups"],
+        "server_group_preference",
+    ),
+    asking(
+        Line::Client,
+        &["--signature-impl", "liboqs"],
+        "signature_impl_liboqs",
+    ),
+    asking(Line::Client, &["--sigalgs", "mldsa65"], "client_sigalgs"),
+    asking(Line::Client, &["--partial-chain"], "partial_chain"),
+    asking(Line::Client, &["--resume-ratio", "0.5"], "resumption_mix"),
+    asking(Line::Client, &["--trust-anchors", "1.2"], "trust_anchors"),
+    asking(Line::Server, &["--trust-anchor-ids"], "trust_anchors"),
+    asking(
+        Line::Client,
+        &["--client-profile", "chrome"],
+        "client_profile",
+    ),
+    asking(Line::Client, &["--cert-pki", "PKI"], "client_auth"),
+    asking(Line::Server, &["--client-ca", "PKI/ca.pem"], "client_auth"),
+    asking(
+        Line::Client,
+        &["--untrusted", "PKI/ca.pem"],
+        "untrusted_intermediates",
+    ),
+    asking(Line::MtcClient, &[], "mtc"),
+    asking(Line::Server, &["--chain", "mtc-landmark"], "mtc"),
+    Asking {
+        needs: &["mtc"],
+        ..asking(
+            Line::MtcClient,
+            &["--mtc-cosigners-required", "1"],
+            "mtc_cosigners",
+        )
+    },
+    Asking {
+        needs: &["mtc"],
+        ..asking(Line::MtcClient, &["--mtc-retry"], "mtc_retry")
+    },
+    Asking {
+        needs: &["mtc"],
+        ..asking(
+            Line::Server,
+            &["--chain", "mtc-landmark", "--mtc-retry-standalone"],
+            "mtc_retry",
+        )
+    },
+];
+
+/// Every stack refuses each option whose feature its `info` does not list, before anything
+/// runs: exit 2 and one line naming the missing capability. The table covers every feature
+/// some stack lacks.
+#[test]
+fn every_stack_refuses_each_feature_it_lacks_in_one_line() {
+    let dir = TempDir::new("refuse");
+    let pki = pki(&dir, MLDSA);
+    let pki_dir = pki.to_str().expect("a UTF-8 path");
+    let client = ["handshake", "--connect", "127.0.0.1:9", "--count", "1"];
+    let mut refused = 0;
+    for stack in STACKS {
+        let lacking = ASKING
+            .iter()
+            .filter(|a| !has(stack, a.feature) && a.needs.iter().all(|n| has(stack, n)));
+        for a in lacking {
+            let line: Vec<String> = match a.line {
+                Line::Client => [&client[..], &["--no-verify"]].concat(),
+                Line::MtcClient => [&client[..], &["--mtc-trust", "t.json"]].concat(),
+                Line::Server => vec!["serve", "--pki", pki_dir],
+            }
+            .into_iter()
+            .chain(a.option.iter().copied())
+            .map(|arg| arg.replace("PKI", pki_dir))
+            .collect();
+            let out = chainlab_test_support::run_bounded(Command::new(binary(stack)).args(&line));
+            let err = String::from_utf8_lossy(&out.stderr);
+            let named = err.contains(&format!("missing capability: {}", a.feature));
+            assert!(
+                out.status.code() == Some(2) && named && err.trim().lines().count() == 1,
+                "{stack} {line:?}: {:?} {err}",
+                out.status.code()
+            );
+            refused += 1;
+        }
+    }
+    // Every feature in the table is lacked by some stack, so each row ran at least once.
+    for a in ASKING {
+        assert!(
+            STACKS.iter().any(|s| !has(s, a.feature)),
+            "{}: every stack has it",
+            a.feature
+        );
+    }
+    assert!(refused >= ASKING.len(), "{refused} refusals");
+}
