@@ -565,3 +565,50 @@ fn every_stack_refuses_each_feature_it_lacks_in_one_line() {
     }
     assert!(refused >= ASKING.len(), "{refused} refusals");
 }
+
+/// Every stack's client against a chain whose root it does not trust (an ML-DSA-65 chain
+/// from an OpenSSL 3.5 server, an ECDSA root trusted): the client records verify_failed,
+/// and the server the client's alert.
+#[test]
+fn every_client_refuses_a_chain_from_a_root_it_does_not_trust() {
+    let dir = TempDir::new("untrusted-root");
+    let other = pki(&dir, "ECDSA-P256,ECDSA-P256");
+    let ml = pki(&dir, MLDSA);
+    for client in STACKS {
+        let srv = Server::start("openssl-3.5", &ml, HYBRID, &[]);
+        let clients = handshakes(client, &srv, &other.join("ca.pem"), HYBRID, &[]);
+        let servers = srv.stop();
+        let (c, s) = (&clients[0], &servers[0]);
+        assert_eq!(c["error_category"], "verify_failed", "{client}: {c}");
+        assert_eq!(s["error_category"], "tls_alert", "{client}: {s}");
+    }
+}
+
+/// Every stack whose client has no SLH-DSA scheme (its `info` lists its algorithms) against
+/// an OpenSSL 3.5 server with an SLH-DSA leaf: the server names the cause
+/// (no_shared_sigalg); the client reads a handshake_failure alert in reply to its
+/// ClientHello, which the wire leaves ambiguous, and (with every scheme offered) records
+/// no_shared_group, as the OpenSSL engine's client does.
+#[test]
+fn a_client_without_the_leafs_scheme_is_refused_and_both_sides_record_why() {
+    let dir = TempDir::new("no-scheme");
+    let slh = pki(&dir, "SLH-DSA-SHAKE-128f,SLH-DSA-SHAKE-128f");
+    let without: Vec<_> = STACKS
+        .into_iter()
+        .filter(|s| {
+            info(s)["signature_algorithms"]
+                .as_array()
+                .is_some_and(|algs| !algs.iter().any(|a| a["algorithm"] == "SLH-DSA-SHAKE-128f"))
+        })
+        .collect();
+    assert!(without.len() >= 3, "{without:?}");
+    for client in without {
+        let srv = Server::start("openssl-3.5", &slh, HYBRID, &[]);
+        let clients = handshakes(client, &srv, &slh.join("ca.pem"), HYBRID, &[]);
+        let servers = srv.stop();
+        let (c, s) = (&clients[0], &servers[0]);
+        assert_eq!(c["outcome"], "failed", "{client}: {c}");
+        assert_eq!(c["error_category"], "no_shared_group", "{client}: {c}");
+        assert_eq!(s["error_category"], "no_shared_sigalg", "{client}: {s}");
+    }
+}
