@@ -1,9 +1,12 @@
 //! Tests that pair the stacks' binaries: hierarchies from the OpenSSL 3.5 engine's `pki`, a
 //! `serve` of any stack recording beside its hierarchy, and a bounded `handshake` client of
-//! any stack.
+//! any stack; and what the cross-stack suite parametrises over (`STACKS`, each one's `info`
+//! and what it says the stack has, the pairs of stacks that have something).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
 
 use serde_json::Value;
 
@@ -255,4 +258,77 @@ pub fn load_own_server(
         .map(|c| crate::paired(c, &servers).clone())
         .collect();
     (records, paired)
+}
+
+// -- the cross-stack suite's parameter (tests/stacks.rs, tests/stacks_refusals.rs) --------
+
+/// Every stack, the cross-stack suite's parameter.
+pub const STACKS: [&str; 5] = ["openssl-3.5", "openssl-4.0", "boringssl", "rustls", "go"];
+/// The post-quantum groups of an OpenSSL engine (its `info` lists none: OpenSSL has them
+/// all, the other stacks' `info` lists theirs).
+const OPENSSL_PQ_GROUPS: [&str; 4] = [
+    "X25519MLKEM768",
+    "SecP256r1MLKEM768",
+    "MLKEM768",
+    "MLKEM1024",
+];
+
+/// Each stack's `info`, read once.
+pub fn info(stack: &str) -> &'static Value {
+    static INFO: OnceLock<BTreeMap<&'static str, Value>> = OnceLock::new();
+    let all = INFO.get_or_init(|| {
+        STACKS
+            .iter()
+            .map(|&s| {
+                let out = crate::run_bounded(Command::new(binary(s)).arg("info"));
+                assert!(out.status.success(), "{s} info");
+                (
+                    s,
+                    serde_json::from_slice(&out.stdout).expect("info is JSON"),
+                )
+            })
+            .collect()
+    });
+    &all[stack]
+}
+
+/// Whether a stack's engine has a feature (`info`'s `features`).
+pub fn has(stack: &str, feature: &str) -> bool {
+    info(stack)["features"]
+        .as_array()
+        .expect("info lists features")
+        .iter()
+        .any(|f| f == feature)
+}
+
+/// The certificate compressions a stack's engine has (an OpenSSL engine's: every one).
+pub fn compressions(stack: &str) -> Vec<String> {
+    match info(stack)["cert_compressions"].as_array() {
+        Some(names) => names
+            .iter()
+            .map(|n| n.as_str().unwrap().to_owned())
+            .collect(),
+        None => ["zlib", "brotli", "zstd"].map(String::from).to_vec(),
+    }
+}
+
+/// A stack's post-quantum key-exchange groups (hybrid or pure ML-KEM).
+pub fn pq_groups(stack: &str) -> Vec<String> {
+    match info(stack)["groups"].as_array() {
+        Some(names) => names
+            .iter()
+            .map(|n| n.as_str().unwrap().to_owned())
+            .filter(|n| n.contains("MLKEM"))
+            .collect(),
+        None => OPENSSL_PQ_GROUPS.map(String::from).to_vec(),
+    }
+}
+
+/// Every ordered (server, client) pair of the stacks for which `both` holds of each.
+pub fn pairs(both: impl Fn(&str) -> bool) -> Vec<(&'static str, &'static str)> {
+    let stacks: Vec<_> = STACKS.into_iter().filter(|s| both(s)).collect();
+    stacks
+        .iter()
+        .flat_map(|&server| stacks.iter().map(move |&client| (server, client)))
+        .collect()
 }

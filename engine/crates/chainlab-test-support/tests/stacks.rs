@@ -2,30 +2,23 @@
 //! 3.5 and 4.0, BoringSSL, rustls, Go), each test run over `STACKS` in every role the
 //! engines' `info` says they have. Each side's bytes are the other's, the chain observed is
 //! what `pki` wrote, resumption, certificate compression, client certificates, two chains,
-//! HelloRetryRequest, load under the event model. What one stack alone does or refuses is
+//! HelloRetryRequest, load under the event model, `primitives`. What every stack refuses
+//! and records on failure is `stacks_refusals.rs`'s; what one stack alone does or refuses is
 //! tested in its own crate (Go's in `go.rs` here). Hierarchies come from the OpenSSL 3.5
 //! engine's `pki`.
 //!
 //! Every child is killed and reaped on drop and every wait is bounded, so a failing test
 //! never leaves a process behind or hangs.
 
-use std::collections::BTreeMap;
-use std::process::Command;
-use std::sync::OnceLock;
-
 use chainlab_test_support::stacks::{
-    self as common, binary, handshakes, pki, pki_with, same_connections, Server,
+    self as common, compressions, handshakes, has, info, pairs, pki, pki_with, pq_groups,
+    same_connections, Server, STACKS,
 };
 use chainlab_test_support::TempDir;
 use serde_json::Value;
 
-/// Every stack, the suite's parameter.
-const STACKS: [&str; 5] = ["openssl-3.5", "openssl-4.0", "boringssl", "rustls", "go"];
 const MLDSA: &str = "ML-DSA-65,ML-DSA-65";
 const HYBRID: &str = "X25519MLKEM768";
-/// The post-quantum groups of an OpenSSL engine (its `info` lists none: OpenSSL has them
-/// all, the other stacks' `info` lists theirs).
-const OPENSSL_PQ_GROUPS: [&str; 4] = [HYBRID, "SecP256r1MLKEM768", "MLKEM768", "MLKEM1024"];
 
 /// Stacks whose server writes one account for its whole process (Go's: its goroutines have
 /// no thread of their own), in which the connections' CPU and the rest add up exactly.
@@ -33,66 +26,6 @@ const PROCESS_ACCOUNT: [&str; 1] = ["go"];
 /// Stacks whose library chooses the key shares its client sends, whatever order it is given
 /// the groups in (Go's crypto/tls since golang/go#69393): never asked again for a share.
 const OWN_KEY_SHARES: [&str; 1] = ["go"];
-
-/// Each stack's `info`, read once.
-fn info(stack: &str) -> &'static Value {
-    static INFO: OnceLock<BTreeMap<&'static str, Value>> = OnceLock::new();
-    let all = INFO.get_or_init(|| {
-        STACKS
-            .iter()
-            .map(|&s| {
-                let out = chainlab_test_support::run_bounded(Command::new(binary(s)).arg("info"));
-                assert!(out.status.success(), "{s} info");
-                (
-                    s,
-                    serde_json::from_slice(&out.stdout).expect("info is JSON"),
-                )
-            })
-            .collect()
-    });
-    &all[stack]
-}
-
-/// Whether a stack's engine has a feature (`info`'s `features`).
-fn has(stack: &str, feature: &str) -> bool {
-    info(stack)["features"]
-        .as_array()
-        .expect("info lists features")
-        .iter()
-        .any(|f| f == feature)
-}
-
-/// The certificate compressions a stack's engine has (an OpenSSL engine's: every one).
-fn compressions(stack: &str) -> Vec<String> {
-    match info(stack)["cert_compressions"].as_array() {
-        Some(names) => names
-            .iter()
-            .map(|n| n.as_str().unwrap().to_owned())
-            .collect(),
-        None => ["zlib", "brotli", "zstd"].map(String::from).to_vec(),
-    }
-}
-
-/// A stack's post-quantum key-exchange groups (hybrid or pure ML-KEM).
-fn pq_groups(stack: &str) -> Vec<String> {
-    match info(stack)["groups"].as_array() {
-        Some(names) => names
-            .iter()
-            .map(|n| n.as_str().unwrap().to_owned())
-            .filter(|n| n.contains("MLKEM"))
-            .collect(),
-        None => OPENSSL_PQ_GROUPS.map(String::from).to_vec(),
-    }
-}
-
-/// Every ordered (server, client) pair of the stacks for which `both` holds of each.
-fn pairs(both: impl Fn(&str) -> bool) -> Vec<(&'static str, &'static str)> {
-    let stacks: Vec<_> = STACKS.into_iter().filter(|s| both(s)).collect();
-    stacks
-        .iter()
-        .flat_map(|&server| stacks.iter().map(move |&client| (server, client)))
-        .collect()
-}
 
 /// A stack's handshakes with itself over each of its post-quantum groups (an ML-DSA-65
 /// hierarchy): the ready line and every record name the stack, each is one connection from
@@ -414,201 +347,5 @@ fn each_stack_times_every_algorithm_and_group_its_info_lists() {
             .map(|g| (g, g.contains("MLKEM")))
             .collect();
         common::times_key_exchange(stack, &groups);
-    }
-}
-
-/// An option asking for one engine feature (the features of chainlab-record's table, which
-/// `info` lists): the subcommand line it is given on, the option itself, and the features
-/// that line needs besides (an MTC client's options need the MTC client).
-struct Asking {
-    line: Line,
-    option: &'static [&'static str],
-    feature: &'static str,
-    needs: &'static [&'static str],
-}
-
-/// The subcommand lines the options are given on.
-#[derive(Clone, Copy)]
-enum Line {
-    Client,
-    MtcClient,
-    Server,
-}
-
-const fn asking(line: Line, option: &'static [&'static str], feature: &'static str) -> Asking {
-    Asking {
-        line,
-        option,
-        feature,
-        needs: &[],
-    }
-}
-
-/// Every option that asks for a feature some engine lacks.
-const ASKING: &[Asking] = &[
-    asking(Line::Client, &["--transport", "quic"], "quic"),
-    asking(Line::Client, &["--random-seed", "1"], "seeded_random"),
-    asking(Line::Server, &["--random-seed", "1"], "seeded_random"),
-    asking(
-        Line::Server,
-        &["--prefer-server-groups"],
-        "server_group_preference",
-    ),
-    asking(
-        Line::Client,
-        &["--signature-impl", "liboqs"],
-        "signature_impl_liboqs",
-    ),
-    asking(Line::Client, &["--sigalgs", "mldsa65"], "client_sigalgs"),
-    asking(Line::Client, &["--partial-chain"], "partial_chain"),
-    asking(Line::Client, &["--resume-ratio", "0.5"], "resumption_mix"),
-    asking(Line::Client, &["--trust-anchors", "1.2"], "trust_anchors"),
-    asking(Line::Server, &["--trust-anchor-ids"], "trust_anchors"),
-    asking(
-        Line::Client,
-        &["--client-profile", "chrome"],
-        "client_profile",
-    ),
-    asking(Line::Client, &["--cert-pki", "PKI"], "client_auth"),
-    asking(Line::Server, &["--client-ca", "PKI/ca.pem"], "client_auth"),
-    asking(
-        Line::Client,
-        &["--untrusted", "PKI/ca.pem"],
-        "untrusted_intermediates",
-    ),
-    asking(Line::MtcClient, &[], "mtc"),
-    asking(Line::Server, &["--chain", "mtc-landmark"], "mtc"),
-    Asking {
-        needs: &["mtc"],
-        ..asking(
-            Line::MtcClient,
-            &["--mtc-cosigners-required", "1"],
-            "mtc_cosigners",
-        )
-    },
-    Asking {
-        needs: &["mtc"],
-        ..asking(Line::MtcClient, &["--mtc-retry"], "mtc_retry")
-    },
-    Asking {
-        needs: &["mtc"],
-        ..asking(
-            Line::Server,
-            &["--chain", "mtc-landmark", "--mtc-retry-standalone"],
-            "mtc_retry",
-        )
-    },
-];
-
-/// Features no engine option asks for, so `ASKING` has no row for them: probing servers
-/// chainlab did not start (`targets`, validated by chainlab itself) and the early
-/// experiments' MTC encoding (`mtc_experimental`, a property of a hierarchy, refused where its
-/// trust file is read: chainlab-boring `tests/mtc.rs`).
-const NO_OPTION: [&str; 2] = ["targets", "mtc_experimental"];
-
-/// Every stack refuses each option whose feature its `info` does not list, before anything
-/// runs: exit 2 and one line naming the missing capability. The table covers every feature
-/// some stack lacks (but `NO_OPTION`'s).
-#[test]
-fn every_stack_refuses_each_feature_it_lacks_in_one_line() {
-    let dir = TempDir::new("refuse");
-    let pki = pki(&dir, MLDSA);
-    let pki_dir = pki.to_str().expect("a UTF-8 path");
-    let client = ["handshake", "--connect", "127.0.0.1:9", "--count", "1"];
-    let mut refused = 0;
-    for stack in STACKS {
-        let lacking = ASKING
-            .iter()
-            .filter(|a| !has(stack, a.feature) && a.needs.iter().all(|n| has(stack, n)));
-        for a in lacking {
-            let line: Vec<String> = match a.line {
-                Line::Client => [&client[..], &["--no-verify"]].concat(),
-                Line::MtcClient => [&client[..], &["--mtc-trust", "t.json"]].concat(),
-                Line::Server => vec!["serve", "--pki", pki_dir],
-            }
-            .into_iter()
-            .chain(a.option.iter().copied())
-            .map(|arg| arg.replace("PKI", pki_dir))
-            .collect();
-            let out = chainlab_test_support::run_bounded(Command::new(binary(stack)).args(&line));
-            let err = String::from_utf8_lossy(&out.stderr);
-            let named = err.contains(&format!("missing capability: {}", a.feature));
-            assert!(
-                out.status.code() == Some(2) && named && err.trim().lines().count() == 1,
-                "{stack} {line:?}: {:?} {err}",
-                out.status.code()
-            );
-            refused += 1;
-        }
-    }
-    // Every feature some stack lacks has its row (a new feature adds one), and every row's
-    // feature is lacked by some stack, so each row ran at least once.
-    let features: std::collections::BTreeSet<&str> = STACKS
-        .iter()
-        .flat_map(|s| info(s)["features"].as_array().expect("features"))
-        .map(|f| f.as_str().expect("a name"))
-        .collect();
-    for f in features {
-        let lacked = STACKS.iter().any(|s| !has(s, f));
-        let asked = ASKING.iter().any(|a| a.feature == f) || NO_OPTION.contains(&f);
-        assert!(
-            !lacked || asked,
-            "{f}: some stack lacks it and no ASKING row asks for it"
-        );
-    }
-    for a in ASKING {
-        assert!(
-            STACKS.iter().any(|s| !has(s, a.feature)),
-            "{}: every stack has it",
-            a.feature
-        );
-    }
-    assert!(refused >= ASKING.len(), "{refused} refusals");
-}
-
-/// Every stack's client against a chain whose root it does not trust (an ML-DSA-65 chain
-/// from an OpenSSL 3.5 server, an ECDSA root trusted): the client records verify_failed,
-/// and the server the client's alert.
-#[test]
-fn every_client_refuses_a_chain_from_a_root_it_does_not_trust() {
-    let dir = TempDir::new("untrusted-root");
-    let other = pki(&dir, "ECDSA-P256,ECDSA-P256");
-    let ml = pki(&dir, MLDSA);
-    for client in STACKS {
-        let srv = Server::start("openssl-3.5", &ml, HYBRID, &[]);
-        let clients = handshakes(client, &srv, &other.join("ca.pem"), HYBRID, &[]);
-        let servers = srv.stop();
-        let (c, s) = (&clients[0], &servers[0]);
-        assert_eq!(c["error_category"], "verify_failed", "{client}: {c}");
-        assert_eq!(s["error_category"], "tls_alert", "{client}: {s}");
-    }
-}
-
-/// Every stack whose client has no SLH-DSA scheme (its `info` lists its algorithms) against
-/// an OpenSSL 3.5 server with an SLH-DSA leaf: the server names the cause
-/// (no_shared_sigalg); the client reads a handshake_failure alert in reply to its
-/// ClientHello, which the wire leaves ambiguous, and (with every scheme offered) records
-/// no_shared_group, as the OpenSSL engine's client does.
-#[test]
-fn a_client_without_the_leafs_scheme_is_refused_and_both_sides_record_why() {
-    let dir = TempDir::new("no-scheme");
-    let slh = pki(&dir, "SLH-DSA-SHAKE-128f,SLH-DSA-SHAKE-128f");
-    let without: Vec<_> = STACKS
-        .into_iter()
-        .filter(|s| {
-            info(s)["signature_algorithms"]
-                .as_array()
-                .is_some_and(|algs| !algs.iter().any(|a| a["algorithm"] == "SLH-DSA-SHAKE-128f"))
-        })
-        .collect();
-    assert!(without.len() >= 3, "{without:?}");
-    for client in without {
-        let srv = Server::start("openssl-3.5", &slh, HYBRID, &[]);
-        let clients = handshakes(client, &srv, &slh.join("ca.pem"), HYBRID, &[]);
-        let servers = srv.stop();
-        let (c, s) = (&clients[0], &servers[0]);
-        assert_eq!(c["outcome"], "failed", "{client}: {c}");
-        assert_eq!(c["error_category"], "no_shared_group", "{client}: {c}");
-        assert_eq!(s["error_category"], "no_shared_sigalg", "{client}: {s}");
     }
 }
