@@ -38,9 +38,8 @@ fn one_loop_serves_others_while_a_connection_stalls_and_accounts_for_its_cpu() {
     let dir = TempDir::new("event-cpu");
     let p = pki(&dir, "h", ML, "event");
     let server = event_server(&dir, &p, &["--io-timeout-ms", "60000"]);
-    let before = server.open_sockets();
     let stalled = TcpStream::connect(&server.addr).unwrap();
-    server.wait_for_sockets(before + 1);
+    server.wait_for_peer(stalled.local_addr().unwrap());
     let ca = p.join("ca.pem");
     // Two clients at once, so the loop interleaves their connections too; 25 handshakes
     // each, so the loop's fixed costs (its start, pinning, the stop) stay well inside the

@@ -199,9 +199,8 @@ fn sigterm_exits_promptly_with_complete_records() {
     );
     // A connection that never sends a ClientHello is in flight when SIGTERM arrives: the
     // signal is sent once the server has accepted it, not after a sleep that may be short.
-    let before = server.open_sockets();
     let stalled = std::net::TcpStream::connect(&server.addr).unwrap();
-    server.wait_for_sockets(before + 1);
+    server.wait_for_peer(stalled.local_addr().unwrap());
     let (status, took, srv) = server.stop();
     drop(stalled);
     assert!(status.success(), "{status:?}");

@@ -100,14 +100,6 @@ impl Server {
         self.child.as_ref().expect("a running server").id() as i32
     }
 
-    /// Sockets the server process holds open (listener, accepted connections), from /proc.
-    pub fn open_sockets(&self) -> usize {
-        self.fd_targets()
-            .iter()
-            .filter(|target| target.to_string_lossy().starts_with("socket:"))
-            .count()
-    }
-
     /// Every descriptor the server process holds open, from /proc.
     pub fn fds(&self) -> usize {
         self.fd_targets().len()
@@ -134,14 +126,32 @@ impl Server {
         }
     }
 
-    /// Waits (bounded) until the server holds `n` sockets: a connection made from the test
-    /// counts once the server has accepted it, however long its accept loop took.
-    pub fn wait_for_sockets(&self, n: usize) {
+    /// Waits (bounded) until the server holds the accepted socket of the TCP connection whose
+    /// client end is `peer` (a connection made from the test counts once the server has
+    /// accepted it, however long its accept loop took). Matched by the kernel's socket table
+    /// (`/proc/<pid>/net/tcp`, the connection's inode among the server's descriptors), so
+    /// the server's other connections closing meanwhile cannot be mistaken for it.
+    pub fn wait_for_peer(&self, peer: std::net::SocketAddr) {
         let deadline = Instant::now() + PROCESS_DEADLINE;
-        while self.open_sockets() < n {
+        let remote_port = format!(":{:04X}", peer.port());
+        loop {
+            let table = std::fs::read_to_string(format!("/proc/{}/net/tcp", self.pid()))
+                .expect("/proc/<pid>/net/tcp");
+            let held = self.fd_targets();
+            let accepted = table.lines().skip(1).any(|line| {
+                let cols: Vec<&str> = line.split_whitespace().collect();
+                cols.len() > 9
+                    && cols[2].ends_with(&remote_port)
+                    && held
+                        .iter()
+                        .any(|t| t.to_string_lossy() == format!("socket:[{}]", cols[9]))
+            });
+            if accepted {
+                return;
+            }
             assert!(
                 Instant::now() < deadline,
-                "the server never held {n} sockets"
+                "the server never accepted the connection from {peer}"
             );
             std::thread::sleep(Duration::from_millis(10));
         }
