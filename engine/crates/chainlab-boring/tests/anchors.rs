@@ -215,14 +215,7 @@ fn bad_trust_anchor_input_is_one_line_and_rustls_refuses_by_capability() {
         assert!(err.contains(want), "{stack} {args:?}: {err}");
         assert_eq!(err.trim().lines().count(), 1, "{err}");
     };
-    let client = [
-        "handshake",
-        "--connect",
-        "127.0.0.1:9",
-        "--count",
-        "1",
-        "--no-verify",
-    ];
+    let client = common::REFUSED_CLIENT;
     let with = |extra: &[&'static str]| [&client[..], extra].concat();
     let pki_arg = pki.to_str().unwrap();
     for stack in [BORING, OPENSSL] {

@@ -7,7 +7,7 @@
 
 use std::process::Command;
 
-use chainlab_test_support::stacks::{binary, pki, TempDir};
+use chainlab_test_support::stacks::{binary, pki, TempDir, REFUSED_CLIENT};
 
 const BORING: &str = "boringssl";
 
@@ -32,14 +32,7 @@ fn what_boringssl_cannot_do_is_refused_in_one_line() {
     // What BoringSSL lacks by name (a group, a scheme) before anything runs; what it lacks
     // by engine feature is the cross-stack suite's
     // (`every_stack_refuses_each_feature_it_lacks_in_one_line`).
-    let client = [
-        "handshake",
-        "--connect",
-        "127.0.0.1:9",
-        "--count",
-        "1",
-        "--no-verify",
-    ];
+    let client = REFUSED_CLIENT;
     let out = Command::new(binary(BORING))
         .args(client)
         .args(["--groups", "MLKEM768"])

@@ -127,6 +127,18 @@ pub fn handshakes(
     client(stack, server, &args)
 }
 
+/// The line of a `handshake` client whose options are refused before it connects: one attempt
+/// at loopback's port 9, where nothing listens, without verification (an MTC client, whose
+/// trust file conflicts with `--no-verify`, takes the first five).
+pub const REFUSED_CLIENT: [&str; 6] = [
+    "handshake",
+    "--connect",
+    "127.0.0.1:9",
+    "--count",
+    "1",
+    "--no-verify",
+];
+
 /// Every client record succeeded and is the same connection as the server's, byte for
 /// byte from both ends, each side with its CPU and the peer's close_notify; where a server
 /// records its whole connection's CPU, that is at least its handshake's.

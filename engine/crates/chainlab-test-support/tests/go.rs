@@ -6,7 +6,7 @@
 
 use std::process::Command;
 
-use chainlab_test_support::stacks::{binary, handshakes, pki, Server};
+use chainlab_test_support::stacks::{binary, handshakes, pki, Server, REFUSED_CLIENT};
 use chainlab_test_support::TempDir;
 
 const GO: &str = "go";
@@ -75,14 +75,7 @@ fn what_go_cannot_do_fails_in_one_line() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("Go cannot"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
-    let client = [
-        "handshake",
-        "--connect",
-        "127.0.0.1:9",
-        "--count",
-        "1",
-        "--no-verify",
-    ];
+    let client = REFUSED_CLIENT;
     // What Go lacks by engine feature is refused as the cross-stack suite checks for every
     // stack (`every_stack_refuses_each_feature_it_lacks_in_one_line`); here, what it lacks
     // by its library's own terms.

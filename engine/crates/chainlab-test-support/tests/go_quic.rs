@@ -7,7 +7,9 @@
 
 use std::process::Command;
 
-use chainlab_test_support::stacks::{self as common, binary, pki, pki_with, Server};
+use chainlab_test_support::stacks::{
+    self as common, binary, pki, pki_with, Server, REFUSED_CLIENT,
+};
 use chainlab_test_support::{paired, TempDir};
 use serde_json::Value;
 
@@ -275,14 +277,7 @@ fn go_quic_failures_are_recorded_by_category() {
     // Nothing listening: the connected socket hears the ICMP port unreachable.
     let out = chainlab_test_support::run_bounded(
         Command::new(binary(GO))
-            .args([
-                "handshake",
-                "--connect",
-                "127.0.0.1:9",
-                "--count",
-                "1",
-                "--no-verify",
-            ])
+            .args(REFUSED_CLIENT)
             .args(QUIC)
             .args(["--timeout-ms", "2000"]),
     );

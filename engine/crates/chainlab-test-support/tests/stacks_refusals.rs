@@ -9,7 +9,9 @@
 
 use std::process::Command;
 
-use chainlab_test_support::stacks::{binary, handshakes, has, info, pki, Server, STACKS};
+use chainlab_test_support::stacks::{
+    binary, handshakes, has, info, pki, Server, REFUSED_CLIENT, STACKS,
+};
 use chainlab_test_support::TempDir;
 
 const MLDSA: &str = "ML-DSA-65,ML-DSA-65";
@@ -112,7 +114,7 @@ fn every_stack_refuses_each_feature_it_lacks_in_one_line() {
     let dir = TempDir::new("refuse");
     let pki = pki(&dir, MLDSA);
     let pki_dir = pki.to_str().expect("a UTF-8 path");
-    let client = ["handshake", "--connect", "127.0.0.1:9", "--count", "1"];
+    let client = &REFUSED_CLIENT[..5];
     let mut refused = 0;
     for stack in STACKS {
         let lacking = ASKING
@@ -120,8 +122,8 @@ fn every_stack_refuses_each_feature_it_lacks_in_one_line() {
             .filter(|a| !has(stack, a.feature) && a.needs.iter().all(|n| has(stack, n)));
         for a in lacking {
             let line: Vec<String> = match a.line {
-                Line::Client => [&client[..], &["--no-verify"]].concat(),
-                Line::MtcClient => [&client[..], &["--mtc-trust", "t.json"]].concat(),
+                Line::Client => REFUSED_CLIENT.to_vec(),
+                Line::MtcClient => [client, &["--mtc-trust", "t.json"]].concat(),
                 Line::Server => vec!["serve", "--pki", pki_dir],
             }
             .into_iter()
