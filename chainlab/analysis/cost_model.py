@@ -14,6 +14,7 @@ successful scenario:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import fields, replace
 
 import pandas as pd
@@ -25,7 +26,7 @@ from chainlab.axes.handshake import view as handshake_view
 from chainlab.axes.stack import DEFAULT_STACK
 from chainlab.campaign.model import NetworkProfile, SamplingPolicy, Scenario
 from chainlab.errors import ChainlabError
-from chainlab.model import cost, cost_fit, estimate, reference_specs
+from chainlab.model import cost, cost_fit, estimate, host_speed, reference_specs
 from chainlab.network.profile import LOOPBACK
 from chainlab.runner.host import HOST_DRIFT_LIMIT
 from chainlab.stats import se_mean, z_value
@@ -131,10 +132,13 @@ def per_scenario(
     profiles: dict,
     level: float = 0.95,
     stored: dict[str, Scenario] | None = None,
+    host: Mapping[str, float] | None = None,
 ) -> pd.DataFrame:
     """One row per successful scenario the model can predict (empty without a model).
     `profiles` maps a network name to its NetworkProfile (for projected latency); `stored`:
-    the campaign's scenarios by id (`stored_scenarios`)."""
+    the campaign's scenarios by id (`stored_scenarios`); `host`: each scenario's host
+    reading (wall ns, `host_readings`), to which its prediction is scaled from the model's
+    (chainlab.model.host_speed; `host_factor`, and each side's error unscaled beside)."""
     if model is None or summary.empty:
         return pd.DataFrame()
     z = z_value(level)
@@ -145,11 +149,14 @@ def per_scenario(
             s = replace(s, network_profile=profiles.get(s.network, s.network_profile))
             if s.network_profile is None:
                 continue
+        f = host_speed.factor(model, (host or {}).get(r["scenario_id"]))
+        at_host = model if f is None else host_speed.at_speed(model, f)
         try:
-            p = estimate.predict(s, model)
+            p = estimate.predict(s, at_host)
+            unscaled = p if f is None else estimate.predict(s, model)
         except cost.MissingPrimitive:
             continue
-        net = estimate.network_cost(s, model)
+        net = estimate.network_cost(s, at_host)
         out = {
             "scenario_id": r["scenario_id"],
             "label": r["label"],
@@ -158,8 +165,11 @@ def per_scenario(
             "client_stack": handshake_view(s).stacks[0],
             "server_stack": handshake_view(s).stacks[1],
             "n_ok": r["n_ok"],
+            # The host's speed during the scenario over its inputs' (NaN: unknown, unscaled).
+            "host_factor": math.nan if f is None else f,
         }
         predicted = {"server": (p.server_ms, p.server_se), "client": (p.client_ms, p.client_se)}
+        plain = {"server": unscaled.server_ms, "client": unscaled.client_ms}
         for side, col in SIDES.items():
             measured = float(r[col])
             est, se = predicted[side]
@@ -171,6 +181,8 @@ def per_scenario(
             out[f"{side}_predicted_lo"] = est - z * se
             out[f"{side}_predicted_hi"] = est + z * se
             out[f"{side}_error"] = est / measured - 1 if measured > 0 else math.nan
+            # At the host's speed when the model's inputs were timed (no scaling).
+            out[f"{side}_error_unscaled"] = plain[side] / measured - 1 if measured > 0 else math.nan
             out[f"{side}_primitives"] = prim
             # What the scenario's emulated path adds (its path references beyond loopback's).
             out[f"{side}_path"] = p.path.get(side, 0.0)
@@ -264,6 +276,12 @@ def per_stack(m: pd.DataFrame) -> pd.DataFrame:
                     "moved_n": int(moved.sum()),
                     "steady_median_error": _median(err[~moved]),
                     "steady_median_abs_error": _median(err[~moved].abs()),
+                    # The scenarios priced at the host's speed during them (host_factor), and
+                    # the median |error| without that scaling.
+                    "scaled_n": int(g["host_factor"].notna().sum()) if "host_factor" in g else 0,
+                    "unscaled_median_abs_error": _median(g[f"{side}_error_unscaled"].abs())
+                    if f"{side}_error_unscaled" in g
+                    else math.nan,
                 }
             )
     return pd.DataFrame(rows)
@@ -291,8 +309,8 @@ def off_target_reason(r: dict) -> str:
     if moved and moved < n and steady <= STACK_ERROR_TARGET:
         return (
             f"the host's speed moved more than {HOST_DRIFT_LIMIT:.0%} during {moved} of its "
-            f"{n} scenarios (the reference workload, end over start: too much for the "
-            "comparison there); on the other "
+            f"{n} scenarios (the reference workload, end over start, or one CPU against "
+            "another: too much for the comparison there); on the other "
             f"{n - moved} its median error is {100 * r['steady_median_error']:+.1f} %, within "
             "the target"
         )
@@ -394,12 +412,25 @@ def _analysis_cost_model(a) -> pd.DataFrame:
         return pd.DataFrame()
     profiles = profiles_of(a.data.network_profiles)
     stored = stored_scenarios(a.data.runs)
-    m = per_scenario(a.summary, model, profiles, a.config.confidence_level, stored)
     host = a.host_speed
+    m = per_scenario(
+        a.summary, model, profiles, a.config.confidence_level, stored, host_readings(host)
+    )
     if len(m) and host is not None and len(host):
-        moved = dict(zip(host["scenario_id"], host["moved"], strict=True))
+        # Not comparable: its host's speed moved during it, or its CPUs' speeds were apart.
+        apart = host["moved"] | host["cores_apart"]
+        moved = dict(zip(host["scenario_id"], apart, strict=True))
         m["host_moved"] = [bool(moved.get(sid, False)) for sid in m["scenario_id"]]
     return m
+
+
+def host_readings(host: pd.DataFrame | None) -> dict[str, float]:
+    """Scenario id -> the host reference workload's wall ns during it: the mean of its
+    readings at start and end (analysis.load_capacity.host_speed), where it has both."""
+    if host is None or host.empty:
+        return {}
+    own = (host["start_ms"] + host["end_ms"]) / 2 * 1e6
+    return {sid: float(v) for sid, v in zip(host["scenario_id"], own, strict=True) if v > 0}
 
 
 @produces("cost_model_stacks")

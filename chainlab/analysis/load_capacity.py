@@ -368,11 +368,25 @@ def host_speed(data: StoreData) -> pd.DataFrame:
                 # The machine's steal time between the scenario's start and end (all CPUs;
                 # NaN where the kernel reports none, or in stores before version 9).
                 "steal_ms": _steal_ms(g),
+                # How far apart the CPUs were at its start or end, the larger (readings on
+                # each CPU, schema 16 on; NaN: pinned, or one reading wherever it landed).
+                "uneven": _uneven(g),
             }
         )
     df = pd.DataFrame(rows)
     df["moved"] = df["drift"].abs() > host.HOST_DRIFT_LIMIT
+    # Its CPUs' speeds apart by more than the drift limit: a side's speed depends on the CPU
+    # it ran on, which no reading says.
+    df["cores_apart"] = df["uneven"] > host.HOST_DRIFT_LIMIT
     return df
+
+
+def _uneven(g: pd.DataFrame) -> float:
+    if "cpu_wall_ns" not in g:
+        return math.nan
+    own = g[g["step"] == -1]
+    got = [u for u in map(host.uneven, own["cpu_wall_ns"]) if u is not None]
+    return max(got) if got else math.nan
 
 
 def _or_nan(x: float | None) -> float:

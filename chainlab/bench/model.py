@@ -55,7 +55,7 @@ def report(path: Path) -> None:
         return
     print(
         f"{'scenario':<52} {'server meas':>11} {'pred':>9} {'err':>7}  {'client meas':>11} "
-        f"{'pred':>7} {'err':>7}  {'latency meas':>12} {'pred':>9} {'err':>7}"
+        f"{'pred':>7} {'err':>7}  {'latency meas':>12} {'pred':>9} {'err':>7} {'host x':>6}"
     )
     for r in m.sort_values("server_measured").to_dict("records"):
         print(
@@ -63,7 +63,7 @@ def report(path: Path) -> None:
             f"{100 * r['server_error']:>6.1f}%  {r['client_measured']:>11.3f} "
             f"{r['client_predicted']:>7.3f} {100 * r['client_error']:>6.1f}%  "
             f"{r['latency_measured']:>12.3f} {r['latency_predicted']:>9.3f} "
-            f"{100 * r['latency_error']:>6.1f}%"
+            f"{100 * r['latency_error']:>6.1f}% {r.get('host_factor', math.nan):>6.2f}"
         )
     stacks_table(a.cost_model_stacks)
     signing = m[m["signing_dominated"]]
@@ -125,6 +125,12 @@ def stacks_table(st) -> None:
             f"{r['worst_measured']:.3f} [{r['worst_measured_lo']:.3f}, "
             f"{r['worst_measured_hi']:.3f}] ms)"
             + (f"; priced from OpenSSL 3.5: {r['borrowed']}" if r["borrowed"] else "")
+            + (
+                f"; {r['scaled_n']} scaled to the host's speed, unscaled median |error| "
+                f"{100 * r['unscaled_median_abs_error']:.1f} %"
+                if r.get("scaled_n")
+                else ""
+            )
         )
         if not r["within_target"]:
             print(f"    off the target: {off_target_reason(r)}")

@@ -475,6 +475,9 @@ class CostModel:
     # stack -> {client, client_se}: CPU per handshake the stack's client paid after its wait
     # reference's long idle wait beyond its primitives and overhead line (WAIT_REFERENCE)
     wait_extras: dict[str, dict[str, float]] = field(default_factory=dict)
+    # The host reference workload's wall ns every figure above is at (chainlab.model.
+    # host_speed); None: its inputs carried no reading, the model is at no known speed.
+    host_ns: float | None = None
 
     def path_extra(self, stack: str, profile: str) -> tuple[dict[str, Line], bool] | None:
         """What a profile's path adds to a stack's handshake ({side: Line} in KiB), and

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from chainlab.axes.stack import DEFAULT_STACK
-from chainlab.model import implementations
+from chainlab.model import host_speed, implementations
 from chainlab.model.cost import (
     SIDES,
     CostModel,
@@ -58,7 +58,9 @@ def model_from_summary(rows: Iterable[Mapping[str, Any]], source: str) -> CostMo
     implementation (a store before schema 13) was measured by the OpenSSL 3.5 engine
     (implementations.unrecorded: liboqs' for its families, OpenSSL 3.5's otherwise), and a
     reference handshake without one on OpenSSL 3.5; a reference handshake's implementation is
-    the stack that ran it."""
+    the stack that ran it. Every figure is brought to one host speed first (`host_mean`, the
+    host reference workload's reading around each: chainlab.model.host_speed)."""
+    rows, host_ns = host_speed.normalised(rows)
     timings: dict[TimingKey, Timing] = {}
     # By stack, or (stack, transport) until each is filed under its overhead key below.
     refs: dict[str | tuple[str, str], References] = {}
@@ -116,6 +118,7 @@ def model_from_summary(rows: Iterable[Mapping[str, Any]], source: str) -> CostMo
         path_extras(paths, stack_refs, twins),
         peer_extras(peers, stack_refs),
         waits,
+        host_ns,
     )
 
 

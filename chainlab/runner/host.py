@@ -8,7 +8,7 @@ import json
 import math
 import os
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,23 +35,68 @@ class ReferenceError(Exception):
 
 
 def reference(engine: Path, cpus: str | None) -> dict:
-    """{wall_ns, cpu_ns, cpus} of one run of the reference workload."""
-    argv = [str(engine), "reference", "--rounds", str(ROUNDS)]
+    """{wall_ns, cpu_ns, cpus, steal_ns, cpu_wall_ns} of the reference workload: on `cpus`
+    once; with none given (the processes it stands for go wherever the kernel puts them),
+    once on each CPU this process may use, `wall_ns` and `cpu_ns` their mean and
+    `cpu_wall_ns` each CPU's wall ns. A shared VM's CPUs are not equally fast at the same
+    moment (2026-11-30, this one: 23 ms on CPU 0 and 38-40 ms on CPU 1 in the same second,
+    a minute later the other way round), and one unpinned reading reports whichever CPU
+    it landed on."""
     if cpus is not None:
-        argv += ["--cpus", cpus]
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        raise ReferenceError(f"the reference workload took over {TIMEOUT_S:g} s") from None
-    if done.returncode != 0:
-        raise ReferenceError(f"reference workload: {done.stderr.strip() or done.returncode}")
-    out = json.loads(done.stdout)
+        (out,) = _run(engine, [cpus])
+        return {**out, "cpus": cpus, "steal_ns": steal_ns(), "cpu_wall_ns": None}
+    own = sorted(os.sched_getaffinity(0))
+    each = dict(zip(own, _run(engine, [str(cpu) for cpu in own]), strict=True))
     return {
-        "wall_ns": out["wall_ns"],
-        "cpu_ns": out["cpu_ns"],
-        "cpus": cpus,
+        "wall_ns": round(sum(r["wall_ns"] for r in each.values()) / len(each)),
+        "cpu_ns": round(sum(r["cpu_ns"] for r in each.values()) / len(each)),
+        "cpus": None,
         "steal_ns": steal_ns(),
+        "cpu_wall_ns": {str(cpu): r["wall_ns"] for cpu, r in each.items()},
     }
+
+
+def _run(engine: Path, cpus: list[str]) -> list[dict]:
+    """{wall_ns, cpu_ns} of the workload pinned to each of `cpus`, all at once (one CPU's
+    process does not slow another's: the workload fits in each core's cache), so reading
+    every CPU costs what reading one does."""
+    procs = [
+        subprocess.Popen(
+            [str(engine), "reference", "--rounds", str(ROUNDS), "--cpus", c],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for c in cpus
+    ]
+    outs = []
+    try:
+        for p in procs:
+            try:
+                stdout, stderr = p.communicate(timeout=TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                raise ReferenceError(f"the reference workload took over {TIMEOUT_S:g} s") from None
+            if p.returncode != 0:
+                raise ReferenceError(f"reference workload: {stderr.strip() or p.returncode}")
+            out = json.loads(stdout)
+            outs.append({"wall_ns": int(out["wall_ns"]), "cpu_ns": int(out["cpu_ns"])})
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    return outs
+
+
+def uneven(cpu_wall_ns: dict | str | None) -> float | None:
+    """How much slower the slowest CPU of one reading was than its fastest (slowest /
+    fastest - 1); None for a reading on one set of CPUs, or before schema 16."""
+    if isinstance(cpu_wall_ns, str):
+        cpu_wall_ns = json.loads(cpu_wall_ns)
+    if not isinstance(cpu_wall_ns, dict) or len(cpu_wall_ns) < 2:
+        return None
+    walls = [float(v) for v in cpu_wall_ns.values()]
+    return max(walls) / min(walls) - 1 if min(walls) > 0 else None
 
 
 def steal_ns(stat: Path = Path("/proc/stat")) -> int | None:
@@ -96,6 +141,10 @@ class Steady:
     results: list
     slowdown: list[float]
     again: list[int] = field(default_factory=list)  # units measured more than once
+    # Per unit, the host as its kept measurement found it: the mean of the readings around it
+    # (before, its own, after; wall ns), what the cost model scales it by (primitive_samples.
+    # host_wall_ns).
+    host_ns: list[float] = field(default_factory=list)
 
     def notes(self, label: Callable[[int], str]) -> list[str]:
         """One line per unit measured again, or kept although the host was slow around it."""
@@ -127,6 +176,7 @@ def steady(
         passes = environment.host_passes(STEADY_PASSES)
     results: list = [None] * len(units)
     worst = [math.inf] * len(units)
+    host_ns = [math.nan] * len(units)
     readings: list[int] = []
     todo = list(range(len(units)))
     again: set[int] = set()
@@ -141,11 +191,21 @@ def steady(
             got, inner = measure(units[i])
             readings += inner
             readings.append(read())
-            around = max([before, *inner, readings[-1]])
-            if around < worst[i]:
-                results[i], worst[i] = got, around
+            seen = [before, *inner, readings[-1]]
+            if max(seen) < worst[i]:
+                results[i], worst[i], host_ns[i] = got, max(seen), sum(seen) / len(seen)
         fastest = min(readings)
         todo = [i for i in range(len(units)) if worst[i] > fastest * (1 + HOST_DRIFT_LIMIT)]
     fastest = min(readings, default=0)
     slowdown = [w / fastest - 1 if fastest > 0 else 0.0 for w in worst]
-    return Steady(results, slowdown, sorted(again))
+    return Steady(results, slowdown, sorted(again), host_ns)
+
+
+def at_host(rows: list[dict], readings: Sequence[float]) -> list[dict]:
+    """`rows` with the host's speed around their measurement (`host_wall_ns`: the mean of
+    the host reference workload's readings around it; left unset without a reading)."""
+    seen = [r for r in readings if math.isfinite(r) and r > 0]
+    if not seen:
+        return rows
+    host_ns = round(sum(seen) / len(seen))
+    return [{**r, "host_wall_ns": host_ns} for r in rows]

@@ -363,7 +363,8 @@ def ensure(
         return time_item(engine_bin, item, plan, by_key.get(item.timing_key, []), run_id), []
 
     timed = host.steady(fresh_items, time_one, read)
-    for got in timed.results:
+    for got, around in zip(timed.results, timed.host_ns, strict=True):
+        got = host.at_host(got, [around])
         new += got
         keep += got
     n_measured = sum(bool(got) for got in timed.results)
@@ -405,7 +406,8 @@ def ensure(
             raise PrimitiveError(str(e)) from e
 
     timed = host.steady(rounds, time_round, read)
-    for got in timed.results:
+    for got, around in zip(timed.results, timed.host_ns, strict=True):
+        got = host.at_host(got, [around])
         new += got
         keep += got
     host_notes += timed.notes(
@@ -439,12 +441,13 @@ def ensure(
             keep += [{**r, "run_id": run_id, "implementation": key[0]} for r in have]
             continue
         try:
-            got, _ = references.time_reference(
+            got, readings = references.time_reference(
                 engine_bin, reference_specs.WAIT_REFERENCE, "full", seed, workdir, run_id, stack,
                 WAIT_REFERENCE_COUNT, warmup=WAIT_REFERENCE_WARMUP,
             )  # fmt: skip
         except references.ReferenceFailed as e:
             raise PrimitiveError(str(e)) from e
+        got = host.at_host(got, readings)
         n_measured += 1
         new += got
         keep += got
@@ -467,12 +470,13 @@ def _path_and_twin(
     against the host as it was then."""
     half = PATH_REFERENCE_COUNT // 2
     common = (engine_bin, name, mode, seed, workdir, run_id, stack)
-    before, _ = references.time_reference(*common, half, twin_of=profile)
-    over, _ = references.time_reference(*common, PATH_REFERENCE_COUNT, profile=profile)
-    after, _ = references.time_reference(
+    before, h1 = references.time_reference(*common, half, twin_of=profile)
+    over, h2 = references.time_reference(*common, PATH_REFERENCE_COUNT, profile=profile)
+    after, h3 = references.time_reference(
         *common, PATH_REFERENCE_COUNT - half, first_seq=half, twin_of=profile
     )
-    return before + over + after
+    # One host speed for the three, so the path's extra over its twin is scaled as one.
+    return host.at_host(before + over + after, [*h1, *h2, *h3])
 
 
 def _host_reading(engine_bin: Path) -> Callable[[], int]:

@@ -16,7 +16,9 @@ whether the counted handshakes drew seeded random bytes; 11 the MTC retry and th
 trust_anchors extension of each sample; 12 the server's CPU per scenario run and how much of
 it the connections' records account for; 13 which implementation timed each primitive;
 14 the run-time estimate each run started with; 15 the landmark a landmark-relative MTC was
-verified against (landmark lag), and the landmark intervals a server holds MTCs of.
+verified against (landmark lag), and the landmark intervals a server holds MTCs of; 16 the
+host's speed around each primitive's measurement (the cost model's predictions at the host's
+speed of each scenario) and an unpinned host reading's time on each CPU.
 """
 
 from __future__ import annotations
@@ -69,9 +71,9 @@ def add_columns(table: str, *names: str, if_missing: bool = False) -> tuple[str,
     return tuple(out)
 
 
-SCHEMA_VERSION = 15
+SCHEMA_VERSION = 16
 # Versions this chainlab reads; each older one has an upgrade step in UPGRADES.
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
 # What turns a store of version v into v + 1 (run in one transaction with the version bump).
 UPGRADES = {
     1: (
@@ -141,6 +143,11 @@ UPGRADES = {
     13: add_columns("runs", "estimate"),
     # and the certificate's renewals column: `axis_columns_sql` (1 for older landmark MTCs)
     14: add_columns("samples", "mtc_landmark"),
+    # if_missing: a store before 3 gets primitive_samples in step 2 as schema.sql declares it.
+    15: (
+        *add_columns("primitive_samples", "host_wall_ns", if_missing=True),
+        *add_columns("host_reference", "cpu_wall_ns", if_missing=True),
+    ),
 }
 
 

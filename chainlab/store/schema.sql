@@ -1,4 +1,4 @@
--- chainlab result store, schema version 15 (chainlab/store/schema.py: SCHEMA_VERSION, which
+-- chainlab result store, schema version 16 (chainlab/store/schema.py: SCHEMA_VERSION, which
 -- tests/store/test_schema.py holds this line to; the versions' history is schema.py's).
 -- Every column is declared here once, except one per lever axis of `scenarios`, which its
 -- axis declares (chainlab/campaign/axes.py). An older store is upgraded when opened for
@@ -306,6 +306,10 @@ CREATE TABLE host_reference (
     cpus        VARCHAR,                     -- where it ran (NULL: not pinned)
     steal_ns    BIGINT,                      -- the machine's steal time so far, all CPUs
                                              --   (/proc/stat; NULL: not reported, < v9)
+    cpu_wall_ns JSON,                        -- not pinned (cpus NULL): the workload's wall
+                                             --   time on each CPU, {"0": ns, ...}; wall_ns
+                                             --   and cpu_ns are their means (NULL: pinned,
+                                             --   or < v16: one run wherever it landed)
     PRIMARY KEY (run_id, scenario_id, step, phase)
 );
 
@@ -350,5 +354,9 @@ CREATE TABLE primitive_samples (
     server_cpu_ns BIGINT,                    -- reference handshakes: the server's CPU
     kib           DOUBLE,                    -- reference handshakes: KiB carried (both ways)
     measured_run  VARCHAR NOT NULL,          -- the run that measured it (this one or a cache's)
-    measured_at   TIMESTAMP NOT NULL         -- UTC, when its batch ran
+    measured_at   TIMESTAMP NOT NULL,        -- UTC, when its batch ran
+    host_wall_ns  BIGINT                     -- the host reference workload's wall time around
+                                             -- its measurement, the mean of the readings
+                                             -- before and after (host_reference's: lower is
+                                             -- faster; NULL: not read, before 16)
 );

@@ -395,7 +395,8 @@ def _cpu_sql(columns: set[str]) -> str:
 PRIMITIVE_SUMMARY = """
 WITH d AS (
     SELECT DISTINCT {implementation} AS implementation, subject, op, message, message_bytes,
-           measured_run, seq, wall_ns, cpu_ns, server_cpu_ns, kib, measured_at
+           measured_run, seq, wall_ns, cpu_ns, server_cpu_ns, kib, measured_at,
+           {host_wall_ns} AS host_wall_ns
     FROM primitive_samples
 )
 SELECT implementation, subject, op, message, any_value(message_bytes) AS message_bytes,
@@ -404,7 +405,8 @@ SELECT implementation, subject, op, message, any_value(message_bytes) AS message
        avg(wall_ns) AS wall_mean, var_samp(wall_ns) AS wall_var,
        avg(server_cpu_ns) AS server_mean, var_samp(server_cpu_ns) AS server_var,
        avg(kib) AS kib, sum(cpu_ns) AS cpu_total, min(measured_at) AS first_measured,
-       max(measured_at) AS last_measured, count(DISTINCT measured_run) AS measuring_runs
+       max(measured_at) AS last_measured, count(DISTINCT measured_run) AS measuring_runs,
+       avg(host_wall_ns) AS host_mean
 FROM d GROUP BY implementation, subject, op, message
 ORDER BY implementation NULLS FIRST, subject, op, message
 """
@@ -412,7 +414,8 @@ ORDER BY implementation NULLS FIRST, subject, op, message
 
 def _primitive_summary_sql(columns: set[str]) -> str:
     implementation = "implementation" if "implementation" in columns else "NULL::VARCHAR"
-    return PRIMITIVE_SUMMARY.format(implementation=implementation)
+    host_wall_ns = "host_wall_ns" if "host_wall_ns" in columns else "NULL::BIGINT"
+    return PRIMITIVE_SUMMARY.format(implementation=implementation, host_wall_ns=host_wall_ns)
 
 
 def primitive_summary(con: Connection, tables: set[str]) -> pd.DataFrame:

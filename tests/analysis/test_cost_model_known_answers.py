@@ -224,3 +224,24 @@ def test_a_certificate_signature_falls_back_to_the_implementations_own_cv_figure
     # CertificateVerify + the leaf's certificate, both at BoringSSL's 0.05 ms.
     assert r["client_predicted"] == pytest.approx(kex * MEAN_MS + 2 * 0.05)
     assert r["client_borrowed"] == "X25519MLKEM768 decaps, X25519MLKEM768 keygen"
+
+
+def test_a_prediction_is_scaled_to_the_host_speed_during_its_scenario():
+    """The model's inputs were timed with the host reference at 20 ms; the scenario ran on
+    a host reading 30 ms: every CPU figure of its prediction is 1.5x the model's."""
+    ops = estimate.scenario_operations(scenario_of(ROW))
+    timings = {(REFERENCE, *o.key): cost.Timing(MEAN_MS, SE_MS, 50) for o in ops}
+    model = cost.CostModel(timings, {}, "hand-made", host_ns=20e6)
+    host = {ROW["scenario_id"]: 30e6}
+    r = per_scenario(pd.DataFrame([ROW]), model, {}, host=host).iloc[0]
+    assert r["host_factor"] == pytest.approx(1.5)
+    for side, measured in (("server", 2.0), ("client", 4.0)):
+        count = sum(o.count for o in ops if o.side == side)
+        assert r[f"{side}_predicted"] == pytest.approx(1.5 * count * MEAN_MS)
+        assert r[f"{side}_error"] == pytest.approx(1.5 * count * MEAN_MS / measured - 1)
+        assert r[f"{side}_error_unscaled"] == pytest.approx(count * MEAN_MS / measured - 1)
+    assert r["latency_predicted"] == pytest.approx(r["server_predicted"] + r["client_predicted"])
+    # No reading for the scenario (or none in the model): unscaled, its factor NaN.
+    plain = per_scenario(pd.DataFrame([ROW]), model, {}, host={}).iloc[0]
+    assert math.isnan(plain["host_factor"])
+    assert plain["server_error"] == plain["server_error_unscaled"]

@@ -1,5 +1,7 @@
 """The host-speed reference workload, through the real engine."""
 
+import os
+
 import pytest
 
 from chainlab.runner import host
@@ -14,6 +16,12 @@ def test_reference_times_a_fixed_workload_on_the_given_cores(engine_bin):
         assert r["wall_ns"] > 0 and r["cpu_ns"] > 0
         assert r["cpu_ns"] <= r["wall_ns"] * 1.05  # one thread: CPU cannot exceed wall time
     assert a["cpus"] == "0" and b["cpus"] is None
+    # Unpinned: once on each CPU this process may use, at once; the figures are their mean.
+    own = sorted(os.sched_getaffinity(0))
+    assert a["cpu_wall_ns"] is None
+    assert sorted(map(int, b["cpu_wall_ns"])) == own
+    each = list(b["cpu_wall_ns"].values())
+    assert b["wall_ns"] == pytest.approx(sum(each) / len(each), abs=1)
 
 
 @pytest.mark.bad_input

@@ -49,6 +49,8 @@ def test_units_the_host_slowed_around_are_taken_again_after_the_others():
     assert m.calls == ["a", "b", "c", "b", "c"]
     assert got.results == ["a#1", "b#2", "c#2"]
     assert got.again == [1, 2]
+    # The host around each kept measurement: the mean of the readings before and after it.
+    assert got.host_ns == [40, 40, 40]
     notes = got.notes(lambda i: "abc"[i])
     assert [n[0] for n in notes] == ["b", "c"]
     assert all("measured again" in n and "(kept" in n for n in notes)
@@ -71,6 +73,22 @@ def test_readings_a_measurement_took_itself_count_against_it():
     assert got.results == ["a#1", "b#2"]
 
 
+def test_rows_carry_the_mean_of_the_readings_around_them():
+    rows = [{"seq": 0}, {"seq": 1}]
+    assert host.at_host(rows, [40_000_000, 44_000_000, float("nan")]) == [
+        {"seq": 0, "host_wall_ns": 42_000_000},
+        {"seq": 1, "host_wall_ns": 42_000_000},
+    ]
+    assert host.at_host(rows, []) == rows  # no reading: left unset (NULL in the store)
+
+
+def test_how_far_apart_one_readings_cpus_were():
+    assert host.uneven({"0": 40, "1": 60}) == pytest.approx(0.5)
+    assert host.uneven('{"0": 40, "1": 40}') == 0.0  # as the store's JSON column gives it
+    assert host.uneven({"0": 40}) is None  # one CPU: nothing to compare
+    assert host.uneven(None) is None  # pinned, or a store before 16
+
+
 def test_a_unit_that_stays_slow_keeps_its_fastest_measurement_and_says_so():
     m = Counted()
     # a fast; b's three passes, each after a reading of its own: 80, then 60, then 70.
@@ -79,6 +97,7 @@ def test_a_unit_that_stays_slow_keeps_its_fastest_measurement_and_says_so():
     assert m.calls == ["a", "b", "b", "b"]
     assert got.results == ["a#1", "b#2"]  # the measurement with the fastest host around it
     assert got.slowdown[1] == 60 / 40 - 1
+    assert got.host_ns == [40, 50]  # b#2's readings: 40 before, 60 after
     [note] = got.notes(lambda i: "ab"[i])
     assert note.startswith("b: measured again") and "still slow" in note and "+50%" in note
 

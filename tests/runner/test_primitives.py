@@ -64,6 +64,8 @@ def test_a_primitive_the_host_slowed_around_is_measured_again_and_named(
     assert next(readings, None) is None  # every reading taken, no more
     rows = [r for r in out.rows if r["subject"] == "X25519"]
     assert rows and len({r["seq"] for r in rows}) == len(rows)  # one measurement, not both
+    # Each row keeps the host's speed around the kept measurement: the mean of its readings.
+    assert {r["host_wall_ns"] for r in rows} == {40_000_000}
     assert (out.measured, out.cached) == (1, 0)
     [note] = out.host_notes
     assert note.startswith(f"{KEYGEN.implementation} X25519 keygen: measured again")
@@ -154,8 +156,13 @@ def test_primitives_are_measured_then_taken_from_the_cache(
     assert {r["measured_run"] for r in again.rows} == {first}
     assert len(again.rows) == len(out.rows)
     m = primitives.model(again.rows, "test")
+    # Every row keeps the host reading around it, and the model brings each to its median
+    # (chainlab.model.host_speed).
+    assert all(r["host_wall_ns"] > 0 for r in again.rows)
+    assert m.host_ns is not None
+    [sign_host] = {r["host_wall_ns"] for r in sign}
     assert m.timings[SIGN.timing_key].mean_ms == pytest.approx(
-        sum(r["cpu_ns"] for r in sign) / len(sign) / 1e6
+        sum(r["cpu_ns"] for r in sign) / len(sign) / 1e6 * m.host_ns / sign_host
     )
     assert m.timings[AWS_SIGN.timing_key].n >= primitives.MIN_SAMPLES
     assert m.stacks == ["openssl-3.5", "rustls"]
@@ -200,14 +207,22 @@ def cost_store(tmp_path_factory, engine_bin, pki_cache):
 
 
 def independent_residuals(store) -> dict:
-    """Per scenario and side: measured mean CPU minus its primitives' mean CPU, computed
-    here from the stored rows with SQL and the operation list, not by the analysis."""
+    """Per scenario and side: measured mean CPU minus its primitives' mean CPU at the host's
+    speed during the scenario (each primitive's mean times the scenario's host reading over
+    the one around the primitive: chainlab.model.host_speed), computed here from the stored
+    rows with SQL and the operation list, not by the analysis."""
     con = duckdb.connect(str(store), read_only=True)
     try:
-        means = dict(
-            ((s, o, m), v)
-            for s, o, m, v in con.execute(
-                "SELECT subject, op, message, avg(cpu_ns) / 1e6 FROM primitive_samples GROUP BY ALL"
+        means = {
+            (s, o, m): (v, h)
+            for s, o, m, v, h in con.execute(
+                "SELECT subject, op, message, avg(cpu_ns) / 1e6, avg(host_wall_ns) "
+                "FROM primitive_samples GROUP BY ALL"
+            ).fetchall()
+        }
+        hosts = dict(
+            con.execute(
+                "SELECT scenario_id, avg(wall_ns) FROM host_reference WHERE step = -1 GROUP BY ALL"
             ).fetchall()
         )
         measured = con.execute(
@@ -223,7 +238,8 @@ def independent_residuals(store) -> dict:
         ops = cost.operations(p["hierarchy"], p["kex"], p["handshake_mode"])
         prim = {side: 0.0 for side in cost.SIDES}
         for o in ops:
-            prim[o.side] += o.count * means[o.key]
+            mean, around = means[o.key]
+            prim[o.side] += o.count * mean * hosts[sid] / around
         out[sid] = {"server": server - prim["server"], "client": client - prim["client"]}
     return out
 
@@ -248,7 +264,8 @@ def test_residuals_in_the_analysis_are_computed_from_the_store(cost_store, tmp_p
     slh = "x25519mlkem768__ml_root__slhf_leaf"
     assert m.loc[slh, "server_sign"] > 0.9 * m.loc[slh, "server_primitives"]
     assert m.loc[f"{slh}__resumed", "server_sign"] == 0  # resumed: no CertificateVerify
-    # Change the stored primitive and the residual moves by exactly the change.
+    # Change the stored primitive and the residual moves by exactly the change, at the
+    # host's speed during the scenario.
     changed = tmp_path / "changed.duckdb"
     shutil.copy(cost_store, changed)
     con = duckdb.connect(str(changed))
@@ -256,9 +273,17 @@ def test_residuals_in_the_analysis_are_computed_from_the_store(cost_store, tmp_p
         "UPDATE primitive_samples SET cpu_ns = cpu_ns + 1000000 "
         "WHERE subject = 'SLH-DSA-SHA2-128f' AND op = 'sign'"
     )
+    [(speed,)] = con.execute(
+        "SELECT (SELECT avg(wall_ns) FROM host_reference WHERE scenario_id = ? AND step = -1) "
+        "/ (SELECT avg(host_wall_ns) FROM primitive_samples "
+        "WHERE subject = 'SLH-DSA-SHA2-128f' AND op = 'sign')",
+        [slh],
+    ).fetchall()
     con.close()
     m2 = analyze(changed).cost_model.set_index("scenario_id")
-    assert m2.loc[slh, "server_residual"] == pytest.approx(m.loc[slh, "server_residual"] - 1.0)
+    assert m2.loc[slh, "server_residual"] == pytest.approx(
+        m.loc[slh, "server_residual"] - 1.0 * speed
+    )
     assert m2.loc["x25519mlkem768__ml_root__ml_leaf", "server_residual"] == pytest.approx(
         m.loc["x25519mlkem768__ml_root__ml_leaf", "server_residual"]
     )

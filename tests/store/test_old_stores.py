@@ -187,3 +187,23 @@ def test_a_kept_trust_anchor_store_keeps_what_was_requested_matched_and_retried(
     assert (m["trust_anchors_available"] == 2).all()
     t = analyze(store).trust_anchors.set_index("scenario_id")
     assert t.loc[retry, "retried_share"] == 1.0 and t.loc[held, "matched_share"] == 1.0
+
+
+def test_a_kept_store_of_16_prices_each_scenario_at_its_hosts_speed(tmp_path):
+    """Schema 16: each primitive keeps the host reading around its measurement and each
+    unpinned reading its CPUs' times, so the cost model's comparison scales every prediction
+    to the host's speed during its scenario and says how far apart the CPUs were."""
+    (path,) = [p for p in STORES if p.name == "v16-tiny.duckdb"]
+    store = tmp_path / path.name
+    shutil.copy(path, store)
+    with chainlab.open(store) as s:
+        prims = s.table("primitive_samples")
+    assert prims["host_wall_ns"].notna().all() and (prims["host_wall_ns"] > 0).all()
+    a = analyze(store)
+    m = a.cost_model
+    assert len(m) == 3 and m["host_factor"].notna().all()
+    assert a.host_speed["uneven"].notna().all()
+    for side in ("server", "client"):
+        assert (m[f"{side}_error"] != m[f"{side}_error_unscaled"]).all()
+    out = build_report(store, tmp_path / "report", analysis=a)
+    assert "at the host's speed during its scenario" in (out / "report.md").read_text()

@@ -95,6 +95,8 @@ def build(b: Builder) -> Section | None:
     if m.empty:
         s.blocks.append("No successful scenario uses only primitives this store holds.")
     else:
+        if (line := host_speed_line(m)) is not None:
+            s.blocks.append(line)
         for side in ("server", "client"):
             cols = [
                 ("scenario", codes(m["scenario_id"])),
@@ -105,6 +107,8 @@ def build(b: Builder) -> Section | None:
                 ("residual ms", nums(m[f"{side}_residual"], 4)),
                 ("residual share", percents(m[f"{side}_residual_share"])),
             ]
+            if "host_factor" in m and m["host_factor"].notna().any():
+                cols.append(("host ×", nums(m["host_factor"], 3)))
             if f"{side}_path" in m and (m[f"{side}_path"] != 0).any():
                 # docs/methods/cost-model.md: a path's own CPU, from its path references.
                 cols.append(("path adds ms", nums(m[f"{side}_path"], 4)))
@@ -279,6 +283,29 @@ def off_target_lines(b: Builder, s: Section, st) -> None:
             f"{100 * r['median_error']:+.1f} % over {r['n']} scenarios: "
             f"{off_target_reason(r)}."
         )
+
+
+def host_speed_line(m) -> str | None:
+    """What scaling each prediction to the host's speed during its scenario did, where the
+    store's primitives carry the host's speed (schema 16 on)."""
+    if "host_factor" not in m or m["host_factor"].isna().all():
+        return None
+    f = m["host_factor"].dropna()
+    unscaled = ", ".join(
+        f"{side} {100 * m[f'{side}_error_unscaled'].abs().median():.1f} %"
+        for side in ("server", "client")
+    )
+    scaled = ", ".join(
+        f"{side} {100 * m[f'{side}_error'].abs().median():.1f} %" for side in ("server", "client")
+    )
+    return (
+        f"Each prediction is at the host's speed during its scenario (column host ×): the "
+        "reference workload's time then (the mean of its start and end) over its time around "
+        "the primitives' and references' own measurements (docs/methods/cost-model.md"
+        f"#the-hosts-speed). The {len(f)} scenarios ran on a host from {f.min():.2f} to "
+        f"{f.max():.2f} times as slow as the one that timed the primitives; median |error| "
+        f"{scaled} so scaled, {unscaled} unscaled."
+    )
 
 
 def hardware_counters_line(a) -> str:

@@ -42,7 +42,10 @@ def build(b: Builder) -> Section | None:
         "time moves only with the host: a drift or a spread of several per cent explains "
         "wider intervals and shifts between scenarios measured minutes apart (this VM's "
         "speed is known to drift), and capacity can be read per unit of host speed. "
-        "'shared core': the workload waited for its core (wall time over 1.2 × its CPU)."
+        "'shared core': the workload waited for its core (wall time over 1.2 × its CPU). "
+        "Not pinned, it runs on every CPU at once and gives their mean; 'CPUs apart' is how "
+        "much slower the slowest CPU was than the fastest at the start or end, whichever "
+        "was more (a shared VM's CPUs are not always equally fast)."
     )
     cols = [
         ("scenario", codes(h["scenario_id"])),
@@ -61,6 +64,12 @@ def build(b: Builder) -> Section | None:
             else []
         ),
         (f"moved > {HOST_DRIFT_LIMIT:.0%}", [f.yes_no(x) for x in h["moved"]]),
+        # Unpinned readings on each CPU (schema 16 on): the larger gap between them.
+        *(
+            [("CPUs apart (slowest / fastest − 1)", percents(h["uneven"]))]
+            if "uneven" in h and h["uneven"].notna().any()
+            else []
+        ),
     ]
     s.blocks.append(
         b.table("host_speed", "Reference workload per scenario", "Lower is faster.", h, cols)

@@ -1,0 +1,108 @@
+"""The cost model at the host's speed (docs/methods/cost-model.md#the-hosts-speed).
+
+A shared VM's speed swings: this one's fixed reference workload took 40 to 77 ms within one
+run, and a primitive timed in a fast minute priced every later scenario as if the host were
+still that fast (composite.toml's OpenSSL server, measured on a host 1.6x faster than its
+cached primitives: +59 % predicted). So each primitive and reference handshake is stored with
+the host reference workload's wall time around its measurement (`primitive_samples.
+host_wall_ns`, `chainlab.runner.host.at_host`):
+
+- `normalised` brings every input to one host speed, the median reading of the inputs that
+  have one (`CostModel.host_ns`);
+- `at_speed` scales the whole model, every CPU figure and loopback latency, to another
+  reading: a scenario's is the mean of the readings at its start and end.
+
+Both take the CPU-bound work of a handshake to slow as the reference workload does, as the
+report's normalised latency does (chainlab.analysis.load_capacity.normalised_latency); a
+link's delay is no CPU and is not scaled (chainlab.model.estimate.network_cost adds it).
+Inputs without a reading (a store before schema 16) are taken as they are, and a model none
+of whose inputs has one is never scaled.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from chainlab.model.cost import CostModel, Line, Overhead, Timing
+
+# A summary row's figures that are times (scaled); its counts and KiB are not.
+_MEANS = ("cpu_mean", "wall_mean", "server_mean")
+_VARIANCES = ("cpu_var", "wall_var", "server_var")
+# A reference's or an extra's figures that are times, as cost_fit names them.
+_TIMES = ("latency", "latency_se", "client", "client_se", "server", "server_se")
+
+
+def normalised(rows: Iterable[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], float | None]:
+    """The summary rows (Store.primitive_summary) each brought to the median host reading of
+    those that have one (`host_mean`), and that reading (None: no row has one, the rows as
+    they are)."""
+    out = [dict(r) for r in rows]
+    readings = [float(r["host_mean"]) for r in out if _reading(r.get("host_mean"))]
+    if not readings:
+        return out, None
+    host_ns = statistics.median(readings)
+    for r in out:
+        if _reading(r.get("host_mean")):
+            f = host_ns / float(r["host_mean"])
+            for k in _MEANS:
+                if _number(r.get(k)):
+                    r[k] = float(r[k]) * f
+            for k in _VARIANCES:
+                if _number(r.get(k)):
+                    r[k] = float(r[k]) * f * f
+    return out, host_ns
+
+
+def factor(model: CostModel, host_ns: float | None) -> float | None:
+    """How much slower than the model's inputs a host reading `host_ns` is (None: the model
+    or the reading has no host speed)."""
+    if model.host_ns is None or host_ns is None or not _reading(host_ns):
+        return None
+    return host_ns / model.host_ns
+
+
+def at_speed(model: CostModel, f: float) -> CostModel:
+    """The model on a host `f` times as slow as its inputs' (every time scaled by `f`)."""
+    return replace(
+        model,
+        timings={k: Timing(t.mean_ms * f, t.se_ms * f, t.n) for k, t in model.timings.items()},
+        overheads={k: _overhead(o, f) for k, o in model.overheads.items()},
+        stack_references={
+            stack: {key: _times(ref, f) for key, ref in refs.items()}
+            for stack, refs in model.stack_references.items()
+        },
+        path_extras={
+            k: {side: _line(line, f) for side, line in sides.items()}
+            for k, sides in model.path_extras.items()
+        },
+        peer_extras={k: _times(v, f) for k, v in model.peer_extras.items()},
+        wait_extras={k: _times(v, f) for k, v in model.wait_extras.items()},
+        host_ns=None if model.host_ns is None else model.host_ns * f,
+    )
+
+
+def _overhead(o: Overhead, f: float) -> Overhead:
+    return Overhead(
+        {k: _line(v, f) for k, v in o.full.items()},
+        {k: _line(v, f) for k, v in o.resumed.items()},
+    )
+
+
+def _line(line: Line, f: float) -> Line:
+    return Line(line.intercept_ms * f, line.per_kib_ms * f, line.se_ms * f)
+
+
+def _times(figures: Mapping[str, float], f: float) -> dict[str, float]:
+    return {k: v * f if k in _TIMES else v for k, v in figures.items()}
+
+
+def _number(x: Any) -> bool:
+    return isinstance(x, int | float) and math.isfinite(x)
+
+
+def _reading(x: Any) -> bool:
+    return _number(x) and x > 0
