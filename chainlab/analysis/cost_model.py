@@ -306,6 +306,13 @@ def off_target_reason(r: dict) -> str:
     of its scenarios, the reason says how the others fare."""
     moved, n = r.get("moved_n", 0), r["n"]
     steady = r.get("steady_median_abs_error", math.nan)
+    if moved and moved == n:
+        return (
+            f"the host's speed moved more than {HOST_DRIFT_LIMIT:.0%} during every one of its "
+            f"{n} scenarios (the reference workload, end over start, or one CPU against "
+            "another): too much for the comparison on this host, which holds none of its "
+            "scenarios on a steady host"
+        )
     if moved and moved < n and steady <= STACK_ERROR_TARGET:
         return (
             f"the host's speed moved more than {HOST_DRIFT_LIMIT:.0%} during {moved} of its "

@@ -169,10 +169,12 @@ def test_a_stack_off_target_only_where_the_host_moved_says_so():
         "(the host's speed also moved more than 10% during 3 of its 5 scenarios; on the "
         "other 2 the median error is -16.0 %)"
     )
-    # Moved during every one: said, nothing to compare with.
+    # Moved during every one: the host is the reason, nothing holds on a steady host.
     rows["host_moved"] = True
     [r] = per_stack(rows).to_dict("records")
-    assert off_target_reason(r).endswith("moved more than 10% during 5 of its 5 scenarios)")
+    why = off_target_reason(r)
+    assert why.startswith("the host's speed moved more than 10% during every one of its 5 ")
+    assert why.endswith("which holds none of its scenarios on a steady host")
     # Without the column (a store before host readings): no such count.
     [r] = per_stack(rows.drop(columns="host_moved")).to_dict("records")
     assert r["moved_n"] == 0 and "host's speed" not in off_target_reason(r)

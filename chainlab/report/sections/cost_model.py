@@ -17,6 +17,7 @@ from chainlab.model.reference_specs import (
     path_profile,
     peer_of,
 )
+from chainlab.report import format as f
 from chainlab.report.builder import (
     Builder,
     ci,
@@ -109,6 +110,10 @@ def build(b: Builder) -> Section | None:
             ]
             if "host_factor" in m and m["host_factor"].notna().any():
                 cols.append(("host ×", nums(m["host_factor"], 3)))
+            if "host_moved" in m and m["host_moved"].any():
+                # Too much for the comparison here: the host moved during it, or its CPUs
+                # were apart (the host section's table).
+                cols.append(("host unsteady", [f.yes_no(x) for x in m["host_moved"]]))
             if f"{side}_path" in m and (m[f"{side}_path"] != 0).any():
                 # docs/methods/cost-model.md: a path's own CPU, from its path references.
                 cols.append(("path adds ms", nums(m[f"{side}_path"], 4)))
@@ -290,7 +295,7 @@ def host_speed_line(m) -> str | None:
     store's primitives carry the host's speed (schema 16 on)."""
     if "host_factor" not in m or m["host_factor"].isna().all():
         return None
-    f = m["host_factor"].dropna()
+    factors = m["host_factor"].dropna()
     unscaled = ", ".join(
         f"{side} {100 * m[f'{side}_error_unscaled'].abs().median():.1f} %"
         for side in ("server", "client")
@@ -302,9 +307,15 @@ def host_speed_line(m) -> str | None:
         f"Each prediction is at the host's speed during its scenario (column host ×): the "
         "reference workload's time then (the mean of its start and end) over its time around "
         "the primitives' and references' own measurements (docs/methods/cost-model.md"
-        f"#the-hosts-speed). The {len(f)} scenarios ran on a host from {f.min():.2f} to "
-        f"{f.max():.2f} times as slow as the one that timed the primitives; median |error| "
-        f"{scaled} so scaled, {unscaled} unscaled."
+        f"#the-hosts-speed). The {len(factors)} scenarios ran on a host from "
+        f"{factors.min():.2f} to {factors.max():.2f} times as slow as the one that timed the "
+        f"primitives; median |error| {scaled} so scaled, {unscaled} unscaled."
+        + (
+            f" The host was unsteady (column host unsteady) during {unsteady} of them: its "
+            "speed moved or its CPUs were apart, too much for the comparison there."
+            if (unsteady := int(m["host_moved"].sum()) if "host_moved" in m else 0)
+            else ""
+        )
     )
 
 
