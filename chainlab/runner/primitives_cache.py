@@ -35,6 +35,10 @@ def cache_path(info: dict) -> Path:
         "primitives_revision": info.get("primitives_revision"),
         # Every other engine that times its own implementation's primitives, as built.
         "stack_engines": _stack_libraries(),
+        # What a cached row holds beyond its timing: since schema 16 the host's speed around
+        # it, which the cost model scales by (model/host_speed.py); rows cached without it
+        # would price every later run at no known speed, so they are not read.
+        "rows": "host_wall_ns",
     }
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
     return environment.cache_dir("primitives") / f"{digest}.duckdb"
