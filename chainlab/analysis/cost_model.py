@@ -421,7 +421,12 @@ def _analysis_cost_model(a) -> pd.DataFrame:
     stored = stored_scenarios(a.data.runs)
     host = a.host_speed
     m = per_scenario(
-        a.summary, model, profiles, a.config.confidence_level, stored, host_readings(host)
+        a.summary,
+        model,
+        profiles,
+        a.config.confidence_level,
+        stored,
+        host_readings(a.data.host_reference),
     )
     if len(m) and host is not None and len(host):
         # Not comparable: its host's speed moved during it, or its CPUs' speeds were apart.
@@ -431,13 +436,19 @@ def _analysis_cost_model(a) -> pd.DataFrame:
     return m
 
 
-def host_readings(host: pd.DataFrame | None) -> dict[str, float]:
-    """Scenario id -> the host reference workload's wall ns during it: the mean of its
-    readings at start and end (analysis.load_capacity.host_speed), where it has both."""
-    if host is None or host.empty:
+def host_readings(ref: pd.DataFrame | None) -> dict[str, float]:
+    """Scenario id -> the host reference workload's CPU ns during it (the host's speed, as
+    its primitives were read: chainlab.runner.host.reference): the mean of its readings at
+    start and end, where it has both."""
+    if ref is None or ref.empty:
         return {}
-    own = (host["start_ms"] + host["end_ms"]) / 2 * 1e6
-    return {sid: float(v) for sid, v in zip(host["scenario_id"], own, strict=True) if v > 0}
+    own = ref[ref["step"] == -1]
+    out = {}
+    for sid, g in own.groupby("scenario_id", sort=False):
+        cpu = g["cpu_ns"].astype(float)
+        if len(g) == 2 and (cpu > 0).all():
+            out[str(sid)] = float(cpu.mean())
+    return out
 
 
 @produces("cost_model_stacks")

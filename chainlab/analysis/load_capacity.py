@@ -382,10 +382,10 @@ def host_speed(data: StoreData) -> pd.DataFrame:
 
 
 def _uneven(g: pd.DataFrame) -> float:
-    if "cpu_wall_ns" not in g:
+    if "per_cpu_ns" not in g:
         return math.nan
     own = g[g["step"] == -1]
-    got = [u for u in map(host.uneven, own["cpu_wall_ns"]) if u is not None]
+    got = [u for u in map(host.uneven, own["per_cpu_ns"]) if u is not None]
     return max(got) if got else math.nan
 
 

@@ -8,7 +8,7 @@ from chainlab import engine
 from chainlab.commands import campaign_arguments, read_campaign
 from chainlab.errors import ChainlabError
 from chainlab.model import estimate, run_estimate
-from chainlab.runner import fresh, primitives
+from chainlab.runner import fresh, primitives_cache
 from chainlab.runner.campaign import estimate_note
 from chainlab.schema import counted
 
@@ -49,7 +49,7 @@ def run(args) -> int:
     )
     # The cost model from this machine's measured primitives, where they are cached; the
     # built-in table for scenarios it cannot predict (or without a measured machine).
-    model = primitives.cached_model()
+    model = primitives_cache.cached_model()
     fallback = sum(model is None or bool(estimate.missing_primitives(s, model)) for s in selected)
     for s in selected:
         e = estimate.scenario(s, model)

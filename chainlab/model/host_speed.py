@@ -5,7 +5,7 @@ run, and a primitive timed in a fast minute priced every later scenario as if th
 still that fast (composite.toml's OpenSSL server, measured on a host 1.6x faster than its
 cached primitives: +59 % predicted). So each primitive and reference handshake is stored with
 the host reference workload's wall time around its measurement (`primitive_samples.
-host_wall_ns`, `chainlab.runner.host.at_host`):
+host_cpu_ns`, `chainlab.runner.host.at_host`):
 
 - `normalised` brings every input to one host speed, the median reading of the inputs that
   have one (`CostModel.host_ns`);

@@ -46,6 +46,7 @@ from chainlab.runner import (
     network,
     parts,
     primitives,
+    primitives_cache,
     references,
     seeds,
 )
@@ -193,7 +194,7 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
         # The run-time estimate (the one `validate` prints), stored with what it had to make.
         est = run_estimate.run(
             todo,
-            primitives.cached_model(),
+            primitives_cache.cached_model(),
             fresh.fresh(eng, todo, seed, campaign.primitives, measured=selected),
             campaign.primitives,
             host_now(eng),

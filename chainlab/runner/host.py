@@ -35,16 +35,17 @@ class ReferenceError(Exception):
 
 
 def reference(engine: Path, cpus: str | None) -> dict:
-    """{wall_ns, cpu_ns, cpus, steal_ns, cpu_wall_ns} of the reference workload: on `cpus`
+    """{wall_ns, cpu_ns, cpus, steal_ns, per_cpu_ns} of the reference workload: on `cpus`
     once; with none given (the processes it stands for go wherever the kernel puts them),
-    once on each CPU this process may use, `wall_ns` and `cpu_ns` their mean and
-    `cpu_wall_ns` each CPU's wall ns. A shared VM's CPUs are not equally fast at the same
-    moment (2026-11-30, this one: 23 ms on CPU 0 and 38-40 ms on CPU 1 in the same second,
-    a minute later the other way round), and one unpinned reading reports whichever CPU
-    it landed on."""
+    once on each CPU this process may use, at once, `wall_ns` and `cpu_ns` their means and
+    `per_cpu_ns` each CPU's [wall ns, CPU ns]. A shared VM's CPUs are not equally fast at the
+    same moment (2026-11-30, this one: 23 ms on CPU 0 and 38-40 ms on CPU 1 in the same
+    second, a minute later the other way round), and one unpinned reading reports whichever
+    CPU it landed on. The CPU time is the host's speed (how long the work takes while it
+    runs); the wall time also counts waiting for a core another process holds."""
     if cpus is not None:
         (out,) = _run(engine, [cpus])
-        return {**out, "cpus": cpus, "steal_ns": steal_ns(), "cpu_wall_ns": None}
+        return {**out, "cpus": cpus, "steal_ns": steal_ns(), "per_cpu_ns": None}
     own = sorted(os.sched_getaffinity(0))
     each = dict(zip(own, _run(engine, [str(cpu) for cpu in own]), strict=True))
     return {
@@ -52,7 +53,7 @@ def reference(engine: Path, cpus: str | None) -> dict:
         "cpu_ns": round(sum(r["cpu_ns"] for r in each.values()) / len(each)),
         "cpus": None,
         "steal_ns": steal_ns(),
-        "cpu_wall_ns": {str(cpu): r["wall_ns"] for cpu, r in each.items()},
+        "per_cpu_ns": {str(cpu): [r["wall_ns"], r["cpu_ns"]] for cpu, r in each.items()},
     }
 
 
@@ -88,15 +89,15 @@ def _run(engine: Path, cpus: list[str]) -> list[dict]:
     return outs
 
 
-def uneven(cpu_wall_ns: dict | str | None) -> float | None:
-    """How much slower the slowest CPU of one reading was than its fastest (slowest /
-    fastest - 1); None for a reading on one set of CPUs, or before schema 16."""
-    if isinstance(cpu_wall_ns, str):
-        cpu_wall_ns = json.loads(cpu_wall_ns)
-    if not isinstance(cpu_wall_ns, dict) or len(cpu_wall_ns) < 2:
+def uneven(per_cpu_ns: dict | str | None) -> float | None:
+    """How much slower the slowest CPU of one reading was than its fastest, in CPU time
+    (slowest / fastest - 1); None for a reading on one set of CPUs, or before schema 16."""
+    if isinstance(per_cpu_ns, str):
+        per_cpu_ns = json.loads(per_cpu_ns)
+    if not isinstance(per_cpu_ns, dict) or len(per_cpu_ns) < 2:
         return None
-    walls = [float(v) for v in cpu_wall_ns.values()]
-    return max(walls) / min(walls) - 1 if min(walls) > 0 else None
+    times = [float(wall_cpu[1]) for wall_cpu in per_cpu_ns.values()]
+    return max(times) / min(times) - 1 if min(times) > 0 else None
 
 
 def steal_ns(stat: Path = Path("/proc/stat")) -> int | None:
@@ -123,37 +124,38 @@ def drift(rows: list[dict]) -> float | None:
 
 
 # Passes over the measurements a cache keeps for later runs (primitives, reference
-# handshakes): the first, then at most this many more over those the host slowed. This VM's
-# slow spells last seconds to a minute (2026-11-27: X25519MLKEM768 encapsulation measured
-# 1.50x and the OpenSSL reference's server CPU 1.45x in one 3-second spell of a first run, and
-# every later run on that machine was priced from them: browser.toml's OpenSSL server +31.5 %),
-# so a measurement is taken again after the rest of the phase, not at once. Where the host
-# is known to be shared (the tests that run beside each other), CHAINLAB_HOST_PASSES=1 takes
-# each once: a neighbour's load is no spell to wait out.
+# handshakes): the first, then at most this many more over those during which the host's
+# speed moved. This VM's spells last seconds to a minute (2026-11-27: X25519MLKEM768
+# encapsulation measured 1.50x and the OpenSSL reference's server CPU 1.45x in one 3-second
+# spell of a first run, and every later run on that machine was priced from them:
+# browser.toml's OpenSSL server +31.5 %), so a measurement is taken again after the rest of
+# the phase, not at once. Where the host is known to be shared (the tests that run beside
+# each other), CHAINLAB_HOST_PASSES=1 takes each once: a neighbour's load is no spell to
+# wait out.
 STEADY_PASSES = 3
 
 
 @dataclass
 class Steady:
-    """Measurements taken on a steady host (`steady`): per unit, the result kept and how much
-    slower than the phase's fastest reading the host was around it (0.0: as fast)."""
+    """Measurements taken on a steady host (`steady`): per unit, the result kept and how far
+    apart the host's readings around it were (slowest over fastest, minus 1; 0.0: the same)."""
 
     results: list
-    slowdown: list[float]
+    moved: list[float]
     again: list[int] = field(default_factory=list)  # units measured more than once
     # Per unit, the host as its kept measurement found it: the mean of the readings around it
-    # (before, its own, after; wall ns), what the cost model scales it by (primitive_samples.
-    # host_wall_ns).
+    # (before, its own, after; CPU ns), what the cost model scales it by (primitive_samples.
+    # host_cpu_ns).
     host_ns: list[float] = field(default_factory=list)
 
     def notes(self, label: Callable[[int], str]) -> list[str]:
-        """One line per unit measured again, or kept although the host was slow around it."""
+        """One line per unit measured again, or kept although the host moved around it."""
         out = []
         for i in self.again:
-            s = self.slowdown[i]
-            kept = "kept" if s <= HOST_DRIFT_LIMIT else "still slow, the fastest kept"
-            out.append(f"{label(i)}: measured again, the host was slow around it ({kept}: "
-                       f"{s:+.0%} against the phase's fastest reference reading)")  # fmt: skip
+            s = self.moved[i]
+            kept = "kept" if s <= HOST_DRIFT_LIMIT else "still moving, the steadiest kept"
+            out.append(f"{label(i)}: measured again, the host's speed moved during it ({kept}: "
+                       f"the readings around it {s:.0%} apart)")  # fmt: skip
         return out
 
 
@@ -164,20 +166,20 @@ def steady(
     passes: int | None = None,
 ) -> Steady:
     """Measures each unit with the host reference workload timed before the first and after
-    each (`read`: its wall ns); `measure(unit)` returns its result and any readings it took
+    each (`read`: its CPU ns); `measure(unit)` returns its result and any readings it took
     itself (a reference handshake's scenario times the host at its start and end). A unit
-    whose readings around it were more than HOST_DRIFT_LIMIT slower than the phase's fastest
-    is measured again after the others, up to `passes` in all, and the measurement with the
-    fastest host around it is kept: a cached figure must not carry a spell into every later
-    run's prices. Judged against the whole phase's fastest reading, so a phase that began in
-    a spell has its first units taken again once the host is back. `passes` defaults to
-    STEADY_PASSES, or CHAINLAB_HOST_PASSES where set."""
+    whose readings around it were more than HOST_DRIFT_LIMIT apart (the host's speed moved
+    during it, so the speed it ran at is not known) is measured again after the others, up
+    to `passes` in all, and the measurement whose readings were closest is kept. A host that
+    was steadily slow or fast is no reason: each result keeps the mean of its readings
+    (`host_ns`), which the cost model brings every input to one speed with
+    (chainlab.model.host_speed). `passes` defaults to STEADY_PASSES, or CHAINLAB_HOST_PASSES
+    where set."""
     if passes is None:
         passes = environment.host_passes(STEADY_PASSES)
     results: list = [None] * len(units)
-    worst = [math.inf] * len(units)
+    moved = [math.inf] * len(units)
     host_ns = [math.nan] * len(units)
-    readings: list[int] = []
     todo = list(range(len(units)))
     again: set[int] = set()
     for n in range(passes):
@@ -185,27 +187,25 @@ def steady(
             break
         if n > 0:
             again.update(todo)
-        readings.append(read())  # before the pass's first unit
+        last = read()  # before the pass's first unit
         for i in todo:
-            before = readings[-1]
+            before = last
             got, inner = measure(units[i])
-            readings += inner
-            readings.append(read())
-            seen = [before, *inner, readings[-1]]
-            if max(seen) < worst[i]:
-                results[i], worst[i], host_ns[i] = got, max(seen), sum(seen) / len(seen)
-        fastest = min(readings)
-        todo = [i for i in range(len(units)) if worst[i] > fastest * (1 + HOST_DRIFT_LIMIT)]
-    fastest = min(readings, default=0)
-    slowdown = [w / fastest - 1 if fastest > 0 else 0.0 for w in worst]
-    return Steady(results, slowdown, sorted(again), host_ns)
+            last = read()
+            seen = [before, *inner, last]
+            apart = max(seen) / min(seen) - 1 if min(seen) > 0 else math.inf
+            if results[i] is None or apart < moved[i]:
+                results[i], moved[i], host_ns[i] = got, apart, sum(seen) / len(seen)
+        todo = [i for i in todo if moved[i] > HOST_DRIFT_LIMIT]
+    moved = [0.0 if math.isinf(m) else m for m in moved]
+    return Steady(results, moved, sorted(again), host_ns)
 
 
 def at_host(rows: list[dict], readings: Sequence[float]) -> list[dict]:
-    """`rows` with the host's speed around their measurement (`host_wall_ns`: the mean of
+    """`rows` with the host's speed around their measurement (`host_cpu_ns`: the mean of
     the host reference workload's readings around it; left unset without a reading)."""
     seen = [r for r in readings if math.isfinite(r) and r > 0]
     if not seen:
         return rows
     host_ns = round(sum(seen) / len(seen))
-    return [{**r, "host_wall_ns": host_ns} for r in rows]
+    return [{**r, "host_cpu_ns": host_ns} for r in rows]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import statistics
 import subprocess
 import time
@@ -58,7 +59,6 @@ from chainlab.runner import host, references
 from chainlab.runner.primitives_cache import (
     cache_path,
     cached_rows,
-    cached_summary,
     now,
     save_to_cache,
 )
@@ -241,9 +241,15 @@ def next_count(values_ns: list[int], plan: PrimitivesPlan) -> int:
 
 
 def time_item(
-    engine_bin: Path, item: Item, plan: PrimitivesPlan, have: list[dict], run_id: str
+    engine_bin: Path,
+    item: Item,
+    plan: PrimitivesPlan,
+    have: list[dict],
+    run_id: str,
+    cpus: str | None = None,
 ) -> list[dict]:
-    """New rows for `item` until it is satisfied (with `have`, earlier rows of it)."""
+    """New rows for `item` until it is satisfied (with `have`, earlier rows of it), on `cpus`
+    when given."""
     rows: list[dict] = []
     seq = max((r["seq"] for r in have), default=-1) + 1
     for _ in range(MAX_BATCHES):
@@ -259,6 +265,8 @@ def time_item(
             else engine.stack_path(item.timer.engine)
         )
         argv = [str(binary), "primitives", *item.argv(), "--count", str(count), "--warmup", "1"]
+        if cpus is not None:
+            argv += ["--cpus", cpus]
         try:
             done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -307,7 +315,7 @@ class Outcome:
     # Path references that could not be taken (no privileges for namespaces, a failed link):
     # their scenarios are priced without the path's extra.
     path_notes: list[str] = field(default_factory=list)
-    # Measurements taken again because the host was slow around them (host.steady).
+    # Measurements taken again because the host's speed moved during them (host.steady).
     host_notes: list[str] = field(default_factory=list)
 
 
@@ -356,13 +364,18 @@ def ensure(
         have = by_key.get(item.timing_key, [])
         keep += [{**r, "run_id": run_id, "implementation": item.implementation} for r in have]
     fresh_items = [item for item in items if needs_measuring(item, by_key, plan)]
+    # Each primitive on one CPU, the host read on that CPU around it: a shared VM's CPUs are
+    # not equally fast at once (host.reference). Reference handshakes run where the kernel
+    # puts their two processes, as scenarios do, and read every CPU.
+    cpu = str(min(os.sched_getaffinity(0)))
     read = host_reading or _host_reading(engine_bin)
 
     def time_one(item: Item) -> tuple[list[dict], list[int]]:
         show(item)
-        return time_item(engine_bin, item, plan, by_key.get(item.timing_key, []), run_id), []
+        have = by_key.get(item.timing_key, [])
+        return time_item(engine_bin, item, plan, have, run_id, cpus=cpu), []
 
-    timed = host.steady(fresh_items, time_one, read)
+    timed = host.steady(fresh_items, time_one, host_reading or _host_reading(engine_bin, cpu))
     for got, around in zip(timed.results, timed.host_ns, strict=True):
         got = host.at_host(got, [around])
         new += got
@@ -479,12 +492,13 @@ def _path_and_twin(
     return host.at_host(before + over + after, [*h1, *h2, *h3])
 
 
-def _host_reading(engine_bin: Path) -> Callable[[], int]:
-    """The host reference workload's wall time, for `host.steady`."""
+def _host_reading(engine_bin: Path, cpus: str | None = None) -> Callable[[], int]:
+    """The host reference workload's CPU time on `cpus` (None: every CPU's mean), for
+    `host.steady`."""
 
     def read() -> int:
         try:
-            return host.reference(engine_bin, None)["wall_ns"]
+            return host.reference(engine_bin, cpus)["cpu_ns"]
         except host.ReferenceError as e:
             raise PrimitiveError(f"the host reference workload failed: {e}") from None
 
@@ -529,59 +543,3 @@ def model(rows: list[dict], source: str) -> cost.CostModel:
     return cost_fit.model_from_summary(
         summarize_rows(pd.DataFrame(rows)).to_dict("records"), source
     )
-
-
-def cached_model() -> cost.CostModel | None:
-    """The cost model of this machine's primitives cache for this engine build, for the
-    estimates; what this build's cache lacks (all of it, before its first run) is taken from
-    the latest earlier build's cache beside it that has it (a rebuilt engine's primitives take
-    about what they took: interop.toml's first run after a rebuild, priced without them, was
-    estimated 1.24x; its run after a campaign that had cached only OpenSSL 3.5's, with the
-    other stacks priced from the built-in table, 1.21x). None without either (no engine, no
-    cache)."""
-    try:
-        path = cache_path(engine.info())
-    except (ChainlabError, OSError):
-        return None
-    try:
-        earlier = sorted(
-            (p for p in path.parent.glob("*.duckdb") if p != path),
-            key=lambda p: p.stat().st_mtime_ns,
-            reverse=True,
-        )
-    except OSError:
-        earlier = []
-    own = cached_summary(path)
-    summary = merged_summary([own] + [cached_summary(p) for p in earlier])
-    if not summary:
-        return None
-    if not own:
-        source = "primitives cache of an earlier engine build on this machine"
-    elif len(own) < len(summary):
-        source = (
-            "primitives cache of this machine and engine build (what it lacks from an earlier "
-            "build's)"
-        )
-    else:
-        source = "primitives cache of this machine and engine build"
-    return cost_fit.model_from_summary(summary, source)
-
-
-# What identifies a primitive (or reference handshake) in a summary (the store's GROUP BY).
-_SUMMARY_KEY = ("implementation", "subject", "op", "message")
-
-
-def merged_summary(summaries: list[list[dict]]) -> list[dict]:
-    """Summary rows (Store.primitive_summary) of several caches, the first holding a primitive
-    giving it: one row per implementation, subject, operation and message."""
-    out: dict[tuple, dict] = {}
-    for summary in summaries:
-        for row in summary:
-            key = tuple(_absent_as_none(row.get(c)) for c in _SUMMARY_KEY)
-            out.setdefault(key, row)
-    return list(out.values())
-
-
-def _absent_as_none(value):
-    """A summary's NULL (pandas reads a NULL message as NaN, which equals nothing) as None."""
-    return None if isinstance(value, float) and math.isnan(value) else value

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import math
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,6 +17,7 @@ from pathlib import Path
 from chainlab import __version__, engine, environment, machine
 from chainlab.axes.stack import DEFAULT_STACK
 from chainlab.errors import ChainlabError
+from chainlab.model import cost, cost_fit
 from chainlab.store import Store
 
 
@@ -38,7 +40,7 @@ def cache_path(info: dict) -> Path:
         # What a cached row holds beyond its timing: since schema 16 the host's speed around
         # it, which the cost model scales by (model/host_speed.py); rows cached without it
         # would price every later run at no known speed, so they are not read.
-        "rows": "host_wall_ns",
+        "rows": "host_cpu_ns",
     }
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
     return environment.cache_dir("primitives") / f"{digest}.duckdb"
@@ -149,3 +151,59 @@ def run_row(run_id: str, info: dict, what: str) -> dict:
 def now() -> datetime:
     """UTC now, without a time zone (as the store keeps times)."""
     return datetime.now(UTC).replace(tzinfo=None)
+
+
+def cached_model() -> cost.CostModel | None:
+    """The cost model of this machine's primitives cache for this engine build, for the
+    estimates; what this build's cache lacks (all of it, before its first run) is taken from
+    the latest earlier build's cache beside it that has it (a rebuilt engine's primitives take
+    about what they took: interop.toml's first run after a rebuild, priced without them, was
+    estimated 1.24x; its run after a campaign that had cached only OpenSSL 3.5's, with the
+    other stacks priced from the built-in table, 1.21x). None without either (no engine, no
+    cache)."""
+    try:
+        path = cache_path(engine.info())
+    except (ChainlabError, OSError):
+        return None
+    try:
+        earlier = sorted(
+            (p for p in path.parent.glob("*.duckdb") if p != path),
+            key=lambda p: p.stat().st_mtime_ns,
+            reverse=True,
+        )
+    except OSError:
+        earlier = []
+    own = cached_summary(path)
+    summary = merged_summary([own] + [cached_summary(p) for p in earlier])
+    if not summary:
+        return None
+    if not own:
+        source = "primitives cache of an earlier engine build on this machine"
+    elif len(own) < len(summary):
+        source = (
+            "primitives cache of this machine and engine build (what it lacks from an earlier "
+            "build's)"
+        )
+    else:
+        source = "primitives cache of this machine and engine build"
+    return cost_fit.model_from_summary(summary, source)
+
+
+# What identifies a primitive (or reference handshake) in a summary (the store's GROUP BY).
+_SUMMARY_KEY = ("implementation", "subject", "op", "message")
+
+
+def merged_summary(summaries: list[list[dict]]) -> list[dict]:
+    """Summary rows (Store.primitive_summary) of several caches, the first holding a primitive
+    giving it: one row per implementation, subject, operation and message."""
+    out: dict[tuple, dict] = {}
+    for summary in summaries:
+        for row in summary:
+            key = tuple(_absent_as_none(row.get(c)) for c in _SUMMARY_KEY)
+            out.setdefault(key, row)
+    return list(out.values())
+
+
+def _absent_as_none(value):
+    """A summary's NULL (pandas reads a NULL message as NaN, which equals nothing) as None."""
+    return None if isinstance(value, float) and math.isnan(value) else value

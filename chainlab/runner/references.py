@@ -211,7 +211,7 @@ def time_reference(
     over the emulated path `profile` when given (uncalibrated: its CPU is what is wanted),
     over `carrier` (a transport) on loopback otherwise; from a client on `peer` when given
     (a peer reference); on loopback as the twin of the path reference over `twin_of` when
-    given (reference_specs.PATH_BASE_PREFIX). With them, the host reference readings (wall
+    given (reference_specs.PATH_BASE_PREFIX). With them, the host reference readings (CPU
     ns) the scenario took at its start and end."""
     if warmup is None:
         warmup = REFERENCE_WARMUP if profile is None and twin_of is None else PATH_REFERENCE_WARMUP
@@ -263,4 +263,4 @@ def time_reference(
                 "measured_at": at,
             }
         )
-    return out, [h["wall_ns"] for h in ex.results.host_reference]
+    return out, [h["cpu_ns"] for h in ex.results.host_reference]

@@ -145,8 +145,8 @@ UPGRADES = {
     14: add_columns("samples", "mtc_landmark"),
     # if_missing: a store before 3 gets primitive_samples in step 2 as schema.sql declares it.
     15: (
-        *add_columns("primitive_samples", "host_wall_ns", if_missing=True),
-        *add_columns("host_reference", "cpu_wall_ns", if_missing=True),
+        *add_columns("primitive_samples", "host_cpu_ns", if_missing=True),
+        *add_columns("host_reference", "per_cpu_ns", if_missing=True),
     ),
 }
 

@@ -306,10 +306,10 @@ CREATE TABLE host_reference (
     cpus        VARCHAR,                     -- where it ran (NULL: not pinned)
     steal_ns    BIGINT,                      -- the machine's steal time so far, all CPUs
                                              --   (/proc/stat; NULL: not reported, < v9)
-    cpu_wall_ns JSON,                        -- not pinned (cpus NULL): the workload's wall
-                                             --   time on each CPU, {"0": ns, ...}; wall_ns
-                                             --   and cpu_ns are their means (NULL: pinned,
-                                             --   or < v16: one run wherever it landed)
+    per_cpu_ns  JSON,                        -- not pinned (cpus NULL): the workload on each
+                                             --   CPU at once, {"0": [wall ns, CPU ns], ...};
+                                             --   wall_ns and cpu_ns are their means (NULL:
+                                             --   pinned, or < v16: one run where it landed)
     PRIMARY KEY (run_id, scenario_id, step, phase)
 );
 
@@ -355,7 +355,7 @@ CREATE TABLE primitive_samples (
     kib           DOUBLE,                    -- reference handshakes: KiB carried (both ways)
     measured_run  VARCHAR NOT NULL,          -- the run that measured it (this one or a cache's)
     measured_at   TIMESTAMP NOT NULL,        -- UTC, when its batch ran
-    host_wall_ns  BIGINT                     -- the host reference workload's wall time around
+    host_cpu_ns   BIGINT                     -- the host reference workload's CPU time around
                                              -- its measurement, the mean of the readings
                                              -- before and after (host_reference's: lower is
                                              -- faster; NULL: not read, before 16)

@@ -396,7 +396,7 @@ PRIMITIVE_SUMMARY = """
 WITH d AS (
     SELECT DISTINCT {implementation} AS implementation, subject, op, message, message_bytes,
            measured_run, seq, wall_ns, cpu_ns, server_cpu_ns, kib, measured_at,
-           {host_wall_ns} AS host_wall_ns
+           {host_cpu_ns} AS host_cpu_ns
     FROM primitive_samples
 )
 SELECT implementation, subject, op, message, any_value(message_bytes) AS message_bytes,
@@ -406,7 +406,7 @@ SELECT implementation, subject, op, message, any_value(message_bytes) AS message
        avg(server_cpu_ns) AS server_mean, var_samp(server_cpu_ns) AS server_var,
        avg(kib) AS kib, sum(cpu_ns) AS cpu_total, min(measured_at) AS first_measured,
        max(measured_at) AS last_measured, count(DISTINCT measured_run) AS measuring_runs,
-       avg(host_wall_ns) AS host_mean
+       avg(host_cpu_ns) AS host_mean
 FROM d GROUP BY implementation, subject, op, message
 ORDER BY implementation NULLS FIRST, subject, op, message
 """
@@ -414,8 +414,8 @@ ORDER BY implementation NULLS FIRST, subject, op, message
 
 def _primitive_summary_sql(columns: set[str]) -> str:
     implementation = "implementation" if "implementation" in columns else "NULL::VARCHAR"
-    host_wall_ns = "host_wall_ns" if "host_wall_ns" in columns else "NULL::BIGINT"
-    return PRIMITIVE_SUMMARY.format(implementation=implementation, host_wall_ns=host_wall_ns)
+    host_cpu_ns = "host_cpu_ns" if "host_cpu_ns" in columns else "NULL::BIGINT"
+    return PRIMITIVE_SUMMARY.format(implementation=implementation, host_cpu_ns=host_cpu_ns)
 
 
 def primitive_summary(con: Connection, tables: set[str]) -> pd.DataFrame:

@@ -20,7 +20,7 @@ def reading(sid, phase, per_cpu, step=-1):
         "wall_ns": sum(walls) / len(walls),
         "cpu_ns": sum(walls) / len(walls),
         "steal_ns": None,
-        "cpu_wall_ns": json.dumps(per_cpu) if per_cpu else None,
+        "per_cpu_ns": json.dumps({c: [w, w] for c, w in per_cpu.items()}) if per_cpu else None,
     }
 
 

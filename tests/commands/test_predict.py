@@ -9,7 +9,7 @@ from chainlab import engine
 from chainlab.campaign import load
 from chainlab.cli import main
 from chainlab.model import estimate, flights
-from chainlab.runner import primitives, primitives_cache
+from chainlab.runner import primitives_cache
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("serial")]  # measures: runs alone
 
@@ -46,7 +46,7 @@ def test_predict_prints_every_scenario_from_measured_primitives(
     assert "PREDICTED from this machine's primitives" in out
     assert re.search(r"0 from its cache, \d+ measured now", out), out
     c = load(f)
-    model = primitives.cached_model()
+    model = primitives_cache.cached_model()
     assert model is not None
     for s in c.select():
         line = next(x for x in out.splitlines() if x.startswith(s.scenario_id + " "))
@@ -79,7 +79,7 @@ def test_validate_says_when_it_falls_back_to_the_built_in_table(tmp_path, monkey
 
 def test_the_estimates_take_an_earlier_builds_cache_until_this_build_has_one(tmp_path, monkeypatch):
     monkeypatch.setenv("CHAINLAB_PRIMITIVES_CACHE", str(tmp_path / "cache"))
-    assert primitives.cached_model() is None
+    assert primitives_cache.cached_model() is None
     # A cache of another build beside this build's path (as an engine rebuild leaves it).
     row = {
         "run_id": "r",
@@ -101,7 +101,7 @@ def test_the_estimates_take_an_earlier_builds_cache_until_this_build_has_one(tmp
     boring = {**row, "implementation": "boringssl", "cpu_ns": 200_000}
     earlier = [row, {**row, "seq": 1}, boring, {**boring, "seq": 1}]
     assert primitives_cache.save_to_cache(other, earlier, info) is None
-    m = primitives.cached_model()
+    m = primitives_cache.cached_model()
     assert m is not None and "earlier engine build" in m.source
     assert m.timings[("openssl-3.5", "ML-DSA-65", "sign", "cv")].mean_ms == pytest.approx(0.8)
     # This build's own cache, once it has a primitive, gives it; what it lacks still comes
@@ -109,13 +109,13 @@ def test_the_estimates_take_an_earlier_builds_cache_until_this_build_has_one(tmp
     # other stacks' to be priced).
     mine = primitives_cache.cache_path(info)
     assert primitives_cache.save_to_cache(mine, [{**row, "cpu_ns": 500_000}], info) is None
-    m = primitives.cached_model()
+    m = primitives_cache.cached_model()
     assert "this machine and engine build" in m.source and "earlier build" in m.source
     assert m.timings[("openssl-3.5", "ML-DSA-65", "sign", "cv")].mean_ms == pytest.approx(0.5)
     assert m.timings[("boringssl", "ML-DSA-65", "sign", "cv")].mean_ms == pytest.approx(0.2)
     # Once this build holds everything the earlier one did, its source says so alone.
     assert primitives_cache.save_to_cache(mine, [{**boring, "cpu_ns": 300_000}], info) is None
-    m = primitives.cached_model()
+    m = primitives_cache.cached_model()
     assert m.source == "primitives cache of this machine and engine build"
     assert m.timings[("boringssl", "ML-DSA-65", "sign", "cv")].mean_ms == pytest.approx(0.3)
 
@@ -127,5 +127,5 @@ def test_merged_summaries_keep_the_first_row_of_each_primitive():
         {"implementation": "go", "subject": "X", "op": "sign", "message": nan, "n": 2},
         {"implementation": "go", "subject": "X", "op": "verify", "message": nan, "n": 3},
     ]
-    got = primitives.merged_summary([a, b])
+    got = primitives_cache.merged_summary([a, b])
     assert [(r["op"], r["n"]) for r in got] == [("sign", 1), ("verify", 3)]

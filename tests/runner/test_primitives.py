@@ -65,7 +65,7 @@ def test_a_primitive_the_host_slowed_around_is_measured_again_and_named(
     rows = [r for r in out.rows if r["subject"] == "X25519"]
     assert rows and len({r["seq"] for r in rows}) == len(rows)  # one measurement, not both
     # Each row keeps the host's speed around the kept measurement: the mean of its readings.
-    assert {r["host_wall_ns"] for r in rows} == {40_000_000}
+    assert {r["host_cpu_ns"] for r in rows} == {40_000_000}
     assert (out.measured, out.cached) == (1, 0)
     [note] = out.host_notes
     assert note.startswith(f"{KEYGEN.implementation} X25519 keygen: measured again")
@@ -158,9 +158,9 @@ def test_primitives_are_measured_then_taken_from_the_cache(
     m = primitives.model(again.rows, "test")
     # Every row keeps the host reading around it, and the model brings each to its median
     # (chainlab.model.host_speed).
-    assert all(r["host_wall_ns"] > 0 for r in again.rows)
+    assert all(r["host_cpu_ns"] > 0 for r in again.rows)
     assert m.host_ns is not None
-    [sign_host] = {r["host_wall_ns"] for r in sign}
+    [sign_host] = {r["host_cpu_ns"] for r in sign}
     assert m.timings[SIGN.timing_key].mean_ms == pytest.approx(
         sum(r["cpu_ns"] for r in sign) / len(sign) / 1e6 * m.host_ns / sign_host
     )
@@ -216,13 +216,13 @@ def independent_residuals(store) -> dict:
         means = {
             (s, o, m): (v, h)
             for s, o, m, v, h in con.execute(
-                "SELECT subject, op, message, avg(cpu_ns) / 1e6, avg(host_wall_ns) "
+                "SELECT subject, op, message, avg(cpu_ns) / 1e6, avg(host_cpu_ns) "
                 "FROM primitive_samples GROUP BY ALL"
             ).fetchall()
         }
         hosts = dict(
             con.execute(
-                "SELECT scenario_id, avg(wall_ns) FROM host_reference WHERE step = -1 GROUP BY ALL"
+                "SELECT scenario_id, avg(cpu_ns) FROM host_reference WHERE step = -1 GROUP BY ALL"
             ).fetchall()
         )
         measured = con.execute(
@@ -274,8 +274,8 @@ def test_residuals_in_the_analysis_are_computed_from_the_store(cost_store, tmp_p
         "WHERE subject = 'SLH-DSA-SHA2-128f' AND op = 'sign'"
     )
     [(speed,)] = con.execute(
-        "SELECT (SELECT avg(wall_ns) FROM host_reference WHERE scenario_id = ? AND step = -1) "
-        "/ (SELECT avg(host_wall_ns) FROM primitive_samples "
+        "SELECT (SELECT avg(cpu_ns) FROM host_reference WHERE scenario_id = ? AND step = -1) "
+        "/ (SELECT avg(host_cpu_ns) FROM primitive_samples "
         "WHERE subject = 'SLH-DSA-SHA2-128f' AND op = 'sign')",
         [slh],
     ).fetchall()
