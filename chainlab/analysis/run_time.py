@@ -55,8 +55,7 @@ def of_store(st) -> RunTime | str:
     scenarios = [by_id[sid] for sid in order if sid in by_id]
     fresh = run_estimate.Fresh.from_json(stored.get("fresh", {}))
     model = model_of(st.primitive_summary())
-    # At the host's speed the run started on, where it read it (schema 16 on).
-    again = run_estimate.run(scenarios, model, fresh, campaign.primitives, stored.get("host_ns"))
+    again = run_estimate.run(scenarios, model, fresh, campaign.primitives)
     before = run_estimate.RunEstimate(
         stored["low_s"], stored["expected_s"], stored["high_s"], stored["phases"], fresh
     )

@@ -43,7 +43,7 @@ from chainlab.campaign.model import (
     PrimitivesPlan,
     Scenario,
 )
-from chainlab.model import cost, estimate, host_speed, implementations, reference_specs
+from chainlab.model import cost, estimate, implementations, reference_specs
 from chainlab.model.algorithm_costs import SIGN_VERIFY_MS
 
 # A run's own start before its first scenario (the engine's build facts, the store, reading
@@ -148,10 +148,6 @@ class RunEstimate:
     fresh: Fresh = field(default_factory=Fresh)
     # Per scenario (for the ETA): the hierarchies it generates first, in seconds.
     hierarchies_s: dict[str, float] = field(default_factory=dict)
-    # The host reference reading it was made at (wall ns), and how much slower that host was
-    # than the one that timed the model's inputs (None: priced at the inputs' speed).
-    host_ns: float | None = None
-    host_factor: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -160,8 +156,6 @@ class RunEstimate:
             "high_s": self.high_s,
             "phases": self.phases,
             "fresh": self.fresh.to_json(),
-            "host_ns": self.host_ns,
-            "host_factor": self.host_factor,
         }
 
 
@@ -170,15 +164,10 @@ def run(
     model: cost.CostModel | None = None,
     fresh: Fresh | None = None,
     plan: PrimitivesPlan | None = None,
-    host_ns: float | None = None,
 ) -> RunEstimate:
     """The estimate of running `scenarios` with `fresh` to make first, primitives measured
     by `plan` (the cost model `model`, else the built-in table, prices handshakes and
-    operations), on a host whose reference workload reads `host_ns` now (the model scaled
-    to it: chainlab.model.host_speed; None: at its inputs' speed)."""
-    f = host_speed.factor(model, host_ns) if model is not None else None
-    if model is not None and f is not None:
-        model = host_speed.at_speed(model, f)
+    operations)."""
     fresh = fresh or Fresh()
     plan = plan or PrimitivesPlan()
     paths = {s.network: s.network_profile for s in scenarios if s.network_profile is not None}
@@ -203,8 +192,6 @@ def run(
         phases,
         fresh,
         pki,
-        host_ns if f is not None else None,
-        f,
     )
 
 

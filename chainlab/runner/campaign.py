@@ -42,7 +42,6 @@ from chainlab.model.estimate import fmt_duration
 from chainlab.runner import (
     executors,
     fresh,
-    host,
     network,
     parts,
     primitives,
@@ -197,7 +196,6 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
             primitives_cache.cached_model(),
             fresh.fresh(eng, todo, seed, campaign.primitives, measured=selected),
             campaign.primitives,
-            host_now(eng),
         )
         store.begin_run(
             {
@@ -290,16 +288,6 @@ def overhead_note(summary: RunSummary) -> str:
     return out
 
 
-def host_now(eng: Path) -> float | None:
-    """The host reference workload's reading now (wall ns, on every CPU at once), which the
-    run-time estimate prices the cost model at; None where it fails (the estimate is then at
-    the model's own speed, and the run goes on)."""
-    try:
-        return float(host.reference(eng, None)["wall_ns"])
-    except host.ReferenceError:
-        return None
-
-
 def estimate_note(est: run_estimate.RunEstimate) -> str:
     """The run-time estimate in one line: expected, range, and what the run must make."""
     ph, f = est.phases, est.fresh
@@ -310,14 +298,9 @@ def estimate_note(est: run_estimate.RunEstimate) -> str:
         f"{counted(len(f.hierarchies), 'hierarchy', 'hierarchies')} to generate "
         f"({fmt_duration(ph['hierarchies'])})",
     ]
-    speed = (
-        f"; at the host's speed now, {est.host_factor:.2f}x the time its primitives took"
-        if est.host_factor is not None
-        else ""
-    )
     return (
         f"estimated run time: {fmt_duration(est.expected_s)} (range {fmt_duration(est.low_s)} "
-        f"to {fmt_duration(est.high_s)}); " + ", ".join(made) + speed
+        f"to {fmt_duration(est.high_s)}); " + ", ".join(made)
     )
 
 

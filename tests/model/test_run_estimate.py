@@ -182,22 +182,3 @@ def test_the_latency_spread_is_the_hosts_reference_spread_and_a_composites_rejec
     # ... so its adaptive scenarios are expected to take more handshakes.
     more = estimate.scenario(pure, noisy).handshakes_expected
     assert more > estimate.scenario(pure, quiet).handshakes_expected
-
-
-def test_the_estimate_prices_the_model_at_the_hosts_speed_now():
-    """A model whose inputs were timed at a host reading of 20 ms, estimated on a host that
-    reads 30 ms now: every operation takes 1.5x as long (chainlab.model.host_speed)."""
-    m = replace(model_with({("openssl-3.5", SLH, "sign", cost.CV): 1000.0}), host_ns=20e6)
-    fresh = Fresh(primitives=(("openssl-3.5", "openssl-3.5", SLH, "sign", cost.CV),))
-    at_model = run_estimate.run([], m, fresh)
-    slower = run_estimate.run([], m, fresh, host_ns=30e6)
-    assert (slower.host_ns, slower.host_factor) == (30e6, pytest.approx(1.5))
-    assert slower.to_json()["host_ns"] == 30e6
-    # The pilot batch's warm-up and 5 signatures: 6 s at the model's speed, 9 s now.
-    want = run_estimate.HOST_READING_S + run_estimate.ENGINE_START_DEFAULT_S
-    assert at_model.phases["primitives"] == pytest.approx(want + 6.0)
-    assert slower.phases["primitives"] == pytest.approx(want + 9.0)
-    # No reading, or a model at no known speed: priced as the model is.
-    assert run_estimate.run([], m, fresh).host_factor is None
-    plain = replace(m, host_ns=None)
-    assert run_estimate.run([], plain, fresh, host_ns=30e6).phases == at_model.phases
