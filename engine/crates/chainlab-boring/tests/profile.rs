@@ -7,7 +7,7 @@ use chainlab_test_support::stacks as common;
 
 use std::process::Command;
 
-use common::{binary, client, pki, Server, TempDir};
+use common::{binary, client, pki, Server, TempDir, REFUSED_CLIENT};
 
 const BORING: &str = "boringssl";
 const GROUP: &str = "X25519MLKEM768";
@@ -54,16 +54,7 @@ fn a_chrome_client_hello_completes_on_every_server_stack() {
 
 #[test]
 fn what_would_change_the_profile_is_refused_in_one_line() {
-    let client_args = [
-        "handshake",
-        "--connect",
-        "127.0.0.1:9",
-        "--count",
-        "1",
-        "--no-verify",
-        "--client-profile",
-        "chrome",
-    ];
+    let client_args = [&REFUSED_CLIENT[..], &["--client-profile", "chrome"]].concat();
     for (extra, want) in [
         (
             &["--sigalgs", "mldsa65"][..],
@@ -79,7 +70,7 @@ fn what_would_change_the_profile_is_refused_in_one_line() {
         ),
     ] {
         let out = Command::new(binary(BORING))
-            .args(client_args)
+            .args(&client_args)
             .args(extra)
             .output()
             .unwrap();
@@ -90,7 +81,7 @@ fn what_would_change_the_profile_is_refused_in_one_line() {
     }
     for stack in ["openssl-3.5", "rustls"] {
         let out = Command::new(binary(stack))
-            .args(client_args)
+            .args(&client_args)
             .output()
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);

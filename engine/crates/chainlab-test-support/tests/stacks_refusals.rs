@@ -7,12 +7,14 @@
 //! Every child is killed and reaped on drop and every wait is bounded, so a failing test
 //! never leaves a process behind or hangs.
 
+use std::path::Path;
 use std::process::Command;
 
 use chainlab_test_support::stacks::{
     binary, handshakes, has, info, pki, Server, REFUSED_CLIENT, STACKS,
 };
 use chainlab_test_support::TempDir;
+use serde_json::Value;
 
 const MLDSA: &str = "ML-DSA-65,ML-DSA-65";
 const HYBRID: &str = "X25519MLKEM768";
@@ -175,10 +177,7 @@ fn every_client_refuses_a_chain_from_a_root_it_does_not_trust() {
     let other = pki(&dir, "ECDSA-P256,ECDSA-P256");
     let ml = pki(&dir, MLDSA);
     for client in STACKS {
-        let srv = Server::start("openssl-3.5", &ml, HYBRID, &[]);
-        let clients = handshakes(client, &srv, &other.join("ca.pem"), HYBRID, &[]);
-        let servers = srv.stop();
-        let (c, s) = (&clients[0], &servers[0]);
+        let (c, s) = &first_records(client, &ml, &other.join("ca.pem"));
         assert_eq!(c["error_category"], "verify_failed", "{client}: {c}");
         assert_eq!(s["error_category"], "tls_alert", "{client}: {s}");
     }
@@ -203,12 +202,18 @@ fn a_client_without_the_leafs_scheme_is_refused_and_both_sides_record_why() {
         .collect();
     assert!(without.len() >= 3, "{without:?}");
     for client in without {
-        let srv = Server::start("openssl-3.5", &slh, HYBRID, &[]);
-        let clients = handshakes(client, &srv, &slh.join("ca.pem"), HYBRID, &[]);
-        let servers = srv.stop();
-        let (c, s) = (&clients[0], &servers[0]);
+        let (c, s) = &first_records(client, &slh, &slh.join("ca.pem"));
         assert_eq!(c["outcome"], "failed", "{client}: {c}");
         assert_eq!(c["error_category"], "no_shared_group", "{client}: {c}");
         assert_eq!(s["error_category"], "no_shared_sigalg", "{client}: {s}");
     }
+}
+
+/// The first client and server records of `client`'s handshakes against an OpenSSL 3.5
+/// server of hierarchy `pki`, trusting `ca`.
+fn first_records(client: &str, pki: &Path, ca: &Path) -> (Value, Value) {
+    let srv = Server::start("openssl-3.5", pki, HYBRID, &[]);
+    let clients = handshakes(client, &srv, ca, HYBRID, &[]);
+    let servers = srv.stop();
+    (clients[0].clone(), servers[0].clone())
 }
