@@ -137,7 +137,7 @@ def per_scenario(
     """One row per successful scenario the model can predict (empty without a model).
     `profiles` maps a network name to its NetworkProfile (for projected latency); `stored`:
     the campaign's scenarios by id (`stored_scenarios`); `host`: each scenario's host
-    reading (wall ns, `host_readings`), to which its prediction is scaled from the model's
+    reading (CPU ns, `host_readings`), to which its prediction is scaled from the model's
     (chainlab.model.host_speed; `host_factor`, and each side's error unscaled beside)."""
     if model is None or summary.empty:
         return pd.DataFrame()

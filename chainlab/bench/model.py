@@ -4,7 +4,8 @@
 1. Accuracy per scenario: predicted vs measured server CPU, client CPU and latency; every
    scenario whose server cost is dominated by signing (the leaf's CertificateVerify is at
    least 95 % of the predicted server CPU: the SLH-DSA leaves) against the target of 10 % on
-   server CPU; the residual
+   server CPU; each prediction at the host's speed during its scenario (`host x`,
+   chainlab.model.host_speed), each stack's median |error| unscaled beside; the residual
    (measured CPU not explained by primitives) of the campaign's baseline, in ms.
 2. Where the store counted instructions ([measure]): the same model in instructions, its
    primitives counted now under callgrind as handshakes were and the TLS overhead fitted

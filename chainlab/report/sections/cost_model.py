@@ -254,7 +254,10 @@ def stacks_block(b: Builder, s: Section) -> None:
             # Where the host's speed moved during some scenarios: how many, and the median
             # |error| of the others (host_speed; the comparison mixes two hosts there).
             [
-                (f"host moved > {HOST_DRIFT_LIMIT:.0%}", ints(st["moved_n"])),
+                (
+                    f"host unsteady (moved or CPUs apart > {HOST_DRIFT_LIMIT:.0%})",
+                    ints(st["moved_n"]),
+                ),
                 ("median |error|, steady host", percents(st["steady_median_abs_error"])),
             ]
             if "moved_n" in st and st["moved_n"].gt(0).any()
@@ -296,6 +299,7 @@ def host_speed_line(m) -> str | None:
     if "host_factor" not in m or m["host_factor"].isna().all():
         return None
     factors = m["host_factor"].dropna()
+    unsteady = int(m["host_moved"].sum()) if "host_moved" in m else 0
     unscaled = ", ".join(
         f"{side} {100 * m[f'{side}_error_unscaled'].abs().median():.1f} %"
         for side in ("server", "client")
@@ -308,12 +312,13 @@ def host_speed_line(m) -> str | None:
         "reference workload's time then (the mean of its start and end) over its time around "
         "the primitives' and references' own measurements (docs/methods/cost-model.md"
         f"#the-hosts-speed). The {len(factors)} scenarios ran on a host from "
-        f"{factors.min():.2f} to {factors.max():.2f} times as slow as the one that timed the "
-        f"primitives; median |error| {scaled} so scaled, {unscaled} unscaled."
+        f"{factors.min():.2f} to {factors.max():.2f} times as slow as the median reading "
+        "around the primitives and references; median |error| "
+        f"{scaled} so scaled, {unscaled} unscaled."
         + (
             f" The host was unsteady (column host unsteady) during {unsteady} of them: its "
             "speed moved or its CPUs were apart, too much for the comparison there."
-            if (unsteady := int(m["host_moved"].sum()) if "host_moved" in m else 0)
+            if unsteady
             else ""
         )
     )
