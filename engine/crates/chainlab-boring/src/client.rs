@@ -13,7 +13,9 @@ use std::time::Duration;
 use boring::ssl::{ErrorCode, ShutdownResult, Ssl, SslRef, SslSession, SslStream};
 use boring_sys as ffi;
 use chainlab_record::counting::{conn_id_hex, CountingStream, Socket, CONN_ID_BYTES};
-use chainlab_record::drive::{self, connect_tcp, population, Resumption, Slot, Started};
+use chainlab_record::drive::{
+    self, connect_tcp, population, Attempted, ReadClose, Resumption, Slot, Started,
+};
 use chainlab_record::observed::{ClientIdentity, ClientObserved};
 use chainlab_record::record::{ClientRecord, ErrorCategory};
 use foreign_types::ForeignTypeRef;
@@ -177,7 +179,8 @@ impl<'a> Client<'a> {
         seq: u64,
         warmup: bool,
         retry: Option<(Vec<u8>, u64)>,
-    ) -> anyhow::Result<ClientRecord> {
+        defer: bool,
+    ) -> anyhow::Result<Attempted> {
         let instrument = !self.args.no_instrument;
         let (ssl, offered) = self.new_ssl(retry.as_ref().map(|(w, _)| w.as_slice()))?;
         let requested = retry.map(|(_, n)| n).or(self.requested);
@@ -187,14 +190,17 @@ impl<'a> Client<'a> {
         };
         let (started, stream) =
             connect_tcp(&self.args.connect, self.timeout, instrument, &mut seen);
-        match stream {
-            None => {}
+        let later = match stream {
+            None => None,
             Some(stream) if instrument => {
                 let tls = SslStream::new(ssl, CountingStream::new(stream))?;
-                self.handshake(tls, &started, &mut seen)?
+                self.handshake(tls, &started, &mut seen, defer)?
             }
-            Some(stream) => self.handshake(SslStream::new(ssl, stream)?, &started, &mut seen)?,
-        }
+            Some(stream) => {
+                let tls = SslStream::new(ssl, stream)?;
+                self.handshake(tls, &started, &mut seen, defer)?
+            }
+        };
         let noted = anchors::take_noted();
         if let Some(n) = requested {
             seen.trust_anchors = Some(anchors::seen(n, &noted));
@@ -208,42 +214,56 @@ impl<'a> Client<'a> {
             f.detail = format!("certificate verify failed: {text}");
         }
         self.available = noted.available;
-        Ok(ClientRecord::observed(
-            self.identity(),
-            seq,
-            warmup,
-            started.start_unix_ns,
-            seen,
-        ))
+        let (identity, start) = (self.identity(), started.start_unix_ns);
+        Ok(match later {
+            None => Attempted::Done(ClientRecord::observed(identity, seq, warmup, start, seen)),
+            Some(read) => Attempted::Closing(Box::new(move || {
+                let mut seen = seen;
+                read(&mut seen);
+                ClientRecord::observed(identity, seq, warmup, start, seen)
+            })),
+        })
     }
 
     /// SSL_connect over a connected socket, then BoringSSL's close (the server's tickets and
     /// a client certificate's verdict read before our close_notify) and what the record needs.
-    fn handshake<S: Socket>(
+    /// With `defer`, where the next attempt needs nothing of the close (no ticket, no client
+    /// certificate), only our close_notify and FIN go now; the server's close_notify is read
+    /// by what this gives back (`Slot::attempt_deferring_close`).
+    fn handshake<S: Socket + 'static>(
         &mut self,
         mut tls: SslStream<S>,
         started: &Started,
         seen: &mut ClientObserved,
-    ) -> anyhow::Result<()> {
+        defer: bool,
+    ) -> anyhow::Result<Option<ReadClose>> {
         let connect = SslStream::connect;
         let result = drive::timed_handshake(seen, started, &mut tls, connect, SslStream::get_ref);
 
         let instrument = seen.handshake_counts.is_some();
+        let mut sent = None;
         match result {
             Ok(()) => {
                 // Read first where the server's tickets matter: BoringSSL processes no
                 // record after this side's close_notify, and the engines' servers send
                 // theirs at once after the handshake.
                 let wants_ticket = self.args.resume || self.args.resume_ratio.is_some();
-                let closed = close(&mut tls, self.ctx.client_cert || wants_ticket);
-                if let (Err(e), true) = (&closed, self.ctx.client_cert) {
-                    // TLS 1.3 client authentication: SSL_connect returns once the client's
-                    // Finished is sent; a server that rejects the certificate says so with
-                    // an alert the close reads.
-                    seen.failure = errors::client_cert_rejected(e);
+                let read_first = self.ctx.client_cert || wants_ticket;
+                if defer && !read_first {
+                    sent = Some(tls.shutdown());
+                    // Our FIN goes at once too, as it would have after the close.
+                    let _ = tls.get_ref().tcp().shutdown(std::net::Shutdown::Write);
+                } else {
+                    let closed = close(&mut tls, read_first);
+                    if let (Err(e), true) = (&closed, self.ctx.client_cert) {
+                        // TLS 1.3 client authentication: SSL_connect returns once the
+                        // client's Finished is sent; a server that rejects the certificate
+                        // says so with an alert the close reads.
+                        seen.failure = errors::client_cert_rejected(e);
+                    }
+                    seen.peer_close_notify = instrument.then_some(closed.is_ok());
                 }
-                seen.peer_close_notify = instrument.then_some(closed.is_ok());
-                if self.args.resume || self.args.resume_ratio.is_some() {
+                if wants_ticket {
                     // The ticket the close read (none: the next attempt is a full one).
                     self.resumption.session = context::take_ticket();
                 }
@@ -284,9 +304,24 @@ impl<'a> Client<'a> {
             seen.group = capabilities::group_name(unsafe { ffi::SSL_get_group_id(ssl.as_ptr()) });
             seen.conn_id = conn_id(ssl);
             seen.local_port = tls.get_ref().tcp().local_addr().ok().map(|a| a.port());
-            seen.conn_counts = tls.get_ref().counts();
         }
-        Ok(())
+        let Some(sent) = sent else {
+            if instrument {
+                seen.conn_counts = tls.get_ref().counts();
+            }
+            return Ok(None);
+        };
+        Ok(Some(Box::new(move |seen: &mut ClientObserved| {
+            let closed = match sent {
+                Ok(ShutdownResult::Received) => Ok(()),
+                Ok(ShutdownResult::Sent) => read_to_close(&mut tls),
+                Err(e) => Err(e),
+            };
+            seen.peer_close_notify = instrument.then_some(closed.is_ok());
+            if instrument {
+                seen.conn_counts = tls.get_ref().counts();
+            }
+        })))
     }
 }
 
@@ -296,7 +331,29 @@ impl Slot for Client<'_> {
     /// list the client trusts (draft-ietf-tls-trust-anchor-ids-06, section 5.6), and the two
     /// are one record (`drive::merged`, as the SNI stand-in's retry).
     fn attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord> {
-        let first = self.tcp_attempt(seq, warmup, None)?;
+        let first = self.tcp_attempt(seq, warmup, None, false)?.finish();
+        self.retried(first, seq, warmup)
+    }
+
+    /// A handshake that succeeded leaves its close for later; one that failed is done,
+    /// retried as `attempt` retries it.
+    fn attempt_deferring_close(&mut self, seq: u64, warmup: bool) -> anyhow::Result<Attempted> {
+        match self.tcp_attempt(seq, warmup, None, true)? {
+            Attempted::Done(first) => self.retried(first, seq, warmup).map(Attempted::Done),
+            closing => Ok(closing),
+        }
+    }
+}
+
+impl Client<'_> {
+    /// `first`, or with `--trust-anchor-retry` where its certificate failed verification,
+    /// `first` and the retry as one record.
+    fn retried(
+        &mut self,
+        first: ClientRecord,
+        seq: u64,
+        warmup: bool,
+    ) -> anyhow::Result<ClientRecord> {
         if !self.args.trust_anchor_retry
             || first.error_category != Some(ErrorCategory::VerifyFailed)
         {
@@ -306,7 +363,9 @@ impl Slot for Client<'_> {
         else {
             return Ok(first);
         };
-        let second = self.tcp_attempt(seq, warmup, Some(request))?;
+        let second = self
+            .tcp_attempt(seq, warmup, Some(request), false)?
+            .finish();
         Ok(drive::merged(first, second))
     }
 }

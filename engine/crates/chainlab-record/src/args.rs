@@ -260,6 +260,13 @@ pub struct HandshakeArgs {
     /// (`chainlab_record::random`), as `serve --random-seed` does. Instruction counting only.
     #[arg(long)]
     pub random_seed: Option<u64>,
+    /// Read each connection's close (the server's session tickets and close_notify) after
+    /// the next attempt's timed span instead of before it: our close_notify and FIN still go
+    /// at once, so the server sees nothing new, and the record is written once the close is
+    /// read. On a path with delay it saves each attempt the round trip the close waits for.
+    /// Not with resumption, a client certificate or QUIC.
+    #[arg(long)]
+    pub defer_close: bool,
 }
 
 /// How the intended start times of a load run are spaced.

@@ -78,6 +78,8 @@ pub const FEATURES: &[Feature] = &[
     feature("client_profile", &[BORINGSSL]),
     // A client offering chosen signature schemes (`--sigalgs`).
     feature("client_sigalgs", ALL),
+    // A connection's close read after the next attempt's timed span (`--defer-close`).
+    feature("deferred_close", ALL),
 ];
 
 /// An option that asks for a feature, and whether a command line gave it.

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use anyhow::anyhow;
 use chainlab_record::counting::CountingStream;
-use chainlab_record::drive::{self, Slot, Started};
+use chainlab_record::drive::{self, Attempted, ReadClose, Slot, Started};
 use chainlab_record::observed::ClientIdentity;
 use chainlab_record::record::{ClientRecord, ObservedCert};
 use rustls::pki_types::{CertificateDer, ServerName};
@@ -148,43 +148,56 @@ impl<'a> Client<'a> {
         }
     }
 
-    /// One connection, start to finish; errors only for local failures.
-    fn one(&self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord> {
+    /// One connection; with `defer`, its close is left for later (`Slot::
+    /// attempt_deferring_close`) where nothing of it is needed before the next attempt (no
+    /// ticket to resume with). Errors only for local failures.
+    fn one(&self, seq: u64, warmup: bool, defer: bool) -> anyhow::Result<Attempted> {
         let instrument = !self.args.no_instrument;
         let mut seen = Observed::default();
         tls::take_scheme();
         crate::mtc::take_checked();
         let (started, stream) =
             drive::connect_tcp(&self.args.connect, self.timeout, instrument, &mut seen);
-        match stream {
-            None => {}
+        let defer = defer && !self.args.resume;
+        let later = match stream {
+            None => None,
             Some(stream) if instrument => {
                 let io = RecordReads::new(CountingStream::new(stream));
-                self.handshake(io, &started, &mut seen)?;
+                self.handshake(io, &started, &mut seen, defer)?
             }
-            Some(stream) => self.handshake(RecordReads::new(stream), &started, &mut seen)?,
-        }
-        Ok(self.record(seq, warmup, started.start_unix_ns, seen))
+            Some(stream) => self.handshake(RecordReads::new(stream), &started, &mut seen, defer)?,
+        };
+        let (identity, start) = (self.identity(), started.start_unix_ns);
+        Ok(match later {
+            None => Attempted::Done(ClientRecord::observed(identity, seq, warmup, start, seen)),
+            Some(read) => Attempted::Closing(Box::new(move || {
+                let mut seen = seen;
+                read(&mut seen);
+                ClientRecord::observed(identity, seq, warmup, start, seen)
+            })),
+        })
     }
 
-    fn handshake<S: Socket>(
+    /// The handshake over a connected socket and what the record needs of it; once it
+    /// succeeded, our close_notify goes first and the record's facts are read while the
+    /// server answers, then its close_notify, read now or (`defer`) by what this gives back.
+    fn handshake<S: Socket + 'static>(
         &self,
         mut io: RecordReads<S>,
         started: &Started,
         seen: &mut Observed,
-    ) -> anyhow::Result<()> {
+        defer: bool,
+    ) -> anyhow::Result<Option<ReadClose>> {
         let mut conn = ClientConnection::new(self.config.clone(), self.server_name.clone())?;
         let connect = |io: &mut RecordReads<S>| tlsio::handshake(&mut conn, io);
         let result = drive::timed_handshake(seen, started, &mut io, connect, RecordReads::socket);
 
         let instrument = seen.handshake_counts.is_some();
-        match result {
+        let flushed = match result {
             Ok(()) => {
                 conn.send_close_notify();
-                let closed = tlsio::flush(&mut conn, &mut io).is_ok()
-                    && tlsio::await_close_notify(&mut conn, &mut io);
+                let flushed = tlsio::flush(&mut conn, &mut io).is_ok();
                 if instrument {
-                    seen.peer_close_notify = Some(closed);
                     let resumed = conn.handshake_kind() == Some(HandshakeKind::Resumed);
                     seen.resumed = Some(resumed);
                     seen.sigalg = tls::take_scheme().map(capabilities::scheme_name);
@@ -196,6 +209,7 @@ impl<'a> Client<'a> {
                             .transpose()?;
                     }
                 }
+                Some(flushed)
             }
             Err(stop) => {
                 let failure = match &stop {
@@ -217,26 +231,46 @@ impl<'a> Client<'a> {
                     tlsio::drain(&mut io);
                 }
                 seen.failure = Some(failure);
+                None
             }
-        }
+        };
         if instrument {
             seen.group = conn
                 .negotiated_key_exchange_group()
                 .map(|g| capabilities::group_name(g.name()));
             seen.conn_id = io.socket().hello_conn_id(true);
             seen.local_port = io.socket().tcp().local_addr().ok().map(|a| a.port());
-            seen.conn_counts = io.socket().counts();
         }
-        Ok(())
-    }
-
-    fn record(&self, seq: u64, warmup: bool, start_unix_ns: u128, seen: Observed) -> ClientRecord {
-        ClientRecord::observed(self.identity(), seq, warmup, start_unix_ns, seen)
+        let deferred = defer && flushed.is_some();
+        if deferred {
+            // Our FIN goes at once too, as it would have after the close.
+            let _ = io.socket().tcp().shutdown(std::net::Shutdown::Write);
+        }
+        // The server's close_notify (and tickets before it), once ours went; the bytes of
+        // the whole connection.
+        let mut close = move |seen: &mut Observed| {
+            if let Some(flushed) = flushed {
+                let closed = flushed && tlsio::await_close_notify(&mut conn, &mut io);
+                seen.peer_close_notify = instrument.then_some(closed);
+            }
+            if instrument {
+                seen.conn_counts = io.socket().counts();
+            }
+        };
+        if deferred {
+            return Ok(Some(Box::new(close)));
+        }
+        close(seen);
+        Ok(None)
     }
 }
 
 impl Slot for Client<'_> {
     fn attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord> {
-        self.one(seq, warmup)
+        Ok(self.one(seq, warmup, false)?.finish())
+    }
+
+    fn attempt_deferring_close(&mut self, seq: u64, warmup: bool) -> anyhow::Result<Attempted> {
+        self.one(seq, warmup, true)
     }
 }

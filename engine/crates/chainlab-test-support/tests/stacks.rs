@@ -67,6 +67,38 @@ fn each_stack_handshakes_with_itself_over_each_of_its_post_quantum_groups() {
     }
 }
 
+/// Each client that can read its connection's close after the next handshake
+/// (`--defer-close`), against every server: the same connections from both ends, each closed
+/// with both close_notify and the whole connection's bytes, as without it, and the records in
+/// attempt order.
+#[test]
+fn a_client_that_reads_its_close_later_records_the_same_connections() {
+    let dir = TempDir::new("deferred");
+    let pki = pki(&dir, MLDSA);
+    let ca = pki.join("ca.pem");
+    let clients: Vec<_> = STACKS
+        .into_iter()
+        .filter(|s| has(s, "deferred_close"))
+        .collect();
+    assert!(clients.len() >= 4, "{clients:?}");
+    for server in STACKS {
+        for &client in &clients {
+            let label = format!("{client} client, {server} server");
+            let srv = Server::start(server, &pki, HYBRID, &[]);
+            let deferred = handshakes(client, &srv, &ca, HYBRID, &["--defer-close"]);
+            let at_once = handshakes(client, &srv, &ca, HYBRID, &[]);
+            let (servers, _) = srv.stop_with_accounts();
+            same_connections(&label, &[&deferred[..], &at_once[..]].concat(), &servers);
+            let seqs: Vec<_> = deferred.iter().map(|r| r["seq"].as_u64()).collect();
+            assert_eq!(seqs, [Some(0), Some(1), Some(2)], "{label}");
+            for (d, a) in deferred.iter().zip(&at_once) {
+                assert_eq!(d["conn_bytes_read"], a["conn_bytes_read"], "{label}");
+                assert_eq!(d["conn_bytes_written"], a["conn_bytes_written"], "{label}");
+            }
+        }
+    }
+}
+
 /// Every two stacks, each as server and as client of the other, over a hierarchy of an
 /// ML-DSA-65 root, an ML-DSA-44 intermediate and an ECDSA-P256 leaf: each handshake takes
 /// the hybrid group and the leaf's scheme, both sides record the same connections, and every

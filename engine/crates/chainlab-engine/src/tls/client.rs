@@ -16,7 +16,7 @@
 
 use std::time::Duration;
 
-use chainlab_record::drive::Slot;
+use chainlab_record::drive::{Attempted, Slot};
 
 use chainlab_record::drive::population;
 
@@ -91,6 +91,31 @@ impl Slot for Client<'_> {
     /// (`drive::merged`, as the SNI stand-in's retry).
     fn attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord> {
         let first = (self.attempt_fn)(self, seq, warmup)?;
+        self.retried(first, seq, warmup)
+    }
+
+    /// Over TCP, a handshake that succeeded leaves its close for later; one that failed is
+    /// done, retried as `attempt` retries it.
+    fn attempt_deferring_close(&mut self, seq: u64, warmup: bool) -> anyhow::Result<Attempted> {
+        if self.args.tls.transport != Transport::Tcp {
+            return self.attempt(seq, warmup).map(Attempted::Done);
+        }
+        match self.tcp_attempt(seq, warmup, true)? {
+            Attempted::Done(first) => self.retried(first, seq, warmup).map(Attempted::Done),
+            closing => Ok(closing),
+        }
+    }
+}
+
+impl Client<'_> {
+    /// `first`, or with `--trust-anchor-retry` where its certificate failed verification,
+    /// `first` and the retry as one record.
+    fn retried(
+        &mut self,
+        first: ClientRecord,
+        seq: u64,
+        warmup: bool,
+    ) -> anyhow::Result<ClientRecord> {
         if !self.args.trust_anchor_retry
             || first.error_category != Some(ErrorCategory::VerifyFailed)
             || !self.anchors.ask_again()

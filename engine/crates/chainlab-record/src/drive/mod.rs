@@ -17,7 +17,7 @@ use crate::record::{ClientRecord, RecordWriter};
 
 pub use attempt::{server_name, timed_handshake, Resumption, Started};
 pub use load::{load, schedule};
-pub use slot::Slot;
+pub use slot::{Attempted, Closing, ReadClose, Slot};
 
 use std::net::{SocketAddr, TcpStream};
 
@@ -41,17 +41,33 @@ pub struct MtcRetry<S> {
 impl<S: Slot> Slot for MtcRetry<S> {
     fn attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord> {
         let first = self.first.attempt(seq, warmup)?;
-        let landmark = chainlab_mtc::verify::failure_prefix(chainlab_mtc::verify::LANDMARK_CHECK);
-        let missing = first
-            .error_detail
-            .as_deref()
-            .is_some_and(|d| d.contains(&landmark));
-        if !missing {
+        if !missing_landmark(&first) {
             return Ok(first);
         }
         let second = self.retry.attempt(seq, warmup)?;
         Ok(merged(first, second))
     }
+
+    /// A first connection that succeeded leaves its close for later; one that failed the
+    /// landmark check is retried at once, as `attempt` does.
+    fn attempt_deferring_close(&mut self, seq: u64, warmup: bool) -> anyhow::Result<Attempted> {
+        match self.first.attempt_deferring_close(seq, warmup)? {
+            Attempted::Done(first) if missing_landmark(&first) => {
+                let second = self.retry.attempt(seq, warmup)?;
+                Ok(Attempted::Done(merged(first, second)))
+            }
+            attempted => Ok(attempted),
+        }
+    }
+}
+
+/// Whether an attempt's certificate failed the MTC landmark check (`MtcRetry` retries it).
+fn missing_landmark(record: &ClientRecord) -> bool {
+    let landmark = chainlab_mtc::verify::failure_prefix(chainlab_mtc::verify::LANDMARK_CHECK);
+    record
+        .error_detail
+        .as_deref()
+        .is_some_and(|d| d.contains(&landmark))
 }
 
 /// The retry connection's arguments: the same client, its SNI marking the retry
@@ -100,7 +116,9 @@ pub fn merged(first: ClientRecord, second: ClientRecord) -> ClientRecord {
 }
 
 /// `handshake`: the warm-ups, then `--count` attempts or as many as `--duration-ms` holds,
-/// one record each, serialised and flushed after the attempt's timed span.
+/// one record each, serialised and flushed after the attempt's timed span. With
+/// `--defer-close`, each connection's close is read after the next attempt's timed span
+/// (`Slot::attempt_deferring_close`), and its record written then.
 pub fn attempts<S: Slot>(slot: &mut S, args: &HandshakeArgs) -> anyhow::Result<()> {
     if args.count.is_none() && args.duration_ms.is_none() {
         bail!("one of --count N or --duration-ms MS is required");
@@ -112,35 +130,108 @@ pub fn attempts<S: Slot>(slot: &mut S, args: &HandshakeArgs) -> anyhow::Result<(
     if args.duration_ms == Some(0) {
         bail!("--duration-ms 0: must be at least 1");
     }
-    let mut writer = RecordWriter::open(&args.client.records)?;
+    check_defer_close(args)?;
+    let mut out = Written {
+        writer: RecordWriter::open(&args.client.records)?,
+        tally: Tally::default(),
+        closing: None,
+    };
     let mut seq = args.client.seq_start;
-    let mut tally = Tally::default();
-    let mut one = |slot: &mut S, warmup: bool| -> anyhow::Result<()> {
+    let mut one = |slot: &mut S, out: &mut Written, warmup: bool| -> anyhow::Result<()> {
         // With --random-seed, the attempt's own stream.
         crate::random::begin_unit(seq);
-        let record = crate::cpu::counted_span(|| slot.attempt(seq, warmup))?;
-        tally.add(&record);
-        writer.write(&record)?;
+        let attempted = crate::cpu::counted_span(|| {
+            if args.defer_close {
+                slot.attempt_deferring_close(seq, warmup)
+            } else {
+                slot.attempt(seq, warmup).map(Attempted::Done)
+            }
+        })?;
+        out.take(attempted)?;
         seq += 1;
         Ok(())
     };
     for _ in 0..args.warmup {
-        one(slot, true)?;
+        one(slot, &mut out, true)?;
     }
     if let Some(count) = args.count {
         for _ in 0..count {
-            one(slot, false)?;
+            one(slot, &mut out, false)?;
         }
     } else if let Some(ms) = args.duration_ms {
         let end = Instant::now() + Duration::from_millis(ms);
         while Instant::now() < end {
-            one(slot, false)?;
+            one(slot, &mut out, false)?;
         }
     }
-    if let Some(line) = tally.none_succeeded() {
+    out.close_last()?;
+    if let Some(line) = out.tally.none_succeeded() {
         eprintln!("{}", crate::output::one_line(&line));
     }
     Ok(())
+}
+
+/// `--defer-close` where nothing of the close is needed before the next attempt: not with
+/// resumption (the next attempt offers the ticket the close reads), a client certificate
+/// (the server's verdict comes with the close) or QUIC (whose close is its own).
+fn check_defer_close(args: &HandshakeArgs) -> anyhow::Result<()> {
+    if !args.defer_close {
+        return Ok(());
+    }
+    let c = &args.client;
+    let clash = [
+        (c.resume, "--resume"),
+        (c.resume_ratio.is_some(), "--resume-ratio"),
+        (c.cert_pki.is_some(), "--cert-pki"),
+        (
+            c.tls.transport != crate::record::Transport::Tcp,
+            "--transport quic",
+        ),
+    ];
+    if let Some((_, option)) = clash.iter().find(|(given, _)| *given) {
+        bail!(
+            "--defer-close with {option}: the next attempt would need what this one's close \
+             brings; allowed: --defer-close over TCP without resumption or a client certificate"
+        );
+    }
+    Ok(())
+}
+
+/// Where a `handshake` run's records go: each written once made, in attempt order, the
+/// one whose close was left for later (`--defer-close`) after the next attempt's timed
+/// span.
+struct Written {
+    writer: RecordWriter,
+    tally: Tally,
+    closing: Option<Attempted>,
+}
+
+impl Written {
+    /// An attempt just made: the one before it is finished (its close read) and written
+    /// first; this one is written now or kept until the next.
+    fn take(&mut self, attempted: Attempted) -> anyhow::Result<()> {
+        self.close_last()?;
+        match attempted {
+            Attempted::Done(record) => self.write(&record),
+            closing @ Attempted::Closing(_) => {
+                self.closing = Some(closing);
+                Ok(())
+            }
+        }
+    }
+
+    /// The attempt kept until now, finished and written.
+    fn close_last(&mut self) -> anyhow::Result<()> {
+        match self.closing.take() {
+            Some(closing) => self.write(&closing.finish()),
+            None => Ok(()),
+        }
+    }
+
+    fn write(&mut self, record: &ClientRecord) -> anyhow::Result<()> {
+        self.tally.add(record);
+        self.writer.write(record)
+    }
 }
 
 /// What a `handshake` run's attempts came to: a run where none succeeded says so in one
@@ -286,4 +377,120 @@ pub(crate) fn test_args(extra: &[&str]) -> crate::args::ClientArgs {
     let mut argv = vec!["t", "--connect", "127.0.0.1:1"];
     argv.extend_from_slice(extra);
     Cli::parse_from(argv).client
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    /// `handshake`'s arguments as the command line gives them, records to `records`.
+    fn handshake_args(records: &std::path::Path, extra: &[&str]) -> HandshakeArgs {
+        use clap::Parser;
+
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            handshake: HandshakeArgs,
+        }
+        let records = records.to_str().expect("a UTF-8 path");
+        let mut argv = vec!["t", "--connect", "127.0.0.1:1", "--records", records];
+        argv.extend_from_slice(extra);
+        Cli::parse_from(argv).handshake
+    }
+
+    /// A slot that writes down when each attempt's handshake and each close ran; its
+    /// attempts leave their close for later where asked.
+    struct Logged(Rc<RefCell<Vec<String>>>);
+
+    fn record(seq: u64, warmup: bool) -> ClientRecord {
+        let who = crate::observed::ClientIdentity {
+            stack: "test",
+            transport: crate::record::Transport::Tcp,
+            verify: false,
+            instrument: false,
+        };
+        ClientRecord::observed(who, seq, warmup, 0, Default::default())
+    }
+
+    impl Slot for Logged {
+        fn attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord> {
+            self.0.borrow_mut().push(format!("whole {seq}"));
+            Ok(record(seq, warmup))
+        }
+
+        fn attempt_deferring_close(&mut self, seq: u64, warmup: bool) -> anyhow::Result<Attempted> {
+            self.0.borrow_mut().push(format!("handshake {seq}"));
+            let log = Rc::clone(&self.0);
+            Ok(Attempted::Closing(Box::new(move || {
+                log.borrow_mut().push(format!("close {seq}"));
+                record(seq, warmup)
+            })))
+        }
+    }
+
+    fn run(extra: &[&str]) -> (Vec<String>, Vec<serde_json::Value>) {
+        let dir = std::env::temp_dir().join(format!("chainlab-drive-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join(format!("{}.jsonl", extra.join("_").replace('-', "")));
+        let log = Rc::new(RefCell::new(Vec::new()));
+        attempts(&mut Logged(Rc::clone(&log)), &handshake_args(&file, extra)).unwrap();
+        let text = std::fs::read_to_string(&file).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        let records = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let log = log.borrow().clone();
+        (log, records)
+    }
+
+    #[test]
+    fn a_deferred_close_is_read_after_the_next_handshake_and_records_keep_their_order() {
+        let (log, records) = run(&["--count", "2", "--warmup", "1", "--defer-close"]);
+        let expected = [
+            "handshake 0",
+            "handshake 1",
+            "close 0",
+            "handshake 2",
+            "close 1",
+            "close 2",
+        ];
+        assert_eq!(log, expected);
+        let seqs: Vec<_> = records.iter().map(|r| r["seq"].as_u64().unwrap()).collect();
+        assert_eq!(seqs, [0, 1, 2]);
+        let warm: Vec<_> = records
+            .iter()
+            .map(|r| r["warmup"].as_bool().unwrap())
+            .collect();
+        assert_eq!(warm, [true, false, false]);
+        // Without the option every attempt closes before the next starts.
+        let (log, records) = run(&["--count", "2", "--warmup", "1"]);
+        assert_eq!(log, ["whole 0", "whole 1", "whole 2"]);
+        assert_eq!(records.len(), 3);
+    }
+
+    #[test]
+    fn a_deferred_close_is_refused_where_the_next_attempt_needs_the_close() {
+        let file = std::env::temp_dir().join("chainlab-drive-refused.jsonl");
+        for (extra, named) in [
+            (&["--resume"][..], "--resume"),
+            (&["--resume-ratio", "0.5"][..], "--resume-ratio"),
+            (&["--cert-pki", "/nonexistent"][..], "--cert-pki"),
+            (&["--transport", "quic"][..], "--transport quic"),
+        ] {
+            let mut argv = vec!["--count", "1", "--defer-close"];
+            argv.extend_from_slice(extra);
+            let err = check_defer_close(&handshake_args(&file, &argv)).unwrap_err();
+            let text = err.to_string();
+            assert!(
+                text.starts_with(&format!("--defer-close with {named}:")),
+                "{text}"
+            );
+            assert!(text.contains("allowed:"), "{text}");
+            assert!(!text.contains('\n'), "{text}");
+        }
+        assert!(check_defer_close(&handshake_args(&file, &["--defer-close"])).is_ok());
+    }
 }

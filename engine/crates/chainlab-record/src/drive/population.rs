@@ -15,7 +15,7 @@ use anyhow::{bail, Context};
 use rand::{Rng as _, SeedableRng as _};
 use rand_chacha::ChaCha8Rng;
 
-use super::slot::Slot;
+use super::slot::{Attempted, Slot};
 use crate::args::{ClientArgs, HandshakeArgs};
 use crate::record::ClientRecord;
 
@@ -163,6 +163,14 @@ impl<S: Slot> Slot for Population<S> {
         let mut record = slot.attempt(seq, warmup)?;
         record.client_kind = Some(name.clone());
         Ok(record)
+    }
+
+    fn attempt_deferring_close(&mut self, seq: u64, warmup: bool) -> anyhow::Result<Attempted> {
+        let i = self.draw();
+        let (name, slot) = &mut self.slots[i];
+        let kind = name.clone();
+        let attempted = slot.attempt_deferring_close(seq, warmup)?;
+        Ok(attempted.map(move |record| record.client_kind = Some(kind)))
     }
 }
 

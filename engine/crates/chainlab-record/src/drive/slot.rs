@@ -7,11 +7,69 @@ pub trait Slot {
     /// One connection, start to finish. Errors only for local failures; everything the
     /// network or the peer does ends up in the record.
     fn attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord>;
+
+    /// One connection up to its handshake's end and this side's close_notify; the peer's
+    /// close_notify (and the session tickets before it) is left in the socket, read when the
+    /// loop finishes the attempt (`Attempted::Closing`), after the next attempt's timed span
+    /// (`handshake --defer-close`). On a path with delay this saves each attempt the round
+    /// trip the close waits for. A slot whose next attempt needs what the close brings (a
+    /// ticket to resume with, a client certificate's verdict) or that cannot leave its close
+    /// for later closes at once: this default.
+    fn attempt_deferring_close(&mut self, seq: u64, warmup: bool) -> anyhow::Result<Attempted> {
+        self.attempt(seq, warmup).map(Attempted::Done)
+    }
+}
+
+/// An attempt as `Slot::attempt_deferring_close` leaves it: its record, or its connection
+/// still closing and what makes the record once the close is read.
+// A record moves once per attempt, after its timed span: not worth a box of its own.
+#[allow(clippy::large_enum_variant)]
+pub enum Attempted {
+    Done(ClientRecord),
+    Closing(Closing),
+}
+
+/// Reads a connection's close to its end (the peer's close_notify, bounded by the read
+/// timeout) and makes the attempt's record. Owns the connection; nothing of it is timed.
+pub type Closing = Box<dyn FnOnce() -> ClientRecord>;
+
+/// A close left for later, as an engine's attempt keeps it until the record is made: reads
+/// the close to its end and notes what it gives the record (whether the peer's close_notify
+/// came, the whole connection's bytes).
+pub type ReadClose = Box<dyn FnOnce(&mut crate::observed::ClientObserved)>;
+
+impl Attempted {
+    /// The record, reading the close first where it was left for later.
+    pub fn finish(self) -> ClientRecord {
+        match self {
+            Attempted::Done(record) => record,
+            Attempted::Closing(close) => close(),
+        }
+    }
+
+    /// The record, with `edit` applied once it is made (a population's kind).
+    pub fn map(self, edit: impl FnOnce(&mut ClientRecord) + 'static) -> Attempted {
+        match self {
+            Attempted::Done(mut record) => {
+                edit(&mut record);
+                Attempted::Done(record)
+            }
+            Attempted::Closing(close) => Attempted::Closing(Box::new(move || {
+                let mut record = close();
+                edit(&mut record);
+                record
+            })),
+        }
+    }
 }
 
 /// A boxed slot is a slot (the kinds of a population, each its stack's own type).
 impl<T: Slot + ?Sized> Slot for Box<T> {
     fn attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord> {
         (**self).attempt(seq, warmup)
+    }
+
+    fn attempt_deferring_close(&mut self, seq: u64, warmup: bool) -> anyhow::Result<Attempted> {
+        (**self).attempt_deferring_close(seq, warmup)
     }
 }

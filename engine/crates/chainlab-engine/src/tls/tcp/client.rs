@@ -5,7 +5,7 @@ use openssl::ssl::{ErrorCode, ShutdownResult, Ssl, SslStream};
 
 use crate::record::ClientRecord;
 use crate::tls::chain::observed_chain;
-use chainlab_record::drive::{self, connect_tcp, Started};
+use chainlab_record::drive::{self, connect_tcp, Attempted, ReadClose, Started};
 
 use crate::tls::counting::{CountingStream, SocketStream};
 use crate::tls::errors::{self};
@@ -19,13 +19,64 @@ pub(crate) fn attempt(
     seq: u64,
     warmup: bool,
 ) -> anyhow::Result<ClientRecord> {
-    client.tcp_attempt(seq, warmup)
+    Ok(client.tcp_attempt(seq, warmup, false)?.finish())
+}
+
+/// A handshake's close, from our close_notify (sent, or for a client certificate still to
+/// send) to the server's.
+struct Close<S: SocketStream> {
+    tls: SslStream<S>,
+    /// Our close_notify's sending (`SSL_shutdown`); None with a client certificate, whose
+    /// close reads first (`close_reading_first`).
+    sent: Option<Result<ShutdownResult, openssl::ssl::Error>>,
+    client_cert: bool,
+    instrument: bool,
+}
+
+impl<S: SocketStream> Close<S> {
+    /// Reads to the server's close_notify, notes what the close gives the record (a client
+    /// certificate's verdict, whether the close_notify came, the connection's bytes), sends
+    /// our FIN, and gives the connection back to be freed.
+    fn read(mut self, seen: &mut Observed) -> SslStream<S> {
+        let closed = match self.sent.take() {
+            None => close_reading_first(&mut self.tls),
+            Some(Ok(ShutdownResult::Received)) => Ok(()),
+            Some(Ok(ShutdownResult::Sent)) => read_to_close(&mut self.tls),
+            Some(Err(e)) => Err(e),
+        };
+        if let (Err(e), true) = (&closed, self.client_cert) {
+            // TLS 1.3 client authentication: SSL_connect returns once the client's Finished
+            // is sent, and a server that rejects the certificate says so with an alert the
+            // close reads.
+            seen.failure = errors::client_cert_rejected(e);
+        }
+        seen.peer_close_notify = self.instrument.then_some(closed.is_ok());
+        self.end(seen)
+    }
+
+    /// The connection's end: its bytes counted, our FIN sent (so whatever stands between us
+    /// and the server, a relay that serves one connection at a time, sees it end), and the
+    /// connection given back to be freed.
+    fn end(self, seen: &mut Observed) -> SslStream<S> {
+        if self.instrument {
+            seen.conn_counts = self.tls.get_ref().counts();
+        }
+        let _ = self.tls.get_ref().tcp().shutdown(std::net::Shutdown::Write);
+        self.tls
+    }
 }
 
 impl Client<'_> {
-    /// One TCP connection, start to finish. Errors only for local failures (out of memory,
-    /// a broken OpenSSL); everything the network or the peer does ends up in the record.
-    fn tcp_attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord> {
+    /// One TCP connection; with `defer`, its close is left for later (`Slot::
+    /// attempt_deferring_close`) where nothing of it is needed before the next attempt.
+    /// Errors only for local failures (out of memory, a broken OpenSSL); everything the
+    /// network or the peer does ends up in the record.
+    pub(crate) fn tcp_attempt(
+        &mut self,
+        seq: u64,
+        warmup: bool,
+        defer: bool,
+    ) -> anyhow::Result<Attempted> {
         let instrument = !self.args.no_instrument;
         let (ssl, offered) = self.new_ssl()?;
         let mut seen = Observed {
@@ -35,36 +86,47 @@ impl Client<'_> {
 
         let (started, stream) =
             connect_tcp(&self.args.connect, self.timeout, instrument, &mut seen);
-        match stream {
-            None => {}
+        let later = match stream {
+            None => None,
             Some(stream) if instrument => {
                 let stream = CountingStream::new(stream);
-                self.handshake(ssl, stream, &started, &mut seen)?
+                let close = self.handshake(ssl, stream, &started, &mut seen)?;
+                close.and_then(|c| self.close(c, &mut seen, defer))
             }
-            Some(stream) => self.handshake(ssl, stream, &started, &mut seen)?,
-        }
-        Ok(self.record(seq, warmup, started.start_unix_ns, seen))
+            Some(stream) => {
+                let close = self.handshake(ssl, stream, &started, &mut seen)?;
+                close.and_then(|c| self.close(c, &mut seen, defer))
+            }
+        };
+        let (identity, start) = (self.identity(), started.start_unix_ns);
+        Ok(match later {
+            None => Attempted::Done(ClientRecord::observed(identity, seq, warmup, start, seen)),
+            Some(read) => Attempted::Closing(Box::new(move || {
+                let mut seen = seen;
+                read(&mut seen);
+                ClientRecord::observed(identity, seq, warmup, start, seen)
+            })),
+        })
     }
 
-    /// SSL_connect over a connected socket, then OpenSSL's close (our close_notify first, the
-    /// record's facts read while the server answers) and what the record needs.
+    /// SSL_connect over a connected socket and what the record needs of it; once it
+    /// succeeded, our close_notify goes first (a client certificate's close reads first:
+    /// `close_reading_first`) and the record's facts are read while the server answers.
+    /// The close to read, where the handshake succeeded.
     fn handshake<S: SocketStream + 'static>(
         &mut self,
         ssl: Ssl,
         stream: S,
         started: &Started,
         seen: &mut Observed,
-    ) -> anyhow::Result<()> {
+    ) -> anyhow::Result<Option<Close<S>>> {
         let mut tls = SslStream::new(ssl, stream)?;
         let connect = SslStream::connect;
         let result = drive::timed_handshake(seen, started, &mut tls, connect, SslStream::get_ref);
 
         let instrument = seen.handshake_counts.is_some();
-        match result {
+        let sent = match result {
             Ok(()) => {
-                // Our close_notify goes first, then the record's facts are read while the
-                // server answers on its own core, then its close_notify (`read_to_close`).
-                // A client certificate's verdict is read first (`close_reading_first`).
                 let sent = (!self.ctx.client_cert).then(|| tls.shutdown());
                 // The previous connection is freed here, while the server answers.
                 self.finished = None;
@@ -79,23 +141,7 @@ impl Client<'_> {
                         seen.mtc = crate::tls::mtc::checked(ssl);
                     }
                 }
-                let closed = match sent {
-                    None => close_reading_first(&mut tls),
-                    Some(Ok(ShutdownResult::Received)) => Ok(()),
-                    Some(Ok(ShutdownResult::Sent)) => read_to_close(&mut tls),
-                    Some(Err(e)) => Err(e),
-                };
-                if let (Err(e), true) = (&closed, self.ctx.client_cert) {
-                    // TLS 1.3 client authentication: SSL_connect returns once the client's
-                    // Finished is sent, and a server that rejects the certificate says so
-                    // with an alert the close reads.
-                    seen.failure = errors::client_cert_rejected(e);
-                }
-                seen.peer_close_notify = instrument.then_some(closed.is_ok());
-                if self.args.resume || self.args.resume_ratio.is_some() {
-                    // Tickets arrive after the handshake: the close read them.
-                    self.resumption.session = tls.ssl().session().map(|s| s.to_owned());
-                }
+                Some(sent)
             }
             Err(e) => {
                 let failure =
@@ -104,22 +150,60 @@ impl Client<'_> {
                     drain(tls.get_mut());
                 }
                 seen.failure = Some(failure);
+                None
             }
-        }
+        };
         seen.trust_anchors = self.anchors.observe(tls.ssl());
         if instrument {
             let ssl = tls.ssl();
             seen.group = group_name(ssl);
             seen.conn_id = conn_id(ssl);
             seen.local_port = tls.get_ref().tcp().local_addr().ok().map(|a| a.port());
-            seen.conn_counts = tls.get_ref().counts();
         }
-        // Our FIN goes now, so whatever stands between us and the server (a relay that
-        // serves one connection at a time) sees this connection end; the socket and the SSL
-        // object are freed during the next connection's close (`Client::finished`).
-        let _ = tls.get_ref().tcp().shutdown(std::net::Shutdown::Write);
+        let close = Close {
+            tls,
+            sent: None,
+            client_cert: self.ctx.client_cert,
+            instrument,
+        };
+        match sent {
+            Some(sent) => Ok(Some(Close { sent, ..close })),
+            None => {
+                // A failed handshake's connection is over: its bytes, our FIN, freed later.
+                let tls = close.end(seen);
+                self.finished = Some(Box::new(tls));
+                Ok(None)
+            }
+        }
+    }
+
+    /// The close read now, the session it brought kept for the next attempt and the
+    /// connection freed during the next one's close (`Client::finished`); or, with `defer`
+    /// where the next attempt needs nothing of it (no ticket to resume with, no client
+    /// certificate), its reading, left for later.
+    fn close<S: SocketStream + 'static>(
+        &mut self,
+        close: Close<S>,
+        seen: &mut Observed,
+        defer: bool,
+    ) -> Option<ReadClose> {
+        let resumes = self.args.resume || self.args.resume_ratio.is_some();
+        if defer && !resumes && !close.client_cert {
+            // Our FIN goes at once too, as it would have after the close.
+            let _ = close
+                .tls
+                .get_ref()
+                .tcp()
+                .shutdown(std::net::Shutdown::Write);
+            return Some(Box::new(move |seen: &mut Observed| drop(close.read(seen))));
+        }
+        let tls = close.read(seen);
+        if resumes {
+            // Tickets arrive after the handshake: the close read them.
+            self.resumption.session = tls.ssl().session().map(|s| s.to_owned());
+        }
         self.finished = Some(Box::new(tls));
-        Ok(())
+        None
     }
 }
 
