@@ -18,8 +18,16 @@ from typing import Any, Protocol
 
 from chainlab.axes.algorithms import DEFAULT_SERVED_CHAIN, resumption_ratio
 from chainlab.axes.credential import X509, Certificate, parse
-from chainlab.axes.stack import DEFAULT_STACK
+from chainlab.axes.stack import DEFAULT_STACK, feature, has
 from chainlab.axes.stack import label as stack_label
+
+# The client reading each connection's close after the next handshake (`handshake
+# --defer-close`); Go's client closes at once.
+DEFERRED_CLOSE = feature(
+    "deferred_close",
+    "a connection's close read after the next handshake (an emulated path's TCP handshakes)",
+    ("openssl-3.5", "openssl-4.0", "rustls", "boringssl"),
+)
 
 
 @dataclass(frozen=True)
@@ -73,6 +81,23 @@ class Handshake:
         return 2 if self.credential.retry and self.resumed_share == 0 else 1
 
     @property
+    def defers_close(self) -> bool:
+        """Whether the client reads each connection's close (the server's tickets and
+        close_notify) after the next handshake instead of before it (`handshake
+        --defer-close`): over TCP on an emulated path with delay, where waiting for the
+        server's close_notify would cost each attempt a round trip outside its handshake,
+        when the next attempt needs nothing of the close (no resumption, no client
+        certificate) and the client's engine has it. Nothing timed changes: our close_notify
+        and FIN still go at once."""
+        return closes_later(
+            self.stacks[0],
+            self.network_profile,
+            quic=self.quic,
+            resumes=self.resumed_share > 0,
+            client_cert=bool(self.client_hierarchy),
+        )
+
+    @property
     def leaf_alg(self) -> str | None:
         return self.hierarchy[-1] if self.hierarchy else None
 
@@ -93,6 +118,24 @@ class Handshake:
         if self.credential.is_mtc:
             return (*self.credential.signers, *self.hierarchy[-1:])
         return self.hierarchy
+
+
+def closes_later(
+    client_stack: str,
+    profile: Any,
+    quic: bool = False,
+    resumes: bool = False,
+    client_cert: bool = False,
+) -> bool:
+    """`Handshake.defers_close` from its parts: `profile` a NetworkProfile or None (loopback)."""
+    return (
+        profile is not None
+        and profile.delay_ms > 0
+        and not quic
+        and not resumes
+        and not client_cert
+        and has(client_stack, DEFERRED_CLOSE)
+    )
 
 
 class ScenarioLike(Protocol):

@@ -75,7 +75,8 @@ BASE_MS = 0.7
 # 0.12-0.15 ms per connection over the 4 ML-DSA-leaf scenarios of a signature-placement.toml
 # run on 2026-11-27 (0.20-0.30 ms beside 1.3 s SLH-DSA handshakes). On an emulated path the
 # close waits for the peer's answer: one round trip more (50.5-51.0 ms on 50 ms paths, over
-# TCP and QUIC alike, in that day's families.toml and quic.toml runs).
+# TCP and QUIC alike, in that day's families.toml and quic.toml runs), unless the client reads
+# the close after the next handshake (`Handshake.defers_close`: TCP).
 CONNECTION_GAP_MS = 0.14
 # ... where the client frees a connection during the next one's close (the OpenSSL engines,
 # docs/engine-records.md): 0.085-0.092 ms against 0.13 ms in three 3000-handshake ML-DSA-65
@@ -502,9 +503,9 @@ def scenario(s: Scenario, model: cost.CostModel | None = None) -> Estimate:
         expected = min(max(need, p.min), p.max)
     warm = p.warmup
 
-    gap = connection_gap_ms(view(s).stacks[0]) + (
-        2 * s.network_profile.delay_ms if s.network_profile else 0.0
-    )
+    h = view(s)
+    close_rtt = 2 * s.network_profile.delay_ms if s.network_profile and not h.defers_close else 0
+    gap = connection_gap_ms(h.stacks[0]) + close_rtt
 
     def secs(n: int) -> float:
         t = (n + warm) * (ms + gap) / 1000 + BATCH_OVERHEAD_S * (batches(p, n) - 1)

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any
 
+from chainlab.axes.handshake import closes_later
 from chainlab.axes.stack import DEFAULT_STACK
 from chainlab.campaign.model import (
     PATH_REFERENCE_COUNT,
@@ -89,7 +90,8 @@ REFERENCE_ROUND_START_S = 0.12
 # A reference handshake not yet measured on this stack (ECDSA or ML-DSA-44, loopback).
 REFERENCE_HANDSHAKE_MS = 1.0
 # Round trips of a path reference's connection as the client sees it: the TCP handshake, the
-# TLS handshake and the close.
+# TLS handshake and the close (none where the client reads the close after the next handshake:
+# chainlab.axes.handshake.closes_later).
 PATH_REFERENCE_ROUND_TRIPS = 3
 
 # -- hierarchies (chainlab.runner.pki) ---------------------------------------------------
@@ -250,7 +252,10 @@ def reference_seconds(
     if message is not None and message.startswith(reference_specs.PATH_PREFIX):
         profile = (paths or {}).get(reference_specs.path_profile(message))
         rtt = 2 * profile.delay_ms if profile is not None else 0.0
-        ms = REFERENCE_HANDSHAKE_MS + PATH_REFERENCE_ROUND_TRIPS * rtt
+        trips = PATH_REFERENCE_ROUND_TRIPS
+        if closes_later(stack, profile, resumes=mode != "full"):
+            trips -= 1  # the close is read after the next handshake
+        ms = REFERENCE_HANDSHAKE_MS + trips * rtt
         per_round = PATH_REFERENCE_COUNT + PATH_REFERENCE_WARMUP
         return estimate.LINK_OVERHEAD_S + REFERENCE_ROUND_START_S + per_round * ms / 1000
     if message is not None and message.startswith(reference_specs.PATH_BASE_PREFIX):

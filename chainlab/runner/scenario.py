@@ -482,6 +482,8 @@ class ScenarioExecution:
         ]  # fmt: skip
         if s.load is not None:
             argv += ["--cpus", s.load.generator_cpus]
+        if s.handshake.defers_close:
+            argv.append("--defer-close")
         argv = self.client_extras(argv)
 
         cap_left = None

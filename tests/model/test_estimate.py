@@ -216,3 +216,55 @@ def test_the_cluster_estimate_deals_the_longest_scenarios_first():
     assert two == pytest.approx(max(hosts)) and share == pytest.approx(max(hosts) / sum(each))
     with pytest.raises(ValueError, match="at least 1"):
         run_estimate.cluster_seconds(scenarios, 0)
+
+
+CLOSES = """
+[campaign]
+name = "closes"
+[network.wan50]
+delay_ms = 25
+[network.nodelay]
+rate_mbit = 100
+[sampling]
+mode = "fixed"
+count = 30
+warmup = 1
+[matrix.m]
+kex = ["X25519MLKEM768"]
+hierarchy = [["ML-DSA-65", "ML-DSA-65"]]
+network = ["loopback", "wan50", "nodelay"]
+stack = ["openssl-3.5", "rustls", "boringssl", "go"]
+handshake_mode = ["full", "resumed"]
+"""
+
+
+def test_a_client_that_reads_its_close_after_the_next_handshake_pays_no_round_trip_for_it(
+    tmp_path,
+):
+    toml = tmp_path / "closes.toml"
+    toml.write_text(textwrap.dedent(CLOSES))
+    scenarios = list(load(toml).scenarios.values())
+
+    def one(stack, network, mode="full"):
+        (s,) = [
+            s
+            for s in scenarios
+            if s.handshake.stacks[0] == stack and s.network == network and s.handshake.mode == mode
+        ]
+        return s
+
+    # Over TCP on a path with delay, full handshakes, a client whose engine has it.
+    for stack in ("openssl-3.5", "rustls", "boringssl"):
+        assert one(stack, "wan50").handshake.defers_close
+        assert not one(stack, "loopback").handshake.defers_close
+        assert not one(stack, "nodelay").handshake.defers_close
+        # A resumed handshake offers the ticket the previous close read.
+        assert not one(stack, "wan50", "resumed").handshake.defers_close
+    assert not one("go", "wan50").handshake.defers_close
+    # The estimate: 30 handshakes and a warm-up, each a round trip (50 ms) shorter where the
+    # close waits for no answer before the next; the same handshakes otherwise.
+    openssl, go = one("openssl-3.5", "wan50"), one("go", "wan50")
+    saved = estimate.scenario(go).seconds_expected - estimate.scenario(openssl).seconds_expected
+    handshakes = estimate.network_cost(go).mean_ms - estimate.network_cost(openssl).mean_ms
+    gaps = estimate.connection_gap_ms("go") - estimate.connection_gap_ms("openssl-3.5")
+    assert saved == pytest.approx(31 * (50 + handshakes + gaps) / 1000, rel=1e-6)

@@ -103,6 +103,44 @@ def test_scenarios_over_an_emulated_link_calibrate_it_once(
         st.close()
 
 
+@pytest.mark.netns
+def test_over_a_path_with_delay_the_client_reads_each_close_after_the_next_handshake(
+    tmp_path, engine_bin, pki_cache, netns_root
+):
+    """The close's round trip leaves the run: the engine's time is its handshakes' own (9 of
+    them on a 50 ms path, where reading each close first took a round trip more, 0.45 s), and
+    each connection still closes on both sides with the whole connection's bytes counted."""
+    profile = unique_profile("dc")
+    toml = tmp_path / "d.toml"
+    toml.write_text(
+        '[campaign]\nseed = 3\n[aliases]\nml = "ML-DSA-65"\n'
+        f"[network.{profile}]\ndelay_ms = 25\n"
+        "[primitives]\nmeasure = false\n"
+        '[sampling]\nmode = "fixed"\ncount = 8\nwarmup = 1\n'
+        '[matrix.m]\nkex = ["X25519MLKEM768"]\nhierarchy = [["ml", "ml"]]\n'
+        f'network = ["{profile}"]\n'
+    )
+    c = load(toml)
+    (s,) = c.scenarios.values()
+    assert s.handshake.defers_close
+    summary = run(c, RunOptions(store=tmp_path / "d.duckdb", live_progress=False))
+    assert summary.completed == [s.scenario_id], summary
+    st = chainlab.open(tmp_path / "d.duckdb")
+    try:
+        (engine_s,) = st.scenario_runs["engine_seconds"]
+        rows = st.samples.sort_values("seq")
+    finally:
+        st.close()
+    assert list(rows["seq"]) == list(range(9))
+    assert set(rows["outcome"]) == set(rows["server_outcome"]) == {"ok"}
+    # The whole connection's bytes: the server's tickets and close_notify read after its
+    # handshake's flight.
+    assert (rows["conn_bytes_read"] > rows["bytes_read"]).all()
+    handshakes_s = rows["total_ns"].sum() / 1e9
+    # One engine process: its start and the last close (a round trip) besides the handshakes.
+    assert engine_s - handshakes_s < 0.25, (engine_s, handshakes_s)
+
+
 def test_without_privileges_emulated_scenarios_fail_and_loopback_ones_run(
     tmp_path, engine_bin, pki_cache, monkeypatch
 ):
