@@ -5,7 +5,8 @@
 #   core:        the OpenSSL 3.5 engine and a first run: perl/make/gcc for OpenSSL (3.5 and
 #                4.0) and aws-lc (the rustls stack, built by its crate with gcc, no cmake);
 #                zlib, brotli, zstd headers for certificate compression; iproute2 for
-#                network namespaces; valgrind for callgrind instruction counts ([measure] in
+#                network namespaces; util-linux's setpriv (engines' parent-death signal,
+#                chainlab.processes; Debian always has it); valgrind for callgrind instruction counts ([measure] in
 #                campaigns, `chainlab bench instructions`)
 #   liboqs:      cmake and libclang (the `oqs-sys` crate builds liboqs with cmake and
 #                generates its bindings with bindgen, which loads libclang): the rustls
@@ -16,7 +17,7 @@
 #   all:         every group (`make engines`, `make test`)
 set -euo pipefail
 declare -A group=(
-    [core]="build-essential perl pkg-config zlib1g-dev libbrotli-dev libzstd-dev iproute2 valgrind"
+    [core]="build-essential perl pkg-config zlib1g-dev libbrotli-dev libzstd-dev iproute2 util-linux valgrind"
     [liboqs]="cmake libclang-dev"
     [boringssl]="cmake git libclang-dev"
     [chromium]="chromium"
