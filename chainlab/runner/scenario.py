@@ -48,6 +48,7 @@ from chainlab.runner import (
     server_cpu,
     target,
 )
+from chainlab.runner.host import LastReading
 from chainlab.runner.progress import ScenarioProgress
 from chainlab.runner.scenario_state import Files, Results, State, now
 from chainlab.store import ScenarioRows
@@ -87,6 +88,9 @@ class RunContext:
     # one on the other host from this call (which may raise ScenarioFailed).
     listen_host: str | None = None
     remote_server: Callable[[], str] | None = None
+    # The latest host reading, which a scenario's start reading right after another's end
+    # reuses (chainlab.runner.host).
+    readings: LastReading = field(default_factory=LastReading)
 
 
 class ScenarioStopped(Exception):
@@ -273,6 +277,7 @@ class ScenarioExecution:
         samples and load steps are done (chainlab.runner.instructions)."""
         if self.plan.measure is None or self.state.failed_run or self.files.pki_dir is None:
             return
+        self.ctx.readings.measured()
         try:
             self.results.instruction_samples = instructions.run(self)
         except (instructions.InstructionError, records.RecordError, OSError) as e:
@@ -389,7 +394,7 @@ class ScenarioExecution:
         """Times the host-speed workload (chainlab.runner.host) on the server's cores."""
         cpus = self.plan.load.server_cpus if self.plan.load is not None else None
         try:
-            got = host.reference(self.ctx.engine, cpus)
+            got = self.ctx.readings.take(self.ctx.engine, cpus, phase == "start" and step == -1)
         except host.ReferenceError as e:
             self.ctx.progress.note(f"chainlab: {self.plan.scenario_id}: host reference: {e}")
             return
@@ -470,6 +475,7 @@ class ScenarioExecution:
     def _run_batch(self, count: int, warm: int) -> None:
         s = self.plan
         self.state.batches += 1
+        self.ctx.readings.measured()
         rec = self.dir / f"client-{self.state.batches}.jsonl"
         err = self.dir / f"client-{self.state.batches}.stderr"
         argv = [
