@@ -253,6 +253,10 @@ func parseHandshake(argv []string) (*handshakeArgs, error) {
 		refused[name] = capability
 		fs.Bool(name, false, "not on this stack")
 	}
+	// Each connection's close is read before the next handshake (the Rust engines'
+	// --defer-close reads it after).
+	refused["defer-close"] = "deferred_close"
+	fs.Bool("defer-close", false, "not on this stack")
 	if err := parse(fs, argv, refused); err != nil {
 		return nil, err
 	}

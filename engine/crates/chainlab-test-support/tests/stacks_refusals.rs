@@ -64,6 +64,7 @@ const ASKING: &[Asking] = &[
     asking(Line::Client, &["--sigalgs", "mldsa65"], "client_sigalgs"),
     asking(Line::Client, &["--partial-chain"], "partial_chain"),
     asking(Line::Client, &["--resume-ratio", "0.5"], "resumption_mix"),
+    asking(Line::Client, &["--defer-close"], "deferred_close"),
     asking(Line::Client, &["--trust-anchors", "1.2"], "trust_anchors"),
     asking(Line::Server, &["--trust-anchor-ids"], "trust_anchors"),
     asking(
