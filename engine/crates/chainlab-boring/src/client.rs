@@ -214,15 +214,15 @@ impl<'a> Client<'a> {
             f.detail = format!("certificate verify failed: {text}");
         }
         self.available = noted.available;
-        let (identity, start) = (self.identity(), started.start_unix_ns);
-        Ok(match later {
-            None => Attempted::Done(ClientRecord::observed(identity, seq, warmup, start, seen)),
-            Some(read) => Attempted::Closing(Box::new(move || {
-                let mut seen = seen;
-                read(&mut seen);
-                ClientRecord::observed(identity, seq, warmup, start, seen)
-            })),
-        })
+        let start = started.start_unix_ns;
+        Ok(Attempted::observed(
+            self.identity(),
+            seq,
+            warmup,
+            start,
+            seen,
+            later,
+        ))
     }
 
     /// SSL_connect over a connected socket, then BoringSSL's close (the server's tickets and

@@ -1,5 +1,6 @@
 //! What a stack gives the client loops: a connection slot.
 
+use crate::observed::{ClientIdentity, ClientObserved};
 use crate::record::ClientRecord;
 
 /// A connection slot: attempts run one after another on the calling thread.
@@ -36,9 +37,29 @@ pub type Closing = Box<dyn FnOnce() -> ClientRecord>;
 /// A close left for later, as an engine's attempt keeps it until the record is made: reads
 /// the close to its end and notes what it gives the record (whether the peer's close_notify
 /// came, the whole connection's bytes).
-pub type ReadClose = Box<dyn FnOnce(&mut crate::observed::ClientObserved)>;
+pub type ReadClose = Box<dyn FnOnce(&mut ClientObserved)>;
 
 impl Attempted {
+    /// An engine's attempt as `seen` makes it: its record now, or where the close was left
+    /// for later (`later`), once that reading has noted what the close gives.
+    pub fn observed(
+        who: ClientIdentity,
+        seq: u64,
+        warmup: bool,
+        start_unix_ns: u128,
+        mut seen: ClientObserved,
+        later: Option<ReadClose>,
+    ) -> Attempted {
+        let record = move |seen| ClientRecord::observed(who, seq, warmup, start_unix_ns, seen);
+        match later {
+            None => Attempted::Done(record(seen)),
+            Some(read) => Attempted::Closing(Box::new(move || {
+                read(&mut seen);
+                record(seen)
+            })),
+        }
+    }
+
     /// The record, reading the close first where it was left for later.
     pub fn finish(self) -> ClientRecord {
         match self {

@@ -98,15 +98,15 @@ impl Client<'_> {
                 close.and_then(|c| self.close(c, &mut seen, defer))
             }
         };
-        let (identity, start) = (self.identity(), started.start_unix_ns);
-        Ok(match later {
-            None => Attempted::Done(ClientRecord::observed(identity, seq, warmup, start, seen)),
-            Some(read) => Attempted::Closing(Box::new(move || {
-                let mut seen = seen;
-                read(&mut seen);
-                ClientRecord::observed(identity, seq, warmup, start, seen)
-            })),
-        })
+        let start = started.start_unix_ns;
+        Ok(Attempted::observed(
+            self.identity(),
+            seq,
+            warmup,
+            start,
+            seen,
+            later,
+        ))
     }
 
     /// SSL_connect over a connected socket and what the record needs of it; once it
