@@ -214,15 +214,8 @@ impl<'a> Client<'a> {
             f.detail = format!("certificate verify failed: {text}");
         }
         self.available = noted.available;
-        let start = started.start_unix_ns;
-        Ok(Attempted::observed(
-            self.identity(),
-            seq,
-            warmup,
-            start,
-            seen,
-            later,
-        ))
+        let (who, start) = (self.identity(), started.start_unix_ns);
+        Ok(Attempted::observed(who, seq, warmup, start, seen, later))
     }
 
     /// SSL_connect over a connected socket, then BoringSSL's close (the server's tickets and
@@ -338,10 +331,8 @@ impl Slot for Client<'_> {
     /// A handshake that succeeded leaves its close for later; one that failed is done,
     /// retried as `attempt` retries it.
     fn attempt_deferring_close(&mut self, seq: u64, warmup: bool) -> anyhow::Result<Attempted> {
-        match self.tcp_attempt(seq, warmup, None, true)? {
-            Attempted::Done(first) => self.retried(first, seq, warmup).map(Attempted::Done),
-            closing => Ok(closing),
-        }
+        self.tcp_attempt(seq, warmup, None, true)?
+            .then_done(|first| self.retried(first, seq, warmup))
     }
 }
 

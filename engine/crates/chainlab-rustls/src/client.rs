@@ -167,15 +167,8 @@ impl<'a> Client<'a> {
             }
             Some(stream) => self.handshake(RecordReads::new(stream), &started, &mut seen, defer)?,
         };
-        let start = started.start_unix_ns;
-        Ok(Attempted::observed(
-            self.identity(),
-            seq,
-            warmup,
-            start,
-            seen,
-            later,
-        ))
+        let (who, start) = (self.identity(), started.start_unix_ns);
+        Ok(Attempted::observed(who, seq, warmup, start, seen, later))
     }
 
     /// The handshake over a connected socket and what the record needs of it; once it

@@ -100,10 +100,8 @@ impl Slot for Client<'_> {
         if self.args.tls.transport != Transport::Tcp {
             return self.attempt(seq, warmup).map(Attempted::Done);
         }
-        match self.tcp_attempt(seq, warmup, true)? {
-            Attempted::Done(first) => self.retried(first, seq, warmup).map(Attempted::Done),
-            closing => Ok(closing),
-        }
+        self.tcp_attempt(seq, warmup, true)?
+            .then_done(|first| self.retried(first, seq, warmup))
     }
 }
 

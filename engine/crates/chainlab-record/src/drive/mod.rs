@@ -41,23 +41,30 @@ pub struct MtcRetry<S> {
 impl<S: Slot> Slot for MtcRetry<S> {
     fn attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord> {
         let first = self.first.attempt(seq, warmup)?;
-        if !missing_landmark(&first) {
-            return Ok(first);
-        }
-        let second = self.retry.attempt(seq, warmup)?;
-        Ok(merged(first, second))
+        self.retried(first, seq, warmup)
     }
 
     /// A first connection that succeeded leaves its close for later; one that failed the
     /// landmark check is retried at once, as `attempt` does.
     fn attempt_deferring_close(&mut self, seq: u64, warmup: bool) -> anyhow::Result<Attempted> {
-        match self.first.attempt_deferring_close(seq, warmup)? {
-            Attempted::Done(first) if missing_landmark(&first) => {
-                let second = self.retry.attempt(seq, warmup)?;
-                Ok(Attempted::Done(merged(first, second)))
-            }
-            attempted => Ok(attempted),
+        let first = self.first.attempt_deferring_close(seq, warmup)?;
+        first.then_done(|first| self.retried(first, seq, warmup))
+    }
+}
+
+impl<S: Slot> MtcRetry<S> {
+    /// `first`, or where it failed the landmark check, `first` and the retry as one record.
+    fn retried(
+        &mut self,
+        first: ClientRecord,
+        seq: u64,
+        warmup: bool,
+    ) -> anyhow::Result<ClientRecord> {
+        if !missing_landmark(&first) {
+            return Ok(first);
         }
+        let second = self.retry.attempt(seq, warmup)?;
+        Ok(merged(first, second))
     }
 }
 

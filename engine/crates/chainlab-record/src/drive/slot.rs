@@ -60,6 +60,18 @@ impl Attempted {
         }
     }
 
+    /// An attempt whose record is made: through `then` (a retry that may follow its
+    /// failure); one still closing succeeded and stays as it is.
+    pub fn then_done(
+        self,
+        then: impl FnOnce(ClientRecord) -> anyhow::Result<ClientRecord>,
+    ) -> anyhow::Result<Attempted> {
+        match self {
+            Attempted::Done(record) => then(record).map(Attempted::Done),
+            closing => Ok(closing),
+        }
+    }
+
     /// The record, reading the close first where it was left for later.
     pub fn finish(self) -> ClientRecord {
         match self {

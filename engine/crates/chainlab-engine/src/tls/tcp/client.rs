@@ -98,15 +98,8 @@ impl Client<'_> {
                 close.and_then(|c| self.close(c, &mut seen, defer))
             }
         };
-        let start = started.start_unix_ns;
-        Ok(Attempted::observed(
-            self.identity(),
-            seq,
-            warmup,
-            start,
-            seen,
-            later,
-        ))
+        let (who, start) = (self.identity(), started.start_unix_ns);
+        Ok(Attempted::observed(who, seq, warmup, start, seen, later))
     }
 
     /// SSL_connect over a connected socket and what the record needs of it; once it
