@@ -54,8 +54,8 @@ class LastReading:
     def take(self, engine: Path, cpus: str | None, reuse: bool) -> dict:
         """A reading on `cpus` (`reference`); with `reuse`, the latest one where it was on the
         same cores less than REUSE_S ago and nothing was measured since."""
-        fresh = self.got is not None and time.monotonic() - self.at < REUSE_S
-        if reuse and fresh and self.cpus == cpus and self.got is not None:
+        recent = time.monotonic() - self.at < REUSE_S
+        if reuse and self.got is not None and self.cpus == cpus and recent:
             return dict(self.got)
         got = reference(engine, cpus)
         self.cpus, self.got, self.at = cpus, got, time.monotonic()
