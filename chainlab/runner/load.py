@@ -442,7 +442,9 @@ def _server_records(ex: Visit, before: int, conn_ids: set[str]) -> list[dict]:
     t0 = time.monotonic()
     while True:
         server = [
-            r for r in records.read(ex.server_records_path)[before:] if r.get("side") == "server"
+            r
+            for r in records.read(ex.server_records_path, after=before)
+            if r.get("side") == "server"
         ]
         seen = {r.get("conn_id") for r in server}
         if conn_ids <= seen or time.monotonic() - t0 >= SERVER_RECORDS_WAIT_S:

@@ -22,10 +22,12 @@ class RecordError(Exception):
     pass
 
 
-def read(path: Path, writer: str | None = None) -> list[dict]:
-    """Every complete record in a JSON Lines file. A last line without its newline is a
-    record cut by a killed writer and is skipped; any other bad line is an error, and so is
-    a record of another TLS stack than `writer` (when given)."""
+def read(path: Path, writer: str | None = None, after: int = 0) -> list[dict]:
+    """Every complete record in a JSON Lines file, from line `after` + 1 on (the lines before
+    it, as `count_lines` counted them, are not parsed: a load step reads the records its
+    server wrote since the step began, not the scenario's thousands before). A last line
+    without its newline is a record cut by a killed writer and is skipped; any other bad
+    line is an error, and so is a record of another TLS stack than `writer` (when given)."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -34,7 +36,7 @@ def read(path: Path, writer: str | None = None) -> list[dict]:
     if lines and lines[-1] != b"":
         lines = lines[:-1]  # cut mid-write
     out = []
-    for i, line in enumerate(lines, 1):
+    for i, line in enumerate(lines[after:], after + 1):
         if not line.strip():
             continue
         try:

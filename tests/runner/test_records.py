@@ -43,6 +43,17 @@ def test_a_line_cut_by_a_killed_writer_is_skipped(tmp_path):
     assert records.count_lines(f) == 1
 
 
+def test_reading_after_a_line_count_skips_those_lines_unparsed(tmp_path):
+    f = tmp_path / "s.jsonl"
+    # Line 2 is not JSON: read from after it, it is never parsed; its number stays its own.
+    f.write_text(json.dumps(server("aa")) + "\nnot json\n" + json.dumps(server("bb")) + "\n")
+    before = 2
+    assert [r["conn_id"] for r in records.read(f, after=before)] == ["bb"]
+    with pytest.raises(records.RecordError, match="line 2: not JSON"):
+        records.read(f, after=1)
+    assert records.read(f, after=records.count_lines(f)) == []
+
+
 def test_foreign_schema_is_an_error(tmp_path):
     f = tmp_path / "c.jsonl"
     f.write_text(json.dumps({**client(0, "aa"), "schema": "other/9"}) + "\n")
