@@ -33,9 +33,10 @@ HOST_DRIFT_LIMIT = 0.10
 
 # A reading taken this recently, with nothing measured since, stands for a new one: the end
 # of one scenario and the start of the next are read once, a server stopped and another
-# started between (each reading ~40 ms, two a scenario). In declared order that is every
-# start but the first; interleaved, a first visit mostly follows another scenario's batch (6
-# of browser.toml's 32 starts, 2026-11-30).
+# started between (each reading ~40 ms, two a scenario); so are the end of one load step and
+# the start of the next, and the last step's end and its scenario's. In declared order that
+# is every scenario start but the first; interleaved, a first visit mostly follows another
+# scenario's batch (6 of browser.toml's 32 starts, 2026-11-30).
 REUSE_S = 1.0
 
 
@@ -45,24 +46,26 @@ class ReferenceError(Exception):
 
 @dataclass
 class LastReading:
-    """The run's latest host reading, until something is measured (`measured`)."""
+    """The run's latest host reading, until something is measured (`measured`): whatever
+    runs handshakes (a client batch, a load step or its warm-up, an instruction count) says
+    so before it starts."""
 
     cpus: str | None = None
     got: dict | None = None
     at: float = 0.0
 
-    def take(self, engine: Path, cpus: str | None, reuse: bool) -> dict:
-        """A reading on `cpus` (`reference`); with `reuse`, the latest one where it was on the
-        same cores less than REUSE_S ago and nothing was measured since."""
+    def take(self, engine: Path, cpus: str | None) -> dict:
+        """A reading on `cpus` (`reference`): the latest one where it was on the same cores
+        less than REUSE_S ago and nothing was measured since, else a new one."""
         recent = time.monotonic() - self.at < REUSE_S
-        if reuse and self.got is not None and self.cpus == cpus and recent:
+        if self.got is not None and self.cpus == cpus and recent:
             return dict(self.got)
         got = reference(engine, cpus)
         self.cpus, self.got, self.at = cpus, got, time.monotonic()
         return got
 
     def measured(self) -> None:
-        """Something ran that the next reading must come after (a client batch, a count)."""
+        """Something ran that the next reading must come after."""
         self.got = None
 
 

@@ -355,6 +355,7 @@ def _warm_up(ex: Visit, step: Step) -> None:
     if not plan.warmup:
         return
     before = records.count_lines(ex.server_records_path)
+    ex.ctx.readings.measured()
     argv = [
         *ex.client_head("handshake", plan.generator_stack),
         "--count", str(plan.warmup),
@@ -392,7 +393,8 @@ def _run_step(ex: Visit, step: Step, steps_left: int) -> tuple[dict, list[dict]]
         f"{step.rate:.1f}/s for {step.duration_s:g} s"
     )
     deadline = step.duration_s + step.timeout_ms / 1000 + PROCESS_GRACE_S
-    ex.reference("start", step.index)
+    ex.reference("start", step.index)  # the previous step's end, if just taken
+    ex.ctx.readings.measured()
     before = None if target else load_counters.server(ex)
     t0 = time.monotonic()
     with err.open("wb") as errf:

@@ -394,7 +394,7 @@ class ScenarioExecution:
         """Times the host-speed workload (chainlab.runner.host) on the server's cores."""
         cpus = self.plan.load.server_cpus if self.plan.load is not None else None
         try:
-            got = self.ctx.readings.take(self.ctx.engine, cpus, phase == "start" and step == -1)
+            got = self.ctx.readings.take(self.ctx.engine, cpus)
         except host.ReferenceError as e:
             self.ctx.progress.note(f"chainlab: {self.plan.scenario_id}: host reference: {e}")
             return

@@ -11,6 +11,7 @@ import pytest
 import chainlab
 from chainlab.analysis.analyze import analyze
 from chainlab.campaign import load
+from chainlab.runner import host
 from chainlab.runner import load as load_runner
 from chainlab.runner.campaign import RunOptions, run
 
@@ -45,8 +46,9 @@ def run_campaign(tmp_path, load_table: str):
 
 
 def test_load_steps_are_measured_stored_and_reported(
-    tmp_path, engine_bin, pki_cache, main, figures
+    tmp_path, engine_bin, pki_cache, main, figures, monkeypatch
 ):
+    monkeypatch.setattr(host, "REUSE_S", 60.0)  # a loaded CI host's pauses are not the rule's
     store, summary = run_campaign(
         tmp_path,
         "fractions = [0.5]\nstep_s = 2\ncapacity_s = 2\nverify = false\nwarmup = 5",
@@ -59,6 +61,15 @@ def test_load_steps_are_measured_stored_and_reported(
         (step, phase) for step in [-1, *steps["step"]] for phase in ("start", "end")
     }
     assert (ref["wall_ns"] > 0).all() and (ref["cpus"] == "0").all()
+    # Read once where nothing ran between: a step starts on the previous one's end reading
+    # (the scenario's last load step ends it); never across the step's own load.
+    at = {(r.step, r.phase): (r.wall_ns, r.cpu_ns) for r in ref.itertuples()}
+    order = sorted(steps["step"])
+    for prev, step in zip(order, order[1:], strict=False):
+        assert at[(step, "start")] == at[(prev, "end")]
+    for step in order:
+        assert at[(step, "start")] != at[(step, "end")]
+    assert at[(-1, "end")] == at[(order[-1], "end")]
     # The server's side of each step, from the kernel.
     assert steps["server_process_cpu_s"].notna().all() and steps["server_cores_busy"].notna().all()
     assert (steps["listen_overflows"] >= 0).all()
