@@ -7,7 +7,7 @@ the key path, the bad value and what is allowed; the exit status is then 2.
 from chainlab import engine
 from chainlab.commands import campaign_arguments, read_campaign
 from chainlab.errors import ChainlabError
-from chainlab.model import estimate, run_estimate
+from chainlab.model import calibration_time, estimate, run_estimate
 from chainlab.runner import fresh, primitives_cache
 from chainlab.runner.campaign import estimate_note
 from chainlab.schema import counted
@@ -65,7 +65,7 @@ def run(args) -> int:
             f"{s.scenario_id:<{width}}  {','.join(member[s.scenario_id]):<9}  {samp:<28}  "
             f"{counts:>17}  {estimate.fmt_duration(e.seconds_expected):>9}"
         )
-    profiles, calibration = estimate.calibration_total(selected)
+    profiles, calibration = calibration_time.calibration_total(selected)
     if profiles:
         print(
             f"network calibration: {profiles} emulated profile(s), once each per run, "

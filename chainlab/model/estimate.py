@@ -18,7 +18,7 @@ signature and the signature of every certificate on the path below the trust anc
 Everything else (TCP, key exchange, record layer, process start) is lumped into BASE_MS.
 Handshake counts per scenario: fixed mode `count`; adaptive mode a range from `min` to
 `max`, cut at the time cap, with the expected count from an estimated coefficient of
-variation. A run calibrates each network profile once (`calibration_seconds`).
+variation. A run calibrates each network profile once (chainlab.model.calibration_time).
 During a run the ETA rescales this model by the ratio of measured to estimated time.
 
 A target ([targets.<name>]: a server chainlab does not start) is unknown until measured: its
@@ -41,7 +41,6 @@ from chainlab.campaign import measure_plan
 from chainlab.campaign.model import (
     SAMPLE_GROWTH,
     SETTLED_N,
-    NetworkProfile,
     SamplingPolicy,
     Scenario,
 )
@@ -55,14 +54,13 @@ from chainlab.model.flights import (
     client_certificate_bytes,
     flight_bytes,
 )
-from chainlab.network.calibrate import BULK_MAX_S, plan_for
 from chainlab.network.model import (
     predict_handshake,
     predict_quic_handshake,
     quic_client_initial_bytes,
     segments,
 )
-from chainlab.network.profile import DEFAULT_INITCWND, TCP_IP_OVERHEAD, parse_profile
+from chainlab.network.profile import DEFAULT_INITCWND, TCP_IP_OVERHEAD
 
 # Everything in a loopback handshake that is not the leaf signature or chain verification:
 # ML-DSA-65 root/leaf + X25519MLKEM768 handshakes measured by the engine through quick.toml on
@@ -144,21 +142,6 @@ SYN_RTO_MS = 1000.0
 # retransmission timeout, whose floor is Linux's TCP_RTO_MIN (200 ms); the estimate charges
 # one RTT + that floor.
 DATA_RTO_MIN_MS = 200.0
-
-# -- calibration -------------------------------------------------------------------------
-# chainlab.network.calibrate per profile: its probe processes and the parts that do not
-# scale with the link (0.6 s measured on the 0.5 ms lan profile, unlimited rate).
-CALIBRATION_BASE_S = 0.6
-# Round trips of the calibration besides its TCP connects (bulk, train and report requests).
-CALIBRATION_EXTRA_RTTS = 4
-# A lossy link's bulk transfer runs into its 2 s cap and then drains the sender's buffer at
-# the loss-limited rate: calibrating 50 ms one-way + 1 % loss took 8.4 s, of which the model
-# without this term explains 2.9 s.
-CALIBRATION_LOSSY_BULK_S = 5.5
-# Without a rate or loss, a path of tens of ms runs its bulk transfer into BULK_MAX_S (wan50,
-# 50 ms RTT: 92 of 268 MB in the cap; its calibrations took 3.5-3.6 s in ten composite.toml
-# runs of 2026-11-29, estimated at 1.75 s without it); on the 0.5 ms lan it fits the base.
-UNLIMITED_BULK_RTT_MS = 10.0
 
 
 def mtc_kinds(h: Handshake) -> list[tuple[float, tuple[str, ...], bool]]:
@@ -562,32 +545,6 @@ def load_seconds(s: Scenario, model: cost.CostModel | None = None) -> float:
     search = plan.search_steps if plan.fractions is not None else 0
     t += search * (plan.capacity_s + LOAD_STEP_OVERHEAD_S)
     return t + steps * (plan.step_s + LOAD_STEP_OVERHEAD_S)
-
-
-def calibration_seconds(profile: NetworkProfile) -> float:
-    """Estimated time of one calibration of the profile (chainlab.network.calibrate): its
-    TCP connects, bulk transfer, packet train and loss probes at the profile's RTT and rate."""
-    prof = parse_profile(profile.to_dict())
-    plan = plan_for(prof)
-    rtt_s = prof.rtt_ms / 1000
-    t: float = CALIBRATION_BASE_S + (plan["connects"] + CALIBRATION_EXTRA_RTTS) * rtt_s
-    t += plan["connects"] * (1 - (1 - prof.loss) ** 2) * SYN_RTO_MS / 1000
-    if prof.rate_mbit:
-        rate_bps = prof.rate_mbit * 1e6
-        t += min(plan["bulk_bytes"] * 8 / rate_bps, BULK_MAX_S)
-        t += plan["train_packets"] * prof.mtu * 8 / rate_bps
-    elif not prof.loss and prof.rtt_ms >= UNLIMITED_BULK_RTT_MS:
-        t += BULK_MAX_S
-    t += 2 * plan["loss_probes"] * plan["probe_interval_s"]
-    if prof.loss:
-        t += CALIBRATION_LOSSY_BULK_S
-    return t
-
-
-def calibration_total(scenarios: list[Scenario]) -> tuple[int, float]:
-    """(profiles, seconds): a run calibrates each emulated profile its scenarios use once."""
-    profiles = {s.network: s.network_profile for s in scenarios if s.network_profile}
-    return len(profiles), sum(calibration_seconds(p) for p in profiles.values())
 
 
 def fmt_duration(seconds: float) -> str:

@@ -46,6 +46,7 @@ from chainlab.campaign.model import (
 )
 from chainlab.model import cost, estimate, implementations, reference_specs
 from chainlab.model.algorithm_costs import SIGN_VERIFY_MS
+from chainlab.model.calibration_time import calibration_seconds, calibration_total
 
 # A run's own start before its first scenario (the engine's build facts, the store, reading
 # the primitives cache): 0.59 s with every cache warm in a signature-placement.toml run.
@@ -177,7 +178,7 @@ def run(
     pki: dict[str, float] = {}
     for sid, hierarchy, batch in fresh.hierarchies:
         pki[sid] = pki.get(sid, 0.0) + hierarchy_seconds(hierarchy, model, batch)
-    _, calibration = estimate.calibration_total(scenarios)
+    _, calibration = calibration_total(scenarios)
     phases = {
         "start": RUN_START_S,
         "primitives": sum(primitive_seconds(p, model, plan) for p in fresh.primitives),
@@ -311,7 +312,7 @@ def cluster_seconds(
     jobs = sorted(
         (
             estimate.scenario(s, model).seconds_expected
-            + (estimate.calibration_seconds(s.network_profile) if s.network_profile else 0.0)
+            + (calibration_seconds(s.network_profile) if s.network_profile else 0.0)
             for s in scenarios
         ),
         reverse=True,

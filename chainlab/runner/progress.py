@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.progress import BarColumn, TextColumn
 from rich.progress import Progress as Bars
 
-from chainlab.model import estimate
+from chainlab.model import calibration_time, estimate
 from chainlab.runner.sampler import predicted_count
 from chainlab.schema import counted
 
@@ -45,7 +45,7 @@ class Progress:
         self.estimates = {s.scenario_id: estimate.scenario(s).seconds_expected for s in scenarios}
         # Network profiles still to calibrate (once per run) -> estimated seconds.
         self.calibrations = {
-            s.network: estimate.calibration_seconds(s.network_profile)
+            s.network: calibration_time.calibration_seconds(s.network_profile)
             for s in scenarios
             if s.network_profile is not None
         }

@@ -17,6 +17,7 @@ from chainlab.campaign import load
 from chainlab.campaign.model import NetworkProfile
 from chainlab.commands import validate
 from chainlab.model import estimate, flights, run_estimate
+from chainlab.model.calibration_time import calibration_seconds, calibration_total
 from chainlab.network.calibrate import BULK_MAX_S
 
 REPO = Path(__file__).resolve().parents[2]
@@ -111,20 +112,20 @@ def test_loss_raises_the_mean_and_the_spread(net):
 
 def test_calibration_counts_once_per_profile_and_grows_with_rtt_rate_and_loss(net):
     scenarios = list(net.values())
-    profiles, seconds = estimate.calibration_total(scenarios)
+    profiles, seconds = calibration_total(scenarios)
     assert profiles == 3
-    each = {s.network: estimate.calibration_seconds(s.network_profile)
+    each = {s.network: calibration_seconds(s.network_profile)
             for s in scenarios if s.network_profile}  # fmt: skip
     assert seconds == pytest.approx(sum(each.values()))
     assert each["lan"] < each["wan"] < each["lossy"]
     loopback_only = [s for s in scenarios if s.network == "loopback"]
-    assert estimate.calibration_total(loopback_only) == (0, 0)
+    assert calibration_total(loopback_only) == (0, 0)
     # Without a rate, a 50 ms path's bulk transfer runs into its time cap (a lossy one's is
     # CALIBRATION_LOSSY_BULK_S); a lan's ends within the base.
     wan50 = NetworkProfile(name="wan50", delay_ms=25.0)
     wan5 = NetworkProfile(name="wan5", delay_ms=2.5)
-    assert estimate.calibration_seconds(wan50) - estimate.calibration_seconds(wan5) > BULK_MAX_S
-    assert estimate.calibration_seconds(wan50) == pytest.approx(3.75)  # took 3.5-3.6 s
+    assert calibration_seconds(wan50) - calibration_seconds(wan5) > BULK_MAX_S
+    assert calibration_seconds(wan50) == pytest.approx(3.75)  # took 3.5-3.6 s
 
 
 def test_validate_prints_the_calibration_and_a_network_total_under_five_minutes(capsys):
