@@ -89,8 +89,13 @@ class Handshake:
         when the next attempt needs nothing of the close (no resumption, no client
         certificate) and the client's engine has it. Nothing timed changes: our close_notify
         and FIN still go at once."""
+        return self.defers_close_on(self.stacks[0])
+
+    def defers_close_on(self, client_stack: str) -> bool:
+        """`defers_close` for a client of another stack in this scenario (the load
+        generator's, whose warm-up handshakes run one at a time)."""
         return closes_later(
-            self.stacks[0],
+            client_stack,
             self.network_profile,
             quic=self.quic,
             resumes=self.resumed_share > 0,

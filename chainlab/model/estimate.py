@@ -487,8 +487,7 @@ def scenario(s: Scenario, model: cost.CostModel | None = None) -> Estimate:
     warm = p.warmup
 
     h = view(s)
-    close_rtt = 2 * s.network_profile.delay_ms if s.network_profile and not h.defers_close else 0
-    gap = connection_gap_ms(h.stacks[0]) + close_rtt
+    gap = between_attempts_ms(s, h, h.stacks[0])
 
     def secs(n: int) -> float:
         t = (n + warm) * (ms + gap) / 1000 + BATCH_OVERHEAD_S * (batches(p, n) - 1)
@@ -510,6 +509,14 @@ def scenario(s: Scenario, model: cost.CostModel | None = None) -> Estimate:
         secs(expected) + extra,
         secs(high) + extra,
     )
+
+
+def between_attempts_ms(s: Scenario, h: Handshake, client_stack: str) -> float:
+    """What one client's attempt adds to the next one's start besides its handshake: the
+    connection's set-up and, unless the client defers it, its close's round trip."""
+    profile = s.network_profile
+    close_rtt = 2 * profile.delay_ms if profile and not h.defers_close_on(client_stack) else 0.0
+    return connection_gap_ms(client_stack) + close_rtt
 
 
 def batches(p: SamplingPolicy, n: int) -> int:
@@ -539,7 +546,11 @@ def load_seconds(s: Scenario, model: cost.CostModel | None = None) -> float:
     if plan is None:
         return 0.0
     steps = len(plan.rates if plan.rates is not None else plan.fractions or ())
-    warm = plan.warmup * loopback_ms(s, model) / 1000
+    # The warm-up handshakes, one at a time on the scenario's path.
+    h = view(s)
+    one = network_cost(s, model).mean_ms
+    warm = plan.warmup * (one + between_attempts_ms(s, h, plan.generator_stack or h.stacks[0]))
+    warm /= 1000
     t = warm + LOAD_CAPACITY_TRIES * (plan.capacity_s + LOAD_STEP_OVERHEAD_S)
     # The sustainable-rate search, as long as capacity steps (only before `fractions`).
     search = plan.search_steps if plan.fractions is not None else 0

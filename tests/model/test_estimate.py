@@ -269,3 +269,32 @@ def test_a_client_that_reads_its_close_after_the_next_handshake_pays_no_round_tr
     handshakes = estimate.network_cost(go).mean_ms - estimate.network_cost(openssl).mean_ms
     gaps = estimate.connection_gap_ms("go") - estimate.connection_gap_ms("openssl-3.5")
     assert saved == pytest.approx(31 * (50 + handshakes + gaps) / 1000, rel=1e-6)
+
+
+def test_a_load_warm_up_is_priced_on_its_path_and_defers_its_close_where_its_client_can(
+    tmp_path,
+):
+    def scenario(network: str, generator: str):
+        toml = tmp_path / f"load-{network}-{generator}.toml"
+        toml.write_text(
+            textwrap.dedent(CLOSES).replace('"loopback", "wan50", "nodelay"', f'"{network}"')
+            + f'[load]\nfractions = [0.5]\nwarmup = 20\ngenerator_stack = "{generator}"\n'
+        )
+        (s,) = [
+            s
+            for s in load(toml).scenarios.values()
+            if s.handshake.stacks[0] == "openssl-3.5" and s.handshake.mode == "full"
+        ]
+        return s
+
+    rustls, go = scenario("wan50", "rustls"), scenario("wan50", "go")
+    # The generator's own engine decides, not the scenario's client's.
+    assert rustls.handshake.defers_close_on("rustls")
+    assert not go.handshake.defers_close_on("go")
+    # 20 warm-ups, each as long as one handshake over the path (about two round trips, not
+    # the loopback's milliseconds), and Go's each a close's round trip (50 ms) longer.
+    warm = estimate.load_seconds(rustls) - estimate.load_seconds(scenario("loopback", "rustls"))
+    assert warm >= 20 * 100 / 1000 - 1e-9
+    gaps = estimate.connection_gap_ms("go") - estimate.connection_gap_ms("rustls")
+    longer = estimate.load_seconds(go) - estimate.load_seconds(rustls)
+    assert longer == pytest.approx(20 * (50 + gaps) / 1000, rel=1e-6)
