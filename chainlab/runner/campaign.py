@@ -120,7 +120,8 @@ class RunSummary:
     wall_seconds: float
     engine_seconds: float
     # The handshakes' own time: every single-connection attempt's total_ns (warm-ups too)
-    # and every load step's schedule; the rest of the wall time is the run's overhead.
+    # and every load step's span (`handshake_seconds`); the rest of the wall time is the
+    # run's overhead.
     handshake_seconds: float = 0.0
     estimate_s: float = 0.0  # the run-time estimate it started with
     # Each failed scenario's cause and detail, as stored (`scenario_runs`).
@@ -268,10 +269,13 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
 
 
 def handshake_seconds(result) -> float:
-    """A scenario's handshakes' own time: its attempts' total_ns and its load steps'
-    schedules (the time a perfectly efficient runner would still spend)."""
+    """A scenario's handshakes' own time: its attempts' total_ns and its load steps' spans
+    (the time a perfectly efficient runner would still spend). A step's span is its
+    generator's wall time, from its schedule's start to its last attempt's end: the attempts
+    started late in the schedule are measured after it (an overloaded step's queue, a
+    path's round trips), and no runner could end the step before them."""
     attempts = sum(r.get("total_ns") or 0 for r in result.samples) / 1e9
-    return attempts + sum(r.get("duration_s") or 0.0 for r in result.load_steps)
+    return attempts + sum(r.get("wall_s") or 0.0 for r in result.load_steps)
 
 
 def overhead_note(summary: RunSummary) -> str:
