@@ -197,6 +197,19 @@ var clientFlagRefusals = map[string]string{
 	"trust-anchor-retry": "trust_anchors", "trust-anchors-own": "trust_anchors",
 }
 
+// ... and `handshake`'s alone: each connection's close is read before the next handshake
+// (the Rust engines' --defer-close reads it after).
+var handshakeFlagRefusals = map[string]string{"defer-close": "deferred_close"}
+
+// refuseFlags declares each boolean flag of `flags` as one this stack refuses, naming its
+// capability.
+func refuseFlags(fs *flag.FlagSet, refused map[string]string, flags map[string]string) {
+	for name, capability := range flags {
+		refused[name] = capability
+		fs.Bool(name, false, "not on this stack")
+	}
+}
+
 func (c *clientArgs) check(noInstrument bool) error {
 	c.instrument = !noInstrument
 	if c.connect == "" {
@@ -249,14 +262,8 @@ func parseHandshake(argv []string) (*handshakeArgs, error) {
 	})
 	fs.Uint64Var(&a.warmup, "warmup", 0, "warm-up handshakes")
 	refused := refusals(fs, clientRefusals, map[string]string{"random-seed": "seeded_random"})
-	for name, capability := range clientFlagRefusals {
-		refused[name] = capability
-		fs.Bool(name, false, "not on this stack")
-	}
-	// Each connection's close is read before the next handshake (the Rust engines'
-	// --defer-close reads it after).
-	refused["defer-close"] = "deferred_close"
-	fs.Bool("defer-close", false, "not on this stack")
+	refuseFlags(fs, refused, clientFlagRefusals)
+	refuseFlags(fs, refused, handshakeFlagRefusals)
 	if err := parse(fs, argv, refused); err != nil {
 		return nil, err
 	}
@@ -297,10 +304,7 @@ func parseLoad(argv []string) (*loadArgs, error) {
 	fs.Uint64Var(&a.seed, "seed", 1, "seed of the Poisson schedule")
 	fs.Uint64Var(&a.warmup, "warmup", 0, "warm-up handshakes")
 	refused := refusals(fs, clientRefusals)
-	for name, capability := range clientFlagRefusals {
-		refused[name] = capability
-		fs.Bool(name, false, "not on this stack")
-	}
+	refuseFlags(fs, refused, clientFlagRefusals)
 	if err := parse(fs, argv, refused); err != nil {
 		return nil, err
 	}
