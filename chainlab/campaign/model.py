@@ -168,6 +168,10 @@ class LoadPlan:
     def generator_cores(self) -> int:
         return len(cpu_list(self.generator_cpus))
 
+    def generator_of(self, client_stack: str) -> str:
+        """The generator's TLS stack in a scenario whose client is `client_stack`."""
+        return self.generator_stack or client_stack
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 

@@ -549,7 +549,7 @@ def load_seconds(s: Scenario, model: cost.CostModel | None = None) -> float:
     # The warm-up handshakes, one at a time on the scenario's path.
     h = view(s)
     one = network_cost(s, model).mean_ms
-    warm = plan.warmup * (one + between_attempts_ms(s, h, plan.generator_stack or h.stacks[0]))
+    warm = plan.warmup * (one + between_attempts_ms(s, h, plan.generator_of(h.stacks[0])))
     warm /= 1000
     t = warm + LOAD_CAPACITY_TRIES * (plan.capacity_s + LOAD_STEP_OVERHEAD_S)
     # The sustainable-rate search, as long as capacity steps (only before `fractions`).

@@ -365,7 +365,8 @@ def _warm_up(ex: Visit, step: Step) -> None:
     ]  # fmt: skip
     if not plan.verify:
         argv.append("--no-verify")
-    if ex.plan.handshake.defers_close_on(plan.generator_stack or ex.plan.handshake.stacks[0]):
+    h = ex.plan.handshake
+    if h.defers_close_on(plan.generator_of(h.stacks[0])):
         argv.append("--defer-close")  # over a path, 20 warm-ups' closes were 1 s
     timeout = plan.warmup * step.timeout_ms / 1000 + PROCESS_GRACE_S
     proc = processes.spawn(ex.client_extras(argv), subprocess.DEVNULL, subprocess.DEVNULL)
