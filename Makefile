@@ -35,11 +35,14 @@ run: setup
 # The engine tests whose assertions hold only on a host nothing else loads (an open-loop
 # generator far below capacity starts every attempt on time; a QUIC server keeps up with 150
 # attempts a second; quic-go under load resends nothing, so each side's datagrams are the
-# other's: one resent beside the Python tests on 2026-11-30): they run alone, at the end.
+# other's: one resent beside the Python tests on 2026-11-30, and so did the OpenSSL QUIC
+# server in the quic tests' mixed chains the same day): they run alone, at the end. A name
+# is matched in every test binary (handshake.rs has a mixed_chain_... over TCP too).
 ENGINE_TIMED_TESTS := past_capacity_throughput_stops_growing_and_failures_are_recorded \
 	the_load_generator_runs_over_quic_and_the_server_serves_connections_at_once \
 	go_quic_failures_are_recorded_by_category \
-	go_loads_its_own_quic_server
+	go_loads_its_own_quic_server \
+	mixed_chain_under_each_served_chain_policy
 
 # Everything CI runs: every engine, the lints and type checks, every test.
 # The engines' tests are built and run beside the Python tests that time nothing
