@@ -97,6 +97,14 @@ MIN_SAMPLES = 5
 # primitive, so a primitive is left short of its interval only if this many batches all
 # fell short (a later run would then measure it further).
 MAX_BATCHES = 20
+# A batch's timed operations last at most this long (by the mean so far), and the host is
+# read between batches: each batch is scaled by the readings around it (runner.primitives.
+# time_item), so a spell of the host inside a long primitive weighs on its own batches
+# only. Taken whole between two readings, OpenSSL 3.5's 5,347 ML-DSA-65 signatures (10 s,
+# 2026-11-30) ran 1.5x slower for 2.5 s of it while both readings found the host fast, and
+# were priced 37 % too slow (composite.toml's OpenSSL server +27 %). A primitive capped at
+# `time_cap_s` takes about that many seconds' batches beyond MAX_BATCHES.
+BATCH_MAX_S = 1.0
 # Measured handshakes per reference (after REFERENCE_WARMUP each round): each costs 1-3 ms
 # here, so a reference takes about a second; 300 put the mean's 95 % interval near 2 % (CV
 # about 0.2).

@@ -32,6 +32,7 @@ from typing import Any
 from chainlab.axes.handshake import closes_later
 from chainlab.axes.stack import DEFAULT_STACK
 from chainlab.campaign.model import (
+    BATCH_MAX_S,
     PATH_REFERENCE_COUNT,
     PATH_REFERENCE_WARMUP,
     PILOT,
@@ -79,7 +80,8 @@ CV_SLOW_OPERATION = 0.02
 SLOW_OPERATION_MS = 2.0
 # An operation with no timing yet (a key exchange's step, a decompression): microseconds.
 UNTIMED_OP_MS = 0.05
-# The host reference read after each primitive and each reference round (runner.host.steady):
+# The host reference read after each primitive's batch and each reference round (runner.
+# host.steady, runner.primitives.time_item):
 # its 8 rounds of SHAKE-256 (~20 ms) and the engine process's start.
 HOST_READING_S = 0.025
 
@@ -228,14 +230,16 @@ def primitive_seconds(
     need = math.ceil((z * cv / plan.target_rel_halfwidth) ** 2)
     cap_ops = max(PILOT, math.floor(plan.time_cap_s * 1000 / op_ms))
     n = min(max(need, PILOT), cap_ops)
-    batches = 1 if n <= PILOT else BATCHES_AFTER_PILOT
+    # After the pilot, batches of at most BATCH_MAX_S each, the host read between two.
+    after_pilot = max(BATCHES_AFTER_PILOT - 1, math.ceil(n * op_ms / 1000 / BATCH_MAX_S))
+    batches = 1 if n <= PILOT else 1 + after_pilot
     # Each batch: its engine's start, one warm-up operation and, for a verification, the
     # signature it verifies.
     setup_ms = op_ms
     if op == "verify":
         setup_ms += _op_ms(implementation, subject, "sign", message, model)
     start = ENGINE_START_S.get(engine, ENGINE_START_DEFAULT_S)
-    return HOST_READING_S + batches * (start + setup_ms / 1000) + n * op_ms / 1000
+    return batches * (HOST_READING_S + start + setup_ms / 1000) + n * op_ms / 1000
 
 
 def reference_seconds(

@@ -182,6 +182,8 @@ class Steady:
     # (before, its own, after; CPU ns), what the cost model scales it by (primitive_samples.
     # host_cpu_ns).
     host_ns: list[float] = field(default_factory=list)
+    # Per unit, the readings around its kept measurement: before, its own, after.
+    seen: list[list[float]] = field(default_factory=list)
 
     def notes(self, label: Callable[[int], str]) -> list[str]:
         """One line per unit measured again, or kept although the host moved around it."""
@@ -215,6 +217,7 @@ def steady(
     results: list = [None] * len(units)
     moved = [math.inf] * len(units)
     host_ns = [math.nan] * len(units)
+    kept: list[list[float]] = [[] for _ in units]
     todo = list(range(len(units)))
     again: set[int] = set()
     for n in range(passes):
@@ -227,13 +230,14 @@ def steady(
             before = last
             got, inner = measure(units[i])
             last = read()
-            seen = [before, *inner, last]
+            seen: list[float] = [before, *inner, last]
             apart = max(seen) / min(seen) - 1 if min(seen) > 0 else math.inf
             if results[i] is None or apart < moved[i]:
                 results[i], moved[i], host_ns[i] = got, apart, sum(seen) / len(seen)
+                kept[i] = seen
         todo = [i for i in todo if moved[i] > HOST_DRIFT_LIMIT]
     moved = [0.0 if math.isinf(m) else m for m in moved]
-    return Steady(results, moved, sorted(again), host_ns)
+    return Steady(results, moved, sorted(again), host_ns, kept)
 
 
 def at_host(rows: list[dict], readings: Sequence[float]) -> list[dict]:
@@ -244,3 +248,16 @@ def at_host(rows: list[dict], readings: Sequence[float]) -> list[dict]:
         return rows
     host_ns = round(sum(seen) / len(seen))
     return [{**r, "host_cpu_ns": host_ns} for r in rows]
+
+
+def at_batches(rows: list[dict], readings: Sequence[float]) -> list[dict]:
+    """`rows` of batches taken between host readings (`batch` k lies between `readings[k]`
+    and `readings[k + 1]`), each with the mean of the two around its batch (`host_cpu_ns`),
+    or of those that are readings; the `batch` key is dropped. A batch with neither is left
+    unset."""
+    out = []
+    for r in rows:
+        k = r["batch"]
+        row = {key: v for key, v in r.items() if key != "batch"}
+        out += at_host([row], readings[k : k + 2])
+    return out

@@ -40,6 +40,7 @@ from chainlab.axes.algorithms import (
 from chainlab.axes.handshake import view as handshake_view
 from chainlab.axes.stack import DEFAULT_STACK, OPENSSL_STACKS, OWN_MLDSA_AND_CLASSICAL
 from chainlab.campaign.model import (
+    BATCH_MAX_S,
     MAX_BATCHES,
     MIN_SAMPLES,
     PATH_REFERENCE_COUNT,
@@ -225,7 +226,8 @@ def satisfied(values_ns: list[int], plan: PrimitivesPlan) -> bool:
 
 def next_count(values_ns: list[int], plan: PrimitivesPlan) -> int:
     """Operations the next batch times: what the interval needs by the variance so far
-    (the normal approximation of docs/sampling.md), within the time left under the cap."""
+    (the normal approximation of docs/sampling.md), within the time left under the cap and
+    within BATCH_MAX_S."""
     if len(values_ns) < 2:
         return PILOT
     mean = sum(values_ns) / len(values_ns)
@@ -235,7 +237,7 @@ def next_count(values_ns: list[int], plan: PrimitivesPlan) -> int:
     more = max(need - len(values_ns), MIN_SAMPLES - len(values_ns), 1)
     # 10 % beyond the estimate, so a batch rarely falls just short.
     more = math.ceil(more * 1.1)
-    left = plan.time_cap_s - sum(values_ns) / 1e9
+    left = min(plan.time_cap_s - sum(values_ns) / 1e9, BATCH_MAX_S)
     by_time = max(1, math.floor(left * 1e9 / mean))
     return max(1, min(more, by_time))
 
@@ -247,15 +249,23 @@ def time_item(
     have: list[dict],
     run_id: str,
     cpus: str | None = None,
-) -> list[dict]:
+    read: Callable[[], int] | None = None,
+) -> tuple[list[dict], list[int]]:
     """New rows for `item` until it is satisfied (with `have`, earlier rows of it), on `cpus`
-    when given."""
+    when given, and the host readings `read` took between its batches. Each row names its
+    batch (`batch`: 0 the first), which lies between readings `batch` and `batch + 1` of
+    the host read before the first batch, these, and the host read after the last
+    (`host.at_batches`)."""
     rows: list[dict] = []
+    between: list[int] = []
     seq = max((r["seq"] for r in have), default=-1) + 1
-    for _ in range(MAX_BATCHES):
+    batches = MAX_BATCHES + math.ceil(plan.time_cap_s / BATCH_MAX_S)
+    for batch in range(batches):
         values = [r["cpu_ns"] for r in have + rows]
         if satisfied(values, plan):
             break
+        if batch > 0 and read is not None:
+            between.append(read())
         count = next_count(values, plan)
         mean_s = (sum(values) / len(values) / 1e9) if values else None
         timeout = BATCH_MARGIN_S + (count + 1) * (mean_s or plan.time_cap_s) * 3
@@ -299,10 +309,11 @@ def time_item(
                     "kib": None,
                     "measured_run": run_id,
                     "measured_at": at,
+                    "batch": batch,
                 }
             )
             seq += 1
-    return rows
+    return rows, between
 
 
 @dataclass
@@ -370,17 +381,22 @@ def ensure(
     cpu = str(min(os.sched_getaffinity(0)))
     read = host_reading or _host_reading(engine_bin)
 
-    def time_one(item: Item) -> tuple[list[dict], list[int]]:
+    read_cpu = host_reading or _host_reading(engine_bin, cpu)
+
+    def time_one(item: Item) -> tuple[tuple[list[dict], list[int]], list[int]]:
+        # The readings between its batches scale each batch (host.at_batches); whether
+        # the host moved during the primitive is judged, as for any unit, by the readings
+        # before and after it.
         show(item)
         have = by_key.get(item.timing_key, [])
-        return time_item(engine_bin, item, plan, have, run_id, cpus=cpu), []
+        return time_item(engine_bin, item, plan, have, run_id, cpus=cpu, read=read_cpu), []
 
-    timed = host.steady(fresh_items, time_one, host_reading or _host_reading(engine_bin, cpu))
-    for got, around in zip(timed.results, timed.host_ns, strict=True):
-        got = host.at_host(got, [around])
+    timed = host.steady(fresh_items, time_one, read_cpu)
+    for (got, between), seen in zip(timed.results, timed.seen, strict=True):
+        got = host.at_batches(got, [seen[0], *between, seen[-1]])
         new += got
         keep += got
-    n_measured = sum(bool(got) for got in timed.results)
+    n_measured = sum(bool(got) for got, _ in timed.results)
     n_cached = len(items) - n_measured
     host_notes = timed.notes(lambda i: _label(fresh_items[i]))
 

@@ -391,7 +391,11 @@ def _cpu_sql(columns: set[str]) -> str:
 # The cost model's inputs: one row per primitive (implementation, subject, op, message) or
 # reference handshake (implementation: the stack that ran it), over the distinct rows a store
 # holds (a resumed run keeps the rows it reused). A store before schema 13 has no
-# implementation column: its rows (the OpenSSL 3.5 engine's) read with NULL.
+# implementation column: its rows (the OpenSSL 3.5 engine's) read with NULL. `host_mean` is
+# the host reading the rows' CPU mean was taken at: where rows carry different readings (a
+# primitive's batches, a reference's rounds) the one that scales the mean as scaling each
+# row by its own would (mean CPU over mean CPU per reading; chainlab.model.host_speed), else
+# their mean.
 PRIMITIVE_SUMMARY = """
 WITH d AS (
     SELECT DISTINCT {implementation} AS implementation, subject, op, message, message_bytes,
@@ -406,7 +410,9 @@ SELECT implementation, subject, op, message, any_value(message_bytes) AS message
        avg(server_cpu_ns) AS server_mean, var_samp(server_cpu_ns) AS server_var,
        avg(kib) AS kib, sum(cpu_ns) AS cpu_total, min(measured_at) AS first_measured,
        max(measured_at) AS last_measured, count(DISTINCT measured_run) AS measuring_runs,
-       avg(host_cpu_ns) AS host_mean
+       CASE WHEN count(host_cpu_ns) = count(*) AND min(host_cpu_ns) > 0
+            THEN avg(cpu_ns) / avg(cpu_ns::DOUBLE / host_cpu_ns)
+            ELSE avg(host_cpu_ns) END AS host_mean
 FROM d GROUP BY implementation, subject, op, message
 ORDER BY implementation NULLS FIRST, subject, op, message
 """

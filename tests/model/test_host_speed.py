@@ -74,3 +74,28 @@ def test_the_whole_model_scales_to_another_host_speed():
     assert s.wait_extras["go"] == {"client": 0.6, "client_se": 0.06}
     assert s.host_ns == 40 * MS and s.source == "hand-made"
     assert m.timings[("openssl-3.5", "ML-DSA-44", "sign", "cv")].mean_ms == 0.5  # unchanged
+
+
+def test_rows_at_different_readings_scale_as_each_row_would():
+    import pandas as pd
+
+    from chainlab.store.views import summarize_rows
+
+    # Two batches of one primitive: 1 ms at a 20 ms reading, 3 ms at 40 ms. At 40 ms each
+    # would have taken 2 ms and 3 ms: mean 2.5 ms, where scaling the 2 ms mean by the mean
+    # reading (30 ms) would give 2.67.
+    rows = pd.DataFrame(
+        [
+            {"subject": "ML-DSA-65", "op": "sign", "message": "cv", "message_bytes": 130,
+             "measured_run": "r", "seq": i, "wall_ns": ns, "cpu_ns": ns, "server_cpu_ns": None,
+             "kib": None, "measured_at": pd.Timestamp("2026-11-30"), "host_cpu_ns": h,
+             "implementation": "openssl-3.5"}
+            for i, (ns, h) in enumerate([(1 * MS, 20 * MS), (3 * MS, 40 * MS)])
+        ]
+    )  # fmt: skip
+    [summary] = summarize_rows(rows).to_dict("records")
+    scaled = summary["cpu_mean"] * 40 * MS / summary["host_mean"]
+    assert scaled == pytest.approx(2.5 * MS)
+    # One reading for every row: that reading, as before.
+    same = summarize_rows(rows.assign(host_cpu_ns=30 * MS)).to_dict("records")[0]
+    assert same["host_mean"] == pytest.approx(30 * MS)

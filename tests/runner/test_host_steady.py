@@ -84,6 +84,25 @@ def test_rows_carry_the_mean_of_the_readings_around_them():
     assert host.at_host(rows, []) == rows  # no reading: left unset (NULL in the store)
 
 
+def test_each_batch_carries_the_mean_of_the_readings_on_its_two_sides():
+    rows = [{"seq": 0, "batch": 0}, {"seq": 1, "batch": 0}, {"seq": 2, "batch": 1}]
+    assert host.at_batches(rows, [40_000_000, 60_000_000, 80_000_000]) == [
+        {"seq": 0, "host_cpu_ns": 50_000_000},
+        {"seq": 1, "host_cpu_ns": 50_000_000},
+        {"seq": 2, "host_cpu_ns": 70_000_000},
+    ]
+    # A reading that failed (NaN) leaves its batch the other side's.
+    assert host.at_batches(rows[2:], [40_000_000, float("nan"), 80_000_000]) == [
+        {"seq": 2, "host_cpu_ns": 80_000_000}
+    ]
+
+
+def test_steady_keeps_the_readings_around_each_kept_measurement():
+    m = Counted(inner={2: [45]})
+    got = host.steady(["a", "b"], m, scripted([40, 42, 44]))
+    assert got.seen == [[40, 42], [42, 45, 44]]
+
+
 def test_how_far_apart_one_readings_cpus_were():
     # Each CPU's [wall, CPU] time: judged by the CPU time (a core another process held for
     # a while shows in the wall time only).

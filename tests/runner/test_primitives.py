@@ -55,8 +55,9 @@ def test_a_primitive_the_host_slowed_around_is_measured_again_and_named(
     monkeypatch.delenv("CHAINLAB_HOST_PASSES")  # the default passes, not the tests' one
     # The host reference read 60 ms after the first measurement, 40 ms otherwise: the
     # measurement is taken again after a reading of its own, and only that one is kept.
+    # (An interval of 100 % is met by the pilot batch: no reading between batches.)
     readings = iter([40_000_000, 60_000_000, 40_000_000, 40_000_000])
-    plan = PrimitivesPlan(target_rel_halfwidth=0.05, time_cap_s=1.0)
+    plan = PrimitivesPlan(target_rel_halfwidth=1.0, time_cap_s=1.0)
     out = primitives.ensure(
         engine_bin, [KEYGEN], plan, uuid.uuid4().hex, tmp_path / "w", with_references=False,
         read_cache=False, write_cache=False, host_reading=lambda: next(readings),
@@ -69,6 +70,29 @@ def test_a_primitive_the_host_slowed_around_is_measured_again_and_named(
     assert (out.measured, out.cached) == (1, 0)
     [note] = out.host_notes
     assert note.startswith(f"{KEYGEN.implementation} X25519 keygen: measured again")
+
+
+def test_each_batch_carries_the_host_readings_around_it(engine_bin, tmp_path, monkeypatch):
+    # Batches of ~0.2 ms and an interval no batch meets: the primitive runs to its 2 ms cap
+    # in about ten batches, the host read between each two (its n-th reading n + 40 ms).
+    monkeypatch.setattr(primitives, "BATCH_MAX_S", 0.0002)
+    calls = []
+
+    def read():
+        calls.append(None)
+        return (40 + len(calls)) * 1_000_000
+
+    plan = PrimitivesPlan(target_rel_halfwidth=0.0001, time_cap_s=0.002)
+    out = primitives.ensure(
+        engine_bin, [KEYGEN], plan, uuid.uuid4().hex, tmp_path / "w", with_references=False,
+        read_cache=False, write_cache=False, host_reading=read,
+    )  # fmt: skip
+    rows = sorted((r for r in out.rows if r["subject"] == "X25519"), key=lambda r: r["seq"])
+    hosts = [r["host_cpu_ns"] for r in rows]
+    # Batch k lies between readings k + 1 and k + 2: the mean of the two, in batch order.
+    assert hosts == sorted(hosts) and len(set(hosts)) >= 3
+    assert set(hosts) == {(41 + k + 0.5) * 1_000_000 for k in range(len(calls) - 1)}
+    assert "batch" not in rows[0]
 
 
 def test_items_cover_every_operation_and_the_references():
@@ -160,9 +184,9 @@ def test_primitives_are_measured_then_taken_from_the_cache(
     # (chainlab.model.host_speed).
     assert all(r["host_cpu_ns"] > 0 for r in again.rows)
     assert m.host_ns is not None
-    [sign_host] = {r["host_cpu_ns"] for r in sign}
+    # Each row as its own batch's reading would have it, at the model's reading.
     assert m.timings[SIGN.timing_key].mean_ms == pytest.approx(
-        sum(r["cpu_ns"] for r in sign) / len(sign) / 1e6 * m.host_ns / sign_host
+        statistics.mean(r["cpu_ns"] / r["host_cpu_ns"] for r in sign) * m.host_ns / 1e6
     )
     assert m.timings[AWS_SIGN.timing_key].n >= primitives.MIN_SAMPLES
     assert m.stacks == ["openssl-3.5", "rustls"]
@@ -208,15 +232,15 @@ def cost_store(tmp_path_factory, engine_bin, pki_cache):
 
 def independent_residuals(store) -> dict:
     """Per scenario and side: measured mean CPU minus its primitives' mean CPU at the host's
-    speed during the scenario (each primitive's mean times the scenario's host reading over
-    the one around the primitive: chainlab.model.host_speed), computed here from the stored
+    speed during the scenario (each primitive row's CPU over the reading around its batch,
+    averaged, times the scenario's reading: chainlab.model.host_speed), computed from the stored
     rows with SQL and the operation list, not by the analysis."""
     con = duckdb.connect(str(store), read_only=True)
     try:
         means = {
-            (s, o, m): (v, h)
-            for s, o, m, v, h in con.execute(
-                "SELECT subject, op, message, avg(cpu_ns) / 1e6, avg(host_cpu_ns) "
+            (s, o, m): v
+            for s, o, m, v in con.execute(
+                "SELECT subject, op, message, avg(cpu_ns::DOUBLE / host_cpu_ns) / 1e6 "
                 "FROM primitive_samples GROUP BY ALL"
             ).fetchall()
         }
@@ -238,8 +262,7 @@ def independent_residuals(store) -> dict:
         ops = cost.operations(p["hierarchy"], p["kex"], p["handshake_mode"])
         prim = {side: 0.0 for side in cost.SIDES}
         for o in ops:
-            mean, around = means[o.key]
-            prim[o.side] += o.count * mean * hosts[sid] / around
+            prim[o.side] += o.count * means[o.key] * hosts[sid]
         out[sid] = {"server": server - prim["server"], "client": client - prim["client"]}
     return out
 
@@ -275,7 +298,7 @@ def test_residuals_in_the_analysis_are_computed_from_the_store(cost_store, tmp_p
     )
     [(speed,)] = con.execute(
         "SELECT (SELECT avg(cpu_ns) FROM host_reference WHERE scenario_id = ? AND step = -1) "
-        "/ (SELECT avg(host_cpu_ns) FROM primitive_samples "
+        "* (SELECT avg(1 / host_cpu_ns) FROM primitive_samples "
         "WHERE subject = 'SLH-DSA-SHA2-128f' AND op = 'sign')",
         [slh],
     ).fetchall()
