@@ -263,6 +263,18 @@ def stacks_block(b: Builder, s: Section) -> None:
             if "moved_n" in st and st["moved_n"].gt(0).any()
             else []
         ),
+        *(
+            # Where some scenarios' measured interval alone is wider than the target.
+            [
+                (
+                    f"measured interval > ±{100 * STACK_ERROR_TARGET:g} % (host steady)",
+                    ints(st["wide_n"]),
+                ),
+                ("median |error|, the rest", percents(st["judged_median_abs_error"])),
+            ]
+            if "wide_n" in st and st["wide_n"].gt(0).any()
+            else []
+        ),
         ("worst", codes(st["worst_scenario"])),
         ("its error", percents(st["worst_error"])),
         ("predicted ms", ci(st, "worst_predicted", 4)),
