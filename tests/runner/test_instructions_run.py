@@ -139,3 +139,15 @@ def test_seeded_runs_count_the_same_handshakes(tmp_path, engine_bin, pki_cache):
     md = build_report(store, tmp_path / "report").joinpath("report.md").read_text()
     assert "seeded random bytes" in md
     assert engine_processes(str(pki_cache)) == []
+
+
+@pytest.mark.parametrize("stack", ["openssl-3.5", "rustls"])
+def test_each_engines_primitives_are_counted_one_operation_at_a_time(stack, engine_bin):
+    """The cost model in instructions counts each side's primitives with the engine that
+    times them (chainlab.bench.model): every engine's `primitives` dumps one count per
+    operation. X25519 key generation repeats to the instruction."""
+    from chainlab import engine
+
+    binary = engine_bin if stack == "openssl-3.5" else engine.stack_path(stack)
+    got = instructions.count_primitive(binary, ["--subject", "X25519", "--op", "keygen"], 3)
+    assert 10_000 < got < 10_000_000

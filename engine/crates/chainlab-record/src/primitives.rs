@@ -144,7 +144,8 @@ pub fn run_key_exchange(args: &SignatureArgs, group: &dyn KeyExchange) -> Result
     let mut out = std::io::stdout().lock();
     for seq in 0..args.warmup + args.count {
         let prepared = group.prepare(args.op)?;
-        record.time(&mut out, seq, prepared)?;
+        // One operation per counted span: callgrind counts each apart (cpu::counted_span).
+        record.time(&mut out, seq, || crate::cpu::counted_span(prepared))?;
     }
     out.flush()?;
     Ok(())
@@ -229,12 +230,14 @@ pub fn run(args: &SignatureArgs, key: &dyn Signing) -> Result<()> {
     let mut out = std::io::stdout().lock();
     for seq in 0..args.warmup + args.count {
         record.time(&mut out, seq, || {
-            if args.op == SignatureOp::Sign {
-                std::hint::black_box(key.sign(&message)?);
-            } else if !key.verify(&message, &signature)? {
-                bail!("{}: a signature did not verify", args.subject);
-            }
-            Ok(())
+            crate::cpu::counted_span(|| {
+                if args.op == SignatureOp::Sign {
+                    std::hint::black_box(key.sign(&message)?);
+                } else if !key.verify(&message, &signature)? {
+                    bail!("{}: a signature did not verify", args.subject);
+                }
+                Ok(())
+            })
         })?;
     }
     out.flush()?;
