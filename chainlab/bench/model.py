@@ -8,8 +8,10 @@
    chainlab.model.host_speed), each stack's median |error| unscaled beside; the residual
    (measured CPU not explained by primitives) of the campaign's baseline, in ms.
 2. Where the store counted instructions ([measure]): the same model in instructions, its
-   primitives counted now under callgrind as handshakes were and the TLS overhead fitted
-   leaving each scenario out (analysis.cost_instructions), beside the CPU model's error.
+   primitives counted now under callgrind as handshakes were, each side's in the
+   implementations its stack runs (with the engine that times them), and each stack's TLS
+   overhead fitted on its other scenarios (analysis.cost_instructions), beside the CPU
+   model's error, overall and per side and stack.
 3. The run-time estimate `chainlab validate` makes with the same model (the store's
    primitives, which the run took from this machine's cache) beside the run's real wall time
    (the runs row's start to end), target: within 15 % (chainlab.analysis.run_time): the
@@ -31,6 +33,7 @@ from chainlab import engine as engine_binary
 from chainlab.analysis import cost_instructions, run_time
 from chainlab.analysis.analyze import analyze
 from chainlab.analysis.cost_model import STACK_ERROR_TARGET, off_target_reason
+from chainlab.axes.stack import DEFAULT_STACK
 from chainlab.model import estimate
 from chainlab.runner import instructions, primitives
 from chainlab.store import Store
@@ -144,15 +147,17 @@ def instructions_check(path: Path, a) -> None:
     if not keys:
         print("instructions: the store counted none ([measure] instructions = 'callgrind')")
         return
-    eng = engine_binary.path()
     counts = {}
-    for key in sorted(keys, key=lambda k: (k[0], k[1], k[2] or "")):
-        n = (
-            PRIMITIVE_COUNT_SIGN_MLDSA
-            if key[1] == "sign" and "ML-DSA" in key[0]
-            else PRIMITIVE_COUNT
+    for key, timer in sorted(keys.items(), key=lambda kt: (*kt[0][:3], kt[0][3] or "")):
+        _impl, subject, op, _message = key
+        n = PRIMITIVE_COUNT_SIGN_MLDSA if op == "sign" and "ML-DSA" in subject else PRIMITIVE_COUNT
+        eng = (
+            engine_binary.path()
+            if timer.engine == DEFAULT_STACK
+            else engine_binary.stack_path(timer.engine)
         )
-        counts[key] = instructions.count_primitive(eng, primitives.item_of(key).argv(), n)
+        item = primitives.item_of(key, timer)
+        counts[key] = instructions.count_primitive(eng, item.argv(), n)
     m = cost_instructions.per_scenario(a.summary, counts)
     if "server_error" not in m:
         print(f"instructions: {len(m)} counted scenarios, too few to fit the overhead (3)")
@@ -174,6 +179,15 @@ def instructions_check(path: Path, a) -> None:
         print(
             f"  {side}: median |error| {100 * cost_instructions.median_abs_error(m, side):.1f} % "
             f"in instructions, {100 * in_cpu:.1f} % in CPU time (the same store)"
+        )
+    cpu_stacks = a.cost_model_stacks
+    for r in cost_instructions.per_stack(m).to_dict("records"):
+        same = cpu_stacks[(cpu_stacks["side"] == r["side"]) & (cpu_stacks["stack"] == r["stack"])]
+        in_cpu = float(same["median_abs_error"].iloc[0]) if len(same) else math.nan
+        print(
+            f"  {r['side']} {r['stack']}: {r['n']} scenarios, median error "
+            f"{100 * r['median_error']:+.1f} %, median |error| {100 * r['median_abs_error']:.1f} % "
+            f"in instructions ({100 * in_cpu:.1f} % in CPU time)"
         )
 
 
