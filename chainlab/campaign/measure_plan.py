@@ -98,11 +98,15 @@ def for_scenario(
     return plan
 
 
-def seconds(s: Scenario, handshake_ms: float) -> float:
-    """Estimated wall time of a scenario's instruction counting (0 without)."""
+def seconds(s: Scenario, handshake_ms: float, path_ms: float = 0.0) -> float:
+    """Estimated wall time of a scenario's instruction counting (0 without): each counted
+    handshake's CPU work (`handshake_ms`, on loopback) slowed by callgrind, plus what its
+    emulated path adds to one attempt (`path_ms`: the link's delays, which callgrind does
+    not slow; over a 50 ms round trip 11 counted rustls handshakes took 6.1-7.8 s against
+    3.9-6.0 s on loopback, composite.toml 2026-11-30)."""
     plan = s.measure
     if plan is None:
         return 0.0
     n = plan.count + plan.warmup
     each = max(CALLGRIND_HANDSHAKE_FLOOR_S, handshake_ms * CALLGRIND_SLOWDOWN / 1000)
-    return CALLGRIND_START_S + n * each
+    return CALLGRIND_START_S + n * (each + path_ms / 1000)

@@ -500,7 +500,7 @@ def scenario(s: Scenario, model: cost.CostModel | None = None) -> Estimate:
             return n
         return min(n, max(1, int(p.time_cap_s * 1000 / ms)))
 
-    extra = load_seconds(s, model) + measure_plan.seconds(s, loopback_ms(s, model))
+    extra = load_seconds(s, model) + counting_seconds(s, ms, model)
     return Estimate(
         cap(low),
         cap(expected),
@@ -509,6 +509,16 @@ def scenario(s: Scenario, model: cost.CostModel | None = None) -> Estimate:
         secs(expected) + extra,
         secs(high) + extra,
     )
+
+
+def counting_seconds(s: Scenario, ms: float, model: cost.CostModel | None = None) -> float:
+    """A scenario's instruction counting (measure_plan.seconds): its loopback CPU under
+    callgrind, and over a path what the link adds to each attempt of mean latency `ms`
+    (the counted client closes at once: its close's round trip too)."""
+    loopback = loopback_ms(s, model)
+    profile = s.network_profile
+    path = max(0.0, ms - loopback) + 2 * profile.delay_ms if profile else 0.0
+    return measure_plan.seconds(s, loopback, path)
 
 
 def between_attempts_ms(s: Scenario, h: Handshake, client_stack: str) -> float:

@@ -13,7 +13,7 @@ import pytest
 import chainlab
 from chainlab.axes.algorithm_sizes import KEY_SIG_BYTES
 from chainlab.axes.algorithms import GROUPS, SIGNATURE_ALGORITHMS
-from chainlab.campaign import load
+from chainlab.campaign import load, measure_plan
 from chainlab.campaign.model import NetworkProfile
 from chainlab.commands import validate
 from chainlab.model import estimate, flights, run_estimate
@@ -298,3 +298,26 @@ def test_a_load_warm_up_is_priced_on_its_path_and_defers_its_close_where_its_cli
     gaps = estimate.connection_gap_ms("go") - estimate.connection_gap_ms("rustls")
     longer = estimate.load_seconds(go) - estimate.load_seconds(rustls)
     assert longer == pytest.approx(20 * (50 + gaps) / 1000, rel=1e-6)
+
+
+def test_counted_handshakes_over_a_path_pay_its_delays_unslowed_by_callgrind(tmp_path):
+    toml = tmp_path / "counted.toml"
+    toml.write_text(
+        textwrap.dedent(CLOSES).replace('"openssl-3.5", "rustls", "boringssl", "go"', '"rustls"')
+        + '[measure]\ninstructions = "callgrind"\ncount = 10\nwarmup = 1\n'
+    )
+    by_net = {s.network: s for s in load(toml).scenarios.values() if s.handshake.mode == "full"}
+    loop, path = by_net["loopback"], by_net["wan50"]
+    # On loopback: the handshake's CPU under callgrind (at least its floor) per counted one.
+    each = max(
+        measure_plan.CALLGRIND_HANDSHAKE_FLOOR_S,
+        estimate.loopback_ms(loop) * measure_plan.CALLGRIND_SLOWDOWN / 1000,
+    )
+    own = estimate.counting_seconds(loop, estimate.network_cost(loop).mean_ms)
+    assert own == pytest.approx(measure_plan.CALLGRIND_START_S + 11 * each)
+    # Over 50 ms: each also waits the path's share of its latency and its close's round trip.
+    ms = estimate.network_cost(path).mean_ms
+    over = estimate.counting_seconds(path, ms)
+    added = ms - estimate.loopback_ms(path) + 50
+    assert over - own == pytest.approx(11 * added / 1000)
+    assert added >= 150 - 1e-9  # two round trips and the close: at least 150 ms each
