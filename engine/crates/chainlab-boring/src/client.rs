@@ -325,39 +325,40 @@ impl Slot for Client<'_> {
     /// are one record (`drive::merged`, as the SNI stand-in's retry).
     fn attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord> {
         let first = self.tcp_attempt(seq, warmup, None, false)?.finish();
-        self.retried(first, seq, warmup)
+        Ok(self.retried(first, seq, warmup, false)?.finish())
     }
 
     /// A handshake that succeeded leaves its close for later; one that failed is done,
-    /// retried as `attempt` retries it.
+    /// retried as `attempt` retries it, and the retry leaves its close for later.
     fn attempt_deferring_close(&mut self, seq: u64, warmup: bool) -> anyhow::Result<Attempted> {
         self.tcp_attempt(seq, warmup, None, true)?
-            .then_done(|first| self.retried(first, seq, warmup))
+            .then_done(|first| self.retried(first, seq, warmup, true))
     }
 }
 
 impl Client<'_> {
     /// `first`, or with `--trust-anchor-retry` where its certificate failed verification,
-    /// `first` and the retry as one record.
+    /// `first` and the retry as one record (the retry's close left for later where
+    /// `defer`).
     fn retried(
         &mut self,
         first: ClientRecord,
         seq: u64,
         warmup: bool,
-    ) -> anyhow::Result<ClientRecord> {
+        defer: bool,
+    ) -> anyhow::Result<Attempted> {
         if !self.args.trust_anchor_retry
             || first.error_category != Some(ErrorCategory::VerifyFailed)
         {
-            return Ok(first);
+            return Ok(Attempted::Done(first));
         }
         let Some(request) = chainlab_record::anchors::retry_request(&self.available, &self.trusted)
         else {
-            return Ok(first);
+            return Ok(Attempted::Done(first));
         };
-        let second = self
-            .tcp_attempt(seq, warmup, Some(request), false)?
-            .finish();
-        Ok(drive::merged(first, second))
+        Ok(self
+            .tcp_attempt(seq, warmup, Some(request), defer)?
+            .after(first))
     }
 }
 

@@ -91,36 +91,42 @@ impl Slot for Client<'_> {
     /// (`drive::merged`, as the SNI stand-in's retry).
     fn attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord> {
         let first = (self.attempt_fn)(self, seq, warmup)?;
-        self.retried(first, seq, warmup)
+        Ok(self.retried(first, seq, warmup, false)?.finish())
     }
 
     /// Over TCP, a handshake that succeeded leaves its close for later; one that failed is
-    /// done, retried as `attempt` retries it.
+    /// done, retried as `attempt` retries it, and the retry leaves its close for later.
     fn attempt_deferring_close(&mut self, seq: u64, warmup: bool) -> anyhow::Result<Attempted> {
         if self.args.tls.transport != Transport::Tcp {
             return self.attempt(seq, warmup).map(Attempted::Done);
         }
         self.tcp_attempt(seq, warmup, true)?
-            .then_done(|first| self.retried(first, seq, warmup))
+            .then_done(|first| self.retried(first, seq, warmup, true))
     }
 }
 
 impl Client<'_> {
     /// `first`, or with `--trust-anchor-retry` where its certificate failed verification,
-    /// `first` and the retry as one record.
+    /// `first` and the retry as one record (the retry's close left for later where `defer`,
+    /// over TCP).
     fn retried(
         &mut self,
         first: ClientRecord,
         seq: u64,
         warmup: bool,
-    ) -> anyhow::Result<ClientRecord> {
+        defer: bool,
+    ) -> anyhow::Result<Attempted> {
         if !self.args.trust_anchor_retry
             || first.error_category != Some(ErrorCategory::VerifyFailed)
             || !self.anchors.ask_again()
         {
-            return Ok(first);
+            return Ok(Attempted::Done(first));
         }
-        let second = (self.attempt_fn)(self, seq, warmup)?;
-        Ok(chainlab_record::drive::merged(first, second))
+        let second = if defer {
+            self.tcp_attempt(seq, warmup, true)?
+        } else {
+            Attempted::Done((self.attempt_fn)(self, seq, warmup)?)
+        };
+        Ok(second.after(first))
     }
 }

@@ -17,7 +17,7 @@ use crate::record::{ClientRecord, RecordWriter};
 
 pub use attempt::{server_name, timed_handshake, Resumption, Started};
 pub use load::{load, schedule};
-pub use slot::{Attempted, Closing, ReadClose, Slot};
+pub use slot::{merged, Attempted, Closing, ReadClose, Slot};
 
 use std::net::{SocketAddr, TcpStream};
 
@@ -41,30 +41,36 @@ pub struct MtcRetry<S> {
 impl<S: Slot> Slot for MtcRetry<S> {
     fn attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord> {
         let first = self.first.attempt(seq, warmup)?;
-        self.retried(first, seq, warmup)
+        Ok(self.retried(first, seq, warmup, false)?.finish())
     }
 
     /// A first connection that succeeded leaves its close for later; one that failed the
-    /// landmark check is retried at once, as `attempt` does.
+    /// landmark check is retried at once, and the retry leaves its close for later.
     fn attempt_deferring_close(&mut self, seq: u64, warmup: bool) -> anyhow::Result<Attempted> {
         let first = self.first.attempt_deferring_close(seq, warmup)?;
-        first.then_done(|first| self.retried(first, seq, warmup))
+        first.then_done(|first| self.retried(first, seq, warmup, true))
     }
 }
 
 impl<S: Slot> MtcRetry<S> {
-    /// `first`, or where it failed the landmark check, `first` and the retry as one record.
+    /// `first`, or where it failed the landmark check, `first` and the retry as one record
+    /// (the retry's close left for later where `defer`).
     fn retried(
         &mut self,
         first: ClientRecord,
         seq: u64,
         warmup: bool,
-    ) -> anyhow::Result<ClientRecord> {
+        defer: bool,
+    ) -> anyhow::Result<Attempted> {
         if !missing_landmark(&first) {
-            return Ok(first);
+            return Ok(Attempted::Done(first));
         }
-        let second = self.retry.attempt(seq, warmup)?;
-        Ok(merged(first, second))
+        let second = if defer {
+            self.retry.attempt_deferring_close(seq, warmup)?
+        } else {
+            Attempted::Done(self.retry.attempt(seq, warmup)?)
+        };
+        Ok(second.after(first))
     }
 }
 
@@ -94,32 +100,6 @@ pub fn mtc_retry_args(args: &crate::args::ClientArgs) -> anyhow::Result<crate::a
     let mut retry = args.clone();
     retry.servername = format!("{}{}", crate::args::MTC_RETRY_SNI_PREFIX, args.servername);
     Ok(retry)
-}
-
-/// Two connections' records as one attempt (see `MtcRetry`; the BoringSSL engine's
-/// trust-anchor retry too).
-pub fn merged(first: ClientRecord, second: ClientRecord) -> ClientRecord {
-    let sum = |a: Option<u64>, b: Option<u64>| a.zip(b).map(|(a, b)| a + b);
-    let total = sum(first.total_ns, second.total_ns);
-    ClientRecord {
-        connect_ns: first.connect_ns,
-        handshake_ns: total
-            .zip(first.connect_ns)
-            .map(|(t, c)| t.saturating_sub(c)),
-        total_ns: total,
-        cpu_ns: sum(first.cpu_ns, second.cpu_ns),
-        cpu_user_us: sum(first.cpu_user_us, second.cpu_user_us),
-        cpu_sys_us: sum(first.cpu_sys_us, second.cpu_sys_us),
-        instructions: sum(first.instructions, second.instructions),
-        bytes_read: sum(first.bytes_read, second.bytes_read),
-        bytes_written: sum(first.bytes_written, second.bytes_written),
-        conn_bytes_read: sum(first.conn_bytes_read, second.conn_bytes_read),
-        conn_bytes_written: sum(first.conn_bytes_written, second.conn_bytes_written),
-        start_unix_ns: first.start_unix_ns,
-        first_conn_id: first.conn_id,
-        retry_first_detail: first.error_detail,
-        ..second
-    }
 }
 
 /// `handshake`: the warm-ups, then `--count` attempts or as many as `--duration-ms` holds,
@@ -476,6 +456,44 @@ mod tests {
         let (log, records) = run(&["--count", "2", "--warmup", "1"]);
         assert_eq!(log, ["whole 0", "whole 1", "whole 2"]);
         assert_eq!(records.len(), 3);
+    }
+
+    /// A first connection that fails the MTC landmark check, closed at once.
+    struct NoLandmark;
+
+    impl Slot for NoLandmark {
+        fn attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord> {
+            let landmark =
+                chainlab_mtc::verify::failure_prefix(chainlab_mtc::verify::LANDMARK_CHECK);
+            Ok(ClientRecord {
+                error_detail: Some(format!("{landmark} not covered")),
+                total_ns: Some(7),
+                ..record(seq, warmup)
+            })
+        }
+    }
+
+    #[test]
+    fn an_mtc_retry_leaves_its_close_for_later_and_is_one_record_with_its_first() {
+        let log = Rc::new(RefCell::new(Vec::new()));
+        let mut slot: MtcRetry<Box<dyn Slot>> = MtcRetry {
+            first: Box::new(NoLandmark),
+            retry: Box::new(Logged(Rc::clone(&log))),
+        };
+        let attempted = slot.attempt_deferring_close(3, false).unwrap();
+        assert!(matches!(attempted, Attempted::Closing(_)));
+        assert_eq!(*log.borrow(), ["handshake 3"]); // the retry's close not yet read
+        let merged = attempted.finish();
+        assert_eq!(*log.borrow(), ["handshake 3", "close 3"]);
+        assert!(merged
+            .retry_first_detail
+            .as_deref()
+            .is_some_and(|d| d.ends_with("not covered")));
+        assert_eq!(merged.seq, 3);
+        // Closing at once: the retry's whole attempt, then the same record.
+        let merged = slot.attempt(4, false).unwrap();
+        assert_eq!(log.borrow().last().map(String::as_str), Some("whole 4"));
+        assert!(merged.retry_first_detail.is_some());
     }
 
     #[test]

@@ -64,11 +64,23 @@ impl Attempted {
     /// failure); one still closing succeeded and stays as it is.
     pub fn then_done(
         self,
-        then: impl FnOnce(ClientRecord) -> anyhow::Result<ClientRecord>,
+        then: impl FnOnce(ClientRecord) -> anyhow::Result<Attempted>,
     ) -> anyhow::Result<Attempted> {
         match self {
-            Attempted::Done(record) => then(record).map(Attempted::Done),
+            Attempted::Done(record) => then(record),
             closing => Ok(closing),
+        }
+    }
+
+    /// This attempt as the retry of `first` (a connection that failed and was retried at
+    /// once): the two as one record (`drive::merged`), made once this one's is, its close
+    /// read where this one left it for later.
+    pub fn after(self, first: ClientRecord) -> Attempted {
+        match self {
+            Attempted::Done(second) => Attempted::Done(merged(first, second)),
+            Attempted::Closing(close) => {
+                Attempted::Closing(Box::new(move || merged(first, close())))
+            }
         }
     }
 
@@ -104,5 +116,31 @@ impl<T: Slot + ?Sized> Slot for Box<T> {
 
     fn attempt_deferring_close(&mut self, seq: u64, warmup: bool) -> anyhow::Result<Attempted> {
         (**self).attempt_deferring_close(seq, warmup)
+    }
+}
+
+/// Two connections' records as one attempt (see `drive::MtcRetry`; the OpenSSL and BoringSSL engines'
+/// trust-anchor retries too).
+pub fn merged(first: ClientRecord, second: ClientRecord) -> ClientRecord {
+    let sum = |a: Option<u64>, b: Option<u64>| a.zip(b).map(|(a, b)| a + b);
+    let total = sum(first.total_ns, second.total_ns);
+    ClientRecord {
+        connect_ns: first.connect_ns,
+        handshake_ns: total
+            .zip(first.connect_ns)
+            .map(|(t, c)| t.saturating_sub(c)),
+        total_ns: total,
+        cpu_ns: sum(first.cpu_ns, second.cpu_ns),
+        cpu_user_us: sum(first.cpu_user_us, second.cpu_user_us),
+        cpu_sys_us: sum(first.cpu_sys_us, second.cpu_sys_us),
+        instructions: sum(first.instructions, second.instructions),
+        bytes_read: sum(first.bytes_read, second.bytes_read),
+        bytes_written: sum(first.bytes_written, second.bytes_written),
+        conn_bytes_read: sum(first.conn_bytes_read, second.conn_bytes_read),
+        conn_bytes_written: sum(first.conn_bytes_written, second.conn_bytes_written),
+        start_unix_ns: first.start_unix_ns,
+        first_conn_id: first.conn_id,
+        retry_first_detail: first.error_detail,
+        ..second
     }
 }
