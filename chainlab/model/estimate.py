@@ -523,10 +523,16 @@ def counting_seconds(s: Scenario, ms: float, model: cost.CostModel | None = None
 
 def between_attempts_ms(s: Scenario, h: Handshake, client_stack: str) -> float:
     """What one client's attempt adds to the next one's start besides its handshake: the
-    connection's set-up and, unless the client defers it, its close's round trip."""
+    connection's set-up and, unless the client defers it, its close's round trip; and where
+    it retries (an MTC's trust-anchor retry), its failed first connection's wait for the
+    server's close before the retry, a round trip outside the timed span (102 ms between
+    retried attempts over 50 ms before the retry deferred its close, 51 ms since:
+    mtc.toml's anchors, 2026-11-30)."""
     profile = s.network_profile
-    close_rtt = 2 * profile.delay_ms if profile and not h.defers_close_on(client_stack) else 0.0
-    return connection_gap_ms(client_stack) + close_rtt
+    rtt = 2 * profile.delay_ms if profile else 0.0
+    close_rtt = rtt if not h.defers_close_on(client_stack) else 0.0
+    retries = connections(h) - 1 if h.resumed_share == 0 else 0.0
+    return connection_gap_ms(client_stack) + close_rtt + retries * rtt
 
 
 def batches(p: SamplingPolicy, n: int) -> int:
