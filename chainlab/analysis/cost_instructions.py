@@ -20,7 +20,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from chainlab.analysis.cost_model import scenario_of
+from chainlab.analysis.cost_model import error_medians, scenario_of
 from chainlab.axes.handshake import view as handshake_view
 from chainlab.campaign.model import Scenario
 from chainlab.model import cost, estimate, flights, implementations
@@ -123,14 +123,5 @@ def per_stack(df: pd.DataFrame) -> pd.DataFrame:
         if f"{side}_error" not in df:
             continue
         for stack, g in df.dropna(subset=[f"{side}_error"]).groupby(f"{side}_stack"):
-            err = g[f"{side}_error"]
-            rows.append(
-                {
-                    "side": side,
-                    "stack": stack,
-                    "n": len(g),
-                    "median_error": float(err.median()),
-                    "median_abs_error": float(err.abs().median()),
-                }
-            )
+            rows.append(error_medians(side, str(stack), g[f"{side}_error"]))
     return pd.DataFrame(rows)

@@ -253,11 +253,7 @@ def per_stack(m: pd.DataFrame) -> pd.DataFrame:
             judged = ~moved & ~wide
             rows.append(
                 {
-                    "side": side,
-                    "stack": stack,
-                    "n": len(g),
-                    "median_error": float(err.median()),
-                    "median_abs_error": float(err.abs().median()),
+                    **error_medians(side, str(stack), err),
                     "within_target": bool(err.abs().median() <= STACK_ERROR_TARGET),
                     "worst_scenario": worst["scenario_id"],
                     "worst_error": float(worst[f"{side}_error"]),
@@ -294,6 +290,17 @@ def per_stack(m: pd.DataFrame) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows)
+
+
+def error_medians(side: str, stack: str, err: pd.Series) -> dict:
+    """A side and stack's scenarios and the median of their errors, signed and absolute."""
+    return {
+        "side": side,
+        "stack": stack,
+        "n": len(err),
+        "median_error": float(err.median()),
+        "median_abs_error": float(err.abs().median()),
+    }
 
 
 def _median(errors: pd.Series) -> float:
