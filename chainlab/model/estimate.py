@@ -500,7 +500,7 @@ def scenario(s: Scenario, model: cost.CostModel | None = None) -> Estimate:
             return n
         return min(n, max(1, int(p.time_cap_s * 1000 / ms)))
 
-    extra = load_seconds(s, model) + counting_seconds(s, ms, model)
+    extra = load_seconds(s, model) + counting_seconds(s, net)
     return Estimate(
         cap(low),
         cap(expected),
@@ -511,14 +511,14 @@ def scenario(s: Scenario, model: cost.CostModel | None = None) -> Estimate:
     )
 
 
-def counting_seconds(s: Scenario, ms: float, model: cost.CostModel | None = None) -> float:
-    """A scenario's instruction counting (measure_plan.seconds): its loopback CPU under
-    callgrind, and over a path what the link adds to each attempt of mean latency `ms`
-    (the counted client closes at once: its close's round trip too)."""
-    loopback = loopback_ms(s, model)
+def counting_seconds(s: Scenario, net: NetworkCost) -> float:
+    """A scenario's instruction counting (measure_plan.seconds) from its handshake's cost on
+    its network (`network_cost`): the loopback CPU under callgrind, and over a path what the
+    link adds to each attempt (the counted client closes at once: its close's round trip
+    too)."""
     profile = s.network_profile
-    path = max(0.0, ms - loopback) + 2 * profile.delay_ms if profile else 0.0
-    return measure_plan.seconds(s, loopback, path)
+    path = max(0.0, net.mean_ms - net.loopback_ms) + 2 * profile.delay_ms if profile else 0.0
+    return measure_plan.seconds(s, net.loopback_ms, path)
 
 
 def between_attempts_ms(s: Scenario, h: Handshake, client_stack: str) -> float:
@@ -531,8 +531,7 @@ def between_attempts_ms(s: Scenario, h: Handshake, client_stack: str) -> float:
     profile = s.network_profile
     rtt = 2 * profile.delay_ms if profile else 0.0
     close_rtt = rtt if not h.defers_close_on(client_stack) else 0.0
-    retries = connections(h) - 1 if h.resumed_share == 0 else 0.0
-    return connection_gap_ms(client_stack) + close_rtt + retries * rtt
+    return connection_gap_ms(client_stack) + close_rtt + (connections(h) - 1) * rtt
 
 
 def batches(p: SamplingPolicy, n: int) -> int:

@@ -178,12 +178,14 @@ class Steady:
     results: list
     moved: list[float]
     again: list[int] = field(default_factory=list)  # units measured more than once
-    # Per unit, the host as its kept measurement found it: the mean of the readings around it
-    # (before, its own, after; CPU ns), what the cost model scales it by (primitive_samples.
-    # host_cpu_ns).
-    host_ns: list[float] = field(default_factory=list)
-    # Per unit, the readings around its kept measurement: before, its own, after.
+    # Per unit, the readings around its kept measurement: before, its own, after (CPU ns).
     seen: list[list[float]] = field(default_factory=list)
+
+    @property
+    def host_ns(self) -> list[float]:
+        """Per unit, the host as its kept measurement found it: the mean of the readings
+        around it, what the cost model scales it by (primitive_samples.host_cpu_ns)."""
+        return [sum(s) / len(s) if s else math.nan for s in self.seen]
 
     def notes(self, label: Callable[[int], str]) -> list[str]:
         """One line per unit measured again, or kept although the host moved around it."""
@@ -216,7 +218,6 @@ def steady(
         passes = environment.host_passes(STEADY_PASSES)
     results: list = [None] * len(units)
     moved = [math.inf] * len(units)
-    host_ns = [math.nan] * len(units)
     kept: list[list[float]] = [[] for _ in units]
     todo = list(range(len(units)))
     again: set[int] = set()
@@ -233,11 +234,10 @@ def steady(
             seen: list[float] = [before, *inner, last]
             apart = max(seen) / min(seen) - 1 if min(seen) > 0 else math.inf
             if results[i] is None or apart < moved[i]:
-                results[i], moved[i], host_ns[i] = got, apart, sum(seen) / len(seen)
-                kept[i] = seen
+                results[i], moved[i], kept[i] = got, apart, seen
         todo = [i for i in todo if moved[i] > HOST_DRIFT_LIMIT]
     moved = [0.0 if math.isinf(m) else m for m in moved]
-    return Steady(results, moved, sorted(again), host_ns, kept)
+    return Steady(results, moved, sorted(again), kept)
 
 
 def at_host(rows: list[dict], readings: Sequence[float]) -> list[dict]:

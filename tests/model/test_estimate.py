@@ -325,11 +325,11 @@ def test_counted_handshakes_over_a_path_pay_its_delays_unslowed_by_callgrind(tmp
         measure_plan.CALLGRIND_HANDSHAKE_FLOOR_S,
         estimate.loopback_ms(loop) * measure_plan.CALLGRIND_SLOWDOWN / 1000,
     )
-    own = estimate.counting_seconds(loop, estimate.network_cost(loop).mean_ms)
+    own = estimate.counting_seconds(loop, estimate.network_cost(loop))
     assert own == pytest.approx(measure_plan.CALLGRIND_START_S + 11 * each)
     # Over 50 ms: each also waits the path's share of its latency and its close's round trip.
-    ms = estimate.network_cost(path).mean_ms
-    over = estimate.counting_seconds(path, ms)
-    added = ms - estimate.loopback_ms(path) + 50
+    net = estimate.network_cost(path)
+    over = estimate.counting_seconds(path, net)
+    added = net.mean_ms - estimate.loopback_ms(path) + 50
     assert over - own == pytest.approx(11 * added / 1000)
     assert added >= 150 - 1e-9  # two round trips and the close: at least 150 ms each
