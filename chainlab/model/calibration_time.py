@@ -19,9 +19,10 @@ CALIBRATION_EXTRA_RTTS = 4
 # the loss-limited rate: calibrating 50 ms one-way + 1 % loss took 8.4 s, of which the model
 # without this term explains 2.9 s.
 CALIBRATION_LOSSY_BULK_S = 5.5
-# Without a rate or loss, a path of tens of ms runs its bulk transfer into BULK_MAX_S (wan50,
-# 50 ms RTT: 92 of 268 MB in the cap; its calibrations took 3.5-3.6 s in ten composite.toml
-# runs of 2026-11-29, estimated at 1.75 s without it); on the 0.5 ms lan it fits the base.
+# Without a rate or loss, a path of tens of ms runs its bulk transfer to its time bound
+# (plan_for's bulk_seconds, BULK_TARGET_S there: wan50's calibration took 2.27 s twice on
+# 2026-11-30, estimated 2.50 s; with the 2 s bound before, 3.5-3.6 s, estimated 3.75); on
+# the 0.5 ms lan it fits the base.
 UNLIMITED_BULK_RTT_MS = 10.0
 
 
@@ -38,7 +39,7 @@ def calibration_seconds(profile: NetworkProfile) -> float:
         t += min(plan["bulk_bytes"] * 8 / rate_bps, BULK_MAX_S)
         t += plan["train_packets"] * prof.mtu * 8 / rate_bps
     elif not prof.loss and prof.rtt_ms >= UNLIMITED_BULK_RTT_MS:
-        t += BULK_MAX_S
+        t += plan["bulk_seconds"]
     t += 2 * plan["loss_probes"] * plan["probe_interval_s"]
     if prof.loss:
         t += CALIBRATION_LOSSY_BULK_S

@@ -9,7 +9,8 @@ Runs `probe.py serve` in the server namespace and `probe.py client` in the clien
                      each) at the configured rate: what a perfect link would show
   rate_mbit          bottleneck rate from a UDP packet train (IP bytes, Mbit/s); with an
                      unlimited rate this is the speed of the sender and forwarder
-  tcp_goodput_mbit   TCP bulk transfer, application bytes per second past slow start
+  tcp_goodput_mbit   TCP bulk transfer, application bytes per second past slow start (within
+                     BULK_TARGET_S on a link with neither rate nor loss)
   tcp_rate_mbit      the same in IP bytes (goodput x MTU / MSS), comparable to rate_mbit on
                      a loss-free link whose queue keeps the bottleneck busy
   loss               fraction of paced UDP probes lost, both directions together
@@ -58,6 +59,11 @@ BULK_MIN_BYTES = 128 << 10
 BULK_MAX_BYTES = 256 << 20
 # Hard stop for the sending side of the bulk transfer (a lossy link may crawl).
 BULK_MAX_S = 2.0
+# ... and on a loss-free link without a rate, where nothing but the sender and forwarder
+# bound it, the bulk transfer lasts BULK_TARGET_S: over a 50 ms round trip it had run into
+# the 2 s stop every time (92 of 268 MB; wan50's calibrations 3.5-3.6 s, ten composite.toml
+# runs of 2026-11-29), 1.25 s of each such run's calibration. There its figure is what TCP
+# reached in that time, slow start included; the forwarder's rate is the train's.
 # Packet train: at most this many MTU datagrams, lasting at most TRAIN_TARGET_S at the rate,
 # and always fewer than the queue holds (a tail drop would not have used the bottleneck).
 TRAIN_MAX = 200
@@ -107,7 +113,7 @@ def calibrate(
             "--connect", link.server_addr,
             "--tcp-port", str(ports["tcp_port"]), "--udp-port", str(ports["udp_port"]),
             "--connects", str(plan["connects"]),
-            "--bulk-bytes", str(plan["bulk_bytes"]), "--bulk-seconds", str(BULK_MAX_S),
+            "--bulk-bytes", str(plan["bulk_bytes"]), "--bulk-seconds", str(plan["bulk_seconds"]),
             "--train-packets", str(plan["train_packets"]), "--mtu", str(p.mtu),
             "--loss-probes", str(plan["loss_probes"]),
             "--probe-interval-s", repr(plan["probe_interval_s"]),
@@ -184,9 +190,11 @@ def plan_for(profile, *, connects: int | None = None, loss_probes: int = LOSS_PR
     else:
         bulk, train, interval = BULK_MAX_BYTES, TRAIN_MAX, PROBE_MIN_INTERVAL_S
     probes = min(loss_probes, max(1, int(PROBE_MAX_S / interval)))
+    unbounded = not rate_bps and not profile.loss
     return {
         "connects": connects or connects_for(profile),
         "bulk_bytes": bulk,
+        "bulk_seconds": BULK_TARGET_S if unbounded else BULK_MAX_S,
         "train_packets": max(TRAIN_MIN, train),
         "loss_probes": probes,
         "probe_interval_s": interval,

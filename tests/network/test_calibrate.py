@@ -114,6 +114,11 @@ def test_plans_are_bounded_and_sized_to_the_rate():
     assert ten["train_packets"] == 200 and ten["bulk_bytes"] == 937_500
     fast = plan_for(parse_profile({"name": "f"}))
     assert fast["train_packets"] == 200 and fast["probe_interval_s"] == 0.0002
+    # The sender stops after 2 s where a rate or loss bounds the transfer, after 0.75 s where
+    # nothing but the forwarder does.
+    assert (slow["bulk_seconds"], ten["bulk_seconds"], fast["bulk_seconds"]) == (2.0, 2.0, 0.75)
+    lossy = plan_for(parse_profile({"name": "l", "delay_ms": 25, "loss": 0.01}))
+    assert lossy["bulk_seconds"] == 2.0
     jittery = plan_for(parse_profile({"name": "j", "delay_ms": 20, "jitter_ms": 5}))
     assert jittery["settle_s"] == pytest.approx(0.02)
 
