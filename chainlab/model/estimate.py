@@ -523,15 +523,15 @@ def counting_seconds(s: Scenario, net: NetworkCost) -> float:
 
 def between_attempts_ms(s: Scenario, h: Handshake, client_stack: str) -> float:
     """What one client's attempt adds to the next one's start besides its handshake: the
-    connection's set-up and, unless the client defers it, its close's round trip; and where
-    it retries (an MTC's trust-anchor retry), its failed first connection's wait for the
-    server's close before the retry, a round trip outside the timed span (102 ms between
-    retried attempts over 50 ms before the retry deferred its close, 51 ms since:
-    mtc.toml's anchors, 2026-11-30)."""
+    connection's set-up and, unless the client defers it, its close's round trip, once per
+    connection where it retries (an MTC's trust-anchor retry: its failed first connection
+    waits for the server's close before the retry unless that too is deferred; over 50 ms
+    the gap between retried attempts was 102 ms with neither deferred, 51 ms with the
+    retry's close deferred: mtc.toml's anchors, 2026-11-30)."""
     profile = s.network_profile
     rtt = 2 * profile.delay_ms if profile else 0.0
     close_rtt = rtt if not h.defers_close_on(client_stack) else 0.0
-    return connection_gap_ms(client_stack) + close_rtt + (connections(h) - 1) * rtt
+    return connection_gap_ms(client_stack) + connections(h) * close_rtt
 
 
 def batches(p: SamplingPolicy, n: int) -> int:

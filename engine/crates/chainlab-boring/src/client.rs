@@ -14,7 +14,7 @@ use boring::ssl::{ErrorCode, ShutdownResult, Ssl, SslRef, SslSession, SslStream}
 use boring_sys as ffi;
 use chainlab_record::counting::{conn_id_hex, CountingStream, Socket, CONN_ID_BYTES};
 use chainlab_record::drive::{
-    self, connect_tcp, population, Attempted, ReadClose, Resumption, Slot, Started,
+    self, connect_tcp, population, Attempted, Drain, ReadClose, Resumption, Slot, Started,
 };
 use chainlab_record::observed::{ClientIdentity, ClientObserved};
 use chainlab_record::record::{ClientRecord, ErrorCategory};
@@ -190,8 +190,8 @@ impl<'a> Client<'a> {
         };
         let (started, stream) =
             connect_tcp(&self.args.connect, self.timeout, instrument, &mut seen);
-        let later = match stream {
-            None => None,
+        let (later, drain) = match stream {
+            None => (None, None),
             Some(stream) if instrument => {
                 let tls = SslStream::new(ssl, CountingStream::new(stream))?;
                 self.handshake(tls, &started, &mut seen, defer)?
@@ -215,26 +215,29 @@ impl<'a> Client<'a> {
         }
         self.available = noted.available;
         let (who, start) = (self.identity(), started.start_unix_ns);
-        Ok(Attempted::observed(who, seq, warmup, start, seen, later))
+        Ok(Attempted::observed(who, seq, warmup, start, seen, later).draining(drain))
     }
 
     /// SSL_connect over a connected socket, then BoringSSL's close (the server's tickets and
     /// a client certificate's verdict read before our close_notify) and what the record needs.
     /// With `defer`, where the next attempt needs nothing of the close (no ticket, no client
     /// certificate), only our close_notify and FIN go now; the server's close_notify is read
-    /// by what this gives back (`Slot::attempt_deferring_close`).
+    /// by what this gives back (`Slot::attempt_deferring_close`). A handshake that failed with
+    /// the server still sending is read to its end now, or with `defer` by the `Drain` this
+    /// gives back.
     fn handshake<S: Socket + 'static>(
         &mut self,
         mut tls: SslStream<S>,
         started: &Started,
         seen: &mut ClientObserved,
         defer: bool,
-    ) -> anyhow::Result<Option<ReadClose>> {
+    ) -> anyhow::Result<(Option<ReadClose>, Option<Drain>)> {
         let connect = SslStream::connect;
         let result = drive::timed_handshake(seen, started, &mut tls, connect, SslStream::get_ref);
 
         let instrument = seen.handshake_counts.is_some();
         let mut sent = None;
+        let mut lingering = false;
         match result {
             Ok(()) => {
                 // Read first where the server's tickets matter: BoringSSL processes no
@@ -285,7 +288,8 @@ impl<'a> Client<'a> {
             Err(e) => {
                 let last = tls.get_ref().last_error();
                 let failure = errors::handshake_failure(&e, tls.ssl(), last, self.side);
-                if errors::peer_still_connected(failure.category) {
+                lingering = errors::peer_still_connected(failure.category);
+                if lingering && !defer {
                     drain(tls.get_mut());
                 }
                 seen.failure = Some(failure);
@@ -302,9 +306,23 @@ impl<'a> Client<'a> {
             if instrument {
                 seen.conn_counts = tls.get_ref().counts();
             }
-            return Ok(None);
+            if !(lingering && defer) {
+                return Ok((None, None));
+            }
+            // Our FIN goes now and the bytes so far are the record's; the rest of the
+            // server's flight is read later, its bytes added then.
+            let _ = tls.get_ref().tcp().shutdown(std::net::Shutdown::Write);
+            return Ok((
+                None,
+                Some(Box::new(move || {
+                    let read = |tls: &SslStream<S>| tls.get_ref().counts().map_or(0, |c| c.read);
+                    let before = read(&tls);
+                    drain(tls.get_mut());
+                    read(&tls) - before
+                })),
+            ));
         };
-        Ok(Some(Box::new(move |seen: &mut ClientObserved| {
+        let later: ReadClose = Box::new(move |seen: &mut ClientObserved| {
             let closed = match sent {
                 Ok(ShutdownResult::Received) => Ok(()),
                 Ok(ShutdownResult::Sent) => read_to_close(&mut tls),
@@ -314,7 +332,8 @@ impl<'a> Client<'a> {
             if instrument {
                 seen.conn_counts = tls.get_ref().counts();
             }
-        })))
+        });
+        Ok((Some(later), None))
     }
 }
 

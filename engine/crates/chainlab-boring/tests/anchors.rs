@@ -127,14 +127,32 @@ fn negotiates(client: &str, server: &str) {
         &pki,
         &["--trust-anchors", "", "--trust-anchor-retry"],
     );
+    // The same retry reading each connection's rest after the next handshake (the failed
+    // first one's too): it starts at once, and the records are the same.
+    let deferred = ask(
+        &server,
+        &pki,
+        &[
+            "--trust-anchors",
+            "",
+            "--trust-anchor-retry",
+            "--defer-close",
+        ],
+    );
     // No extension at all: the default certificate, and no trust-anchor fields.
     let none = ask(&server, &pki, &[]);
     let servers = server.stop();
     assert_eq!(
         servers.len(),
-        2 + 2 + 2 + 2 * 2 + 2,
+        2 + 2 + 2 + 2 * 2 + 2 * 2 + 2,
         "one record per connection"
     );
+    for (d, r) in deferred.iter().zip(&retried) {
+        assert_eq!(d["outcome"], "ok", "{d}");
+        assert_eq!(d["trust_anchors_requested"], 1, "{d}");
+        assert_eq!(d["conn_bytes_read"], r["conn_bytes_read"], "{d}");
+        assert_eq!(d["conn_bytes_written"], r["conn_bytes_written"], "{d}");
+    }
     for c in &retried {
         assert_eq!(c["outcome"], "ok", "{c}");
         assert_eq!(c["mtc_kind"], "standalone");

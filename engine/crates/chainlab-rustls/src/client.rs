@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use anyhow::anyhow;
 use chainlab_record::counting::CountingStream;
-use chainlab_record::drive::{self, Attempted, ReadClose, Slot, Started};
+use chainlab_record::drive::{self, Attempted, Drain, ReadClose, Slot, Started};
 use chainlab_record::observed::ClientIdentity;
 use chainlab_record::record::{ClientRecord, ObservedCert};
 use rustls::pki_types::{CertificateDer, ServerName};
@@ -159,8 +159,8 @@ impl<'a> Client<'a> {
         let (started, stream) =
             drive::connect_tcp(&self.args.connect, self.timeout, instrument, &mut seen);
         let defer = defer && !self.args.resume;
-        let later = match stream {
-            None => None,
+        let (later, drain) = match stream {
+            None => (None, None),
             Some(stream) if instrument => {
                 let io = RecordReads::new(CountingStream::new(stream));
                 self.handshake(io, &started, &mut seen, defer)?
@@ -168,24 +168,27 @@ impl<'a> Client<'a> {
             Some(stream) => self.handshake(RecordReads::new(stream), &started, &mut seen, defer)?,
         };
         let (who, start) = (self.identity(), started.start_unix_ns);
-        Ok(Attempted::observed(who, seq, warmup, start, seen, later))
+        Ok(Attempted::observed(who, seq, warmup, start, seen, later).draining(drain))
     }
 
     /// The handshake over a connected socket and what the record needs of it; once it
     /// succeeded, our close_notify goes first and the record's facts are read while the
     /// server answers, then its close_notify, read now or (`defer`) by what this gives back.
+    /// One that failed with the server still sending is read to its end now, or (`defer`)
+    /// by the `Drain` this gives back.
     fn handshake<S: Socket + 'static>(
         &self,
         mut io: RecordReads<S>,
         started: &Started,
         seen: &mut Observed,
         defer: bool,
-    ) -> anyhow::Result<Option<ReadClose>> {
+    ) -> anyhow::Result<(Option<ReadClose>, Option<Drain>)> {
         let mut conn = ClientConnection::new(self.config.clone(), self.server_name.clone())?;
         let connect = |io: &mut RecordReads<S>| tlsio::handshake(&mut conn, io);
         let result = drive::timed_handshake(seen, started, &mut io, connect, RecordReads::socket);
 
         let instrument = seen.handshake_counts.is_some();
+        let mut lingering = false;
         let flushed = match result {
             Ok(()) => {
                 conn.send_close_notify();
@@ -220,7 +223,8 @@ impl<'a> Client<'a> {
                         errors::tls_failure(e, side)
                     }
                 };
-                if errors::peer_still_connected(failure.category) {
+                lingering = errors::peer_still_connected(failure.category);
+                if lingering && !defer {
                     tlsio::drain(&mut io);
                 }
                 seen.failure = Some(failure);
@@ -233,6 +237,21 @@ impl<'a> Client<'a> {
                 .map(|g| capabilities::group_name(g.name()));
             seen.conn_id = io.socket().hello_conn_id(true);
             seen.local_port = io.socket().tcp().local_addr().ok().map(|a| a.port());
+        }
+        if lingering && defer {
+            // Our FIN goes now and the bytes so far are the record's; the rest of the
+            // server's flight is read later, its bytes added then.
+            let _ = io.socket().tcp().shutdown(std::net::Shutdown::Write);
+            if instrument {
+                seen.conn_counts = io.socket().counts();
+            }
+            let drain: Drain = Box::new(move || {
+                let read = |io: &RecordReads<S>| io.socket().counts().map_or(0, |c| c.read);
+                let before = read(&io);
+                tlsio::drain(&mut io);
+                read(&io) - before
+            });
+            return Ok((None, Some(drain)));
         }
         let deferred = defer && flushed.is_some();
         if deferred {
@@ -251,10 +270,10 @@ impl<'a> Client<'a> {
             }
         };
         if deferred {
-            return Ok(Some(Box::new(close)));
+            return Ok((Some(Box::new(close)), None));
         }
         close(seen);
-        Ok(None)
+        Ok((None, None))
     }
 }
 

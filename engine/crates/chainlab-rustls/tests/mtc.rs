@@ -226,12 +226,37 @@ fn a_client_without_the_landmark_retries_for_the_standalone_certificate() {
             let mut with_retry = args.to_vec();
             with_retry.push("--mtc-retry");
             let retried = client(client_stack, &server, &with_retry);
+            // Reading each connection's rest after the next handshake (the failed first one's
+            // too), the retry starts at once: the same records, the same bytes.
+            with_retry.push("--defer-close");
+            let deferred = client(client_stack, &server, &with_retry);
             let servers = server.stop();
             assert_eq!(
                 servers.len(),
-                2 + 2 * 2,
+                2 + 2 * 2 + 2 * 2,
                 "{label}: one server record per connection"
             );
+            let conn_bytes = |c: &Value| {
+                (
+                    c["conn_bytes_read"].clone(),
+                    c["conn_bytes_written"].clone(),
+                )
+            };
+            for (d, r) in deferred.iter().zip(&retried) {
+                assert_eq!(d["outcome"], "ok", "{label}: {d}");
+                assert!(d["retry_first_detail"].is_string(), "{label}: {d}");
+                assert_eq!(conn_bytes(d), conn_bytes(r), "{label}: {d}");
+            }
+            for c in &deferred {
+                let by_id = |id: &Value| servers.iter().find(|s| &s["conn_id"] == id).unwrap();
+                let (s1, s2) = (by_id(&c["first_conn_id"]), by_id(&c["conn_id"]));
+                let sum = |k: &str| s1[k].as_u64().unwrap() + s2[k].as_u64().unwrap();
+                assert_eq!(
+                    c["conn_bytes_read"].as_u64(),
+                    Some(sum("conn_bytes_written")),
+                    "{label}"
+                );
+            }
             for c in &plain {
                 assert_eq!(c["outcome"], "failed", "{label}: {c}");
                 assert!(c["error_detail"]

@@ -99,6 +99,50 @@ fn a_client_that_reads_its_close_later_records_the_same_connections() {
     }
 }
 
+/// The same for a handshake the client fails (it trusts another CA: `verify_failed`, its
+/// alert sent while the server's flight is still arriving): with `--defer-close` the rest of
+/// that connection is read after the next attempt's timed span, and each record still counts
+/// the whole connection, the bytes the server wrote, as without it.
+#[test]
+fn a_client_that_reads_a_failed_connection_later_counts_the_same_bytes() {
+    let dir = TempDir::new("deferred-failed");
+    let pki = pki(&dir, MLDSA);
+    let other = pki_with(&dir, "ECDSA-P256,ECDSA-P256", &[]);
+    let ca = other.join("ca.pem");
+    let clients: Vec<_> = STACKS
+        .into_iter()
+        .filter(|s| has(s, "deferred_close"))
+        .collect();
+    for server in ["openssl-3.5", "rustls"] {
+        for &client in &clients {
+            let label = format!("{client} client, {server} server");
+            let srv = Server::start(server, &pki, HYBRID, &[]);
+            let deferred = handshakes(client, &srv, &ca, HYBRID, &["--defer-close"]);
+            let at_once = handshakes(client, &srv, &ca, HYBRID, &[]);
+            let servers = srv.stop();
+            assert_eq!(servers.len(), 6, "{label}: {servers:?}");
+            let seqs: Vec<_> = deferred.iter().map(|r| r["seq"].as_u64()).collect();
+            assert_eq!(seqs, [Some(0), Some(1), Some(2)], "{label}");
+            for (d, a) in deferred.iter().zip(&at_once) {
+                assert_eq!(d["error_category"], "verify_failed", "{label}: {d}");
+                assert_eq!(a["error_category"], "verify_failed", "{label}: {a}");
+                assert_eq!(d["conn_bytes_read"], a["conn_bytes_read"], "{label}: {d}");
+                assert_eq!(d["conn_bytes_written"], a["conn_bytes_written"], "{label}");
+            }
+            for c in deferred.iter().chain(&at_once) {
+                let s = servers
+                    .iter()
+                    .find(|s| s["conn_id"] == c["conn_id"])
+                    .unwrap_or_else(|| panic!("{label}: no server record for {c}"));
+                assert_eq!(
+                    c["conn_bytes_read"], s["conn_bytes_written"],
+                    "{label}: {s}"
+                );
+            }
+        }
+    }
+}
+
 /// Every two stacks, each as server and as client of the other, over a hierarchy of an
 /// ML-DSA-65 root, an ML-DSA-44 intermediate and an ECDSA-P256 leaf: each handshake takes
 /// the hybrid group and the leaf's scheme, both sides record the same connections, and every

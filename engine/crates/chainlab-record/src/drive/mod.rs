@@ -6,6 +6,7 @@
 mod attempt;
 mod load;
 pub mod population;
+mod retry;
 mod slot;
 
 use std::time::{Duration, Instant};
@@ -17,90 +18,14 @@ use crate::record::{ClientRecord, RecordWriter};
 
 pub use attempt::{server_name, timed_handshake, Resumption, Started};
 pub use load::{load, schedule};
-pub use slot::{merged, Attempted, Closing, ReadClose, Slot};
+pub use retry::{mtc_retry_args, MtcRetry};
+pub use slot::{merged, Attempted, Closing, Drain, ReadClose, Slot};
 
 use std::net::{SocketAddr, TcpStream};
 
 use crate::counting::Counts;
 use crate::cpu::ThreadCpu;
 use crate::observed::ClientObserved;
-
-/// The draft's trust-anchor retry (draft-ietf-tls-trust-anchor-ids, section 4.3) as
-/// `--mtc-retry` runs it: `first` connects as configured; when its certificate fails the
-/// MTC landmark check, `retry` (the same client asking for the standalone certificate)
-/// connects at once, and the attempt's record is the two together, as the user sees them:
-/// the latency of a client that retries as soon as the check fails (the first connection's
-/// connect and handshake to its failure, then the second's; the failed connection's
-/// teardown, which such a client does not wait for, is left out), both connections' CPU and
-/// bytes, the second's outcome, negotiation and certificate.
-pub struct MtcRetry<S> {
-    pub first: S,
-    pub retry: S,
-}
-
-impl<S: Slot> Slot for MtcRetry<S> {
-    fn attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord> {
-        let first = self.first.attempt(seq, warmup)?;
-        Ok(self.retried(first, seq, warmup, false)?.finish())
-    }
-
-    /// A first connection that succeeded leaves its close for later; one that failed the
-    /// landmark check is retried at once, and the retry leaves its close for later.
-    fn attempt_deferring_close(&mut self, seq: u64, warmup: bool) -> anyhow::Result<Attempted> {
-        let first = self.first.attempt_deferring_close(seq, warmup)?;
-        first.then_done(|first| self.retried(first, seq, warmup, true))
-    }
-}
-
-impl<S: Slot> MtcRetry<S> {
-    /// `first`, or where it failed the landmark check, `first` and the retry as one record
-    /// (the retry's close left for later where `defer`).
-    fn retried(
-        &mut self,
-        first: ClientRecord,
-        seq: u64,
-        warmup: bool,
-        defer: bool,
-    ) -> anyhow::Result<Attempted> {
-        if !missing_landmark(&first) {
-            return Ok(Attempted::Done(first));
-        }
-        let second = if defer {
-            self.retry.attempt_deferring_close(seq, warmup)?
-        } else {
-            Attempted::Done(self.retry.attempt(seq, warmup)?)
-        };
-        Ok(second.after(first))
-    }
-}
-
-/// Whether an attempt's certificate failed the MTC landmark check (`MtcRetry` retries it).
-fn missing_landmark(record: &ClientRecord) -> bool {
-    let landmark = chainlab_mtc::verify::failure_prefix(chainlab_mtc::verify::LANDMARK_CHECK);
-    record
-        .error_detail
-        .as_deref()
-        .is_some_and(|d| d.contains(&landmark))
-}
-
-/// The retry connection's arguments: the same client, its SNI marking the retry
-/// (`args::MTC_RETRY_SNI_PREFIX`). The name the certificate is checked against stays
-/// `--servername` (the MTC verifier holds it), so only the ClientHello changes.
-pub fn mtc_retry_args(args: &crate::args::ClientArgs) -> anyhow::Result<crate::args::ClientArgs> {
-    if args.servername.parse::<std::net::IpAddr>().is_ok() {
-        bail!(
-            "--mtc-retry with --servername {}: the retry is marked in the SNI, which an IP \
-             address does not carry; allowed: a DNS name (e.g. localhost)",
-            args.servername
-        );
-    }
-    if args.tls.transport != crate::record::Transport::Tcp {
-        bail!("--mtc-retry: TCP only (the QUIC server does not switch certificates by SNI)");
-    }
-    let mut retry = args.clone();
-    retry.servername = format!("{}{}", crate::args::MTC_RETRY_SNI_PREFIX, args.servername);
-    Ok(retry)
-}
 
 /// `handshake`: the warm-ups, then `--count` attempts or as many as `--duration-ms` holds,
 /// one record each, serialised and flushed after the attempt's timed span. With
@@ -200,8 +125,8 @@ impl Written {
         self.close_last()?;
         match attempted {
             Attempted::Done(record) => self.write(&record),
-            closing @ Attempted::Closing(_) => {
-                self.closing = Some(closing);
+            later => {
+                self.closing = Some(later);
                 Ok(())
             }
         }
@@ -494,6 +419,96 @@ mod tests {
         let merged = slot.attempt(4, false).unwrap();
         assert_eq!(log.borrow().last().map(String::as_str), Some("whole 4"));
         assert!(merged.retry_first_detail.is_some());
+    }
+
+    /// A first connection that fails the MTC landmark check with the server still sending,
+    /// its drain left for later (40 bytes more).
+    struct NoLandmarkDraining(Rc<RefCell<Vec<String>>>);
+
+    impl Slot for NoLandmarkDraining {
+        fn attempt(&mut self, seq: u64, warmup: bool) -> anyhow::Result<ClientRecord> {
+            NoLandmark.attempt(seq, warmup)
+        }
+
+        fn attempt_deferring_close(&mut self, seq: u64, warmup: bool) -> anyhow::Result<Attempted> {
+            self.0.borrow_mut().push(format!("failed {seq}"));
+            let log = Rc::clone(&self.0);
+            let record = ClientRecord {
+                conn_bytes_read: Some(100),
+                ..NoLandmark.attempt(seq, warmup)?
+            };
+            let drain: Drain = Box::new(move || {
+                log.borrow_mut().push(format!("drain {seq}"));
+                40
+            });
+            // As an engine's own step after its attempt (a trust-anchor retry not taken):
+            // the failure stays one the MTC retry sees.
+            Attempted::Done(record)
+                .draining(Some(drain))
+                .then_done(|record| Ok(Attempted::Done(record)))
+        }
+    }
+
+    /// A retry that succeeds, its close left for later (7 bytes read).
+    struct Succeeds(Rc<RefCell<Vec<String>>>);
+
+    impl Slot for Succeeds {
+        fn attempt(&mut self, _: u64, _: bool) -> anyhow::Result<ClientRecord> {
+            unreachable!("the loop defers every close here")
+        }
+
+        fn attempt_deferring_close(&mut self, seq: u64, warmup: bool) -> anyhow::Result<Attempted> {
+            self.0.borrow_mut().push(format!("handshake {seq}"));
+            let log = Rc::clone(&self.0);
+            Ok(Attempted::Closing(Box::new(move || {
+                log.borrow_mut().push(format!("close {seq}"));
+                ClientRecord {
+                    conn_bytes_read: Some(7),
+                    ..record(seq, warmup)
+                }
+            })))
+        }
+    }
+
+    #[test]
+    fn a_failed_first_connection_is_retried_at_once_and_read_to_its_end_after_the_next_attempt() {
+        let log = Rc::new(RefCell::new(Vec::new()));
+        let mut slot: MtcRetry<Box<dyn Slot>> = MtcRetry {
+            first: Box::new(NoLandmarkDraining(Rc::clone(&log))),
+            retry: Box::new(Succeeds(Rc::clone(&log))),
+        };
+        let file =
+            std::env::temp_dir().join(format!("chainlab-drain-{}.jsonl", std::process::id()));
+        let args = handshake_args(&file, &["--count", "2", "--defer-close"]);
+        attempts(&mut slot, &args).unwrap();
+        let text = std::fs::read_to_string(&file).unwrap();
+        let _ = std::fs::remove_file(&file);
+        // The retry's handshake follows the failure at once; the failed connection's rest and
+        // the retry's close are read after the next attempt's handshake.
+        let expected = [
+            "failed 0",
+            "handshake 0",
+            "failed 1",
+            "handshake 1",
+            "close 0",
+            "drain 0",
+            "close 1",
+            "drain 1",
+        ];
+        assert_eq!(*log.borrow(), expected);
+        let records: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(records.len(), 2);
+        for (seq, r) in records.iter().enumerate() {
+            assert_eq!(r["seq"].as_u64(), Some(seq as u64));
+            // Both connections' bytes, the drained ones included.
+            assert_eq!(r["conn_bytes_read"].as_u64(), Some(100 + 40 + 7), "{r}");
+            assert!(r["retry_first_detail"]
+                .as_str()
+                .is_some_and(|d| d.ends_with("not covered")));
+        }
     }
 
     #[test]

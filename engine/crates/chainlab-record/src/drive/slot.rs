@@ -28,11 +28,21 @@ pub trait Slot {
 pub enum Attempted {
     Done(ClientRecord),
     Closing(Closing),
+    /// A connection that failed on this side (its alert sent, our FIN too), its record made,
+    /// the rest of what the server sent still unread: read after the next attempt's timed
+    /// span (`handshake --defer-close`), the bytes it brings added to the record's. A retry
+    /// (`drive::MtcRetry`, a trust-anchor retry) starts at once, as the client it stands for
+    /// does, and no longer waits a round trip for the failed connection's end first.
+    Draining(ClientRecord, Drain),
 }
 
 /// Reads a connection's close to its end (the peer's close_notify, bounded by the read
 /// timeout) and makes the attempt's record. Owns the connection; nothing of it is timed.
 pub type Closing = Box<dyn FnOnce() -> ClientRecord>;
+
+/// Reads a failed connection to its end (the server's close, bounded by the read timeout),
+/// then frees it; the bytes read. Nothing of it is timed.
+pub type Drain = Box<dyn FnOnce() -> u64>;
 
 /// A close left for later, as an engine's attempt keeps it until the record is made: reads
 /// the close to its end and notes what it gives the record (whether the peer's close_notify
@@ -60,14 +70,42 @@ impl Attempted {
         }
     }
 
+    /// A failed attempt made now whose connection is read to its end later (`drain`, where
+    /// the engine left it for later); any other stays as it is.
+    pub fn draining(self, drain: Option<Drain>) -> Attempted {
+        match drain {
+            Some(drain) => self.with_drain(drain),
+            None => self,
+        }
+    }
+
+    /// This attempt with a failed connection's drain still to run once it is finished: a
+    /// record made now stays one (a failure a retry may still follow), one still closing
+    /// runs the drain after its close.
+    fn with_drain(self, drain: Drain) -> Attempted {
+        match self {
+            Attempted::Done(record) => Attempted::Draining(record, drain),
+            Attempted::Draining(record, first) => {
+                Attempted::Draining(record, Box::new(move || first() + drain()))
+            }
+            Attempted::Closing(close) => Attempted::Closing(Box::new(move || {
+                let mut record = close();
+                drained(&mut record, drain());
+                record
+            })),
+        }
+    }
+
     /// An attempt whose record is made: through `then` (a retry that may follow its
-    /// failure); one still closing succeeded and stays as it is.
+    /// failure), a failed connection's drain left until that is finished; one still closing
+    /// succeeded and stays as it is.
     pub fn then_done(
         self,
         then: impl FnOnce(ClientRecord) -> anyhow::Result<Attempted>,
     ) -> anyhow::Result<Attempted> {
         match self {
             Attempted::Done(record) => then(record),
+            Attempted::Draining(record, drain) => Ok(then(record)?.with_drain(drain)),
             closing => Ok(closing),
         }
     }
@@ -81,14 +119,20 @@ impl Attempted {
             Attempted::Closing(close) => {
                 Attempted::Closing(Box::new(move || merged(first, close())))
             }
+            Attempted::Draining(second, drain) => Attempted::Draining(merged(first, second), drain),
         }
     }
 
-    /// The record, reading the close first where it was left for later.
+    /// The record, reading the close or the failed connection's rest first where it was left
+    /// for later.
     pub fn finish(self) -> ClientRecord {
         match self {
             Attempted::Done(record) => record,
             Attempted::Closing(close) => close(),
+            Attempted::Draining(mut record, drain) => {
+                drained(&mut record, drain());
+                record
+            }
         }
     }
 
@@ -104,7 +148,19 @@ impl Attempted {
                 edit(&mut record);
                 record
             })),
+            Attempted::Draining(mut record, drain) => {
+                edit(&mut record);
+                Attempted::Draining(record, drain)
+            }
         }
+    }
+}
+
+/// A failed connection's record with the bytes its drain read added to the connection's
+/// (only where the record counts bytes).
+fn drained(record: &mut ClientRecord, read: u64) {
+    if let Some(bytes) = record.conn_bytes_read.as_mut() {
+        *bytes += read;
     }
 }
 

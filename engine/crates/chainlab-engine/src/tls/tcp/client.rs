@@ -5,7 +5,7 @@ use openssl::ssl::{ErrorCode, ShutdownResult, Ssl, SslStream};
 
 use crate::record::ClientRecord;
 use crate::tls::chain::observed_chain;
-use chainlab_record::drive::{self, connect_tcp, Attempted, ReadClose, Started};
+use chainlab_record::drive::{self, connect_tcp, Attempted, Drain, ReadClose, Started};
 
 use crate::tls::counting::{CountingStream, SocketStream};
 use crate::tls::errors::{self};
@@ -20,6 +20,13 @@ pub(crate) fn attempt(
     warmup: bool,
 ) -> anyhow::Result<ClientRecord> {
     Ok(client.tcp_attempt(seq, warmup, false)?.finish())
+}
+
+/// How a handshake ended: its close to read, or failed (with the rest of what the server sent
+/// to read later, where that was left for later).
+enum Ended<S: SocketStream> {
+    Succeeded(Close<S>),
+    Failed(Option<Drain>),
 }
 
 /// A handshake's close, from our close_notify (sent, or for a client certificate still to
@@ -86,38 +93,54 @@ impl Client<'_> {
 
         let (started, stream) =
             connect_tcp(&self.args.connect, self.timeout, instrument, &mut seen);
-        let later = match stream {
-            None => None,
+        let (later, drain) = match stream {
+            None => (None, None),
             Some(stream) if instrument => {
                 let stream = CountingStream::new(stream);
-                let close = self.handshake(ssl, stream, &started, &mut seen)?;
-                close.and_then(|c| self.close(c, &mut seen, defer))
+                self.connection(ssl, stream, &started, &mut seen, defer)?
             }
-            Some(stream) => {
-                let close = self.handshake(ssl, stream, &started, &mut seen)?;
-                close.and_then(|c| self.close(c, &mut seen, defer))
-            }
+            Some(stream) => self.connection(ssl, stream, &started, &mut seen, defer)?,
         };
         let (who, start) = (self.identity(), started.start_unix_ns);
-        Ok(Attempted::observed(who, seq, warmup, start, seen, later))
+        Ok(Attempted::observed(who, seq, warmup, start, seen, later).draining(drain))
+    }
+
+    /// The handshake over a connected socket, then its close (`close`); with `defer`, what
+    /// is left for later: a successful handshake's close to read, or a failed one's rest.
+    fn connection<S: SocketStream + 'static>(
+        &mut self,
+        ssl: Ssl,
+        stream: S,
+        started: &Started,
+        seen: &mut Observed,
+        defer: bool,
+    ) -> anyhow::Result<(Option<ReadClose>, Option<Drain>)> {
+        Ok(match self.handshake(ssl, stream, started, seen, defer)? {
+            Ended::Succeeded(close) => (self.close(close, seen, defer), None),
+            Ended::Failed(drain) => (None, drain),
+        })
     }
 
     /// SSL_connect over a connected socket and what the record needs of it; once it
     /// succeeded, our close_notify goes first (a client certificate's close reads first:
     /// `close_reading_first`) and the record's facts are read while the server answers.
-    /// The close to read, where the handshake succeeded.
+    /// The close to read, where the handshake succeeded; where it failed with the server
+    /// still sending (`drain`), with `defer`, the rest to read after the next attempt's
+    /// timed span.
     fn handshake<S: SocketStream + 'static>(
         &mut self,
         ssl: Ssl,
         stream: S,
         started: &Started,
         seen: &mut Observed,
-    ) -> anyhow::Result<Option<Close<S>>> {
+        defer: bool,
+    ) -> anyhow::Result<Ended<S>> {
         let mut tls = SslStream::new(ssl, stream)?;
         let connect = SslStream::connect;
         let result = drive::timed_handshake(seen, started, &mut tls, connect, SslStream::get_ref);
 
         let instrument = seen.handshake_counts.is_some();
+        let mut lingering = false;
         let sent = match result {
             Ok(()) => {
                 let sent = (!self.ctx.client_cert).then(|| tls.shutdown());
@@ -139,9 +162,7 @@ impl Client<'_> {
             Err(e) => {
                 let failure =
                     errors::handshake_failure(&e, tls.ssl(), tls.get_ref().last_error(), self.side);
-                if errors::peer_still_connected(failure.category) {
-                    drain(tls.get_mut());
-                }
+                lingering = errors::peer_still_connected(failure.category);
                 seen.failure = Some(failure);
                 None
             }
@@ -160,12 +181,27 @@ impl Client<'_> {
             instrument,
         };
         match sent {
-            Some(sent) => Ok(Some(Close { sent, ..close })),
+            Some(sent) => Ok(Ended::Succeeded(Close { sent, ..close })),
+            None if lingering && defer => {
+                // Our FIN goes now and the bytes so far are the record's; the rest of the
+                // server's flight is read later, its bytes added then.
+                let mut tls = close.end(seen);
+                Ok(Ended::Failed(Some(Box::new(move || {
+                    let read = |tls: &SslStream<S>| tls.get_ref().counts().map_or(0, |c| c.read);
+                    let before = read(&tls);
+                    drain(tls.get_mut());
+                    read(&tls) - before
+                }))))
+            }
             None => {
+                let mut close = close;
+                if lingering {
+                    drain(close.tls.get_mut());
+                }
                 // A failed handshake's connection is over: its bytes, our FIN, freed later.
                 let tls = close.end(seen);
                 self.finished = Some(Box::new(tls));
-                Ok(None)
+                Ok(Ended::Failed(None))
             }
         }
     }
