@@ -226,6 +226,10 @@ impl Link {
         while let Some(signal) = signals.next()? {
             if signal == libc::SIGUSR1 {
                 emit(&self.stats_line(false, started_ns));
+                self.timing.late_ns_max_window = 0;
+                for d in &mut self.directions {
+                    d.shaper.stats.new_window();
+                }
             } else {
                 return Ok(Wake::Stop);
             }
@@ -349,6 +353,9 @@ struct TimerLateness {
     wakeups: u64,
     late_ns_total: u64,
     late_ns_max: u64,
+    /// The largest since the last statistics line (SIGUSR1): one scenario's, on a link that
+    /// serves several one after another.
+    late_ns_max_window: u64,
 }
 
 impl TimerLateness {
@@ -356,6 +363,7 @@ impl TimerLateness {
         self.wakeups += 1;
         self.late_ns_total += late_ns;
         self.late_ns_max = self.late_ns_max.max(late_ns);
+        self.late_ns_max_window = self.late_ns_max_window.max(late_ns);
     }
 }
 

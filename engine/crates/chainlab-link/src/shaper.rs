@@ -102,6 +102,16 @@ pub struct Stats {
     /// (rate-limited profiles only): the queueing delay the link added, total and largest.
     pub queue_wait_ns_total: u64,
     pub queue_wait_ns_max: u64,
+    /// The largest since the last statistics line (`Stats::new_window`): one scenario's, on
+    /// a link that serves several one after another.
+    pub queue_wait_ns_max_window: u64,
+}
+
+impl Stats {
+    /// A statistics line was printed: the window's maxima start again.
+    pub fn new_window(&mut self) {
+        self.queue_wait_ns_max_window = 0;
+    }
 }
 
 /// One direction's state.
@@ -169,6 +179,7 @@ impl Shaper {
                 let wait = start - now_ns;
                 self.stats.queue_wait_ns_total += wait;
                 self.stats.queue_wait_ns_max = self.stats.queue_wait_ns_max.max(wait);
+                self.stats.queue_wait_ns_max_window = self.stats.queue_wait_ns_max_window.max(wait);
                 let depart = start + serialization_ns(len, rate_bps);
                 self.busy_until_ns = depart;
                 self.backlog.push_back((depart, len));
@@ -291,6 +302,26 @@ mod tests {
         let mut s = Shaper::new(plain(), 1, 0);
         assert_eq!(s.admit(0, 1501), Verdict::Drop(DropReason::Oversize));
         assert_eq!(s.stats.dropped_oversize, 1);
+    }
+
+    #[test]
+    fn a_new_window_starts_the_largest_queue_wait_again_and_keeps_the_whole_links() {
+        let params = Params {
+            rate_bps: Some(10_000_000),
+            ..plain()
+        };
+        let mut s = Shaper::new(params, 1, 0);
+        // Two 1500-byte packets at once at 10 Mbit/s: the second waits 1.2 ms.
+        s.admit(0, 1500);
+        s.admit(0, 1500);
+        assert_eq!(s.stats.queue_wait_ns_max, 1_200_000);
+        assert_eq!(s.stats.queue_wait_ns_max_window, 1_200_000);
+        s.stats.new_window();
+        // Later, one packet behind another: 0.8 ms of the first's 1.2 left.
+        s.admit(10_000_000, 1500);
+        s.admit(10_400_000, 1500);
+        assert_eq!(s.stats.queue_wait_ns_max_window, 800_000);
+        assert_eq!(s.stats.queue_wait_ns_max, 1_200_000);
     }
 
     #[test]
