@@ -316,6 +316,21 @@ class Scenario:
         """The store's scenario columns of every axis (chainlab.axes)."""
         return axes.values_of(self.parts())
 
+    @property
+    def shares_link(self) -> bool:
+        """Whether a run keeps this scenario's emulated link for the next scenario on its
+        profile (chainlab.runner.links): its packets depend on nothing but the clock (a
+        delay and a rate; loss and jitter draws would go on from one scenario into the
+        next) and its forwarder may run on any core (load steps pin it)."""
+        p = self.network_profile
+        return (
+            p is not None
+            and self.load is None
+            and p.backend == "tun"
+            and not p.loss
+            and not p.jitter_ms
+        )
+
     @functools.cached_property
     def handshake(self) -> Handshake:
         """What the scenario's axis values make of its handshake and run."""

@@ -98,7 +98,8 @@ SCENARIO_OVERHEAD_S = 0.15
 # interop.toml's (one batch) 0.12 s.
 BATCH_OVERHEAD_S = 0.05
 # An emulated link's set-up and teardown (namespaces, devices, forwarder) per scenario,
-# without calibration: 0.09-0.11 s measured for the lan, wan and lossy profiles.
+# without calibration: 0.09-0.11 s measured for the lan, wan and lossy profiles. A scenario
+# that shares the run's link (Scenario.shares_link) pays it once per run, not counted.
 LINK_OVERHEAD_S = 0.1
 
 # The spread of loopback handshake latency, for the expected adaptive count: the leaf's
@@ -475,7 +476,8 @@ def scenario(s: Scenario, model: cost.CostModel | None = None) -> Estimate:
     p = s.sampling
     net = network_cost(s, model)
     ms = net.mean_ms
-    overhead = SCENARIO_OVERHEAD_S + (LINK_OVERHEAD_S if s.network_profile else 0.0)
+    own_link = s.network_profile is not None and not s.shares_link
+    overhead = SCENARIO_OVERHEAD_S + (LINK_OVERHEAD_S if own_link else 0.0)
     if p.mode == "fixed":
         low = expected = high = p.count
     else:

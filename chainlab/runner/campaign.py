@@ -49,6 +49,7 @@ from chainlab.runner import (
     references,
     seeds,
 )
+from chainlab.runner.links import SharedLinks
 from chainlab.runner.progress import Progress
 from chainlab.runner.scenario import RunContext
 from chainlab.schema import counted
@@ -235,6 +236,7 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
         with SignalGuard() as guard, tempfile.TemporaryDirectory(prefix="chainlab-run-") as tmp:
             ctx = RunContext(eng, run_id, seed, Path(tmp), campaign.networks, progress)
             ctx.defer = guard.deferred
+            ctx.links = SharedLinks()
             try:
                 if skipped:
                     progress.note(
@@ -256,7 +258,10 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
                 raise
             finally:
                 with guard.deferred():
-                    _end_run(store, run_id, status)
+                    try:
+                        ctx.links.close()
+                    finally:
+                        _end_run(store, run_id, status)
                 summary.wall_seconds = time.monotonic() - t0
                 progress.finish(
                     f"chainlab: run {status}: {len(summary.completed)} completed, "

@@ -49,6 +49,7 @@ from chainlab.runner import (
     target,
 )
 from chainlab.runner.host import LastReading
+from chainlab.runner.links import SharedLinks, Visit
 from chainlab.runner.progress import ScenarioProgress
 from chainlab.runner.scenario_state import Files, Results, State, now
 from chainlab.store import ScenarioRows
@@ -91,6 +92,9 @@ class RunContext:
     # The latest host reading, which a scenario's start reading right after another's end
     # reuses (chainlab.runner.host).
     readings: LastReading = field(default_factory=LastReading)
+    # The run's links kept from one scenario to the next (chainlab.runner.links); None: each
+    # visit opens and closes its own. Whoever sets it closes them.
+    links: SharedLinks | None = None
 
 
 class ScenarioStopped(Exception):
@@ -126,6 +130,8 @@ class ScenarioExecution:
         self._cpu_at_ready: int | None = None
         self._link_stack: contextlib.ExitStack | None = None
         self._link: Link | None = None
+        # This visit's use of the run's link, where it shares one (chainlab.runner.links).
+        self._visit: Visit | None = None
 
     def fail(self, cause: str, detail: str) -> None:
         self.state.fail(cause, detail)
@@ -203,20 +209,27 @@ class ScenarioExecution:
             raise ScenarioFailed("network_unavailable", reason)
         spec = network.profile_spec(profile, self.ctx.seed)
         first = profile.name not in self.ctx.calibrations
-        # The stack is ours before the link exists: whatever stops the set-up (an error,
-        # Ctrl-C, SIGTERM) leaves through close(), which tears down what was built.
-        self._link_stack = contextlib.ExitStack()
+        cpus = self._spare_cpus()
+
+        def open_link():
+            return emulated_link(spec, profile.name, calibrate=first, forwarder_cpus=cpus)
+
+        opened = True
         try:
-            link = self._link_stack.enter_context(
-                emulated_link(
-                    spec, profile.name, calibrate=first, forwarder_cpus=self._spare_cpus()
-                )
-            )
+            if (run_links := self.ctx.links) is not None and self.plan.shares_link:
+                link, opened = run_links.get(self.plan.network, open_link)
+                self._visit = Visit.begin(link, lambda: run_links.drop(self.plan.network))
+            else:
+                # The stack is ours before the link exists: whatever stops the set-up (an
+                # error, Ctrl-C, SIGTERM) leaves through close(), which tears down what was
+                # built.
+                self._link_stack = contextlib.ExitStack()
+                link = self._link_stack.enter_context(open_link())
         except Exception as e:  # the link module's own errors: the scenario fails, not the run
             self._close_link()
             raise ScenarioFailed("network_setup_failed", f"{type(e).__name__}: {e}") from None
         self._link = link
-        if link.cleaned:
+        if opened and link.cleaned:
             self.ctx.progress.note(
                 "chainlab: removed leftovers of a killed run: " + ", ".join(link.cleaned)
             )
@@ -310,7 +323,14 @@ class ScenarioExecution:
 
     def _close_link(self) -> None:
         stack, self._link_stack, link = self._link_stack, None, self._link
-        self._link = None
+        visit, self._visit, self._link = self._visit, None, None
+        if visit is not None:
+            # The run's link stays up for the next visit; this one's figures are its own.
+            if (stats := visit.end()) is not None:
+                self.results.link_stats.append(stats)
+            elif self.ctx.links is not None:
+                self.ctx.links.drop(self.plan.network)
+            return
         if stack is not None:
             stack.close()
         if link is not None and link.final_stats is not None:

@@ -58,9 +58,18 @@ def test_scenarios_over_an_emulated_link_calibrate_it_once(
         return real(link, **kw)
 
     monkeypatch.setattr(linkmod, "run_calibration", counting)
+    opened = []
+    real_open = linkmod.Link._open
+
+    def counting_open(cls, *args, **kw):
+        opened.append(args)
+        return real_open(*args, **kw)
+
+    monkeypatch.setattr(linkmod.Link, "_open", classmethod(counting_open))
     toml = tmp_path / "n.toml"
-    # Interleaved: every batch is a visit with a link of its own, two scenarios share the
-    # profile, and a target no run meets makes each take several batches.
+    # Interleaved: every batch is a visit, two scenarios share the profile, and a target no
+    # run meets makes each take several batches; one link (chainlab.runner.links) serves
+    # every visit, and the run closes it.
     toml.write_text(
         '[campaign]\nseed = 7\norder = "interleaved"\n[aliases]\nml = "ML-DSA-65"\n'
         "[network.lan]\ndelay_ms = 5\n"
@@ -76,13 +85,16 @@ def test_scenarios_over_an_emulated_link_calibrate_it_once(
     ], summary
     assert engine_processes(str(pki_cache)) == []
     assert len(calibrated) == 1
+    assert len(opened) == 1
+    assert our_namespaces("lan") == [] and our_forwarders("lan") == []
     # Derived from the campaign's seed and the profile: the loss pattern replays.
     assert calibrated[0].seed == seeds.derive(7, "link", "lan")
     st = chainlab.open(tmp_path / "n.duckdb")
     try:
         sr = st.scenario_runs
-        assert (sr["batches"] >= 2).all()  # several visits, several links, one calibration
-        # The forwarder's own timing while it carried each emulated scenario is stored.
+        assert (sr["batches"] >= 2).all()  # several visits, one link, one calibration
+        # The forwarder's own timing while it carried each emulated scenario is stored: its
+        # visits' wake-ups only, not the calibration's nor the other scenario's.
         emulated = sr[sr["scenario_id"].str.contains("net_lan")]
         assert len(emulated) and emulated["link_timer_late_us_mean"].notna().all()
         assert (emulated["link_timer_late_us_max"] >= emulated["link_timer_late_us_mean"]).all()
