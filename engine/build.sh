@@ -20,10 +20,10 @@
 #   CHAINLAB_CACHE  cache root (default: $XDG_CACHE_HOME/chainlab or ~/.cache/chainlab)
 #
 # A new checkout has no engine/target: it starts from the newest copy of one (a "seed") kept
-# in the cache for this Cargo.lock and Rust toolchain, so cargo rebuilds the workspace's own
-# crates and not the libraries under them (aws-lc, liboqs: minutes each). `all` keeps a seed
-# when the cache has none for this key. Copied binaries are removed from a restored seed: a
-# binary is always one this checkout built. `seed` keeps the current build as the seed once
+# in the cache for this Cargo.lock, Rust toolchain and cargo.sh, so cargo rebuilds the
+# workspace's own crates and not the libraries under them (aws-lc, liboqs: minutes each).
+# `all` keeps a seed when the cache has none for this key. Copied binaries are removed from a
+# restored seed: a binary is always one this checkout built. `seed` keeps the current build as the seed once
 # it holds the tests' and lints' builds too (`make test` calls it after them).
 set -euo pipefail
 
@@ -47,7 +47,8 @@ add_part() {
 
 seed_dir() {
     local key
-    key=$( { cat "$here/Cargo.lock"; rustc -vV; } | sha256sum | cut -c1-16)
+    # cargo.sh sets the environment the crates' builds read (aws-lc's options): part of it.
+    key=$( { cat "$here/Cargo.lock"; rustc -vV; cat "$here/cargo.sh"; } | sha256sum | cut -c1-16)
     echo "$cache/cargo-seed/$key"
 }
 
