@@ -89,6 +89,7 @@ func TestFailuresFallIntoTheEnginesCategories(t *testing.T) {
 		want   string
 	}{
 		{&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}, false, "connect_refused"},
+		{&net.OpError{Op: "dial", Err: syscall.ECONNRESET}, false, "connect_refused"},
 		{io.EOF, false, "peer_closed"},
 		{syscall.ECONNRESET, true, "peer_closed"},
 		{timeoutErr{}, true, "handshake_timeout"},

@@ -55,11 +55,13 @@ var alertCodes = map[string]struct {
 	"no application protocol":         {"no_application_protocol", 120},
 }
 
-// connectFailure classifies a failed TCP connect.
+// connectFailure classifies a failed TCP connect. A reset answering the connect is a
+// refusal too: a listener that died between our SYN and its accept (a killed server) resets
+// the connection instead.
 func connectFailure(err error) failure {
 	var ne net.Error
 	switch {
-	case errors.Is(err, syscall.ECONNREFUSED):
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET):
 		return failure{"connect_refused", oneLine(err.Error())}
 	case errors.As(err, &ne) && ne.Timeout():
 		return failure{"connect_timeout", oneLine(err.Error())}

@@ -101,7 +101,11 @@ pub fn peer_still_connected(category: ErrorCategory) -> bool {
 /// Classifies a failed TCP connect.
 pub fn connect_failure(err: &io::Error) -> Failure {
     let category = match err.kind() {
-        io::ErrorKind::ConnectionRefused => ErrorCategory::ConnectRefused,
+        // A reset answering the connect is a refusal too: a listener that died between our
+        // SYN and its accept (a killed server) resets the connection instead.
+        io::ErrorKind::ConnectionRefused | io::ErrorKind::ConnectionReset => {
+            ErrorCategory::ConnectRefused
+        }
         io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => ErrorCategory::ConnectTimeout,
         _ => ErrorCategory::IoError,
     };
@@ -214,6 +218,11 @@ mod tests {
         assert_eq!(
             connect_failure(&timeout).category,
             ErrorCategory::ConnectTimeout
+        );
+        let reset = io::Error::from(io::ErrorKind::ConnectionReset);
+        assert_eq!(
+            connect_failure(&reset).category,
+            ErrorCategory::ConnectRefused
         );
         let other = io::Error::from(io::ErrorKind::PermissionDenied);
         assert_eq!(connect_failure(&other).category, ErrorCategory::IoError);
