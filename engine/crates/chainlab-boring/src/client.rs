@@ -312,15 +312,12 @@ impl<'a> Client<'a> {
             // Our FIN goes now and the bytes so far are the record's; the rest of the
             // server's flight is read later, its bytes added then.
             let _ = tls.get_ref().tcp().shutdown(std::net::Shutdown::Write);
-            return Ok((
-                None,
-                Some(Box::new(move || {
-                    let read = |tls: &SslStream<S>| tls.get_ref().counts().map_or(0, |c| c.read);
-                    let before = read(&tls);
-                    drain(tls.get_mut());
-                    read(&tls) - before
-                })),
-            ));
+            let drain = drive::drain_later(
+                tls,
+                |tls| tls.get_ref().counts().map_or(0, |c| c.read),
+                |tls| drain(tls.get_mut()),
+            );
+            return Ok((None, Some(drain)));
         };
         let later: ReadClose = Box::new(move |seen: &mut ClientObserved| {
             let closed = match sent {

@@ -245,12 +245,11 @@ impl<'a> Client<'a> {
             if instrument {
                 seen.conn_counts = io.socket().counts();
             }
-            let drain: Drain = Box::new(move || {
-                let read = |io: &RecordReads<S>| io.socket().counts().map_or(0, |c| c.read);
-                let before = read(&io);
-                tlsio::drain(&mut io);
-                read(&io) - before
-            });
+            let drain = drive::drain_later(
+                io,
+                |io| io.socket().counts().map_or(0, |c| c.read),
+                tlsio::drain,
+            );
             return Ok((None, Some(drain)));
         }
         let deferred = defer && flushed.is_some();

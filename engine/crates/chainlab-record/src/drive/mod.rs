@@ -19,7 +19,7 @@ use crate::record::{ClientRecord, RecordWriter};
 pub use attempt::{server_name, timed_handshake, Resumption, Started};
 pub use load::{load, schedule};
 pub use retry::{mtc_retry_args, MtcRetry};
-pub use slot::{merged, Attempted, Closing, Drain, ReadClose, Slot};
+pub use slot::{drain_later, merged, Attempted, Closing, Drain, ReadClose, Slot};
 
 use std::net::{SocketAddr, TcpStream};
 

@@ -44,6 +44,16 @@ pub type Closing = Box<dyn FnOnce() -> ClientRecord>;
 /// then frees it; the bytes read. Nothing of it is timed.
 pub type Drain = Box<dyn FnOnce() -> u64>;
 
+/// The `Drain` of connection `conn`: `drain` reads it to its end, and the bytes it read are
+/// what `read` counts after it less before it.
+pub fn drain_later<C: 'static>(mut conn: C, read: fn(&C) -> u64, drain: fn(&mut C)) -> Drain {
+    Box::new(move || {
+        let before = read(&conn);
+        drain(&mut conn);
+        read(&conn) - before
+    })
+}
+
 /// A close left for later, as an engine's attempt keeps it until the record is made: reads
 /// the close to its end and notes what it gives the record (whether the peer's close_notify
 /// came, the whole connection's bytes).

@@ -185,13 +185,12 @@ impl Client<'_> {
             None if lingering && defer => {
                 // Our FIN goes now and the bytes so far are the record's; the rest of the
                 // server's flight is read later, its bytes added then.
-                let mut tls = close.end(seen);
-                Ok(Ended::Failed(Some(Box::new(move || {
-                    let read = |tls: &SslStream<S>| tls.get_ref().counts().map_or(0, |c| c.read);
-                    let before = read(&tls);
-                    drain(tls.get_mut());
-                    read(&tls) - before
-                }))))
+                let tls = close.end(seen);
+                Ok(Ended::Failed(Some(drive::drain_later(
+                    tls,
+                    |tls| tls.get_ref().counts().map_or(0, |c| c.read),
+                    |tls| drain(tls.get_mut()),
+                ))))
             }
             None => {
                 let mut close = close;
