@@ -49,7 +49,7 @@ from chainlab.runner import (
     target,
 )
 from chainlab.runner.host import LastReading
-from chainlab.runner.links import SharedLinks, Visit
+from chainlab.runner.links import DIRECTIONS, SharedLinks, Visit
 from chainlab.runner.progress import ScenarioProgress
 from chainlab.runner.scenario_state import Files, Results, State, now
 from chainlab.store import ScenarioRows
@@ -384,9 +384,7 @@ class ScenarioExecution:
         late = sum(st["timer"]["late_ns_total"] for st in self.results.link_stats)
         late_max = max(st["timer"]["late_ns_max"] for st in self.results.link_stats)
         wait_max = max(
-            st[d].get("queue_wait_ns_max", 0)
-            for st in self.results.link_stats
-            for d in ("a_to_b", "b_to_a")
+            st[d].get("queue_wait_ns_max", 0) for st in self.results.link_stats for d in DIRECTIONS
         )
         allowed_ms = calibrate.link_allowance_ms(self.ctx.networks[self.plan.network])
         return {
