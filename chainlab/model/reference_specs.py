@@ -41,6 +41,10 @@ PATH_PREFIX = "path:"
 # priced -2 to +22 % (three of six +17 % or more) and on loopback -12 to -23 % (2026-11-29):
 # the path's extra had absorbed the host's slowdown since then.
 PATH_BASE_PREFIX = "path-base:"
+# How a path reference and its twin are taken (chainlab.runner.primitives._path_and_twin):
+# 2 since 2026-11-30, in halves seeded alike on the stacks that take --random-seed; 1 before,
+# unseeded.
+PATH_METHOD = 2
 # A side that idles this long for its peer's signature (the server's SLH-DSA CertificateVerify
 # before the client can go on) wakes to cold caches: its work after the wait cost 0.4-0.8 ms
 # more CPU than the primitives timed back to back and the overhead line predict, after an
@@ -108,8 +112,10 @@ def overhead_key(stack: str, transport: str) -> str:
 
 def path_key(profile: NetworkProfile) -> str:
     """The `message` of a path reference over `profile` (a NetworkProfile): its name and a
-    digest of its configuration, so a changed profile is measured again."""
+    digest of its configuration and of PATH_METHOD, so a changed profile, or a cache's path
+    references taken the way before, are measured again."""
     conf = {k: v for k, v in sorted(profile.to_dict().items()) if k not in ("description",)}
+    conf["method"] = PATH_METHOD
     digest = hashlib.sha256(json.dumps(conf, sort_keys=True).encode()).hexdigest()[:12]
     return f"{PATH_PREFIX}{profile.name}:{digest}"
 

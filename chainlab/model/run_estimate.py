@@ -248,10 +248,10 @@ def reference_seconds(
     paths: Mapping[str, NetworkProfile] | None = None,
 ) -> float:
     """Taking one stack's reference handshakes (stack, subject, mode, message) in their
-    rounds; a path reference (its message names the profile, one of `paths`) in one round
-    over its link, each handshake paying the path's round trips, and its loopback twin in
-    two; a wait reference in one
-    round, each handshake paying the server's SLH-DSA signature."""
+    rounds; a path reference (its message names the profile, one of `paths`) in two halves,
+    each over a link of its own, each handshake paying the path's round trips, and its
+    loopback twin in two; a wait reference in one round, each handshake paying the server's
+    SLH-DSA signature."""
     stack, subject, mode = r[:3]
     message = r[3] if len(r) > 3 else None
     if message is not None and message.startswith(reference_specs.PATH_PREFIX):
@@ -261,8 +261,9 @@ def reference_seconds(
         if closes_later(stack, profile, resumes=mode != "full"):
             trips -= 1  # the close is read after the next handshake
         ms = REFERENCE_HANDSHAKE_MS + trips * rtt
-        per_round = PATH_REFERENCE_COUNT + PATH_REFERENCE_WARMUP
-        return estimate.LINK_OVERHEAD_S + REFERENCE_ROUND_START_S + per_round * ms / 1000
+        # Two halves (chainlab.runner.primitives._path_and_twin), each over a link of its own.
+        rounds = PATH_REFERENCE_COUNT + 2 * PATH_REFERENCE_WARMUP
+        return 2 * (estimate.LINK_OVERHEAD_S + REFERENCE_ROUND_START_S) + rounds * ms / 1000
     if message is not None and message.startswith(reference_specs.PATH_BASE_PREFIX):
         # Its loopback twin: two rounds (before and after it) of half the count each.
         twin_round = PATH_REFERENCE_COUNT / 2 + PATH_REFERENCE_WARMUP

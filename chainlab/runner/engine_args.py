@@ -31,6 +31,12 @@ def axis_flags(s: Scenario) -> list[str]:
     return out
 
 
+def random_flags(seed: int | None) -> list[str]:
+    """Either side's --random-seed (the OpenSSL engines': every random byte from a stream
+    fixed by the seed, the side and the connection's `seq`), none without a seed."""
+    return [] if seed is None else ["--random-seed", str(seed)]
+
+
 def server_argv(
     s: Scenario,
     run_engine: Path,

@@ -77,7 +77,7 @@ def seed_flags(plan, run_seed: int, scenario_id: str) -> list[str]:
     """Both sides' --random-seed under [measure] random = "seeded" (none for "system")."""
     if plan.random != "seeded":
         return []
-    return ["--random-seed", str(random_seed(run_seed, scenario_id))]
+    return engine_args.random_flags(random_seed(run_seed, scenario_id))
 
 
 def dumps(out_file: Path) -> list[int]:

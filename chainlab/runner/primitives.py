@@ -31,6 +31,7 @@ import pandas as pd
 
 from chainlab import engine, stats
 from chainlab.axes import credential as certificates
+from chainlab.axes import stack as stacks
 from chainlab.axes.algorithms import (
     ALGORITHM_NAMES,
     CERT_COMPRESSIONS,
@@ -39,6 +40,7 @@ from chainlab.axes.algorithms import (
 )
 from chainlab.axes.handshake import view as handshake_view
 from chainlab.axes.stack import DEFAULT_STACK, OPENSSL_STACKS, OWN_MLDSA_AND_CLASSICAL
+from chainlab.campaign import measure_plan
 from chainlab.campaign.model import (
     BATCH_MAX_S,
     MAX_BATCHES,
@@ -56,7 +58,7 @@ from chainlab.campaign.model import (
 )
 from chainlab.errors import ChainlabError
 from chainlab.model import cost, cost_fit, estimate, implementations, reference_specs
-from chainlab.runner import host, references
+from chainlab.runner import host, references, seeds
 from chainlab.runner.primitives_cache import (
     cache_path,
     cached_rows,
@@ -494,18 +496,34 @@ def _path_and_twin(
     stack: str,
     profile: NetworkProfile,
 ) -> list[dict]:
-    """A path reference over `profile` and its loopback twin around it (half just before,
-    half just after: reference_specs.PATH_BASE_PREFIX), so the path's extra is measured
-    against the host as it was then."""
+    """A path reference over `profile` and its loopback twin around it, so the path's extra is
+    measured against the host as it was then (reference_specs.PATH_BASE_PREFIX), in two
+    halves taken twin, path, path, twin: the first half of each seeded alike, the second
+    alike, on a stack whose engine takes --random-seed. Each handshake of the path then has
+    one on loopback that draws the same bytes: the same transcript, and the same number of
+    rounds of ML-DSA signing's rejection loop, whose spread (a server CPU's sd of 0.6-0.9 ms
+    on OpenSSL 3.5 against 1.3-2.3 ms means) had made the difference of two sets of 30 off
+    by 0.5 ms (one cache's extra 1.04 ± 0.20 ms, another's 0.53 ± 0.15; 2026-11-30)."""
     half = PATH_REFERENCE_COUNT // 2
     common = (engine_bin, name, mode, seed, workdir, run_id, stack)
-    before, h1 = references.time_reference(*common, half, twin_of=profile)
-    over, h2 = references.time_reference(*common, PATH_REFERENCE_COUNT, profile=profile)
-    after, h3 = references.time_reference(
-        *common, PATH_REFERENCE_COUNT - half, first_seq=half, twin_of=profile
+    seeded = stacks.has(stack, measure_plan.SEEDED)
+    first, second = (
+        seeds.derive(seed, "path-reference", stack, profile.name, name, mode, part)
+        if seeded
+        else None
+        for part in (1, 2)
     )
-    # One host speed for the three, so the path's extra over its twin is scaled as one.
-    return host.at_host(before + over + after, [*h1, *h2, *h3])
+    rest = PATH_REFERENCE_COUNT - half
+    before, h1 = references.time_reference(*common, half, twin_of=profile, random_seed=first)
+    over1, h2 = references.time_reference(*common, half, profile=profile, random_seed=first)
+    over2, h3 = references.time_reference(
+        *common, rest, first_seq=half, profile=profile, random_seed=second
+    )
+    after, h4 = references.time_reference(
+        *common, rest, first_seq=half, twin_of=profile, random_seed=second
+    )
+    # One host speed for the four, so the path's extra over its twin is scaled as one.
+    return host.at_host(before + over1 + over2 + after, [*h1, *h2, *h3, *h4])
 
 
 def _host_reading(engine_bin: Path, cpus: str | None = None) -> Callable[[], int]:

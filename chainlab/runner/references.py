@@ -205,14 +205,17 @@ def time_reference(
     warmup: int | None = None,
     peer: str | None = None,
     twin_of: NetworkProfile | None = None,
+    random_seed: int | None = None,
 ) -> tuple[list[dict], list[int]]:
     """`count` reference handshakes through a stack's real server and client: per
     handshake, latency, both sides' CPU and the bytes carried (numbered from `first_seq`);
     over the emulated path `profile` when given (uncalibrated: its CPU is what is wanted),
     over `carrier` (a transport) on loopback otherwise; from a client on `peer` when given
     (a peer reference); on loopback as the twin of the path reference over `twin_of` when
-    given (reference_specs.PATH_BASE_PREFIX). With them, the host reference readings (CPU
-    ns) the scenario took at its start and end."""
+    given (reference_specs.PATH_BASE_PREFIX); both sides seeded with `random_seed` when
+    given (the OpenSSL engines' --random-seed: the k-th handshake of two runs with one seed
+    draws the same bytes). With them, the host reference readings (CPU ns) the scenario took
+    at its start and end."""
     if warmup is None:
         warmup = REFERENCE_WARMUP if profile is None and twin_of is None else PATH_REFERENCE_WARMUP
     s = reference_scenario(name, mode, stack, count, profile, warmup, carrier, peer)
@@ -224,6 +227,7 @@ def time_reference(
         message = reference_message(profile, carrier)
     networks = {profile.name: profile} if profile is not None else {}
     ctx = RunContext(engine_bin, run_id, seed, workdir, networks, Silent())
+    ctx.random_seed = random_seed
     if profile is not None:
         ctx.calibrations[profile.name] = {}  # no calibration: the scenarios' own run does it
     ex = ScenarioExecution(ctx, s)

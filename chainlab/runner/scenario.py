@@ -1,19 +1,17 @@
 """One scenario: PKI, server process, client batches, the sampling rule, the result rows.
 
-Lifecycle: `prepare()` (hierarchy from the cache), then one or more visits of
-`open()` (emulated link if any, server started and its ready line awaited), `step()`
-(one client batch; returns True when the scenario is done), `close()` (server stopped,
-its records read, the link torn down). A sequential run makes one visit; the interleaved
-order makes one visit per batch. `result()` gives the rows the store writes in one
-transaction.
+Lifecycle: `prepare()` (hierarchy from the cache), then one or more visits of `open()`
+(emulated link if any, server started and its ready line awaited), `step()` (one client
+batch; True when the scenario is done), `close()` (server stopped, its records read, the
+link torn down): one visit in a sequential run, one per batch interleaved. `result()` gives
+the rows the store writes in one transaction.
 
 Targets ([targets.<name>]): no hierarchy, no server and no link; the client connects to the
 target's address (resolved once, in `prepare()`) with its server name and trust anchors, and
 the server-side fields of its rows stay empty.
 
-Emulated networks: every visit gets its own link (namespaces, forwarder), but a profile is
-calibrated only on the first link of the run that uses it; every scenario on the profile
-carries that calibration's `network_profiles` row, which the store keeps once per run.
+Emulated networks: a visit opens a link (namespaces, forwarder) or uses the run's
+(chainlab.runner.links); a profile is calibrated once per run, its row kept once per run.
 """
 
 from __future__ import annotations
@@ -95,6 +93,9 @@ class RunContext:
     # The run's links kept from one scenario to the next (chainlab.runner.links); None: each
     # visit opens and closes its own. Whoever sets it closes them.
     links: SharedLinks | None = None
+    # Both sides' --random-seed (engine_args.random_flags), where runs of one scenario must
+    # draw the same bytes per connection (a path reference and its loopback twin).
+    random_seed: int | None = None
 
 
 class ScenarioStopped(Exception):
@@ -253,6 +254,7 @@ class ScenarioExecution:
         argv = engine_args.server_argv(
             s, self.ctx.engine, self.files, f"{host}:0", rec, self.plan.sampling.timeout_ms
         )
+        argv += engine_args.random_flags(self.ctx.random_seed)
         binary = argv[0]
         if self._link is not None:
             argv = self._link.server_cmd(argv)
@@ -508,7 +510,7 @@ class ScenarioExecution:
             argv += ["--cpus", s.load.generator_cpus]
         if s.handshake.defers_close:
             argv.append("--defer-close")
-        argv = self.client_extras(argv)
+        argv = self.client_extras(argv + engine_args.random_flags(self.ctx.random_seed))
 
         cap_left = None
         if self.plan.sampling.mode == "adaptive" and self.plan.sampling.time_cap_s is not None:

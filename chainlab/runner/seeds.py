@@ -13,6 +13,7 @@ that draws at random gets a seed of its own from `derive(seed, purpose, *keys)`:
 | `load-step`        | scenario id, step  | a load step's arrival process (`load --seed`)       |
 | `link`             | profile name       | an emulated link's loss and jitter (unless declared) |
 | `random`           | scenario id        | counted handshakes' random bytes (`--random-seed`)  |
+| `path-reference`   | stack, profile, ... | a path reference's half and its twin's bytes        |
 
 The derivation is SHA-256 over `chainlab <purpose> <seed> <key> ...` (single spaces), its
 first eight bytes read big-endian: an unsigned 64-bit integer, what every engine's seed flag
@@ -34,6 +35,7 @@ PURPOSES = (
     "load-step",
     "link",
     "random",
+    "path-reference",
 )
 
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import shutil
 from datetime import datetime
+from pathlib import Path
 
 from chainlab import engine
-from chainlab.campaign.model import NetworkProfile, PrimitivesPlan
+from chainlab.campaign.model import PATH_REFERENCE_COUNT, NetworkProfile, PrimitivesPlan
 from chainlab.model import reference_specs
 from chainlab.runner import pki, primitives, primitives_cache, references
 
@@ -89,3 +90,45 @@ def test_a_cached_path_reference_is_the_newest_one_with_its_loopback_twin():
     assert not any(primitives.needs_measuring(k, by_key, plan) for k in keys)
     assert {r["measured_run"] for k in keys for r in by_key[k]} == {"new"}
     assert len(by_key[paths[0]]) == 30
+
+
+def test_a_path_reference_and_its_twin_are_taken_in_halves_seeded_alike(monkeypatch, tmp_path):
+    """Twin, path, path, twin: each half of the path seeded as the half of the twin it pairs
+    with, on a stack whose engine takes --random-seed (OpenSSL's); unseeded on the others.
+    The rows keep distinct seqs, and a changed method measures a cache's path rows again."""
+    wan = NetworkProfile(name="wan", delay_ms=50.0)
+    calls = []
+
+    def fake(*args, first_seq=0, profile=None, twin_of=None, random_seed=None, **_kw):
+        count = args[7]
+        calls.append((profile is not None, count, first_seq, random_seed))
+        out = [{"seq": first_seq + 3 + i, "over": profile is not None} for i in range(count)]
+        return out, [40_000_000, 40_000_000]
+
+    monkeypatch.setattr(references, "time_reference", fake)
+    monkeypatch.setattr(primitives.host, "at_host", lambda rows, readings: rows)
+    half = PATH_REFERENCE_COUNT // 2
+    rest = PATH_REFERENCE_COUNT - half
+    for stack, seeded in (("openssl-3.5", True), ("rustls", False)):
+        calls.clear()
+        rows = primitives._path_and_twin(
+            Path("engine"), "mldsa", "full", 7, tmp_path, "run", stack, wan
+        )
+        assert [c[:3] for c in calls] == [
+            (False, half, 0), (True, half, 0), (True, rest, half), (False, rest, half)
+        ]  # fmt: skip
+        first, second = calls[0][3], calls[2][3]
+        assert (calls[1][3], calls[3][3]) == (first, second)
+        if seeded:
+            assert None not in (first, second) and first != second
+        else:
+            assert (first, second) == (None, None)
+        for over in (True, False):
+            seqs = [r["seq"] for r in rows if r["over"] is over]
+            assert len(seqs) == len(set(seqs)) == PATH_REFERENCE_COUNT
+    # Path rows of the earlier, unseeded method are not this method's: measured again.
+    now = reference_specs.path_key(wan), reference_specs.path_base_key(wan)
+    monkeypatch.setattr(reference_specs, "PATH_METHOD", reference_specs.PATH_METHOD - 1)
+    before = reference_specs.path_key(wan), reference_specs.path_base_key(wan)
+    assert now[0] != before[0] and now[1] != before[1]
+    assert reference_specs.path_profile(now[0]) == reference_specs.path_profile(before[0]) == "wan"

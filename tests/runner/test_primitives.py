@@ -355,6 +355,17 @@ def test_a_path_reference_is_taken_over_the_emulated_link_and_priced_into_its_sc
     twins = [r for r in out.rows if r["message"] == reference_specs.path_base_key(path)]
     assert len(twins) == 4 * PATH_REFERENCE_COUNT
     assert statistics.median(r["wall_ns"] for r in twins) < 10_000_000
+
+    # On OpenSSL (--random-seed) each path handshake has a twin that drew the same bytes: per
+    # seq the same size (an ECDSA signature's DER is 70-72 bytes, set by its random nonce).
+    def sizes(rows):
+        return {r["seq"]: r["kib"] for r in rows if r["implementation"] == "openssl-3.5"
+                and r["subject"] == reference_specs.REFERENCE_PREFIX + "ecdsa"}  # fmt: skip
+
+    paired = sizes(over).keys() & sizes(twins).keys()
+    assert len(paired) >= PATH_REFERENCE_COUNT - 2
+    assert all(sizes(over)[q] == sizes(twins)[q] for q in paired)
+    assert len({sizes(over)[q] for q in paired}) > 1
     m = primitives.model(out.rows, "test")
     assert set(m.path_extras) == {("openssl-3.5", "wan5"), ("rustls", "wan5")}
     assert set(m.stack_references) == {"openssl-3.5", "rustls"}
