@@ -8,8 +8,17 @@ from __future__ import annotations
 import hashlib
 import json
 
+from chainlab import axes
 from chainlab.axes.algorithms import DEFAULT_TRANSPORT
-from chainlab.campaign.model import NetworkProfile
+from chainlab.axes.stack import DEFAULT_STACK
+from chainlab.campaign.model import (
+    REFERENCE_COUNT,
+    REFERENCE_WARMUP,
+    NetworkProfile,
+    SamplingPolicy,
+    Scenario,
+)
+from chainlab.network.profile import LOOPBACK
 
 # Reference handshakes that measure the TLS overhead (chainlab.runner.primitives runs them
 # through the real server and client, on loopback): a small classical chain and a larger
@@ -135,3 +144,50 @@ def is_path_reference(message: str | None) -> bool:
     """Whether a reference handshake's `message` names a path reference or its loopback
     twin (measured together, in one round each: PATH_REFERENCE_COUNT)."""
     return message is not None and message.startswith((PATH_PREFIX, PATH_BASE_PREFIX))
+
+
+def reference_scenario(
+    name: str,
+    mode: str,
+    stack: str = DEFAULT_STACK,
+    count: int = REFERENCE_COUNT,
+    profile: NetworkProfile | None = None,
+    warmup: int = REFERENCE_WARMUP,
+    transport: str = DEFAULT_TRANSPORT,
+    peer: str | None = None,
+) -> Scenario:
+    """A reference handshake as a scenario: `count` fixed handshakes of the reference's
+    hierarchy through `stack`'s server (from `peer`'s client where given), over `profile`
+    or loopback, over `transport`: what chainlab.runner.references runs and what the
+    run-time estimate prices."""
+    hierarchy, kex, served, _modes = reference_spec(name)
+    policy = SamplingPolicy(
+        mode="fixed",
+        count=count,
+        target_rel_halfwidth=0.02,
+        confidence=0.95,
+        min=count,
+        max=count,
+        time_cap_s=None,
+        warmup=warmup,
+        batch_warmup=1,
+        timeout_ms=10_000,
+        max_failed_fraction=0.0,
+    )
+    # A full or a resumed handshake of the reference hierarchy, its served chain as the
+    # reference says, the server on the stack and the client on `peer` (the stack when
+    # None); every other axis at its default.
+    return Scenario(
+        scenario_id=f"reference_{name}_{mode}",
+        kex=kex,
+        hierarchy=hierarchy,
+        network=profile.name if profile is not None else LOOPBACK,
+        network_profile=profile,
+        sampling=policy,
+        levers=(
+            (axes.SERVED_CHAIN.key, served),
+            (axes.HANDSHAKE_MODE.key, mode),
+            (axes.STACK.key, (peer or stack, stack)),
+            (axes.TRANSPORT.key, transport),
+        ),
+    )

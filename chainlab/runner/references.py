@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chainlab import axes
 from chainlab.axes.algorithms import DEFAULT_TRANSPORT
 from chainlab.axes.handshake import view as handshake_view
 from chainlab.axes.stack import DEFAULT_STACK
@@ -23,12 +22,10 @@ from chainlab.campaign.model import (
     REFERENCE_COUNT,
     REFERENCE_WARMUP,
     NetworkProfile,
-    SamplingPolicy,
     Scenario,
 )
 from chainlab.errors import ChainlabError
 from chainlab.model import algorithm_costs, estimate, reference_specs
-from chainlab.network.profile import LOOPBACK
 from chainlab.runner.primitives_cache import now
 from chainlab.runner.progress import Silent
 from chainlab.runner.scenario import RunContext, ScenarioExecution
@@ -147,49 +144,6 @@ def profiles_of(scenarios: list[Scenario]) -> list[tuple[NetworkProfile, str]]:
     return list(out.values())
 
 
-def reference_scenario(
-    name: str,
-    mode: str,
-    stack: str = DEFAULT_STACK,
-    count: int = REFERENCE_COUNT,
-    profile: NetworkProfile | None = None,
-    warmup: int = REFERENCE_WARMUP,
-    transport: str = DEFAULT_TRANSPORT,
-    peer: str | None = None,
-) -> Scenario:
-    hierarchy, kex, served, _modes = reference_specs.reference_spec(name)
-    policy = SamplingPolicy(
-        mode="fixed",
-        count=count,
-        target_rel_halfwidth=0.02,
-        confidence=0.95,
-        min=count,
-        max=count,
-        time_cap_s=None,
-        warmup=warmup,
-        batch_warmup=1,
-        timeout_ms=10_000,
-        max_failed_fraction=0.0,
-    )
-    # A full or a resumed handshake of the reference hierarchy, its served chain as the
-    # reference says, the server on the stack and the client on `peer` (the stack when
-    # None); every other axis at its default.
-    return Scenario(
-        scenario_id=f"reference_{name}_{mode}",
-        kex=kex,
-        hierarchy=hierarchy,
-        network=profile.name if profile is not None else LOOPBACK,
-        network_profile=profile,
-        sampling=policy,
-        levers=(
-            (axes.SERVED_CHAIN.key, served),
-            (axes.HANDSHAKE_MODE.key, mode),
-            (axes.STACK.key, (peer or stack, stack)),
-            (axes.TRANSPORT.key, transport),
-        ),
-    )
-
-
 def time_reference(
     engine_bin: Path,
     name: str,
@@ -218,7 +172,7 @@ def time_reference(
     at its start and end."""
     if warmup is None:
         warmup = REFERENCE_WARMUP if profile is None and twin_of is None else PATH_REFERENCE_WARMUP
-    s = reference_scenario(name, mode, stack, count, profile, warmup, carrier, peer)
+    s = reference_specs.reference_scenario(name, mode, stack, count, profile, warmup, carrier, peer)
     if twin_of is not None:
         message: str | None = reference_specs.path_base_key(twin_of)
     elif peer:

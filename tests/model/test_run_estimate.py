@@ -6,8 +6,13 @@ from dataclasses import replace
 import pytest
 
 from chainlab.campaign import load
-from chainlab.campaign.model import PrimitivesPlan
-from chainlab.model import cost, estimate, run_estimate
+from chainlab.campaign.model import (
+    PATH_REFERENCE_COUNT,
+    PATH_REFERENCE_WARMUP,
+    NetworkProfile,
+    PrimitivesPlan,
+)
+from chainlab.model import cost, estimate, reference_specs, run_estimate
 from chainlab.model.algorithm_costs import SIGN_VERIFY_MS
 from chainlab.model.run_estimate import Fresh
 
@@ -183,3 +188,24 @@ def test_the_latency_spread_is_the_hosts_reference_spread_and_a_composites_rejec
     # ... so its adaptive scenarios are expected to take more handshakes.
     more = estimate.scenario(pure, noisy).handshakes_expected
     assert more > estimate.scenario(pure, quiet).handshakes_expected
+
+
+def test_a_path_reference_pays_the_round_trips_its_flights_need():
+    """Priced as its handshake over the path (estimate.network_cost): the ML-DSA reference's
+    server flight passes the initial window and waits a round trip more than the ECDSA one's
+    (2.9 s against 2.0 s per half of 18 handshakes over 50 ms, 2026-11-30); two halves, each
+    over its own link, and the twin's two on loopback."""
+    wan = NetworkProfile(name="wan50", delay_ms=25.0)
+
+    def priced(name, key):
+        r = ("openssl-3.5", reference_specs.REFERENCE_PREFIX + name, "full", key(wan))
+        return run_estimate.reference_seconds(r, None, {"wan50": wan})
+
+    ecdsa, mldsa = (
+        priced("ecdsa", reference_specs.path_key),
+        priced("mldsa", reference_specs.path_key),
+    )
+    handshakes = PATH_REFERENCE_COUNT + 2 * PATH_REFERENCE_WARMUP
+    assert mldsa - ecdsa == pytest.approx(handshakes * 0.050, rel=0.1)
+    assert 3.8 < ecdsa < 4.6 and 5.6 < mldsa < 6.6  # 4.1-4.2 and 5.9-6.0 s measured with twins
+    assert priced("mldsa", reference_specs.path_base_key) < 0.5
