@@ -8,7 +8,7 @@ change to the estimate's model is checked against runs that really took place
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from chainlab.analysis.cost_model import model_of
 from chainlab.analysis.load import stored_campaign
@@ -55,7 +55,10 @@ def of_store(st) -> RunTime | str:
     scenarios = [by_id[sid] for sid in order if sid in by_id]
     fresh = run_estimate.Fresh.from_json(stored.get("fresh", {}))
     model = model_of(st.primitive_summary())
-    again = run_estimate.run(scenarios, model, fresh, campaign.primitives)
+    if model is not None:
+        # The spread the run's estimate took from the host's load at its start (none before).
+        model = replace(model, noise_cv=float(stored.get("noise_cv") or 0.0))
+    again = run_estimate.run(scenarios, model, fresh, campaign.primitives, "noise_cv" in stored)
     before = run_estimate.RunEstimate(
         stored["low_s"], stored["expected_s"], stored["high_s"], stored["phases"], fresh
     )

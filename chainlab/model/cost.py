@@ -478,6 +478,10 @@ class CostModel:
     # The host reference workload's wall ns every figure above is at (chainlab.model.
     # host_speed); None: its inputs carried no reading, the model is at no known speed.
     host_ns: float | None = None
+    # The least latency spread (sd over mean) the estimate takes a handshake's to be: what
+    # other processes' load on this machine's CPUs as the run started makes it
+    # (host_speed.with_contention); 0.0: none seen, or not read.
+    noise_cv: float = 0.0
 
     def path_extra(self, stack: str, profile: str) -> tuple[dict[str, Line], bool] | None:
         """What a profile's path adds to a stack's handshake ({side: Line} in KiB), and

@@ -363,7 +363,8 @@ def latency_sd_ms(h: Handshake, base_ms: float, model: cost.CostModel | None = N
         rejection = CV_REJECTION_SIGN * sign
         if _certificate_checks_ms(h, model) > sign:
             rejection *= OVERLAPPED_SHARE
-    cv = max([CV_PROPORTIONAL, *(host_cv(model, stack) for stack in set(h.stacks))])
+    noise = model.noise_cv if model is not None else 0.0  # other processes' load (host_speed)
+    cv = max([CV_PROPORTIONAL, noise, *(host_cv(model, stack) for stack in set(h.stacks))])
     return math.sqrt(rejection**2 + SD_FLOOR_MS**2 + (cv * base_ms) ** 2)
 
 

@@ -85,6 +85,32 @@ def at_speed(model: CostModel, f: float) -> CostModel:
     )
 
 
+# How long a run watches the CPUs for other processes' load before it estimates
+# (chainlab.runner.host.foreign_load).
+LOAD_WINDOW_S = 0.3
+
+
+def contention_cv(busy: float) -> float:
+    """The latency spread a handshake gets from another process keeping one of the CPUs its
+    two sides run on busy a share `busy` of the time, in spells longer than a handshake: the
+    side on that CPU (about half the handshake's work) runs at half speed while the other
+    process does, so a handshake takes 1 or 1.5 times as long, the latter with probability
+    `busy`: sd 0.5 sqrt(busy (1 - busy)) over mean 1 + busy / 2. A neighbour busy half of
+    each tenth of a second gives 0.2; the scenarios run beside one spread by a cv of about
+    0.22 (ECDSA and SLH-DSA-SHAKE-128f leaves, 2026-11-30). A core always busy slows its
+    side steadily (0.0 here: no spread), an idle one none."""
+    b = min(max(busy, 0.0), 1.0)
+    return 0.5 * math.sqrt(b * (1 - b)) / (1 + b / 2)
+
+
+def with_contention(model: CostModel | None, busy: float | None) -> CostModel | None:
+    """`model` with the spread other processes' load makes (`contention_cv`; `busy`: the
+    busiest CPU's share, chainlab.runner.host.foreign_load), as it is without a reading."""
+    if model is None or busy is None:
+        return model
+    return replace(model, noise_cv=contention_cv(busy))
+
+
 def _overhead(o: Overhead, f: float) -> Overhead:
     return Overhead(
         {k: _line(v, f) for k, v in o.full.items()},

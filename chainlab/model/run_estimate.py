@@ -45,12 +45,13 @@ from chainlab.campaign.model import (
     PrimitivesPlan,
     Scenario,
 )
-from chainlab.model import cost, estimate, implementations, reference_specs
+from chainlab.model import cost, estimate, host_speed, implementations, reference_specs
 from chainlab.model.algorithm_costs import SIGN_VERIFY_MS
 from chainlab.model.calibration_time import calibration_seconds, calibration_total
 
 # A run's own start before its first scenario (the engine's build facts, the store, reading
-# the primitives cache): 0.59 s with every cache warm in a signature-placement.toml run.
+# the primitives cache): 0.59 s with every cache warm in a signature-placement.toml run; and
+# where it reads other processes' load, that window (host_speed.LOAD_WINDOW_S).
 RUN_START_S = 0.6
 # How far a run strays from its estimate beyond what its handshake counts allow: the model's
 # own error (per-handshake and per-process costs on a host whose speed swings). Over every
@@ -149,6 +150,8 @@ class RunEstimate:
     fresh: Fresh = field(default_factory=Fresh)
     # Per scenario (for the ETA): the hierarchies it generates first, in seconds.
     hierarchies_s: dict[str, float] = field(default_factory=dict)
+    # The least latency spread it took a handshake's to be (CostModel.noise_cv).
+    noise_cv: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -157,6 +160,7 @@ class RunEstimate:
             "high_s": self.high_s,
             "phases": self.phases,
             "fresh": self.fresh.to_json(),
+            "noise_cv": self.noise_cv,
         }
 
 
@@ -165,10 +169,12 @@ def run(
     model: cost.CostModel | None = None,
     fresh: Fresh | None = None,
     plan: PrimitivesPlan | None = None,
+    load_read: bool = False,
 ) -> RunEstimate:
     """The estimate of running `scenarios` with `fresh` to make first, primitives measured
     by `plan` (the cost model `model`, else the built-in table, prices handshakes and
-    operations)."""
+    operations); `load_read`: the run starts by reading other processes' load (whose spread
+    `model.noise_cv` holds)."""
     fresh = fresh or Fresh()
     plan = plan or PrimitivesPlan()
     paths = {s.network: s.network_profile for s in scenarios if s.network_profile is not None}
@@ -178,7 +184,7 @@ def run(
         pki[sid] = pki.get(sid, 0.0) + hierarchy_seconds(hierarchy, model, batch)
     _, calibration = calibration_total(scenarios)
     phases = {
-        "start": RUN_START_S,
+        "start": RUN_START_S + (host_speed.LOAD_WINDOW_S if load_read else 0.0),
         "primitives": sum(primitive_seconds(p, model, plan) for p in fresh.primitives),
         "references": sum(reference_seconds(r, model, paths) for r in fresh.references),
         "hierarchies": sum(pki.values()),
@@ -193,6 +199,7 @@ def run(
         phases,
         fresh,
         pki,
+        model.noise_cv if model is not None else 0.0,
     )
 
 

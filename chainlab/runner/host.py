@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from chainlab import environment
+from chainlab.model.host_speed import LOAD_WINDOW_S
 
 # Rounds of the engine's reference workload: ~20 ms on this machine kind (16 rounds took
 # 40.4-40.9 ms in three runs' 30-64 readings on 2026-11-27, their spells up to 66 ms), so
@@ -146,6 +147,41 @@ def steal_ns(stat: Path = Path("/proc/stat")) -> int | None:
     if line[0] != "cpu" or len(line) < 9:
         return None
     return int(line[8]) * 1_000_000_000 // os.sysconf("SC_CLK_TCK")
+
+
+def foreign_load(window_s: float = LOAD_WINDOW_S, stat: Path = Path("/proc/stat")) -> float | None:
+    """The share of the last `window_s` seconds the busiest CPU this process may use spent
+    running other processes (the kernel's per-CPU counters, everything but idle and iowait,
+    steal included), read while chainlab runs nothing: 0.00 on this VM at rest, 0.48-0.52
+    beside a process busy on one core half of each tenth of a second (2026-11-30). None
+    where the kernel does not report it."""
+    own = {f"cpu{c}" for c in os.sched_getaffinity(0)}
+    before = _cpu_times(stat)
+    time.sleep(window_s)
+    after = _cpu_times(stat)
+    shares = []
+    for cpu in own & before.keys() & after.keys():
+        busy = after[cpu][0] - before[cpu][0]
+        total = after[cpu][1] - before[cpu][1]
+        if total > 0:
+            shares.append(busy / total)
+    return max(shares) if shares else None
+
+
+def _cpu_times(stat: Path) -> dict[str, tuple[int, int]]:
+    """Per CPU (`cpuN`): its busy and total clock ticks so far (/proc/stat: user, nice,
+    system, idle, iowait, irq, softirq, steal; idle and iowait are not busy)."""
+    out: dict[str, tuple[int, int]] = {}
+    try:
+        lines = stat.read_text().splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        f = line.split()
+        if len(f) >= 9 and f[0].startswith("cpu") and f[0][3:].isdigit():
+            ticks = [int(x) for x in f[1:9]]
+            out[f[0]] = (sum(ticks) - ticks[3] - ticks[4], sum(ticks))
+    return out
 
 
 def drift(rows: list[dict]) -> float | None:

@@ -1,0 +1,94 @@
+"""Other processes' load as a run starts (chainlab.runner.host.foreign_load) and the latency
+spread it makes (chainlab.model.host_speed.contention_cv), which the run-time estimate takes
+as the least a handshake's spread is (issue #57: the estimate on a busy host)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from chainlab.campaign import load
+from chainlab.model import estimate, host_speed, run_estimate
+from chainlab.model.cost import CostModel
+from chainlab.runner import host
+
+from .conftest import REPO
+
+
+def stat_text(busy_idle: dict[int, tuple[int, int]]) -> str:
+    """A /proc/stat with, per CPU, `busy` ticks of user time and `idle` of idle."""
+    lines = ["cpu  0 0 0 0 0 0 0 0 0 0"]
+    for cpu, (busy, idle) in busy_idle.items():
+        lines.append(f"cpu{cpu} {busy} 0 0 {idle} 0 0 0 0 0 0")
+    return "\n".join(lines) + "\n"
+
+
+def test_the_busiest_cpus_share_of_the_window_is_the_load(tmp_path, monkeypatch):
+    stat = tmp_path / "stat"
+    stat.write_text(stat_text({0: (120, 80), 1: (10, 90)}))
+    # Busy: everything but idle and iowait (user here); total: every field.
+    assert host._cpu_times(stat) == {"cpu0": (120, 200), "cpu1": (10, 100)}
+    assert host._cpu_times(tmp_path / "missing") == {}
+    cpus = sorted(os.sched_getaffinity(0))
+    first = {c: (100, 100) for c in cpus}
+    # Over the window the last CPU ran other processes 50 of 100 ticks, the others none.
+    second = {c: (150 if c == cpus[-1] else 100, 200) for c in cpus}
+    readings = iter([first, second])
+    monkeypatch.setattr(
+        host, "_cpu_times", lambda _stat: {f"cpu{c}": v for c, v in next(readings).items()}
+    )
+    assert host.foreign_load(0.0, stat) == pytest.approx(0.5)
+    # No kernel counters: no reading.
+    monkeypatch.setattr(host, "_cpu_times", lambda _stat: {})
+    assert host.foreign_load(0.0, stat) is None
+
+
+def test_a_process_busy_on_a_cpu_shows_as_that_cpus_share():
+    cpu = sorted(os.sched_getaffinity(0))[-1]
+    spin = (
+        f"import os, time\nos.sched_setaffinity(0, {{{cpu}}})\nend = time.monotonic() + 3\n"
+        "while time.monotonic() < end:\n    pass\n"
+    )
+    p = subprocess.Popen([sys.executable, "-c", spin])
+    try:
+        time.sleep(0.3)
+        assert host.foreign_load(0.3) > 0.8
+    finally:
+        p.kill()
+        p.wait()
+
+
+def test_the_spread_is_none_idle_or_always_busy_and_largest_half_busy():
+    assert host_speed.contention_cv(0.0) == 0.0 == host_speed.contention_cv(1.0)
+    assert host_speed.contention_cv(0.5) == pytest.approx(0.2)
+    assert host_speed.contention_cv(0.1) < host_speed.contention_cv(0.3) < 0.2
+    model = CostModel({}, {}, "test")
+    assert host_speed.with_contention(model, None) is model
+    assert host_speed.with_contention(None, 0.5) is None
+    assert host_speed.with_contention(model, 0.5).noise_cv == pytest.approx(0.2)
+
+
+def test_a_busy_host_raises_the_adaptive_counts_and_the_estimate_keeps_what_it_took():
+    scenarios = list(load(REPO / "campaigns" / "quick.toml").scenarios.values())
+    quiet = host_speed.with_contention(CostModel({}, {}, "test"), 0.0)
+    busy = host_speed.with_contention(CostModel({}, {}, "test"), 0.5)
+    raised = 0
+    for s in (s for s in scenarios if s.sampling.mode == "adaptive"):
+        base = estimate.network_cost(s, quiet).loopback_ms
+        sd = {m.noise_cv: estimate.latency_sd_ms(estimate.view(s), base, m) for m in (quiet, busy)}
+        assert sd[busy.noise_cv] >= max(sd[0.0], busy.noise_cv * base)
+        raised += sd[busy.noise_cv] > sd[0.0]
+    assert raised > 0
+    before = run_estimate.run(scenarios, quiet, load_read=True)
+    after = run_estimate.run(scenarios, busy, load_read=True)
+    assert after.expected_s > before.expected_s
+    assert after.to_json()["noise_cv"] == pytest.approx(0.2) and before.to_json()["noise_cv"] == 0
+    # Reading the load is part of the run's start.
+    unread = run_estimate.run(scenarios, quiet)
+    assert before.phases["start"] - unread.phases["start"] == pytest.approx(
+        host_speed.LOAD_WINDOW_S
+    )
