@@ -122,5 +122,9 @@ def test_a_lagging_population_runs_at_load_with_the_server_own_stack(
     failed = step[step["outcome"] != "ok"]
     assert set(failed["error_category"]) <= LATE, failed["error_category"].value_counts()
     assert len(failed) <= len(step) / 4, (len(failed), len(step))
-    assert set(step["client_kind"]) == {"cur", "late", "never"}
+    kinds = step["client_kind"]
+    assert set(kinds.dropna()) == {"cur", "late", "never"}
+    # An attempt the saturated generator never started drew no kind (CI, 2026-11-30: 3 of a
+    # step's attempts, their kind empty).
+    assert set(step[kinds.isna()]["error_category"]) <= {"generator_saturated"}
     assert a.landmark_lag["p99_ms_single"].notna().all()
