@@ -7,8 +7,8 @@ the key path, the bad value and what is allowed; the exit status is then 2.
 from chainlab import engine
 from chainlab.commands import campaign_arguments, read_campaign
 from chainlab.errors import ChainlabError
-from chainlab.model import calibration_time, estimate, host_speed, run_estimate
-from chainlab.runner import fresh, host, primitives_cache
+from chainlab.model import calibration_time, estimate, run_estimate
+from chainlab.runner import fresh, primitives_cache
 from chainlab.runner.campaign import estimate_note
 from chainlab.schema import counted
 
@@ -49,9 +49,8 @@ def run(args) -> int:
     )
     # The cost model from this machine's measured primitives, where they are cached; the
     # built-in table for scenarios it cannot predict (or without a measured machine).
-    # With the spread other processes' load on the CPUs makes now, as a run now would take it.
-    busy = host.foreign_load()
-    model = host_speed.with_contention(primitives_cache.cached_model(), busy)
+    # With the spread the other load on the CPUs makes now, as a run now would take it.
+    model, load_read = primitives_cache.estimate_model()
     fallback = sum(model is None or bool(estimate.missing_primitives(s, model)) for s in selected)
     for s in selected:
         e = estimate.scenario(s, model)
@@ -85,7 +84,7 @@ def run(args) -> int:
         made = fresh.fresh(engine.path(), selected, c.seed, c.primitives)
     except (ChainlabError, OSError):
         made = None
-    est = run_estimate.run(selected, model, made, c.primitives, busy is not None)
+    est = run_estimate.run(selected, model, made, c.primitives, load_read)
     print(
         f"{estimate_note(est)} (cost model in docs/campaigns.md#estimated-run-time"
         + ("" if made else "; no engine built: caches not read, nothing counted as missing")

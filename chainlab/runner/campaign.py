@@ -37,12 +37,11 @@ from chainlab.campaign.fields import CLUSTER_ADDRESS, CLUSTER_ADDRESS_RE, SEED_M
 from chainlab.campaign.loader import split_problem
 from chainlab.campaign.model import Campaign, Scenario
 from chainlab.errors import ChainlabError, one_line
-from chainlab.model import host_speed, load_steps, run_estimate
+from chainlab.model import load_steps, run_estimate
 from chainlab.model.estimate import fmt_duration
 from chainlab.runner import (
     executors,
     fresh,
-    host,
     network,
     parts,
     primitives,
@@ -194,11 +193,10 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
         # We hold the store's write lock, so a run still marked running was killed.
         store.mark_dead_runs()
         # The run-time estimate (the one `validate` prints), stored with what it had to make
-        # and the spread other processes' load on the CPUs makes now (model.host_speed).
+        # and the spread the other load on the CPUs makes now.
         made = fresh.fresh(eng, todo, seed, campaign.primitives, measured=selected)
-        busy = host.foreign_load()
-        model = host_speed.with_contention(primitives_cache.cached_model(), busy)
-        est = run_estimate.run(todo, model, made, campaign.primitives, busy is not None)
+        model, load_read = primitives_cache.estimate_model()
+        est = run_estimate.run(todo, model, made, campaign.primitives, load_read)
         store.begin_run(
             {
                 "run_id": run_id,
@@ -309,7 +307,7 @@ def estimate_note(est: run_estimate.RunEstimate) -> str:
     ]
     if est.noise_cv > 0:
         made.append(
-            f"other processes kept a CPU busy, so handshakes spread by at least {est.noise_cv:.0%}"
+            f"other load kept a CPU busy: handshakes taken to spread by at least {est.noise_cv:.0%}"
         )
     return (
         f"estimated run time: {fmt_duration(est.expected_s)} (range {fmt_duration(est.low_s)} "

@@ -151,10 +151,10 @@ def steal_ns(stat: Path = Path("/proc/stat")) -> int | None:
 
 def foreign_load(window_s: float = LOAD_WINDOW_S, stat: Path = Path("/proc/stat")) -> float | None:
     """The share of the last `window_s` seconds the busiest CPU this process may use spent
-    running other processes (the kernel's per-CPU counters, everything but idle and iowait,
-    steal included), read while chainlab runs nothing: 0.00 on this VM at rest, 0.48-0.52
-    beside a process busy on one core half of each tenth of a second (2026-11-30). None
-    where the kernel does not report it."""
+    on other load (the kernel's per-CPU counters, everything but idle and iowait: other
+    processes, and steal, the hypervisor's other guests), read while chainlab runs nothing:
+    0.00 on this VM at rest, 0.48-0.52 beside a process busy on one core half of each tenth
+    of a second (2026-11-30). None where the kernel does not report it."""
     own = {f"cpu{c}" for c in os.sched_getaffinity(0)}
     before = _cpu_times(stat)
     time.sleep(window_s)

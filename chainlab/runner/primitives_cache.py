@@ -17,7 +17,8 @@ from pathlib import Path
 from chainlab import __version__, engine, environment, machine
 from chainlab.axes.stack import DEFAULT_STACK
 from chainlab.errors import ChainlabError
-from chainlab.model import cost, cost_fit
+from chainlab.model import cost, cost_fit, host_speed
+from chainlab.runner import host
 from chainlab.store import Store
 
 
@@ -191,6 +192,14 @@ def cached_model() -> cost.CostModel | None:
     else:
         source = "primitives cache of this machine and engine build"
     return cost_fit.model_from_summary(summary, source)
+
+
+def estimate_model() -> tuple[cost.CostModel | None, bool]:
+    """What a run's estimate (and `validate`'s) prices with: `cached_model` with the least
+    spread the other load on the CPUs makes now (chainlab.runner.host.foreign_load,
+    chainlab.model.host_speed.with_contention), and whether that load could be read."""
+    busy = host.foreign_load()
+    return host_speed.with_contention(cached_model(), busy), busy is not None
 
 
 # What identifies a primitive (or reference handshake) in a summary (the store's GROUP BY).

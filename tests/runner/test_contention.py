@@ -92,3 +92,15 @@ def test_a_busy_host_raises_the_adaptive_counts_and_the_estimate_keeps_what_it_t
     assert before.phases["start"] - unread.phases["start"] == pytest.approx(
         host_speed.LOAD_WINDOW_S
     )
+
+
+def test_the_run_and_validate_price_with_the_load_read_now(monkeypatch):
+    from chainlab.runner import primitives_cache
+
+    monkeypatch.setattr(primitives_cache, "cached_model", lambda: CostModel({}, {}, "test"))
+    monkeypatch.setattr(host, "foreign_load", lambda: 0.5)
+    model, read = primitives_cache.estimate_model()
+    assert read and model.noise_cv == pytest.approx(0.2)
+    monkeypatch.setattr(host, "foreign_load", lambda: None)
+    model, read = primitives_cache.estimate_model()
+    assert not read and model.noise_cv == 0.0
