@@ -38,7 +38,7 @@ from chainlab import __version__, axes
 from chainlab.errors import ChainlabError
 from chainlab.store import schema
 from chainlab.store.frames import AnalysisFrames, analysis_frames
-from chainlab.store.rows import Row, ScenarioRows
+from chainlab.store.rows import TABLES_OF_A_SCENARIO, Row, ScenarioRows
 from chainlab.store.schema import (
     SCHEMA_SQL,
     SCHEMA_VERSION,
@@ -286,6 +286,7 @@ class Store:
         existing = dict(self.con.execute("SELECT scenario_id, params FROM scenarios").fetchall())
 
         def work() -> None:
+            new = []
             for s in scenarios:
                 params = s.params()
                 old = existing.get(s.scenario_id)
@@ -302,10 +303,8 @@ class Store:
                             "changed campaign into a new store (--store)"
                         )
                     continue
-                self.insert(
-                    "scenarios",
-                    [{"scenario_id": s.scenario_id, **s.columns(), "params": params}],
-                )
+                new.append({"scenario_id": s.scenario_id, **s.columns(), "params": params})
+            self.insert("scenarios", new)
             self.insert(
                 "campaign_scenarios",
                 [{"campaign": c, "scenario_id": sid} for c, sid in memberships],
@@ -317,20 +316,24 @@ class Store:
     def write_scenario(self, result: ScenarioRows) -> None:
         """One transaction: the scenario_runs row, its samples, observed chain, certificates
         and network calibration. Nothing of it is visible unless all of it is."""
+        self.write_scenarios([result])
+
+    def write_scenarios(self, results: list[ScenarioRows]) -> None:
+        """`write_scenario` for several scenarios in one transaction, each table's rows of
+        all of them in one statement (DuckDB's cost is per statement: 22 rows into
+        `samples` took 9-14 ms, 2200 rows 13 ms, 2026-11-30)."""
+
+        def rows(name: str) -> list[Row]:
+            return [r for result in results for r in getattr(result, name)]
 
         def work() -> None:
-            self.insert("scenario_runs", [result.scenario_run])
-            self.insert("samples", result.samples)
-            self.insert("observed_chain", result.observed_chain)
-            self.insert("observed_client_chain", result.observed_client_chain)
+            self.insert("scenario_runs", [r.scenario_run for r in results])
+            for table in TABLES_OF_A_SCENARIO:
+                self.insert(table, rows(table))
             # Certificates and a profile's calibration are kept once (per scenario, per run).
-            self.insert("certificates", result.certificates, or_ignore=True)
-            self.insert("load_steps", result.load_steps)
-            self.insert("host_reference", result.host_reference)
-            self.insert("load_samples", result.load_samples)
-            self.insert("instruction_samples", result.instruction_samples)
-            if result.network is not None:
-                self.insert("network_profiles", [result.network], or_ignore=True)
+            self.insert("certificates", rows("certificates"), or_ignore=True)
+            networks = [r.network for r in results if r.network is not None]
+            self.insert("network_profiles", networks, or_ignore=True)
 
         self._write(work)
 
@@ -347,13 +350,14 @@ class Store:
         if not rows:
             return
         catalog = self._columns(table)
-        given = list(dict.fromkeys(k for r in rows for k in r))
-        unknown = [k for k in given if k not in catalog]
+        named = set().union(*rows)
+        unknown = sorted(named - catalog.keys())
         if unknown:
             raise ChainlabError(
                 f"store {self.path}: table {table} has no column {', '.join(map(repr, unknown))}; "
                 f"its columns: {', '.join(catalog)} (chainlab/store/schema.sql)"
             )
+        given = [col for col in catalog if col in named]
         arrays, fields = [], []
         for col in given:
             values = [r.get(col) for r in rows]

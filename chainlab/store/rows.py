@@ -15,10 +15,22 @@ import duckdb
 Row = dict[str, Any]
 Connection = duckdb.DuckDBPyConnection
 
+# The tables a scenario adds rows to, each the `ScenarioRows` field of the same name (besides
+# `scenario_runs`, `certificates` and `network_profiles`, which it adds to differently).
+TABLES_OF_A_SCENARIO = (
+    "samples",
+    "observed_chain",
+    "observed_client_chain",
+    "load_steps",
+    "host_reference",
+    "load_samples",
+    "instruction_samples",
+)
+
 
 @dataclass
 class ScenarioRows:
-    """One scenario run's rows, committed in one transaction by `Store.write_scenario`.
+    """One scenario run's rows, committed in one transaction by `Store.write_scenarios`.
 
     - scenario_run: the `scenario_runs` row (column -> value; dicts are stored as JSON);
     - samples: `samples` rows (chainlab.runner.records.sample_rows pairs client and server

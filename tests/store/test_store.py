@@ -167,6 +167,48 @@ def test_failure_mid_scenario_leaves_no_partial_rows(filled, monkeypatch):
         st.close()
 
 
+def test_a_windows_scenarios_are_written_in_one_transaction(tmp_path, monkeypatch):
+    """Store.write_scenarios: each table's rows of all its scenarios in one statement (shared
+    certificates kept once), and nothing of any of them when one part fails."""
+    c = load(REPO / "campaigns" / "quick.toml")
+    ids = sorted(c.scenarios)[:3]
+    path = tmp_path / "w.duckdb"
+    statements = []
+    real = Store.insert
+
+    def counted(self, table, rows, **kw):
+        statements.append(table)
+        return real(self, table, rows, **kw)
+
+    with Store.create(path) as st:
+        st.register_scenarios([c.scenarios[i] for i in ids], [])
+        st.begin_run(run_row("r1"))
+        monkeypatch.setattr(Store, "insert", counted)
+        results = [fake_result("r1", sid, n=4 + k) for k, sid in enumerate(ids)]
+        for r in results:  # one hierarchy's certificate in each: the same row thrice
+            r.certificates = [{**r.certificates[0], "scenario_id": ids[0]}]
+        st.write_scenarios(results)
+        assert statements.count("samples") == 1 and statements.count("scenario_runs") == 1
+
+        def boom(self, table, rows, **kw):
+            if table == "host_reference":
+                raise RuntimeError("disk full (simulated)")
+            return real(self, table, rows, **kw)
+
+        monkeypatch.setattr(Store, "insert", boom)
+        again = [fake_result("r2", sid) for sid in ids]
+        again[0].host_reference = [
+            {"run_id": "r2", "scenario_id": ids[0], "step": -1, "phase": "start",
+             "wall_ns": 1, "cpu_ns": 1}
+        ]  # fmt: skip
+        with pytest.raises(RuntimeError, match="simulated"):
+            st.write_scenarios(again)
+    with chainlab.open(path) as st:
+        assert sorted(st.scenario_runs["scenario_id"]) == ids
+        assert len(st.samples) == 4 + 5 + 6 and set(st.samples["run_id"]) == {"r1"}
+        assert len(st.certificates) == 1
+
+
 @pytest.mark.bad_input
 def test_changed_scenario_definition_is_refused(filled):
     path, s = filled
