@@ -86,12 +86,12 @@ class SignalGuard:
 
     @contextlib.contextmanager
     def deferred(self):
-        self.deferring = True
+        outer, self.deferring = self.deferring, True
         try:
             yield
         finally:
-            self.deferring = False
-            if self.pending is not None:
+            self.deferring = outer  # a block inside another leaves the signal to the outer
+            if not outer and self.pending is not None:
                 sig, self.pending = self.pending, None
                 raise Interrupted(signal.Signals(sig).name)
 
@@ -247,7 +247,7 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
                 executors.executor(opts.cluster, order, opts.placement).execute(
                     ctx,
                     todo,
-                    lambda ex, rows: _store_result(store, guard, ex, rows, progress, summary),
+                    lambda done: _store_results(store, guard, done, progress, summary),
                 )
                 status = "completed"
             except KeyboardInterrupt:
@@ -459,15 +459,19 @@ def _primitives(ctx, store, scenarios, campaign, guard, progress) -> None:
     )
 
 
-def _store_result(store, guard, plan, result, progress, summary) -> None:
+def _store_results(store, guard, done, progress, summary) -> None:
+    """Writes the scenarios `done` ([(plan, rows)], those of one host-reading window) in one
+    transaction, then counts and reports each."""
     with guard.deferred():
-        store.write_scenario(result)
-    summary.engine_seconds += result.scenario_run["engine_seconds"]
-    summary.handshake_seconds += handshake_seconds(result)
-    (summary.completed if result.status == "completed" else summary.failed).append(plan.scenario_id)
-    if result.status != "completed":
-        row = result.scenario_run
-        why = row.get("failure_cause") or "failed"
-        detail = row.get("failure_detail")
-        summary.failures[plan.scenario_id] = f"{why}: {detail}" if detail else why
-    progress.scenario_end(plan, result)
+        store.write_scenarios([result for _, result in done])
+    for plan, result in done:
+        summary.engine_seconds += result.scenario_run["engine_seconds"]
+        summary.handshake_seconds += handshake_seconds(result)
+        ok = result.status == "completed"
+        (summary.completed if ok else summary.failed).append(plan.scenario_id)
+        if not ok:
+            row = result.scenario_run
+            why = row.get("failure_cause") or "failed"
+            detail = row.get("failure_detail")
+            summary.failures[plan.scenario_id] = f"{why}: {detail}" if detail else why
+        progress.scenario_end(plan, result)

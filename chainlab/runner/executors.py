@@ -24,7 +24,9 @@
   by connection as a local run does. Split scenarios run one at a time (two hosts each), so
   two half-started scenarios can never wait on each other's hosts.
 
-Both call `finish(scenario, rows)` for every scenario that ended, in the order they end.
+Both call `finish([(scenario, rows), ...])` for the scenarios that ended, in the order they
+end: locally those of one host-reading window at once (chainlab.runner.window), on a
+cluster each as it ends.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from chainlab.runner.scenario import (
     ScenarioStopped,
 )
 from chainlab.runner.scenario_rows import chain_rows
+from chainlab.runner.window import Window
 
 # The worker resource a host declares: one scenario at a time per host.
 HOST_RESOURCE = "host"
@@ -114,55 +117,67 @@ class LocalExecutor:
 
     @staticmethod
     def _sequential(ctx, todo, finish) -> None:
-        for s in todo:
-            ex = ScenarioExecution(ctx, s)
-            ctx.progress.scenario_start(ex.plan, ex.state)
-            try:
-                run_whole(ex, ctx.progress)
-            finally:
-                ex.close()
-            finish(ex.plan, ex.result())
+        window = Window(ctx, finish)
+        try:
+            for s in todo:
+                ex = ScenarioExecution(ctx, s)
+                ctx.progress.scenario_start(ex.plan, ex.state)
+                try:
+                    run_whole(ex, ctx.progress, window.read_end)
+                finally:
+                    ex.close()
+                window.ended_one(ex)
+        finally:
+            window.close()
 
     @staticmethod
     def _interleaved(ctx, todo, finish) -> None:
         """Round robin: every unfinished scenario gets one batch per round (server restarted
         per visit), so a slow drift of the machine is spread over all scenarios."""
+        window = Window(ctx, finish)
         active = []
         for s in todo:
             ex = ScenarioExecution(ctx, s)
             ex.prepare()
             ex.state.set_aside()
             active.append(ex)
-        while active:
-            still = []
-            for ex in active:
-                ex.state.resume()  # its wall time leaves out the other scenarios' visits
-                ctx.progress.scenario_start(ex.plan, ex.state)
-                try:
-                    ex.open()
-                    finished = ex.step()
+        try:
+            while active:
+                still = []
+                for ex in active:
+                    ex.state.resume()  # its wall time leaves out the other scenarios' visits
+                    ctx.progress.scenario_start(ex.plan, ex.state)
+                    try:
+                        ex.open()
+                        finished = ex.step()
+                        if finished:
+                            ex.run_load()
+                            window.read_end(ex)
+                            ex.count_instructions()
+                    finally:
+                        ex.close()
                     if finished:
-                        ex.run_load()
-                        ex.reference("end")
-                        ex.count_instructions()
-                finally:
-                    ex.close()
-                if finished:
-                    finish(ex.plan, ex.result())
-                else:
-                    ex.state.set_aside()
-                    still.append(ex)
-            active = still
+                        window.ended_one(ex)
+                    else:
+                        ex.state.set_aside()
+                        still.append(ex)
+                active = still
+        finally:
+            window.close()
 
 
-def run_whole(ex: ScenarioExecution, progress) -> None:
-    """One scenario start to end in one visit (the caller closes it)."""
+def run_whole(ex: ScenarioExecution, progress, read_end: Callable | None = None) -> None:
+    """One scenario start to end in one visit (the caller closes it); its end reading now,
+    or by `read_end` (chainlab.runner.window)."""
     ex.prepare()
     ex.open()
     while not ex.step():
         progress.scenario_step(ex.plan, ex.state)
     ex.run_load()
-    ex.reference("end")
+    if read_end is None:
+        ex.reference("end")
+    else:
+        read_end(ex)
     ex.count_instructions()
 
 
@@ -362,7 +377,7 @@ class DaskExecutor:
             for fut in as_completed(list(pending)):
                 s = pending.pop(fut)
                 ctx.progress.scenario_start(s)
-                finish(s, self._rows(ctx, s, fut))
+                finish([(s, self._rows(ctx, s, fut))])
         except BaseException:
             # Ctrl-C (or anything else): stop every running scenario, cancel the rest.
             stop.set()
@@ -399,7 +414,7 @@ class DaskExecutor:
                 except Exception:
                     client_rows = client_records = None
                 Event(f"{base}-done", client=client).set()
-                finish(s, self._merge(ctx, s, remote, client_rows, client_records, server))
+                finish([(s, self._merge(ctx, s, remote, client_rows, client_records, server))])
         except BaseException:
             stop.set()
             client.cancel(futures, force=True)

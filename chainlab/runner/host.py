@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from chainlab import environment
+from chainlab.model import host_speed
 from chainlab.model.host_speed import LOAD_WINDOW_S
 
 # Rounds of the engine's reference workload: ~20 ms on this machine kind (16 rounds took
@@ -33,11 +34,8 @@ HOST_DRIFT_LIMIT = 0.10
 
 
 # A reading taken this recently, with nothing measured since, stands for a new one: the end
-# of one scenario and the start of the next are read once, a server stopped and another
-# started between (each reading ~40 ms, two a scenario); so are the end of one load step and
-# the start of the next, and the last step's end and its scenario's. In declared order that
-# is every scenario start but the first; interleaved, a first visit mostly follows another
-# scenario's batch (6 of browser.toml's 32 starts, 2026-11-30).
+# of one load step and the start of the next are read once; so are the last step's end and
+# its scenario's.
 REUSE_S = 1.0
 
 
@@ -49,25 +47,48 @@ class ReferenceError(Exception):
 class LastReading:
     """The run's latest host reading, until something is measured (`measured`): whatever
     runs handshakes (a client batch, a load step or its warm-up, an instruction count) says
-    so before it starts."""
+    so before it starts. Those waiting for the next reading (`wait`: scenarios ended in the
+    window, chainlab.runner.window) get it as it is taken, on the cores they name."""
 
     cpus: str | None = None
     got: dict | None = None
     at: float = 0.0
+    fresh: bool = False  # nothing measured since `got`
+    waiting: list[tuple[str | None, Callable[[dict], None]]] = field(default_factory=list)
 
-    def take(self, engine: Path, cpus: str | None) -> dict:
+    def take(self, engine: Path, cpus: str | None, window: bool = False) -> dict:
         """A reading on `cpus` (`reference`): the latest one where it was on the same cores
-        less than REUSE_S ago and nothing was measured since, else a new one."""
-        recent = time.monotonic() - self.at < REUSE_S
-        if self.got is not None and self.cpus == cpus and recent:
+        less than REUSE_S ago and nothing was measured since, or (`window`: a scenario's
+        start) less than host_speed.WINDOW_S ago whatever ran since; else a new one."""
+        age = time.monotonic() - self.at
+        reuse = (self.fresh and age < REUSE_S) or (window and age < host_speed.WINDOW_S)
+        if self.got is not None and self.cpus == cpus and reuse:
             return dict(self.got)
+        return self.new(engine, cpus)
+
+    def new(self, engine: Path, cpus: str | None) -> dict:
+        """A new reading on `cpus`, given to those waiting for one there."""
         got = reference(engine, cpus)
-        self.cpus, self.got, self.at = cpus, got, time.monotonic()
+        self.cpus, self.got, self.at, self.fresh = cpus, got, time.monotonic(), True
+        waiting, self.waiting = self.waiting, []
+        for where, give in waiting:
+            if where == cpus:
+                give(dict(got))
+            else:
+                self.waiting.append((where, give))
         return got
+
+    def wait(self, cpus: str | None, give: Callable[[dict], None]) -> None:
+        """`give` gets the next reading taken on `cpus`."""
+        self.waiting.append((cpus, give))
+
+    def age(self) -> float:
+        """Seconds since the latest reading (infinite before the first)."""
+        return time.monotonic() - self.at if self.got is not None else math.inf
 
     def measured(self) -> None:
         """Something ran that the next reading must come after."""
-        self.got = None
+        self.fresh = False
 
 
 def reference(engine: Path, cpus: str | None) -> dict:
@@ -192,6 +213,11 @@ def drift(rows: list[dict]) -> float | None:
     if start and end and start > 0 and end > 0:
         return end / start - 1
     return None
+
+
+def moved(drift: float | None) -> bool:
+    """Whether a scenario's host drift (`drift`) flags it: more than HOST_DRIFT_LIMIT."""
+    return drift is not None and abs(drift) > HOST_DRIFT_LIMIT
 
 
 # Passes over the measurements a cache keeps for later runs (primitives, reference

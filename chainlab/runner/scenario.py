@@ -413,22 +413,22 @@ class ScenarioExecution:
     def reference(self, phase: str, step: int = -1) -> None:
         """Times the host-speed workload (chainlab.runner.host) on the server's cores."""
         cpus = self.plan.load.server_cpus if self.plan.load is not None else None
+        window = (phase, step) == ("start", -1)
         try:
-            got = self.ctx.readings.take(self.ctx.engine, cpus)
+            got = self.ctx.readings.take(self.ctx.engine, cpus, window=window)
         except host.ReferenceError as e:
             self.ctx.progress.note(f"chainlab: {self.plan.scenario_id}: host reference: {e}")
             return
+        self.add_reference(phase, step, got)
+
+    def add_reference(self, phase: str, step: int, got: dict, note: bool = True) -> None:
+        """Keeps `got` as the `phase` reading of `step` (-1: the scenario), noting a move."""
         self.results.host_reference.append(
             {"run_id": self.ctx.run_id, "scenario_id": self.plan.scenario_id, "step": step,
              "phase": phase, **got}
         )  # fmt: skip
         drift = host.drift(self.results.host_reference)
-        if (
-            phase == "end"
-            and step == -1
-            and drift is not None
-            and abs(drift) > host.HOST_DRIFT_LIMIT
-        ):
+        if note and (phase, step) == ("end", -1) and host.moved(drift):
             self.ctx.progress.note(
                 f"chainlab: {self.plan.scenario_id}: the host's speed moved {drift:+.0%} "
                 "during the scenario (reference workload, end over start): its figures "
@@ -595,6 +595,6 @@ class ScenarioExecution:
             self.files,
             self.state,
             self.results,
-            ended_at=now(),
+            ended_at=self.state.ended_at or now(),
             link_timing=self._link_timing(),
         )

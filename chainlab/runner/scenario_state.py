@@ -58,6 +58,9 @@ class State:
     # (`set_aside` / `resume`), which is not this scenario's wall time.
     waited_s: float = 0.0
     set_aside_at: float | None = None
+    # When it ended (`end`), where its rows are made later (chainlab.runner.window).
+    ended_at: datetime | None = None
+    t_end: float | None = None
     ok_values: list[int] = field(default_factory=list)  # successful latencies, ns
     attempted: int = 0
     failed: int = 0
@@ -98,9 +101,15 @@ class State:
             self.waited_s += time.monotonic() - self.set_aside_at
             self.set_aside_at = None
 
+    def end(self) -> None:
+        """The scenario is over: its wall time stops here."""
+        self.ended_at, self.t_end = now(), time.monotonic()
+
     def wall_seconds(self) -> float:
-        """This scenario's own wall time: since it was made, less its waits between visits."""
-        return time.monotonic() - self.t0 - self.waited_s
+        """This scenario's own wall time: since it was made until it ended (else now), less
+        its waits between visits."""
+        end = self.t_end if self.t_end is not None else time.monotonic()
+        return end - self.t0 - self.waited_s
 
 
 @dataclass

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from chainlab.model import host_speed
 from chainlab.runner import host
 
 
@@ -42,3 +43,30 @@ def test_a_measurement_other_cores_or_a_pause_take_a_new_reading(readings):
     assert last.take(engine, "1")["n"] == 4  # too long ago
     last.measured()  # a load step ran: its end is read anew
     assert last.take(engine, "1")["n"] == 5
+
+
+def test_a_scenario_start_takes_the_windows_reading_whatever_ran_since(readings):
+    """A scenario's start (`window`) within WINDOW_S of the latest reading takes it although a
+    scenario was measured since: the two share the window's readings
+    (chainlab.runner.window)."""
+    last, clock = readings
+    engine = Path("engine")
+    last.take(engine, None)
+    last.measured()
+    clock[0] += 0.5 * host_speed.WINDOW_S
+    assert last.take(engine, None, window=True)["n"] == 1
+    assert last.take(engine, "1", window=True)["n"] == 2  # not on other cores
+    last.measured()
+    clock[0] += host_speed.WINDOW_S
+    assert last.take(engine, "1", window=True)["n"] == 3  # the window is over
+
+
+def test_a_new_reading_goes_to_those_waiting_on_its_cores(readings):
+    last, _ = readings
+    engine = Path("engine")
+    got = []
+    last.wait(None, got.append)
+    last.new(engine, "1")
+    assert got == [] and len(last.waiting) == 1
+    last.new(engine, None)
+    assert got == [{"n": 2, "cpus": None}] and last.waiting == []

@@ -262,6 +262,7 @@ def test_a_store_write_refused_by_the_file_system_ends_the_run_resumably(
     import duckdb
 
     from chainlab.cli import main
+    from chainlab.model import host_speed
     from chainlab.store import Store
 
     tiny = REPO / "tests" / "data" / "stores" / "tiny.toml"
@@ -278,6 +279,8 @@ def test_a_store_write_refused_by_the_file_system_ends_the_run_resumably(
 
     monkeypatch.setattr(Store, "insert", full_disk)
     monkeypatch.setenv("CI", "true")
+    # Each scenario its own host-reading window, so each its own commit.
+    monkeypatch.setattr(host_speed, "WINDOW_S", 0.0)
     assert main(["run", str(tiny), "--store", str(store)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith(f"chainlab: error: store {store}: cannot write (IO Error: ")
