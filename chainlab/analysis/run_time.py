@@ -58,7 +58,11 @@ def of_store(st) -> RunTime | str:
     if model is not None:
         # The spread the run's estimate took from the host's load at its start (none before).
         model = replace(model, noise_cv=float(stored.get("noise_cv") or 0.0))
-    again = run_estimate.run(scenarios, model, fresh, campaign.primitives, "noise_cv" in stored)
+    # A run before host-reading windows read the host and committed once per scenario.
+    windowed = "windows" in stored.get("phases", {})
+    again = run_estimate.run(
+        scenarios, model, fresh, campaign.primitives, "noise_cv" in stored, windowed
+    )
     before = run_estimate.RunEstimate(
         stored["low_s"], stored["expected_s"], stored["high_s"], stored["phases"], fresh
     )

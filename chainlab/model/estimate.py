@@ -88,11 +88,12 @@ def connection_gap_ms(client_stack: str) -> float:
 
 
 # Per-scenario fixed cost outside handshakes and the gaps between them: server start and
-# stop, client process starts, the host reference, record parsing, the store commit. Once a
-# server stopped in 2 ms (it had taken 115), its median was 0.14 s over a warm
-# signature-placement.toml run's 15 scenarios, 0.14 s over levers.toml's 48 and 0.12 s over
-# interop.toml's 239 (2026-11-27); an emulated path adds LINK_OVERHEAD_S.
-SCENARIO_OVERHEAD_S = 0.15
+# stop, client process starts, record parsing, its hierarchy's files, its share of the run's
+# start (reading the caches for it). Its host readings and store commit are its window's
+# (host_speed.WINDOW_COST_S). Before windows, with a reading and a commit of its own, a
+# scenario took 0.12-0.14 s (2026-11-27); with them, interop.toml's 249 took 23.3 s over 11.1 s
+# of handshakes, 2.8 s of it the run's start and 1.5 s its 16 windows (2026-11-30).
+SCENARIO_OVERHEAD_S = 0.04
 # ... of which each client batch (an engine process: its start, its records read) beyond the
 # first: browser.toml's scenarios (3.7 batches each) took 0.25 s outside their handshakes,
 # interop.toml's (one batch) 0.12 s.

@@ -170,11 +170,18 @@ def run(
     fresh: Fresh | None = None,
     plan: PrimitivesPlan | None = None,
     load_read: bool = False,
+    windowed: bool = True,
 ) -> RunEstimate:
     """The estimate of running `scenarios` with `fresh` to make first, primitives measured
     by `plan` (the cost model `model`, else the built-in table, prices handshakes and
     operations); `load_read`: the run starts by reading other processes' load (whose spread
-    `model.noise_cv` holds)."""
+    `model.noise_cv` holds); `windowed`: scenarios share host-reading windows (runs before
+    them read the host and committed once per scenario)."""
+
+    def windows(seconds: list[float]) -> float:
+        n = host_speed.windows(seconds) if windowed else len(seconds)
+        return host_speed.WINDOW_COST_S * n
+
     fresh = fresh or Fresh()
     plan = plan or PrimitivesPlan()
     paths = {s.network: s.network_profile for s in scenarios if s.network_profile is not None}
@@ -190,12 +197,16 @@ def run(
         "hierarchies": sum(pki.values()),
         "calibration": calibration,
         "scenarios": sum(e.seconds_expected for e in own.values()),
+        # Their host readings and store commits, one of each per window.
+        "windows": windows([own[s.scenario_id].seconds_expected for s in scenarios]),
     }
-    fixed = sum(v for k, v in phases.items() if k != "scenarios")
+    fixed = sum(v for k, v in phases.items() if k not in ("scenarios", "windows"))
+    low = windows([e.seconds_low for e in own.values()])
+    high = windows([e.seconds_high for e in own.values()])
     return RunEstimate(
-        (1 - MODEL_SPREAD) * (fixed + sum(e.seconds_low for e in own.values())),
-        fixed + phases["scenarios"],
-        (1 + MODEL_SPREAD) * (fixed + sum(e.seconds_high for e in own.values())),
+        (1 - MODEL_SPREAD) * (fixed + low + sum(e.seconds_low for e in own.values())),
+        fixed + phases["scenarios"] + phases["windows"],
+        (1 + MODEL_SPREAD) * (fixed + high + sum(e.seconds_high for e in own.values())),
         phases,
         fresh,
         pki,

@@ -12,7 +12,7 @@ from chainlab.campaign.model import (
     NetworkProfile,
     PrimitivesPlan,
 )
-from chainlab.model import cost, estimate, reference_specs, run_estimate
+from chainlab.model import cost, estimate, host_speed, reference_specs, run_estimate
 from chainlab.model.algorithm_costs import SIGN_VERIFY_MS
 from chainlab.model.run_estimate import Fresh
 
@@ -96,7 +96,17 @@ def test_the_run_adds_what_it_makes_to_its_scenarios_and_keeps_the_range():
     warm = run_estimate.run(scenarios)
     own = [estimate.scenario(s) for s in scenarios]
     assert warm.phases["scenarios"] == pytest.approx(sum(e.seconds_expected for e in own))
-    assert warm.expected_s == pytest.approx(run_estimate.RUN_START_S + warm.phases["scenarios"])
+    # One reading and one store commit per window the scenarios fill in the order they run;
+    # a run before windows paid them per scenario.
+    seconds = [e.seconds_expected for e in own]
+    assert warm.phases["windows"] == pytest.approx(
+        host_speed.WINDOW_COST_S * host_speed.windows(seconds)
+    )
+    before = run_estimate.run(scenarios, windowed=False)
+    assert before.phases["windows"] == pytest.approx(host_speed.WINDOW_COST_S * len(scenarios))
+    assert warm.expected_s == pytest.approx(
+        run_estimate.RUN_START_S + warm.phases["scenarios"] + warm.phases["windows"]
+    )
     assert warm.low_s <= warm.expected_s <= warm.high_s
     first = scenarios[0]
     fresh = Fresh(

@@ -106,7 +106,8 @@ def test_quick_campaign_end_to_end(quick_store):
         est = json.loads(run["estimate"])
         assert est["low_s"] <= est["expected_s"] <= est["high_s"]
         assert set(est["phases"]) == {
-            "start", "primitives", "references", "hierarchies", "calibration", "scenarios"
+            "start", "primitives", "references", "hierarchies", "calibration", "scenarios",
+            "windows",
         }  # fmt: skip
         made = est["fresh"]["hierarchies"]  # [scenario, hierarchy, MTC batch]
         assert len(made) == len({tuple(h) for _, h, _ in made})
