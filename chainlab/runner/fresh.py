@@ -13,7 +13,7 @@ from chainlab.campaign.model import PrimitivesPlan, Scenario
 from chainlab.errors import ChainlabError
 from chainlab.model.run_estimate import Fresh
 from chainlab.runner import pki, primitives, references
-from chainlab.runner.primitives_cache import cache_path, cached_rows
+from chainlab.runner.primitives_cache import cache_path
 
 
 def fresh(
@@ -31,7 +31,7 @@ def fresh(
     refs: list = []
     if plan.measure:
         try:
-            by_key = primitives.cache_index(cached_rows(cache_path(engine.info())))
+            by_key = primitives.cached_index(cache_path(engine.info()))
         except (ChainlabError, OSError):
             by_key = {}
         for item in primitives.items_for(measured):

@@ -17,6 +17,7 @@ does not meet the asked interval (and did not reach the cap) is measured further
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -360,7 +361,7 @@ def ensure(
     t0 = time.monotonic()
     info = engine.info()
     path = cache_path(info)
-    by_key = cache_index(cached_rows(path) if read_cache else [])
+    by_key = cached_index(path) if read_cache else {}
     keep: list[dict] = []
     new: list[dict] = []
     refs = references.reference_keys(stacks, transports, peers) if with_references else []
@@ -543,6 +544,22 @@ def _label(item: Item) -> str:
     return f"{item.implementation} {item.subject} {item.op}" + (
         f" ({item.message})" if item.message else ""
     )
+
+
+def cached_index(path: Path) -> dict[tuple, list[dict]]:
+    """`cache_index` of the cache at `path`, made once per version of the file: a run asks
+    twice (what it must measure, then the primitives step), 0.13-0.27 s each over 23,000
+    rows (2026-11-30). Read it; do not change it."""
+    try:
+        st = path.stat()
+    except OSError:
+        return {}
+    return _index(path, st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=2)
+def _index(path: Path, _mtime_ns: int, _size: int) -> dict[tuple, list[dict]]:
+    return cache_index(cached_rows(path))
 
 
 def cache_index(rows: list[dict]) -> dict[tuple, list[dict]]:
