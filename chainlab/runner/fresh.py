@@ -30,13 +30,7 @@ def fresh(
     prims: list = []
     refs: list = []
     if plan.measure:
-        try:
-            by_key = primitives.cached_index(cache_path(engine.info()))
-        except (ChainlabError, OSError):
-            by_key = {}
-        for item in primitives.items_for(measured):
-            if primitives.needs_measuring(item, by_key, plan):
-                prims.append((item.timer.engine, *item.timing_key))
+        items = primitives.items_for(measured)
         keys = references.reference_keys(
             primitives.stacks_of(measured),
             references.transports_of(measured),
@@ -45,6 +39,14 @@ def fresh(
         for p in references.profiles_of(measured):
             keys += references.path_reference_keys(*p)
         keys += [references.wait_reference_key(st) for st in references.waits_of(measured)]
+        try:
+            wanted = [item.timing_key for item in items] + keys
+            by_key = primitives.cached_index(cache_path(engine.info()), wanted)
+        except (ChainlabError, OSError):
+            by_key = {}
+        for item in items:
+            if primitives.needs_measuring(item, by_key, plan):
+                prims.append((item.timer.engine, *item.timing_key))
         for key in keys:
             if primitives.needs_measuring(key, by_key, plan):
                 refs.append(key)

@@ -361,10 +361,17 @@ def ensure(
     t0 = time.monotonic()
     info = engine.info()
     path = cache_path(info)
-    by_key = cached_index(path) if read_cache else {}
+    refs = references.reference_keys(stacks, transports, peers) if with_references else []
+    wanted = [item.timing_key for item in items] + refs
+    wanted += [
+        k
+        for profile, stack in profiles or []
+        for k in references.path_reference_keys(profile, stack)
+    ]
+    wanted += [references.wait_reference_key(stack) for stack in waits or []]
+    by_key = cached_index(path, wanted) if read_cache else {}
     keep: list[dict] = []
     new: list[dict] = []
-    refs = references.reference_keys(stacks, transports, peers) if with_references else []
     total = len(items) + len(refs)
     shown: list[Item] = []
 
@@ -546,20 +553,22 @@ def _label(item: Item) -> str:
     )
 
 
-def cached_index(path: Path) -> dict[tuple, list[dict]]:
-    """`cache_index` of the cache at `path`, made once per version of the file: a run asks
-    twice (what it must measure, then the primitives step), 0.13-0.27 s each over 23,000
-    rows (2026-11-30). Read it; do not change it."""
+def cached_index(path: Path, keys: list[tuple] | None = None) -> dict[tuple, list[dict]]:
+    """`cache_index` of the cache at `path`, of the rows of these timing keys (an Item's
+    `timing_key` or a reference's key; None: every row), made once per version of the file:
+    a run asks twice (what it must measure, then the primitives step), 0.13-0.27 s each over
+    23,000 rows (2026-11-30). Read it; do not change it."""
     try:
         st = path.stat()
     except OSError:
         return {}
-    return _index(path, st.st_mtime_ns, st.st_size)
+    wanted = None if keys is None else frozenset(k[1:] for k in keys)
+    return _index(path, st.st_mtime_ns, st.st_size, wanted)
 
 
 @functools.lru_cache(maxsize=2)
-def _index(path: Path, _mtime_ns: int, _size: int) -> dict[tuple, list[dict]]:
-    return cache_index(cached_rows(path))
+def _index(path: Path, _mtime_ns: int, _size: int, wanted: frozenset | None) -> dict:
+    return cache_index(cached_rows(path, wanted))
 
 
 def cache_index(rows: list[dict]) -> dict[tuple, list[dict]]:

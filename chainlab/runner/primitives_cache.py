@@ -77,15 +77,16 @@ def _stack_libraries() -> dict[str, dict]:
     return out
 
 
-def cached_rows(path: Path) -> list[dict]:
-    """The cache's rows ([] without a cache, or when another process holds it). Read once per
-    version of the file (its modification time and size): a run asks for them three times
-    (its estimate, what it must measure, the primitives step), 0.4 s each for 23,000 rows."""
+def cached_rows(path: Path, keys: frozenset[tuple] | None = None) -> list[dict]:
+    """The cache's rows ([] without a cache, or when another process holds it), with `keys`
+    those of these (subject, op, message) only. Read once per version of the file (its
+    modification time and size): a run asks for them more than once (what it must measure,
+    the primitives step), 0.4 s each for 23,000 rows."""
     try:
         st = path.stat()
     except OSError:
         return []
-    return list(_rows(path, st.st_mtime_ns, st.st_size))
+    return list(_rows(path, st.st_mtime_ns, st.st_size, keys))
 
 
 def cached_summary(path: Path) -> list[dict]:
@@ -167,10 +168,10 @@ def _keep_summary(path: Path, mtime_ns: int, size: int, rows: tuple[dict, ...]) 
 
 
 @functools.lru_cache(maxsize=4)
-def _rows(path: Path, _mtime_ns: int, _size: int) -> tuple[dict, ...]:
+def _rows(path: Path, _mtime_ns: int, _size: int, keys: frozenset | None) -> tuple[dict, ...]:
     try:
         with Store.open(path) as st:
-            return tuple(st.primitive_records())
+            return tuple(st.primitive_records(keys))
     except ChainlabError:
         return ()
 

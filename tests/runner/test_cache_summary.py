@@ -99,3 +99,24 @@ def test_a_caches_index_is_made_once_per_version_of_the_file(cache, monkeypatch)
     )
     assert len(made) == 2
     assert primitives.cached_index(cache.with_name("none.duckdb")) == {}
+
+
+def test_a_run_reads_only_the_rows_of_its_own_keys(cache):
+    """cached_index(path, keys): the rows of those timing keys, as the whole cache's index
+    holds them (a message-less operation's too), and nothing else."""
+    with Store.open(cache, read_only=False) as st:
+        st.write_primitives(
+            [row(k, 2_000_000, "ML-DSA-65") for k in range(3)]
+            + [{**row(k, 50_000, "X25519"), "op": "derive", "message": None} for k in range(2)]
+        )
+    mine = [
+        ("openssl-3.5", "ML-DSA-44", "sign", "message-sha256"),
+        ("openssl-3.5", "X25519", "derive", None),
+    ]
+    whole = primitives.cache_index(primitives_cache.cached_rows(cache))
+    got = primitives.cached_index(cache, mine)
+    assert set(got) == set(mine)
+    for key in mine:
+        assert got[key] == whole[key] and got[key]
+    with Store.open(cache) as st:
+        assert st.primitive_records([]) == []
