@@ -2,8 +2,9 @@
 
 Per scenario: the hierarchy (generated once, then cached), an engine server and measuring
 client batches as separate processes, warm-up handshakes recorded as warm-up, then fixed or
-adaptive sampling. Each scenario is committed to the store in one transaction when it ends;
-Ctrl-C loses at most the scenario in flight and `--resume` continues where a run stopped.
+adaptive sampling. Each scenario is committed to the store in one transaction when it ends,
+with the others that ended within the same second (chainlab.runner.window); Ctrl-C loses at
+most the scenario in flight and `--resume` continues where a run stopped.
 """
 
 import sys

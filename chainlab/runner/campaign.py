@@ -1,9 +1,11 @@
-"""Runs a campaign into a store: order, resume, interrupts, one transaction per scenario.
+"""Runs a campaign into a store: order, resume, interrupts, one transaction per window.
 
 Guarantees:
 - a scenario's samples and its `scenario_runs` row are committed together, after the
-  scenario ends; an interrupt or crash loses at most the scenario in flight (in the
-  interleaved order: the scenarios not yet finished);
+  scenario ends, with the other scenarios of its host-reading window (at most a second's
+  worth, chainlab.runner.window); an interrupt writes every scenario that ended, and a crash
+  loses at most the scenario in flight and those of its window (in the interleaved order:
+  also the scenarios not yet finished);
 - SIGINT/SIGTERM stop the engine processes (process groups, in `finally`) and tear down an
   emulated link (namespaces, forwarder; a second signal waits until that is done), mark the
   run `interrupted` and exit 130; a SIGKILL of chainlab takes the engines and the forwarder

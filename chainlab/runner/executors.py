@@ -6,7 +6,7 @@
   tcp://HOST:8786`). Each scenario is one task that runs whole on one worker host, which
   declares the Dask worker resource `host=1`, so a host never runs two scenarios at once;
   the task returns the scenario's rows to the driver, which stays the only writer of the
-  store (one transaction per scenario, as locally). A worker whose engine build differs from
+  store (one transaction per scenario). A worker whose engine build differs from
   the driver's is refused before any scenario is sent to it. A worker lost mid-scenario gives
   a failed scenario with cause `worker_lost`, never a silent rerun: a task that finds its
   scenario already started (the scheduler retrying it after its worker died) refuses to run
