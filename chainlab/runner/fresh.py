@@ -13,7 +13,7 @@ from chainlab.campaign.model import PrimitivesPlan, Scenario
 from chainlab.errors import ChainlabError
 from chainlab.model.run_estimate import Fresh
 from chainlab.runner import pki, primitives, references
-from chainlab.runner.primitives_cache import cache_path
+from chainlab.runner.primitives_cache import cache_path, cached_index
 
 
 def fresh(
@@ -41,7 +41,7 @@ def fresh(
         keys += [references.wait_reference_key(st) for st in references.waits_of(measured)]
         try:
             wanted = [item.timing_key for item in items] + keys
-            by_key = primitives.cached_index(cache_path(engine.info()), wanted)
+            by_key = cached_index(cache_path(engine.info()), wanted)
         except (ChainlabError, OSError):
             by_key = {}
         for item in items:

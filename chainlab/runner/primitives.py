@@ -17,7 +17,6 @@ does not meet the asked interval (and did not reach the cap) is measured further
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import os
@@ -62,7 +61,7 @@ from chainlab.model import cost, cost_fit, estimate, implementations, reference_
 from chainlab.runner import host, references, seeds
 from chainlab.runner.primitives_cache import (
     cache_path,
-    cached_rows,
+    cached_index,
     now,
     save_to_cache,
 )
@@ -551,40 +550,6 @@ def _label(item: Item) -> str:
     return f"{item.implementation} {item.subject} {item.op}" + (
         f" ({item.message})" if item.message else ""
     )
-
-
-def cached_index(path: Path, keys: list[tuple] | None = None) -> dict[tuple, list[dict]]:
-    """`cache_index` of the cache at `path`, of the rows of these timing keys (an Item's
-    `timing_key` or a reference's key; None: every row), made once per version of the file:
-    a run asks twice (what it must measure, then the primitives step), 0.13-0.27 s each over
-    23,000 rows (2026-11-30). Read it; do not change it."""
-    try:
-        st = path.stat()
-    except OSError:
-        return {}
-    wanted = None if keys is None else frozenset(k[1:] for k in keys)
-    return _index(path, st.st_mtime_ns, st.st_size, wanted)
-
-
-@functools.lru_cache(maxsize=2)
-def _index(path: Path, _mtime_ns: int, _size: int, wanted: frozenset | None) -> dict:
-    return cache_index(cached_rows(path, wanted))
-
-
-def cache_index(rows: list[dict]) -> dict[tuple, list[dict]]:
-    """Cached rows by timing key (implementation, subject, op, message); of a path reference
-    or its loopback twin only the newest measurement's, so the two stay a pair taken together
-    (`_path_and_twin`; an older cache's path rows without a twin are measured again)."""
-    by_key: dict[tuple, list[dict]] = {}
-    for r in rows:
-        message = r["message"] if isinstance(r["message"], str) else None
-        impl = r.get("implementation") or implementations.unrecorded(r["subject"], r["op"])
-        by_key.setdefault((impl, r["subject"], r["op"], message), []).append(r)
-    for key, got in by_key.items():
-        if reference_specs.is_path_reference(key[3]):
-            newest = max(got, key=lambda r: r["measured_at"])["measured_run"]
-            by_key[key] = [r for r in got if r["measured_run"] == newest]
-    return by_key
 
 
 def needs_measuring(item: Item | tuple, by_key: dict, plan: PrimitivesPlan) -> bool:

@@ -81,12 +81,12 @@ def test_a_cached_path_reference_is_the_newest_one_with_its_loopback_twin():
     plan = PrimitivesPlan(target_rel_halfwidth=0.5, time_cap_s=0.05)
     # An older cache: path references without twins: all four are measured again.
     old = [r for k in paths for r in rows(k, "old", 5)]
-    by_key = primitives.cache_index(old)
+    by_key = primitives_cache.cache_index(old)
     assert [primitives.needs_measuring(k, by_key, plan) for k in keys] == [False] * 2 + [True] * 2
     # Measured again with their twins: only the newest run's rows of each are kept, so the
     # pair stays one taken together (the old path rows are not mixed in).
     both = old + [r for k in keys for r in rows(k, "new", 17)]
-    by_key = primitives.cache_index(both)
+    by_key = primitives_cache.cache_index(both)
     assert not any(primitives.needs_measuring(k, by_key, plan) for k in keys)
     assert {r["measured_run"] for k in keys for r in by_key[k]} == {"new"}
     assert len(by_key[paths[0]]) == 30

@@ -9,7 +9,7 @@ from datetime import datetime
 
 import pytest
 
-from chainlab.runner import primitives, primitives_cache
+from chainlab.runner import primitives_cache
 from chainlab.store import Store
 
 
@@ -84,21 +84,19 @@ def test_a_cache_that_cannot_take_its_sidecar_still_gives_its_summary(cache):
 
 def test_a_caches_index_is_made_once_per_version_of_the_file(cache, monkeypatch):
     made = []
-    real = primitives.cache_index
-    monkeypatch.setattr(primitives, "cache_index", lambda rows: made.append(1) or real(rows))
-    primitives._index.cache_clear()
-    a = primitives.cached_index(cache)
-    b = primitives.cached_index(cache)
+    real = primitives_cache.cache_index
+    monkeypatch.setattr(primitives_cache, "cache_index", lambda rows: made.append(1) or real(rows))
+    primitives_cache._index.cache_clear()
+    a = primitives_cache.cached_index(cache)
+    b = primitives_cache.cached_index(cache)
     assert a is b and len(made) == 1
-    assert len(a[("openssl-3.5", "ML-DSA-44", "sign", "message-sha256")]) == 4
+    key = ("openssl-3.5", "ML-DSA-44", "sign", "message-sha256")
+    assert len(a[key]) == 4
     with Store.open(cache, read_only=False) as st:
         st.write_primitives([row(9, 1_000_000)])
-    assert (
-        len(primitives.cached_index(cache)[("openssl-3.5", "ML-DSA-44", "sign", "message-sha256")])
-        == 5
-    )
+    assert len(primitives_cache.cached_index(cache)[key]) == 5
     assert len(made) == 2
-    assert primitives.cached_index(cache.with_name("none.duckdb")) == {}
+    assert primitives_cache.cached_index(cache.with_name("none.duckdb")) == {}
 
 
 def test_a_run_reads_only_the_rows_of_its_own_keys(cache):
@@ -113,8 +111,8 @@ def test_a_run_reads_only_the_rows_of_its_own_keys(cache):
         ("openssl-3.5", "ML-DSA-44", "sign", "message-sha256"),
         ("openssl-3.5", "X25519", "derive", None),
     ]
-    whole = primitives.cache_index(primitives_cache.cached_rows(cache))
-    got = primitives.cached_index(cache, mine)
+    whole = primitives_cache.cache_index(primitives_cache.cached_rows(cache))
+    got = primitives_cache.cached_index(cache, mine)
     assert set(got) == set(mine)
     for key in mine:
         assert got[key] == whole[key] and got[key]
