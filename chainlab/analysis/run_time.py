@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 from chainlab.analysis.cost_model import model_of
 from chainlab.analysis.load import stored_campaign
-from chainlab.model import run_estimate
+from chainlab.model import host_speed, run_estimate
 
 # Estimate over wall time, within this on every bundled campaign (issue 40's target).
 ESTIMATE_TARGET = 0.15
@@ -54,14 +54,16 @@ def of_store(st) -> RunTime | str:
     by_id = {s.scenario_id: s for s in campaign.select(options.get("campaigns"))}
     scenarios = [by_id[sid] for sid in order if sid in by_id]
     fresh = run_estimate.Fresh.from_json(stored.get("fresh", {}))
-    model = model_of(st.primitive_summary())
+    # At the host reading the run's estimate priced at (none before it took one).
+    reading = stored.get("host_reading_ns")
+    model = host_speed.at_reading(model_of(st.primitive_summary()), reading)
     if model is not None:
         # The spread the run's estimate took from the host's load at its start (none before).
         model = replace(model, noise_cv=float(stored.get("noise_cv") or 0.0))
     # A run before host-reading windows read the host and committed once per scenario.
     windowed = "windows" in stored.get("phases", {})
     again = run_estimate.run(
-        scenarios, model, fresh, campaign.primitives, "noise_cv" in stored, windowed
+        scenarios, model, fresh, campaign.primitives, "noise_cv" in stored, windowed, reading
     )
     before = run_estimate.RunEstimate(
         stored["low_s"], stored["expected_s"], stored["high_s"], stored["phases"], fresh

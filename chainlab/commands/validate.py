@@ -50,7 +50,9 @@ def run(args) -> int:
     # The cost model from this machine's measured primitives, where they are cached; the
     # built-in table for scenarios it cannot predict (or without a measured machine).
     # With the spread the other load on the CPUs makes now, as a run now would take it.
-    model, load_read = primitives_cache.estimate_model()
+    # At the cached primitives' speed: a run also takes a host reading as it starts and
+    # prices at that speed (docs/methods/cost-model.md), which `validate` starts no engine for.
+    model, load_read, at_host = primitives_cache.estimate_model()
     fallback = sum(model is None or bool(estimate.missing_primitives(s, model)) for s in selected)
     for s in selected:
         e = estimate.scenario(s, model)
@@ -84,7 +86,7 @@ def run(args) -> int:
         made = fresh.fresh(engine.path(), selected, c.seed, c.primitives)
     except (ChainlabError, OSError):
         made = None
-    est = run_estimate.run(selected, model, made, c.primitives, load_read)
+    est = run_estimate.run(selected, model, made, c.primitives, load_read, host_reading_ns=at_host)
     print(
         f"{estimate_note(est)} (cost model in docs/campaigns.md#estimated-run-time"
         + ("" if made else "; no engine built: caches not read, nothing counted as missing")

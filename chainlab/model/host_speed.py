@@ -65,6 +65,18 @@ def factor(model: CostModel, host_ns: float | None) -> float | None:
     return host_ns / model.host_ns
 
 
+def at_reading(model: CostModel | None, host_ns: float | None) -> CostModel | None:
+    """`model` at the speed a host reading `host_ns` shows (`factor`, `at_speed`); as it is
+    without a reading or a model with one. The run-time estimate prices a run so, from the
+    reading as it starts: over 31 runs of 2026-11-29 and -30 (their first reading as the
+    start's), estimate / wall time fell within 15 % in 25 so against 21 unscaled, the worst
+    1.51 against 1.88; the host read 21 ms against the cached primitives' 43 ms for hours."""
+    if model is None:
+        return None
+    f = factor(model, host_ns)
+    return model if f is None else at_speed(model, f)
+
+
 def at_speed(model: CostModel, f: float) -> CostModel:
     """The model on a host `f` times as slow as its inputs' (every time scaled by `f`)."""
     return replace(

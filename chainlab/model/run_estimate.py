@@ -152,6 +152,8 @@ class RunEstimate:
     hierarchies_s: dict[str, float] = field(default_factory=dict)
     # The least latency spread it took a handshake's to be (CostModel.noise_cv).
     noise_cv: float = 0.0
+    # The host reading it priced at (CPU ns; host_speed.at_reading), None: the model's own.
+    host_reading_ns: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -161,6 +163,7 @@ class RunEstimate:
             "phases": self.phases,
             "fresh": self.fresh.to_json(),
             "noise_cv": self.noise_cv,
+            "host_reading_ns": self.host_reading_ns,
         }
 
 
@@ -171,12 +174,14 @@ def run(
     plan: PrimitivesPlan | None = None,
     load_read: bool = False,
     windowed: bool = True,
+    host_reading_ns: float | None = None,
 ) -> RunEstimate:
     """The estimate of running `scenarios` with `fresh` to make first, primitives measured
     by `plan` (the cost model `model`, else the built-in table, prices handshakes and
     operations); `load_read`: the run starts by reading other processes' load (whose spread
     `model.noise_cv` holds); `windowed`: scenarios share host-reading windows (runs before
-    them read the host and committed once per scenario)."""
+    them read the host and committed once per scenario); `host_reading_ns`: the reading
+    `model` was brought to (host_speed.at_reading), kept with the estimate."""
 
     def windows(seconds: list[float]) -> float:
         n = host_speed.windows(seconds) if windowed else len(seconds)
@@ -211,6 +216,7 @@ def run(
         fresh,
         pki,
         model.noise_cv if model is not None else 0.0,
+        host_reading_ns,
     )
 
 

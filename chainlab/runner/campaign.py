@@ -51,6 +51,7 @@ from chainlab.runner import (
     references,
     seeds,
 )
+from chainlab.runner.host import LastReading
 from chainlab.runner.links import SharedLinks
 from chainlab.runner.progress import Progress
 from chainlab.runner.scenario import RunContext
@@ -197,8 +198,13 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
         # The run-time estimate (the one `validate` prints), stored with what it had to make
         # and the spread the other load on the CPUs makes now.
         made = fresh.fresh(eng, todo, seed, campaign.primitives, measured=selected)
-        model, load_read = primitives_cache.estimate_model()
-        est = run_estimate.run(todo, model, made, campaign.primitives, load_read)
+        readings = LastReading()  # its first is the estimate's, and may start a window
+        model, load_read, at_host = primitives_cache.estimate_model(
+            lambda: readings.take(eng, None)
+        )
+        est = run_estimate.run(
+            todo, model, made, campaign.primitives, load_read, host_reading_ns=at_host
+        )
         store.begin_run(
             {
                 "run_id": run_id,
@@ -235,6 +241,7 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
         status = "failed"
         with SignalGuard() as guard, tempfile.TemporaryDirectory(prefix="chainlab-run-") as tmp:
             ctx = RunContext(eng, run_id, seed, Path(tmp), campaign.networks, progress)
+            ctx.readings = readings
             ctx.defer = guard.deferred
             ctx.links = SharedLinks()
             try:
@@ -307,6 +314,9 @@ def estimate_note(est: run_estimate.RunEstimate) -> str:
         f"{counted(len(f.hierarchies), 'hierarchy', 'hierarchies')} to generate "
         f"({fmt_duration(ph['hierarchies'])})",
     ]
+    if est.host_reading_ns is not None:
+        ms = est.host_reading_ns / 1e6
+        made.append(f"priced at the host's speed now (reference workload {ms:.1f} ms)")
     if est.noise_cv > 0:
         made.append(
             f"other load kept a CPU busy: handshakes taken to spread by at least {est.noise_cv:.0%}"

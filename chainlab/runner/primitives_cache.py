@@ -13,6 +13,7 @@ import json
 import math
 import os
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -255,12 +256,23 @@ def cached_model() -> cost.CostModel | None:
     return cost_fit.model_from_summary(summary, source)
 
 
-def estimate_model() -> tuple[cost.CostModel | None, bool]:
-    """What a run's estimate (and `validate`'s) prices with: `cached_model` with the least
-    spread the other load on the CPUs makes now (chainlab.runner.host.foreign_load,
-    chainlab.model.host_speed.with_contention), and whether that load could be read."""
+def estimate_model(
+    read: Callable[[], dict] | None = None,
+) -> tuple[cost.CostModel | None, bool, float | None]:
+    """What a run's estimate (and `validate`'s) prices with: `cached_model` at the host's
+    speed now (`read`: a host reading, chainlab.runner.host.reference; its CPU ns,
+    chainlab.model.host_speed.at_reading) with the least spread the other load on the CPUs
+    makes now (chainlab.runner.host.foreign_load, host_speed.with_contention); whether that
+    load could be read; and the reading (None: not taken, or it failed)."""
     busy = host.foreign_load()
-    return host_speed.with_contention(cached_model(), busy), busy is not None
+    reading = None
+    if read is not None:
+        try:
+            reading = float(read()["cpu_ns"])
+        except (host.ReferenceError, ChainlabError, OSError):
+            reading = None
+    model = host_speed.at_reading(cached_model(), reading)
+    return host_speed.with_contention(model, busy), busy is not None, reading
 
 
 # What identifies a primitive (or reference handshake) in a summary (the store's GROUP BY).

@@ -1,6 +1,8 @@
 """The cost model at the host's speed (chainlab.model.host_speed): inputs brought to one host
 reading, the whole model scaled to another, known answers by hand."""
 
+from dataclasses import replace
+
 import pytest
 
 from chainlab.model import cost, cost_fit, host_speed
@@ -74,6 +76,23 @@ def test_the_whole_model_scales_to_another_host_speed():
     assert s.wait_extras["go"] == {"client": 0.6, "client_se": 0.06}
     assert s.host_ns == 40 * MS and s.source == "hand-made"
     assert m.timings[("openssl-3.5", "ML-DSA-44", "sign", "cv")].mean_ms == 0.5  # unchanged
+
+
+def test_the_estimate_prices_at_the_reading_it_took():
+    """at_reading: the model brought to a host reading (a run's estimate, from the reading
+    as it starts); as it is without a reading, or for a model with no host speed."""
+    m = cost.CostModel(
+        timings={("openssl-3.5", "ML-DSA-44", "sign", "cv"): cost.Timing(0.5, 0.05, 40)},
+        overheads={},
+        source="hand-made",
+        host_ns=40 * MS,
+    )
+    fast = host_speed.at_reading(m, 20 * MS)  # the host twice as fast as at the primitives
+    assert fast.timings[("openssl-3.5", "ML-DSA-44", "sign", "cv")].mean_ms == 0.25
+    assert fast.host_ns == 20 * MS
+    assert host_speed.at_reading(m, None) is m
+    assert host_speed.at_reading(replace(m, host_ns=None), 20 * MS).host_ns is None
+    assert host_speed.at_reading(None, 20 * MS) is None
 
 
 def test_rows_at_different_readings_scale_as_each_row_would():

@@ -97,10 +97,20 @@ def test_a_busy_host_raises_the_adaptive_counts_and_the_estimate_keeps_what_it_t
 def test_the_run_and_validate_price_with_the_load_read_now(monkeypatch):
     from chainlab.runner import primitives_cache
 
-    monkeypatch.setattr(primitives_cache, "cached_model", lambda: CostModel({}, {}, "test"))
+    cached = CostModel({}, {}, "test", host_ns=40e6)
+    monkeypatch.setattr(primitives_cache, "cached_model", lambda: cached)
     monkeypatch.setattr(host, "foreign_load", lambda: 0.5)
-    model, read = primitives_cache.estimate_model()
-    assert read and model.noise_cv == pytest.approx(0.2)
+    model, read, at = primitives_cache.estimate_model()
+    assert read and model.noise_cv == pytest.approx(0.2) and at is None
+    assert model.host_ns == 40e6  # no reading: the cache's own speed
     monkeypatch.setattr(host, "foreign_load", lambda: None)
-    model, read = primitives_cache.estimate_model()
+    # At the host's speed now: a reading twice as fast as the cache's primitives.
+    model, read, at = primitives_cache.estimate_model(lambda: {"cpu_ns": 20_000_000})
     assert not read and model.noise_cv == 0.0
+    assert at == 20e6 and model.host_ns == pytest.approx(20e6)
+
+    def broken():
+        raise host.ReferenceError("the reference workload took over 60 s")
+
+    model, _, at = primitives_cache.estimate_model(broken)
+    assert at is None and model.host_ns == 40e6

@@ -114,6 +114,8 @@ def test_quick_campaign_end_to_end(quick_store):
         assert {tuple(h) for _, h, _ in made} == missing
         assert {sid for sid, _, _ in made} <= ids
         assert "estimated run time: " in err and "estimate/wall " in err
+        # Priced at the host's speed as the run started (a reading, also its first window's).
+        assert est["host_reading_ns"] > 0 and "priced at the host's speed now" in err
         certs = st.certificates
         assert set(certs["scenario_id"]) == ids
     finally:
