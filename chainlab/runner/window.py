@@ -29,16 +29,14 @@ class Window:
         self.finish = finish
         self.ended: list[ScenarioExecution] = []
         self.waiting: set[int] = set()  # id() of those without their end reading yet
-        self.shared: set[int] = set()  # id() of those that waited (noted per window)
 
     def read_end(self, ex: ScenarioExecution) -> None:
         """`ex`'s handshakes and load steps are done: its end reading, the next one taken,
         now where the window is over or it cannot wait."""
-        if ex.plan.load is not None or ex.plan.measure is not None:
+        if not _waits(ex):
             ex.reference("end")
             return
         self.waiting.add(id(ex))
-        self.shared.add(id(ex))
 
         def give(got: dict) -> None:
             self.waiting.discard(id(ex))
@@ -85,9 +83,8 @@ class Window:
         shared: dict[float, list[str]] = {}
         for ex in done:
             drift = host.drift(ex.results.host_reference)
-            if drift is not None and host.moved(drift) and id(ex) in self.shared:
+            if drift is not None and host.moved(drift) and _waits(ex):
                 shared.setdefault(drift, []).append(ex.plan.scenario_id)
-        self.shared.difference_update(id(ex) for ex in done)
         for drift, ids in shared.items():
             self.ctx.progress.note(
                 f"chainlab: the host's speed moved {drift:+.0%} over a window of "
@@ -96,3 +93,9 @@ class Window:
                 + ") (reference workload, end over start): their figures were taken on a "
                 "changing host"
             )
+
+
+def _waits(ex: ScenarioExecution) -> bool:
+    """Whether `ex` waits for the window's reading: not where its load steps are read on the
+    server's cores, nor where its instruction counts come after its end reading."""
+    return ex.plan.load is None and ex.plan.measure is None
