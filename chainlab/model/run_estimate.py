@@ -203,7 +203,7 @@ def run(
         "calibration": calibration,
         "scenarios": sum(e.seconds_expected for e in own.values()),
         # Their host readings and store commits, one of each per window.
-        "windows": windows([own[s.scenario_id].seconds_expected for s in scenarios]),
+        "windows": windows([e.seconds_expected for e in own.values()]),
     }
     fixed = sum(v for k, v in phases.items() if k not in ("scenarios", "windows"))
     low = windows([e.seconds_low for e in own.values()])
