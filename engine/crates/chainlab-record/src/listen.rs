@@ -92,3 +92,10 @@ impl Wake {
         unsafe { libc::write(self.fd.as_raw_fd(), (&one as *const u64).cast(), 8) };
     }
 }
+
+/// The descriptor to poll beside a socket (the QUIC server's `ppoll`).
+impl AsRawFd for Wake {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.fd.as_raw_fd()
+    }
+}

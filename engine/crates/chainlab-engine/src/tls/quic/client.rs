@@ -191,7 +191,7 @@ fn await_handshake_done(ssl: *mut sys::SSL, fd: RawFd, tally: &Tally, ticket: bo
         if done || close_info(ssl).is_some() || Instant::now() >= deadline {
             return;
         }
-        wait(ssl, fd, deadline);
+        wait(ssl, fd, deadline, None);
     }
 }
 
@@ -221,7 +221,7 @@ fn close_rapidly(ssl: *mut sys::SSL, fd: RawFd, tally: Option<&Tally>) {
         if r != 0 || sent || Instant::now() >= deadline {
             return;
         }
-        wait(ssl, fd, deadline);
+        wait(ssl, fd, deadline, None);
     }
 }
 

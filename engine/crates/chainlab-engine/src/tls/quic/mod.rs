@@ -93,7 +93,7 @@ pub(super) fn drive(
         if Instant::now() >= deadline {
             return Step::TimedOut;
         }
-        wait(ssl, fd, deadline);
+        wait(ssl, fd, deadline, None);
     }
 }
 
@@ -114,8 +114,9 @@ pub(super) fn outcome(ssl: *mut sys::SSL, r: libc::c_int) -> Option<Step> {
 }
 
 /// Waits until the socket is readable (or writable, when the stack wants to write), the QUIC
-/// stack's next timer is due, or the deadline, whichever comes first.
-pub(super) fn wait(ssl: *mut sys::SSL, fd: RawFd, deadline: Instant) {
+/// stack's next timer is due, `wake` (the server's stop, chainlab_record::listen::Wake) turns
+/// readable, or the deadline, whichever comes first.
+pub(super) fn wait(ssl: *mut sys::SSL, fd: RawFd, deadline: Instant, wake: Option<RawFd>) {
     let mut limit = deadline.saturating_duration_since(Instant::now());
     let mut tv = libc::timeval {
         tv_sec: 0,
@@ -133,17 +134,26 @@ pub(super) fn wait(ssl: *mut sys::SSL, fd: RawFd, deadline: Instant) {
         let timer = Duration::new(tv.tv_sec.max(0) as u64, (tv.tv_usec.max(0) as u32) * 1000);
         limit = limit.min(timer);
     }
-    let mut pollfd = libc::pollfd {
-        fd,
-        events: libc::POLLIN | if wants_write { libc::POLLOUT } else { 0 },
-        revents: 0,
-    };
+    let mut pollfds = [
+        libc::pollfd {
+            fd,
+            events: libc::POLLIN | if wants_write { libc::POLLOUT } else { 0 },
+            revents: 0,
+        },
+        libc::pollfd {
+            fd: wake.unwrap_or(-1),
+            events: libc::POLLIN,
+            revents: 0,
+        },
+    ];
     let ts = libc::timespec {
         tv_sec: limit.as_secs() as libc::time_t,
         tv_nsec: limit.subsec_nanos() as libc::c_long,
     };
-    // SAFETY: one valid pollfd and timespec; a null signal mask keeps the current one.
-    unsafe { libc::ppoll(&mut pollfd, 1, &ts, std::ptr::null()) };
+    let count = if wake.is_some() { 2 } else { 1 };
+    // SAFETY: `count` valid pollfds and a valid timespec; a null signal mask keeps the
+    // current one.
+    unsafe { libc::ppoll(pollfds.as_mut_ptr(), count, &ts, std::ptr::null()) };
 }
 
 /// How the connection was closed, once it is (terminating or terminated).
