@@ -44,7 +44,7 @@ from chainlab.campaign.model import (
     SamplingPolicy,
     Scenario,
 )
-from chainlab.model import cost, reference_specs
+from chainlab.model import cost, orchestration, reference_specs
 from chainlab.model.algorithm_costs import SIGN_VERIFY_MS
 from chainlab.model.flights import (
     FULL,
@@ -67,41 +67,6 @@ from chainlab.network.profile import DEFAULT_INITCWND, TCP_IP_OVERHEAD
 # this machine kind averaged 1.9-2.1 ms (total_ns); minus that chain's 1.0 ms sign and
 # 2 x 0.16 ms verify from the table above.
 BASE_MS = 0.7
-
-# Between one handshake's end (`total_ns`) and the next one's start, in the client's loop:
-# the close (close_notify both ways), the record written, the next socket. Its median was
-# 0.12-0.15 ms per connection over the 4 ML-DSA-leaf scenarios of a signature-placement.toml
-# run on 2026-11-27 (0.20-0.30 ms beside 1.3 s SLH-DSA handshakes). On an emulated path the
-# close waits for the peer's answer: one round trip more (50.5-51.0 ms on 50 ms paths, over
-# TCP and QUIC alike, in that day's families.toml and quic.toml runs), unless the client reads
-# the close after the next handshake (`Handshake.defers_close`: TCP).
-CONNECTION_GAP_MS = 0.14
-# ... where the client frees a connection during the next one's close (the OpenSSL engines,
-# docs/engine-records.md): 0.085-0.092 ms against 0.13 ms in three 3000-handshake ML-DSA-65
-# runs each (2026-11-27).
-CONNECTION_GAP_MS_BY_CLIENT = {"openssl-3.5": 0.09, "openssl-4.0": 0.09}
-
-
-def connection_gap_ms(client_stack: str) -> float:
-    """The client loop's time between two handshakes on loopback (CONNECTION_GAP_MS)."""
-    return CONNECTION_GAP_MS_BY_CLIENT.get(client_stack, CONNECTION_GAP_MS)
-
-
-# Per-scenario fixed cost outside handshakes and the gaps between them: server start and
-# stop, client process starts, record parsing, its hierarchy's files, its share of the run's
-# start (reading the caches for it). Its host readings and store commit are its window's
-# (host_speed.WINDOW_COST_S). Before windows, with a reading and a commit of its own, a
-# scenario took 0.12-0.14 s (2026-11-27); with them, interop.toml's 249 took 23.3 s over 11.1 s
-# of handshakes, 2.8 s of it the run's start and 1.5 s its 16 windows (2026-11-30).
-SCENARIO_OVERHEAD_S = 0.04
-# ... of which each client batch (an engine process: its start, its records read) beyond the
-# first: browser.toml's scenarios (3.7 batches each) took 0.25 s outside their handshakes,
-# interop.toml's (one batch) 0.12 s.
-BATCH_OVERHEAD_S = 0.05
-# An emulated link's set-up and teardown (namespaces, devices, forwarder) per scenario,
-# without calibration: 0.09-0.11 s measured for the lan, wan and lossy profiles. A scenario
-# that shares the run's link (Scenario.shares_link) pays it once per run, not counted.
-LINK_OVERHEAD_S = 0.1
 
 # The spread of loopback handshake latency, for the expected adaptive count: the leaf's
 # signing where it repeats a rejection loop (ML-DSA: a geometric number of rounds, cv 0.72
@@ -479,7 +444,7 @@ def scenario(s: Scenario, model: cost.CostModel | None = None) -> Estimate:
     net = network_cost(s, model)
     ms = net.mean_ms
     own_link = s.network_profile is not None and not s.shares_link
-    overhead = SCENARIO_OVERHEAD_S + (LINK_OVERHEAD_S if own_link else 0.0)
+    overhead = orchestration.scenario_s(model, own_link)
     if p.mode == "fixed":
         low = expected = high = p.count
     else:
@@ -494,7 +459,7 @@ def scenario(s: Scenario, model: cost.CostModel | None = None) -> Estimate:
     gap = between_attempts_ms(s, h, h.stacks[0])
 
     def secs(n: int) -> float:
-        t = (n + warm) * (ms + gap) / 1000 + BATCH_OVERHEAD_S * (batches(p, n) - 1)
+        t = (n + warm) * (ms + gap) / 1000 + orchestration.batches_s(model, batches(p, n), n + warm)
         if p.time_cap_s is not None:
             t = min(t, p.time_cap_s + ms / 1000)
         return t + overhead
@@ -535,7 +500,7 @@ def between_attempts_ms(s: Scenario, h: Handshake, client_stack: str) -> float:
     profile = s.network_profile
     rtt = 2 * profile.delay_ms if profile else 0.0
     close_rtt = rtt if not h.defers_close_on(client_stack) else 0.0
-    return connection_gap_ms(client_stack) + connections(h) * close_rtt
+    return orchestration.connection_gap_ms(client_stack) + connections(h) * close_rtt
 
 
 def batches(p: SamplingPolicy, n: int) -> int:

@@ -45,7 +45,14 @@ from chainlab.campaign.model import (
     PrimitivesPlan,
     Scenario,
 )
-from chainlab.model import cost, estimate, host_speed, implementations, reference_specs
+from chainlab.model import (
+    cost,
+    estimate,
+    host_speed,
+    implementations,
+    orchestration,
+    reference_specs,
+)
 from chainlab.model.algorithm_costs import SIGN_VERIFY_MS
 from chainlab.model.calibration_time import calibration_seconds, calibration_total
 
@@ -288,7 +295,7 @@ def reference_seconds(
             ms += rtt
         # Two halves (chainlab.runner.primitives._path_and_twin), each over a link of its own.
         rounds = PATH_REFERENCE_COUNT + 2 * PATH_REFERENCE_WARMUP
-        return 2 * (estimate.LINK_OVERHEAD_S + REFERENCE_ROUND_START_S) + rounds * ms / 1000
+        return 2 * (orchestration.LINK_S + REFERENCE_ROUND_START_S) + rounds * ms / 1000
     if message is not None and message.startswith(reference_specs.PATH_BASE_PREFIX):
         # Its loopback twin: two rounds (before and after it) of half the count each.
         twin_round = PATH_REFERENCE_COUNT / 2 + PATH_REFERENCE_WARMUP
@@ -311,7 +318,7 @@ def reference_seconds(
     return REFERENCE_ROUNDS * (
         HOST_READING_S
         + REFERENCE_ROUND_START_S
-        + rounds_each * (ms + estimate.connection_gap_ms(stack)) / 1000
+        + rounds_each * (ms + orchestration.connection_gap_ms(stack)) / 1000
     )
 
 

@@ -16,7 +16,7 @@ from chainlab.axes.algorithms import GROUPS, SIGNATURE_ALGORITHMS
 from chainlab.campaign import load, measure_plan
 from chainlab.campaign.model import NetworkProfile
 from chainlab.commands import validate
-from chainlab.model import estimate, flights, run_estimate
+from chainlab.model import estimate, flights, orchestration, run_estimate
 from chainlab.model.calibration_time import calibration_seconds, calibration_total
 from chainlab.network.calibrate import BULK_TARGET_S
 
@@ -282,7 +282,7 @@ def test_a_client_that_reads_its_close_after_the_next_handshake_pays_no_round_tr
     openssl, go = one("openssl-3.5", "wan50"), one("go", "wan50")
     saved = estimate.scenario(go).seconds_expected - estimate.scenario(openssl).seconds_expected
     handshakes = estimate.network_cost(go).mean_ms - estimate.network_cost(openssl).mean_ms
-    gaps = estimate.connection_gap_ms("go") - estimate.connection_gap_ms("openssl-3.5")
+    gaps = orchestration.connection_gap_ms("go") - orchestration.connection_gap_ms("openssl-3.5")
     assert saved == pytest.approx(31 * (50 + handshakes + gaps) / 1000, rel=1e-6)
 
 
@@ -310,7 +310,7 @@ def test_a_load_warm_up_is_priced_on_its_path_and_defers_its_close_where_its_cli
     # the loopback's milliseconds), and Go's each a close's round trip (50 ms) longer.
     warm = estimate.load_seconds(rustls) - estimate.load_seconds(scenario("loopback", "rustls"))
     assert warm >= 20 * 100 / 1000 - 1e-9
-    gaps = estimate.connection_gap_ms("go") - estimate.connection_gap_ms("rustls")
+    gaps = orchestration.connection_gap_ms("go") - orchestration.connection_gap_ms("rustls")
     longer = estimate.load_seconds(go) - estimate.load_seconds(rustls)
     assert longer == pytest.approx(20 * (50 + gaps) / 1000, rel=1e-6)
 

@@ -12,7 +12,7 @@ from chainlab.campaign.model import (
     NetworkProfile,
     PrimitivesPlan,
 )
-from chainlab.model import cost, estimate, host_speed, reference_specs, run_estimate
+from chainlab.model import cost, estimate, host_speed, orchestration, reference_specs, run_estimate
 from chainlab.model.algorithm_costs import SIGN_VERIFY_MS
 from chainlab.model.run_estimate import Fresh
 
@@ -81,8 +81,8 @@ def test_a_slow_operation_takes_its_pilot_a_fast_one_its_interval_within_the_cap
 
 def test_references_take_their_rounds_at_the_stack_s_measured_latency():
     per_round = 300 / 3 + 20
-    gap = estimate.CONNECTION_GAP_MS  # go's client; the OpenSSL engines' is shorter
-    assert estimate.connection_gap_ms("openssl-3.5") < gap
+    gap = orchestration.CONNECTION_GAP_MS  # go's client; the OpenSSL engines' is shorter
+    assert orchestration.connection_gap_ms("openssl-3.5") < gap
     start = 0.12 + run_estimate.HOST_READING_S  # server and client, and a host reading after
     default = run_estimate.reference_seconds(("go", "tls-reference:mldsa", "full", None))
     assert default == pytest.approx(3 * (start + per_round * (1.0 + gap) / 1000))
