@@ -178,8 +178,9 @@ def test_the_latency_spread_is_the_hosts_reference_spread_and_a_composites_rejec
     sd = {s: estimate.network_cost(s).sd_ms for s in (pure, comp_leaf, ecdsa)}
     assert sd[comp_leaf] > 3 * sd[ecdsa]
     assert sd[comp_leaf] == pytest.approx(sd[pure], rel=0.35)
-    # The spread proportional to the mean is the host's as the stack's ECDSA reference
-    # handshakes showed it (sd over mean), when it is larger than the built-in 1.7 %.
+    # The host's jitter is the spread the stack's ECDSA reference handshakes showed (sd over
+    # mean, at their latency), its sd growing with the square root of a handshake's length,
+    # when it is larger than the built-in 1.7 % of the mean.
     quiet = model_with({}, {"rustls": {estimate.NOISE_REFERENCE: {"latency": 1.0,
                                                                    "latency_se": 0.001,
                                                                    "n": 100}}})  # fmt: skip
@@ -193,8 +194,12 @@ def test_the_latency_spread_is_the_hosts_reference_spread_and_a_composites_rejec
         (estimate.SD_FLOOR_MS**2 + (estimate.CV_PROPORTIONAL * base) ** 2) ** 0.5
     )
     assert estimate.network_cost(ecdsa, noisy).sd_ms == pytest.approx(
-        (estimate.SD_FLOOR_MS**2 + (0.25 * base) ** 2) ** 0.5
+        (estimate.SD_FLOOR_MS**2 + 0.25**2 * 1.0 * base) ** 0.5
     )
+    # At the reference's latency its spread as it was; four times as long, twice the sd.
+    assert estimate.host_sd_ms(noisy, "rustls", 1.0) == pytest.approx(0.25)
+    assert estimate.host_sd_ms(noisy, "rustls", 4.0) == pytest.approx(0.5)
+    assert estimate.host_sd_ms(noisy, "go", 4.0) == 0.0
     # ... so its adaptive scenarios are expected to take more handshakes.
     more = estimate.scenario(pure, noisy).handshakes_expected
     assert more > estimate.scenario(pure, quiet).handshakes_expected
