@@ -170,19 +170,29 @@ def steal_ns(stat: Path = Path("/proc/stat")) -> int | None:
     return int(line[8]) * 1_000_000_000 // os.sysconf("SC_CLK_TCK")
 
 
+# What foreign_load takes off each CPU's busy ticks: the counters' resolution.
+RESOLUTION_TICKS = 1
+
+
 def foreign_load(window_s: float = LOAD_WINDOW_S, stat: Path = Path("/proc/stat")) -> float | None:
     """The share of the last `window_s` seconds the busiest CPU this process may use spent
     on other load (the kernel's per-CPU counters, everything but idle and iowait: other
     processes, and steal, the hypervisor's other guests), read while chainlab runs nothing:
     0.00 on this VM at rest, 0.48-0.52 beside a process busy on one core half of each tenth
-    of a second (2026-11-30). None where the kernel does not report it."""
+    of a second (2026-11-30). None where the kernel does not report it.
+
+    A CPU's busy ticks are counted less one (`RESOLUTION_TICKS`): the counters move in clock
+    ticks (30 in the window), and one tick is as likely the kernel's own housekeeping or
+    chainlab's threads as another process. Read as load, that one tick (0.033) gave every
+    handshake a spread of at least 0.087, and quick.toml at rest an estimate of 1.81 of its
+    wall time (2026-12-01)."""
     own = {f"cpu{c}" for c in os.sched_getaffinity(0)}
     before = _cpu_times(stat)
     time.sleep(window_s)
     after = _cpu_times(stat)
     shares = []
     for cpu in own & before.keys() & after.keys():
-        busy = after[cpu][0] - before[cpu][0]
+        busy = max(after[cpu][0] - before[cpu][0] - RESOLUTION_TICKS, 0)
         total = after[cpu][1] - before[cpu][1]
         if total > 0:
             shares.append(busy / total)

@@ -35,13 +35,18 @@ def test_the_busiest_cpus_share_of_the_window_is_the_load(tmp_path, monkeypatch)
     assert host._cpu_times(tmp_path / "missing") == {}
     cpus = sorted(os.sched_getaffinity(0))
     first = {c: (100, 100) for c in cpus}
-    # Over the window the last CPU ran other processes 50 of 100 ticks, the others none.
+    # Over the window the last CPU ran other processes 50 of 100 ticks, the others none; a
+    # tick is the counters' resolution, not counted.
     second = {c: (150 if c == cpus[-1] else 100, 200) for c in cpus}
     readings = iter([first, second])
     monkeypatch.setattr(
         host, "_cpu_times", lambda _stat: {f"cpu{c}": v for c, v in next(readings).items()}
     )
-    assert host.foreign_load(0.0, stat) == pytest.approx(0.5)
+    assert host.foreign_load(0.0, stat) == pytest.approx(49 / 100)
+    # One tick of 30 (0.3 s at 100 Hz) is no load.
+    one_tick = {c: (101 if c == cpus[-1] else 100, 130) for c in cpus}
+    readings = iter([first, one_tick])
+    assert host.foreign_load(0.0, stat) == 0.0
     # No kernel counters: no reading.
     monkeypatch.setattr(host, "_cpu_times", lambda _stat: {})
     assert host.foreign_load(0.0, stat) is None
