@@ -353,12 +353,18 @@ def host_cv(model: cost.CostModel | None, stack: str) -> float:
 
 
 def host_sd_ms(model: cost.CostModel | None, stack: str, base_ms: float) -> float:
-    """The host's jitter in a `base_ms` handshake on the stack: its NOISE_REFERENCE
-    handshakes' spread (`host_cv`) at their latency, growing with the square root of the
-    handshake's length (see NOISE_REFERENCE); 0 where the model holds none."""
-    cv = host_cv(model, stack)
-    if cv <= 0 or model is None:
+    """The host's jitter in a `base_ms` handshake on the stack: the least spread (`host_cv`)
+    of any stack's NOISE_REFERENCE handshakes the model holds, at this stack's reference
+    latency, growing with the square root of the handshake's length (see NOISE_REFERENCE); 0
+    where the model holds no reference of the stack. The jitter is the host's, and each
+    stack's references were taken at another moment: on 2026-12-01 those taken in the first
+    minutes after a fresh build spread by 0.20-0.35 (OpenSSL 3.5, BoringSSL, Go), rustls'
+    four minutes later 0.08, and the scenarios' ECDSA handshakes 0.05-0.12 for the next hour.
+    With each stack's own, browser.toml was estimated at 1.27 of its wall time and
+    stacks.toml at 1.25; with the least, 1.06 and 1.12."""
+    if model is None or host_cv(model, stack) <= 0:
         return 0.0
+    cv = min(c for c in (host_cv(model, st) for st in model.stack_references) if c > 0)
     reference_ms = float(model.stack_references[stack][NOISE_REFERENCE]["latency"])
     return cv * math.sqrt(reference_ms * max(base_ms, 0.0))
 

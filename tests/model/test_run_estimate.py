@@ -200,6 +200,15 @@ def test_the_latency_spread_is_the_hosts_reference_spread_and_a_composites_rejec
     assert estimate.host_sd_ms(noisy, "rustls", 1.0) == pytest.approx(0.25)
     assert estimate.host_sd_ms(noisy, "rustls", 4.0) == pytest.approx(0.5)
     assert estimate.host_sd_ms(noisy, "go", 4.0) == 0.0
+    # The jitter is the host's: the calmest stack's spread stands for every stack's (each at
+    # its own reference's latency), as a noisier reference was taken in a noisier minute.
+    two = model_with({}, {"rustls": noisy.stack_references["rustls"],
+                          "go": {estimate.NOISE_REFERENCE: {"latency": 0.5,
+                                                            "latency_se": 0.005,
+                                                            "n": 100}}})  # fmt: skip
+    assert estimate.host_cv(two, "go") == pytest.approx(0.1)
+    assert estimate.host_sd_ms(two, "rustls", 4.0) == pytest.approx(0.1 * (1.0 * 4.0) ** 0.5)
+    assert estimate.host_sd_ms(two, "go", 4.0) == pytest.approx(0.1 * (0.5 * 4.0) ** 0.5)
     # ... so its adaptive scenarios are expected to take more handshakes.
     more = estimate.scenario(pure, noisy).handshakes_expected
     assert more > estimate.scenario(pure, quiet).handshakes_expected
