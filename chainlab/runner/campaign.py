@@ -130,6 +130,10 @@ class RunSummary:
     estimate_s: float = 0.0  # the run-time estimate it started with
     # Each failed scenario's cause and detail, as stored (`scenario_runs`).
     failures: dict[str, str] = field(default_factory=dict)
+    # The scenarios' own wall times (`scenario_runs.wall_seconds`) and their load steps'
+    # spans, for where the rest of the wall time went (`time_parts`).
+    scenario_seconds: float = 0.0
+    load_seconds: float = 0.0
 
 
 def _say(text: str) -> None:
@@ -270,6 +274,8 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
                     finally:
                         _end_run(store, run_id, status)
                 summary.wall_seconds = time.monotonic() - t0
+                if went := parts_note(summary):
+                    progress.note(f"chainlab: {went}")
                 progress.finish(
                     f"chainlab: run {status}: {len(summary.completed)} completed, "
                     f"{len(summary.failed)} failed, {len(summary.skipped)} skipped; "
@@ -287,7 +293,12 @@ def handshake_seconds(result) -> float:
     started late in the schedule are measured after it (an overloaded step's queue, a
     path's round trips), and no runner could end the step before them."""
     attempts = sum(r.get("total_ns") or 0 for r in result.samples) / 1e9
-    return attempts + sum(r.get("wall_s") or 0.0 for r in result.load_steps)
+    return attempts + load_seconds(result)
+
+
+def load_seconds(result) -> float:
+    """A scenario's load steps' spans (`handshake_seconds`)."""
+    return sum(r.get("wall_s") or 0.0 for r in result.load_steps)
 
 
 def overhead_note(summary: RunSummary) -> str:
@@ -302,6 +313,43 @@ def overhead_note(summary: RunSummary) -> str:
         est = summary.estimate_s
         out += f"; estimated {est:.1f} s: estimate/wall {est / wall:.2f}"
     return out
+
+
+def time_parts(summary: RunSummary) -> list[tuple[str, float]]:
+    """Where a local run's wall time went, in seconds, from what its scenarios recorded: their
+    handshakes (and load steps); the client loops' time between handshakes (closes, records
+    written, sockets; a path's round trips); the rest of the scenarios' own time (engine
+    processes started and stopped, links, records read, instruction counts); and the rest
+    of the run (its start: caches, primitives, references, hierarchies; its host readings and
+    store commits). Nothing where the scenarios' times do not fit in the wall time (a
+    cluster's, run in parallel)."""
+    wall, scenarios = summary.wall_seconds, summary.scenario_seconds
+    if wall <= 0 or scenarios <= 0 or scenarios > wall:
+        return []
+    attempts = summary.handshake_seconds - summary.load_seconds
+    loops = max(summary.engine_seconds, attempts)
+    return [
+        ("handshakes", summary.handshake_seconds),
+        ("between them in the client loops", loops - attempts),
+        (
+            "the rest of the scenarios (engine starts, servers, links, records read)",
+            max(scenarios - loops - summary.load_seconds, 0.0),
+        ),
+        (
+            "the run's start (caches, primitives, hierarchies), host readings and commits",
+            wall - scenarios,
+        ),
+    ]
+
+
+def parts_note(summary: RunSummary) -> str:
+    """`time_parts` in one line, each with its share of the wall time."""
+    parts = time_parts(summary)
+    if not parts:
+        return ""
+    wall = summary.wall_seconds
+    each = "; ".join(f"{name} {s:.1f} s ({100 * s / wall:.0f} %)" for name, s in parts)
+    return f"where the wall time went: {each}"
 
 
 def estimate_note(est: run_estimate.RunEstimate) -> str:
@@ -479,6 +527,8 @@ def _store_results(store, guard, done, progress, summary) -> None:
     for plan, result in done:
         summary.engine_seconds += result.scenario_run["engine_seconds"]
         summary.handshake_seconds += handshake_seconds(result)
+        summary.scenario_seconds += result.scenario_run.get("wall_seconds") or 0.0
+        summary.load_seconds += load_seconds(result)
         ok = result.status == "completed"
         (summary.completed if ok else summary.failed).append(plan.scenario_id)
         if not ok:

@@ -5,7 +5,13 @@ of a run that is overhead."""
 from pathlib import Path
 from types import SimpleNamespace
 
-from chainlab.runner.campaign import RunSummary, handshake_seconds, overhead_note
+from chainlab.runner.campaign import (
+    RunSummary,
+    handshake_seconds,
+    overhead_note,
+    parts_note,
+    time_parts,
+)
 
 
 def test_the_handshakes_own_time_and_the_overhead_ratio():
@@ -23,3 +29,20 @@ def test_the_handshakes_own_time_and_the_overhead_ratio():
 def test_the_summary_line_gives_the_estimate_over_the_wall_time():
     summary = RunSummary("r", Path("s.duckdb"), ["a"], [], [], False, 12.5, 0.0, 10.0, 11.0)
     assert overhead_note(summary).endswith("; estimated 11.0 s: estimate/wall 0.88")
+
+
+def test_where_the_wall_time_went_adds_up_to_it():
+    summary = RunSummary("r", Path("s.duckdb"), ["a"], [], [], False, 12.0, 7.5, 8.0)
+    # The scenarios' own 10 s: a load step's 1 s, client loops of 7.5 s holding 7 s of
+    # attempts; the run's 2 s besides them.
+    summary.scenario_seconds, summary.load_seconds = 10.0, 1.0
+    parts = dict(time_parts(summary))
+    assert list(parts.values()) == [8.0, 0.5, 1.5, 2.0]
+    assert sum(parts.values()) == summary.wall_seconds
+    assert parts_note(summary).startswith(
+        "where the wall time went: handshakes 8.0 s (67 %); between them in the client loops "
+        "0.5 s (4 %)"
+    )
+    # A cluster's scenarios run in parallel: more than the wall time, no parts.
+    summary.scenario_seconds = 30.0
+    assert time_parts(summary) == [] and parts_note(summary) == ""
