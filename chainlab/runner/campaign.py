@@ -318,11 +318,12 @@ def overhead_note(summary: RunSummary) -> str:
 def time_parts(summary: RunSummary) -> list[tuple[str, float]]:
     """Where a local run's wall time went, in seconds, from what its scenarios recorded: their
     handshakes (and load steps); the client loops' time between handshakes (closes, records
-    written, sockets; a path's round trips); the rest of the scenarios' own time (engine
-    processes started and stopped, links, records read, instruction counts); and the rest
-    of the run (its start: caches, primitives, references, hierarchies; its host readings and
-    store commits). Nothing where the scenarios' times do not fit in the wall time (a
-    cluster's, run in parallel)."""
+    written, sockets; a path's round trips); the rest of the scenarios' own time, which runs
+    from a scenario's making (`State.t0`) in either order (its hierarchies made or read from
+    the cache, engine processes started and stopped, links, records read, instruction
+    counts); and the rest of the run (its start: caches, primitives, references; its host
+    readings and store commits). Nothing where the scenarios' times do not fit in the wall
+    time (a cluster's, run in parallel)."""
     wall, scenarios = summary.wall_seconds, summary.scenario_seconds
     if wall <= 0 or scenarios <= 0 or scenarios > wall:
         return []
@@ -332,11 +333,11 @@ def time_parts(summary: RunSummary) -> list[tuple[str, float]]:
         ("handshakes", summary.handshake_seconds),
         ("between them in the client loops", loops - attempts),
         (
-            "the rest of the scenarios (engine starts, servers, links, records read)",
+            "the rest of the scenarios (hierarchies, engine starts, servers, links, records)",
             max(scenarios - loops - summary.load_seconds, 0.0),
         ),
         (
-            "the run's start (caches, primitives, hierarchies), host readings and commits",
+            "the run's start (caches, primitives, references), host readings and commits",
             wall - scenarios,
         ),
     ]
