@@ -103,6 +103,14 @@ REJECTION_SIGNERS = ("ML-DSA-44", "ML-DSA-65", "ML-DSA-87")
 # handshake time went from 1.21-1.97 of what they took to 1.02-1.21 (quick.toml, beside
 # other load at its start, 2.94 to 1.94).
 NOISE_REFERENCE = ("ecdsa", "full")
+# Other processes' load spreads a long handshake less than in proportion (its work moves to
+# the idle core) and more than the host's jitter: beside a process busy on one core half of
+# each tenth of a second (noise_cv 0.20 at OpenSSL's 0.66 ms references), quick.toml's ML-DSA-65
+# leaves (1.6 ms) spread by 0.36-0.38 (0.34 at rest: 0.16 of load) and SLH-DSA-SHAKE-128f
+# leaves (35 ms) by 0.04-0.09 in three runs (0.006-0.017 at rest), where 3/4 gives 0.16 and
+# 0.074. In proportion, their time cap was expected and the estimate was 1.90 of the wall
+# time; with the square root, 0.64 (2026-12-01).
+CONTENTION_GROWTH = 0.75
 # A target's handshake before it is measured: a server across a WAN (tens of ms of round
 # trips) or a slow one; only the ETA of a probe depends on it.
 TARGET_HANDSHAKE_MS = 100.0
@@ -337,9 +345,8 @@ def latency_sd_ms(h: Handshake, base_ms: float, model: cost.CostModel | None = N
         rejection = CV_REJECTION_SIGN * sign
         if _certificate_checks_ms(h, model) > sign:
             rejection *= OVERLAPPED_SHARE
-    noise = model.noise_cv if model is not None else 0.0  # other processes' load (host_speed)
-    host = [host_sd_ms(model, stack, base_ms) for stack in set(h.stacks)]
-    spread = max([CV_PROPORTIONAL * base_ms, noise * base_ms, *host])
+    host = [f(model, st, base_ms) for st in set(h.stacks) for f in (host_sd_ms, contention_sd_ms)]
+    spread = max([CV_PROPORTIONAL * base_ms, *host])  # the host's jitter, other processes' load
     return math.sqrt(rejection**2 + SD_FLOOR_MS**2 + spread**2)
 
 
@@ -367,6 +374,21 @@ def host_sd_ms(model: cost.CostModel | None, stack: str, base_ms: float) -> floa
     cv = min(c for c in (host_cv(model, st) for st in model.stack_references) if c > 0)
     reference_ms = float(model.stack_references[stack][NOISE_REFERENCE]["latency"])
     return cv * math.sqrt(reference_ms * max(base_ms, 0.0))
+
+
+def contention_sd_ms(model: cost.CostModel | None, stack: str, base_ms: float) -> float:
+    """The spread other processes' load makes (`model.noise_cv`, host_speed.contention_cv) in
+    a `base_ms` handshake on the stack: that cv at the stack's NOISE_REFERENCE latency, its sd
+    growing with the length to the power CONTENTION_GROWTH; in proportion where the model
+    holds no reference of the stack."""
+    noise = model.noise_cv if model is not None else 0.0
+    if noise <= 0:
+        return 0.0
+    got = model.stack_references.get(stack, {}).get(NOISE_REFERENCE)
+    if not got or got.get("latency", 0.0) <= 0:
+        return noise * base_ms
+    reference_ms = float(got["latency"])
+    return noise * reference_ms * (max(base_ms, 0.0) / reference_ms) ** CONTENTION_GROWTH
 
 
 def _certificate_checks_ms(h: Handshake, model: cost.CostModel | None) -> float:

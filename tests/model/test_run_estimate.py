@@ -214,6 +214,27 @@ def test_the_latency_spread_is_the_hosts_reference_spread_and_a_composites_rejec
     assert more > estimate.scenario(pure, quiet).handshakes_expected
 
 
+def test_other_load_spreads_a_long_handshake_less_than_in_proportion_more_than_the_jitter():
+    refs = {"openssl-3.5": {estimate.NOISE_REFERENCE: {"latency": 0.5, "latency_se": 0.0, "n": 9}}}
+    busy = replace(model_with({}, refs), noise_cv=0.2)
+    # At the reference's latency, the load's cv itself.
+    assert estimate.contention_sd_ms(busy, "openssl-3.5", 0.5) == pytest.approx(0.1)
+    # Sixteen times as long: 8x the sd, between the square root's 4x and proportion's 16x.
+    assert estimate.contention_sd_ms(busy, "openssl-3.5", 8.0) == pytest.approx(0.8)
+    assert estimate.CONTENTION_GROWTH == 0.75
+    # A stack without a reference: in proportion; no load read, no spread.
+    assert estimate.contention_sd_ms(busy, "go", 8.0) == pytest.approx(1.6)
+    assert estimate.contention_sd_ms(replace(busy, noise_cv=0.0), "openssl-3.5", 8.0) == 0.0
+    assert estimate.contention_sd_ms(None, "openssl-3.5", 8.0) == 0.0
+    # It is the spread of a long handshake beside the load, where the host's jitter is less.
+    h = estimate.view(load(QUICK).scenarios["x25519__ml_root__slhf_leaf"])
+    base = estimate.loopback_ms(h, busy)
+    got = estimate.latency_sd_ms(h, base, busy)
+    assert got == pytest.approx(
+        (estimate.SD_FLOOR_MS**2 + (0.2 * 0.5 * (base / 0.5) ** 0.75) ** 2) ** 0.5
+    )
+
+
 def test_a_path_reference_pays_the_round_trips_its_flights_need():
     """Priced as its handshake over the path (estimate.network_cost): the ML-DSA reference's
     server flight passes the initial window and waits a round trip more than the ECDSA one's
