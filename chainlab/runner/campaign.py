@@ -123,9 +123,9 @@ class RunSummary:
     interrupted: bool
     wall_seconds: float
     engine_seconds: float
-    # The handshakes' own time: every single-connection attempt's total_ns (warm-ups too)
-    # and every load step's span (`handshake_seconds`); the rest of the wall time is the
-    # run's overhead.
+    # The handshakes' own time: every single-connection attempt's total_ns (warm-ups too),
+    # every load step's span and instruction counts' time (`handshake_seconds`); the rest
+    # of the wall time is the run's overhead.
     handshake_seconds: float = 0.0
     estimate_s: float = 0.0  # the run-time estimate it started with
     # Each failed scenario's cause and detail, as stored (`scenario_runs`).
@@ -134,6 +134,7 @@ class RunSummary:
     # spans, for where the rest of the wall time went (`time_parts`).
     scenario_seconds: float = 0.0
     load_seconds: float = 0.0
+    counting_seconds: float = 0.0
 
 
 def _say(text: str) -> None:
@@ -287,13 +288,16 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
 
 
 def handshake_seconds(result) -> float:
-    """A scenario's handshakes' own time: its attempts' total_ns and its load steps' spans
-    (the time a perfectly efficient runner would still spend). A step's span is its
-    generator's wall time, from its schedule's start to its last attempt's end: the attempts
-    started late in the schedule are measured after it (an overloaded step's queue, a
-    path's round trips), and no runner could end the step before them."""
+    """A scenario's handshakes' own time: its attempts' total_ns, its load steps' spans and
+    its instruction counts' wall time (the time a perfectly efficient runner would still
+    spend). A step's span is its generator's wall time, from its schedule's start to its last
+    attempt's end: the attempts started late in the schedule are measured after it (an
+    overloaded step's queue, a path's round trips), and no runner could end the step before
+    them. Counting under callgrind is the measurement (valgrind slows a handshake about
+    22-fold and takes seconds to start): signature-placement-instructions.toml spent 495 s of
+    its 534 s counting, and over its handshakes alone read 14.35x (2026-12-01)."""
     attempts = sum(r.get("total_ns") or 0 for r in result.samples) / 1e9
-    return attempts + load_seconds(result)
+    return attempts + load_seconds(result) + result.counting_seconds
 
 
 def load_seconds(result) -> float:
@@ -317,24 +321,28 @@ def overhead_note(summary: RunSummary) -> str:
 
 def time_parts(summary: RunSummary) -> list[tuple[str, float]]:
     """Where a local run's wall time went, in seconds, from what its scenarios recorded: their
-    handshakes (and load steps); the client loops' time between handshakes (closes, records
-    written, sockets; a path's round trips); the rest of the scenarios' own time, which runs
-    from a scenario's making (`State.t0`) in either order (its hierarchies made or read from
-    the cache, engine processes started and stopped, links, records read, instruction
-    counts); and the rest of the run (its start: caches, primitives, references; its host
-    readings and store commits). Nothing where the scenarios' times do not fit in the wall
-    time (a cluster's, run in parallel)."""
+    handshakes (and load steps); their instruction counts under callgrind, where they have
+    them; the client loops' time between handshakes (closes, records written, sockets; a
+    path's round trips); the rest of the scenarios' own time, which runs from a scenario's
+    making (`State.t0`) in either order (its hierarchies made or read from the cache, engine
+    processes started and stopped, links, records read); and the rest of the run (its
+    start: caches, primitives, references; its host readings and store commits). Nothing
+    where the scenarios' times do not fit in the wall time (a cluster's, run in parallel)."""
     wall, scenarios = summary.wall_seconds, summary.scenario_seconds
     if wall <= 0 or scenarios <= 0 or scenarios > wall:
         return []
-    attempts = summary.handshake_seconds - summary.load_seconds
+    counting = summary.counting_seconds
+    attempts = summary.handshake_seconds - summary.load_seconds - counting
     loops = max(summary.engine_seconds, attempts)
+    parts = [("handshakes", summary.handshake_seconds - counting)]
+    if counting > 0:
+        parts.append(("instruction counts under callgrind", counting))
     return [
-        ("handshakes", summary.handshake_seconds),
+        *parts,
         ("between them in the client loops", loops - attempts),
         (
             "the rest of the scenarios (hierarchies, engine starts, servers, links, records)",
-            max(scenarios - loops - summary.load_seconds, 0.0),
+            max(scenarios - loops - summary.load_seconds - counting, 0.0),
         ),
         (
             "the run's start (caches, primitives, references), host readings and commits",
@@ -530,6 +538,7 @@ def _store_results(store, guard, done, progress, summary) -> None:
         summary.handshake_seconds += handshake_seconds(result)
         summary.scenario_seconds += result.scenario_run.get("wall_seconds") or 0.0
         summary.load_seconds += load_seconds(result)
+        summary.counting_seconds += result.counting_seconds
         ok = result.status == "completed"
         (summary.completed if ok else summary.failed).append(plan.scenario_id)
         if not ok:

@@ -293,20 +293,19 @@ class ScenarioExecution:
         if self.plan.measure is None or self.state.failed_run or self.files.pki_dir is None:
             return
         self.ctx.readings.measured()
+        t0 = time.monotonic()
         try:
             self.results.instruction_samples = instructions.run(self)
         except (instructions.InstructionError, records.RecordError, OSError) as e:
             self.fail("instructions_failed", str(e))
+        self.results.counting_s += time.monotonic() - t0
 
     def _stop_server(self) -> None:
         if self._server_proc is None:
             return
         before_stop = server_cpu.process_cpu_ns(self._engine_pid)
-        served = (
-            before_stop - self._cpu_at_ready
-            if before_stop is not None and self._cpu_at_ready is not None
-            else None
-        )
+        ready = self._cpu_at_ready
+        served = None if before_stop is None or ready is None else before_stop - ready
         ended = processes.stop_group(self._server_proc)
         if self._server_proc.stdout is not None:
             self._server_proc.stdout.close()

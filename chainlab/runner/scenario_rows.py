@@ -71,6 +71,7 @@ def rows(
         load_samples=results.load_samples,
         host_reference=results.host_reference,
         instruction_samples=results.instruction_samples,
+        counting_seconds=results.counting_s,
     )
 
 

@@ -124,6 +124,8 @@ class Results:
     load_samples: list[dict] = field(default_factory=list)
     host_reference: list[dict] = field(default_factory=list)
     instruction_samples: list[dict] = field(default_factory=list)
+    # The wall time of the instruction counts (valgrind's starts included).
+    counting_s: float = 0.0
     # The forwarder's final statistics of each visit's link (emulated networks).
     link_stats: list[dict] = field(default_factory=list)
     # The server's ready line on certificate compression (sizes before and after).

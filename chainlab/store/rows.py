@@ -44,7 +44,9 @@ class ScenarioRows:
       their attempts (chainlab.runner.load), empty without [load];
     - host_reference: the host-speed workload timed around the scenario and its steps;
     - instruction_samples: instructions per connection and side counted under callgrind
-      ([measure]; chainlab.runner.instructions), empty without.
+      ([measure]; chainlab.runner.instructions), empty without;
+    - counting_seconds: not a table's: the wall time of those counts (valgrind's starts
+      included), for the run's summary of where its time went.
     """
 
     scenario_run: Row
@@ -57,6 +59,7 @@ class ScenarioRows:
     host_reference: list[Row] = field(default_factory=list)
     observed_client_chain: list[Row] = field(default_factory=list)
     instruction_samples: list[Row] = field(default_factory=list)
+    counting_seconds: float = 0.0
 
     @property
     def status(self) -> str:

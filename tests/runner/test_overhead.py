@@ -19,8 +19,12 @@ def test_the_handshakes_own_time_and_the_overhead_ratio():
         samples=[{"total_ns": 1_500_000_000}, {"total_ns": 500_000_000}, {"total_ns": None}],
         # A step's attempts started in its schedule end after it: its generator's wall.
         load_steps=[{"duration_s": 5.0, "wall_s": 5.25}, {"duration_s": 3.0, "wall_s": 3.0}],
+        counting_seconds=0.0,
     )
     assert handshake_seconds(result) == 2.0 + 8.25
+    # Instruction counts under callgrind are the measurement: their wall time counts too.
+    result.counting_seconds = 40.0
+    assert handshake_seconds(result) == 2.0 + 8.25 + 40.0
     summary = RunSummary("r", Path("s.duckdb"), ["a"], [], [], False, 12.5, 0.0, 10.0)
     assert overhead_note(summary) == "; wall 12.5 s over the handshakes' own 10.0 s: 1.25x"
     assert overhead_note(RunSummary("r", Path("s"), [], [], [], True, 1.0, 0.0)) == ""
@@ -46,3 +50,18 @@ def test_where_the_wall_time_went_adds_up_to_it():
     # A cluster's scenarios run in parallel: more than the wall time, no parts.
     summary.scenario_seconds = 30.0
     assert time_parts(summary) == [] and parts_note(summary) == ""
+
+
+def test_instruction_counts_are_a_part_of_their_own_not_the_scenarios_rest():
+    # 40 s of counting among 50 s of handshakes' own time; client loops of 7.5 s (7 s of
+    # attempts), a load step's 1 s, the scenarios' 50 s, the run's 2 s besides.
+    summary = RunSummary("r", Path("s.duckdb"), ["a"], [], [], False, 52.0, 7.5, 48.0)
+    summary.scenario_seconds, summary.load_seconds, summary.counting_seconds = 50.0, 1.0, 40.0
+    parts = time_parts(summary)
+    assert parts == [
+        ("handshakes", 8.0),
+        ("instruction counts under callgrind", 40.0),
+        ("between them in the client loops", 0.5),
+        ("the rest of the scenarios (hierarchies, engine starts, servers, links, records)", 1.5),
+        ("the run's start (caches, primitives, references), host readings and commits", 2.0),
+    ]
