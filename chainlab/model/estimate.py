@@ -54,6 +54,7 @@ from chainlab.model.flights import (
     client_certificate_bytes,
     flight_bytes,
 )
+from chainlab.model.host_speed import contention_sd_ms, host_sd_ms
 from chainlab.network.model import (
     predict_handshake,
     predict_quic_handshake,
@@ -88,29 +89,6 @@ OVERLAPPED_SHARE = 0.7
 SD_FLOOR_MS = 0.03
 CV_PROPORTIONAL = 0.017
 REJECTION_SIGNERS = ("ML-DSA-44", "ML-DSA-65", "ML-DSA-87")
-# ... and the share proportional to the mean is at least the spread this host showed in the
-# stacks' own reference handshakes (the cost model's ECDSA full one: no rejection loop, so its
-# spread is the host's and the stack's), the larger of the scenario's two stacks'. On this
-# VM (2026-11-29) the reference workload between scenarios moved by a cv of 0.16-0.28 and
-# loopback handshakes by a median cv of 0.16-0.27 (nine stores); with 1.7 %, composite.toml's
-# rustls ML-DSA and composite scenarios were estimated at 100-190 handshakes, took 392-711.
-# That spread is the host's jitter, short delays a handshake collects while it runs: its
-# variance grows with the handshake's length, so its sd with the square root of it
-# (`host_sd_ms`), not in proportion. Taken in proportion, a 0.2 spread of 0.65 ms ECDSA
-# handshakes gave 38 ms SLH-DSA-SHAKE-128f leaves 7.7 ms and the time cap's 129 handshakes
-# where they spread by 0.01-0.03 and met their 2 % at the minimum of 20 (quick.toml,
-# 2026-12-01); over that day's adaptive loopback scenarios of five campaigns the expected
-# handshake time went from 1.21-1.97 of what they took to 1.02-1.21 (quick.toml, beside
-# other load at its start, 2.94 to 1.94).
-NOISE_REFERENCE = ("ecdsa", "full")
-# Other processes' load spreads a long handshake less than in proportion (its work moves to
-# the idle core) and more than the host's jitter: beside a process busy on one core half of
-# each tenth of a second (noise_cv 0.20 at OpenSSL's 0.66 ms references), quick.toml's ML-DSA-65
-# leaves (1.6 ms) spread by 0.36-0.38 (0.34 at rest: 0.16 of load) and SLH-DSA-SHAKE-128f
-# leaves (35 ms) by 0.04-0.09 in three runs (0.006-0.017 at rest), where 3/4 gives 0.16 and
-# 0.074. In proportion, their time cap was expected and the estimate was 1.90 of the wall
-# time; with the square root, 0.64 (2026-12-01).
-CONTENTION_GROWTH = 0.75
 # A target's handshake before it is measured: a server across a WAN (tens of ms of round
 # trips) or a slow one; only the ETA of a probe depends on it.
 TARGET_HANDSHAKE_MS = 100.0
@@ -348,47 +326,6 @@ def latency_sd_ms(h: Handshake, base_ms: float, model: cost.CostModel | None = N
     host = [f(model, st, base_ms) for st in set(h.stacks) for f in (host_sd_ms, contention_sd_ms)]
     spread = max([CV_PROPORTIONAL * base_ms, *host])  # the host's jitter, other processes' load
     return math.sqrt(rejection**2 + SD_FLOOR_MS**2 + spread**2)
-
-
-def host_cv(model: cost.CostModel | None, stack: str) -> float:
-    """The latency spread (sd over mean) of the stack's NOISE_REFERENCE handshakes as the
-    cost model holds them, 0 where it holds none."""
-    got = (model.stack_references.get(stack, {}) if model is not None else {}).get(NOISE_REFERENCE)
-    if not got or got.get("latency", 0.0) <= 0:
-        return 0.0
-    return float(got.get("latency_se", 0.0) * math.sqrt(got.get("n", 0)) / got["latency"])
-
-
-def host_sd_ms(model: cost.CostModel | None, stack: str, base_ms: float) -> float:
-    """The host's jitter in a `base_ms` handshake on the stack: the least spread (`host_cv`)
-    of any stack's NOISE_REFERENCE handshakes the model holds, at this stack's reference
-    latency, growing with the square root of the handshake's length (see NOISE_REFERENCE); 0
-    where the model holds no reference of the stack. The jitter is the host's, and each
-    stack's references were taken at another moment: on 2026-12-01 those taken in the first
-    minutes after a fresh build spread by 0.20-0.35 (OpenSSL 3.5, BoringSSL, Go), rustls'
-    four minutes later 0.08, and the scenarios' ECDSA handshakes 0.05-0.12 for the next hour.
-    With each stack's own, browser.toml was estimated at 1.27 of its wall time and
-    stacks.toml at 1.25; with the least, 1.06 and 1.12."""
-    if model is None or host_cv(model, stack) <= 0:
-        return 0.0
-    cv = min(c for c in (host_cv(model, st) for st in model.stack_references) if c > 0)
-    reference_ms = float(model.stack_references[stack][NOISE_REFERENCE]["latency"])
-    return cv * math.sqrt(reference_ms * max(base_ms, 0.0))
-
-
-def contention_sd_ms(model: cost.CostModel | None, stack: str, base_ms: float) -> float:
-    """The spread other processes' load makes (`model.noise_cv`, host_speed.contention_cv) in
-    a `base_ms` handshake on the stack: that cv at the stack's NOISE_REFERENCE latency, its sd
-    growing with the length to the power CONTENTION_GROWTH; in proportion where the model
-    holds no reference of the stack."""
-    noise = model.noise_cv if model is not None else 0.0
-    if noise <= 0:
-        return 0.0
-    got = model.stack_references.get(stack, {}).get(NOISE_REFERENCE)
-    if not got or got.get("latency", 0.0) <= 0:
-        return noise * base_ms
-    reference_ms = float(got["latency"])
-    return noise * reference_ms * (max(base_ms, 0.0) / reference_ms) ** CONTENTION_GROWTH
 
 
 def _certificate_checks_ms(h: Handshake, model: cost.CostModel | None) -> float:

@@ -181,14 +181,14 @@ def test_the_latency_spread_is_the_hosts_reference_spread_and_a_composites_rejec
     # The host's jitter is the spread the stack's ECDSA reference handshakes showed (sd over
     # mean, at their latency), its sd growing with the square root of a handshake's length,
     # when it is larger than the built-in 1.7 % of the mean.
-    quiet = model_with({}, {"rustls": {estimate.NOISE_REFERENCE: {"latency": 1.0,
+    quiet = model_with({}, {"rustls": {host_speed.NOISE_REFERENCE: {"latency": 1.0,
                                                                    "latency_se": 0.001,
                                                                    "n": 100}}})  # fmt: skip
-    noisy = model_with({}, {"rustls": {estimate.NOISE_REFERENCE: {"latency": 1.0,
+    noisy = model_with({}, {"rustls": {host_speed.NOISE_REFERENCE: {"latency": 1.0,
                                                                    "latency_se": 0.025,
                                                                    "n": 100}}})  # fmt: skip
-    assert estimate.host_cv(noisy, "rustls") == pytest.approx(0.25)
-    assert estimate.host_cv(noisy, "go") == 0.0
+    assert host_speed.host_cv(noisy, "rustls") == pytest.approx(0.25)
+    assert host_speed.host_cv(noisy, "go") == 0.0
     base = estimate.loopback_ms(ecdsa, noisy)
     assert estimate.network_cost(ecdsa, quiet).sd_ms == pytest.approx(
         (estimate.SD_FLOOR_MS**2 + (estimate.CV_PROPORTIONAL * base) ** 2) ** 0.5
@@ -197,42 +197,47 @@ def test_the_latency_spread_is_the_hosts_reference_spread_and_a_composites_rejec
         (estimate.SD_FLOOR_MS**2 + 0.25**2 * 1.0 * base) ** 0.5
     )
     # At the reference's latency its spread as it was; four times as long, twice the sd.
-    assert estimate.host_sd_ms(noisy, "rustls", 1.0) == pytest.approx(0.25)
-    assert estimate.host_sd_ms(noisy, "rustls", 4.0) == pytest.approx(0.5)
-    assert estimate.host_sd_ms(noisy, "go", 4.0) == 0.0
+    assert host_speed.host_sd_ms(noisy, "rustls", 1.0) == pytest.approx(0.25)
+    assert host_speed.host_sd_ms(noisy, "rustls", 4.0) == pytest.approx(0.5)
+    assert host_speed.host_sd_ms(noisy, "go", 4.0) == 0.0
     # The jitter is the host's: the calmest stack's spread stands for every stack's (each at
     # its own reference's latency), as a noisier reference was taken in a noisier minute.
     two = model_with({}, {"rustls": noisy.stack_references["rustls"],
-                          "go": {estimate.NOISE_REFERENCE: {"latency": 0.5,
+                          "go": {host_speed.NOISE_REFERENCE: {"latency": 0.5,
                                                             "latency_se": 0.005,
                                                             "n": 100}}})  # fmt: skip
-    assert estimate.host_cv(two, "go") == pytest.approx(0.1)
-    assert estimate.host_sd_ms(two, "rustls", 4.0) == pytest.approx(0.1 * (1.0 * 4.0) ** 0.5)
-    assert estimate.host_sd_ms(two, "go", 4.0) == pytest.approx(0.1 * (0.5 * 4.0) ** 0.5)
+    assert host_speed.host_cv(two, "go") == pytest.approx(0.1)
+    assert host_speed.host_sd_ms(two, "rustls", 4.0) == pytest.approx(0.1 * (1.0 * 4.0) ** 0.5)
+    assert host_speed.host_sd_ms(two, "go", 4.0) == pytest.approx(0.1 * (0.5 * 4.0) ** 0.5)
     # ... so its adaptive scenarios are expected to take more handshakes.
     more = estimate.scenario(pure, noisy).handshakes_expected
     assert more > estimate.scenario(pure, quiet).handshakes_expected
 
 
 def test_other_load_spreads_a_long_handshake_less_than_in_proportion_more_than_the_jitter():
-    refs = {"openssl-3.5": {estimate.NOISE_REFERENCE: {"latency": 0.5, "latency_se": 0.0, "n": 9}}}
+    refs = {
+        "openssl-3.5": {host_speed.NOISE_REFERENCE: {"latency": 0.5, "latency_se": 0.0, "n": 9}}
+    }
     busy = replace(model_with({}, refs), noise_cv=0.2)
     # At the reference's latency, the load's cv itself.
-    assert estimate.contention_sd_ms(busy, "openssl-3.5", 0.5) == pytest.approx(0.1)
+    assert host_speed.contention_sd_ms(busy, "openssl-3.5", 0.5) == pytest.approx(0.1)
     # Sixteen times as long: 8x the sd, between the square root's 4x and proportion's 16x.
-    assert estimate.contention_sd_ms(busy, "openssl-3.5", 8.0) == pytest.approx(0.8)
-    assert estimate.CONTENTION_GROWTH == 0.75
+    assert host_speed.contention_sd_ms(busy, "openssl-3.5", 8.0) == pytest.approx(0.8)
+    assert host_speed.CONTENTION_GROWTH == 0.75
+    # Beyond the knee (16 ms) with the square root: 64 ms, twice the knee's sd.
+    knee = 0.1 * (host_speed.CONTENTION_KNEE_MS / 0.5) ** 0.75
+    assert host_speed.contention_sd_ms(busy, "openssl-3.5", 64.0) == pytest.approx(2 * knee)
     # A stack without a reference: in proportion; no load read, no spread.
-    assert estimate.contention_sd_ms(busy, "go", 8.0) == pytest.approx(1.6)
-    assert estimate.contention_sd_ms(replace(busy, noise_cv=0.0), "openssl-3.5", 8.0) == 0.0
-    assert estimate.contention_sd_ms(None, "openssl-3.5", 8.0) == 0.0
+    assert host_speed.contention_sd_ms(busy, "go", 8.0) == pytest.approx(1.6)
+    assert host_speed.contention_sd_ms(replace(busy, noise_cv=0.0), "openssl-3.5", 8.0) == 0.0
+    assert host_speed.contention_sd_ms(None, "openssl-3.5", 8.0) == 0.0
     # It is the spread of a long handshake beside the load, where the host's jitter is less.
     h = estimate.view(load(QUICK).scenarios["x25519__ml_root__slhf_leaf"])
     base = estimate.loopback_ms(h, busy)
+    assert base > host_speed.CONTENTION_KNEE_MS
     got = estimate.latency_sd_ms(h, base, busy)
-    assert got == pytest.approx(
-        (estimate.SD_FLOOR_MS**2 + (0.2 * 0.5 * (base / 0.5) ** 0.75) ** 2) ** 0.5
-    )
+    load_sd = knee * (base / host_speed.CONTENTION_KNEE_MS) ** 0.5
+    assert got == pytest.approx((estimate.SD_FLOOR_MS**2 + load_sd**2) ** 0.5)
 
 
 def test_a_path_reference_pays_the_round_trips_its_flights_need():

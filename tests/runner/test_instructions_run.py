@@ -12,7 +12,7 @@ from chainlab.analysis.analyze import analyze
 from chainlab.campaign import load
 from chainlab.report import build_report
 from chainlab.runner import host, instructions
-from chainlab.runner.campaign import RunOptions, run
+from chainlab.runner.campaign import RunOptions, run, time_parts
 
 from .conftest import engine_processes
 
@@ -43,6 +43,11 @@ def test_instructions_are_counted_per_connection_and_side(tmp_path, engine_bin, 
     store = tmp_path / "instr.duckdb"
     summary = run(load(f), RunOptions(store=store, live_progress=False))
     assert len(summary.completed) == 4 and not summary.failed, summary
+    # The counting's time is the run's own part of its wall time, among the handshakes' own:
+    # four valgrind pairs started, each taking seconds.
+    assert summary.counting_seconds > 4 * 1.0
+    assert summary.handshake_seconds > summary.counting_seconds
+    assert dict(time_parts(summary))["instruction counts under callgrind"] > 4.0
     with chainlab.open(store) as st:
         rows, samples, ref = st.instruction_samples, st.samples, st.host_reference
     for sid, g in rows.groupby("scenario_id"):
