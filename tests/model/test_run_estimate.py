@@ -221,12 +221,10 @@ def test_other_load_spreads_a_long_handshake_less_than_in_proportion_more_than_t
     busy = replace(model_with({}, refs), noise_cv=0.2)
     # At the reference's latency, the load's cv itself.
     assert host_speed.contention_sd_ms(busy, "openssl-3.5", 0.5) == pytest.approx(0.1)
-    # Sixteen times as long: 8x the sd, between the square root's 4x and proportion's 16x.
-    assert host_speed.contention_sd_ms(busy, "openssl-3.5", 8.0) == pytest.approx(0.8)
-    assert host_speed.CONTENTION_GROWTH == 0.75
-    # Beyond the knee (16 ms) with the square root: 64 ms, twice the knee's sd.
-    knee = 0.1 * (host_speed.CONTENTION_KNEE_MS / 0.5) ** 0.75
-    assert host_speed.contention_sd_ms(busy, "openssl-3.5", 64.0) == pytest.approx(2 * knee)
+    # Sixteen times as long: 16^0.72 = 7.36x the sd, between the square root's 4x and
+    # proportion's 16x.
+    assert host_speed.CONTENTION_GROWTH == 0.72
+    assert host_speed.contention_sd_ms(busy, "openssl-3.5", 8.0) == pytest.approx(0.1 * 16**0.72)
     # A stack without a reference: in proportion; no load read, no spread.
     assert host_speed.contention_sd_ms(busy, "go", 8.0) == pytest.approx(1.6)
     assert host_speed.contention_sd_ms(replace(busy, noise_cv=0.0), "openssl-3.5", 8.0) == 0.0
@@ -234,10 +232,10 @@ def test_other_load_spreads_a_long_handshake_less_than_in_proportion_more_than_t
     # It is the spread of a long handshake beside the load, where the host's jitter is less.
     h = estimate.view(load(QUICK).scenarios["x25519__ml_root__slhf_leaf"])
     base = estimate.loopback_ms(h, busy)
-    assert base > host_speed.CONTENTION_KNEE_MS
     got = estimate.latency_sd_ms(h, base, busy)
-    load_sd = knee * (base / host_speed.CONTENTION_KNEE_MS) ** 0.5
+    load_sd = 0.1 * (base / 0.5) ** 0.72
     assert got == pytest.approx((estimate.SD_FLOOR_MS**2 + load_sd**2) ** 0.5)
+    assert load_sd < 0.2 * base / 2
 
 
 def test_a_path_reference_pays_the_round_trips_its_flights_need():
