@@ -237,11 +237,11 @@ def contention_sd_ms(model: CostModel | None, stack: str, base_ms: float) -> flo
     a `base_ms` handshake on the stack: that cv at the stack's NOISE_REFERENCE latency, its sd
     growing with the length to the power CONTENTION_GROWTH; in proportion where the model
     holds no reference."""
-    noise = model.noise_cv if model is not None else 0.0
-    if noise <= 0:
+    if model is None or model.noise_cv <= 0:
         return 0.0
+    noise = float(model.noise_cv)
     got = model.stack_references.get(stack, {}).get(NOISE_REFERENCE)
     if not got or got.get("latency", 0.0) <= 0:
         return noise * base_ms
     reference_ms = float(got["latency"])
-    return noise * reference_ms * (max(base_ms, 0.0) / reference_ms) ** CONTENTION_GROWTH
+    return float(noise * reference_ms * (max(base_ms, 0.0) / reference_ms) ** CONTENTION_GROWTH)
