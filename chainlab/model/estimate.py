@@ -309,8 +309,8 @@ class NetworkCost:
 
 
 def latency_sd_ms(h: Handshake, base_ms: float, model: cost.CostModel | None = None) -> float:
-    """The standard deviation of a loopback handshake's latency (see REJECTION_SIGNERS and
-    NOISE_REFERENCE)."""
+    """The standard deviation of a loopback handshake's latency (see REJECTION_SIGNERS, and
+    chainlab.model.host_speed's NOISE_REFERENCE and CONTENTION_GROWTH)."""
     rejection = 0.0
     # A composite leaf's ML-DSA component repeats its rejection loop as a pure one does.
     leaf, share = h.leaf_alg, 1.0
