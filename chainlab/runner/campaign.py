@@ -123,18 +123,23 @@ class RunSummary:
     interrupted: bool
     wall_seconds: float
     engine_seconds: float
-    # The handshakes' own time: every single-connection attempt's total_ns (warm-ups too),
-    # every load step's span and instruction counts' time (`handshake_seconds`); the rest
-    # of the wall time is the run's overhead.
-    handshake_seconds: float = 0.0
+    # Every single-connection attempt's total_ns (warm-ups too); with the load steps' spans
+    # and the instruction counts' time, the handshakes' own time (`handshake_seconds`).
+    attempt_seconds: float = 0.0
     estimate_s: float = 0.0  # the run-time estimate it started with
     # Each failed scenario's cause and detail, as stored (`scenario_runs`).
     failures: dict[str, str] = field(default_factory=dict)
-    # The scenarios' own wall times (`scenario_runs.wall_seconds`) and their load steps'
-    # spans, for where the rest of the wall time went (`time_parts`).
+    # The scenarios' own wall times (`scenario_runs.wall_seconds`), for where the rest of
+    # the wall time went (`time_parts`).
     scenario_seconds: float = 0.0
     load_seconds: float = 0.0
     counting_seconds: float = 0.0
+
+    @property
+    def handshake_seconds(self) -> float:
+        """The handshakes' own time (`handshake_seconds` of each scenario); the rest of the
+        wall time is the run's overhead."""
+        return self.attempt_seconds + self.load_seconds + self.counting_seconds
 
 
 def _say(text: str) -> None:
@@ -296,8 +301,12 @@ def handshake_seconds(result) -> float:
     them. Counting under callgrind is the measurement (valgrind slows a handshake about
     22-fold and takes seconds to start): signature-placement-instructions.toml spent 495 s of
     its 534 s counting, and over its handshakes alone read 14.35x (2026-12-01)."""
-    attempts = sum(r.get("total_ns") or 0 for r in result.samples) / 1e9
-    return attempts + load_seconds(result) + result.counting_seconds
+    return attempt_seconds(result) + load_seconds(result) + result.counting_seconds
+
+
+def attempt_seconds(result) -> float:
+    """A scenario's single-connection attempts' total_ns (`handshake_seconds`)."""
+    return sum(r.get("total_ns") or 0 for r in result.samples) / 1e9
 
 
 def load_seconds(result) -> float:
@@ -331,18 +340,26 @@ def time_parts(summary: RunSummary) -> list[tuple[str, float]]:
     wall, scenarios = summary.wall_seconds, summary.scenario_seconds
     if wall <= 0 or scenarios <= 0 or scenarios > wall:
         return []
-    counting = summary.counting_seconds
-    attempts = summary.handshake_seconds - summary.load_seconds - counting
+    attempts, load, counting = (
+        summary.attempt_seconds,
+        summary.load_seconds,
+        summary.counting_seconds,
+    )
     loops = max(summary.engine_seconds, attempts)
-    parts = [("handshakes", summary.handshake_seconds - counting)]
+    parts = [("handshakes", attempts + load)]
     if counting > 0:
         parts.append(("instruction counts under callgrind", counting))
+    # Between a scenario's load steps: the warm-up, the host readings around each, the
+    # generator's start and its server records drained (load.toml: 60 s for 55 steps).
+    steps = ", load steps' warm-ups and readings" if load > 0 else ""
     return [
         *parts,
         ("between them in the client loops", loops - attempts),
         (
-            "the rest of the scenarios (hierarchies, engine starts, servers, links, records)",
-            max(scenarios - loops - summary.load_seconds - counting, 0.0),
+            "the rest of the scenarios (hierarchies, engine starts, servers, links, records"
+            + steps
+            + ")",
+            max(scenarios - loops - load - counting, 0.0),
         ),
         (
             "the run's start (caches, primitives, references), host readings and commits",
@@ -535,7 +552,7 @@ def _store_results(store, guard, done, progress, summary) -> None:
         store.write_scenarios([result for _, result in done])
     for plan, result in done:
         summary.engine_seconds += result.scenario_run["engine_seconds"]
-        summary.handshake_seconds += handshake_seconds(result)
+        summary.attempt_seconds += attempt_seconds(result)
         summary.scenario_seconds += result.scenario_run.get("wall_seconds") or 0.0
         summary.load_seconds += load_seconds(result)
         summary.counting_seconds += result.counting_seconds

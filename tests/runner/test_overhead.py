@@ -2,6 +2,7 @@
 total_ns and every load step's span, its schedule and its last attempts' ends): the share
 of a run that is overhead."""
 
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -25,18 +26,21 @@ def test_the_handshakes_own_time_and_the_overhead_ratio():
     # Instruction counts under callgrind are the measurement: their wall time counts too.
     result.counting_seconds = 40.0
     assert handshake_seconds(result) == 2.0 + 8.25 + 40.0
-    summary = RunSummary("r", Path("s.duckdb"), ["a"], [], [], False, 12.5, 0.0, 10.0)
+    summary = RunSummary("r", Path("s.duckdb"), ["a"], [], [], False, 12.5, 0.0, 2.0)
+    summary.load_seconds = 8.0
+    assert summary.handshake_seconds == 10.0
     assert overhead_note(summary) == "; wall 12.5 s over the handshakes' own 10.0 s: 1.25x"
     assert overhead_note(RunSummary("r", Path("s"), [], [], [], True, 1.0, 0.0)) == ""
 
 
 def test_the_summary_line_gives_the_estimate_over_the_wall_time():
     summary = RunSummary("r", Path("s.duckdb"), ["a"], [], [], False, 12.5, 0.0, 10.0, 11.0)
+    assert summary.handshake_seconds == 10.0
     assert overhead_note(summary).endswith("; estimated 11.0 s: estimate/wall 0.88")
 
 
 def test_where_the_wall_time_went_adds_up_to_it():
-    summary = RunSummary("r", Path("s.duckdb"), ["a"], [], [], False, 12.0, 7.5, 8.0)
+    summary = RunSummary("r", Path("s.duckdb"), ["a"], [], [], False, 12.0, 7.5, 7.0)
     # The scenarios' own 10 s: a load step's 1 s, client loops of 7.5 s holding 7 s of
     # attempts; the run's 2 s besides them.
     summary.scenario_seconds, summary.load_seconds = 10.0, 1.0
@@ -47,6 +51,11 @@ def test_where_the_wall_time_went_adds_up_to_it():
         "where the wall time went: handshakes 8.0 s (67 %); between them in the client loops "
         "0.5 s (4 %)"
     )
+    # With load steps, what lies between them is among the scenarios' rest, and says so;
+    # without, it names none.
+    assert list(parts)[2].endswith("records, load steps' warm-ups and readings)")
+    without = replace(summary, load_seconds=0.0, attempt_seconds=8.0)
+    assert list(dict(time_parts(without)))[2].endswith("links, records)")
     # A cluster's scenarios run in parallel: more than the wall time, no parts.
     summary.scenario_seconds = 30.0
     assert time_parts(summary) == [] and parts_note(summary) == ""
@@ -55,13 +64,15 @@ def test_where_the_wall_time_went_adds_up_to_it():
 def test_instruction_counts_are_a_part_of_their_own_not_the_scenarios_rest():
     # 40 s of counting among 50 s of handshakes' own time; client loops of 7.5 s (7 s of
     # attempts), a load step's 1 s, the scenarios' 50 s, the run's 2 s besides.
-    summary = RunSummary("r", Path("s.duckdb"), ["a"], [], [], False, 52.0, 7.5, 48.0)
+    summary = RunSummary("r", Path("s.duckdb"), ["a"], [], [], False, 52.0, 7.5, 7.0)
     summary.scenario_seconds, summary.load_seconds, summary.counting_seconds = 50.0, 1.0, 40.0
+    assert summary.handshake_seconds == 48.0
     parts = time_parts(summary)
+    rest = "the rest of the scenarios (hierarchies, engine starts, servers, links, records"
     assert parts == [
         ("handshakes", 8.0),
         ("instruction counts under callgrind", 40.0),
         ("between them in the client loops", 0.5),
-        ("the rest of the scenarios (hierarchies, engine starts, servers, links, records)", 1.5),
+        (rest + ", load steps' warm-ups and readings)", 1.5),
         ("the run's start (caches, primitives, references), host readings and commits", 2.0),
     ]
