@@ -55,9 +55,10 @@ def test_a_primitive_the_host_slowed_around_is_measured_again_and_named(
     monkeypatch.delenv("CHAINLAB_HOST_PASSES")  # the default passes, not the tests' one
     # The host reference read 60 ms after the first measurement, 40 ms otherwise: the
     # measurement is taken again after a reading of its own, and only that one is kept.
-    # (An interval of 100 % is met by the pilot batch: no reading between batches.)
+    # (A time cap of 1 µs is met by the pilot batch, whatever its spread: no reading between
+    # batches. An interval alone was not: one pilot preempted on a busy CI host took another.)
     readings = iter([40_000_000, 60_000_000, 40_000_000, 40_000_000])
-    plan = PrimitivesPlan(target_rel_halfwidth=1.0, time_cap_s=1.0)
+    plan = PrimitivesPlan(target_rel_halfwidth=1.0, time_cap_s=1e-6)
     out = primitives.ensure(
         engine_bin, [KEYGEN], plan, uuid.uuid4().hex, tmp_path / "w", with_references=False,
         read_cache=False, write_cache=False, host_reading=lambda: next(readings),
