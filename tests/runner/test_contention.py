@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -56,11 +55,12 @@ def test_a_process_busy_on_a_cpu_shows_as_that_cpus_share():
     cpu = sorted(os.sched_getaffinity(0))[-1]
     spin = (
         f"import os, time\nos.sched_setaffinity(0, {{{cpu}}})\nend = time.monotonic() + 3\n"
-        "while time.monotonic() < end:\n    pass\n"
+        "print('spinning', flush=True)\nwhile time.monotonic() < end:\n    pass\n"
     )
-    p = subprocess.Popen([sys.executable, "-c", spin])
+    p = subprocess.Popen([sys.executable, "-c", spin], stdout=subprocess.PIPE, text=True)
     try:
-        time.sleep(0.3)
+        # Read once it spins on its CPU: a busy host's Python start can outlast a fixed sleep.
+        assert p.stdout is not None and p.stdout.readline() == "spinning\n"
         assert host.foreign_load(0.3) > 0.8
     finally:
         p.kill()
