@@ -24,7 +24,7 @@ import hashlib
 import math
 
 import numpy as np
-from scipy import stats as _st
+from scipy.special import ndtri, stdtrit  # the normal and Student-t inverse CDFs
 
 # Resamples per bootstrap when a caller gives none: Efron & Tibshirani (§19.3) suggest
 # 1000-2000 for percentile intervals; 2000 keeps the Monte-Carlo error of a 2.5 % quantile
@@ -73,13 +73,23 @@ def mean_ci_from_moments(
 
 def z_value(level: float) -> float:
     """The two-sided standard normal quantile for `level` (1.96 at 95 %)."""
-    return float(_st.norm.ppf(0.5 + level / 2))
+    return float(ndtri(0.5 + level / 2))
 
 
 def t_value(level: float, dof: int) -> float:
     """The two-sided Student-t quantile for `level` at `dof` degrees of freedom (2.26 at 95 %
     and 9): the multiplier of a mean's standard error in `mean_ci` and the sampler's rule."""
-    return float(_st.t.ppf(0.5 + level / 2, dof))
+    return float(stdtrit(dof, 0.5 + level / 2))
+
+
+def _scipy_stats():
+    """scipy.stats, imported where a function here first needs it: its import takes 0.4-0.9 s
+    that a command which only samples (t and z quantiles, from scipy.special, imported with
+    this module so that no run's clock counts it) need not pay."""
+    # Deferred: scipy.stats' import, which a run and `validate` never need (the docstring).
+    from scipy import stats
+
+    return stats
 
 
 def se_mean(var: float, n: int) -> float:
@@ -194,8 +204,9 @@ def quantile_ci(
     if n == 0:
         return (math.nan, math.nan, math.nan)
     alpha = 1 - level
-    lo_rank = int(_st.binom.ppf(alpha / 2, n, q))
-    hi_rank = int(_st.binom.ppf(1 - alpha / 2, n, q)) + 1
+    binom = _scipy_stats().binom
+    lo_rank = int(binom.ppf(alpha / 2, n, q))
+    hi_rank = int(binom.ppf(1 - alpha / 2, n, q)) + 1
     lo = float(x[lo_rank - 1]) if 1 <= lo_rank <= n else math.nan
     hi = float(x[hi_rank - 1]) if 1 <= hi_rank <= n else math.nan
     return (est, lo, hi)
@@ -243,7 +254,7 @@ def pearson_ci(x, y, level: float = 0.95) -> tuple[float, float, float]:
     n = a.size
     if n < 3 or np.ptp(a) == 0 or np.ptp(b) == 0:
         return (math.nan, math.nan, math.nan)
-    res = _st.pearsonr(a, b)
+    res = _scipy_stats().pearsonr(a, b)
     r = float(np.clip(res.statistic, -1.0, 1.0))
     if n < 4 or abs(abs(r) - 1.0) < 1e-12:  # no interval, or a degenerate one
         return _fisher_interval(r, n, 1.0, level)
@@ -259,7 +270,7 @@ def spearman_ci(x, y, level: float = 0.95) -> tuple[float, float, float]:
     n = a.size
     if n < 3 or np.ptp(a) == 0 or np.ptp(b) == 0:
         return (math.nan, math.nan, math.nan)
-    rho = float(np.clip(_st.spearmanr(a, b).statistic, -1.0, 1.0))
+    rho = float(np.clip(_scipy_stats().spearmanr(a, b).statistic, -1.0, 1.0))
     return _fisher_interval(rho, n, 1.0 + rho * rho / 2.0, level)
 
 
@@ -290,7 +301,8 @@ def proportion_ci(k: int, n: int, level: float = 0.95) -> tuple[float, float, fl
     degenerate at k = 0 or k = n (e.g. 0 of 20 gives [0, 0.161]). NaN when n is 0."""
     if not n:
         return (math.nan, math.nan, math.nan)
-    ci = _st.binomtest(int(k), int(n)).proportion_ci(confidence_level=level, method="wilson")
+    test = _scipy_stats().binomtest(int(k), int(n))
+    ci = test.proportion_ci(confidence_level=level, method="wilson")
     # at k = 0 (k = n) the lower (upper) bound is exactly 0 (1); rounding would leave 1e-17
     lo = 0.0 if k == 0 else max(0.0, float(ci.low))
     hi = 1.0 if k == n else min(1.0, float(ci.high))
@@ -304,8 +316,9 @@ def poisson_rate_ci(k: int, seconds: float, level: float = 0.95) -> tuple[float,
     if not seconds > 0:
         return (math.nan, math.nan, math.nan)
     alpha = 1 - level
-    lo = 0.0 if k == 0 else float(_st.chi2.ppf(alpha / 2, 2 * k)) / 2
-    hi = float(_st.chi2.ppf(1 - alpha / 2, 2 * k + 2)) / 2
+    chi2 = _scipy_stats().chi2
+    lo = 0.0 if k == 0 else float(chi2.ppf(alpha / 2, 2 * k)) / 2
+    hi = float(chi2.ppf(1 - alpha / 2, 2 * k + 2)) / 2
     return (k / seconds, lo / seconds, hi / seconds)
 
 
@@ -317,4 +330,4 @@ def kendall_tau(x, y) -> float:
     b = np.asarray(y, dtype=float)
     if a.size < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
         return math.nan
-    return float(_st.kendalltau(a, b).statistic)
+    return float(_scipy_stats().kendalltau(a, b).statistic)

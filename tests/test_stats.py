@@ -1,6 +1,8 @@
 """Estimators and intervals of chainlab.stats against known answers and brute force."""
 
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -83,6 +85,25 @@ def test_se_mean_and_t_value_known_answers():
     assert stats.se_mean(4.0, 16) == 0.5
     assert math.isnan(stats.se_mean(4.0, 1)) and math.isnan(stats.se_mean(None, 10))
     assert stats.t_value(0.95, 9) == pytest.approx(2.262157, abs=1e-6)
+
+
+def test_quantiles_match_scipy_stats_at_every_level_and_dof():
+    for level in (0.5, 0.9, 0.95, 0.99, 0.999):
+        assert stats.z_value(level) == pytest.approx(st.norm.ppf(0.5 + level / 2), rel=1e-12)
+        for dof in (1, 2, 4, 9, 30, 1000):
+            want = st.t.ppf(0.5 + level / 2, dof)
+            assert stats.t_value(level, dof) == pytest.approx(want, rel=1e-12)
+
+
+def test_a_run_does_not_import_scipy_stats():
+    # scipy.stats takes 0.4-0.9 s to import; running a campaign needs only t and z quantiles.
+    probe = (
+        "import sys, chainlab.commands.run, chainlab.runner.campaign\n"
+        "print(sorted(m for m in sys.modules if m.startswith('scipy.stats')))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
 
 
 def test_paired_covariance_narrows_the_ratio_interval():
