@@ -51,10 +51,10 @@ from chainlab.runner import (
     references,
     seeds,
 )
+from chainlab.runner.context import RunContext
 from chainlab.runner.host import LastReading
 from chainlab.runner.links import SharedLinks
 from chainlab.runner.progress import Progress
-from chainlab.runner.scenario import RunContext
 from chainlab.schema import counted
 from chainlab.store import Store, StoreError, not_a_file
 

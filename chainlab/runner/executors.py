@@ -42,13 +42,9 @@ from chainlab.campaign.fields import CLUSTER_ADDRESS, CLUSTER_ADDRESS_RE
 from chainlab.campaign.model import Scenario
 from chainlab.errors import ChainlabError
 from chainlab.runner import records
+from chainlab.runner.context import RunContext
 from chainlab.runner.progress import Silent
-from chainlab.runner.scenario import (
-    RunContext,
-    ScenarioExecution,
-    ScenarioFailed,
-    ScenarioStopped,
-)
+from chainlab.runner.scenario import ScenarioExecution, ScenarioFailed, ScenarioStopped
 from chainlab.runner.scenario_rows import chain_rows
 from chainlab.runner.window import Window
 

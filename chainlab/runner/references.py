@@ -26,9 +26,10 @@ from chainlab.campaign.model import (
 )
 from chainlab.errors import ChainlabError
 from chainlab.model import algorithm_costs, estimate, reference_specs
+from chainlab.runner.context import RunContext
 from chainlab.runner.primitives_cache import now
 from chainlab.runner.progress import Silent
-from chainlab.runner.scenario import RunContext, ScenarioExecution
+from chainlab.runner.scenario import ScenarioExecution
 
 
 class ReferenceFailed(ChainlabError):

@@ -21,14 +21,11 @@ import contextlib
 import os
 import subprocess
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from chainlab import processes
-from chainlab.campaign.model import NetworkProfile, Scenario, cpu_list
+from chainlab.campaign.model import Scenario, cpu_list
 from chainlab.model import estimate
-from chainlab.model.cost import CostModel
 from chainlab.network import calibrate, emulated_link
 from chainlab.network.link import Link
 from chainlab.network.profile import LOOPBACK
@@ -46,9 +43,8 @@ from chainlab.runner import (
     server_cpu,
     target,
 )
-from chainlab.runner.host import LastReading
-from chainlab.runner.links import DIRECTIONS, SharedLinks, Visit
-from chainlab.runner.progress import ScenarioProgress
+from chainlab.runner.context import RunContext
+from chainlab.runner.links import DIRECTIONS, Visit
 from chainlab.runner.scenario_state import Files, Results, State, now
 from chainlab.store import ScenarioRows
 
@@ -58,44 +54,6 @@ SERVER_READY_TIMEOUT_S = 20.0
 # Progress poll interval while a client batch runs: reading the records file's size twice a
 # second costs nothing measurable next to the engine's two busy processes.
 POLL_S = 0.5
-
-
-@dataclass
-class RunContext:
-    engine: Path
-    run_id: str
-    seed: int
-    workdir: Path
-    networks: dict[str, NetworkProfile]
-    progress: ScenarioProgress
-    # profile -> its `network_profiles` row, once the profile is calibrated in this run
-    calibrations: dict[str, dict] = field(default_factory=dict)
-    # profile -> why it cannot run in this run (chainlab.runner.network.preflight)
-    network_errors: dict[str, str] = field(default_factory=dict)
-    # A context manager factory under which teardown runs: the campaign runner defers
-    # SIGINT/SIGTERM there, so a second Ctrl-C cannot cut a link's teardown short.
-    defer: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext
-    # The cost model of the run's primitives (None until measured, or without them).
-    cost_model: CostModel | None = None
-    # Where the scenarios run (chainlab.runner.executors.host_facts), stored per scenario.
-    host: dict | None = None
-    # A cluster's stop signal: true once the driver was interrupted (None: local run, where
-    # the signal itself interrupts). Polled while a client batch runs.
-    stopped: Callable[[], bool] | None = None
-    # Split placement (chainlab.runner.executors): the server's host listens on this address
-    # instead of loopback; the client's host starts no server and gets the address of the
-    # one on the other host from this call (which may raise ScenarioFailed).
-    listen_host: str | None = None
-    remote_server: Callable[[], str] | None = None
-    # The latest host reading, which a scenario's start reading right after another's end
-    # reuses (chainlab.runner.host).
-    readings: LastReading = field(default_factory=LastReading)
-    # The run's links kept from one scenario to the next (chainlab.runner.links); None: each
-    # visit opens and closes its own. Whoever sets it closes them.
-    links: SharedLinks | None = None
-    # Both sides' --random-seed (engine_args.random_flags), where runs of one scenario must
-    # draw the same bytes per connection (a path reference and its loopback twin).
-    random_seed: int | None = None
 
 
 class ScenarioStopped(Exception):

@@ -145,7 +145,7 @@ class Visit(Protocol):
     results: Results
 
     @property
-    def ctx(self): ...  # chainlab.runner.scenario.RunContext
+    def ctx(self): ...  # chainlab.runner.context.RunContext
 
     @property
     def link(self): ...
