@@ -50,11 +50,19 @@ from chainlab.runner import (
     primitives_cache,
     references,
     seeds,
+    stopwatch,
 )
 from chainlab.runner.context import RunContext
 from chainlab.runner.host import LastReading
 from chainlab.runner.links import SharedLinks
 from chainlab.runner.progress import Progress
+from chainlab.runner.wall_time import (
+    attempt_seconds,
+    load_seconds,
+    overhead_note,
+    parts_note,
+    rest_note,
+)
 from chainlab.schema import counted
 from chainlab.store import Store, StoreError, not_a_file
 
@@ -130,10 +138,12 @@ class RunSummary:
     # Each failed scenario's cause and detail, as stored (`scenario_runs`).
     failures: dict[str, str] = field(default_factory=dict)
     # The scenarios' own wall times (`scenario_runs.wall_seconds`), for where the rest of
-    # the wall time went (`time_parts`).
+    # the wall time went (`wall_time.time_parts`).
     scenario_seconds: float = 0.0
     load_seconds: float = 0.0
     counting_seconds: float = 0.0
+    # Where the run's own time went outside its handshakes (chainlab.runner.wall_time).
+    watch: stopwatch.Stopwatch = field(default_factory=stopwatch.Stopwatch)
 
     @property
     def handshake_seconds(self) -> float:
@@ -176,6 +186,8 @@ def git_commit(repo: Path) -> str | None:
 
 def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
     t0 = time.monotonic()
+    watch = stopwatch.Stopwatch()
+    watch.laps()
     selected = campaign.select(opts.campaigns)
     seed = campaign.seed if opts.seed is None else opts.seed
     order = opts.order or campaign.order
@@ -196,6 +208,7 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
     others = sorted({st for s in selected for st in s.handshake.stacks} - {DEFAULT_STACK})
     if others:
         info = {**info, "stacks": {st: engine.stack_info(st) for st in others}}
+    watch.lap(stopwatch.CHECKS)
     store = Store.open_or_create(opts.store)
     run_id = uuid.uuid4().hex
     try:
@@ -205,9 +218,11 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
         store.register_scenarios(selected, campaign.memberships(opts.campaigns))
         # We hold the store's write lock, so a run still marked running was killed.
         store.mark_dead_runs()
+        watch.lap(stopwatch.STORE_OPENED)
         # The run-time estimate (the one `validate` prints), stored with what it had to make
         # and the spread the other load on the CPUs makes now.
         made = fresh.fresh(eng, todo, seed, campaign.primitives, measured=selected)
+        watch.lap(stopwatch.CACHES_READ)
         readings = LastReading()  # its first is the estimate's, and may start a window
         model, load_read, at_host = primitives_cache.estimate_model(
             lambda: readings.take(eng, None)
@@ -215,6 +230,7 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
         est = run_estimate.run(
             todo, model, made, campaign.primitives, load_read, host_reading_ns=at_host
         )
+        watch.lap(stopwatch.ESTIMATE)
         store.begin_run(
             {
                 "run_id": run_id,
@@ -248,10 +264,13 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
         progress.note(f"chainlab: {estimate_note(est)}")
         summary = RunSummary(run_id, opts.store, [], [], skipped, False, 0.0, 0.0)
         summary.estimate_s = est.expected_s
+        summary.watch = watch
+        watch.lap(stopwatch.RUN_REGISTERED)
         status = "failed"
         with SignalGuard() as guard, tempfile.TemporaryDirectory(prefix="chainlab-run-") as tmp:
             ctx = RunContext(eng, run_id, seed, Path(tmp), campaign.networks, progress)
             ctx.readings = readings
+            ctx.watch = watch
             ctx.defer = guard.deferred
             ctx.links = SharedLinks()
             try:
@@ -260,9 +279,11 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
                         f"chainlab: --resume: {counted(len(skipped), 'scenario')} already "
                         "completed in the store, skipped"
                     )
-                _primitives(ctx, store, selected, campaign, guard, progress)
+                with watch.timed(stopwatch.PRIMITIVES):
+                    _primitives(ctx, store, selected, campaign, guard, progress)
                 progress.start()
-                _network_preflight(ctx, todo, campaign, progress)
+                with watch.timed(stopwatch.LINKS):
+                    _network_preflight(ctx, todo, campaign, progress)
                 executors.executor(opts.cluster, order, opts.placement).execute(
                     ctx,
                     todo,
@@ -280,8 +301,9 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
                     finally:
                         _end_run(store, run_id, status)
                 summary.wall_seconds = time.monotonic() - t0
-                if went := parts_note(summary):
-                    progress.note(f"chainlab: {went}")
+                for line in (parts_note(summary), rest_note(summary)):
+                    if line:
+                        progress.note(f"chainlab: {line}")
                 progress.finish(
                     f"chainlab: run {status}: {len(summary.completed)} completed, "
                     f"{len(summary.failed)} failed, {len(summary.skipped)} skipped; "
@@ -290,92 +312,6 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
         return summary
     finally:
         store.close()
-
-
-def handshake_seconds(result) -> float:
-    """A scenario's handshakes' own time: its attempts' total_ns, its load steps' spans and
-    its instruction counts' wall time (the time a perfectly efficient runner would still
-    spend). A step's span is its generator's wall time, from its schedule's start to its last
-    attempt's end: the attempts started late in the schedule are measured after it (an
-    overloaded step's queue, a path's round trips), and no runner could end the step before
-    them. Counting under callgrind is the measurement (valgrind slows a handshake about
-    22-fold and takes seconds to start): signature-placement-instructions.toml spent 495 s of
-    its 534 s counting, and over its handshakes alone read 14.35x (2026-12-01)."""
-    return attempt_seconds(result) + load_seconds(result) + result.counting_seconds
-
-
-def attempt_seconds(result) -> float:
-    """A scenario's single-connection attempts' total_ns (`handshake_seconds`)."""
-    return sum(r.get("total_ns") or 0 for r in result.samples) / 1e9
-
-
-def load_seconds(result) -> float:
-    """A scenario's load steps' spans (`handshake_seconds`)."""
-    return sum(r.get("wall_s") or 0.0 for r in result.load_steps)
-
-
-def overhead_note(summary: RunSummary) -> str:
-    """The run's wall time over its handshakes' own time (process starts, hierarchies,
-    primitives, calibration and the gaps between batches are the rest), and over the
-    estimate it started with."""
-    if summary.handshake_seconds <= 0 or summary.wall_seconds <= 0:
-        return ""
-    wall, own = summary.wall_seconds, summary.handshake_seconds
-    out = f"; wall {wall:.1f} s over the handshakes' own {own:.1f} s: {wall / own:.2f}x"
-    if summary.estimate_s > 0:
-        est = summary.estimate_s
-        out += f"; estimated {est:.1f} s: estimate/wall {est / wall:.2f}"
-    return out
-
-
-def time_parts(summary: RunSummary) -> list[tuple[str, float]]:
-    """Where a local run's wall time went, in seconds, from what its scenarios recorded: their
-    handshakes (and load steps); their instruction counts under callgrind, where they have
-    them; the client loops' time between handshakes (closes, records written, sockets; a
-    path's round trips); the rest of the scenarios' own time, which runs from a scenario's
-    making (`State.t0`) in either order (its hierarchies made or read from the cache, engine
-    processes started and stopped, links, records read); and the rest of the run (its
-    start: caches, primitives, references; its host readings and store commits). Nothing
-    where the scenarios' times do not fit in the wall time (a cluster's, run in parallel)."""
-    wall, scenarios = summary.wall_seconds, summary.scenario_seconds
-    if wall <= 0 or scenarios <= 0 or scenarios > wall:
-        return []
-    attempts, load, counting = (
-        summary.attempt_seconds,
-        summary.load_seconds,
-        summary.counting_seconds,
-    )
-    loops = max(summary.engine_seconds, attempts)
-    parts = [("handshakes", attempts + load)]
-    if counting > 0:
-        parts.append(("instruction counts under callgrind", counting))
-    # Between a scenario's load steps: the warm-up, the host readings around each, the
-    # generator's start and its server records drained (load.toml: 60 s for 55 steps).
-    steps = ", load steps' warm-ups and readings" if load > 0 else ""
-    return [
-        *parts,
-        ("between them in the client loops", loops - attempts),
-        (
-            "the rest of the scenarios (hierarchies, engine starts, servers, links, records"
-            + steps
-            + ")",
-            max(scenarios - loops - load - counting, 0.0),
-        ),
-        (
-            "the run's start (caches, primitives, references), host readings and commits",
-            wall - scenarios,
-        ),
-    ]
-
-
-def parts_note(summary: RunSummary) -> str:
-    """`time_parts` in one line, each with its share of the wall time."""
-    parts = time_parts(summary)
-    if not parts:
-        return ""
-    wall = summary.wall_seconds
-    each = "; ".join(f"{name} {s:.1f} s ({100 * s / wall:.0f} %)" for name, s in parts)
-    return f"where the wall time went: {each}"
 
 
 def estimate_note(est: run_estimate.RunEstimate) -> str:

@@ -1,6 +1,6 @@
 """What every scenario of a run shares: the engine, the run's identity and seed, its
 networks and their calibrations, the cost model, the host readings, the links kept between
-visits."""
+visits, and where the run's own time goes (chainlab.runner.stopwatch)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from chainlab.model.cost import CostModel
 from chainlab.runner.host import LastReading
 from chainlab.runner.links import SharedLinks
 from chainlab.runner.progress import ScenarioProgress
+from chainlab.runner.stopwatch import Stopwatch
 
 
 @dataclass
@@ -52,3 +53,5 @@ class RunContext:
     # Both sides' --random-seed (engine_args.random_flags), where runs of one scenario must
     # draw the same bytes per connection (a path reference and its loopback twin).
     random_seed: int | None = None
+    # Where the run's own time goes outside its handshakes (chainlab.runner.stopwatch).
+    watch: Stopwatch = field(default_factory=Stopwatch)

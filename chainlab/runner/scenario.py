@@ -41,6 +41,7 @@ from chainlab.runner import (
     scenario_rows,
     seeds,
     server_cpu,
+    stopwatch,
     target,
 )
 from chainlab.runner.context import RunContext
@@ -109,27 +110,28 @@ class ScenarioExecution:
                 return
             self.files = Files(target_ca=target_ca)
             return
-        try:
-            dirs = [pki.ensure(ctx.engine, *spec) for spec in pki.needed(plan, ctx.seed)]
-            pki_dir = dirs.pop(0)
-            client_pki_dir = dirs.pop(0) if plan.handshake.client_hierarchy else None
-            second_pki_dir = dirs.pop(0) if plan.handshake.second_hierarchy else None
-            trust_file = None
-            if second_pki_dir is not None:
-                trust_file = self.dir / "trust.pem"
-                trust_file.write_bytes(
-                    (pki_dir / "ca.pem").read_bytes() + (second_pki_dir / "ca.pem").read_bytes()
+        with ctx.watch.timed(stopwatch.HIERARCHIES):
+            try:
+                dirs = [pki.ensure(ctx.engine, *spec) for spec in pki.needed(plan, ctx.seed)]
+                pki_dir = dirs.pop(0)
+                client_pki_dir = dirs.pop(0) if plan.handshake.client_hierarchy else None
+                second_pki_dir = dirs.pop(0) if plan.handshake.second_hierarchy else None
+                trust_file = None
+                if second_pki_dir is not None:
+                    trust_file = self.dir / "trust.pem"
+                    trust_file.write_bytes(
+                        (pki_dir / "ca.pem").read_bytes() + (second_pki_dir / "ca.pem").read_bytes()
+                    )
+                self.files = Files(
+                    pki_dir=pki_dir,
+                    client_pki_dir=client_pki_dir,
+                    second_pki_dir=second_pki_dir,
+                    trust_file=trust_file,
+                    chain=pki.sent_chain(pki_dir, plan.handshake.engine_chain),
                 )
-            self.files = Files(
-                pki_dir=pki_dir,
-                client_pki_dir=client_pki_dir,
-                second_pki_dir=second_pki_dir,
-                trust_file=trust_file,
-                chain=pki.sent_chain(pki_dir, plan.handshake.engine_chain),
-            )
-            self.results.certificates = pki.certificate_rows(pki_dir, plan)
-        except (pki.PkiError, OSError, subprocess.TimeoutExpired) as e:
-            self.fail("pki_failed", str(e))
+                self.results.certificates = pki.certificate_rows(pki_dir, plan)
+            except (pki.PkiError, OSError, subprocess.TimeoutExpired) as e:
+                self.fail("pki_failed", str(e))
 
     def open(self) -> None:
         """Starts the link (emulated networks) and the server for one visit."""
@@ -153,10 +155,12 @@ class ScenarioExecution:
             return
         try:
             if self.plan.network != LOOPBACK:
-                self._open_link()
+                with self.ctx.watch.timed(stopwatch.LINKS):
+                    self._open_link()
             if self.state.visits == 1:
                 self.reference("start")
-            self._start_server()
+            with self.ctx.watch.timed(stopwatch.SERVER_STARTS):
+                self._start_server()
         except ScenarioFailed as e:
             self.fail(e.cause, e.detail)
             self.close()
@@ -234,11 +238,14 @@ class ScenarioExecution:
     def close(self) -> None:
         """Stops the server of this visit, collects its records and tears the link down
         (whatever happens to the server), with signals deferred until both are done."""
+        watch = self.ctx.watch
         with self.ctx.defer():
             try:
-                self._stop_server()
+                with watch.timed(stopwatch.SERVER_STOPS):
+                    self._stop_server()
             finally:
-                self._close_link()
+                with watch.timed(stopwatch.LINKS):
+                    self._close_link()
 
     def stop_server(self) -> None:
         """Stops this visit's server (its records collected), leaving the link up."""
@@ -253,7 +260,8 @@ class ScenarioExecution:
         self.ctx.readings.measured()
         t0 = time.monotonic()
         try:
-            self.results.instruction_samples = instructions.run(self)
+            with self.ctx.watch.measuring():  # the counting's time is the handshakes' own
+                self.results.instruction_samples = instructions.run(self)
         except (instructions.InstructionError, records.RecordError, OSError) as e:
             self.fail("instructions_failed", str(e))
         self.results.counting_s += time.monotonic() - t0
@@ -372,7 +380,8 @@ class ScenarioExecution:
         cpus = self.plan.load.server_cpus if self.plan.load is not None else None
         window = (phase, step) == ("start", -1)
         try:
-            got = self.ctx.readings.take(self.ctx.engine, cpus, window=window)
+            with self.ctx.watch.timed(stopwatch.HOST_READINGS):
+                got = self.ctx.readings.take(self.ctx.engine, cpus, window=window)
         except host.ReferenceError as e:
             self.ctx.progress.note(f"chainlab: {self.plan.scenario_id}: host reference: {e}")
             return
@@ -401,7 +410,8 @@ class ScenarioExecution:
         if self.plan.load is None or self.state.failed_run or self._server_addr is None:
             return
         try:
-            self.results.load_steps, self.results.load_samples = load.run(self)
+            with self.ctx.watch.timed(stopwatch.LOAD_STEPS):
+                self.results.load_steps, self.results.load_samples = load.run(self)
         except records.RecordError as e:
             self.fail("load_failed", str(e))
 
@@ -428,7 +438,8 @@ class ScenarioExecution:
             return True
         policy = self.plan.sampling
         warm = policy.warmup if self.state.batches == 0 else policy.batch_warmup
-        self._run_batch(d.batch, warm)
+        with self.ctx.watch.timed(stopwatch.CLIENT_BATCHES):
+            self._run_batch(d.batch, warm)
         if (
             not self.state.done
             and self._server_proc is not None

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from chainlab.model import host_speed
-from chainlab.runner import host
+from chainlab.runner import host, stopwatch
 from chainlab.runner.scenario import ScenarioExecution
 from chainlab.schema import counted
 
@@ -64,7 +64,8 @@ class Window:
     def _read(self) -> None:
         """A new reading, the end of those waiting (a failed one is noted: they go without)."""
         try:
-            self.ctx.readings.new(self.ctx.engine, None)
+            with self.ctx.watch.timed(stopwatch.HOST_READINGS):
+                self.ctx.readings.new(self.ctx.engine, None)
         except host.ReferenceError as e:
             self.ctx.progress.note(f"chainlab: host reference: {e}")
             self.waiting.clear()
@@ -75,7 +76,8 @@ class Window:
             return
         done, self.ended = self.ended, []
         self._note_moved(done)
-        self.finish([(ex.plan, ex.result()) for ex in done])
+        with self.ctx.watch.timed(stopwatch.WRITES):
+            self.finish([(ex.plan, ex.result()) for ex in done])
 
     def _note_moved(self, done: list[ScenarioExecution]) -> None:
         """One line for the scenarios of a window over which the host's speed moved (those

@@ -12,7 +12,8 @@ from chainlab.analysis.analyze import analyze
 from chainlab.campaign import load
 from chainlab.report import build_report
 from chainlab.runner import host, instructions
-from chainlab.runner.campaign import RunOptions, run, time_parts
+from chainlab.runner.campaign import RunOptions, run
+from chainlab.runner.wall_time import time_parts
 
 from .conftest import engine_processes
 

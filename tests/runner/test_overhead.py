@@ -6,11 +6,15 @@ from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
-from chainlab.runner.campaign import (
-    RunSummary,
+from chainlab.runner import stopwatch
+from chainlab.runner.campaign import RunSummary
+from chainlab.runner.stopwatch import Stopwatch
+from chainlab.runner.wall_time import (
     handshake_seconds,
     overhead_note,
     parts_note,
+    rest_note,
+    rest_parts,
     time_parts,
 )
 
@@ -76,3 +80,67 @@ def test_instruction_counts_are_a_part_of_their_own_not_the_scenarios_rest():
         (rest + ", load steps' warm-ups and readings)", 1.5),
         ("the run's start (caches, primitives, references), host readings and commits", 2.0),
     ]
+
+
+def test_the_stopwatch_keeps_each_parts_own_time_and_none_inside_measurement():
+    now = [0.0]
+    w = Stopwatch(clock=lambda: now[0])
+    with w.timed("visit"):
+        now[0] += 1.0
+        with w.timed("reading"):  # inside the visit: its own, not the visit's
+            now[0] += 0.25
+        # The measurement: nothing inside it timed, nor is it the visit's.
+        with w.measuring(), w.timed("server starts"):
+            now[0] += 5.0
+        now[0] += 0.5
+    with w.timed("reading"):
+        now[0] += 0.25
+    w.add("start", 2.0)
+    got = {name: (p.seconds, p.count) for name, p in w.parts.items()}
+    assert got == {"reading": (0.5, 2), "visit": (1.5, 1), "start": (2.0, 1)}
+    assert w.seconds("server starts") == 0.0 and w.seconds("start") == 2.0
+    # An exception leaves the scope closed and its time kept.
+    try:
+        with w.timed("visit"):
+            now[0] += 1.0
+            raise ValueError
+    except ValueError:
+        pass
+    assert w.parts["visit"].seconds == 2.5 and w._inner == []
+    # Consecutive steps: each lap the time since the one before.
+    w.laps()
+    now[0] += 0.5
+    w.lap("checks")
+    now[0] += 0.25
+    w.lap("store")
+    assert (w.seconds("checks"), w.seconds("store")) == (0.5, 0.25)
+
+
+def test_the_rest_is_the_timed_parts_and_what_none_timed():
+    # Wall 12 s: client loops of 7.5 s (7 s of attempts), a load step's 1 s; the rest 3.5 s.
+    summary = RunSummary("r", Path("s.duckdb"), ["a"], [], [], False, 12.0, 7.5, 7.0)
+    summary.scenario_seconds, summary.load_seconds = 10.0, 1.0
+    w = summary.watch
+    w.add(stopwatch.ESTIMATE, 0.75)
+    w.add(stopwatch.HIERARCHIES, 0.001)  # too short to name: among what none timed
+    w.add(stopwatch.CLIENT_BATCHES, 7.5 + 0.5)  # its process: 0.5 s beside the loop
+    w.add(stopwatch.CLIENT_BATCHES, 0.25)
+    w.add(stopwatch.LOAD_STEPS, 1.0 + 0.25)  # 0.25 s beside the step's span
+    w.add(stopwatch.SERVER_STARTS, 1.0)
+    parts = rest_parts(summary)
+    assert parts == [
+        (stopwatch.SERVER_STARTS, 1.0, 1),
+        (stopwatch.ESTIMATE, 0.75, 1),
+        (stopwatch.CLIENT_BATCHES, 0.75, 2),
+        (stopwatch.LOAD_STEPS, 0.25, 1),
+        ("not timed (the run's own Python between them)", 0.75, 0),
+    ]
+    assert sum(s for _, s, _ in parts) == 12.0 - 7.5 - 1.0
+    assert rest_note(summary).startswith(
+        f"the rest in parts: {stopwatch.SERVER_STARTS} 1.00 s; {stopwatch.ESTIMATE} 0.75 s; "
+        f"{stopwatch.CLIENT_BATCHES} 0.75 s (2x)"
+    )
+    # Nothing timed, or a cluster's run (its scenarios in parallel): no line.
+    assert rest_note(RunSummary("r", Path("s"), ["a"], [], [], False, 12.0, 7.5, 7.0)) == ""
+    summary.scenario_seconds = 30.0
+    assert rest_parts(summary) == [] and rest_note(summary) == ""

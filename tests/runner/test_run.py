@@ -11,8 +11,9 @@ import pytest
 
 import chainlab
 from chainlab.campaign import load
-from chainlab.runner import pki
+from chainlab.runner import pki, stopwatch
 from chainlab.runner.campaign import RunOptions, run
+from chainlab.runner.wall_time import rest_parts
 from chainlab.schema import counted
 
 from .conftest import REPO, engine_processes
@@ -253,6 +254,18 @@ def test_interleaved_order_alternates_batches(tmp_path, engine_bin, pki_cache):
         # batches alternate: the scenario id changes more than once along the time axis
         changes = (s["scenario_id"] != s["scenario_id"].shift()).sum() - 1
         assert changes >= 3
+        # Where the rest went: a server started per visit (one per batch, interleaved), a
+        # client process per batch, each hierarchy read once; the parts never add up to
+        # more than the time outside the client loops.
+        parts, batches = summary.watch.parts, int(sr["batches"].sum())
+        assert parts[stopwatch.SERVER_STARTS].count == batches
+        assert parts[stopwatch.CLIENT_BATCHES].count == batches
+        assert parts[stopwatch.HIERARCHIES].count == 2
+        loops = max(summary.engine_seconds, summary.attempt_seconds)
+        rest = rest_parts(summary)
+        named = sum(s for name, s, _ in rest[:-1])
+        assert all(s >= 0 for _, s, _ in rest) and 0 < named <= summary.wall_seconds - loops
+        assert sum(s for _, s, _ in rest) == pytest.approx(summary.wall_seconds - loops)
     finally:
         st.close()
 

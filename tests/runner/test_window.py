@@ -10,6 +10,7 @@ import pytest
 from chainlab.model import host_speed
 from chainlab.runner import host
 from chainlab.runner.scenario_state import State
+from chainlab.runner.stopwatch import Stopwatch
 from chainlab.runner.window import Window
 
 
@@ -59,6 +60,7 @@ class Ctx:
     readings: host.LastReading
     progress: Notes
     engine: Path = Path("engine")
+    watch: Stopwatch = field(default_factory=Stopwatch)
 
     def defer(self):
         import contextlib
