@@ -80,9 +80,9 @@ def _stack_libraries() -> dict[str, dict]:
 
 def cached_rows(path: Path, keys: frozenset[tuple] | None = None) -> list[dict]:
     """The cache's rows ([] without a cache, or when another process holds it), with `keys`
-    those of these (subject, op, message) only. Read once per version of the file (its
-    modification time and size): a run asks for them more than once (what it must measure,
-    the primitives step), 0.4 s each for 23,000 rows."""
+    those of these (implementation, subject, op, message) only (`Store.primitive_records`).
+    Read once per version of the file (its modification time and size): a run asks for them
+    more than once (what it must measure, the primitives step), 0.4 s each for 23,000 rows."""
     try:
         st = path.stat()
     except OSError:
@@ -304,7 +304,7 @@ def cached_index(path: Path, keys: list[tuple] | None = None) -> dict[tuple, lis
         st = path.stat()
     except OSError:
         return {}
-    wanted = None if keys is None else frozenset(k[1:] for k in keys)
+    wanted = None if keys is None else frozenset(keys)
     return _index(path, st.st_mtime_ns, st.st_size, wanted)
 
 

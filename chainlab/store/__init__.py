@@ -193,30 +193,33 @@ class Store:
         return self.table("primitive_samples")
 
     def primitive_records(
-        self, keys: Iterable[tuple[str, str, str | None]] | None = None
+        self, keys: Iterable[tuple[str, str, str, str | None]] | None = None
     ) -> list[Row]:
         """Every `primitive_samples` row as plain Python values, None for NULL (DuckDB's own
         conversion: a primitives cache's 89,000 rows in 0.2 s, through pandas 1.3 s); with
-        `keys`, only the rows of those (subject, op, message) (a run's own of a cache of
-        120,000 rows, which took 0.34 s to read whole)."""
+        `keys`, only the rows of those (implementation, subject, op, message), and of their
+        (subject, op, message) where a row names no implementation (a store before schema
+        13). A cache holds every stack's rows of an operation: quick.toml's keys matched
+        75,348 rows by (subject, op, message) alone, 0.20 s to read, for its 15,000."""
         if not self._has_table("primitive_samples"):
             return []
         if keys is None:
             cur = self.con.execute("SELECT * FROM primitive_samples")
             names = [d[0] for d in cur.description]
             return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
-        wanted = sorted({(k[0], k[1], k[2] or "") for k in keys})
+        wanted = sorted({(k[0], k[1], k[2], k[3] or "") for k in keys})
         table = pa.table(
             {
                 n: pa.array([k[i] for k in wanted], pa.string())
-                for i, n in enumerate(("subject", "op", "message"))
+                for i, n in enumerate(("implementation", "subject", "op", "message"))
             }
         )
         self.con.register("_wanted_keys", table)
         try:
             cur = self.con.execute(
                 "SELECT p.* FROM primitive_samples p SEMI JOIN _wanted_keys w ON p.subject = "
-                "w.subject AND p.op = w.op AND coalesce(p.message, '') = w.message"
+                "w.subject AND p.op = w.op AND coalesce(p.message, '') = w.message AND "
+                "coalesce(p.implementation, w.implementation) = w.implementation"
             )
             columns = [d[0] for d in cur.description]
             return [dict(zip(columns, row, strict=True)) for row in cur.fetchall()]

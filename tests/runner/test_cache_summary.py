@@ -106,7 +106,13 @@ def test_a_run_reads_only_the_rows_of_its_own_keys(cache):
         st.write_primitives(
             [row(k, 2_000_000, "ML-DSA-65") for k in range(3)]
             + [{**row(k, 50_000, "X25519"), "op": "derive", "message": None} for k in range(2)]
-        )
+            # Another stack's rows of the same operation: not read.
+            + [{**row(k, 900_000), "implementation": "rustls"} for k in range(2)]
+            # A row of a store before schema 13, which names no implementation: read with
+            # its operation's, and indexed under the engine that measured it (OpenSSL 3.5).
+            + [{**row(9, 50_000, "X25519"), "op": "derive", "message": None,
+                "implementation": None}]
+        )  # fmt: skip
     mine = [
         ("openssl-3.5", "ML-DSA-44", "sign", "message-sha256"),
         ("openssl-3.5", "X25519", "derive", None),
@@ -116,5 +122,10 @@ def test_a_run_reads_only_the_rows_of_its_own_keys(cache):
     assert set(got) == set(mine)
     for key in mine:
         assert got[key] == whole[key] and got[key]
+    assert len(got[mine[1]]) == 3 and ("rustls", "ML-DSA-44", "sign", "message-sha256") in whole
+    assert {r["implementation"] for r in primitives_cache.cached_rows(cache, frozenset(mine))} == {
+        "openssl-3.5",
+        None,
+    }
     with Store.open(cache) as st:
         assert st.primitive_records([]) == []
