@@ -223,7 +223,8 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
         # and the spread the other load on the CPUs makes now.
         made = fresh.fresh(eng, todo, seed, campaign.primitives, measured=selected)
         watch.lap(stopwatch.CACHES_READ)
-        readings = LastReading()  # its first is the estimate's, and may start a window
+        # Its first is the estimate's, and may start a window; each one taken is timed.
+        readings = LastReading(watch=watch)
         model, load_read, at_host = primitives_cache.estimate_model(
             lambda: readings.take(eng, None)
         )

@@ -4,6 +4,7 @@ on given cores, so measurements minutes apart can be read against how fast the h
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -17,6 +18,7 @@ from typing import Any
 from chainlab import environment
 from chainlab.model import host_speed
 from chainlab.model.host_speed import LOAD_WINDOW_S
+from chainlab.runner.stopwatch import HOST_READINGS, Stopwatch
 
 # Rounds of the engine's reference workload: ~20 ms on this machine kind (16 rounds took
 # 40.4-40.9 ms in three runs' 30-64 readings on 2026-11-27, their spells up to 66 ms), so
@@ -55,6 +57,8 @@ class LastReading:
     at: float = 0.0
     fresh: bool = False  # nothing measured since `got`
     waiting: list[tuple[str | None, Callable[[dict], None]]] = field(default_factory=list)
+    # The run's stopwatch (chainlab.runner.stopwatch): each reading taken is a part of it.
+    watch: Stopwatch | None = None
 
     def take(self, engine: Path, cpus: str | None, window: bool = False) -> dict:
         """A reading on `cpus` (`reference`): the latest one where it was on the same cores
@@ -68,7 +72,8 @@ class LastReading:
 
     def new(self, engine: Path, cpus: str | None) -> dict:
         """A new reading on `cpus`, given to those waiting for one there."""
-        got = reference(engine, cpus)
+        with self.watch.timed(HOST_READINGS) if self.watch else contextlib.nullcontext():
+            got = reference(engine, cpus)
         self.cpus, self.got, self.at, self.fresh = cpus, got, time.monotonic(), True
         waiting, self.waiting = self.waiting, []
         for where, give in waiting:

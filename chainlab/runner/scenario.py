@@ -380,8 +380,7 @@ class ScenarioExecution:
         cpus = self.plan.load.server_cpus if self.plan.load is not None else None
         window = (phase, step) == ("start", -1)
         try:
-            with self.ctx.watch.timed(stopwatch.HOST_READINGS):
-                got = self.ctx.readings.take(self.ctx.engine, cpus, window=window)
+            got = self.ctx.readings.take(self.ctx.engine, cpus, window=window)
         except host.ReferenceError as e:
             self.ctx.progress.note(f"chainlab: {self.plan.scenario_id}: host reference: {e}")
             return

@@ -2,10 +2,11 @@
 (server starts, hierarchies, host readings, store writes, ...), each timed where it runs.
 
 A part's time is exclusive, as a profiler's own time: a part timed inside another (a host
-reading inside a scenario's start) counts for itself and not for the one around it, so the
-parts never add up to more than the time they cover. Inside `measuring` (load steps,
-instruction counts: the measurement itself, `chainlab.runner.wall_time.handshake_seconds`)
-nothing is timed, so no part takes time the handshakes' own already holds.
+reading inside a scenario's start) counts for itself and not for the one around it, and a
+lap (consecutive steps of the run's start) leaves out the parts timed during it, so the
+parts never add up to more than the time they cover. Inside `measuring` (instruction
+counts under callgrind: the measurement itself, `chainlab.runner.wall_time
+.handshake_seconds`) nothing is timed, so no part takes time the handshakes' own holds.
 """
 
 from __future__ import annotations
@@ -31,10 +32,11 @@ class Stopwatch:
     # Per open scope: the time its inner scopes took (None: inside `measuring`).
     _inner: list[float | None] = field(default_factory=list)
     _lap: float | None = None  # when the last `lap` ended
+    _scoped: float = 0.0  # the outermost scopes' time since then
 
     def laps(self) -> None:
         """Starts timing consecutive steps (`lap`), outside any open scope."""
-        self._lap = self.clock()
+        self._lap, self._scoped = self.clock(), 0.0
 
     @contextlib.contextmanager
     def timed(self, name: str) -> Iterator[None]:
@@ -52,8 +54,7 @@ class Stopwatch:
             part = self.parts.setdefault(name, Part())
             part.seconds += max(took - inner, 0.0)
             part.count += 1
-            if self._inner and self._inner[-1] is not None:
-                self._inner[-1] += took
+            self._enclosed(took)
 
     @contextlib.contextmanager
     def measuring(self) -> Iterator[None]:
@@ -65,15 +66,23 @@ class Stopwatch:
             yield
         finally:
             self._inner.pop()
-            if self._inner and self._inner[-1] is not None:
-                self._inner[-1] += self.clock() - start
+            self._enclosed(self.clock() - start)
+
+    def _enclosed(self, took: float) -> None:
+        """A scope that took `took` closed: it leaves the enclosing scope's time, or the
+        current lap's where it was outermost."""
+        if not self._inner:
+            self._scoped += took
+        elif self._inner[-1] is not None:
+            self._inner[-1] += took
 
     def lap(self, name: str) -> None:
-        """Part `name` is the time since `laps` or the previous lap."""
+        """Part `name` is the time since `laps` or the previous lap, less the parts timed
+        meanwhile."""
         now = self.clock()
         if self._lap is not None:
-            self.add(name, now - self._lap)
-        self._lap = now
+            self.add(name, max(now - self._lap - self._scoped, 0.0))
+        self._lap, self._scoped = now, 0.0
 
     def add(self, name: str, seconds: float) -> None:
         """Part `name` took `seconds`, measured by the caller, outside any open scope."""
@@ -91,7 +100,7 @@ class Stopwatch:
 CHECKS = "the run's checks and builds"
 STORE_OPENED = "the store opened, the scenarios registered"
 CACHES_READ = "the caches read (what the run must make)"
-ESTIMATE = "other load watched (0.3 s), the host read, the estimate"
+ESTIMATE = "other load watched (0.3 s) and the estimate"
 RUN_REGISTERED = "the run registered"
 PRIMITIVES = "primitives and references (cached or measured)"
 HIERARCHIES = "hierarchies"

@@ -1,7 +1,7 @@
 """Where a local run's wall time went: its handshakes' own time (what a perfectly efficient
 runner would still spend), the client loops' time between handshakes, and the rest, in the
 parts the run timed where they ran (chainlab.runner.stopwatch) and what none of them timed.
-The run prints these as its last lines (docs/campaigns.md, "Where the wall time went")."""
+The run prints these as its last lines (docs/campaigns.md, "Estimated run time")."""
 
 from __future__ import annotations
 

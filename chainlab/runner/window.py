@@ -64,8 +64,7 @@ class Window:
     def _read(self) -> None:
         """A new reading, the end of those waiting (a failed one is noted: they go without)."""
         try:
-            with self.ctx.watch.timed(stopwatch.HOST_READINGS):
-                self.ctx.readings.new(self.ctx.engine, None)
+            self.ctx.readings.new(self.ctx.engine, None)
         except host.ReferenceError as e:
             self.ctx.progress.note(f"chainlab: host reference: {e}")
             self.waiting.clear()

@@ -107,13 +107,15 @@ def test_the_stopwatch_keeps_each_parts_own_time_and_none_inside_measurement():
     except ValueError:
         pass
     assert w.parts["visit"].seconds == 2.5 and w._inner == []
-    # Consecutive steps: each lap the time since the one before.
+    # Consecutive steps: each lap the time since the one before, less the parts timed in it.
     w.laps()
     now[0] += 0.5
     w.lap("checks")
     now[0] += 0.25
+    with w.timed("reading"):
+        now[0] += 1.0
     w.lap("store")
-    assert (w.seconds("checks"), w.seconds("store")) == (0.5, 0.25)
+    assert (w.seconds("checks"), w.seconds("store"), w.seconds("reading")) == (0.5, 0.25, 1.5)
 
 
 def test_the_rest_is_the_timed_parts_and_what_none_timed():
