@@ -142,8 +142,10 @@ class RunSummary:
     scenario_seconds: float = 0.0
     load_seconds: float = 0.0
     counting_seconds: float = 0.0
-    # Where the run's own time went outside its handshakes (chainlab.runner.wall_time).
+    # Where the run's own time went outside its handshakes (chainlab.runner.wall_time); a
+    # cluster's scenarios run on its workers, whose parts this process does not time.
     watch: stopwatch.Stopwatch = field(default_factory=stopwatch.Stopwatch)
+    local: bool = True
 
     @property
     def handshake_seconds(self) -> float:
@@ -265,7 +267,7 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
         progress.note(f"chainlab: {estimate_note(est)}")
         summary = RunSummary(run_id, opts.store, [], [], skipped, False, 0.0, 0.0)
         summary.estimate_s = est.expected_s
-        summary.watch = watch
+        summary.watch, summary.local = watch, opts.cluster is None
         watch.lap(stopwatch.RUN_REGISTERED)
         status = "failed"
         with SignalGuard() as guard, tempfile.TemporaryDirectory(prefix="chainlab-run-") as tmp:

@@ -108,8 +108,9 @@ def rest_parts(summary: RunSummary) -> list[tuple[str, float, int]]:
     timed (with the parts too short to name, under SHOWN_S). A client batch's part is its
     process's time the engine's loop did not hold (the loops are the handshakes and the time
     between them); a scenario's load steps' part, its time outside the steps' spans. Nothing
-    where `time_parts` has nothing (a cluster's run), or where the run timed nothing."""
-    if not time_parts(summary) or not summary.watch.parts:
+    for a cluster's run (its scenarios' parts are its workers'), where `time_parts` has
+    nothing, or where the run timed nothing."""
+    if not summary.local or not time_parts(summary) or not summary.watch.parts:
         return []
     loops = max(summary.engine_seconds, summary.attempt_seconds)
     less = {stopwatch.CLIENT_BATCHES: loops, stopwatch.LOAD_STEPS: summary.load_seconds}

@@ -156,9 +156,12 @@ def test_a_run_on_two_workers_has_the_shape_of_a_local_run(
         assert p.returncode == 0, (tmp_path / "driver.log").read_text()
     finally:
         cluster.close()
+    # The driver times no part of its workers' scenarios: no line of the rest's parts.
+    assert "the rest in parts" not in (tmp_path / "driver.log").read_text()
     local = tmp_path / "local.duckdb"
     p = chainlab_run(cli, four, "--store", local, env=cluster_env, tmp_path=tmp_path)
     assert p.returncode == 0, (tmp_path / "driver.log").read_text()
+    assert "the rest in parts" in (tmp_path / "driver.log").read_text()
     with chainlab.open(remote) as r, chainlab.open(local) as lo:
         assert set(r.scenarios["scenario_id"]) == set(lo.scenarios["scenario_id"])
         for table in ("scenario_runs", "samples", "certificates", "observed_chain"):

@@ -142,7 +142,8 @@ def test_the_rest_is_the_timed_parts_and_what_none_timed():
         f"the rest in parts: {stopwatch.SERVER_STARTS} 1.00 s; {stopwatch.ESTIMATE} 0.75 s; "
         f"{stopwatch.CLIENT_BATCHES} 0.75 s (2x)"
     )
-    # Nothing timed, or a cluster's run (its scenarios in parallel): no line.
+    # Nothing timed, or a cluster's run (its scenarios' parts are its workers'): no line.
     assert rest_note(RunSummary("r", Path("s"), ["a"], [], [], False, 12.0, 7.5, 7.0)) == ""
+    assert rest_note(replace(summary, local=False)) == ""
     summary.scenario_seconds = 30.0
     assert rest_parts(summary) == [] and rest_note(summary) == ""
