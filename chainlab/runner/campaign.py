@@ -285,7 +285,7 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
                 with watch.timed(stopwatch.PRIMITIVES):
                     _primitives(ctx, store, selected, campaign, guard, progress)
                 progress.start()
-                with watch.timed(stopwatch.LINKS):
+                with watch.timed(stopwatch.NETWORK_CHECKS):
                     _network_preflight(ctx, todo, campaign, progress)
                 executors.executor(opts.cluster, order, opts.placement).execute(
                     ctx,

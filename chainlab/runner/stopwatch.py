@@ -90,10 +90,6 @@ class Stopwatch:
         part.seconds += seconds
         part.count += 1
 
-    def seconds(self, name: str) -> float:
-        part = self.parts.get(name)
-        return part.seconds if part is not None else 0.0
-
 
 # The parts a local run times (chainlab.runner.wall_time lists them after the handshakes).
 # The run's start, step by step.
@@ -104,7 +100,10 @@ ESTIMATE = "other load watched (0.3 s) and the estimate"
 RUN_REGISTERED = "the run registered"
 PRIMITIVES = "primitives and references (cached or measured)"
 HIERARCHIES = "hierarchies"
-LINKS = "links and calibrations"
+NETWORK_CHECKS = "network checks (privileges, leftovers of killed runs)"
+# An emulated link opened for a visit (each profile's calibration with its first), closed.
+LINKS = "links opened (each profile calibrated with its first)"
+LINKS_CLOSED = "links closed"
 SERVER_STARTS = "server starts"
 SERVER_STOPS = "server stops and their records read"
 # A client batch's process: the time its engine's loop did not hold (start, exit, records).

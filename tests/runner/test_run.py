@@ -261,6 +261,9 @@ def test_interleaved_order_alternates_batches(tmp_path, engine_bin, pki_cache):
         assert parts[stopwatch.SERVER_STARTS].count == batches
         assert parts[stopwatch.CLIENT_BATCHES].count == batches
         assert parts[stopwatch.HIERARCHIES].count == 2
+        # On loopback no link is opened or closed; the network checks ran once, finding none.
+        assert stopwatch.LINKS not in parts and stopwatch.LINKS_CLOSED not in parts
+        assert parts[stopwatch.NETWORK_CHECKS].count == 1
         loops = max(summary.engine_seconds, summary.attempt_seconds)
         rest = rest_parts(summary)
         named = sum(s for name, s, _ in rest[:-1])
