@@ -474,8 +474,10 @@ def _primitives(ctx, store, scenarios, campaign, guard, progress) -> None:
         progress.note(f"chainlab: primitives: {note}")
     with guard.deferred():
         store.write_primitives(out.rows)
-    # Estimates (the ETA, each scenario's first batch) from this machine's primitives.
-    ctx.cost_model = primitives.model(out.rows, "this run's primitives")
+    # Estimates (the ETA, each scenario's first batch) from this machine's primitives, as
+    # the store now holds them for this run.
+    summary = store.primitive_summary(ctx.run_id)
+    ctx.cost_model = primitives.model_of_summary(summary, "this run's primitives")
     progress.use_model(ctx.cost_model)
     progress.note(
         f"chainlab: primitives: {out.measured} measured, {out.cached} from this machine's "

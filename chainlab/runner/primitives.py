@@ -564,7 +564,12 @@ def needs_measuring(item: Item | tuple, by_key: dict, plan: PrimitivesPlan) -> b
 
 
 def model(rows: list[dict], source: str) -> cost.CostModel:
-    """The cost model of these rows (through a throw-away in-memory summary)."""
-    return cost_fit.model_from_summary(
-        summarize_rows(pd.DataFrame(rows)).to_dict("records"), source
-    )
+    """The cost model of these rows (through a throw-away in-memory summary; where the rows
+    are in a store already, `model_of_summary` of its own summary is quicker: interop.toml's
+    83,000 rows took 0.27 s this way, 0.04 s the store's, 2026-12-01)."""
+    return model_of_summary(summarize_rows(pd.DataFrame(rows)), source)
+
+
+def model_of_summary(summary: pd.DataFrame, source: str) -> cost.CostModel:
+    """The cost model of a primitive summary (`Store.primitive_summary`)."""
+    return cost_fit.model_from_summary(summary.to_dict("records"), source)

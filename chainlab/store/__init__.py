@@ -182,10 +182,13 @@ class Store:
         except duckdb.Error as e:
             raise damaged(self.path, e) from None
 
-    def primitive_summary(self) -> pd.DataFrame:
-        """Per primitive and reference handshake: n, means and variances (views.py)."""
+    def primitive_summary(self, run_id: str | None = None) -> pd.DataFrame:
+        """Per primitive and reference handshake: n, means and variances (views.py); with
+        `run_id`, of that run's rows alone."""
         return primitive_summary(
-            self.con, {"primitive_samples"} if self._has_table("primitive_samples") else set()
+            self.con,
+            {"primitive_samples"} if self._has_table("primitive_samples") else set(),
+            run_id,
         )
 
     def primitive_rows(self) -> pd.DataFrame:

@@ -401,7 +401,7 @@ WITH d AS (
     SELECT DISTINCT {implementation} AS implementation, subject, op, message, message_bytes,
            measured_run, seq, wall_ns, cpu_ns, server_cpu_ns, kib, measured_at,
            {host_cpu_ns} AS host_cpu_ns
-    FROM primitive_samples
+    FROM primitive_samples{where}
 )
 SELECT implementation, subject, op, message, any_value(message_bytes) AS message_bytes,
        count(*) AS n,
@@ -418,16 +418,23 @@ ORDER BY implementation NULLS FIRST, subject, op, message
 """
 
 
-def _primitive_summary_sql(columns: set[str]) -> str:
+def _primitive_summary_sql(columns: set[str], of_run: bool = False) -> str:
     implementation = "implementation" if "implementation" in columns else "NULL::VARCHAR"
     host_cpu_ns = "host_cpu_ns" if "host_cpu_ns" in columns else "NULL::BIGINT"
-    return PRIMITIVE_SUMMARY.format(implementation=implementation, host_cpu_ns=host_cpu_ns)
+    return PRIMITIVE_SUMMARY.format(
+        implementation=implementation,
+        host_cpu_ns=host_cpu_ns,
+        where=" WHERE run_id = $run_id" if of_run else "",
+    )
 
 
-def primitive_summary(con: Connection, tables: set[str]) -> pd.DataFrame:
-    """PRIMITIVE_SUMMARY, empty (with its columns) in a store without primitives."""
+def primitive_summary(con: Connection, tables: set[str], run_id: str | None = None) -> pd.DataFrame:
+    """PRIMITIVE_SUMMARY (of one run's rows, with `run_id`), empty (with its columns) in a
+    store without primitives."""
     if "primitive_samples" in tables:
-        return con.execute(_primitive_summary_sql(_columns(con, "primitive_samples"))).df()
+        sql = _primitive_summary_sql(_columns(con, "primitive_samples"), run_id is not None)
+        params = {"run_id": run_id} if run_id is not None else {}
+        return con.execute(sql, params).df()
     return pd.DataFrame(
         columns=[
             "implementation",
