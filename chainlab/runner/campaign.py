@@ -25,7 +25,6 @@ import random
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -51,6 +50,7 @@ from chainlab.runner import (
     references,
     seeds,
     stopwatch,
+    workdir,
 )
 from chainlab.runner.context import RunContext
 from chainlab.runner.host import LastReading
@@ -210,6 +210,7 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
     others = sorted({st for s in selected for st in s.handshake.stacks} - {DEFAULT_STACK})
     if others:
         info = {**info, "stacks": {st: engine.stack_info(st) for st in others}}
+    removed = workdir.remove_orphans(workdir.RUN_PREFIX)
     watch.lap(stopwatch.CHECKS)
     store = Store.open_or_create(opts.store)
     run_id = uuid.uuid4().hex
@@ -265,13 +266,15 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
         progress = Progress(todo, live=opts.live_progress)
         progress.use_estimate(est)
         progress.note(f"chainlab: {estimate_note(est)}")
+        if note := removed.note():
+            progress.note(f"chainlab: {note}")
         summary = RunSummary(run_id, opts.store, [], [], skipped, False, 0.0, 0.0)
         summary.estimate_s = est.expected_s
         summary.watch, summary.local = watch, opts.cluster is None
         watch.lap(stopwatch.RUN_REGISTERED)
         status = "failed"
-        with SignalGuard() as guard, tempfile.TemporaryDirectory(prefix="chainlab-run-") as tmp:
-            ctx = RunContext(eng, run_id, seed, Path(tmp), campaign.networks, progress)
+        with SignalGuard() as guard, workdir.held(workdir.RUN_PREFIX) as tmp:
+            ctx = RunContext(eng, run_id, seed, tmp, campaign.networks, progress)
             ctx.readings = readings
             ctx.watch = watch
             ctx.defer = guard.deferred

@@ -32,16 +32,14 @@ cluster each as it ends.
 from __future__ import annotations
 
 import socket
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from chainlab import engine, machine
 from chainlab.campaign.fields import CLUSTER_ADDRESS, CLUSTER_ADDRESS_RE
 from chainlab.campaign.model import Scenario
 from chainlab.errors import ChainlabError
-from chainlab.runner import records
+from chainlab.runner import records, workdir
 from chainlab.runner.context import RunContext
 from chainlab.runner.progress import Silent
 from chainlab.runner.scenario import ScenarioExecution, ScenarioFailed, ScenarioStopped
@@ -206,8 +204,8 @@ def run_on_worker(job: Job):
             f"{job.scenario.scenario_id} was started on a worker that was lost; not rerun"
         )
     started.set()
-    with tempfile.TemporaryDirectory(prefix="chainlab-worker-") as tmp:
-        ctx = RunContext(engine.path(), job.run_id, job.seed, Path(tmp), job.networks, Silent())
+    with _work_dir() as tmp:
+        ctx = RunContext(engine.path(), job.run_id, job.seed, tmp, job.networks, Silent())
         ctx.host = host_facts("dask", worker.address)
         ctx.stopped = stop.is_set
         ex = ScenarioExecution(ctx, job.scenario)
@@ -228,8 +226,8 @@ def serve_on_worker(job: Job, address_name: str, done_name: str) -> dict:
     check_build(worker, job.build)
     address = Variable(address_name)
     stop, done = Event(job.stop_event), Event(done_name)
-    with tempfile.TemporaryDirectory(prefix="chainlab-worker-") as tmp:
-        ctx = RunContext(engine.path(), job.run_id, job.seed, Path(tmp), job.networks, Silent())
+    with _work_dir() as tmp:
+        ctx = RunContext(engine.path(), job.run_id, job.seed, tmp, job.networks, Silent())
         ctx.listen_host = worker.address.split("://", 1)[1].rsplit(":", 1)[0].strip("[]")
         ex = ScenarioExecution(ctx, job.scenario)
         try:
@@ -277,8 +275,8 @@ def client_on_worker(job: Job, address_name: str):
         return got
 
     stop = Event(job.stop_event)
-    with tempfile.TemporaryDirectory(prefix="chainlab-worker-") as tmp:
-        ctx = RunContext(engine.path(), job.run_id, job.seed, Path(tmp), job.networks, Silent())
+    with _work_dir() as tmp:
+        ctx = RunContext(engine.path(), job.run_id, job.seed, tmp, job.networks, Silent())
         ctx.host = host_facts("dask", worker.address)
         ctx.stopped = stop.is_set
         ctx.remote_server = remote_server
@@ -288,6 +286,13 @@ def client_on_worker(job: Job, address_name: str):
         finally:
             ex.close()
         return ex.result(), ex.results.client
+
+
+def _work_dir():
+    """A worker's work directory for one scenario, once the directories of killed workers
+    on its machine are removed (chainlab.runner.workdir)."""
+    workdir.remove_orphans(workdir.WORKER_PREFIX)
+    return workdir.held(workdir.WORKER_PREFIX)
 
 
 def check_build(worker, build: dict) -> None:

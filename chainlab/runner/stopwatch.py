@@ -93,7 +93,7 @@ class Stopwatch:
 
 # The parts a local run times (chainlab.runner.wall_time lists them after the handshakes).
 # The run's start, step by step.
-CHECKS = "the run's checks and builds"
+CHECKS = "the run's checks and builds, killed runs' work directories removed"
 STORE_OPENED = "the store opened, the scenarios registered"
 CACHES_READ = "the caches read (what the run must make)"
 ESTIMATE = "other load watched (0.3 s) and the estimate"

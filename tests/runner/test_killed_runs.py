@@ -122,6 +122,9 @@ def test_a_run_stopped_at_any_moment_reports_and_resumes(
     # Measuring primitives is a moment only where the cache holds none.
     cache = tmp_path / "primitives" if moment == "primitives" else warm_primitives
     env["CHAINLAB_PRIMITIVES_CACHE"] = str(cache)
+    # The run's work directory goes where this test sees it.
+    env["TMPDIR"] = str(tmp_path / "tmp")
+    (tmp_path / "tmp").mkdir()
     args = ["run", str(toml), "--store", str(store)]
     p, seen = stop_at(cli, args, env, moment, SIGNALS[sig])
     if sig == "SIGKILL":
@@ -129,6 +132,9 @@ def test_a_run_stopped_at_any_moment_reports_and_resumes(
     else:
         assert p.returncode == 130, seen
     no_engine_left(str(pki_cache))
+    # Only a SIGKILL leaves the work directory behind; the next run removes it.
+    left = list((tmp_path / "tmp").glob("chainlab-run-*"))
+    assert len(left) == (1 if sig == "SIGKILL" else 0), left
 
     # The store opens and says what it holds.
     with chainlab.open(store) as st:
@@ -143,6 +149,8 @@ def test_a_run_stopped_at_any_moment_reports_and_resumes(
     # And resumes to the end.
     again = cli(*args, "--resume", env=env, timeout=600)
     assert again.returncode == 0, again.stderr
+    assert list((tmp_path / "tmp").iterdir()) == []
+    assert ("removed 1 work directory of killed runs" in again.stderr) == (sig == "SIGKILL")
     with chainlab.open(store) as st:
         completed = st.scenario_runs[st.scenario_runs["status"] == "completed"]
         assert sorted(completed["scenario_id"]) == sorted(set(st.scenarios["scenario_id"]))
