@@ -40,6 +40,12 @@ STACK_BINARIES = {
     # Not a cargo binary: engine/build.sh go builds engine/go/ with Go 1.27 into the same folder.
     "go": ("release/chainlab-go", "CHAINLAB_GO"),
 }
+# The engines' file names: an engine started under one of them directly (no wrapper) sets
+# its own parent-death signal when chainlab names its pid (chainlab.processes.spawn).
+ENGINE_NAMES = frozenset(Path(rel).name for rel, _ in STACK_BINARIES.values())
+# The variable that names it (engine/crates/chainlab-record/src/parent.rs,
+# engine/go/parent.go).
+PARENT_PID_VAR = "CHAINLAB_PARENT_PID"
 # The parts engine/build.sh builds, each as (what it is, about how long its first build
 # takes on two cores with nothing cached, measured and rounded up: docs/stacks.md#building).
 # A stack's part has the stack's name.

@@ -34,6 +34,7 @@ pub mod mtc;
 pub mod observed;
 pub mod options;
 pub mod output;
+pub mod parent;
 pub mod pem;
 pub mod primitives;
 pub mod random;

@@ -202,7 +202,9 @@ pub fn broken_rule(
     None
 }
 
-/// The command line, or the one line that says what is wrong with it and exit status 2:
+/// The command line, or the one line that says what is wrong with it and exit status 2
+/// (after the parent-death signal, `parent::die_with_parent`, which ends the engine the same
+/// way where its parent is gone):
 /// clap's first line names the option and the bad value (the rest of its message is a usage
 /// hint, left to `--help`). `--help` and `--version` print as clap prints them.
 pub fn parse_command_line<C: clap::Parser>(engine: &str) -> Result<C, std::process::ExitCode> {
@@ -215,6 +217,11 @@ pub fn parse_command_line_as<C: clap::Parser>(
     engine: &str,
     command: clap::Command,
 ) -> Result<C, std::process::ExitCode> {
+    // First of all: die with the chainlab process that started this one (`parent`).
+    if let Err(line) = crate::parent::die_with_parent() {
+        eprintln!("{engine}: error: {line}");
+        return Err(std::process::ExitCode::from(2));
+    }
     let parsed = command
         .clone()
         .try_get_matches()

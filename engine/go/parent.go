@@ -1,0 +1,42 @@
+package main
+
+// An engine started by chainlab dies with it, as the Rust engines do
+// (engine/crates/chainlab-record/src/parent.rs): with CHAINLAB_PARENT_PID set, the
+// parent-death signal is asked for first, then the parent checked to be that process still.
+// Set in init, which runs on the main OS thread (the runtime locks the main goroutine to it
+// during initialisation): the signal is that thread's, and it lives as long as the process.
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+const parentPIDVar = "CHAINLAB_PARENT_PID"
+
+func init() {
+	if err := dieWithParent(); err != nil {
+		fmt.Fprintf(os.Stderr, "chainlab-go: error: %v\n", err)
+		os.Exit(2)
+	}
+}
+
+func dieWithParent() error {
+	value, ok := os.LookupEnv(parentPIDVar)
+	if !ok {
+		return nil
+	}
+	parent, err := strconv.Atoi(strings.TrimSpace(value))
+	if err != nil {
+		return fmt.Errorf("%s=%q: not a process id; allowed: the pid of the chainlab process that starts the engine, or unset", parentPIDVar, value)
+	}
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0); errno != 0 {
+		return fmt.Errorf("cannot set the parent-death signal: %v", errno)
+	}
+	if now := os.Getppid(); now != parent {
+		return fmt.Errorf("the chainlab process that started this engine (pid %d) is gone (parent now %d)", parent, now)
+	}
+	return nil
+}
