@@ -49,12 +49,20 @@ class Removed:
 
 @contextlib.contextmanager
 def held(prefix: str) -> Iterator[Path]:
-    """A new work directory named `prefix`..., locked until the block ends and then
-    removed (a process removes the orphans of its kind first: `remove_orphans`)."""
-    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
-        fd = _locked_file(Path(tmp))
+    """A new work directory named `prefix`..., locked until the block ends and removed
+    still locked, so no other process's `remove_orphans` walks it at the same time (a
+    process removes the orphans of its kind first)."""
+    d = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        fd = _locked_file(d)
+    except BaseException:
+        shutil.rmtree(d, ignore_errors=True)
+        raise
+    try:
+        yield d
+    finally:
         try:
-            yield Path(tmp)
+            shutil.rmtree(d, ignore_errors=True)
         finally:
             os.close(fd)
 
