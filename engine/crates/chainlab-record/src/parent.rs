@@ -53,45 +53,37 @@ pub fn die_with_parent() -> Result<(), String> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_parent_that_is_not_this_ones_ends_it_and_a_bad_value_is_named() {
-        // Each case in its own child: the variable and the signal are process-wide.
-        let me = std::env::current_exe().unwrap();
-        for (value, expect) in [
-            ("1", "is gone (parent now"),
-            ("abc", "not a process id; allowed:"),
-        ] {
-            let out = std::process::Command::new(&me)
-                .args([
-                    "--exact",
-                    "parent::tests::child_reports",
-                    "--ignored",
-                    "--nocapture",
-                ])
-                .env(PARENT_PID_VAR, value)
-                .env("CHAINLAB_PARENT_TEST_CHILD", "1")
-                .output()
-                .unwrap();
-            let text = String::from_utf8_lossy(&out.stdout);
-            assert!(text.contains(expect), "{value}: {text}");
-        }
-    }
-
-    #[test]
-    fn this_processes_own_parent_is_accepted() {
-        let me = std::env::current_exe().unwrap();
-        let out = std::process::Command::new(&me)
+    /// What `die_with_parent` returned in a child test process given `value` as the
+    /// variable (the variable and the signal are process-wide: each case in its own child).
+    fn in_child(value: &str) -> String {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
                 "parent::tests::child_reports",
                 "--ignored",
                 "--nocapture",
             ])
-            .env(PARENT_PID_VAR, std::process::id().to_string())
+            .env(PARENT_PID_VAR, value)
             .env("CHAINLAB_PARENT_TEST_CHILD", "1")
             .output()
             .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    #[test]
+    fn a_parent_that_is_not_this_ones_ends_it_and_a_bad_value_is_named() {
+        for (value, expect) in [
+            ("1", "is gone (parent now"),
+            ("abc", "not a process id; allowed:"),
+        ] {
+            let text = in_child(value);
+            assert!(text.contains(expect), "{value}: {text}");
+        }
+    }
+
+    #[test]
+    fn this_processes_own_parent_is_accepted() {
+        let text = in_child(&std::process::id().to_string());
         assert!(text.contains("result: Ok(())"), "{text}");
     }
 
