@@ -395,13 +395,13 @@ class Store:
             array = pa.array(values, type=field.type if field is not None else None)
             arrays.append(array)
             fields.append(field or pa.field(col, array.type))
-        self.con.register("_new_rows", pa.Table.from_arrays(arrays, schema=pa.schema(fields)))
-        try:
-            cols = ", ".join(given)
-            verb = "INSERT OR IGNORE" if or_ignore else "INSERT"
-            self.con.execute(f"{verb} INTO {table} ({cols}) SELECT {cols} FROM _new_rows")
-        finally:
-            self.con.unregister("_new_rows")
+        # DuckDB reads the table by this local's name (its replacement scan of the calling
+        # frame): 2.5 ms an insert, where register()/unregister() around it took 4.4 ms
+        # (60 columns of 100 rows, 2026-12-01), and a scenario's write is ten inserts.
+        chainlab_new_rows = pa.Table.from_arrays(arrays, schema=pa.schema(fields))  # noqa: F841
+        cols = ", ".join(given)
+        verb = "INSERT OR IGNORE" if or_ignore else "INSERT"
+        self.con.execute(f"{verb} INTO {table} ({cols}) SELECT {cols} FROM chainlab_new_rows")
 
     def _columns(self, table: str) -> dict[str, str]:
         """The catalog's columns of `table`."""
