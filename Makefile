@@ -61,7 +61,8 @@ test: engines python lint
 # the engines' unit tests; no engine process, namespace or chainlab subprocess.
 check: engines python lint-python
 	$(CARGO) test --release $(CARGO_FEATURES) --lib --bins
-	$(PY) -m pytest -m "not engine and not netns and not cli" -n 2 --durations=25
+	$(PY) -m pytest -m "not engine and not netns and not cli and not serial" -n 2 --durations=25
+	$(PY) -m pytest -m "serial and not engine and not netns and not cli" --durations=25
 
 setup: deps python engine
 

@@ -58,8 +58,12 @@ from chainlab.model.calibration_time import calibration_seconds, calibration_tot
 
 # A run's own start before its first scenario (the engine's build facts, the store, reading
 # the primitives cache): 0.59 s with every cache warm in a signature-placement.toml run; and
-# where it reads other processes' load, that window (host_speed.LOAD_WINDOW_S).
+# where it reads other processes' load, what that window (host_speed.LOAD_WINDOW_S) lasts
+# beyond the store's opening and the caches' reading, which it watches through
+# (chainlab.runner.host.LoadWatch): those took 0.20-0.22 s of it in quick.toml's runs,
+# the window and the estimate after them 0.09-0.11 s (2026-12-01).
 RUN_START_S = 0.6
+LOAD_WINDOW_LEFT_S = 0.1
 # How far a run strays from its estimate beyond what its handshake counts allow: the model's
 # own error (per-handshake and per-process costs on a host whose speed swings). Over every
 # bundled campaign's runs of 2026-11-27 and -28, estimate / wall time fell between 0.88
@@ -203,7 +207,7 @@ def run(
         pki[sid] = pki.get(sid, 0.0) + hierarchy_seconds(hierarchy, model, batch)
     _, calibration = calibration_total(scenarios)
     phases = {
-        "start": RUN_START_S + (host_speed.LOAD_WINDOW_S if load_read else 0.0),
+        "start": RUN_START_S + (LOAD_WINDOW_LEFT_S if load_read else 0.0),
         "primitives": sum(primitive_seconds(p, model, plan) for p in fresh.primitives),
         "references": sum(reference_seconds(r, model, paths) for r in fresh.references),
         "hierarchies": sum(pki.values()),

@@ -53,7 +53,7 @@ from chainlab.runner import (
     workdir,
 )
 from chainlab.runner.context import RunContext
-from chainlab.runner.host import LastReading
+from chainlab.runner.host import LastReading, LoadWatch
 from chainlab.runner.links import SharedLinks
 from chainlab.runner.progress import Progress
 from chainlab.runner.wall_time import (
@@ -212,7 +212,14 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
         info = {**info, "stacks": {st: engine.stack_info(st) for st in others}}
     removed = workdir.remove_orphans(workdir.RUN_PREFIX)
     watch.lap(stopwatch.CHECKS)
-    store = Store.open_or_create(opts.store)
+    # Other processes' load on the CPUs, read while the store opens and the caches are read
+    # (LoadWatch) rather than in a window of its own before the estimate.
+    watched = LoadWatch.begin()
+    try:
+        store = Store.open_or_create(opts.store)
+    except BaseException:
+        watched.release()
+        raise
     run_id = uuid.uuid4().hex
     try:
         done = store.completed_scenarios() if opts.resume else set()
@@ -229,7 +236,7 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
         # Its first is the estimate's, and may start a window; each one taken is timed.
         readings = LastReading(watch=watch)
         model, load_read, at_host = primitives_cache.estimate_model(
-            lambda: readings.take(eng, None)
+            lambda: readings.take(eng, None), watched
         )
         est = run_estimate.run(
             todo, model, made, campaign.primitives, load_read, host_reading_ns=at_host
@@ -317,6 +324,7 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
                 )
         return summary
     finally:
+        watched.release()
         store.close()
 
 

@@ -177,6 +177,11 @@ def steal_ns(stat: Path = Path("/proc/stat")) -> int | None:
 
 # What foreign_load takes off each CPU's busy ticks: the counters' resolution.
 RESOLUTION_TICKS = 1
+# And off the CPU this process works on while it watches (`LoadWatch`), besides its own
+# time: that CPU's busy ticks less this process's own time read -0.9 to +2.1 on this VM at
+# rest (18 windows of a store opened and the caches read, 2026-12-01): its own time in the
+# counters' ticks against its clock's, and the kernel's work for it (its writes).
+PINNED_TICKS = 3
 
 
 def foreign_load(window_s: float = LOAD_WINDOW_S, stat: Path = Path("/proc/stat")) -> float | None:
@@ -191,17 +196,85 @@ def foreign_load(window_s: float = LOAD_WINDOW_S, stat: Path = Path("/proc/stat"
     chainlab's threads as another process. Read as load, that one tick (0.033) gave every
     handshake a spread of at least 0.087, and quick.toml at rest an estimate of 1.81 of its
     wall time (2026-12-01)."""
-    own = {f"cpu{c}" for c in os.sched_getaffinity(0)}
-    before = _cpu_times(stat)
-    time.sleep(window_s)
-    after = _cpu_times(stat)
-    shares = []
-    for cpu in own & before.keys() & after.keys():
-        busy = max(after[cpu][0] - before[cpu][0] - RESOLUTION_TICKS, 0)
-        total = after[cpu][1] - before[cpu][1]
-        if total > 0:
-            shares.append(busy / total)
-    return max(shares) if shares else None
+    return LoadWatch.begin(stat, pin=False).end(window_s)
+
+
+@dataclass
+class LoadWatch:
+    """`foreign_load` read while this process works (a run's start: its store opened, its
+    caches read) instead of idling through the window: from `begin` every thread of the
+    process runs on one CPU (`pinned`, the lowest it may use), so the other CPUs' busy ticks
+    are other load alone and the pinned CPU's are other load and this process's own CPU
+    time, which is taken off (with `PINNED_TICKS`). A neighbour that can run elsewhere does,
+    on the CPUs this process leaves idle; one bound to the pinned CPU shows there, in what
+    this process's own time does not account for. `end` waits out what the window lacks and
+    lets the threads run anywhere again (`release`, also what a failure before `end` must
+    call). Without pinning (`pin=False`, or where the kernel refuses it) nothing of this
+    process is taken off: it must run nothing meanwhile."""
+
+    stat: Path
+    started: float
+    before: dict[str, tuple[int, int]]
+    own_ns: int
+    pinned: int | None = None
+    # Each thread's own CPUs before pinning, restored by `release`.
+    affinity: dict[int, set[int]] = field(default_factory=dict)
+
+    @classmethod
+    def begin(cls, stat: Path = Path("/proc/stat"), pin: bool = True) -> LoadWatch:
+        cpus = sorted(os.sched_getaffinity(0))
+        affinity: dict[int, set[int]] = {}
+        pinned = None
+        if pin and len(cpus) > 1:
+            try:
+                for tid in _threads():
+                    affinity[tid] = os.sched_getaffinity(tid)
+                    os.sched_setaffinity(tid, {cpus[0]})
+                pinned = cpus[0]
+            except OSError:
+                _restore(affinity, set(cpus))
+                affinity = {}
+        return cls(stat, time.monotonic(), _cpu_times(stat), _own_ns(), pinned, affinity)
+
+    def end(self, window_s: float = LOAD_WINDOW_S) -> float | None:
+        """The busiest CPU's share of other load since `begin`, at least `window_s` on."""
+        time.sleep(max(self.started + window_s - time.monotonic(), 0.0))
+        after = _cpu_times(self.stat)
+        own_ticks = (_own_ns() - self.own_ns) * os.sysconf("SC_CLK_TCK") / 1e9
+        self.release()
+        own = {f"cpu{c}" for c in os.sched_getaffinity(0)}
+        shares = []
+        for cpu in own & self.before.keys() & after.keys():
+            mine = cpu == f"cpu{self.pinned}"
+            off = own_ticks + PINNED_TICKS if mine else RESOLUTION_TICKS
+            busy = after[cpu][0] - self.before[cpu][0] - off
+            total = after[cpu][1] - self.before[cpu][1]
+            if total > 0:
+                shares.append(max(busy, 0) / total)
+        return max(shares) if shares else None
+
+    def release(self) -> None:
+        """Every thread runs on the CPUs it had again (those started since: the process's)."""
+        if self.affinity:
+            _restore(self.affinity, self.affinity.get(os.getpid(), set()))
+            self.affinity = {}
+
+
+def _threads() -> list[int]:
+    """This process's threads (/proc/self/task)."""
+    return [int(t) for t in os.listdir("/proc/self/task")]
+
+
+def _restore(affinity: dict[int, set[int]], default: set[int]) -> None:
+    for tid in _threads():
+        with contextlib.suppress(OSError):  # a thread that ended meanwhile
+            os.sched_setaffinity(tid, affinity.get(tid, default) or default)
+
+
+def _own_ns() -> int:
+    """This process's CPU time so far, every thread's, and its waited-for children's."""
+    t = os.times()
+    return time.process_time_ns() + int((t.children_user + t.children_system) * 1e9)
 
 
 def _cpu_times(stat: Path) -> dict[str, tuple[int, int]]:

@@ -257,14 +257,15 @@ def cached_model() -> cost.CostModel | None:
 
 
 def estimate_model(
-    read: Callable[[], dict] | None = None,
+    read: Callable[[], dict] | None = None, watched: host.LoadWatch | None = None
 ) -> tuple[cost.CostModel | None, bool, float | None]:
     """What a run's estimate (and `validate`'s) prices with: `cached_model` at the host's
     speed now (`read`: a host reading, chainlab.runner.host.reference; its CPU ns,
     chainlab.model.host_speed.at_reading) with the least spread the other load on the CPUs
-    makes now (chainlab.runner.host.foreign_load, host_speed.with_contention); whether that
-    load could be read; and the reading (None: not taken, or it failed)."""
-    busy = host.foreign_load()
+    makes now (chainlab.runner.host.foreign_load, or what `watched` saw while the run
+    started; host_speed.with_contention); whether that load could be read; and the reading
+    (None: not taken, or it failed)."""
+    busy = host.foreign_load() if watched is None else watched.end()
     reading = None
     if read is not None:
         try:

@@ -96,7 +96,7 @@ class Stopwatch:
 CHECKS = "the run's checks and builds, killed runs' work directories removed"
 STORE_OPENED = "the store opened, the scenarios registered"
 CACHES_READ = "the caches read (what the run must make)"
-ESTIMATE = "other load watched (0.3 s) and the estimate"
+ESTIMATE = "other load watched (what its 0.3 s window lacked) and the estimate"
 RUN_REGISTERED = "the run registered"
 PRIMITIVES = "primitives and references (cached or measured)"
 HIERARCHIES = "hierarchies"

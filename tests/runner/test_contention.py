@@ -4,9 +4,13 @@ as the least a handshake's spread is (issue #57: the estimate on a busy host).""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -51,8 +55,9 @@ def test_the_busiest_cpus_share_of_the_window_is_the_load(tmp_path, monkeypatch)
     assert host.foreign_load(0.0, stat) is None
 
 
-def test_a_process_busy_on_a_cpu_shows_as_that_cpus_share():
-    cpu = sorted(os.sched_getaffinity(0))[-1]
+@contextlib.contextmanager
+def spinning(cpu: int) -> Iterator[None]:
+    """Another process busy on `cpu` (at most 3 s) while the block runs."""
     spin = (
         f"import os, time\nos.sched_setaffinity(0, {{{cpu}}})\nend = time.monotonic() + 3\n"
         "print('spinning', flush=True)\nwhile time.monotonic() < end:\n    pass\n"
@@ -61,10 +66,87 @@ def test_a_process_busy_on_a_cpu_shows_as_that_cpus_share():
     try:
         # Read once it spins on its CPU: a busy host's Python start can outlast a fixed sleep.
         assert p.stdout is not None and p.stdout.readline() == "spinning\n"
-        assert host.foreign_load(0.3) > 0.8
+        yield
     finally:
         p.kill()
         p.wait()
+
+
+def test_a_process_busy_on_a_cpu_shows_as_that_cpus_share():
+    with spinning(sorted(os.sched_getaffinity(0))[-1]):
+        assert host.foreign_load(0.3) > 0.8
+
+
+def test_a_watch_takes_its_own_time_off_the_cpu_it_works_on(tmp_path, monkeypatch):
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("one CPU: nothing to pin to")
+    first = {c: (100, 100) for c in cpus}
+    # Over 30 ticks this process ran 12 on the CPU it works on, which was busy 20: 8 ticks
+    # of other load less PINNED_TICKS; the last CPU ran other processes 5 (less one tick).
+    second = {c: (120 if c == cpus[0] else 105 if c == cpus[-1] else 100, 130) for c in cpus}
+    readings = iter([first, second])
+    monkeypatch.setattr(
+        host, "_cpu_times", lambda _stat: {f"cpu{c}": v for c, v in next(readings).items()}
+    )
+    own = iter([0, 12 * 1_000_000_000 // os.sysconf("SC_CLK_TCK")])
+    monkeypatch.setattr(host, "_own_ns", lambda: next(own))
+    watch = host.LoadWatch.begin(tmp_path / "stat")
+    try:
+        assert watch.pinned == cpus[0]
+    finally:
+        busy = watch.end(0.0)
+    assert busy == pytest.approx((8 - host.PINNED_TICKS) / 30)
+    # Its own time alone is no load.
+    second[cpus[0]], second[cpus[-1]] = (112, 130), (100, 130)
+    readings, own = iter([first, second]), iter([0, 12 * 1_000_000_000 // 100])
+    monkeypatch.setattr(os, "sysconf", lambda _name: 100)
+    assert host.LoadWatch.begin(tmp_path / "stat").end(0.0) == 0.0
+
+
+def test_a_watch_pins_every_thread_until_released():
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("one CPU: nothing to pin to")
+    stop = threading.Event()
+    before = threading.Thread(target=stop.wait)
+    before.start()
+    try:
+        watch = host.LoadWatch.begin()
+        during = threading.Thread(target=stop.wait)
+        during.start()
+        try:
+            tids = [threading.get_native_id(), before.native_id, during.native_id]
+            assert [os.sched_getaffinity(t) for t in tids] == [{cpus[0]}] * 3
+        finally:
+            watch.end(0.0)
+        # Each thread has its CPUs again; one started meanwhile, the process's.
+        assert [os.sched_getaffinity(t) for t in tids] == [set(cpus)] * 3
+        watch.release()  # again: nothing to do
+    finally:
+        stop.set()
+        before.join()
+        during.join()
+
+
+def test_a_neighbour_shows_while_this_process_works():
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("one CPU: nothing to pin to")
+    with spinning(cpus[-1]):
+        watch = host.LoadWatch.begin()
+        end = time.monotonic() + 0.2
+        while time.monotonic() < end:  # the run's own work meanwhile
+            pass
+        assert watch.end(0.3) > 0.8
+
+
+def test_this_process_working_through_the_window_is_no_load(serial):
+    watch = host.LoadWatch.begin()
+    end = time.monotonic() + 0.25
+    while time.monotonic() < end:
+        pass
+    assert watch.end(0.3) < 0.1
 
 
 def test_the_spread_is_none_idle_or_always_busy_and_largest_half_busy():
@@ -92,11 +174,12 @@ def test_a_busy_host_raises_the_adaptive_counts_and_the_estimate_keeps_what_it_t
     after = run_estimate.run(scenarios, busy, load_read=True)
     assert after.expected_s > before.expected_s
     assert after.to_json()["noise_cv"] == pytest.approx(0.2) and before.to_json()["noise_cv"] == 0
-    # Reading the load is part of the run's start.
+    # Reading the load is part of the run's start: what its window lasts beyond the rest.
     unread = run_estimate.run(scenarios, quiet)
     assert before.phases["start"] - unread.phases["start"] == pytest.approx(
-        host_speed.LOAD_WINDOW_S
+        run_estimate.LOAD_WINDOW_LEFT_S
     )
+    assert 0 < run_estimate.LOAD_WINDOW_LEFT_S < host_speed.LOAD_WINDOW_S
 
 
 def test_the_run_and_validate_price_with_the_load_read_now(monkeypatch):
