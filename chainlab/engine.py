@@ -46,6 +46,12 @@ ENGINE_NAMES = frozenset(Path(rel).name for rel, _ in STACK_BINARIES.values())
 # The variable that names it (engine/crates/chainlab-record/src/parent.rs,
 # engine/go/parent.go).
 PARENT_PID_VAR = "CHAINLAB_PARENT_PID"
+# The engines that enter an emulated link's network namespace themselves, named by its file
+# in this variable (engine/crates/chainlab-record/src/netns.rs), before any thread starts:
+# the Rust ones. Go's runtime has threads before its code runs; it is wrapped in
+# `ip netns exec` (chainlab.processes).
+NETNS_VAR = "CHAINLAB_NETNS"
+NETNS_ENGINE_NAMES = ENGINE_NAMES - {Path(STACK_BINARIES["go"][0]).name}
 # The parts engine/build.sh builds, each as (what it is, about how long its first build
 # takes on two cores with nothing cached, measured and rounded up: docs/stacks.md#building).
 # A stack's part has the stack's name.

@@ -49,10 +49,15 @@ SETPRIV = shutil.which("setpriv")
 
 
 def spawn(argv: list[str], stdout, stderr, cwd: Path | None = None) -> subprocess.Popen:
-    """Starts argv in a new session, killed if chainlab dies."""
+    """Starts argv in a new session, killed if chainlab dies. An engine is started itself,
+    told chainlab's pid; one wrapped in `ip netns exec` that enters the namespace itself
+    (`engine.NETNS_ENGINE_NAMES`) is started itself too, told the namespace."""
     common = {"stdin": subprocess.DEVNULL, "stdout": stdout, "stderr": stderr, "cwd": cwd}
+    argv, netns = unwrap_namespace(argv)
     if Path(argv[0]).name in engine.ENGINE_NAMES:
         env = {**os.environ, engine.PARENT_PID_VAR: str(os.getpid())}
+        if netns is not None:
+            env[engine.NETNS_VAR] = netns
         return subprocess.Popen(argv, **common, env=env, start_new_session=True)
     # A command that cannot be found fails here, as Popen says it, not inside setpriv.
     if SETPRIV is not None and shutil.which(argv[0]) is not None:
@@ -64,6 +69,26 @@ def spawn(argv: list[str], stdout, stderr, cwd: Path | None = None) -> subproces
         start_new_session=True,
         preexec_fn=_child_setup,  # safe: chainlab spawns from its only thread
     )
+
+
+# How chainlab.network.link runs a command in a namespace, and where `ip netns add` keeps the
+# namespaces' files (iproute2's NETNS_RUN_DIR).
+NETNS_EXEC = ("ip", "netns", "exec")
+NETNS_RUN_DIR = Path("/run/netns")
+
+
+def unwrap_namespace(argv: list[str]) -> tuple[list[str], str | None]:
+    """`ip netns exec NAME ENGINE ...` of an engine that enters a namespace itself: the
+    engine's own command and the namespace's file (NETNS_RUN_DIR/NAME), which spares `ip`'s
+    exec, its mount namespace and setpriv (3.6 ms of each start, `/bin/true` wrapped,
+    2026-12-01); anything else as it is, with None."""
+    if (
+        tuple(argv[:3]) == NETNS_EXEC
+        and len(argv) > 4
+        and Path(argv[4]).name in engine.NETNS_ENGINE_NAMES
+    ):
+        return list(argv[4:]), str(NETNS_RUN_DIR / argv[3])
+    return argv, None
 
 
 def wait_exit(proc: subprocess.Popen, timeout_s: float) -> bool:

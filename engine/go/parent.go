@@ -16,8 +16,18 @@ import (
 
 const parentPIDVar = "CHAINLAB_PARENT_PID"
 
+// The network namespace a Rust engine enters itself (engine/crates/chainlab-record/src/
+// netns.rs). This engine cannot: its runtime has started threads before init runs, and a
+// namespace entered here would be one thread's. chainlab wraps it in `ip netns exec`
+// instead; the variable set is refused rather than ignored.
+const netnsVar = "CHAINLAB_NETNS"
+
 func init() {
-	if err := dieWithParent(); err != nil {
+	err := dieWithParent()
+	if err == nil {
+		err = refuseNamespace()
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "chainlab-go: error: %v\n", err)
 		os.Exit(2)
 	}
@@ -37,6 +47,13 @@ func dieWithParent() error {
 	}
 	if now := os.Getppid(); now != parent {
 		return fmt.Errorf("the chainlab process that started this engine (pid %d) is gone (parent now %d)", parent, now)
+	}
+	return nil
+}
+
+func refuseNamespace() error {
+	if value, ok := os.LookupEnv(netnsVar); ok {
+		return fmt.Errorf("%s=%q: the Go engine cannot enter a network namespace itself (its runtime's threads start first); allowed: unset, with the engine run under `ip netns exec`", netnsVar, value)
 	}
 	return nil
 }

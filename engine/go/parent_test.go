@@ -21,3 +21,14 @@ func TestTheEngineEndsWhereTheChainlabThatStartedItIsGone(t *testing.T) {
 		}
 	}
 }
+
+// A namespace named to the Go engine is refused, never silently ignored.
+func TestANamespaceNamedToTheGoEngineIsRefused(t *testing.T) {
+	if err := refuseNamespace(); err != nil {
+		t.Fatalf("unset: %v", err)
+	}
+	t.Setenv(netnsVar, "/run/netns/x")
+	if err := refuseNamespace(); err == nil || !strings.Contains(err.Error(), `"/run/netns/x": the Go engine cannot`) {
+		t.Fatalf("got %v", err)
+	}
+}

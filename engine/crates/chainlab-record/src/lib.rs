@@ -31,6 +31,7 @@ pub mod failure;
 pub mod features;
 pub mod listen;
 pub mod mtc;
+pub mod netns;
 pub mod observed;
 pub mod options;
 pub mod output;

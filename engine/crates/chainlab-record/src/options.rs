@@ -203,8 +203,9 @@ pub fn broken_rule(
 }
 
 /// The command line, or the one line that says what is wrong with it and exit status 2
-/// (after the parent-death signal, `parent::die_with_parent`, which ends the engine the same
-/// way where its parent is gone):
+/// (after the parent-death signal, `parent::die_with_parent`, and the network namespace,
+/// `netns::enter_namespace`, which end the engine the same way where its parent is gone or
+/// the namespace cannot be entered):
 /// clap's first line names the option and the bad value (the rest of its message is a usage
 /// hint, left to `--help`). `--help` and `--version` print as clap prints them.
 pub fn parse_command_line<C: clap::Parser>(engine: &str) -> Result<C, std::process::ExitCode> {
@@ -217,8 +218,10 @@ pub fn parse_command_line_as<C: clap::Parser>(
     engine: &str,
     command: clap::Command,
 ) -> Result<C, std::process::ExitCode> {
-    // First of all: die with the chainlab process that started this one (`parent`).
-    if let Err(line) = crate::parent::die_with_parent() {
+    // First of all: die with the chainlab process that started this one (`parent`), and
+    // enter the network namespace it names while this is the only thread (`netns`).
+    let started = crate::parent::die_with_parent().and_then(|()| crate::netns::enter_namespace());
+    if let Err(line) = started {
         eprintln!("{engine}: error: {line}");
         return Err(std::process::ExitCode::from(2));
     }
