@@ -69,15 +69,30 @@ def test_an_engine_started_directly_dies_with_the_process_that_started_it(
             os.kill(pid, signal.SIGKILL)
 
 
-def test_without_its_parent_an_engine_ends_at_once_saying_why(engine_bin):
-    out = subprocess.run(
+def started_with(engine_bin: Path, var: str, value: str) -> subprocess.CompletedProcess:
+    """The engine's `info` run with `var` set to `value`: what it says as it starts."""
+    return subprocess.run(
         [str(engine_bin), "info"],
-        env={**os.environ, engine.PARENT_PID_VAR: "1"},
+        env={**os.environ, var: value},
         capture_output=True,
         text=True,
         timeout=30,
         check=False,
     )
+
+
+def test_without_its_parent_an_engine_ends_at_once_saying_why(engine_bin):
+    out = started_with(engine_bin, engine.PARENT_PID_VAR, "1")
     assert out.returncode == 2
     assert out.stderr.startswith("chainlab-engine: error: the chainlab process that started")
     assert "(pid 1) is gone" in out.stderr and out.stdout == ""
+
+
+def test_an_engine_that_cannot_enter_its_namespace_ends_saying_why(engine_bin):
+    # (Entering one: tests/test_netns_entry.py.)
+    out = started_with(engine_bin, engine.NETNS_VAR, "/run/netns/chainlab-no-such-namespace")
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.startswith(
+        'chainlab-engine: error: CHAINLAB_NETNS="/run/netns/chainlab-no-such-namespace": '
+        "cannot open it"
+    )
