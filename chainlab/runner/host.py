@@ -209,13 +209,17 @@ class LoadWatch:
     on the CPUs this process leaves idle; one bound to the pinned CPU shows there, in what
     this process's own time does not account for. `end` waits out what the window lacks and
     lets the threads run anywhere again (`release`, also what a failure before `end` must
-    call). Without pinning (`pin=False`, or where the kernel refuses it) nothing of this
-    process is taken off: it must run nothing meanwhile."""
+    call). Where the kernel refuses the pinning (or there is one CPU), this process's own
+    time is taken off every CPU: a neighbour may read less than it was, never this process
+    as one. `pin=False`: nothing is taken off; this process must run nothing meanwhile."""
 
     stat: Path
     started: float
     before: dict[str, tuple[int, int]]
     own_ns: int
+    # The CPUs whose busy ticks this process's own time is taken off.
+    mine: frozenset[str] = frozenset()
+    # The CPU this process's threads run on while it watches (None: not pinned).
     pinned: int | None = None
     # Each thread's own CPUs before pinning, restored by `release`.
     affinity: dict[int, set[int]] = field(default_factory=dict)
@@ -224,17 +228,20 @@ class LoadWatch:
     def begin(cls, stat: Path = Path("/proc/stat"), pin: bool = True) -> LoadWatch:
         cpus = sorted(os.sched_getaffinity(0))
         affinity: dict[int, set[int]] = {}
+        mine = frozenset(f"cpu{c}" for c in cpus) if pin else frozenset()
         pinned = None
         if pin and len(cpus) > 1:
             try:
                 for tid in _threads():
-                    affinity[tid] = os.sched_getaffinity(tid)
-                    os.sched_setaffinity(tid, {cpus[0]})
-                pinned = cpus[0]
+                    with contextlib.suppress(ProcessLookupError):  # a thread that ended
+                        affinity[tid] = os.sched_getaffinity(tid)
+                        os.sched_setaffinity(tid, {cpus[0]})
+                mine, pinned = frozenset({f"cpu{cpus[0]}"}), cpus[0]
             except OSError:
                 _restore(affinity, set(cpus))
                 affinity = {}
-        return cls(stat, time.monotonic(), _cpu_times(stat), _own_ns(), pinned, affinity)
+        own = _own_ns()
+        return cls(stat, time.monotonic(), _cpu_times(stat), own, mine, pinned, affinity)
 
     def end(self, window_s: float = LOAD_WINDOW_S) -> float | None:
         """The busiest CPU's share of other load since `begin`, at least `window_s` on."""
@@ -245,8 +252,7 @@ class LoadWatch:
         own = {f"cpu{c}" for c in os.sched_getaffinity(0)}
         shares = []
         for cpu in own & self.before.keys() & after.keys():
-            mine = cpu == f"cpu{self.pinned}"
-            off = own_ticks + PINNED_TICKS if mine else RESOLUTION_TICKS
+            off = own_ticks + PINNED_TICKS if cpu in self.mine else RESOLUTION_TICKS
             busy = after[cpu][0] - self.before[cpu][0] - off
             total = after[cpu][1] - self.before[cpu][1]
             if total > 0:

@@ -103,6 +103,16 @@ def test_a_watch_takes_its_own_time_off_the_cpu_it_works_on(tmp_path, monkeypatc
     monkeypatch.setattr(os, "sysconf", lambda _name: 100)
     assert host.LoadWatch.begin(tmp_path / "stat").end(0.0) == 0.0
 
+    # Pinning refused: its own time is taken off every CPU, never read as another's load.
+    def refused(*_args):
+        raise PermissionError("not allowed")
+
+    monkeypatch.setattr(os, "sched_setaffinity", refused)
+    second[cpus[0]], second[cpus[-1]] = (100, 130), (112, 130)
+    readings, own = iter([first, second]), iter([0, 12 * 1_000_000_000 // 100])
+    watch = host.LoadWatch.begin(tmp_path / "stat")
+    assert watch.pinned is None and watch.end(0.0) == 0.0
+
 
 def test_a_watch_pins_every_thread_until_released():
     cpus = sorted(os.sched_getaffinity(0))
