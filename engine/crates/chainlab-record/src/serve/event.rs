@@ -83,7 +83,7 @@ pub(crate) fn run<S: Stack>(
                 let _ = waker.wake();
             }
         };
-        super::shared::supervise(shared, workers, signals, &wake_all, &wake_all);
+        super::shared::supervise(shared, workers, signals, &wake_all, &wake_all, tx);
         handles
             .into_iter()
             .map(|h| {
@@ -367,6 +367,7 @@ impl<'a, S: Stack> Loop<'a, S> {
             self.account.conn_cpu_ns += record.conn_cpu_ns.unwrap_or(0);
             send(tx, Line::Server(Box::new(record)))?;
         }
+        self.shared.settle();
         Ok(())
     }
 }

@@ -35,7 +35,7 @@ mod tracked;
 
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
-use std::sync::mpsc;
+use std::sync::{mpsc, OnceLock};
 use std::time::Duration;
 
 use anyhow::{anyhow, bail};
@@ -47,7 +47,7 @@ use crate::record::{RecordWriter, Transport};
 pub use conn::{Conn, Stack, Step};
 pub use lifecycle::{Lifecycle, Phase};
 pub use ready::{print_ready, ClientAuth};
-pub use signals::{StopSignals, STOP_GRACE};
+pub use signals::{Signal, StopSignals, STOP_GRACE};
 
 use shared::{Line, Shared};
 
@@ -93,10 +93,13 @@ pub fn serve<S: Stack, E: serde::Serialize>(
         closing: AtomicBool::new(false),
         abandon: AtomicBool::new(false),
         next_seq: AtomicU64::new(0),
+        settled: AtomicU64::new(0),
         finished: AtomicUsize::new(0),
+        writer: OnceLock::new(),
     };
     std::thread::scope(|scope| {
         let writer = scope.spawn(move || write_lines(records, rx));
+        let _ = shared.writer.set(writer.thread().clone());
         let served = match args.server_model {
             ServerModel::Threads => threads::run(stack, &shared, args.workers, &signals, &tx),
             ServerModel::Event => event::run(stack, &shared, args.workers, cpus, &signals, &tx),
@@ -197,14 +200,26 @@ const WRITER_PERIOD: Duration = Duration::from_millis(50);
 /// write call per turn rather than per record: the writer's CPU is no connection's, and the
 /// server's whole-connection CPU is checked against the process's). A crash loses at most
 /// the records of the turn being written.
-fn write_lines(records: Option<RecordWriter>, rx: mpsc::Receiver<Line>) -> anyhow::Result<()> {
-    let Some(mut writer) = records else {
-        return Ok(());
-    };
+fn write_lines(mut records: Option<RecordWriter>, rx: mpsc::Receiver<Line>) -> anyhow::Result<()> {
     loop {
+        let Some(writer) = records.as_mut() else {
+            // Uninstrumented: nothing to write, but a sync is still answered.
+            match rx.recv() {
+                Ok(Line::Sync(done)) => {
+                    let _ = done.send(());
+                    continue;
+                }
+                Ok(_) => continue,
+                Err(_) => return Ok(()),
+            }
+        };
         match rx.try_recv() {
             Ok(Line::Server(record)) => writer.write_buffered(&record)?,
             Ok(Line::Thread(record)) => writer.write_buffered(&record)?,
+            Ok(Line::Sync(done)) => {
+                writer.flush()?;
+                let _ = done.send(());
+            }
             Err(mpsc::TryRecvError::Empty) => {
                 writer.flush()?;
                 // Unparked early when the last sender is gone (the server is stopping).

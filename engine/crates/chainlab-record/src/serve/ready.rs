@@ -68,6 +68,19 @@ pub fn print_ready<E: Serialize>(
     Ok(())
 }
 
+/// The answer to a sync (SIGUSR1, `shared::supervise`): every connection accepted so far
+/// (`connections`) is over and its record written.
+pub(crate) fn print_synced(connections: u64) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer(
+        &mut out,
+        &serde_json::json!({"event": "synced", "connections": connections}),
+    )?;
+    out.write_all(b"\n")?;
+    out.flush()?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

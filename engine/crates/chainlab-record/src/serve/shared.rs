@@ -2,14 +2,16 @@
 //! stopping server, the lines they hand the writer, and the main thread's supervision.
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{mpsc, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::failure::Failure;
 use crate::observed::ServerIdentity;
 use crate::record::{ServerRecord, ServerThreadRecord};
 
-use super::signals::{StopSignals, STOP_GRACE};
+use super::signals::{Signal, StopSignals, STOP_GRACE};
 
 /// What every serving thread shares.
 pub(crate) struct Shared<'a> {
@@ -25,8 +27,12 @@ pub(crate) struct Shared<'a> {
     pub(crate) abandon: AtomicBool,
     /// Next record sequence number (accept order).
     pub(crate) next_seq: AtomicU64,
+    /// Connections over, their records handed to the writer (`settle`).
+    pub(crate) settled: AtomicU64,
     /// Serving threads that have returned.
     pub(crate) finished: AtomicUsize,
+    /// The records writer, woken for a sync.
+    pub(crate) writer: OnceLock<std::thread::Thread>,
 }
 
 impl Shared<'_> {
@@ -46,12 +52,35 @@ impl Shared<'_> {
             _ => Some(seq),
         }
     }
+
+    /// A claimed connection is over and its record (if any) handed to the writer: called
+    /// after that send, so a sync that sees every claimed connection settled is written
+    /// after their records.
+    pub(crate) fn settle(&self) {
+        self.settled.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Every connection claimed so far is settled, and none waits in the accept queue.
+    fn quiet(&self) -> bool {
+        let claimed = self.next_seq.load(Ordering::SeqCst);
+        let settled = self.settled.load(Ordering::SeqCst);
+        let mut queue = libc::pollfd {
+            fd: self.listener.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one pollfd this function owns, over a listener `self` borrows; no wait.
+        let waiting = unsafe { libc::poll(&mut queue, 1, 0) } > 0;
+        settled >= claimed && !waiting
+    }
 }
 
 /// What serving threads hand the writer.
 pub(crate) enum Line {
     Server(Box<ServerRecord>),
     Thread(ServerThreadRecord),
+    /// Flush what came before, then answer (a sync: `supervise`).
+    Sync(mpsc::Sender<()>),
 }
 
 /// How long the main thread waits for a signal before checking on the serving threads.
@@ -62,30 +91,43 @@ const SIGNAL_WAIT: Duration = Duration::from_millis(50);
 const STOPPING_WAIT: Duration = Duration::from_millis(1);
 
 /// The main thread's part: wait until every serving thread has returned; on SIGTERM/SIGINT
-/// stop the accepting, and after `STOP_GRACE` call `cut` (once) to end what is in flight.
+/// stop the accepting, and after `STOP_GRACE` call `cut` (once) to end what is in flight. On
+/// SIGUSR1, once the server is quiet (every connection accepted so far over and recorded,
+/// none waiting to be accepted), the writer flushes and `synced` is printed: what a caller
+/// that keeps one server for several scenarios waits for after each (chainlab.runner.servers).
 pub(crate) fn supervise(
     shared: &Shared,
     threads: usize,
     signals: &StopSignals,
     wake: &dyn Fn(),
     cut: &dyn Fn(),
+    tx: &mpsc::Sender<Line>,
 ) {
     let mut stopping_since: Option<Instant> = None;
     let mut was_closing = false;
+    let mut sync_asked = false;
     while shared.finished.load(Ordering::SeqCst) < threads {
-        let wait = if was_closing {
+        let wait = if was_closing || sync_asked {
             STOPPING_WAIT
         } else {
             SIGNAL_WAIT
         };
-        if signals.wait(wait) {
-            shared.closing.store(true, Ordering::SeqCst);
-            stopping_since.get_or_insert_with(Instant::now);
+        match signals.wait(wait) {
+            Some(Signal::Stop) => {
+                shared.closing.store(true, Ordering::SeqCst);
+                stopping_since.get_or_insert_with(Instant::now);
+            }
+            Some(Signal::Sync) => sync_asked = true,
+            None => {}
         }
         let closing = shared.closing.load(Ordering::SeqCst);
         if closing && !was_closing {
             was_closing = true;
             wake();
+        }
+        if sync_asked && !closing && shared.quiet() {
+            sync_asked = false;
+            sync(shared, tx);
         }
         if let Some(since) = stopping_since {
             if !shared.abandon.load(Ordering::SeqCst) && since.elapsed() >= STOP_GRACE {
@@ -93,6 +135,23 @@ pub(crate) fn supervise(
                 cut();
             }
         }
+    }
+}
+
+/// The writer flushes every record handed to it so far, then `synced` is printed with the
+/// connections accepted so far. A writer that has stopped (its error ends the server) gets
+/// no answer: nothing is printed.
+fn sync(shared: &Shared, tx: &mpsc::Sender<Line>) {
+    let (done_tx, done_rx) = mpsc::channel();
+    if tx.send(Line::Sync(done_tx)).is_err() {
+        return;
+    }
+    if let Some(writer) = shared.writer.get() {
+        writer.unpark();
+    }
+    if done_rx.recv().is_ok() {
+        let connections = shared.next_seq.load(Ordering::SeqCst);
+        let _ = super::ready::print_synced(connections);
     }
 }
 

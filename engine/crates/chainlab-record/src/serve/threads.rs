@@ -48,9 +48,14 @@ pub(crate) fn run<S: Stack>(
             .collect();
         // Workers waiting for a connection are woken; a worker in a connection is cut by
         // shutting its socket down.
-        super::shared::supervise(shared, workers, signals, &|| wake.wake(), &|| {
-            slots.iter().for_each(InFlight::abandon)
-        });
+        super::shared::supervise(
+            shared,
+            workers,
+            signals,
+            &|| wake.wake(),
+            &|| slots.iter().for_each(InFlight::abandon),
+            tx,
+        );
         handles
             .into_iter()
             .map(|h| {
@@ -120,6 +125,7 @@ fn worker<S: Stack>(
             account.conn_cpu_ns += record.conn_cpu_ns.unwrap_or(0);
             send(tx, Line::Server(Box::new(record)))?;
         }
+        shared.settle();
     }
     if shared.instrument {
         let record = account.record(shared, index, started, cpu_start);

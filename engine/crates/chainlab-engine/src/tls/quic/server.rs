@@ -90,7 +90,9 @@ pub fn serve(args: &ServeArgs, server: &ServerContext) -> anyhow::Result<()> {
         // Until the listener ends by itself (--max-connections) or a stop signal comes; then
         // the listener is joined at once.
         while !finished.load(Ordering::SeqCst) {
-            if signals.wait(POLL_INTERVAL) {
+            // A sync (SIGUSR1) is for the TCP scaffold's servers, which chainlab keeps for
+            // several scenarios; a QUIC server is never kept, and takes it as nothing.
+            if signals.wait(POLL_INTERVAL) == Some(chainlab_record::serve::Signal::Stop) {
                 stop.store(true, Ordering::SeqCst);
                 wake.wake();
                 break;
