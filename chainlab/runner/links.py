@@ -19,7 +19,9 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
+from chainlab.campaign.model import NetworkProfile
 from chainlab.errors import ChainlabError
+from chainlab.network import calibrate
 from chainlab.network.link import Link
 
 # The forwarder's two directions, as its statistics name them.
@@ -94,4 +96,23 @@ def window(start: dict, end: dict) -> dict:
             "late_ns_max": t1["late_ns_max_window"],
         },
         **{d: {"queue_wait_ns_max": end[d]["queue_wait_ns_max_window"]} for d in DIRECTIONS},
+    }
+
+
+def link_timing(link_stats: list[dict], profile: NetworkProfile | None) -> dict:
+    """The forwarder's timer lateness and bottleneck queueing over a scenario's links (each
+    visit's `stats`); flagged when its packets were late on average by more than `profile`
+    allows. Nothing without links."""
+    if not link_stats or profile is None:
+        return {}
+    wakeups = sum(st["timer"]["wakeups"] for st in link_stats)
+    late = sum(st["timer"]["late_ns_total"] for st in link_stats)
+    late_max = max(st["timer"]["late_ns_max"] for st in link_stats)
+    wait_max = max(st[d].get("queue_wait_ns_max", 0) for st in link_stats for d in DIRECTIONS)
+    allowed_ms = calibrate.link_allowance_ms(profile)
+    return {
+        "link_timer_late_us_mean": late / wakeups / 1e3 if wakeups else None,
+        "link_timer_late_us_max": late_max / 1e3,
+        "link_queue_wait_us_max": wait_max / 1e3,
+        "link_flagged": bool(wakeups) and late / wakeups / 1e6 > allowed_ms,
     }

@@ -26,7 +26,7 @@ from pathlib import Path
 from chainlab import processes
 from chainlab.campaign.model import Scenario, cpu_list
 from chainlab.model import estimate
-from chainlab.network import calibrate, emulated_link
+from chainlab.network import emulated_link
 from chainlab.network.link import Link
 from chainlab.network.profile import LOOPBACK
 from chainlab.runner import (
@@ -45,7 +45,7 @@ from chainlab.runner import (
     target,
 )
 from chainlab.runner.context import RunContext
-from chainlab.runner.links import DIRECTIONS, Visit
+from chainlab.runner.links import Visit, link_timing
 from chainlab.runner.scenario_state import Files, Results, State, now
 from chainlab.store import ScenarioRows
 
@@ -343,25 +343,6 @@ class ScenarioExecution:
             argv = self._link.client_cmd(argv)
         return argv
 
-    def _link_timing(self) -> dict:
-        """The forwarder's timer lateness and bottleneck queueing over this scenario's links;
-        flagged when its packets were late on average by more than the profile allows."""
-        if not self.results.link_stats:
-            return {}
-        wakeups = sum(st["timer"]["wakeups"] for st in self.results.link_stats)
-        late = sum(st["timer"]["late_ns_total"] for st in self.results.link_stats)
-        late_max = max(st["timer"]["late_ns_max"] for st in self.results.link_stats)
-        wait_max = max(
-            st[d].get("queue_wait_ns_max", 0) for st in self.results.link_stats for d in DIRECTIONS
-        )
-        allowed_ms = calibrate.link_allowance_ms(self.ctx.networks[self.plan.network])
-        return {
-            "link_timer_late_us_mean": late / wakeups / 1e3 if wakeups else None,
-            "link_timer_late_us_max": late_max / 1e3,
-            "link_queue_wait_us_max": wait_max / 1e3,
-            "link_flagged": bool(wakeups) and late / wakeups / 1e6 > allowed_ms,
-        }
-
     def _spare_cpus(self) -> set[int] | None:
         """Under load, where the link's forwarder runs: a core neither the server nor the
         generator uses, else the generator's cores, never the server's (its capacity is what
@@ -564,5 +545,7 @@ class ScenarioExecution:
             self.state,
             self.results,
             ended_at=self.state.ended_at or now(),
-            link_timing=self._link_timing(),
+            link_timing=link_timing(
+                self.results.link_stats, self.ctx.networks.get(self.plan.network)
+            ),
         )

@@ -97,3 +97,21 @@ def test_each_profile_opens_once_and_closes_with_the_run():
     assert opened
     run.close()
     assert events == ["open a", "open b", "open a", "close a", "close b", "close a"]
+
+
+def test_a_scenarios_link_timing_is_flagged_only_past_its_profiles_allowance():
+    from chainlab.network import calibrate
+
+    profile = NetworkProfile("wan", delay_ms=40.0)
+    allowed_ns = calibrate.link_allowance_ms(profile) * 1e6
+    visits = [stats(10, 10 * allowed_ns * 0.5, 2e6, 0), stats(10, 10 * allowed_ns, 5e6, 0)]
+    timing = links.link_timing(visits, profile)
+    # Over both visits: a mean of 0.75 of the allowance, the largest lateness and wait.
+    assert timing["link_timer_late_us_mean"] == pytest.approx(allowed_ns * 0.75 / 1e3)
+    assert timing["link_timer_late_us_max"] == 5e3
+    assert timing["link_queue_wait_us_max"] == 99 / 1e3
+    assert not timing["link_flagged"]
+    late = [stats(10, 10 * allowed_ns * 1.5, 5e6, 0)]
+    assert links.link_timing(late, profile)["link_flagged"]
+    # No link, or no profile (loopback): nothing.
+    assert links.link_timing([], profile) == {} and links.link_timing(visits, None) == {}
