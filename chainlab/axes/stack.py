@@ -64,6 +64,9 @@ class Capabilities:
     # Algorithms it takes only at the root of a hierarchy of depth 3 or more (chainlab-rustls
     # info: root_only_signature_algorithms): keys no Certificate message it receives holds.
     root_only: tuple[str, ...] = ()
+    # Its TCP server answers a sync (SIGUSR1, the Rust engines' serve scaffold), so a run
+    # keeps it to serve later visits (chainlab.runner.servers).
+    serves_visits: bool = True
 
 
 # The trust_anchors extension through libssl's custom extension callbacks (TCP only,
@@ -143,6 +146,7 @@ CAPABILITIES: dict[str, Capabilities] = {
             "P-521",
         ),
         cert_compressions=(),
+        serves_visits=False,
     ),
 }
 

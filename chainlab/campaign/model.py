@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from chainlab import axes
+from chainlab.axes import stack
 from chainlab.axes.algorithms import GROUPS
 from chainlab.axes.handshake import Handshake
 from chainlab.errors import ChainlabError
@@ -315,6 +316,20 @@ class Scenario:
     def columns(self) -> dict[str, Any]:
         """The store's scenario columns of every axis (chainlab.axes)."""
         return axes.values_of(self.parts())
+
+    @property
+    def keeps_server(self) -> bool:
+        """Whether a run keeps this scenario's server to serve later visits with the same
+        server (chainlab.runner.servers): on loopback, over TCP, on a stack whose server
+        answers a sync, without load steps or instruction counts."""
+        return (
+            self.network_profile is None
+            and self.target_spec is None
+            and not self.handshake.quic
+            and self.load is None
+            and self.measure is None
+            and stack.CAPABILITIES[self.handshake.stacks[1]].serves_visits
+        )
 
     @property
     def shares_link(self) -> bool:

@@ -444,7 +444,9 @@ def scenario(s: Scenario, model: cost.CostModel | None = None) -> Estimate:
     gap = between_attempts_ms(s, h, h.stacks[0])
 
     def secs(n: int) -> float:
-        t = (n + warm) * (ms + gap) / 1000 + orchestration.batches_s(model, batches(p, n), n + warm)
+        t = (n + warm) * (ms + gap) / 1000 + orchestration.batches_s(
+            model, batches(p, n), n + warm, s.keeps_server
+        )
         if p.time_cap_s is not None:
             t = min(t, p.time_cap_s + ms / 1000)
         return t + overhead

@@ -51,6 +51,12 @@ SCENARIO_S = 0.0119
 # Each client batch beyond the first (an engine process, its start, its records read; in
 # interleaved order a server restarted for the visit too).
 BATCH_S = 0.0130
+# What a client batch beyond the first spares where the run keeps the scenario's server
+# (`Scenario.keeps_server`, chainlab.runner.servers): its visit's server is taken, not started
+# and stopped. interop.toml's server starts went 1.20 -> 0.59 s and its stops and records
+# 0.49 -> 0.32 s over 249 visits, 178 of them on kept servers; browser.toml's 0.45 -> 0.07 s
+# and 0.21 -> 0.12 s over 81 visits, all kept (2026-12-01): 3.5-5.8 ms a kept visit.
+KEPT_VISIT_S = 0.004
 # Each handshake's two records (client and server) read and paired into rows.
 RECORD_S = 35e-6
 # An emulated link's set-up and teardown (namespaces, devices, forwarder) per scenario,
@@ -78,7 +84,8 @@ def scenario_s(model: CostModel | None, own_link: bool) -> float:
     return SCENARIO_S * factor(model) + (LINK_S if own_link else 0.0)
 
 
-def batches_s(model: CostModel | None, batches: int, handshakes: int) -> float:
+def batches_s(model: CostModel | None, batches: int, handshakes: int, kept: bool = False) -> float:
     """What `batches` client batches of `handshakes` in all cost beyond the first batch's
-    start, at the host's speed."""
-    return (BATCH_S * max(batches - 1, 0) + RECORD_S * handshakes) * factor(model)
+    start, at the host's speed; `kept`: on a server the run keeps between visits."""
+    batch = BATCH_S - (KEPT_VISIT_S if kept else 0.0)
+    return (batch * max(batches - 1, 0) + RECORD_S * handshakes) * factor(model)

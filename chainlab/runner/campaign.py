@@ -56,6 +56,7 @@ from chainlab.runner.context import RunContext
 from chainlab.runner.host import LastReading, LoadWatch
 from chainlab.runner.links import SharedLinks
 from chainlab.runner.progress import Progress
+from chainlab.runner.servers import ServerPool
 from chainlab.runner.wall_time import (
     attempt_seconds,
     load_seconds,
@@ -286,6 +287,7 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
             ctx.watch = watch
             ctx.defer = guard.deferred
             ctx.links = SharedLinks()
+            ctx.servers = ServerPool(tmp) if opts.cluster is None else None
             try:
                 if skipped:
                     progress.note(
@@ -310,6 +312,8 @@ def run(campaign: Campaign, opts: RunOptions) -> RunSummary:
             finally:
                 with guard.deferred():
                     try:
+                        if ctx.servers is not None:
+                            ctx.servers.close()
                         ctx.links.close()
                     finally:
                         _end_run(store, run_id, status)

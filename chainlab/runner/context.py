@@ -1,6 +1,6 @@
 """What every scenario of a run shares: the engine, the run's identity and seed, its
-networks and their calibrations, the cost model, the host readings, the links kept between
-visits, and where the run's own time goes (chainlab.runner.stopwatch)."""
+networks and their calibrations, the cost model, the host readings, the links and servers
+kept between visits, and where the run's own time goes (chainlab.runner.stopwatch)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from chainlab.model.cost import CostModel
 from chainlab.runner.host import LastReading
 from chainlab.runner.links import SharedLinks
 from chainlab.runner.progress import ScenarioProgress
+from chainlab.runner.servers import ServerPool
 from chainlab.runner.stopwatch import Stopwatch
 
 
@@ -50,6 +51,9 @@ class RunContext:
     # The run's links kept from one scenario to the next (chainlab.runner.links); None: each
     # visit opens and closes its own. Whoever sets it closes them.
     links: SharedLinks | None = None
+    # The run's servers kept from one visit to the next (chainlab.runner.servers); None:
+    # each visit starts and stops its own. Whoever sets it closes them.
+    servers: ServerPool | None = None
     # Both sides' --random-seed (engine_args.random_flags), where runs of one scenario must
     # draw the same bytes per connection (a path reference and its loopback twin).
     random_seed: int | None = None

@@ -41,6 +41,7 @@ from chainlab.runner import (
     scenario_rows,
     seeds,
     server_cpu,
+    servers,
     stopwatch,
     target,
 )
@@ -55,6 +56,11 @@ SERVER_READY_TIMEOUT_S = 20.0
 # Progress poll interval while a client batch runs: reading the records file's size twice a
 # second costs nothing measurable next to the engine's two busy processes.
 POLL_S = 0.5
+
+
+# Where a server's records path goes in its command while the command is a kept server's
+# name (chainlab.runner.servers): the same for every visit.
+KEPT_RECORDS = Path("<records>")
 
 
 class ScenarioStopped(Exception):
@@ -92,6 +98,9 @@ class ScenarioExecution:
         self._link: Link | None = None
         # This visit's use of the run's link, where it shares one (chainlab.runner.links).
         self._visit: Visit | None = None
+        # This visit's kept server and its command (chainlab.runner.servers), where it has one.
+        self._kept: servers.KeptServer | None = None
+        self._kept_key: tuple[str, ...] | None = None
 
     def fail(self, cause: str, detail: str) -> None:
         self.state.fail(cause, detail)
@@ -213,14 +222,22 @@ class ScenarioExecution:
         if self.ctx.listen_host is not None:
             host = self.ctx.listen_host
         rec = self.dir / f"server-{self.state.visits}.jsonl"
+        err = self.dir / f"server-{self.state.visits}.stderr"
         argv = engine_args.server_argv(
-            s, self.ctx.engine, self.files, f"{host}:0", rec, self.plan.sampling.timeout_ms
+            s, self.ctx.engine, self.files, f"{host}:0", KEPT_RECORDS, s.sampling.timeout_ms
         )
         argv += engine_args.random_flags(self.ctx.random_seed)
+        key = servers.key(self.ctx, s, self._link is not None, argv)
+        if key is not None and self.ctx.servers is not None:
+            kept = self.ctx.servers.take(key)
+            if kept is not None:
+                self._use_kept(key, kept)
+                return
+            rec, err = self.ctx.servers.files()
+        argv[argv.index(str(KEPT_RECORDS))] = str(rec)
         binary = argv[0]
         if self._link is not None:
             argv = self._link.server_cmd(argv)
-        err = self.dir / f"server-{self.state.visits}.stderr"
         with err.open("wb") as errf:
             self._server_proc = processes.spawn(argv, subprocess.PIPE, errf)
         try:
@@ -234,6 +251,19 @@ class ScenarioExecution:
         self._cpu_at_ready = server_cpu.process_cpu_ns(self._engine_pid)
         if not self._server_addr:
             raise ScenarioFailed("server_start_failed", f"ready line without addr: {ready}")
+        if key is not None:
+            kept = servers.KeptServer(self._server_proc, rec, err, ready, self._engine_pid)
+            self._kept, self._kept_key = kept, key
+
+    def _use_kept(self, key: tuple[str, ...], kept: servers.KeptServer) -> None:
+        """This visit is served by `kept`, from its records file's current line and its
+        process's CPU now."""
+        self._kept, self._kept_key = kept, key
+        self._server_proc = kept.proc
+        self._server_addr = kept.ready.get("addr")
+        self.results.compression = kept.ready.get("cert_compression") or {}
+        self._engine_pid = kept.engine_pid
+        self._cpu_at_ready = server_cpu.process_cpu_ns(self._engine_pid)
 
     def close(self) -> None:
         """Stops the server of this visit, collects its records and tears the link down
@@ -270,19 +300,30 @@ class ScenarioExecution:
     def _stop_server(self) -> None:
         if self._server_proc is None:
             return
+        kept, key = self._kept, self._kept_key
+        self._kept = self._kept_key = None
+        path, first = self.server_records_path, 0
+        # Read before the sync or the stop, whose own work is no visit's.
         before_stop = server_cpu.process_cpu_ns(self._engine_pid)
+        synced = kept is not None and servers.sync(kept)
         ready = self._cpu_at_ready
         served = None if before_stop is None or ready is None else before_stop - ready
-        ended = processes.stop_group(self._server_proc)
-        if self._server_proc.stdout is not None:
-            self._server_proc.stdout.close()
-        if self.state.server_exit is None or self.state.server_exit == "sigterm":
-            self.state.server_exit = ended
+        if kept is not None:
+            path, first = kept.records, kept.lines
+        if synced and kept is not None and key is not None and self.ctx.servers is not None:
+            # Every connection of this visit is recorded: the server serves the next.
+            kept.lines = records.count_lines(kept.records)
+            self.ctx.servers.keep(key, kept)
+            self.state.server_exit = self.state.server_exit or "kept"
+        else:
+            ended = processes.stop_group(self._server_proc)
+            if self._server_proc.stdout is not None:
+                self._server_proc.stdout.close()
+            if self.state.server_exit in (None, "sigterm", "kept"):
+                self.state.server_exit = ended
         self._server_proc = None
         try:
-            lines = records.read(
-                self.dir / f"server-{self.state.visits}.jsonl", writer=self.plan.handshake.stacks[1]
-            )
+            lines = records.read(path, writer=self.plan.handshake.stacks[1], after=first)
         except records.RecordError as e:
             self.fail("bad_records", str(e))
             return
@@ -323,7 +364,15 @@ class ScenarioExecution:
 
     @property
     def server_records_path(self) -> Path:
+        if self._kept is not None:
+            return self._kept.records
         return self.dir / f"server-{self.state.visits}.jsonl"
+
+    @property
+    def _server_stderr(self) -> Path:
+        if self._kept is not None:
+            return self._kept.stderr
+        return self.dir / f"server-{self.state.visits}.stderr"
 
     def client_head(self, subcommand: str, stack: str | None = None) -> list[str]:
         """The start of every client command of this scenario (chainlab.runner.engine_args);
@@ -427,7 +476,7 @@ class ScenarioExecution:
             and self._server_proc.poll() is not None
         ):
             self.state.server_exit = processes.describe_exit(self._server_proc.returncode)
-            tail = processes.tail(self.dir / f"server-{self.state.visits}.stderr")
+            tail = processes.tail(self._server_stderr)
             self.fail(
                 "server_exited",
                 f"server {self.state.server_exit} before the scenario ended"

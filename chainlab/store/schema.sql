@@ -80,7 +80,7 @@ CREATE TABLE scenario_runs (
     served_chain_der_bytes INTEGER NOT NULL, -- DER bytes of the certificates the server sends
     served_chain_len INTEGER NOT NULL,
     engine_seconds  DOUBLE NOT NULL,         -- wall time inside engine handshake loops
-    server_exit     VARCHAR,                 -- how the server process ended: 'sigterm', 'crashed: ...'
+    server_exit     VARCHAR,                 -- how the server process ended: 'sigterm', 'crashed: ...'; 'kept': alive, kept for later visits (chainlab.runner.servers)
     -- added by the runner (campaign issue); readers may ignore them:
     sampling        JSON,                    -- the scenario's resolved sampling policy
     batches         INTEGER,                 -- client processes run (each a batch of handshakes)
