@@ -193,17 +193,22 @@ def windows(seconds: list[float]) -> int:
 # handshake time went from 1.21-1.97 of what they took to 1.02-1.21 (quick.toml, beside
 # other load at its start, 2.94 to 1.94).
 NOISE_REFERENCE = ("ecdsa", "full")
-# Other load spreads a long handshake less than in proportion (its work moves to the idle
-# core): its sd grows with the length to this power. Beside a process busy on one core half
-# of each tenth of a second (noise_cv 0.20 at OpenSSL's 0.66 ms references), ML-DSA-65 leaves
-# (1.6 ms) took 0.16 of spread from it (the model 0.15), SLH-DSA-SHAKE-128f leaves (35 ms)
-# spread by 0.04-0.09 (0.067), SLH-DSA-SHAKE-192s leaves (1.18 s) by 0.005-0.017 in one run
-# and 0.006-0.031 in the next (0.025). Those two runs of signature-placement.toml took 190
-# and 319 s: no one estimate is within 15 % of both; 0.72 puts them at 1.57 and 0.96, 0.75 at
-# 2.27 and 1.39, 0.70 at 1.27 and 0.78. In proportion, quick.toml's estimate was 1.90 of its
-# wall time; with 0.72, 0.92, 1.12 and 0.92 in three runs, all-placements.toml's 0.86,
-# stacks.toml's 1.14 (2026-12-01).
-CONTENTION_GROWTH = 0.72
+# Other load spreads a long handshake less than in proportion: within one spell of the load
+# its sd grows with the length to the power CONTENTION_GROWTH (part of its work moves to the
+# idle core), and a handshake longer than CONTENTION_SPELL_MS spans several spells, whose
+# delays add like independent ones: beyond it the sd grows with the square root of the
+# length. Beside a process busy on one core half of each tenth of a second (noise_cv 0.20 at
+# OpenSSL's 0.66 ms references), ML-DSA-65 chains (1.5-3 ms) spread by 0.27-0.42, SLH-DSA
+# leaves of 12-100 ms by 0.01-0.12, of 0.24-1.18 s by 0.003-0.021 (0.005-0.031 in one run);
+# one power alone (0.72, with no spell) put those of 1.18 s at 0.025 and four runs of
+# signature-placement.toml, which took 162, 169, 190 and 318 s, at 1.73, 1.82, 1.57 and 0.96
+# of their wall time. Over 27 stored runs of ten campaigns beside that load, powers 0.72-0.9
+# by spells of 20, 50, 100 ms or none: 0.8 by 20 ms had 23 within 15 % (one power alone 22,
+# the nearest pair 22), signature-placement.toml's at 1.03, 1.09, 0.94 and 0.58 (the 318 s
+# run took 24-48 handshakes where the others took 10), all-placements.toml's at 0.94, 0.88
+# and 0.78, quick.toml's at 1.12, 0.99 and 0.99 (2026-12-01; `chainlab bench model`).
+CONTENTION_GROWTH = 0.8
+CONTENTION_SPELL_MS = 20.0
 
 
 def host_cv(model: CostModel | None, stack: str) -> float:
@@ -235,13 +240,16 @@ def host_sd_ms(model: CostModel | None, stack: str, base_ms: float) -> float:
 def contention_sd_ms(model: CostModel | None, stack: str, base_ms: float) -> float:
     """The spread other processes' load makes (`model.noise_cv`, `contention_cv`) in
     a `base_ms` handshake on the stack: that cv at the stack's NOISE_REFERENCE latency, its sd
-    growing with the length to the power CONTENTION_GROWTH; in proportion where the model
-    holds no reference."""
+    growing with the length to the power CONTENTION_GROWTH up to CONTENTION_SPELL_MS (in
+    proportion where the model holds no reference), with its square root beyond."""
     if model is None or model.noise_cv <= 0:
         return 0.0
     noise = float(model.noise_cv)
+    length = max(base_ms, 0.0)
     got = model.stack_references.get(stack, {}).get(NOISE_REFERENCE)
-    if not got or got.get("latency", 0.0) <= 0:
-        return noise * base_ms
-    reference_ms = float(got["latency"])
-    return float(noise * reference_ms * (max(base_ms, 0.0) / reference_ms) ** CONTENTION_GROWTH)
+    reference_ms = float(got["latency"]) if got and got.get("latency", 0.0) > 0 else None
+    spell = max(CONTENTION_SPELL_MS, reference_ms or 0.0)
+    within, spells = min(length, spell), math.sqrt(max(length / spell, 1.0))
+    if reference_ms is None:
+        return noise * within * spells
+    return float(noise * reference_ms * (within / reference_ms) ** CONTENTION_GROWTH * spells)

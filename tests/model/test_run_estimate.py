@@ -221,19 +221,27 @@ def test_other_load_spreads_a_long_handshake_less_than_in_proportion_more_than_t
     busy = replace(model_with({}, refs), noise_cv=0.2)
     # At the reference's latency, the load's cv itself.
     assert host_speed.contention_sd_ms(busy, "openssl-3.5", 0.5) == pytest.approx(0.1)
-    # Sixteen times as long: 16^0.72 = 7.36x the sd, between the square root's 4x and
-    # proportion's 16x.
-    assert host_speed.CONTENTION_GROWTH == 0.72
-    assert host_speed.contention_sd_ms(busy, "openssl-3.5", 8.0) == pytest.approx(0.1 * 16**0.72)
-    # A stack without a reference: in proportion; no load read, no spread.
+    # Sixteen times as long, within one spell: 16^0.8 = 9.2x the sd, between the square
+    # root's 4x and proportion's 16x.
+    assert host_speed.CONTENTION_GROWTH == 0.8
+    assert host_speed.CONTENTION_SPELL_MS == 20.0
+    assert host_speed.contention_sd_ms(busy, "openssl-3.5", 8.0) == pytest.approx(0.1 * 16**0.8)
+    # Beyond a spell, with the square root of the length: 80 ms is four spells, twice the
+    # sd of one; 2 s a hundred, ten times.
+    one = host_speed.contention_sd_ms(busy, "openssl-3.5", 20.0)
+    assert one == pytest.approx(0.1 * 40**0.8)
+    assert host_speed.contention_sd_ms(busy, "openssl-3.5", 80.0) == pytest.approx(2 * one)
+    assert host_speed.contention_sd_ms(busy, "openssl-3.5", 2000.0) == pytest.approx(10 * one)
+    # A stack without a reference: in proportion up to a spell; no load read, no spread.
     assert host_speed.contention_sd_ms(busy, "go", 8.0) == pytest.approx(1.6)
+    assert host_speed.contention_sd_ms(busy, "go", 80.0) == pytest.approx(0.2 * 20 * 2)
     assert host_speed.contention_sd_ms(replace(busy, noise_cv=0.0), "openssl-3.5", 8.0) == 0.0
     assert host_speed.contention_sd_ms(None, "openssl-3.5", 8.0) == 0.0
     # It is the spread of a long handshake beside the load, where the host's jitter is less.
     h = estimate.view(load(QUICK).scenarios["x25519__ml_root__slhf_leaf"])
     base = estimate.loopback_ms(h, busy)
     got = estimate.latency_sd_ms(h, base, busy)
-    load_sd = 0.1 * (base / 0.5) ** 0.72
+    load_sd = 0.1 * (min(base, 20.0) / 0.5) ** 0.8 * max(base / 20.0, 1.0) ** 0.5
     assert got == pytest.approx((estimate.SD_FLOOR_MS**2 + load_sd**2) ** 0.5)
     assert load_sd < 0.2 * base / 2
 
